@@ -1,0 +1,200 @@
+"""The ``meshscope`` command.
+
+    meshscope list [networks|hardware|partitioners|placers] [--json]
+    meshscope evaluate --network SPEC --hardware SPEC [--partition SPEC]
+                       [--placement NAME | --mapping FILE] [--links] [--json] [--save FILE]
+    meshscope serve [--network SPEC] [--hardware SPEC] [--mapping FILE] [--port P] [--no-browser]
+
+On bad input: one line on stderr and exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from engine.errors import MeshScopeError
+
+DEFAULT_NETWORK = "sparse-mlp-1"
+DEFAULT_HARDWARE = "loihi2"
+DEFAULT_PLACEMENT = "packed-row"
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, exit 2
+        sys.stderr.write(f"meshscope: error: {message} (see meshscope --help)\n")
+        sys.exit(2)
+
+
+def _listing(what: str) -> dict:
+    from engine.hardware import load_hardware, preset_names
+    from engine.partition import partitioners
+    from engine.placement import placers
+    from engine.specs import demo_files
+    from engine.workloads import workload_info
+
+    def doc(fn):
+        return (fn.__doc__ or "").strip().split("\n")[0]
+
+    if what == "networks":
+        return {
+            "generators": workload_info(),
+            "files": [str(p) for p in demo_files()],
+        }
+    if what == "hardware":
+        return {
+            "presets": [load_hardware(n).summary() for n in preset_names()],
+            "generic": "mesh:WxH[xK][@CXxCY]",
+        }
+    if what == "partitioners":
+        return {p.grammar: doc(p) for p in partitioners.values()}
+    return {name: doc(fn) for name, fn in placers.items()}
+
+
+def cmd_list(args) -> int:
+    kinds = [args.what] if args.what else ["networks", "hardware", "partitioners", "placers"]
+    data = {k: _listing(k) for k in kinds}
+    if args.json:
+        print(json.dumps(data if len(kinds) > 1 else data[kinds[0]], indent=2))
+        return 0
+    for kind, items in data.items():
+        print(f"{kind}:")
+        if kind == "networks":
+            for g in items["generators"]:
+                params = ",".join(f"{k}={v}" for k, v in g["params"].items())
+                print(f"  {g['name']}{':' + params if params else ''}\n      {g['description']}")
+            for f in items["files"]:
+                print(f"  {f}")
+        elif kind == "hardware":
+            for h in items["presets"]:
+                print(f"  {h['name']:<15} {h['cores']:>5} cores  {h['description']}")
+            print(f"  {items['generic']}")
+        else:
+            for name, doc in items.items():
+                print(f"  {name:<16} {doc}")
+    return 0
+
+
+def resolve_mapping(args):
+    """(network, hardware, mapping) from --network/--hardware/--partition/--placement/--mapping."""
+    from engine.mapping import Mapping, read_mapping_file
+    from engine.partition import make_partition
+    from engine.placement import make_placement
+    from engine.specs import load_hardware_spec, load_network_spec
+    from engine.traffic import partition_stats
+
+    if args.mapping:
+        if args.partition or args.placement:
+            raise MeshScopeError("give either --mapping or --partition/--placement, not both")
+        mf = read_mapping_file(args.mapping)
+        network = load_network_spec(args.network or mf.network_name)
+        hardware = load_hardware_spec(args.hardware or mf.hardware_name)
+        return network, hardware, mf.build(network, hardware)
+    network = load_network_spec(args.network or DEFAULT_NETWORK)
+    hardware = load_hardware_spec(args.hardware or DEFAULT_HARDWARE)
+    partition = make_partition(network, hardware, args.partition, seed=args.seed)
+    stats = partition_stats(network, hardware, partition)
+    placement = make_placement(stats, hardware, args.placement or DEFAULT_PLACEMENT, seed=args.seed)
+    return network, hardware, Mapping(partition, placement)
+
+
+def cmd_evaluate(args) -> int:
+    from engine.cost import evaluate
+    from engine.mapping import mapping_to_dict
+
+    network, hardware, mapping = resolve_mapping(args)
+    ev = evaluate(network, hardware, mapping)
+    if args.save:
+        with open(args.save, "w") as f:
+            json.dump(mapping_to_dict(network, hardware, mapping, ev), f, indent=1)
+    if args.json:
+        out = {"network": network.name, "hardware": hardware.name}
+        out.update(ev.to_dict(hardware, links=args.links))
+        print(json.dumps(out, indent=2))
+        return 0
+    print(f"{network.name} on {hardware.name}: {ev.cores_used} cores on {ev.chips_used} chip(s)")
+    print(f"  latency  {ev.latency_us:10.3f} us/step   bound by {ev.bottleneck}")
+    print(f"  energy   {ev.energy_uj:10.3f} uJ/step   power {ev.power_w:.3f} W")
+    terms = "  ".join(f"{k} {v:.3f}" for k, v in ev.terms_us.items())
+    print(f"  terms    {terms}  (us)")
+    print(f"  heaviest link {ev.max_link_messages:.1f} messages/step")
+    m = ev.metrics
+    print(
+        f"  seed 004: connectivity {m['connectivity']:.1f}, avg latency "
+        f"{m['average_latency_ns']:.1f} ns, congestion {m['congestion']:.1f}, synaptic reuse "
+        f"{m['synaptic_reuse']:.2f}, connection locality {m['connection_locality']:.2f}"
+    )
+    if args.links:
+        print("  links (kind src -> dst: messages, utilization):")
+        for link in sorted(ev.links(hardware), key=lambda d: -d["messages"]):
+            print(
+                f"    {link['kind']:<15} {link['src']} -> {link['dst']}: "
+                f"{link['messages']:.1f}, {link['utilization']:.1%}"
+            )
+    if args.save:
+        print(f"  saved mapping to {args.save}")
+    return 0
+
+
+def cmd_serve(args) -> int:
+    from explorer.app import serve
+
+    serve(
+        network=args.network or DEFAULT_NETWORK,
+        hardware=args.hardware or DEFAULT_HARDWARE,
+        mapping=args.mapping,
+        port=args.port,
+        address=args.address,
+        show=not args.no_browser,
+    )
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="meshscope", description="Map spiking neural networks onto mesh accelerators.")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    ls = sub.add_parser("list", help="list networks, hardware, partitioners or placers")
+    ls.add_argument("what", nargs="?", choices=["networks", "hardware", "partitioners", "placers"])
+    ls.add_argument("--json", action="store_true")
+    ls.set_defaults(func=cmd_list)
+
+    ev = sub.add_parser("evaluate", help="latency, energy and link loads of one mapping")
+    ev.add_argument("--network", help=f"workload spec or network file (default {DEFAULT_NETWORK})")
+    ev.add_argument(
+        "--hardware", help=f"preset, TOML file or mesh:WxH… (default {DEFAULT_HARDWARE})"
+    )
+    ev.add_argument("--partition", help="min, min+K, natural, cores:C1,C2,… or a partitioner")
+    ev.add_argument("--placement", help=f"placer name (default {DEFAULT_PLACEMENT})")
+    ev.add_argument("--mapping", help="a mapping JSON file instead of --partition/--placement")
+    ev.add_argument("--seed", type=int, default=0, help="seed of random partitioners/placers")
+    ev.add_argument("--links", action="store_true", help="also report every loaded link")
+    ev.add_argument("--json", action="store_true", help="machine-readable output")
+    ev.add_argument("--save", metavar="FILE", help="write the mapping as JSON")
+    ev.set_defaults(func=cmd_evaluate)
+
+    sv = sub.add_parser("serve", help="open the explorer in a browser")
+    sv.add_argument("--network")
+    sv.add_argument("--hardware")
+    sv.add_argument("--mapping")
+    sv.add_argument("--port", type=int, default=5006)
+    sv.add_argument("--address", default="127.0.0.1")
+    sv.add_argument("--no-browser", action="store_true")
+    sv.set_defaults(func=cmd_serve)
+    return p
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except MeshScopeError as e:
+        sys.stderr.write(f"meshscope: error: {' '.join(str(e).split())}\n")
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

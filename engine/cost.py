@@ -1,0 +1,395 @@
+"""Cost: seed 001's max-affine runtime model, an energy model and seed 004's metrics.
+
+Per step (seed 001 eq. 1)::
+
+    T = max(N_DO·T_DO, N_SO·T_SO, N_SMR·T_SMR, N_LL / B, T_BS)
+
+with N_DO, N_SO, N_SMR the largest per-core DendOps, SynOps and SynMem reads and
+N_LL / B the time of the most loaded link (each link kind has its own bandwidth).
+Counts are expected values: a synapse's work is scaled by its source's spike rate.
+
+Energy per step = static power × T + op energies + routing energy, where a message
+that crosses h router links costs ``h·(E_R + E_T) + E_R`` (seed 004 Table I) plus a
+surcharge per chip-to-chip hop.
+
+``evaluate`` is pure. ``Evaluator`` keeps what depends only on the partition, so a
+new placement costs one routing pass and a swap of two cores touches only the pairs
+of the two partitions; ``Evaluator.evaluation()`` equals ``evaluate`` exactly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numba
+import numpy as np
+
+from engine.hardware import CORE_TO_ROUTER, DIRECTIONS, LINK_KINDS, OFF_CHIP, ROUTER, Hardware
+from engine.mapping import Mapping, Partition, Placement, check_mapping
+from engine.network import Network
+from engine.traffic import (
+    FIXED,
+    PartitionStats,
+    link_summary,
+    partition_stats,
+    route_loads,
+    swap_cores_inplace,
+)
+
+__all__ = ["TERMS", "Evaluation", "Evaluator", "evaluate"]
+
+TERMS = ("dendops", "synops", "synmem", "link", "barrier")
+
+
+@dataclass(frozen=True, eq=False)
+class Evaluation:
+    """The cost of one mapping, with the breakdowns the explorer draws."""
+
+    latency_us: float
+    energy_uj: float
+    power_w: float
+    bottleneck: str  # one of TERMS
+    terms_us: dict
+    energy_terms_uj: dict  # static, compute, routing
+    max_link_messages: float
+    cores_used: int
+    chips_used: int
+    bottleneck_core: int  # global core id bounding a compute term, else -1
+    bottleneck_link: int  # link id of the most loaded link (in time), else -1
+    metrics: dict  # seed 004: connectivity, average latency, congestion, ELP, reuse, locality
+    # per partition (index = partition id)
+    cores: np.ndarray = field(repr=False)
+    population: np.ndarray = field(repr=False)
+    neurons: np.ndarray = field(repr=False)
+    synops: np.ndarray = field(repr=False)
+    synmem_reads: np.ndarray = field(repr=False)
+    core_terms_us: dict = field(repr=False)  # dendops/synops/synmem -> per-partition µs
+    # per link id
+    link_messages: np.ndarray = field(repr=False)
+    link_us: np.ndarray = field(repr=False)
+
+    @property
+    def link_utilization(self) -> np.ndarray:
+        """Fraction of the step each link is busy."""
+        return self.link_us / self.latency_us
+
+    def links(self, hardware: Hardware, *, nonzero: bool = True) -> list[dict]:
+        """Every link as a dict: kind, src, dst, messages, bits, utilization."""
+        lt = hardware.link_table
+        kind = lt["kind"]
+        ids = np.flatnonzero((kind >= 0) & ((self.link_messages > 0) if nonzero else True))
+        util = self.link_utilization
+        bits = hardware.links.message_bits
+        out = []
+        for i in ids.tolist():
+            k = int(kind[i])
+            src = list(hardware.router_address(int(lt["src_router"][i])))
+            dst = list(hardware.router_address(int(lt["dst_router"][i])))
+            if k == CORE_TO_ROUTER:
+                src = list(hardware.core_address(int(lt["core"][i])))
+            elif k != ROUTER and k != OFF_CHIP:
+                dst = list(hardware.core_address(int(lt["core"][i])))
+            out.append(
+                {
+                    "id": i,
+                    "kind": LINK_KINDS[k],
+                    "direction": DIRECTIONS[i % 4] if k in (ROUTER, OFF_CHIP) else None,
+                    "src": src,
+                    "dst": dst,
+                    "messages": float(self.link_messages[i]),
+                    "bits": float(self.link_messages[i] * bits),
+                    "utilization": float(util[i]),
+                }
+            )
+        return out
+
+    def to_dict(self, hardware: Hardware | None = None, *, links: bool = False) -> dict:
+        d = {
+            "latency_us": self.latency_us,
+            "energy_uj": self.energy_uj,
+            "power_w": self.power_w,
+            "bottleneck": self.bottleneck,
+            "terms_us": dict(self.terms_us),
+            "energy_terms_uj": dict(self.energy_terms_uj),
+            "max_link_messages": self.max_link_messages,
+            "cores_used": self.cores_used,
+            "chips_used": self.chips_used,
+            "metrics": dict(self.metrics),
+        }
+        if hardware is not None:
+            d["bottleneck_core"] = (
+                list(hardware.core_address(self.bottleneck_core))
+                if self.bottleneck_core >= 0
+                else None
+            )
+            if links:
+                d["links"] = self.links(hardware)
+        return d
+
+
+class Evaluator:
+    """Cost of many placements (and swaps) of one partition.
+
+    >>> ev = Evaluator(network, hardware, partition, placement)   # doctest: +SKIP
+    >>> ev.swap_cores(3, 17)          # fast: returns (latency_us, energy_uj)
+    >>> ev.evaluation()               # the full Evaluation, equal to evaluate(...)
+    """
+
+    def __init__(
+        self,
+        network: Network,
+        hardware: Hardware,
+        partition: Partition,
+        placement: Placement | None = None,
+        *,
+        stats: PartitionStats | None = None,
+        check: bool = True,
+    ):
+        self.network, self.hardware, self.partition = network, hardware, partition
+        self.stats = stats or partition_stats(network, hardware, partition)
+        s, m, e = self.stats, hardware.model, hardware.energy
+        if check:
+            problems = s.limit_violations(network, hardware)
+            if s.n_parts > hardware.n_cores:
+                problems.insert(0, f"{s.n_parts} partitions for {hardware.n_cores} cores")
+            if problems:
+                from engine.errors import InfeasibleMappingError
+
+                raise InfeasibleMappingError(
+                    f"partition of {network.name!r} does not fit {hardware.name}: "
+                    + "; ".join(problems[:12])
+                    + (f"; … and {len(problems) - 12} more" if len(problems) > 12 else "")
+                )
+        self._core_terms = {
+            "dendops": s.neurons * (m.dendop_ns * 1e-3),
+            "synops": s.synops * (m.synop_ns * 1e-3),
+            "synmem": s.synmem_reads * (m.synmem_read_ns * 1e-3),
+        }
+        self._compute_max = {k: float(v.max()) for k, v in self._core_terms.items()}
+        self._compute_energy_uj = 1e-6 * (
+            e.dendop_pj * s.neurons.sum() + e.synop_pj * s.synops.sum()
+            + e.synmem_read_pj * s.synmem_reads.sum()
+        )  # fmt: skip
+        lt = hardware.link_table
+        self._us_per_fixed = lt["us_per_message"] / FIXED
+        kind = lt["kind"]
+        hop = np.where(kind == ROUTER, e.route_pj + e.transmit_pj, 0.0)
+        hop = np.where(kind == OFF_CHIP, e.route_pj + e.transmit_pj + e.offchip_pj, hop)
+        hop = np.where(kind == CORE_TO_ROUTER, e.route_pj, hop)  # the "+ E_R" of every message
+        self._energy_per_fixed = hop * 1e-6 / FIXED
+        self._pp_indptr, self._pp_ids = s.pairs_of_part
+        ct = hardware.core_table
+        self._gx, self._gy = ct["gx"].astype(np.int64), ct["gy"].astype(np.int64)
+        self._chip = ct["chip"]
+        if placement is None:
+            placement = Placement(np.arange(s.n_parts))
+        self.set_placement(placement)
+
+    # ------------------------------------------------------------ placement
+    def set_placement(self, placement: Placement) -> tuple[float, float]:
+        cores = np.asarray(placement.cores, dtype=np.int64)
+        problems = Placement(cores).check(self.hardware, self.stats.n_parts)
+        if problems:
+            from engine.errors import InfeasibleMappingError
+
+            raise InfeasibleMappingError("; ".join(problems))
+        s = self.stats
+        self.core_of_part = cores.copy()
+        self.part_of_core = np.full(self.hardware.n_cores, -1, dtype=np.int64)
+        self.part_of_core[cores] = np.arange(s.n_parts)
+        self.loads = route_loads(self.hardware, cores[s.pair_src], cores[s.pair_dst], s.pair_fixed)
+        self._chip_count = np.bincount(self._chip[cores], minlength=self.hardware.n_chips)
+        return self._summarize()
+
+    @property
+    def placement(self) -> Placement:
+        return Placement(self.core_of_part.copy())
+
+    @property
+    def mapping(self) -> Mapping:
+        return Mapping(self.partition, self.placement)
+
+    def swap_cores(self, core_a: int, core_b: int) -> tuple[float, float]:
+        """Exchange the contents of two physical cores (a move if one is empty)."""
+        pa, pb = self.part_of_core[core_a], self.part_of_core[core_b]
+        if pa < 0 and pb < 0 or core_a == core_b:
+            return self._summarize()
+        if (pa < 0) != (pb < 0):
+            ca, cb = self._chip[core_a], self._chip[core_b]
+            if ca != cb:
+                moved_from, moved_to = (ca, cb) if pa >= 0 else (cb, ca)
+                self._chip_count[moved_from] -= 1
+                self._chip_count[moved_to] += 1
+        s, hw = self.stats, self.hardware
+        swap_cores_inplace(
+            self.loads, self.core_of_part, self.part_of_core, core_a, core_b,
+            self._pp_indptr, self._pp_ids, s.pair_src, s.pair_dst, s.pair_fixed,
+            self._gx, self._gy, hw.grid_width, 4 * hw.n_routers, hw.n_cores,
+        )  # fmt: skip
+        return self._summarize()
+
+    # ------------------------------------------------------------ results
+    def _summarize(self) -> tuple[float, float]:
+        link_us, routing_uj = link_summary(self.loads, self._us_per_fixed, self._energy_per_fixed)
+        self._link_us, self._routing_uj = link_us, routing_uj
+        t = max(
+            self._compute_max["dendops"],
+            self._compute_max["synops"],
+            self._compute_max["synmem"],
+            link_us,
+            self.hardware.model.barrier_us,
+        )
+        self.latency_us = t
+        self.energy_uj = self._static_w() * t + self._compute_energy_uj + routing_uj
+        return self.latency_us, self.energy_uj
+
+    def _static_w(self) -> float:
+        e = self.hardware.energy
+        chips = int(np.count_nonzero(self._chip_count))
+        return e.static_power_per_core_w * self.stats.n_parts + e.static_power_per_chip_w * chips
+
+    def evaluation(self, *, locality: bool = True) -> Evaluation:
+        s, hw, e = self.stats, self.hardware, self.hardware.energy
+        terms = {
+            "dendops": self._compute_max["dendops"],
+            "synops": self._compute_max["synops"],
+            "synmem": self._compute_max["synmem"],
+            "link": self._link_us,
+            "barrier": hw.model.barrier_us,
+        }
+        bottleneck = max(TERMS, key=lambda k: (terms[k], -TERMS.index(k)))
+        t = self.latency_us
+        link_us = self.loads * self._us_per_fixed
+        messages = self.loads / FIXED
+        bottleneck_core = -1
+        if bottleneck in self._core_terms:
+            bottleneck_core = int(self.core_of_part[int(np.argmax(self._core_terms[bottleneck]))])
+        kind = hw.link_table["kind"]
+        on_mesh = (kind == ROUTER) | (kind == OFF_CHIP)
+        hops = float(messages[on_mesh].sum())
+        offchip_hops = float(messages[kind == OFF_CHIP].sum())
+        n_msgs = float(messages[kind == CORE_TO_ROUTER].sum())
+        routing_pj = hops * (e.route_pj + e.transmit_pj) + n_msgs * e.route_pj
+        avg_latency_ns = (
+            (
+                hops * (e.route_ns + e.transmit_ns)
+                + n_msgs * e.route_ns
+                + offchip_hops * e.offchip_ns
+            )
+            / s.remote_edge_weight
+            if s.remote_edge_weight > 0
+            else 0.0
+        )
+        metrics = {
+            "connectivity": s.connectivity,
+            "routing_energy_pj": routing_pj,
+            "average_latency_ns": avg_latency_ns,
+            "congestion": hops + n_msgs,
+            "elp": routing_pj * avg_latency_ns,
+            "synaptic_reuse": s.synaptic_reuse,
+            "connection_locality": self.connection_locality() if locality else None,
+            "hops_per_message": hops / n_msgs if n_msgs else 0.0,
+        }
+        static_uj = self._static_w() * t
+        return Evaluation(
+            latency_us=t,
+            energy_uj=self.energy_uj,
+            power_w=self.energy_uj / t,
+            bottleneck=bottleneck,
+            terms_us=terms,
+            energy_terms_uj={
+                "static": static_uj,
+                "compute": self._compute_energy_uj,
+                "routing": self._routing_uj,
+            },
+            max_link_messages=float(messages[kind >= 0].max()) if messages.size else 0.0,
+            cores_used=s.n_parts,
+            chips_used=int(np.count_nonzero(self._chip_count)),
+            bottleneck_core=bottleneck_core,
+            bottleneck_link=int(np.argmax(link_us)) if self._link_us > 0 else -1,
+            metrics=metrics,
+            cores=self.core_of_part.copy(),
+            population=s.population,
+            neurons=s.neurons,
+            synops=s.synops,
+            synmem_reads=s.synmem_reads,
+            core_terms_us=self._core_terms,
+            link_messages=messages,
+            link_us=link_us,
+        )
+
+    def connection_locality(self) -> float:
+        """Seed 004 eq. 15: mean lattice points in the convex hull of each h-edge's routers."""
+        s = self.stats
+        if s.hedge_counts.size == 0:
+            return 0.0
+        routers_gx = self._gx[self.core_of_part]
+        routers_gy = self._gy[self.core_of_part]
+        hull = _hull_lattice_points(
+            s.hedge_sets.indptr.astype(np.int64),
+            s.hedge_sets.indices.astype(np.int64),
+            routers_gx,
+            routers_gy,
+        )
+        return float((hull * s.hedge_counts).sum() / s.hedge_counts.sum())
+
+
+def evaluate(network: Network, hardware: Hardware, mapping: Mapping) -> Evaluation:
+    """The full cost of a mapping (checks feasibility first)."""
+    stats = partition_stats(network, hardware, mapping.partition)
+    check_mapping(network, hardware, mapping, stats)
+    return Evaluator(
+        network, hardware, mapping.partition, mapping.placement, stats=stats
+    ).evaluation()
+
+
+@numba.njit(cache=True)
+def _hull_lattice_points(indptr, indices, gx, gy):
+    """Lattice points in the convex hull of each row's router set (Pick's theorem)."""
+    n = indptr.size - 1
+    out = np.empty(n, dtype=np.float64)
+    for r in range(n):
+        k = indptr[r + 1] - indptr[r]
+        keys = np.empty(k, dtype=np.int64)
+        for j in range(k):
+            p = indices[indptr[r] + j]
+            keys[j] = gx[p] * 1_000_000 + gy[p]
+        keys = np.unique(keys)
+        m = keys.size
+        xs = keys // 1_000_000
+        ys = keys % 1_000_000
+        hull = np.empty(2 * m + 1, dtype=np.int64)  # indices into xs/ys, monotone chain
+        h = 0
+        for i in range(m):  # lower hull
+            while h >= 2 and _cross(xs, ys, hull[h - 2], hull[h - 1], i) <= 0:
+                h -= 1
+            hull[h] = i
+            h += 1
+        lower = h + 1
+        for i in range(m - 2, -1, -1):  # upper hull
+            while h >= lower and _cross(xs, ys, hull[h - 2], hull[h - 1], i) <= 0:
+                h -= 1
+            hull[h] = i
+            h += 1
+        h = max(h - 1, 1)  # last point repeats the first
+        area2 = 0
+        boundary = 0
+        for i in range(h):
+            a, b = hull[i], hull[(i + 1) % h]
+            area2 += xs[a] * ys[b] - xs[b] * ys[a]
+            boundary += _gcd(abs(xs[b] - xs[a]), abs(ys[b] - ys[a]))
+        area2 = abs(area2)
+        out[r] = (area2 - boundary + 2) / 2 + boundary  # interior + boundary
+    return out
+
+
+@numba.njit(cache=True)
+def _cross(xs, ys, o, a, b):
+    return (xs[a] - xs[o]) * (ys[b] - ys[o]) - (ys[a] - ys[o]) * (xs[b] - xs[o])
+
+
+@numba.njit(cache=True)
+def _gcd(a, b):
+    while b:
+        a, b = b, a % b
+    return a

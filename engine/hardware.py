@@ -1,0 +1,343 @@
+"""Hardware: chips × router grid × cores per router, per-core limits and cost constants.
+
+Presets are TOML files in ``engine/presets``; every constant there carries a comment
+with its source (a seed paper, a datasheet) or the word "illustrative".
+
+Addresses. A core is ``(chip, x, y, slot)``; its global id is
+``((chip * H + y) * W + x) * K + slot`` for W×H routers per chip and K cores per
+router. Chips sit in a ``chips_x × chips_y`` grid (chip = cy * chips_x + cx), and
+routing runs over the *global* router grid of ``(chips_x * W) × (chips_y * H)``
+routers, so a message that crosses a chip boundary uses an off-chip link.
+
+Links have flat ids: router link ``4 * r + d`` (``r`` the global router index
+``gy * GW + gx``, ``d`` in E, W, S, N), then one core→router and one router→core link
+per core. Router slots on the mesh edge that have no neighbour are kept as
+always-empty ids so that the layout stays arithmetic.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import tomllib
+from dataclasses import MISSING, asdict, dataclass, fields, replace
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+
+from engine.errors import BadFileError, InvalidHardwareError, UnknownNameError
+
+__all__ = [
+    "Hardware",
+    "CoreLimits",
+    "LinkSpec",
+    "ModelConstants",
+    "EnergyConstants",
+    "LINK_KINDS",
+    "DIRECTIONS",
+    "load_hardware",
+    "preset_names",
+]
+
+PRESET_DIR = Path(__file__).parent / "presets"
+DIRECTIONS = ("E", "W", "S", "N")  # +x, -x, +y, -y; y grows downwards (row index)
+LINK_KINDS = ("router", "off-chip", "core-to-router", "router-to-core")
+ROUTER, OFF_CHIP, CORE_TO_ROUTER, ROUTER_TO_CORE = range(4)
+_MESH_SPEC = re.compile(r"^mesh:(\d+)x(\d+)(?:x(\d+))?(?:@(\d+)x(\d+))?$")
+
+
+@dataclass(frozen=True)
+class CoreLimits:
+    neurons: int
+    synaptic_memory_bytes: int
+    inbound_axons: int
+    synapses: int = 0  # 0: no separate limit (seed 004's C_spc)
+
+
+@dataclass(frozen=True)
+class LinkSpec:
+    message_bits: int
+    router_bits_per_us: float
+    core_bits_per_us: float
+    offchip_bits_per_us: float
+
+
+@dataclass(frozen=True)
+class ModelConstants:
+    """The max-affine runtime model of seed 001 eq. 1 and synaptic memory layout."""
+
+    dendop_ns: float
+    synop_ns: float
+    synmem_read_ns: float
+    barrier_us: float
+    synmem_word_bits: int
+    sparse_index_bits: int
+
+
+@dataclass(frozen=True)
+class EnergyConstants:
+    static_power_per_core_w: float
+    static_power_per_chip_w: float
+    dendop_pj: float
+    synop_pj: float
+    synmem_read_pj: float
+    route_pj: float  # E_R of seed 004 Table I
+    transmit_pj: float  # E_T
+    offchip_pj: float  # extra energy per off-chip hop
+    route_ns: float  # L_R
+    transmit_ns: float  # L_T
+    offchip_ns: float
+
+
+@dataclass(frozen=True)
+class Hardware:
+    name: str
+    description: str
+    chips_x: int
+    chips_y: int
+    width: int  # routers per chip along x (columns)
+    height: int  # routers per chip along y (rows)
+    cores_per_router: int
+    limits: CoreLimits
+    links: LinkSpec
+    model: ModelConstants
+    energy: EnergyConstants
+
+    def __post_init__(self):
+        for f in ("chips_x", "chips_y", "width", "height", "cores_per_router"):
+            if int(getattr(self, f)) < 1:
+                raise InvalidHardwareError(f"hardware {self.name!r}: {f} must be at least 1")
+        lim = self.limits
+        if min(lim.neurons, lim.synaptic_memory_bytes, lim.inbound_axons) < 1:
+            raise InvalidHardwareError(f"hardware {self.name!r}: core limits must be positive")
+        lk = self.links
+        if min(lk.router_bits_per_us, lk.core_bits_per_us, lk.offchip_bits_per_us) <= 0:
+            raise InvalidHardwareError(f"hardware {self.name!r}: link bandwidths must be positive")
+
+    # -------------------------------------------------------------- geometry
+    @property
+    def n_chips(self) -> int:
+        return self.chips_x * self.chips_y
+
+    @property
+    def grid_width(self) -> int:
+        return self.chips_x * self.width
+
+    @property
+    def grid_height(self) -> int:
+        return self.chips_y * self.height
+
+    @property
+    def n_routers(self) -> int:
+        return self.grid_width * self.grid_height
+
+    @property
+    def cores_per_chip(self) -> int:
+        return self.width * self.height * self.cores_per_router
+
+    @property
+    def n_cores(self) -> int:
+        return self.n_chips * self.cores_per_chip
+
+    @property
+    def n_link_ids(self) -> int:
+        return 4 * self.n_routers + 2 * self.n_cores
+
+    def core_id(self, chip: int, x: int, y: int, slot: int) -> int:
+        ok = (
+            0 <= chip < self.n_chips
+            and 0 <= x < self.width
+            and 0 <= y < self.height
+            and 0 <= slot < self.cores_per_router
+        )
+        if not ok:
+            raise InvalidHardwareError(
+                f"core ({chip}, {x}, {y}, {slot}) does not exist on {self.name}: chips 0.."
+                f"{self.n_chips - 1}, x 0..{self.width - 1}, y 0..{self.height - 1}, "
+                f"slot 0..{self.cores_per_router - 1}"
+            )
+        return ((chip * self.height + y) * self.width + x) * self.cores_per_router + slot
+
+    def core_address(self, core: int) -> tuple[int, int, int, int]:
+        k = self.cores_per_router
+        slot, r = core % k, core // k
+        x, r = r % self.width, r // self.width
+        y, chip = r % self.height, r // self.height
+        return int(chip), int(x), int(y), int(slot)
+
+    @cached_property
+    def core_table(self) -> dict[str, np.ndarray]:
+        """Per global core id: chip, local x/y, slot, global router x/y and router index."""
+        c = np.arange(self.n_cores)
+        k, w, h = self.cores_per_router, self.width, self.height
+        slot, r = c % k, c // k
+        x, r = r % w, r // w
+        y, chip = r % h, r // h
+        gx = (chip % self.chips_x) * w + x
+        gy = (chip // self.chips_x) * h + y
+        return {
+            "chip": chip,
+            "x": x,
+            "y": y,
+            "slot": slot,
+            "gx": gx,
+            "gy": gy,
+            "router": gy * self.grid_width + gx,
+        }
+
+    @cached_property
+    def link_table(self) -> dict[str, np.ndarray]:
+        """Per link id: kind (-1 for an edge slot with no neighbour), endpoints, cost factors."""
+        gw, gh, n_r, n_c = self.grid_width, self.grid_height, self.n_routers, self.n_cores
+        r = np.arange(n_r)
+        gx, gy = r % gw, r // gw
+        dx = np.array([1, -1, 0, 0])
+        dy = np.array([0, 0, 1, -1])
+        nx = gx[:, None] + dx[None, :]
+        ny = gy[:, None] + dy[None, :]
+        valid = (nx >= 0) & (nx < gw) & (ny >= 0) & (ny < gh)
+        chip_of = (gy // self.height) * self.chips_x + gx // self.width
+        n_chip = np.where(valid, (ny // self.height) * self.chips_x + nx // self.width, -1)
+        kind_r = np.where(valid, np.where(n_chip == chip_of[:, None], ROUTER, OFF_CHIP), -1)
+        kind = np.concatenate(
+            [kind_r.ravel(), np.full(n_c, CORE_TO_ROUTER), np.full(n_c, ROUTER_TO_CORE)]
+        )
+        bw = np.array(
+            [
+                self.links.router_bits_per_us,
+                self.links.offchip_bits_per_us,
+                self.links.core_bits_per_us,
+                self.links.core_bits_per_us,
+            ]
+        )
+        us_per_message = np.where(kind >= 0, self.links.message_bits / bw[np.maximum(kind, 0)], 0.0)
+        core_router = self.core_table["router"]
+        return {
+            "kind": kind.astype(np.int8),
+            "us_per_message": us_per_message,
+            # router index at each end (for core links, the core's router) and the core, if any
+            "src_router": np.concatenate([np.repeat(r, 4), core_router, core_router]),
+            "dst_router": np.concatenate(
+                [np.where(valid, ny * gw + nx, -1).ravel(), core_router, core_router]
+            ),
+            "core": np.concatenate([np.full(4 * n_r, -1), np.arange(n_c), np.arange(n_c)]),
+        }
+
+    def router_address(self, router: int) -> tuple[int, int, int]:
+        """(chip, x, y) of a global router index."""
+        gx, gy = router % self.grid_width, router // self.grid_width
+        chip = (gy // self.height) * self.chips_x + gx // self.width
+        return int(chip), int(gx % self.width), int(gy % self.height)
+
+    # ---------------------------------------------------------- identity
+    @cached_property
+    def fingerprint(self) -> str:
+        payload = asdict(self)
+        payload.pop("name")
+        payload.pop("description")
+        return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
+
+    def summary(self) -> dict:
+        return {
+            "name": self.name,
+            "chips": [self.chips_x, self.chips_y],
+            "routers_per_chip": [self.width, self.height],
+            "cores_per_router": self.cores_per_router,
+            "cores": self.n_cores,
+            "limits": asdict(self.limits),
+            "description": self.description,
+        }
+
+
+# ---------------------------------------------------------------- loading
+def _section(cls, table: dict, where: str):
+    names = {f.name for f in fields(cls)}
+    unknown = set(table) - names
+    required = {f.name for f in fields(cls) if f.default is MISSING}
+    missing = required - set(table)
+    if unknown or missing:
+        raise BadFileError(
+            f"{where}: "
+            + "; ".join(
+                ([f"unknown keys {sorted(unknown)}"] if unknown else [])
+                + ([f"missing keys {sorted(missing)}"] if missing else [])
+            )
+        )
+    return cls(**table)
+
+
+def hardware_from_dict(data: dict, where: str = "hardware") -> Hardware:
+    try:
+        topo = data["topology"]
+        return Hardware(
+            name=str(data["name"]),
+            description=str(data.get("description", "")),
+            chips_x=int(topo["chips"][0]),
+            chips_y=int(topo["chips"][1]),
+            width=int(topo["routers"][0]),
+            height=int(topo["routers"][1]),
+            cores_per_router=int(topo["cores_per_router"]),
+            limits=_section(CoreLimits, data["limits"], f"{where} [limits]"),
+            links=_section(LinkSpec, data["links"], f"{where} [links]"),
+            model=_section(ModelConstants, data["model"], f"{where} [model]"),
+            energy=_section(EnergyConstants, data["energy"], f"{where} [energy]"),
+        )
+    except KeyError as e:
+        raise BadFileError(f"{where}: missing {e.args[0]!r}") from None
+    except (TypeError, ValueError, IndexError) as e:
+        raise BadFileError(f"{where}: {e}") from None
+
+
+def preset_names() -> list[str]:
+    return sorted(p.stem for p in PRESET_DIR.glob("*.toml"))
+
+
+def _read_toml(path: Path) -> dict:
+    try:
+        with open(path, "rb") as f:
+            return tomllib.load(f)
+    except tomllib.TOMLDecodeError as e:
+        raise BadFileError(f"{path}: not valid TOML ({e})") from None
+    except OSError as e:
+        raise BadFileError(f"{path}: cannot read ({e.strerror})") from None
+
+
+def load_hardware(spec: str) -> Hardware:
+    """A preset name, a path to a preset TOML file, or ``mesh:WxH[xK][@CXxCY]``.
+
+    The generic mesh takes Loihi 2's limits and constants for its W×H routers per chip,
+    K cores per router (default 1) and a CX×CY grid of chips (default 1×1).
+    """
+    spec = spec.strip()
+    m = _MESH_SPEC.match(spec)
+    if m:
+        w, h, k, cx, cy = (int(v) if v else None for v in m.groups())
+        base = load_hardware("loihi2")
+        hw = replace(
+            base,
+            name=spec,
+            description=f"generic {w}x{h} mesh, {k or 1} cores per router, "
+            f"{cx or 1}x{cy or 1} chips; Loihi 2 limits and constants (illustrative)",
+            width=w,
+            height=h,
+            cores_per_router=k or 1,
+            chips_x=cx or 1,
+            chips_y=cy or 1,
+        )
+        if hw.n_cores > 1_000_000:
+            raise InvalidHardwareError(f"{spec}: {hw.n_cores} cores is more than 1,000,000")
+        return hw
+    if spec.startswith("mesh:"):
+        raise InvalidHardwareError(
+            f"malformed mesh spec {spec!r}; write mesh:WxH, mesh:WxHxK or mesh:WxHxK@CXxCY "
+            "(e.g. mesh:8x8x4@2x1)"
+        )
+    path = Path(spec)
+    if path.suffix == ".toml" and path.exists():
+        return hardware_from_dict(_read_toml(path), str(path))
+    preset = PRESET_DIR / f"{spec}.toml"
+    if not preset.exists():
+        raise UnknownNameError("hardware", spec, preset_names() + ["mesh:WxH[xK][@CXxCY]"])
+    return hardware_from_dict(_read_toml(preset), str(preset))

@@ -1,0 +1,87 @@
+"""MeshScope network files (``.npz``): the Network's arrays plus a JSON header.
+
+Arrays ``indptr``, ``indices``, ``population``, ``rate`` and optionally ``weights``;
+``meta`` holds a JSON object with ``format: "meshscope-network"``, ``version``,
+``name``, ``population_names``, ``weight_bits``, ``encoding``, ``natural_cores`` and
+``description``. Files are read without pickles.
+"""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+from engine.errors import BadFileError, MeshScopeError
+from engine.network import Network
+
+__all__ = ["save_network", "load_network", "FORMAT"]
+
+FORMAT = "meshscope-network"
+VERSION = 1
+
+
+def save_network(network: Network, path) -> None:
+    meta = {
+        "format": FORMAT,
+        "version": VERSION,
+        "name": network.name,
+        "population_names": list(network.population_names),
+        "weight_bits": list(network.weight_bits),
+        "encoding": list(network.encoding),
+        "natural_cores": list(network.natural_cores) if network.natural_cores else None,
+        "description": network.description,
+    }
+    arrays = {
+        "indptr": network.indptr,
+        "indices": network.indices,
+        "population": network.population,
+        "rate": network.rate,
+        "meta": np.array(json.dumps(meta)),
+    }
+    if network.weights is not None:
+        arrays["weights"] = network.weights
+    with open(path, "wb") as f:
+        np.savez_compressed(f, **arrays)
+
+
+def load_network(path) -> Network:
+    path = Path(path)
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            data = {k: z[k] for k in z.files}
+    except FileNotFoundError:
+        raise BadFileError(f"network file {path} does not exist") from None
+    except (OSError, ValueError, zipfile.BadZipFile) as e:
+        raise BadFileError(f"{path} is not a MeshScope network file (.npz): {e}") from None
+    missing = {"indptr", "indices", "population", "rate", "meta"} - set(data)
+    if missing:
+        raise BadFileError(f"{path}: missing arrays {sorted(missing)}")
+    try:
+        meta = json.loads(str(data["meta"]))
+    except json.JSONDecodeError:
+        raise BadFileError(f"{path}: its 'meta' header is not JSON") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        raise BadFileError(f'{path}: header lacks "format": "{FORMAT}"')
+    if meta.get("version") != VERSION:
+        raise BadFileError(f"{path}: version {meta.get('version')!r} is not supported")
+    try:
+        return Network(
+            name=str(meta.get("name") or path.stem),
+            indptr=data["indptr"],
+            indices=data["indices"],
+            population=data["population"],
+            population_names=meta["population_names"],
+            rate=data["rate"],
+            weights=data.get("weights"),
+            weight_bits=meta.get("weight_bits"),
+            encoding=meta.get("encoding"),
+            natural_cores=meta.get("natural_cores"),
+            description=str(meta.get("description", "")),
+        )
+    except MeshScopeError as e:
+        raise BadFileError(f"{path}: {e}") from None
+    except (KeyError, TypeError, ValueError) as e:
+        raise BadFileError(f"{path}: malformed header or arrays ({e})") from None

@@ -1,0 +1,270 @@
+"""Partition, Placement and Mapping; the mapping JSON file; feasibility checks.
+
+A *partition* assigns every neuron a partition id (one partition = one virtual core);
+a *placement* assigns every partition a physical core (a global core id of
+``engine.hardware``). A layered partition may also be described by its cores per
+population (seed 000's genotype); it is still materialized neuron by neuron.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+
+from engine.errors import BadFileError, InfeasibleMappingError
+from engine.hardware import Hardware
+from engine.network import Network
+
+__all__ = [
+    "Partition",
+    "Placement",
+    "Mapping",
+    "MappingFile",
+    "layered_assignment",
+    "check_mapping",
+    "mapping_violations",
+    "mapping_to_dict",
+    "read_mapping_file",
+]
+
+FORMAT = "meshscope-mapping"
+VERSION = 1
+
+
+def layered_assignment(network: Network, cores_per_population) -> np.ndarray:
+    """Split each population into its cores uniformly, in the neurons' natural order.
+
+    Population ``k`` with ``n_k`` neurons and ``c_k`` cores gives its ``i``-th neuron the
+    partition ``offset_k + floor(i * c_k / n_k)`` (seed 000 §3.1's two assumptions).
+    """
+    cores = np.asarray(cores_per_population, dtype=np.int64)
+    sizes = network.population_sizes
+    if cores.shape != sizes.shape:
+        raise InfeasibleMappingError(
+            f"{len(cores)} core counts given for {len(sizes)} populations "
+            f"({', '.join(network.population_names)})"
+        )
+    too_many = np.flatnonzero((cores < 1) | (cores > sizes))
+    if too_many.size:
+        k = int(too_many[0])
+        raise InfeasibleMappingError(
+            f"population {network.population_names[k]!r} has {sizes[k]} neurons and cannot be "
+            f"split into {cores[k]} cores; give it between 1 and {sizes[k]}"
+        )
+    pop = network.population
+    order = np.argsort(pop, kind="stable")  # neurons grouped by population, natural order kept
+    rank = np.empty_like(order)
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    rank[order] = np.arange(order.size) - np.repeat(starts, sizes)
+    offsets = np.concatenate([[0], np.cumsum(cores)[:-1]])
+    part = offsets[pop] + (rank * cores[pop]) // sizes[pop]
+    return part.astype(np.int32)
+
+
+@dataclass(frozen=True, eq=False)
+class Partition:
+    """Neuron → partition id, ids ``0..n_parts-1`` all used."""
+
+    assignment: np.ndarray
+    cores_per_population: tuple[int, ...] | None = None
+
+    def __post_init__(self):
+        a = np.ascontiguousarray(self.assignment, dtype=np.int32)
+        object.__setattr__(self, "assignment", a)
+        if a.ndim != 1 or a.size == 0 or a.min() < 0:
+            raise InfeasibleMappingError("a partition needs a non-negative id for every neuron")
+        if np.bincount(a).min() == 0:
+            raise InfeasibleMappingError("partition ids must be 0..P-1 with no empty partition")
+        if self.cores_per_population is not None:
+            object.__setattr__(
+                self, "cores_per_population", tuple(int(c) for c in self.cores_per_population)
+            )
+
+    @classmethod
+    def layered(cls, network: Network, cores_per_population) -> Partition:
+        return cls(layered_assignment(network, cores_per_population), tuple(cores_per_population))
+
+    @cached_property
+    def n_parts(self) -> int:
+        return int(self.assignment.max()) + 1
+
+    @cached_property
+    def sizes(self) -> np.ndarray:
+        return np.bincount(self.assignment, minlength=self.n_parts)
+
+    def describe(self) -> dict:
+        if self.cores_per_population is not None:
+            return {"cores_per_population": list(self.cores_per_population)}
+        return {"assignment": self.assignment.tolist()}
+
+
+@dataclass(frozen=True, eq=False)
+class Placement:
+    """Partition id → global core id."""
+
+    cores: np.ndarray
+
+    def __post_init__(self):
+        object.__setattr__(self, "cores", np.ascontiguousarray(self.cores, dtype=np.int64))
+
+    def check(self, hardware: Hardware, n_parts: int) -> list[str]:
+        c = self.cores
+        problems = []
+        if c.shape != (n_parts,):
+            problems.append(f"the placement has {c.size} cores for {n_parts} partitions")
+            return problems
+        out = np.flatnonzero((c < 0) | (c >= hardware.n_cores))
+        if out.size:
+            problems.append(
+                f"partition {int(out[0])} is placed on core {int(c[out[0]])}, outside "
+                f"0..{hardware.n_cores - 1} of {hardware.name}"
+            )
+        uniq, counts = np.unique(c, return_counts=True)
+        if np.any(counts > 1):
+            dup = int(uniq[counts > 1][0])
+            parts = np.flatnonzero(c == dup).tolist()
+            problems.append(
+                f"partitions {parts} share core {hardware.core_address(dup)}; a core holds one"
+            )
+        return problems
+
+
+@dataclass(frozen=True, eq=False)
+class Mapping:
+    partition: Partition
+    placement: Placement
+
+
+# ------------------------------------------------------------------ feasibility
+def mapping_violations(network, hardware, mapping, stats=None, limit: int = 12) -> list[str]:
+    """Every violated limit, one line each (at most ``limit`` lines plus a count)."""
+    from engine.traffic import partition_stats  # traffic depends on mapping's types
+
+    part = mapping.partition
+    if part.assignment.shape[0] != network.n_neurons:
+        return [
+            f"the partition covers {part.assignment.shape[0]} neurons; "
+            f"network {network.name!r} has {network.n_neurons}"
+        ]
+    problems = []
+    if part.n_parts > hardware.n_cores:
+        problems.append(
+            f"{part.n_parts} partitions need {part.n_parts} cores; {hardware.name} has "
+            f"{hardware.n_cores}: use bigger hardware or fewer cores per population"
+        )
+    problems += mapping.placement.check(hardware, part.n_parts)
+    stats = stats or partition_stats(network, hardware, part)
+    problems += stats.limit_violations(network, hardware)
+    if len(problems) > limit:
+        problems = problems[:limit] + [f"… and {len(problems) - limit} more"]
+    return problems
+
+
+def check_mapping(network, hardware, mapping, stats=None) -> None:
+    problems = mapping_violations(network, hardware, mapping, stats)
+    if problems:
+        raise InfeasibleMappingError(
+            f"mapping of {network.name!r} on {hardware.name} is infeasible: " + "; ".join(problems)
+        )
+
+
+# ------------------------------------------------------------------ JSON file
+def mapping_to_dict(network: Network, hardware: Hardware, mapping: Mapping, evaluation=None):
+    out = {
+        "format": FORMAT,
+        "version": VERSION,
+        "network": {"name": network.name, "fingerprint": network.fingerprint},
+        "hardware": {"name": hardware.name, "fingerprint": hardware.fingerprint},
+        "partition": mapping.partition.describe(),
+        "placement": [list(hardware.core_address(int(c))) for c in mapping.placement.cores],
+    }
+    if evaluation is not None:
+        out["evaluation"] = {"latency_us": evaluation.latency_us, "energy_uj": evaluation.energy_uj}
+    return out
+
+
+@dataclass(frozen=True)
+class MappingFile:
+    """A parsed mapping file, not yet tied to a network and hardware."""
+
+    source: str
+    network_name: str
+    network_fingerprint: str
+    hardware_name: str
+    hardware_fingerprint: str
+    partition: dict
+    placement: list
+
+    def build(self, network: Network, hardware: Hardware) -> Mapping:
+        for what, name, fp, obj in (
+            ("network", self.network_name, self.network_fingerprint, network),
+            ("hardware", self.hardware_name, self.hardware_fingerprint, hardware),
+        ):
+            if fp and fp != obj.fingerprint:
+                raise BadFileError(
+                    f"{self.source} is a mapping of {what} {name!r} (fingerprint {fp}), not of "
+                    f"{obj.name!r} (fingerprint {obj.fingerprint}); load it with that {what}"
+                )
+        p = self.partition
+        if "cores_per_population" in p:
+            partition = Partition.layered(network, p["cores_per_population"])
+        else:
+            assignment = np.asarray(p["assignment"])
+            if assignment.shape != (network.n_neurons,):
+                raise BadFileError(
+                    f"{self.source}: partition.assignment has {assignment.size} entries for "
+                    f"{network.n_neurons} neurons"
+                )
+            partition = Partition(assignment)
+        cores = [hardware.core_id(*addr) for addr in self.placement]
+        return Mapping(partition, Placement(np.asarray(cores, dtype=np.int64)))
+
+
+def parse_mapping_dict(data, source: str = "mapping") -> MappingFile:
+    def bad(msg):
+        raise BadFileError(f"{source}: {msg}")
+
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        bad(f'not a MeshScope mapping (expected "format": "{FORMAT}")')
+    if data.get("version") != VERSION:
+        bad(f"version {data.get('version')!r} is not supported (this MeshScope reads {VERSION})")
+    try:
+        net, hw, part, place = (data[k] for k in ("network", "hardware", "partition", "placement"))
+        if not isinstance(part, dict) or not (
+            isinstance(part.get("cores_per_population"), list)
+            or isinstance(part.get("assignment"), list)
+        ):
+            bad('"partition" needs a list "cores_per_population" or "assignment"')
+        if not isinstance(place, list) or not all(
+            isinstance(a, list) and len(a) == 4 and all(isinstance(v, int) for v in a)
+            for a in place
+        ):
+            bad('"placement" must be a list of [chip, x, y, slot] integer addresses')
+        return MappingFile(
+            source,
+            str(net["name"]),
+            str(net.get("fingerprint", "")),
+            str(hw["name"]),
+            str(hw.get("fingerprint", "")),
+            part,
+            place,
+        )
+    except (KeyError, TypeError) as e:
+        bad(f"missing or malformed field {e}")
+
+
+def read_mapping_file(path) -> MappingFile:
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise BadFileError(f"cannot read mapping file {path}: {e.strerror}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise BadFileError(f"{path} is not valid JSON (line {e.lineno}: {e.msg})") from None
+    return parse_mapping_dict(data, str(path))

@@ -1,0 +1,152 @@
+"""Network: a spiking neural network as a neuron-level directed hypergraph.
+
+Every neuron ``s`` owns one h-edge (its axon): the destination neurons
+``indices[indptr[s]:indptr[s + 1]]``. Neurons belong to populations (the layers of a
+layered network) and spike with a probability ``rate[s]`` per time step. Everything
+stays neuron-level so every partitioner can work on it (seed 004 §II–III).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+from engine.errors import InvalidNetworkError
+
+__all__ = ["Network", "ENCODINGS"]
+
+ENCODINGS = ("sparse", "dense")
+
+
+@dataclass(frozen=True, eq=False)
+class Network:
+    """A directed hypergraph in CSR form with populations and spike rates.
+
+    Parameters
+    ----------
+    name : canonical spec of the network (``"linear-dense:M=4,N=64"``) or a file stem.
+    indptr, indices : CSR over source neurons; row ``s`` lists the destinations of ``s``.
+    population : population id of every neuron.
+    population_names : one name per population, in order (layers: input first).
+    rate : probability of spiking per step for every neuron, in [0, 1].
+    weights : optional weight per synapse; synapses of weight 0 are not stored.
+    weight_bits : synaptic weight precision per (destination) population.
+    encoding : ``"sparse"`` or ``"dense"`` synapse encoding per (destination) population.
+    natural_cores : the workload's own cores per population, if it has one.
+    description : one line for listings.
+    """
+
+    name: str
+    indptr: np.ndarray
+    indices: np.ndarray
+    population: np.ndarray
+    population_names: tuple[str, ...]
+    rate: np.ndarray
+    weights: np.ndarray | None = None
+    weight_bits: tuple[int, ...] | None = None
+    encoding: tuple[str, ...] | None = None
+    natural_cores: tuple[int, ...] | None = None
+    description: str = ""
+    params: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        put = object.__setattr__
+        put(self, "indptr", np.ascontiguousarray(self.indptr, dtype=np.int64))
+        put(self, "indices", np.ascontiguousarray(self.indices, dtype=np.int32))
+        put(self, "population", np.ascontiguousarray(self.population, dtype=np.int32))
+        put(self, "rate", np.ascontiguousarray(self.rate, dtype=np.float64))
+        put(self, "population_names", tuple(str(p) for p in self.population_names))
+        if self.weights is not None:
+            put(self, "weights", np.ascontiguousarray(self.weights, dtype=np.float32))
+        n_pop = len(self.population_names)
+        put(self, "weight_bits", tuple(int(b) for b in (self.weight_bits or (8,) * n_pop)))
+        put(self, "encoding", tuple(str(e) for e in (self.encoding or ("sparse",) * n_pop)))
+        if self.natural_cores is not None:
+            put(self, "natural_cores", tuple(int(c) for c in self.natural_cores))
+        self._validate()
+
+    # ------------------------------------------------------------------ checks
+    def _validate(self):
+        def bad(msg):
+            raise InvalidNetworkError(f"network {self.name!r}: {msg}")
+
+        n = self.rate.shape[0]
+        if self.indptr.ndim != 1 or self.indptr.shape[0] != n + 1:
+            bad(f"indptr has {self.indptr.shape[0]} entries, expected n_neurons + 1 = {n + 1}")
+        if n == 0:
+            bad("it has no neurons")
+        if self.indptr[0] != 0 or self.indptr[-1] != self.indices.shape[0]:
+            bad("indptr must start at 0 and end at len(indices)")
+        if np.any(np.diff(self.indptr) < 0):
+            bad("indptr must be non-decreasing")
+        if self.indices.size and (self.indices.min() < 0 or self.indices.max() >= n):
+            bad(f"a synapse targets a neuron outside 0..{n - 1}")
+        if self.population.shape != (n,):
+            bad(f"population has {self.population.shape[0]} entries for {n} neurons")
+        n_pop = len(self.population_names)
+        if n_pop == 0 or self.population.min() < 0 or self.population.max() >= n_pop:
+            bad(f"population ids must lie in 0..{n_pop - 1} (one name per population)")
+        if not np.all(np.isfinite(self.rate)) or self.rate.min() < 0 or self.rate.max() > 1:
+            bad("rates are spike probabilities per step and must lie in [0, 1]")
+        if self.weights is not None and self.weights.shape != self.indices.shape:
+            bad(f"{self.weights.shape[0]} weights for {self.indices.shape[0]} synapses")
+        if len(self.weight_bits) != n_pop or any(not 1 <= b <= 64 for b in self.weight_bits):
+            bad("weight_bits needs one value in 1..64 per population")
+        if len(self.encoding) != n_pop or any(e not in ENCODINGS for e in self.encoding):
+            bad(f"encoding needs one of {ENCODINGS} per population")
+        if self.natural_cores is not None and (
+            len(self.natural_cores) != n_pop or min(self.natural_cores) < 1
+        ):
+            bad("natural_cores needs one positive core count per population")
+
+    # ------------------------------------------------------------- properties
+    @property
+    def n_neurons(self) -> int:
+        return int(self.rate.shape[0])
+
+    @property
+    def n_synapses(self) -> int:
+        return int(self.indices.shape[0])
+
+    @property
+    def n_populations(self) -> int:
+        return len(self.population_names)
+
+    @cached_property
+    def population_sizes(self) -> np.ndarray:
+        return np.bincount(self.population, minlength=self.n_populations)
+
+    @cached_property
+    def sources(self) -> np.ndarray:
+        """Source neuron of every synapse (the CSR row expanded)."""
+        return np.repeat(np.arange(self.n_neurons, dtype=np.int32), np.diff(self.indptr))
+
+    @cached_property
+    def fan_out(self) -> np.ndarray:
+        return np.diff(self.indptr)
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """A short hash of the arrays that define the network (not of its name)."""
+        h = hashlib.sha256()
+        for a in (self.indptr, self.indices, self.population, self.rate):
+            h.update(a.tobytes())
+        if self.weights is not None:
+            h.update(self.weights.tobytes())
+        h.update(repr((self.population_names, self.weight_bits, self.encoding)).encode())
+        return h.hexdigest()[:16]
+
+    def summary(self) -> dict:
+        return {
+            "name": self.name,
+            "neurons": self.n_neurons,
+            "synapses": self.n_synapses,
+            "populations": dict(
+                zip(self.population_names, self.population_sizes.tolist(), strict=True)
+            ),
+            "mean_rate": float(self.rate.mean()),
+            "description": self.description,
+        }

@@ -1,0 +1,67 @@
+"""Partitioners, registered by name: ``partitioners[name](network, hardware, *, rng, **params)``.
+
+The ``--partition`` grammar: ``min`` (fewest cores per population that satisfy every
+limit, seed 000 §3.1), ``min+K`` (K more cores per population, §4.3.1), ``natural``
+(a generated workload's own core split), ``cores:4,8,8,…`` (explicit cores per
+population), or the name of any registered partitioner.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from engine.errors import InfeasibleMappingError, UnknownNameError
+from engine.hardware import Hardware
+from engine.mapping import Partition
+from engine.network import Network
+
+__all__ = ["partitioners", "register", "make_partition", "parse_partition_spec", "default_spec"]
+
+partitioners: dict[str, Callable[..., Partition]] = {}
+
+
+def register(name: str, grammar: str | None = None):
+    def deco(fn):
+        partitioners[name] = fn
+        fn.grammar = grammar or name
+        return fn
+
+    return deco
+
+
+def parse_partition_spec(spec: str) -> tuple[str, dict]:
+    spec = spec.strip()
+    if spec.startswith("min+"):
+        try:
+            return "min", {"extra": int(spec[4:])}
+        except ValueError:
+            pass
+        raise InfeasibleMappingError(f"bad partition {spec!r}: write min+K with a whole number K")
+    if spec.startswith("cores:"):
+        try:
+            cores = [int(v) for v in spec[6:].split(",")]
+        except ValueError:
+            raise InfeasibleMappingError(
+                f"bad partition {spec!r}: write cores:4,8,8 (one count per population)"
+            ) from None
+        return "cores", {"cores": cores}
+    if spec not in partitioners:
+        raise UnknownNameError("partitioner", spec, [p.grammar for p in partitioners.values()])
+    return spec, {}
+
+
+def default_spec(network: Network) -> str:
+    return "natural" if network.natural_cores is not None else "min"
+
+
+def make_partition(
+    network: Network, hardware: Hardware, spec: str | None = None, *, seed: int = 0
+) -> Partition:
+    """The partition a ``--partition`` spec names (``None``: the network's default)."""
+    name, params = parse_partition_spec(spec or default_spec(network))
+    return partitioners[name](network, hardware, rng=np.random.default_rng(seed), **params)
+
+
+from engine.partition import layer  # noqa: E402,F401  (registers min, natural, cores)

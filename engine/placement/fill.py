@@ -1,0 +1,60 @@
+"""Fill-order placements of seed 000 §4.3.1 (Fig. 4) and a random placement.
+
+Partitions take physical cores in partition-id order (for a layered partition:
+layer by layer). *Packed* fills all cores of a router before the next router;
+*spread* uses one core of every router before it uses a second. *Row* visits routers
+x-fastest (row-major), *col* y-fastest (column-major). On several chips, packed
+orders fill chip by chip; spread orders visit every router of every chip first.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from engine.errors import InfeasibleMappingError
+from engine.hardware import Hardware
+from engine.mapping import Placement
+from engine.placement import register
+from engine.traffic import PartitionStats
+
+# sort keys, most significant first, from the core table's columns
+ORDERS = {
+    "packed-row": ("chip", "y", "x", "slot"),
+    "packed-col": ("chip", "x", "y", "slot"),
+    "spread-row": ("slot", "chip", "y", "x"),
+    "spread-col": ("slot", "chip", "x", "y"),
+}
+
+
+def core_order(hardware: Hardware, name: str) -> np.ndarray:
+    ct = hardware.core_table
+    keys = [ct[k] for k in reversed(ORDERS[name])]  # np.lexsort: last key is primary
+    return np.lexsort(keys)
+
+
+def _take(order: np.ndarray, n_parts: int, hardware: Hardware) -> Placement:
+    if n_parts > order.size:
+        raise InfeasibleMappingError(
+            f"{n_parts} partitions do not fit the {order.size} cores of {hardware.name}"
+        )
+    return Placement(order[:n_parts])
+
+
+def _fill_placer(name):
+    def placer(stats: PartitionStats, hardware: Hardware, *, rng=None) -> Placement:
+        return _take(core_order(hardware, name), stats.n_parts, hardware)
+
+    placer.__name__ = name.replace("-", "_")
+    placer.__doc__ = f"Seed 000 §4.3.1 heuristic: {name.replace('-', ', ')}-major fill order."
+    return register(name)(placer)
+
+
+for _name in ORDERS:
+    _fill_placer(_name)
+
+
+@register("random")
+def random_placement(stats: PartitionStats, hardware: Hardware, *, rng=None) -> Placement:
+    """Uniformly random distinct cores (seed 000 §5.2's fifth initial placement)."""
+    rng = rng if rng is not None else np.random.default_rng(0)
+    return _take(rng.permutation(hardware.n_cores), stats.n_parts, hardware)

@@ -1,0 +1,85 @@
+"""Seed 001 §VI placement patterns for a two-population linear layer.
+
+Each populated router holds one origin core (slot 0) and one destination core
+(slot 1); pair ``k`` is the k-th origin and the k-th destination partition. The
+patterns, as router sets P_ij on the global grid (i = row y, j = column x):
+
+* ``pairs-square``: a saturated n×m rectangle (near-square by default);
+* ``pairs-x``: the X shape P_ij = δ_ij + δ_{i,n−j+1} on an n×n block, n = M/2 even;
+* ``pairs-diagonal``: the identity P_ij = δ_ij on an M×M block.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from engine.errors import InfeasibleMappingError
+from engine.hardware import Hardware
+from engine.mapping import Placement
+from engine.placement import register
+from engine.traffic import PartitionStats
+
+
+def _pairs(stats: PartitionStats, hardware: Hardware, xy: list[tuple[int, int]], pattern: str):
+    pop = stats.population
+    origins, dests = np.flatnonzero(pop == 0), np.flatnonzero(pop == 1)
+    m = origins.size
+    if m == 0 or dests.size != m or pop.max() > 1:
+        raise InfeasibleMappingError(
+            f"{pattern} places a two-population linear layer (M origin and M destination "
+            "cores); this partition is not one"
+        )
+    if hardware.cores_per_router < 2:
+        raise InfeasibleMappingError(f"{pattern} needs at least 2 cores per router")
+    if len(xy) != m:
+        raise InfeasibleMappingError(f"{pattern}: pattern has {len(xy)} routers for M={m}")
+    gw, gh = hardware.grid_width, hardware.grid_height
+    xs, ys = np.array([p[0] for p in xy]), np.array([p[1] for p in xy])
+    if xs.max() >= gw or ys.max() >= gh:
+        raise InfeasibleMappingError(
+            f"{pattern} for M={m} spans {xs.max() + 1}x{ys.max() + 1} routers; "
+            f"{hardware.name} has {gw}x{gh}: use a larger mesh (e.g. mesh:{max(gw, xs.max() + 1)}x"
+            f"{max(gh, ys.max() + 1)}x2)"
+        )
+    ct = hardware.core_table
+    router_core = np.full(hardware.n_routers, -1)
+    first = ct["slot"] == 0
+    router_core[ct["router"][first]] = np.flatnonzero(first)
+    base = router_core[ys * gw + xs]
+    cores = np.empty(stats.n_parts, dtype=np.int64)
+    cores[origins], cores[dests] = base, base + 1
+    return Placement(cores)
+
+
+def _m(stats: PartitionStats) -> int:
+    return int(np.count_nonzero(stats.population == 0))
+
+
+@register("pairs-square")
+def pairs_square(stats: PartitionStats, hardware: Hardware, *, rng=None, rows: int = 0):
+    """Seed 001 §VI saturated rectangle of origin/destination pairs (rows × ⌈M/rows⌉)."""
+    m = _m(stats)
+    rows = rows or int(np.floor(np.sqrt(m)))
+    while m % rows and rows > 1 and not rows * -(-m // rows) <= hardware.grid_width * rows:
+        rows -= 1
+    cols = -(-m // rows)
+    xy = [(k % cols, k // cols) for k in range(m)]
+    return _pairs(stats, hardware, xy, "pairs-square")
+
+
+@register("pairs-x")
+def pairs_x(stats: PartitionStats, hardware: Hardware, *, rng=None):
+    """Seed 001 §VI X shape: both diagonals of an n×n block, M = 2n, n even."""
+    m = _m(stats)
+    n = m // 2
+    if m % 2 or n % 2:
+        raise InfeasibleMappingError(f"pairs-x needs M = 2n with n even; M = {m}")
+    xy = [(i, i) for i in range(n)] + [(n - 1 - i, i) for i in range(n)]
+    return _pairs(stats, hardware, xy, "pairs-x")
+
+
+@register("pairs-diagonal")
+def pairs_diagonal(stats: PartitionStats, hardware: Hardware, *, rng=None):
+    """Seed 001 §VI identity placement: pairs on the diagonal of an M×M block."""
+    m = _m(stats)
+    return _pairs(stats, hardware, [(i, i) for i in range(m)], "pairs-diagonal")

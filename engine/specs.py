@@ -1,0 +1,48 @@
+"""Resolve the strings users type into engine objects (shared by the CLI and explorer)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from engine.errors import BadFileError
+from engine.hardware import Hardware, load_hardware
+from engine.io.network_file import load_network
+from engine.network import Network
+from engine.workloads import build_workload
+
+__all__ = ["load_network_spec", "load_hardware_spec", "DEMO_DIR", "demo_files"]
+
+DEMO_DIR = Path(__file__).resolve().parent.parent / "demo_networks"
+NETWORK_SUFFIXES = (".npz",)
+
+
+def demo_files() -> list[Path]:
+    return sorted(p for p in DEMO_DIR.glob("*") if p.suffix in NETWORK_SUFFIXES)
+
+
+@lru_cache(maxsize=8)
+def _cached_workload(spec: str) -> Network:
+    return build_workload(spec)
+
+
+def load_network_spec(spec: str) -> Network:
+    """A workload spec (``sparse-mlp-1``, ``qubo:n=500``) or a path to a network file.
+
+    Generated workloads are cached per process: they are immutable.
+    """
+    spec = spec.strip()
+    path = Path(spec)
+    if path.suffix in NETWORK_SUFFIXES or path.exists():
+        if not path.exists() and (DEMO_DIR / path.name).exists():
+            path = DEMO_DIR / path.name
+        if path.suffix not in NETWORK_SUFFIXES:
+            raise BadFileError(
+                f"{path}: unknown network file type; MeshScope reads {', '.join(NETWORK_SUFFIXES)}"
+            )
+        return load_network(path)
+    return _cached_workload(spec)
+
+
+def load_hardware_spec(spec: str) -> Hardware:
+    return load_hardware(spec)

@@ -1,0 +1,98 @@
+"""Deterministic generators of demo networks, chosen by a spec string.
+
+A spec is ``name`` or ``name:key=value,key=value`` (``linear-dense:M=8,N=64``). Every
+generator takes keyword parameters with defaults and a ``seed``; the same spec gives
+the same network, array for array. The network's ``name`` is the canonical spec.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+
+from engine.errors import InvalidNetworkError, UnknownNameError
+from engine.network import Network
+
+__all__ = ["workloads", "register", "build_workload", "parse_spec", "workload_info"]
+
+workloads: dict[str, Callable[..., Network]] = {}
+
+
+def register(name: str):
+    def deco(fn):
+        workloads[name] = fn
+        fn.workload_name = name
+        return fn
+
+    return deco
+
+
+def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
+    name, _, rest = spec.strip().partition(":")
+    params = {}
+    if rest:
+        for item in rest.split(","):
+            key, eq, value = item.partition("=")
+            if not eq or not key.strip() or not value.strip():
+                raise InvalidNetworkError(
+                    f"malformed parameter {item!r} in {spec!r}; write name:key=value,key=value"
+                )
+            params[key.strip()] = value.strip()
+    return name, params
+
+
+def _signature(fn) -> dict[str, object]:
+    return {
+        p.name: p.default
+        for p in inspect.signature(fn).parameters.values()
+        if p.kind == p.KEYWORD_ONLY
+    }
+
+
+def workload_info() -> list[dict]:
+    return [
+        {"name": name, "params": _signature(fn), "description": (fn.__doc__ or "").split("\n")[0]}
+        for name, fn in sorted(workloads.items())
+    ]
+
+
+def canonical_name(name: str, fn, params: dict) -> str:
+    defaults = _signature(fn)
+    shown = {
+        k: v for k, v in {**defaults, **params}.items() if k != "seed" or v != defaults.get("seed")
+    }
+    if not shown:
+        return name
+    return (
+        name
+        + ":"
+        + ",".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in shown.items())
+    )
+
+
+def build_workload(spec: str) -> Network:
+    """Generate the network a spec names (raises a clear error for a bad spec)."""
+    name, raw = parse_spec(spec)
+    if name not in workloads:
+        raise UnknownNameError("network", name, workloads)
+    fn = workloads[name]
+    defaults = _signature(fn)
+    params = {}
+    for key, text in raw.items():
+        if key not in defaults:
+            raise InvalidNetworkError(
+                f"{name} has no parameter {key!r}; its parameters are "
+                + ", ".join(f"{k} (default {v})" for k, v in defaults.items())
+            )
+        kind = type(defaults[key])
+        try:
+            params[key] = kind(float(text)) if kind is int and "." not in text else kind(text)
+        except ValueError:
+            raise InvalidNetworkError(f"{name}: {key}={text!r} is not a {kind.__name__}") from None
+    network = fn(**params)
+    object.__setattr__(network, "name", canonical_name(name, fn, params))
+    return network
+
+
+# import the generator modules so they register themselves
+from engine.workloads import conv, linear, mlp, qubo, rand  # noqa: E402,F401

@@ -1,0 +1,64 @@
+"""The linear-layer workloads of seed 001 §V: M origin and M destination cores of N neurons.
+
+``linear-dense`` is the all-ones dense layer (every origin neuron to every destination
+neuron; dense-packed 1-bit weights, the SynOp microbenchmark scaled up).
+``linear-tiled-identity`` connects origin neuron ``j`` of every origin core to neuron
+``j`` of every destination core: an identity tile per core pair, sparse-packed, so
+traffic is maximal (every origin core sends N messages to every destination core)
+while SynOps and SynMem reads stay small. Every neuron spikes every step.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from engine.network import Network
+from engine.workloads import register
+from engine.workloads._build import require
+
+
+def _linear(name, m, n, dst_of_local, per_source, encoding, weight_bits, description) -> Network:
+    require(m >= 1 and n >= 1, f"{name}: M and N must be at least 1")
+    total = m * n
+    src = np.arange(total)
+    indptr = np.arange(total + 1, dtype=np.int64) * per_source
+    indptr = np.concatenate([indptr, np.full(total, indptr[-1])])  # destinations send nothing
+    indices = dst_of_local(src).ravel() + total
+    return Network(
+        name=name,
+        indptr=indptr,
+        indices=indices,
+        population=np.repeat([0, 1], total),
+        population_names=("origin", "destination"),
+        rate=np.ones(2 * total),
+        weight_bits=(weight_bits, weight_bits),
+        encoding=(encoding, encoding),
+        natural_cores=(m, m),
+        description=description,
+    )
+
+
+@register("linear-dense")
+def linear_dense(*, M: int = 4, N: int = 64) -> Network:  # noqa: N803 (names of seed 001)
+    """Dense all-ones linear layer of seed 001 §V.1, M+M cores of N neurons."""
+    total = M * N
+    require(total * total <= 50_000_000, f"linear-dense: (M*N)^2 = {total**2} synapses is too many")
+    return _linear(
+        "linear-dense", M, N,
+        lambda s: np.broadcast_to(np.arange(total), (s.size, total)),
+        total, "dense", 1,
+        f"dense all-ones {total}x{total} linear layer on {M}+{M} cores of {N} neurons "
+        "(seed 001 §V.1)",
+    )  # fmt: skip
+
+
+@register("linear-tiled-identity")
+def linear_tiled_identity(*, M: int = 8, N: int = 1024) -> Network:  # noqa: N803
+    """Tiled-identity linear layer of seed 001 §V.2: N messages per origin-destination core pair."""
+    return _linear(
+        "linear-tiled-identity", M, N,
+        lambda s: (s % N)[:, None] + N * np.arange(M)[None, :],
+        M, "sparse", 8,
+        f"tiled-identity {M * N}x{M * N} linear layer on {M}+{M} cores of {N} neurons "
+        "(seed 001 §V.2)",
+    )  # fmt: skip

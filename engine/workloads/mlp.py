@@ -1,0 +1,78 @@
+"""Sparse multi-layer perceptrons of seed 000 §5.1 (SparseMLP-1 and SparseMLP-2).
+
+Widths are ours (the paper gives only ranges and totals): both take 1024 inputs and
+512 outputs; SparseMLP-1 has 6 weight layers with hidden widths from 512 to 4096 and
+16.78 M dense parameters (paper: 16.8 M); SparseMLP-2 has 12 weight layers with hidden
+widths from 1024 to 4096 and 33.55 M dense parameters (paper: 33.6 M). Each weight is
+kept with probability 0.15 (85 % unstructured sparsity). Activation sparsity rises
+linearly from 15 % at the input to 80 % at the output, so population ``k`` spikes with
+probability ``1 - sparsity_k`` per step.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from engine.network import Network
+from engine.workloads import register
+from engine.workloads._build import require
+
+SPARSE_MLP_1_WIDTHS = (1024, 512, 4096, 1024, 2048, 3072, 512)
+SPARSE_MLP_2_WIDTHS = (1024, 1024, 1024, 1024, 1024, 1024, 1024, 1024, 4096, 2048, 3072, 2048, 512)
+
+
+def sparse_mlp(
+    name, widths, *, density=0.15, sparsity_first=0.15, sparsity_last=0.80, seed=0, weight_bits=8
+) -> Network:
+    require(0 < density <= 1, f"{name}: density must lie in (0, 1]")
+    rng = np.random.default_rng(seed)
+    widths = np.asarray(widths, dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum(widths)])
+    n = int(starts[-1])
+    counts = np.zeros(n, dtype=np.int64)
+    dst_chunks = []
+    for k in range(len(widths) - 1):
+        a, b = int(widths[k]), int(widths[k + 1])
+        flat = np.flatnonzero(rng.random(a * b) < density)  # row-major: sorted by source
+        counts[starts[k] : starts[k] + a] = np.bincount(flat // b, minlength=a)
+        dst_chunks.append((starts[k + 1] + flat % b).astype(np.int32))
+    indptr = np.concatenate([[0], np.cumsum(counts)])
+    indices = np.concatenate(dst_chunks)
+    sparsity = np.linspace(sparsity_first, sparsity_last, len(widths))
+    population = np.repeat(np.arange(len(widths)), widths)
+    names = ["input"] + [f"layer{k}" for k in range(1, len(widths))]
+    return Network(
+        name=name,
+        indptr=indptr,
+        indices=indices,
+        population=population,
+        population_names=names,
+        rate=(1.0 - sparsity)[population],
+        weight_bits=(weight_bits,) * len(widths),
+        description=f"{len(widths) - 1}-layer MLP {'-'.join(map(str, widths))}, "
+        f"{(1 - density):.0%} weight sparsity, activation sparsity "
+        f"{sparsity_first:.0%}→{sparsity_last:.0%} (seed 000 §5.1)",
+    )
+
+
+@register("sparse-mlp-1")
+def sparse_mlp_1(*, seed: int = 0) -> Network:
+    """SparseMLP-1 of seed 000 §5.1: 6 layers, 16.8 M dense parameters, 85 % sparse."""
+    return sparse_mlp("sparse-mlp-1", SPARSE_MLP_1_WIDTHS, seed=seed)
+
+
+@register("sparse-mlp-2")
+def sparse_mlp_2(*, seed: int = 0) -> Network:
+    """SparseMLP-2 of seed 000 §5.1: 12 layers, 33.6 M dense parameters, 85 % sparse."""
+    return sparse_mlp("sparse-mlp-2", SPARSE_MLP_2_WIDTHS, seed=seed)
+
+
+@register("mlp")
+def mlp(*, widths: str = "256-512-256-10", density: float = 0.15, seed: int = 0) -> Network:
+    """A sparse MLP of any widths (dash-separated), seed 000's activation profile."""
+    try:
+        w = [int(v) for v in widths.split("-")]
+    except ValueError:
+        w = []
+    require(len(w) >= 2 and min(w) >= 1, f"mlp: widths {widths!r} must look like 256-512-10")
+    return sparse_mlp("mlp", w, density=density, seed=seed)
