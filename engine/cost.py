@@ -32,7 +32,7 @@ from engine.traffic import (
     PartitionStats,
     link_summary,
     partition_stats,
-    route_loads,
+    router_loads,
     swap_cores_inplace,
 )
 
@@ -188,7 +188,7 @@ class Evaluator:
     # ------------------------------------------------------------ placement
     def set_placement(self, placement: Placement) -> tuple[float, float]:
         cores = np.asarray(placement.cores, dtype=np.int64)
-        problems = Placement(cores).check(self.hardware, self.stats.n_parts)
+        problems = _placement_problems(cores, self.hardware, self.stats.n_parts)
         if problems:
             from engine.errors import InfeasibleMappingError
 
@@ -197,7 +197,13 @@ class Evaluator:
         self.core_of_part = cores.copy()
         self.part_of_core = np.full(self.hardware.n_cores, -1, dtype=np.int64)
         self.part_of_core[cores] = np.arange(s.n_parts)
-        self.loads = route_loads(self.hardware, cores[s.pair_src], cores[s.pair_dst], s.pair_fixed)
+        n_r4, n_c = 4 * self.hardware.n_routers, self.hardware.n_cores
+        self.loads = np.zeros(n_r4 + 2 * n_c, dtype=np.int64)
+        self.loads[:n_r4] = router_loads(
+            self.hardware, cores[s.pair_src], cores[s.pair_dst], s.pair_fixed
+        )
+        self.loads[n_r4 + cores] = s.out_fixed  # core links travel with their partitions
+        self.loads[n_r4 + n_c + cores] = s.in_fixed
         self._chip_count = np.bincount(self._chip[cores], minlength=self.hardware.n_chips)
         return self._summarize()
 
@@ -332,6 +338,17 @@ class Evaluator:
             routers_gy,
         )
         return float((hull * s.hedge_counts).sum() / s.hedge_counts.sum())
+
+
+def _placement_problems(cores: np.ndarray, hardware: Hardware, n_parts: int) -> list[str]:
+    """Fast path of ``Placement.check`` for the common, valid case."""
+    if (
+        cores.shape == (n_parts,)
+        and (n_parts == 0 or (cores.min() >= 0 and cores.max() < hardware.n_cores))
+        and np.bincount(cores, minlength=hardware.n_cores).max(initial=0) <= 1
+    ):
+        return []
+    return Placement(cores).check(hardware, n_parts)
 
 
 def evaluate(network: Network, hardware: Hardware, mapping: Mapping) -> Evaluation:

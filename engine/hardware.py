@@ -268,9 +268,19 @@ def _section(cls, table: dict, where: str):
     return cls(**table)
 
 
+_TOP_KEYS = {"name", "description", "topology", "limits", "links", "model", "energy"}
+_TOPOLOGY_KEYS = {"chips", "routers", "cores_per_router"}
+
+
 def hardware_from_dict(data: dict, where: str = "hardware") -> Hardware:
     try:
         topo = data["topology"]
+        for keys, known, at in (
+            (data, _TOP_KEYS, where),
+            (topo, _TOPOLOGY_KEYS, f"{where} [topology]"),
+        ):
+            if set(keys) - known:
+                raise BadFileError(f"{at}: unknown keys {sorted(set(keys) - known)}")
         return Hardware(
             name=str(data["name"]),
             description=str(data.get("description", "")),
@@ -322,9 +332,9 @@ def load_hardware(spec: str) -> Hardware:
             f"{cx or 1}x{cy or 1} chips; Loihi 2 limits and constants (illustrative)",
             width=w,
             height=h,
-            cores_per_router=k or 1,
-            chips_x=cx or 1,
-            chips_y=cy or 1,
+            cores_per_router=1 if k is None else k,
+            chips_x=1 if cx is None else cx,
+            chips_y=1 if cy is None else cy,
         )
         if hw.n_cores > 1_000_000:
             raise InvalidHardwareError(f"{spec}: {hw.n_cores} cores is more than 1,000,000")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.errors import BadFileError, InfeasibleMappingError
+from engine.errors import BadFileError, InfeasibleMappingError, InvalidHardwareError
 from engine.hardware import Hardware
 from engine.network import Network
 
@@ -220,8 +220,15 @@ class MappingFile:
                     f"{network.n_neurons} neurons"
                 )
             partition = Partition(assignment)
-        cores = [hardware.core_id(*addr) for addr in self.placement]
+        try:
+            cores = [hardware.core_id(*addr) for addr in self.placement]
+        except InvalidHardwareError as e:
+            raise BadFileError(f"{self.source}: placement: {e}") from None
         return Mapping(partition, Placement(np.asarray(cores, dtype=np.int64)))
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def parse_mapping_dict(data, source: str = "mapping") -> MappingFile:
@@ -234,14 +241,15 @@ def parse_mapping_dict(data, source: str = "mapping") -> MappingFile:
         bad(f"version {data.get('version')!r} is not supported (this MeshScope reads {VERSION})")
     try:
         net, hw, part, place = (data[k] for k in ("network", "hardware", "partition", "placement"))
-        if not isinstance(part, dict) or not (
-            isinstance(part.get("cores_per_population"), list)
-            or isinstance(part.get("assignment"), list)
+        key = "cores_per_population" if "cores_per_population" in part else "assignment"
+        if not (
+            isinstance(part, dict)
+            and isinstance(part.get(key), list)
+            and all(_is_int(v) for v in part[key])
         ):
-            bad('"partition" needs a list "cores_per_population" or "assignment"')
+            bad('"partition" needs a list of integers "cores_per_population" or "assignment"')
         if not isinstance(place, list) or not all(
-            isinstance(a, list) and len(a) == 4 and all(isinstance(v, int) for v in a)
-            for a in place
+            isinstance(a, list) and len(a) == 4 and all(_is_int(v) for v in a) for a in place
         ):
             bad('"placement" must be a list of [chip, x, y, slot] integer addresses')
         return MappingFile(

@@ -61,12 +61,23 @@ class Network:
         put(self, "population_names", tuple(str(p) for p in self.population_names))
         if self.weights is not None:
             put(self, "weights", np.ascontiguousarray(self.weights, dtype=np.float32))
+            if self.weights.shape == self.indices.shape and np.any(self.weights == 0):
+                self._drop_zero_weights()
         n_pop = len(self.population_names)
         put(self, "weight_bits", tuple(int(b) for b in (self.weight_bits or (8,) * n_pop)))
         put(self, "encoding", tuple(str(e) for e in (self.encoding or ("sparse",) * n_pop)))
         if self.natural_cores is not None:
             put(self, "natural_cores", tuple(int(c) for c in self.natural_cores))
         self._validate()
+
+    def _drop_zero_weights(self):
+        """Synapses of weight 0 are not stored (sparse encoding skips them)."""
+        keep = self.weights != 0
+        row = np.repeat(np.arange(self.indptr.size - 1), np.diff(self.indptr))
+        counts = np.bincount(row[keep], minlength=self.indptr.size - 1)
+        object.__setattr__(self, "indptr", np.concatenate([[0], np.cumsum(counts)]))
+        object.__setattr__(self, "indices", self.indices[keep])
+        object.__setattr__(self, "weights", self.weights[keep])
 
     # ------------------------------------------------------------------ checks
     def _validate(self):

@@ -14,13 +14,14 @@ the last bit.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 import numba
 import numpy as np
 import scipy.sparse as sp
 
+from engine.errors import InfeasibleMappingError
 from engine.hardware import Hardware
 from engine.network import Network
 
@@ -30,6 +31,7 @@ __all__ = [
     "core_memory_bytes",
     "partition_stats",
     "route_loads",
+    "router_loads",
     "swap_cores_inplace",
 ]
 
@@ -52,8 +54,22 @@ class PartitionStats:
     pair_dst: np.ndarray
     pair_messages: np.ndarray  # expected messages per step
     remote_edge_weight: float  # Σ rate of neurons whose h-edge leaves their core
-    hedge_sets: sp.csr_matrix  # unique partition-level h-edges {src} ∪ D as rows
-    hedge_counts: np.ndarray  # neurons sharing each unique partition-level h-edge
+    network: Network = field(repr=False)
+    assignment: np.ndarray = field(repr=False)
+
+    @cached_property
+    def _hedges(self) -> tuple[sp.csr_matrix, np.ndarray]:
+        return _unique_hedges(self.network, self.assignment, self.n_parts)
+
+    @property
+    def hedge_sets(self) -> sp.csr_matrix:
+        """Unique partition-level h-edges {ρ(s)} ∪ ρ(D), one per row (computed on demand)."""
+        return self._hedges[0]
+
+    @property
+    def hedge_counts(self) -> np.ndarray:
+        """How many neurons share each unique partition-level h-edge."""
+        return self._hedges[1]
 
     @property
     def dendops(self) -> np.ndarray:
@@ -106,12 +122,28 @@ class PartitionStats:
             checks.append(("synapses", self.synapses, lim.synapses))
         problems = []
         for what, values, bound in checks:
-            for p in np.flatnonzero(values > bound):
-                pop = network.population_names[self.population[p]]
+            over = values > bound
+            for k in np.unique(self.population[over]):
+                parts = np.flatnonzero(over & (self.population == k))
+                name = network.population_names[k]
+                which = (
+                    f"partition {parts[0]} ({name}) needs"
+                    if parts.size == 1
+                    else f"{parts.size} partitions of {name} ({_ranges(parts)}) need up to"
+                )
                 problems.append(
-                    f"partition {p} ({pop}) needs {values[p]:.0f} {what}, the core limit is {bound}"
+                    f"{which} {values[parts].max():.0f} {what}, the core limit is {bound}: "
+                    f"give {name} more cores or use hardware with larger cores"
                 )
         return problems
+
+
+def _ranges(ids: np.ndarray) -> str:
+    """``0-3, 7, 9-10`` for sorted ids."""
+    breaks = np.flatnonzero(np.diff(ids) != 1)
+    starts = np.concatenate([[ids[0]], ids[breaks + 1]])
+    ends = np.concatenate([ids[breaks], [ids[-1]]])
+    return ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in zip(starts, ends, strict=True))
 
 
 def _majority(values: np.ndarray, groups: np.ndarray, n_groups: int, n_values: int) -> np.ndarray:
@@ -133,15 +165,12 @@ def partition_stats(network: Network, hardware: Hardware, partition) -> Partitio
     """Per-partition loads and the partition-to-partition message matrix (vectorized)."""
     part = partition.assignment
     n, n_parts = network.n_neurons, partition.n_parts
+    if part.shape[0] != n:
+        raise InfeasibleMappingError(
+            f"the partition covers {part.shape[0]} neurons; network {network.name!r} has {n}"
+        )
     rate = network.rate
     indptr, indices = network.indptr, network.indices
-    if network.weights is not None and np.any(network.weights == 0):
-        keep = network.weights != 0
-        counts = np.add.reduceat(keep, indptr[:-1]) if indices.size else np.zeros(n, int)
-        counts = np.where(np.diff(indptr) > 0, counts, 0)
-        indptr = np.concatenate([[0], np.cumsum(counts)])
-        indices = indices[keep]
-
     # (source neuron, destination partition) -> synapse count, via one CSR build
     a = sp.csr_matrix(
         (np.ones(indices.size, dtype=np.int64), part[indices], indptr), shape=(n, n_parts)
@@ -176,7 +205,6 @@ def partition_stats(network: Network, hardware: Hardware, partition) -> Partitio
     pair_src = np.repeat(np.arange(n_parts, dtype=np.int64), np.diff(pairs.indptr))
     has_remote = np.bincount(rows[remote], minlength=n) > 0
 
-    hedge_sets, hedge_counts = _unique_hedges(a, part, n_parts)
     return PartitionStats(
         n_parts=n_parts,
         population=population,
@@ -190,14 +218,18 @@ def partition_stats(network: Network, hardware: Hardware, partition) -> Partitio
         pair_dst=pairs.indices.astype(np.int64),
         pair_messages=pairs.data.astype(np.float64),
         remote_edge_weight=float(rate[has_remote].sum()),
-        hedge_sets=hedge_sets,
-        hedge_counts=hedge_counts,
+        network=network,
+        assignment=part,
     )
 
 
-def _unique_hedges(a: sp.csr_matrix, part: np.ndarray, n_parts: int):
+def _unique_hedges(network: Network, part: np.ndarray, n_parts: int):
     """Unique partition-level h-edges {ρ(s)} ∪ ρ(D) of the neurons that have synapses."""
-    n = a.shape[0]
+    n = network.n_neurons
+    a = sp.csr_matrix(
+        (np.ones(network.n_synapses, dtype=np.int8), part[network.indices], network.indptr),
+        shape=(n, n_parts),
+    )
     with_out = np.flatnonzero(np.diff(a.indptr) > 0)
     own = sp.csr_matrix((np.ones(with_out.size), (with_out, part[with_out])), shape=(n, n_parts))
     b = (a.astype(bool).astype(np.int8) + own.astype(np.int8))[with_out]
@@ -218,49 +250,46 @@ def _unique_hedges(a: sp.csr_matrix, part: np.ndarray, n_parts: int):
 
 
 # ------------------------------------------------------------------ routing
-def route_loads(hardware: Hardware, src_core, dst_core, fixed) -> np.ndarray:
-    """Per-link loads (int64 fixed point, one per link id) of core-to-core traffic.
+def router_loads(hardware: Hardware, src_core, dst_core, fixed) -> np.ndarray:
+    """Loads (int64 fixed point) of the 4 router-link slots of every router.
 
     X-then-Y routing as difference arrays: a message from router (sx, sy) to (dx, dy)
-    loads the E/W links of row ``sy`` between ``sx`` and ``dx``, then the S/N links of
-    column ``dx`` between ``sy`` and ``dy``; one weighted bincount and four cumulative
-    sums give every link.
+    loads the E (or W) links of row ``sy`` between ``sx`` and ``dx``, then the S (or N)
+    links of column ``dx`` between ``sy`` and ``dy``. Each message adds +w and -w at the
+    two ends of its two segments; one weighted bincount and cumulative sums along rows
+    and columns give every link. A message with no horizontal (vertical) leg adds +w and
+    -w at the same place.
     """
     ct = hardware.core_table
     gw, gh = hardware.grid_width, hardware.grid_height
     sx, sy = ct["gx"][src_core], ct["gy"][src_core]
     dx, dy = ct["gx"][dst_core], ct["gy"][dst_core]
     w = fixed.astype(np.float64)  # integers below 2**53 stay exact in float64 sums
-    rw, cw = gw + 1, gh + 1  # row-diff arrays have gw+1 columns; column-diff arrays gh+1 rows
-    n_h = gh * rw
-    n_v = cw * gw
-    east, west = dx > sx, dx < sx
-    south, north = dy > sy, dy < sy
+    n_h, n_v = gh * (gw + 1), (gh + 1) * gw  # E and W rows have gw+1 columns; S and N gh+1 rows
+    east, south = dx > sx, dy > sy
+    h_base = np.where(east, 0, n_h) + sy * (gw + 1)
+    v_base = np.where(south, 2 * n_h, 2 * n_h + n_v) + dx
     idx = np.concatenate(
         [
-            (sy * rw + sx)[east],
-            (sy * rw + dx)[east],
-            n_h + (sy * rw + dx + 1)[west],
-            n_h + (sy * rw + sx + 1)[west],
-            2 * n_h + (sy * gw + dx)[south],
-            2 * n_h + (dy * gw + dx)[south],
-            2 * n_h + n_v + ((dy + 1) * gw + dx)[north],
-            2 * n_h + n_v + ((sy + 1) * gw + dx)[north],
+            h_base + np.where(east, sx, dx + 1),
+            h_base + np.where(east, dx, sx + 1),
+            v_base + np.where(south, sy, dy + 1) * gw,
+            v_base + np.where(south, dy, sy + 1) * gw,
         ]
     )
-    wts = np.concatenate(
-        [w[east], -w[east], w[west], -w[west], w[south], -w[south]] + [w[north], -w[north]]
-    )
-    diff = np.bincount(idx, weights=wts, minlength=2 * n_h + 2 * n_v)
-    e = np.cumsum(diff[:n_h].reshape(gh, rw), axis=1)[:, :gw]
-    wl = np.cumsum(diff[n_h : 2 * n_h].reshape(gh, rw), axis=1)[:, :gw]
-    s = np.cumsum(diff[2 * n_h : 2 * n_h + n_v].reshape(cw, gw), axis=0)[:gh]
-    nl = np.cumsum(diff[2 * n_h + n_v :].reshape(cw, gw), axis=0)[:gh]
-    router = np.rint(np.stack([e, wl, s, nl], axis=-1).ravel()).astype(np.int64)
+    diff = np.bincount(idx, weights=np.concatenate([w, -w, w, -w]), minlength=2 * (n_h + n_v))
+    h = np.cumsum(diff[: 2 * n_h].reshape(2, gh, gw + 1), axis=2)[:, :, :gw]
+    v = np.cumsum(diff[2 * n_h :].reshape(2, gh + 1, gw), axis=1)[:, :gh]
+    return np.rint(np.stack([h[0], h[1], v[0], v[1]], axis=-1).ravel()).astype(np.int64)
+
+
+def route_loads(hardware: Hardware, src_core, dst_core, fixed) -> np.ndarray:
+    """Per-link loads (int64 fixed point, one per link id) of core-to-core traffic."""
     n_c = hardware.n_cores
-    c2r = np.bincount(src_core, weights=w, minlength=n_c)
-    r2c = np.bincount(dst_core, weights=w, minlength=n_c)
-    return np.concatenate([router, np.rint(c2r).astype(np.int64), np.rint(r2c).astype(np.int64)])
+    w = fixed.astype(np.float64)
+    c2r = np.rint(np.bincount(src_core, weights=w, minlength=n_c)).astype(np.int64)
+    r2c = np.rint(np.bincount(dst_core, weights=w, minlength=n_c)).astype(np.int64)
+    return np.concatenate([router_loads(hardware, src_core, dst_core, fixed), c2r, r2c])
 
 
 # --------------------------------------------------------- incremental swap

@@ -24,11 +24,6 @@ def _pairs(stats: PartitionStats, hardware: Hardware, xy: list[tuple[int, int]],
     pop = stats.population
     origins, dests = np.flatnonzero(pop == 0), np.flatnonzero(pop == 1)
     m = origins.size
-    if m == 0 or dests.size != m or pop.max() > 1:
-        raise InfeasibleMappingError(
-            f"{pattern} places a two-population linear layer (M origin and M destination "
-            "cores); this partition is not one"
-        )
     if hardware.cores_per_router < 2:
         raise InfeasibleMappingError(f"{pattern} needs at least 2 cores per router")
     if len(xy) != m:
@@ -51,17 +46,25 @@ def _pairs(stats: PartitionStats, hardware: Hardware, xy: list[tuple[int, int]],
     return Placement(cores)
 
 
-def _m(stats: PartitionStats) -> int:
-    return int(np.count_nonzero(stats.population == 0))
+def _m(stats: PartitionStats, pattern: str) -> int:
+    """M, after checking the partition is M origin + M destination cores."""
+    pop = stats.population
+    m = int(np.count_nonzero(pop == 0))
+    if m == 0 or np.count_nonzero(pop == 1) != m or pop.max() > 1:
+        raise InfeasibleMappingError(
+            f"{pattern} places a two-population linear layer (M origin and M destination "
+            "cores); this partition is not one"
+        )
+    return m
 
 
 @register("pairs-square")
 def pairs_square(stats: PartitionStats, hardware: Hardware, *, rng=None, rows: int = 0):
-    """Seed 001 §VI saturated rectangle of origin/destination pairs (rows × ⌈M/rows⌉)."""
-    m = _m(stats)
-    rows = rows or int(np.floor(np.sqrt(m)))
-    while m % rows and rows > 1 and not rows * -(-m // rows) <= hardware.grid_width * rows:
-        rows -= 1
+    """Seed 001 §VI saturated rectangle of origin/destination pairs, near-square by default."""
+    m = _m(stats, "pairs-square")
+    if not rows:  # the most square saturated rectangle; a prime M leaves its last row short
+        divisors = [r for r in range(1, int(np.sqrt(m)) + 1) if m % r == 0]
+        rows = divisors[-1] if divisors[-1] > 1 or m < 4 else int(np.sqrt(m))
     cols = -(-m // rows)
     xy = [(k % cols, k // cols) for k in range(m)]
     return _pairs(stats, hardware, xy, "pairs-square")
@@ -70,7 +73,7 @@ def pairs_square(stats: PartitionStats, hardware: Hardware, *, rng=None, rows: i
 @register("pairs-x")
 def pairs_x(stats: PartitionStats, hardware: Hardware, *, rng=None):
     """Seed 001 §VI X shape: both diagonals of an n×n block, M = 2n, n even."""
-    m = _m(stats)
+    m = _m(stats, "pairs-x")
     n = m // 2
     if m % 2 or n % 2:
         raise InfeasibleMappingError(f"pairs-x needs M = 2n with n even; M = {m}")
@@ -81,5 +84,5 @@ def pairs_x(stats: PartitionStats, hardware: Hardware, *, rng=None):
 @register("pairs-diagonal")
 def pairs_diagonal(stats: PartitionStats, hardware: Hardware, *, rng=None):
     """Seed 001 §VI identity placement: pairs on the diagonal of an M×M block."""
-    m = _m(stats)
+    m = _m(stats, "pairs-diagonal")
     return _pairs(stats, hardware, [(i, i) for i in range(m)], "pairs-diagonal")

@@ -56,6 +56,14 @@ def workload_info() -> list[dict]:
     ]
 
 
+def _format(value) -> str:
+    """Shortest text that parses back to the same value (``0.15``, not ``0.15000000000000002``)."""
+    if isinstance(value, float):
+        short = f"{value:g}"
+        return short if float(short) == value else repr(value)
+    return str(value)
+
+
 def canonical_name(name: str, fn, params: dict) -> str:
     defaults = _signature(fn)
     shown = {
@@ -63,11 +71,7 @@ def canonical_name(name: str, fn, params: dict) -> str:
     }
     if not shown:
         return name
-    return (
-        name
-        + ":"
-        + ",".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in shown.items())
-    )
+    return name + ":" + ",".join(f"{k}={_format(v)}" for k, v in shown.items())
 
 
 def build_workload(spec: str) -> Network:
@@ -87,7 +91,7 @@ def build_workload(spec: str) -> Network:
         kind = type(defaults[key])
         try:
             params[key] = kind(float(text)) if kind is int and "." not in text else kind(text)
-        except ValueError:
+        except (ValueError, OverflowError):
             raise InvalidNetworkError(f"{name}: {key}={text!r} is not a {kind.__name__}") from None
     network = fn(**params)
     object.__setattr__(network, "name", canonical_name(name, fn, params))

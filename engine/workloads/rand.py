@@ -37,6 +37,7 @@ def rand(*, n: int = 4096, card: int = 64, decay: float = 0.0, seed: int = 0) ->
     """Random cyclic h-graph of seed 004 §V-A: n nodes, Poisson(card) h-edges, distance decay."""
     require(n >= 2 and card >= 1, "rand: n must be at least 2 and card at least 1")
     require(n * card <= 200_000_000, f"rand: n*card = {n * card} synapses is too many")
+    require(np.isfinite(decay) and decay >= 0, "rand: decay must be 0 (automatic) or positive")
     rng = np.random.default_rng(seed)
     xy = rng.random((n, 2))
     decay = decay or float(np.sqrt(card / (np.pi * n)))

@@ -1,0 +1,104 @@
+"""Evaluation speed on sparse-mlp-1 / loihi2: new partitions, new placements, swaps.
+
+Prints one JSON object: ``partition_per_s`` (a new layered partition, evaluated at a
+random placement), ``placement_per_s`` (a new placement of a fixed partition),
+``swap_per_s`` (an incremental exchange of two cores, occupied or empty), and
+``breakdown_us``: where the time of each goes. Pinned to one core.
+
+    .venv/bin/python benchmarks/evaluate.py
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+import numpy as np
+
+from engine.cost import Evaluator
+from engine.hardware import load_hardware
+from engine.mapping import Partition, Placement, layered_assignment
+from engine.partition.layer import min_cores
+from engine.specs import load_network_spec
+from engine.traffic import link_summary, partition_stats, route_loads
+
+
+def per_second(fn, items, min_seconds=1.0):
+    """Calls of fn over items (cycled) per second, after one warm-up call."""
+    fn(items[0])
+    count, start = 0, time.perf_counter()
+    while True:
+        for item in items:
+            fn(item)
+        count += len(items)
+        elapsed = time.perf_counter() - start
+        if elapsed >= min_seconds:
+            return count / elapsed
+
+
+def mean_us(fn, items):
+    start = time.perf_counter()
+    for item in items:
+        fn(item)
+    return 1e6 * (time.perf_counter() - start) / len(items)
+
+
+def main():
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+    rng = np.random.default_rng(0)
+    net, hw = load_network_spec("sparse-mlp-1"), load_hardware("loihi2")
+    base = np.asarray(min_cores(net, hw))
+    extra_total = hw.n_cores - base.sum() - 20
+    genotypes = []
+    for _ in range(20):  # random extra cores per layer, as the ES's partition genotype
+        extra = rng.multinomial(int(rng.integers(0, extra_total)), np.ones(base.size) / base.size)
+        genotypes.append(base + extra)
+    partitions = [Partition.layered(net, g) for g in genotypes]
+    placements = [
+        Placement(rng.permutation(hw.n_cores)[: partitions[0].n_parts]) for _ in range(200)
+    ]
+
+    def new_partition(cores):
+        p = Partition.layered(net, cores)
+        return Evaluator(net, hw, p, Placement(rng.permutation(hw.n_cores)[: p.n_parts]))
+
+    ev = Evaluator(net, hw, partitions[0], placements[0])
+    swaps = rng.integers(0, hw.n_cores, size=(20000, 2)).tolist()
+    figures = {
+        "partition_per_s": per_second(new_partition, genotypes, 2.0),
+        "placement_per_s": per_second(ev.set_placement, placements),
+        "swap_per_s": per_second(lambda ab: ev.swap_cores(*ab), swaps),
+    }
+
+    stats = partition_stats(net, hw, partitions[0])
+    cores = placements[0].cores
+    src, dst = cores[stats.pair_src], cores[stats.pair_dst]
+    loads = route_loads(hw, src, dst, stats.pair_fixed)
+    us_fixed = hw.link_table["us_per_message"]
+    figures["breakdown_us"] = {
+        "partition.layered_assignment": mean_us(lambda g: layered_assignment(net, g), genotypes),
+        "partition.partition_stats": mean_us(lambda p: partition_stats(net, hw, p), partitions),
+        "placement.route_loads": mean_us(
+            lambda _: route_loads(hw, src, dst, stats.pair_fixed), range(500)
+        ),
+        "placement.link_summary": mean_us(
+            lambda _: link_summary(loads, us_fixed, us_fixed), range(2000)
+        ),
+        "placement.total": 1e6 / figures["placement_per_s"],
+        "swap.total": 1e6 / figures["swap_per_s"],
+    }
+    figures["setup"] = {
+        "network": net.name,
+        "hardware": hw.name,
+        "neurons": net.n_neurons,
+        "synapses": net.n_synapses,
+        "partitions_at_min": int(base.sum()),
+        "pairs_per_partition": int(stats.pair_src.size),
+    }
+    print(json.dumps(figures, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,206 @@
+"""Cost: the max-affine model, the energy model, and incremental == full evaluation."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine.cost import TERMS, Evaluator, evaluate
+from engine.errors import InfeasibleMappingError
+from engine.hardware import load_hardware
+from engine.mapping import Mapping, Partition, Placement
+from engine.network import Network
+from engine.partition import make_partition
+from engine.placement import make_placement
+from engine.specs import load_network_spec
+from engine.traffic import partition_stats
+from tests.engine.test_traffic import hardware_specs, random_mapping
+
+ARRAY_FIELDS = ("cores", "neurons", "synops", "synmem_reads", "link_messages", "link_us")
+
+
+def assert_same_evaluation(a, b):
+    for f in dataclasses.fields(a):
+        x, y = getattr(a, f.name), getattr(b, f.name)
+        if f.name in ARRAY_FIELDS:
+            np.testing.assert_array_equal(x, y, err_msg=f.name)
+        elif f.name == "core_terms_us":
+            for k in x:
+                np.testing.assert_array_equal(x[k], y[k], err_msg=k)
+        elif f.name != "population":
+            assert x == y, f.name
+
+
+@settings(max_examples=30, deadline=None)
+@given(spec=hardware_specs, seed=st.integers(0, 2**32 - 1), n_swaps=st.integers(1, 40))
+def test_incremental_swaps_equal_full_evaluation(spec, seed, n_swaps):
+    """Any sequence of swaps and moves gives bit-for-bit what evaluating from scratch gives."""
+    rng = np.random.default_rng(seed)
+    hw = load_hardware(spec)
+    network, partition, placement = random_mapping(rng, hw)
+    ev = Evaluator(network, hw, partition, placement, check=False)
+    for a, b in rng.integers(0, hw.n_cores, size=(n_swaps, 2)):
+        latency, energy = ev.swap_cores(int(a), int(b))
+    fresh = Evaluator(network, hw, partition, ev.placement, check=False)
+    assert (latency, energy) == (fresh.latency_us, fresh.energy_uj)
+    assert_same_evaluation(ev.evaluation(), fresh.evaluation())
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_swap_then_swap_back_restores_loads(seed):
+    rng = np.random.default_rng(seed)
+    hw = load_hardware("mesh:4x4x2@2x1")
+    network, partition, placement = random_mapping(rng, hw)
+    ev = Evaluator(network, hw, partition, placement, check=False)
+    before = ev.loads.copy(), ev.latency_us, ev.energy_uj
+    a, b = (int(v) for v in rng.choice(hw.n_cores, 2, replace=False))
+    ev.swap_cores(a, b)
+    ev.swap_cores(a, b)
+    np.testing.assert_array_equal(ev.loads, before[0])
+    assert (ev.latency_us, ev.energy_uj) == before[1:]
+
+
+def test_swap_moves_partition_and_updates_occupancy():
+    net = load_network_spec("linear-tiled-identity:M=2,N=4")
+    hw = load_hardware("mesh:3x3x1")
+    part = make_partition(net, hw)
+    ev = Evaluator(net, hw, part, Placement([0, 1, 2, 3]))
+    ev.swap_cores(0, 8)  # move partition 0 to the empty far corner
+    assert ev.placement.cores.tolist() == [8, 1, 2, 3]
+    assert ev.part_of_core[0] == -1 and ev.part_of_core[8] == 0
+    ev.swap_cores(1, 2)
+    assert ev.placement.cores.tolist() == [8, 2, 1, 3]
+
+
+# ---------------------------------------------------------------- max-affine model
+@pytest.fixture(scope="module")
+def mlp_eval():
+    net = load_network_spec("sparse-mlp-1")
+    hw = load_hardware("loihi2")
+    part = make_partition(net, hw, "min+2")
+    place = make_placement(partition_stats(net, hw, part), hw, "packed-row")
+    return net, hw, Mapping(part, place), evaluate(net, hw, Mapping(part, place))
+
+
+def test_latency_is_the_max_of_the_five_terms(mlp_eval):
+    _, hw, _, ev = mlp_eval
+    assert set(ev.terms_us) == set(TERMS)
+    assert ev.latency_us == max(ev.terms_us.values())
+    assert ev.terms_us[ev.bottleneck] == ev.latency_us
+    assert ev.terms_us["barrier"] == hw.model.barrier_us
+
+
+def test_terms_come_from_the_busiest_core_and_link(mlp_eval):
+    net, hw, _, ev = mlp_eval
+    m = hw.model
+    assert ev.terms_us["dendops"] == pytest.approx(ev.neurons.max() * m.dendop_ns * 1e-3)
+    assert ev.terms_us["synops"] == pytest.approx(ev.synops.max() * m.synop_ns * 1e-3)
+    assert ev.terms_us["synmem"] == pytest.approx(ev.synmem_reads.max() * m.synmem_read_ns * 1e-3)
+    bits_per_us = hw.links.router_bits_per_us
+    assert ev.terms_us["link"] == pytest.approx(ev.max_link_messages * 32 / bits_per_us)
+    assert ev.link_us[ev.bottleneck_link] == pytest.approx(ev.terms_us["link"])
+    assert np.all(ev.link_utilization <= 1 + 1e-12)
+
+
+def test_energy_is_static_plus_compute_plus_routing(mlp_eval):
+    net, hw, _, ev = mlp_eval
+    e = hw.energy
+    static_w = e.static_power_per_core_w * ev.cores_used + e.static_power_per_chip_w
+    assert ev.energy_terms_uj["static"] == pytest.approx(static_w * ev.latency_us)
+    compute = 1e-6 * (
+        e.dendop_pj * ev.neurons.sum() + e.synop_pj * ev.synops.sum()
+        + e.synmem_read_pj * ev.synmem_reads.sum()
+    )  # fmt: skip
+    assert ev.energy_terms_uj["compute"] == pytest.approx(compute)
+    assert ev.energy_terms_uj["routing"] == pytest.approx(ev.metrics["routing_energy_pj"] * 1e-6)
+    assert ev.energy_uj == pytest.approx(sum(ev.energy_terms_uj.values()))
+    assert ev.power_w == pytest.approx(ev.energy_uj / ev.latency_us)
+
+
+def two_core_network(rate=0.5, encoding="sparse", weight_bits=8):
+    """One source neuron on core 0 feeding 3 neurons on core 1."""
+    return Network(
+        name="two-core",
+        indptr=[0, 3, 3, 3, 3],
+        indices=[1, 2, 3],
+        population=[0, 1, 1, 1],
+        population_names=["src", "dst"],
+        rate=[rate, 1, 1, 1],
+        encoding=["sparse", encoding],
+        weight_bits=[8, weight_bits],
+    )
+
+
+def test_hand_computed_two_core_case():
+    """3 hops between the two cores: every number of the evaluation by hand."""
+    hw = load_hardware("mesh:4x1x1")
+    net = two_core_network(rate=0.5)
+    part = Partition.layered(net, [1, 1])
+    ev = evaluate(net, hw, Mapping(part, Placement([0, 3])))
+    m, e = hw.model, hw.energy
+    assert ev.synops.tolist() == [0, 1.5]
+    entry = 8 + m.sparse_index_bits  # one sparse entry per synapse
+    assert ev.synmem_reads.tolist() == [0, 0.5 * np.ceil(3 * entry / m.synmem_word_bits)]
+    assert ev.metrics["connectivity"] == 0.5
+    assert ev.metrics["hops_per_message"] == 3
+    routing_pj = 0.5 * (3 * (e.route_pj + e.transmit_pj) + e.route_pj)  # seed 004 Table I
+    assert ev.metrics["routing_energy_pj"] == pytest.approx(routing_pj)
+    latency_ns = 3 * (e.route_ns + e.transmit_ns) + e.route_ns
+    assert ev.metrics["average_latency_ns"] == pytest.approx(latency_ns)
+    assert ev.metrics["congestion"] == pytest.approx(0.5 * 4)  # routers visited
+    assert ev.metrics["synaptic_reuse"] == 3.0  # 3 synapses share one axon
+    assert ev.metrics["connection_locality"] == 4.0  # the 4 lattice points of the segment
+    assert ev.max_link_messages == 0.5
+    assert ev.cores_used == 2 and ev.bottleneck == "barrier"
+
+
+def test_dense_encoding_reads_whole_rows():
+    hw = load_hardware("mesh:2x1x1")
+    net = two_core_network(rate=1.0, encoding="dense", weight_bits=8)
+    ev = evaluate(net, hw, Mapping(Partition.layered(net, [1, 1]), Placement([0, 1])))
+    row_words = np.ceil(3 * 8 / hw.model.synmem_word_bits)
+    assert ev.synmem_reads.tolist() == [0, row_words]
+
+
+def test_activity_scales_compute_and_traffic_linearly():
+    hw = load_hardware("loihi2")
+    full = load_network_spec("qubo:n=300,density=0.2,rate=0.4")
+    half = dataclasses.replace(full, rate=full.rate / 2)
+    part = make_partition(full, hw, "cores:4,1,1")
+    place = Placement(np.arange(part.n_parts) * 5)
+    a, b = evaluate(full, hw, Mapping(part, place)), evaluate(half, hw, Mapping(part, place))
+    np.testing.assert_allclose(b.synops, a.synops / 2)
+    np.testing.assert_allclose(b.link_messages, a.link_messages / 2, atol=1e-6)
+    assert b.terms_us["link"] == pytest.approx(a.terms_us["link"] / 2, rel=1e-6)
+
+
+def test_connection_locality_of_a_known_hull():
+    """A triangle (0,0),(3,0),(0,3) on the lattice holds 10 points."""
+    net = Network(
+        name="tri",
+        indptr=[0, 2, 2, 2],
+        indices=[1, 2],
+        population=[0, 1, 2],
+        population_names=["a", "b", "c"],
+        rate=[1, 1, 1],
+    )
+    hw = load_hardware("mesh:4x4x1")
+    part = Partition.layered(net, [1, 1, 1])
+    ev = evaluate(net, hw, Mapping(part, Placement([0, 3, 12])))
+    assert ev.metrics["connection_locality"] == 10.0
+
+
+def test_evaluate_refuses_an_infeasible_mapping():
+    hw = load_hardware("loihi2")
+    net = load_network_spec("sparse-mlp-1")
+    part = Partition.layered(net, [1, 1, 1, 1, 1, 1, 1])  # far over synaptic memory
+    with pytest.raises(InfeasibleMappingError, match="synaptic memory"):
+        evaluate(net, hw, Mapping(part, Placement(np.arange(7))))
+    part = make_partition(net, hw, "min")
+    with pytest.raises(InfeasibleMappingError, match="share core"):
+        evaluate(net, hw, Mapping(part, Placement(np.zeros(part.n_parts, int))))
