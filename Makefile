@@ -29,7 +29,9 @@ test: lint
 	$(PY) -m pytest
 
 bench: $(STAMP)
+	$(PY) -m pip install --quiet -e '.[test,bench]'
 	$(PY) benchmarks/evaluate.py
+	$(PY) benchmarks/linear_patterns.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

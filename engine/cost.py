@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import numba
 import numpy as np
 
+from engine.errors import InfeasibleMappingError
 from engine.hardware import CORE_TO_ROUTER, DIRECTIONS, LINK_KINDS, OFF_CHIP, ROUTER, Hardware
 from engine.mapping import Mapping, Partition, Placement, check_mapping
 from engine.network import Network
@@ -153,8 +154,6 @@ class Evaluator:
             if s.n_parts > hardware.n_cores:
                 problems.insert(0, f"{s.n_parts} partitions for {hardware.n_cores} cores")
             if problems:
-                from engine.errors import InfeasibleMappingError
-
                 raise InfeasibleMappingError(
                     f"partition of {network.name!r} does not fit {hardware.name}: "
                     + "; ".join(problems[:12])
@@ -190,8 +189,6 @@ class Evaluator:
         cores = np.asarray(placement.cores, dtype=np.int64)
         problems = _placement_problems(cores, self.hardware, self.stats.n_parts)
         if problems:
-            from engine.errors import InfeasibleMappingError
-
             raise InfeasibleMappingError("; ".join(problems))
         s = self.stats
         self.core_of_part = cores.copy()
@@ -217,6 +214,11 @@ class Evaluator:
 
     def swap_cores(self, core_a: int, core_b: int) -> tuple[float, float]:
         """Exchange the contents of two physical cores (a move if one is empty)."""
+        n = self.hardware.n_cores
+        if not (0 <= core_a < n and 0 <= core_b < n):
+            raise InfeasibleMappingError(
+                f"cores {core_a} and {core_b}: {self.hardware.name} has cores 0..{n - 1}"
+            )
         pa, pb = self.part_of_core[core_a], self.part_of_core[core_b]
         if pa < 0 and pb < 0 or core_a == core_b:
             return self._summarize()
@@ -355,9 +357,10 @@ def evaluate(network: Network, hardware: Hardware, mapping: Mapping) -> Evaluati
     """The full cost of a mapping (checks feasibility first)."""
     stats = partition_stats(network, hardware, mapping.partition)
     check_mapping(network, hardware, mapping, stats)
-    return Evaluator(
-        network, hardware, mapping.partition, mapping.placement, stats=stats
-    ).evaluation()
+    ev = Evaluator(
+        network, hardware, mapping.partition, mapping.placement, stats=stats, check=False
+    )
+    return ev.evaluation()
 
 
 @numba.njit(cache=True)

@@ -54,21 +54,35 @@ class Network:
 
     def __post_init__(self):
         put = object.__setattr__
-        put(self, "indptr", np.ascontiguousarray(self.indptr, dtype=np.int64))
-        put(self, "indices", np.ascontiguousarray(self.indices, dtype=np.int32))
-        put(self, "population", np.ascontiguousarray(self.population, dtype=np.int32))
+        put(self, "indptr", self._integers("indptr", np.int64))
+        put(self, "indices", self._integers("indices", np.int32))
+        put(self, "population", self._integers("population", np.int32))
         put(self, "rate", np.ascontiguousarray(self.rate, dtype=np.float64))
         put(self, "population_names", tuple(str(p) for p in self.population_names))
         if self.weights is not None:
             put(self, "weights", np.ascontiguousarray(self.weights, dtype=np.float32))
-            if self.weights.shape == self.indices.shape and np.any(self.weights == 0):
-                self._drop_zero_weights()
         n_pop = len(self.population_names)
         put(self, "weight_bits", tuple(int(b) for b in (self.weight_bits or (8,) * n_pop)))
         put(self, "encoding", tuple(str(e) for e in (self.encoding or ("sparse",) * n_pop)))
         if self.natural_cores is not None:
             put(self, "natural_cores", tuple(int(c) for c in self.natural_cores))
         self._validate()
+        if self.weights is not None and np.any(self.weights == 0):
+            self._drop_zero_weights()  # after validation: it relies on a consistent CSR
+
+    def _integers(self, what: str, dtype) -> np.ndarray:
+        """An index array as ``dtype``, refusing fractions and values ``dtype`` cannot hold."""
+        a = np.asarray(getattr(self, what))
+        if a.size and not np.issubdtype(a.dtype, np.integer):
+            raise InvalidNetworkError(
+                f"network {self.name!r}: {what} must hold integers, not {a.dtype} values"
+            )
+        out = np.ascontiguousarray(a, dtype=dtype)
+        if a.dtype != out.dtype and not np.array_equal(a, out):
+            raise InvalidNetworkError(
+                f"network {self.name!r}: {what} holds values outside the {out.dtype} range"
+            )
+        return out
 
     def _drop_zero_weights(self):
         """Synapses of weight 0 are not stored (sparse encoding skips them)."""

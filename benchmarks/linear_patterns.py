@@ -1,0 +1,79 @@
+"""Seed 001 Fig. 8 with the engine: heaviest router link vs layer size for three patterns.
+
+For a tiled-identity layer of M origin and M destination cores placed one pair per
+router, prints the measured heaviest router-link load (in units of N messages) next to
+seed 001's closed forms, and draws ``assets/linear-patterns.png``.
+
+    .venv/bin/python benchmarks/linear_patterns.py
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from engine.cost import Evaluator
+from engine.hardware import ROUTER, load_hardware
+from engine.partition import make_partition
+from engine.placement import placers
+from engine.specs import load_network_spec
+from engine.traffic import partition_stats
+
+N = 32
+
+
+def heaviest_router_link(m: int, placer: str, **params) -> float:
+    side = max(m, 8)
+    hw = load_hardware(f"mesh:{side}x{side}x2")
+    net = load_network_spec(f"linear-tiled-identity:M={m},N={N}")
+    part = make_partition(net, hw)
+    place = placers[placer](partition_stats(net, hw, part), hw, **params)
+    ev = Evaluator(net, hw, part, place).evaluation()
+    return float(ev.link_messages[hw.link_table["kind"] == ROUTER].max() / N)
+
+
+def main():
+    rows = []
+    for n in (2, 4, 6, 8, 10, 12):
+        m = n * n
+        rows.append(
+            {
+                "M": m,
+                "square": heaviest_router_link(m, "pairs-square", rows=n),
+                "square_formula": m**1.5 / 4,
+                "x": heaviest_router_link(m, "pairs-x") if n % 2 == 0 and (m // 2) % 2 == 0 else None,
+                "x_formula": m - 2,
+                "diagonal": heaviest_router_link(m, "pairs-diagonal"),
+                "diagonal_formula": m - 1,
+            }
+        )
+    print(json.dumps(rows, indent=1))
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    m = np.array([r["M"] for r in rows])
+    fig, ax = plt.subplots(figsize=(6, 3.6), dpi=120)
+    ax.plot(m, [r["square"] for r in rows], "o", label="saturated square (measured)")
+    ax.plot(m, m**1.5 / 4, "-", color="C0", alpha=0.5, label=r"$M^{3/2}/4$")
+    xm = [(r["M"], r["x"]) for r in rows if r["x"] is not None]
+    ax.plot(*zip(*xm, strict=True), "s", color="C1", label="X shape (measured)")
+    ax.plot(m, m - 2, "-", color="C1", alpha=0.5, label=r"$M-2$")
+    ax.plot(m, [r["diagonal"] for r in rows], "^", color="C2", label="diagonal (measured)")
+    ax.plot(m, m - 1, "--", color="C2", alpha=0.5, label=r"$M-1$")
+    ax.set_xlabel("origin-destination core pairs M")
+    ax.set_ylabel("heaviest router link (× N messages)")
+    ax.set_title("Seed 001 §VI: link load vs placement pattern")
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    out = Path(__file__).resolve().parent.parent / "assets" / "linear-patterns.png"
+    fig.savefig(out)
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()
