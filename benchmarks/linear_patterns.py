@@ -43,7 +43,9 @@ def main():
                 "M": m,
                 "square": heaviest_router_link(m, "pairs-square", rows=n),
                 "square_formula": m**1.5 / 4,
-                "x": heaviest_router_link(m, "pairs-x") if n % 2 == 0 and (m // 2) % 2 == 0 else None,
+                "x": heaviest_router_link(m, "pairs-x")
+                if n % 2 == 0 and (m // 2) % 2 == 0
+                else None,
                 "x_formula": m - 2,
                 "diagonal": heaviest_router_link(m, "pairs-diagonal"),
                 "diagonal_formula": m - 1,

@@ -15,10 +15,7 @@ import json
 import sys
 
 from engine.errors import MeshScopeError
-
-DEFAULT_NETWORK = "sparse-mlp-1"
-DEFAULT_HARDWARE = "loihi2"
-DEFAULT_PLACEMENT = "packed-row"
+from engine.specs import DEFAULT_HARDWARE, DEFAULT_NETWORK, DEFAULT_PLACEMENT
 
 
 class _Parser(argparse.ArgumentParser):
@@ -140,9 +137,9 @@ def cmd_evaluate(args) -> int:
 def cmd_serve(args) -> int:
     from explorer.app import serve
 
-    serve(
-        network=args.network or DEFAULT_NETWORK,
-        hardware=args.hardware or DEFAULT_HARDWARE,
+    serve(  # with --mapping, the network and hardware default to the file's
+        network=args.network or (None if args.mapping else DEFAULT_NETWORK),
+        hardware=args.hardware or (None if args.mapping else DEFAULT_HARDWARE),
         mapping=args.mapping,
         port=args.port,
         address=args.address,

@@ -296,7 +296,7 @@ def hardware_from_dict(data: dict, where: str = "hardware") -> Hardware:
         )
     except KeyError as e:
         raise BadFileError(f"{where}: missing {e.args[0]!r}") from None
-    except (TypeError, ValueError, IndexError) as e:
+    except (TypeError, ValueError, IndexError, InvalidHardwareError) as e:
         raise BadFileError(f"{where}: {e}") from None
 
 
@@ -345,7 +345,9 @@ def load_hardware(spec: str) -> Hardware:
             "(e.g. mesh:8x8x4@2x1)"
         )
     path = Path(spec)
-    if path.suffix == ".toml" and path.exists():
+    if path.suffix == ".toml":
+        if not path.exists():
+            raise BadFileError(f"hardware file {path} does not exist")
         return hardware_from_dict(_read_toml(path), str(path))
     preset = PRESET_DIR / f"{spec}.toml"
     if not preset.exists():

@@ -11,7 +11,19 @@ from engine.io.network_file import load_network
 from engine.network import Network
 from engine.workloads import build_workload
 
-__all__ = ["load_network_spec", "load_hardware_spec", "DEMO_DIR", "demo_files"]
+__all__ = [
+    "DEFAULT_HARDWARE",
+    "DEFAULT_NETWORK",
+    "DEFAULT_PLACEMENT",
+    "DEMO_DIR",
+    "demo_files",
+    "load_hardware_spec",
+    "load_network_spec",
+]
+
+DEFAULT_NETWORK = "sparse-mlp-1"  # the built-in demo
+DEFAULT_HARDWARE = "loihi2"
+DEFAULT_PLACEMENT = "packed-row"
 
 DEMO_DIR = Path(__file__).resolve().parent.parent / "demo_networks"
 NETWORK_SUFFIXES = (".npz",)

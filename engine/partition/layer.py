@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from engine.arrays import distinct
 from engine.errors import InfeasibleMappingError
 from engine.hardware import Hardware
 from engine.mapping import Partition
@@ -41,7 +42,7 @@ class _PopulationLoads:
         neurons = np.bincount(np.arange(self.size) * c // self.size, minlength=c)
         synapses = np.bincount(core, minlength=c)
         axons = np.bincount(
-            np.unique(core * self.n_neurons + self.src) // self.n_neurons, minlength=c
+            distinct(core * self.n_neurons + self.src) // self.n_neurons, minlength=c
         )
         memory = core_memory_bytes(
             neurons, synapses, axons, self.weight_bits, self.dense, self.hardware.model

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from engine.arrays import distinct
 from engine.network import Network
 from engine.workloads import register
 from engine.workloads._build import csr_from_pairs, require
@@ -43,20 +44,14 @@ def qubo(*, n: int = 1000, density: float = 0.1, rate: float = 0.1, seed: int = 
     )
 
 
-def _distinct(values):
-    """Sorted distinct values (np.unique, without its slow hash path in numpy 2.3+)."""
-    s = np.sort(values)
-    return s[np.concatenate([[True], s[1:] != s[:-1]])]
-
-
 def _sample_upper(rng, n, density):
     """Distinct (i < j) pairs, each present with probability ``density`` (large n)."""
     pairs = n * (n - 1) // 2
     k = int(rng.binomial(pairs, density))
-    flat = _distinct(rng.integers(0, pairs, size=int(k * 1.1) + 16))
+    flat = distinct(rng.integers(0, pairs, size=int(k * 1.1) + 16))
     while flat.size < k:  # dense Q: draw again until there are k distinct pairs
         more = rng.integers(0, pairs, size=2 * (k - flat.size) + 16)
-        flat = _distinct(np.concatenate([flat, more]))
+        flat = distinct(np.concatenate([flat, more]))
     flat = np.sort(rng.permutation(flat)[:k])  # a random k of them, not the k smallest
     # invert the row-major index of the strict upper triangle
     i = (n - 2 - np.floor(np.sqrt(-8 * flat + 4 * n * (n - 1) - 7) / 2 - 0.5)).astype(np.int64)

@@ -1,0 +1,1 @@
+"""One module per view of an ``ExplorerState``: mesh, metrics, …"""

@@ -1,0 +1,291 @@
+"""The mesh view's data: plain numpy columns for Bokeh ``ColumnDataSource`` s.
+
+Functions of the hardware, network and evaluation only (no Bokeh, no Panel), so they
+are tested without a browser; ``explorer.views.mesh`` draws them.
+
+Geometry, in router pitches: router ``(gx, gy)`` sits at ``x = gx, y = gy`` with y
+growing downwards (row 0 drawn at the top), on a light tile that groups it with its
+K cores, which sit on a ring around it (slot 0 top-left, then clockwise). Each
+router→router link is a segment on the right-hand lane of its direction of travel, so
+the two directions between a pair of routers are two parallel segments; core→router
+and router→core links are two short parallel segments between a core and its router.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from engine.cost import Evaluation
+from engine.hardware import CORE_TO_ROUTER, DIRECTIONS, LINK_KINDS, OFF_CHIP, ROUTER, Hardware
+from engine.network import Network
+
+__all__ = [
+    "BOTTLENECK_COLOR",
+    "EMPTY_COLOR",
+    "IDLE_COLOR",
+    "LOAD_PALETTE",
+    "POPULATION_PALETTE",
+    "bottleneck_columns",
+    "bottleneck_text",
+    "chip_columns",
+    "core_columns",
+    "core_offsets",
+    "core_size",
+    "link_columns",
+    "load_colors",
+    "population_colors",
+    "router_columns",
+]
+
+# --------------------------------------------------------------------------- style
+# Populations: a qualitative palette without reds, so that it never reads as link load.
+POPULATION_PALETTE = (
+    "#4e79a7", "#59a14f", "#b07aa1", "#edc948", "#76b7b2", "#9c755f",
+    "#a0cbe8", "#8cd17d", "#d4a6c8", "#f1ce63", "#86bcb6", "#d7b5a6",
+)  # fmt: skip
+EMPTY_COLOR = "#ececec"
+IDLE_COLOR = "#d4d4d4"  # a link that carries no messages
+BOTTLENECK_COLOR = "#ff1f8e"
+_LOAD_ANCHORS = ("#fdd0a2", "#fd8d3c", "#e6550d", "#a63603", "#4a1202")  # light → dark = more load
+
+
+def _interpolate_palette(anchors, n: int) -> tuple[str, ...]:
+    rgb = np.array([[int(a[i : i + 2], 16) for i in (1, 3, 5)] for a in anchors], dtype=float)
+    t = np.linspace(0, 1, n)
+    at = np.linspace(0, 1, len(anchors))
+    channels = [np.rint(np.interp(t, at, rgb[:, c])).astype(int) for c in range(3)]
+    return tuple(f"#{r:02x}{g:02x}{b:02x}" for r, g, b in zip(*channels, strict=True))
+
+
+LOAD_PALETTE = _interpolate_palette(_LOAD_ANCHORS, 256)
+
+# geometry, in router pitches
+TILE_SIZE = 0.84  # side of the light tile that groups a router with its cores
+ROUTER_SIZE = 0.12  # side of a router's square
+CORE_RING = 0.25 * np.sqrt(2)  # distance from a router's centre to its cores' centres
+CORE_SIZE = 0.17  # side of a core's square (K <= 4; smaller for more cores)
+LANE = 0.062  # offset of a router link from the line between the two routers
+CORE_LANE = 0.026  # offset of a core link from the line between core and router
+GAP = 0.09  # router links start this far from a router's centre
+
+
+# ------------------------------------------------------------------ column builders
+def core_offsets(cores_per_router: int) -> tuple[np.ndarray, np.ndarray]:
+    """(dx, dy) of each slot's centre from its router: on a ring, slot 0 top-left, clockwise."""
+    angle = -0.75 * np.pi + 2 * np.pi * np.arange(cores_per_router) / cores_per_router
+    return CORE_RING * np.cos(angle), CORE_RING * np.sin(angle)
+
+
+def core_size(cores_per_router: int) -> float:
+    """Side of a core square: CORE_SIZE up to four cores, then what fits on the ring."""
+    if cores_per_router <= 4:
+        return CORE_SIZE
+    return min(CORE_SIZE, 0.75 * 2 * np.pi * CORE_RING / cores_per_router / np.sqrt(2))
+
+
+def population_colors(n_populations: int) -> list[str]:
+    return [POPULATION_PALETTE[i % len(POPULATION_PALETTE)] for i in range(n_populations)]
+
+
+def load_colors(
+    messages: np.ndarray, vmax: float, palette=LOAD_PALETTE, idle=IDLE_COLOR
+) -> np.ndarray:
+    """Colour of each load, binned like Bokeh's ``LinearColorMapper(low=0, high=vmax)``.
+
+    A load of zero gets ``idle``; any positive load a palette colour.
+    """
+    messages = np.asarray(messages, dtype=float)
+    n = len(palette)
+    scale = n / vmax if vmax > 0 else 0.0
+    index = np.clip(np.floor(messages * scale).astype(np.int64), 0, n - 1)
+    colors = np.asarray(palette, dtype=object)[index]
+    return np.where(messages > 0, colors, idle)
+
+
+def router_columns(hardware: Hardware) -> dict[str, np.ndarray]:
+    """One row per router of the global grid."""
+    r = np.arange(hardware.n_routers)
+    gx, gy = r % hardware.grid_width, r // hardware.grid_width
+    chip = (gy // hardware.height) * hardware.chips_x + gx // hardware.width
+    return {"x": gx.astype(float), "y": gy.astype(float), "router": r, "chip": chip}
+
+
+def _address_text(addresses) -> np.ndarray:
+    return np.array(["(" + ", ".join(str(int(v)) for v in a) + ")" for a in addresses])
+
+
+def _core_addresses(hardware: Hardware) -> np.ndarray:
+    ct = hardware.core_table
+    return _address_text(zip(ct["chip"], ct["x"], ct["y"], ct["slot"], strict=True))
+
+
+def _router_addresses(hardware: Hardware) -> np.ndarray:
+    r = np.arange(hardware.n_routers)
+    gx, gy = r % hardware.grid_width, r // hardware.grid_width
+    chip = (gy // hardware.height) * hardware.chips_x + gx // hardware.width
+    return _address_text(zip(chip, gx % hardware.width, gy % hardware.height, strict=True))
+
+
+def core_columns(
+    hardware: Hardware, network: Network, evaluation: Evaluation
+) -> dict[str, np.ndarray]:
+    """One row per physical core: position, colour and the load of the partition placed there.
+
+    Empty cores have partition -1, population "empty" and zero loads.
+    """
+    ct = hardware.core_table
+    n = hardware.n_cores
+    dx, dy = core_offsets(hardware.cores_per_router)
+    part = np.full(n, -1, dtype=np.int64)
+    part[evaluation.cores] = np.arange(evaluation.cores.size)
+    placed = part >= 0
+    pop = np.full(n, -1, dtype=np.int64)
+    pop[placed] = evaluation.population[part[placed]]
+    names = np.array([*network.population_names, "empty"], dtype=object)
+    colors = np.array([*population_colors(network.n_populations), EMPTY_COLOR], dtype=object)
+
+    def per_core(values) -> np.ndarray:
+        out = np.zeros(n, dtype=float)
+        out[placed] = np.asarray(values, dtype=float)[part[placed]]
+        return out
+
+    terms = evaluation.core_terms_us
+    return {
+        "x": ct["gx"] + dx[ct["slot"]],
+        "y": ct["gy"] + dy[ct["slot"]],
+        "core": np.arange(n),
+        "address": _core_addresses(hardware),
+        "partition": part,
+        "population_id": pop,
+        "population": names[pop],  # pop -1 picks "empty"
+        "color": colors[pop],
+        "line_color": np.where(placed, "#ffffff", "#c8c8c8"),
+        "neurons": per_core(evaluation.neurons),
+        "dendops": per_core(evaluation.neurons),  # one DendOp per neuron per step
+        "synops": per_core(evaluation.synops),
+        "synmem_reads": per_core(evaluation.synmem_reads),
+        "t_dendops_us": per_core(terms["dendops"]),
+        "t_synops_us": per_core(terms["synops"]),
+        "t_synmem_us": per_core(terms["synmem"]),
+    }
+
+
+def link_columns(
+    hardware: Hardware, evaluation: Evaluation, *, vmax: float | None = None
+) -> dict[str, np.ndarray]:
+    """One row per existing link (kind >= 0), as a segment with its load and colour.
+
+    ``vmax`` is the load at the top of the colour scale (default: the heaviest link).
+    """
+    lt = hardware.link_table
+    kind = lt["kind"].astype(np.int64)
+    ids = np.flatnonzero(kind >= 0)
+    kind = kind[ids]
+    n_router_ids = 4 * hardware.n_routers
+    gw = hardware.grid_width
+    messages = evaluation.link_messages[ids]
+    if vmax is None:
+        vmax = float(messages.max()) if messages.size else 0.0
+
+    x0, y0, x1, y1 = (np.zeros(ids.size) for _ in range(4))
+    # router → router (and off-chip): the right-hand lane of the direction of travel
+    mesh = ids < n_router_ids
+    r, d = ids[mesh] // 4, ids[mesh] % 4
+    vx = np.array([1.0, -1.0, 0.0, 0.0])[d]
+    vy = np.array([0.0, 0.0, 1.0, -1.0])[d]
+    gx, gy = (r % gw).astype(float), (r // gw).astype(float)
+    ox, oy = -vy * LANE, vx * LANE
+    x0[mesh], y0[mesh] = gx + GAP * vx + ox, gy + GAP * vy + oy
+    x1[mesh], y1[mesh] = gx + (1 - GAP) * vx + ox, gy + (1 - GAP) * vy + oy
+
+    # core ↔ router: along the ray from the router to the core, one lane each way
+    core_link = ~mesh
+    core = lt["core"][ids[core_link]]
+    ct = hardware.core_table
+    dx, dy = core_offsets(hardware.cores_per_router)
+    ux, uy = dx[ct["slot"][core]] / CORE_RING, dy[ct["slot"][core]] / CORE_RING
+    rx, ry = ct["gx"][core].astype(float), ct["gy"][core].astype(float)
+    half_diag = np.sqrt(2) / 2
+    t_router = ROUTER_SIZE * half_diag + 0.01
+    t_core = CORE_RING - core_size(hardware.cores_per_router) * half_diag - 0.01
+    outward = kind[core_link] != CORE_TO_ROUTER  # router → core travels along +u
+    sign = np.where(outward, 1.0, -1.0)
+    t_start = np.where(outward, t_router, t_core)
+    t_end = np.where(outward, t_core, t_router)
+    ox, oy = -uy * sign * CORE_LANE, ux * sign * CORE_LANE
+    x0[core_link], y0[core_link] = rx + t_start * ux + ox, ry + t_start * uy + oy
+    x1[core_link], y1[core_link] = rx + t_end * ux + ox, ry + t_end * uy + oy
+
+    direction = np.empty(ids.size, dtype=object)
+    direction[mesh] = np.asarray(DIRECTIONS, dtype=object)[d]
+    direction[core_link] = np.where(outward, "into core", "out of core")
+    routers = _router_addresses(hardware)
+    cores = _core_addresses(hardware)
+    src = routers[lt["src_router"][ids]]
+    dst = routers[np.maximum(lt["dst_router"][ids], 0)]
+    src[core_link] = np.where(outward, src[core_link], cores[core])
+    dst[core_link] = np.where(outward, cores[core], dst[core_link])
+
+    on_mesh = (kind == ROUTER) | (kind == OFF_CHIP)
+    relative = messages / vmax if vmax > 0 else np.zeros(ids.size)
+    base = np.where(on_mesh, 1.0, 0.55)
+    return {
+        "x0": x0,
+        "y0": y0,
+        "x1": x1,
+        "y1": y1,
+        "xm": (x0 + x1) / 2,
+        "ym": (y0 + y1) / 2,
+        # screen angle of the travel direction (y grows downwards), minus 90° for "triangle"
+        "angle": np.arctan2(-(y1 - y0), x1 - x0) - np.pi / 2,
+        "link": ids,
+        "kind": np.asarray(LINK_KINDS, dtype=object)[kind],
+        "direction": direction,
+        "src": src,
+        "dst": dst,
+        "messages": messages,
+        "utilization": evaluation.link_utilization[ids],
+        "color": load_colors(messages, vmax),
+        "width": base * np.where(messages > 0, 1.0 + 1.2 * relative, 0.7),
+        "dash": np.where(kind == OFF_CHIP, "dashed", "solid"),
+        "loaded": messages > 0,
+    }
+
+
+def bottleneck_columns(links: dict[str, np.ndarray], evaluation: Evaluation) -> dict:
+    """The row of ``links`` that is ``evaluation.bottleneck_link`` (no row if there is none)."""
+    rows = np.flatnonzero(links["link"] == evaluation.bottleneck_link)
+    return {k: v[rows] for k, v in links.items()}
+
+
+def bottleneck_text(hardware: Hardware, evaluation: Evaluation) -> str:
+    """One sentence on the heaviest link, for a caption under the mesh."""
+    i = evaluation.bottleneck_link
+    if i < 0:
+        return "No link carries any message: every partition talks only to itself."
+    links = link_columns(hardware, evaluation)
+    row = int(np.flatnonzero(links["link"] == i)[0])
+    kind, direction = links["kind"][row], links["direction"][row]
+    what = f"{kind} link {direction}" if kind in ("router", "off-chip") else f"{kind} link"
+    return (
+        f"Heaviest link: {what} {links['src'][row]} → {links['dst'][row]}, "
+        f"{links['messages'][row]:,.0f} messages / step, busy "
+        f"{links['utilization'][row]:.0%} of the step."
+    )
+
+
+def chip_columns(hardware: Hardware) -> dict[str, np.ndarray]:
+    """One rectangle per chip around its routers."""
+    c = np.arange(hardware.n_chips)
+    cx, cy = c % hardware.chips_x, c // hardware.chips_x
+    w, h = hardware.width, hardware.height
+    return {
+        "x": cx * w + (w - 1) / 2,
+        "y": cy * h + (h - 1) / 2,
+        "width": np.full(c.size, float(w)),
+        "height": np.full(c.size, float(h)),
+        "label_x": cx * w - 0.45,
+        "label_y": cy * h - 0.45,
+        "label": np.array([f"chip {i}" for i in c]),
+        "chip": c,
+    }

@@ -1,0 +1,345 @@
+"""The ``meshscope`` command, run in-process (and once as the installed console script)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engine.cli import main
+from engine.cost import TERMS, evaluate
+from engine.hardware import load_hardware, preset_names
+from engine.mapping import Mapping, read_mapping_file
+from engine.partition import make_partition, partitioners
+from engine.placement import make_placement, placers
+from engine.specs import load_network_spec
+from engine.traffic import partition_stats
+from engine.workloads import workloads
+
+SMALL = "linear-dense:M=2,N=8"
+KINDS = ("networks", "hardware", "partitioners", "placers")
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    """Exit code, stdout and stderr of ``meshscope argv…`` (argparse errors exit via SystemExit)."""
+    try:
+        code = main(list(argv))
+    except SystemExit as e:
+        code = e.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def run_json(capsys, *argv: str):
+    code, out, err = run(capsys, *argv)
+    assert code == 0, err
+    return json.loads(out)
+
+
+def engine_evaluation(network: str, hardware: str, partition: str | None, placement: str):
+    """What the engine computes for the mapping the CLI builds from the same options."""
+    net, hw = load_network_spec(network), load_hardware(hardware)
+    part = make_partition(net, hw, partition, seed=0)
+    place = make_placement(partition_stats(net, hw, part), hw, placement, seed=0)
+    return net, hw, evaluate(net, hw, Mapping(part, place))
+
+
+# ------------------------------------------------------------------ list
+def expected_names(kind: str) -> set[str]:
+    return {
+        "networks": set(workloads),
+        "hardware": set(preset_names()),
+        "partitioners": {fn.grammar for fn in partitioners.values()},
+        "placers": set(placers),
+    }[kind]
+
+
+def listed_names(kind: str, data) -> set[str]:
+    if kind == "networks":
+        return {g["name"] for g in data["generators"]}
+    if kind == "hardware":
+        return {h["name"] for h in data["presets"]}
+    return set(data)
+
+
+def test_list_json_lists_every_registry(capsys):
+    data = run_json(capsys, "list", "--json")
+    assert set(data) == set(KINDS)
+    for kind in KINDS:
+        assert listed_names(kind, data[kind]) == expected_names(kind)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_list_one_kind_json(capsys, kind):
+    data = run_json(capsys, "list", kind, "--json")
+    assert listed_names(kind, data) == expected_names(kind)
+    if kind == "networks":
+        for g in data["generators"]:
+            assert isinstance(g["params"], dict) and g["description"]
+    if kind == "hardware":
+        cores = {h["name"]: h["cores"] for h in data["presets"]}
+        assert cores == {n: load_hardware(n).n_cores for n in preset_names()}
+        assert data["generic"] == "mesh:WxH[xK][@CXxCY]"
+    if kind in ("partitioners", "placers"):
+        assert all(isinstance(doc, str) and doc for doc in data.values())
+
+
+def test_list_text_mentions_every_entry(capsys):
+    code, out, err = run(capsys, "list")
+    assert code == 0 and err == ""
+    for kind in KINDS:
+        assert f"{kind}:" in out
+        for name in expected_names(kind):
+            assert name in out
+
+
+def test_console_script_runs(tmp_path):
+    script = Path(sys.executable).with_name("meshscope")
+    assert script.exists(), f"the console script is not installed next to {sys.executable}"
+    done = subprocess.run(
+        [str(script), "list", "placers", "--json"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert set(json.loads(done.stdout)) == set(placers)
+
+
+# ------------------------------------------------------------------ evaluate
+def test_evaluate_json_has_the_documented_keys(capsys):
+    data = run_json(capsys, "evaluate", "--network", SMALL, "--hardware", "loihi2", "--json")
+    assert data["network"] == SMALL and data["hardware"] == "loihi2"
+    for key in ("latency_us", "energy_uj", "power_w", "max_link_messages"):
+        assert isinstance(data[key], float) and data[key] > 0
+    assert data["bottleneck"] in TERMS
+    assert set(TERMS) == {"dendops", "synops", "synmem", "link", "barrier"}
+    assert set(data["terms_us"]) == set(TERMS)
+    assert data["latency_us"] == max(data["terms_us"].values())
+    assert data["terms_us"][data["bottleneck"]] == data["latency_us"]
+    assert data["cores_used"] == 4  # the natural split: 2 origin + 2 destination cores
+    assert data["power_w"] == pytest.approx(data["energy_uj"] / data["latency_us"])
+    assert "links" not in data
+
+
+@pytest.mark.parametrize(
+    ("network", "hardware", "partition", "placement"),
+    [
+        (SMALL, "loihi2", None, "packed-row"),
+        ("mlp:widths=64-128-32", "mesh:4x4x2", "min+1", "spread-col"),
+        ("qubo:n=80", "loihi2-x8", "cores:4,1,1", "random"),
+    ],
+)
+def test_evaluate_json_equals_the_engine(capsys, network, hardware, partition, placement):
+    argv = ["evaluate", "--network", network, "--hardware", hardware, "--placement", placement]
+    if partition:
+        argv += ["--partition", partition]
+    data = run_json(capsys, *argv, "--json")
+    _, hw, ev = engine_evaluation(network, hardware, partition, placement)
+    expected = json.loads(json.dumps(ev.to_dict(hw)))
+    assert {k: v for k, v in data.items() if k not in ("network", "hardware")} == expected
+
+
+def test_evaluate_defaults_to_sparse_mlp_1_on_loihi2(capsys):
+    data = run_json(capsys, "evaluate", "--json")
+    assert data["network"] == "sparse-mlp-1" and data["hardware"] == "loihi2"
+    _, _, ev = engine_evaluation("sparse-mlp-1", "loihi2", None, "packed-row")
+    assert data["latency_us"] == ev.latency_us
+    assert data["cores_used"] == ev.cores_used
+
+
+def test_evaluate_links(capsys):
+    # two chips of 2x2 routers: origin cores on chip 0, destination cores on chip 1
+    network, hardware = "linear-dense:M=4,N=8", "mesh:2x2x1@2x1"
+    data = run_json(
+        capsys, "evaluate", "--network", network, "--hardware", hardware, "--links", "--json"
+    )
+    links = data["links"]
+    assert isinstance(links, list) and links
+    hw = load_hardware(hardware)
+    kinds = set()
+    for link in links:
+        assert {"kind", "src", "dst", "messages", "bits", "utilization"} <= set(link)
+        kinds.add(link["kind"])
+        lengths = {
+            "router": (3, 3),
+            "off-chip": (3, 3),
+            "core-to-router": (4, 3),
+            "router-to-core": (3, 4),
+        }[link["kind"]]
+        assert (len(link["src"]), len(link["dst"])) == lengths
+        assert link["messages"] > 0
+        assert link["bits"] == link["messages"] * hw.links.message_bits
+        assert 0 < link["utilization"] <= 1 + 1e-12
+        if link["kind"] in ("router", "off-chip"):
+            (c0, x0, y0), (c1, x1, y1) = link["src"], link["dst"]
+            g0 = ((c0 % hw.chips_x) * hw.width + x0, (c0 // hw.chips_x) * hw.height + y0)
+            g1 = ((c1 % hw.chips_x) * hw.width + x1, (c1 // hw.chips_x) * hw.height + y1)
+            assert abs(g0[0] - g1[0]) + abs(g0[1] - g1[1]) == 1  # neighbours
+            assert (c0 != c1) == (link["kind"] == "off-chip")
+    assert kinds == {"router", "off-chip", "core-to-router", "router-to-core"}
+    sent = sum(x["messages"] for x in links if x["kind"] == "core-to-router")
+    received = sum(x["messages"] for x in links if x["kind"] == "router-to-core")
+    assert sent == pytest.approx(received)
+    assert max(x["messages"] for x in links) == pytest.approx(data["max_link_messages"])
+    _, hw, ev = engine_evaluation(network, hardware, None, "packed-row")
+    assert links == json.loads(json.dumps(ev.links(hw)))
+
+
+def test_evaluate_text_output(capsys):
+    code, out, err = run(capsys, "evaluate", "--network", SMALL, "--links")
+    assert code == 0 and err == ""
+    assert out.startswith(f"{SMALL} on loihi2: 4 cores on 1 chip(s)")
+    assert "bound by barrier" in out and "links (kind src -> dst" in out
+
+
+def test_save_and_evaluate_the_saved_mapping(capsys, tmp_path):
+    path = tmp_path / "saved.json"
+    first = run_json(
+        capsys,
+        "evaluate", "--network", "mlp:widths=64-128-32", "--hardware", "mesh:4x4x2",
+        "--partition", "min+2", "--placement", "random", "--seed", "5",
+        "--save", str(path), "--json",
+    )  # fmt: skip
+    saved = json.loads(path.read_text())
+    assert saved["evaluation"]["latency_us"] == first["latency_us"]
+    assert saved["evaluation"]["energy_uj"] == first["energy_uj"]
+    mf = read_mapping_file(path)
+    assert mf.network_name == first["network"] == "mlp:widths=64-128-32,density=0.15"
+    assert mf.hardware_name == "mesh:4x4x2"
+    # names come from the file; the mapping is read back, not recomputed
+    again = run_json(capsys, "evaluate", "--mapping", str(path), "--json")
+    assert again["latency_us"] == first["latency_us"]
+    assert again == first
+
+
+# ------------------------------------------------------------------ bad input
+def write_mapping(tmp_path, text: str) -> str:
+    path = tmp_path / "mapping.json"
+    path.write_text(text)
+    return str(path)
+
+
+BAD_INPUT = [
+    ("unknown network", ["--network", "nope"], "unknown network 'nope'"),
+    ("bad network parameter", ["--network", "qubo:n=abc"], "n='abc' is not a int"),
+    ("missing network file", ["--network", "absent.npz"], "does not exist"),
+    ("unknown hardware", ["--network", SMALL, "--hardware", "loihi9"], "unknown hardware"),
+    ("malformed mesh", ["--network", SMALL, "--hardware", "mesh:4x"], "malformed mesh spec"),
+    ("unknown placer", ["--network", SMALL, "--placement", "diagonal"], "unknown placer"),
+    ("unknown partitioner", ["--network", SMALL, "--partition", "best"], "unknown partitioner"),
+    (
+        "does not fit",
+        ["--network", "sparse-mlp-2", "--hardware", "mesh:2x2x1"],
+        "mesh:2x2x1 has 4",
+    ),
+    ("wrong core count", ["--network", SMALL, "--partition", "cores:1,2,3"], "3 core counts"),
+    ("min+x", ["--network", SMALL, "--partition", "min+x"], "write min+K"),
+    ("cores:a", ["--network", SMALL, "--partition", "cores:a,b"], "write cores:4,8,8"),
+    ("too many cores", ["--network", SMALL, "--partition", "cores:17,1"], "cannot be split"),
+    ("no natural split", ["--network", "mlp:widths=8-8", "--partition", "natural"], "natural"),
+    ("pattern mismatch", ["--network", "mlp:widths=8-8-8", "--placement", "pairs-x"], "pairs-x"),
+    ("mapping and partition", ["--mapping", "m.json", "--partition", "min"], "not both"),
+]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [case[1:] for case in BAD_INPUT],
+    ids=[case[0] for case in BAD_INPUT],
+)
+def test_bad_input_exits_2_with_one_line(capsys, tmp_path, monkeypatch, argv, message):
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, "evaluate", *argv)
+    assert code == 2
+    assert out == ""
+    assert err.endswith("\n") and err.count("\n") == 1, err
+    assert err.startswith("meshscope: error: ")
+    assert message in err
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("{not json", "is not valid JSON"),
+        ('{"format": "other"}', 'expected "format": "meshscope-mapping"'),
+        (
+            json.dumps(
+                {
+                    "format": "meshscope-mapping",
+                    "version": 1,
+                    "network": {"name": SMALL},
+                    "hardware": {"name": "loihi2"},
+                    "partition": {"cores_per_population": [2, 2]},
+                    "placement": [[0, 0, 0, 0], [0, 0, 0, 1], [0, 0, 0, 2], [0, 0, 0]],
+                }
+            ),
+            '"placement" must be a list',
+        ),
+        (
+            json.dumps(
+                {
+                    "format": "meshscope-mapping",
+                    "version": 1,
+                    "network": {"name": SMALL},
+                    "hardware": {"name": "loihi2"},
+                    "partition": {"cores_per_population": ["two", 2]},
+                    "placement": [],
+                }
+            ),
+            '"partition" needs a list of integers',
+        ),
+        (
+            json.dumps(
+                {
+                    "format": "meshscope-mapping",
+                    "version": 1,
+                    "network": {"name": SMALL},
+                    "hardware": {"name": "loihi2"},
+                    "partition": {"cores_per_population": [2, 2]},
+                    "placement": [[0, 0, 0, 0], [0, 0, 0, 1], [0, 0, 0, 2], [0, 9, 0, 3]],
+                }
+            ),
+            "does not exist on loihi2",
+        ),
+    ],
+    ids=["not json", "wrong format", "short address", "text core count", "off the chip"],
+)
+def test_malformed_mapping_file_exits_2_with_one_line(capsys, tmp_path, text, message):
+    path = write_mapping(tmp_path, text)
+    code, out, err = run(capsys, "evaluate", "--mapping", path)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and err.startswith("meshscope: error: ")
+    assert message in err and path in err
+
+
+def test_mapping_of_another_network_exits_2(capsys, tmp_path):
+    path = tmp_path / "saved.json"
+    assert run(capsys, "evaluate", "--network", SMALL, "--save", str(path))[0] == 0
+    code, _, err = run(capsys, "evaluate", "--mapping", str(path), "--network", "qubo:n=30")
+    assert code == 2 and err.count("\n") == 1
+    assert "fingerprint" in err and SMALL in err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [],
+        ["frobnicate"],
+        ["evaluate", "--bogus"],
+        ["evaluate", "--seed", "abc"],
+        ["list", "things"],
+        ["evaluate", "--network"],
+    ],
+    ids=["no command", "unknown command", "unknown flag", "bad seed", "bad kind", "no value"],
+)
+def test_argparse_errors_exit_2_with_one_line(capsys, argv):
+    code, out, err = run(capsys, *argv)
+    assert code == 2
+    assert out == ""
+    assert err.count("\n") == 1 and err.startswith("meshscope: error: ")
+    assert "(see meshscope --help)" in err

@@ -1,0 +1,409 @@
+"""Files: network .npz round trips and refusals; mapping JSON round trips and refusals."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+
+import numpy as np
+import pytest
+
+from engine.errors import BadFileError, InvalidNetworkError
+from engine.hardware import load_hardware
+from engine.io.network_file import FORMAT, load_network, save_network
+from engine.mapping import (
+    Mapping,
+    Partition,
+    Placement,
+    mapping_to_dict,
+    parse_mapping_dict,
+    read_mapping_file,
+)
+from engine.network import Network
+from engine.partition import make_partition
+from engine.placement import make_placement
+from engine.specs import demo_files, load_network_spec
+from engine.traffic import partition_stats
+from engine.workloads import build_workload
+
+
+def weighted_network() -> Network:
+    return Network(
+        name="weighted",
+        indptr=[0, 2, 3, 3],
+        indices=[1, 2, 2],
+        population=[0, 1, 1],
+        population_names=("in", "out"),
+        rate=[0.5, 0.25, 1.0],
+        weights=[0.5, -1.5, 2.0],
+        weight_bits=(4, 2),
+        encoding=("dense", "sparse"),
+        natural_cores=(1, 2),
+        description="three neurons with weights",
+    )
+
+
+def save_arrays(path, **arrays):
+    with open(path, "wb") as f:
+        np.savez(f, **arrays)
+    return path
+
+
+def valid_arrays(header_changes: dict | None = None, **overrides):
+    net = weighted_network()
+    header = {
+        "format": FORMAT,
+        "version": 1,
+        "name": "x",
+        "population_names": list(net.population_names),
+    }
+    header.update(header_changes or {})
+    arrays = dict(
+        indptr=net.indptr,
+        indices=net.indices,
+        population=net.population,
+        rate=net.rate,
+        meta=np.array(json.dumps(header)),
+    )
+    arrays.update(overrides)
+    return arrays
+
+
+# ------------------------------------------------------------------ network files
+@pytest.mark.parametrize(
+    "make",
+    [
+        weighted_network,
+        lambda: build_workload("linear-dense:M=2,N=8"),
+        lambda: build_workload("mlp:widths=16-32-8"),
+        lambda: build_workload("rand:n=200,card=6"),
+    ],
+    ids=["weighted", "linear-dense", "mlp", "rand"],
+)
+def test_network_file_round_trip(tmp_path, make):
+    net = make()
+    path = tmp_path / "net.npz"
+    save_network(net, path)
+    back = load_network(path)
+    assert back.fingerprint == net.fingerprint
+    assert back.name == net.name
+    assert back.population_names == net.population_names
+    assert back.weight_bits == net.weight_bits and back.encoding == net.encoding
+    assert back.natural_cores == net.natural_cores
+    assert back.description == net.description
+    assert np.array_equal(back.rate, net.rate)
+    if net.weights is None:
+        assert back.weights is None
+    else:
+        assert np.array_equal(back.weights, net.weights)
+
+
+def test_a_file_without_a_name_takes_its_stem(tmp_path):
+    path = save_arrays(tmp_path / "my-net.npz", **valid_arrays({"name": None}))
+    assert load_network(path).name == "my-net"
+
+
+@pytest.mark.parametrize("demo", demo_files(), ids=lambda p: p.name)
+def test_demo_files_are_the_networks_their_names_say(demo):
+    net = load_network(demo)
+    assert net.fingerprint == build_workload(net.name).fingerprint
+    assert load_network_spec(str(demo)).fingerprint == net.fingerprint
+
+
+def test_text_file_renamed_npz(tmp_path):
+    path = tmp_path / "notes.npz"
+    path.write_text("these are not arrays\n")
+    with pytest.raises(BadFileError) as info:
+        load_network(path)
+    assert str(path) in str(info.value)
+    assert "not a MeshScope network file" in str(info.value)
+
+
+def test_zip_without_the_arrays(tmp_path):
+    path = tmp_path / "archive.npz"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("readme.txt", "hello")
+    with pytest.raises(BadFileError) as info:
+        load_network(path)
+    text = str(info.value)
+    assert str(path) in text
+    assert "missing arrays ['indices', 'indptr', 'meta', 'population', 'rate']" in text
+
+
+def test_npz_missing_one_array(tmp_path):
+    arrays = valid_arrays()
+    del arrays["rate"]
+    path = save_arrays(tmp_path / "norate.npz", **arrays)
+    with pytest.raises(BadFileError, match=r"missing arrays \['rate'\]") as info:
+        load_network(path)
+    assert str(path) in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("meta", "message"),
+    [
+        ({"format": "something-else"}, 'lacks "format": "meshscope-network"'),
+        ({"format": None}, 'lacks "format"'),
+        ({"version": 2}, "version 2 is not supported"),
+        ({"population_names": None}, "malformed header"),
+    ],
+    ids=["other format", "no format", "future version", "no population names"],
+)
+def test_header_problems(tmp_path, meta, message):
+    path = save_arrays(tmp_path / "bad-header.npz", **valid_arrays(meta))
+    with pytest.raises(BadFileError) as info:
+        load_network(path)
+    assert message in str(info.value)
+    assert str(path) in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("meta_text", "message"),
+    [("{not json", "'meta' header is not JSON"), ("[1, 2]", 'lacks "format"')],
+)
+def test_header_that_is_not_a_json_object(tmp_path, meta_text, message):
+    path = save_arrays(tmp_path / "bad.npz", **valid_arrays(meta=np.array(meta_text)))
+    with pytest.raises(BadFileError, match=message):
+        load_network(path)
+
+
+def test_inconsistent_arrays_are_a_bad_file_naming_the_problem(tmp_path):
+    path = save_arrays(tmp_path / "broken.npz", **valid_arrays(rate=np.array([0.5, 2.0, 0.1])))
+    with pytest.raises(BadFileError) as info:
+        load_network(path)
+    assert str(path) in str(info.value)
+    assert "[0, 1]" in str(info.value)  # the network's own complaint is passed on
+
+
+def test_pickled_arrays_are_refused(tmp_path):
+    objects = np.array([{"a": 1}, None], dtype=object)
+    path = save_arrays(tmp_path / "pickle.npz", **valid_arrays(population=objects))
+    with pytest.raises(BadFileError) as info:
+        load_network(path)
+    assert str(path) in str(info.value)
+
+
+def test_missing_network_file(tmp_path):
+    with pytest.raises(BadFileError, match="does not exist"):
+        load_network(tmp_path / "absent.npz")
+
+
+def test_network_spec_with_an_unknown_file_type(tmp_path):
+    path = tmp_path / "net.csv"
+    path.write_text("1,2\n")
+    with pytest.raises(BadFileError, match="unknown network file type"):
+        load_network_spec(str(path))
+
+
+# ------------------------------------------------------------------ mapping files
+@pytest.fixture(scope="module")
+def loihi2():
+    return load_hardware("loihi2")
+
+
+@pytest.fixture(scope="module")
+def layered(loihi2):
+    """A layered mapping (cores per population) of a small linear layer."""
+    net = build_workload("linear-dense:M=2,N=8")
+    partition = make_partition(net, loihi2, "natural")
+    stats = partition_stats(net, loihi2, partition)
+    return net, Mapping(partition, make_placement(stats, loihi2, "random", seed=3))
+
+
+@pytest.fixture(scope="module")
+def assigned(loihi2):
+    """A neuron-by-neuron mapping of a small random network, randomly placed."""
+    net = build_workload("rand:n=120,card=5")
+    rng = np.random.default_rng(1)
+    assignment = rng.permutation(np.arange(net.n_neurons) % 6)
+    cores = rng.choice(loihi2.n_cores, size=6, replace=False)
+    return net, Mapping(Partition(assignment), Placement(cores))
+
+
+def assert_same_mapping(a: Mapping, b: Mapping):
+    assert np.array_equal(a.partition.assignment, b.partition.assignment)
+    assert np.array_equal(a.placement.cores, b.placement.cores)
+    assert a.partition.cores_per_population == b.partition.cores_per_population
+
+
+@pytest.mark.parametrize("which", ["layered", "assigned"])
+def test_mapping_json_round_trip(request, loihi2, tmp_path, which):
+    net, mapping = request.getfixturevalue(which)
+    data = mapping_to_dict(net, loihi2, mapping)
+    text = json.dumps(data)
+    assert data["placement"] == [list(loihi2.core_address(c)) for c in mapping.placement.cores]
+    assert_same_mapping(parse_mapping_dict(json.loads(text)).build(net, loihi2), mapping)
+    path = tmp_path / "mapping.json"
+    path.write_text(text)
+    mf = read_mapping_file(path)
+    assert mf.network_name == net.name and mf.hardware_name == "loihi2"
+    assert mf.network_fingerprint == net.fingerprint
+    assert_same_mapping(mf.build(net, loihi2), mapping)
+
+
+def test_layered_mapping_is_stored_as_cores_per_population(layered, loihi2):
+    net, mapping = layered
+    data = mapping_to_dict(net, loihi2, mapping)
+    assert data["partition"] == {"cores_per_population": [2, 2]}
+    assert data["format"] == "meshscope-mapping" and data["version"] == 1
+    assert data["network"] == {"name": net.name, "fingerprint": net.fingerprint}
+    assert data["hardware"] == {"name": "loihi2", "fingerprint": loihi2.fingerprint}
+
+
+def test_a_renamed_network_with_the_same_arrays_is_accepted(layered, loihi2):
+    net, mapping = layered
+    mf = parse_mapping_dict(mapping_to_dict(net, loihi2, mapping))
+    renamed = Network(
+        name="copy",
+        indptr=net.indptr,
+        indices=net.indices,
+        population=net.population,
+        population_names=net.population_names,
+        rate=net.rate,
+        weight_bits=net.weight_bits,
+        encoding=net.encoding,
+    )
+    assert_same_mapping(mf.build(renamed, loihi2), mapping)
+
+
+def test_mapping_of_another_network_names_both(assigned, loihi2):
+    net, mapping = assigned
+    mf = parse_mapping_dict(mapping_to_dict(net, loihi2, mapping), "saved.json")
+    other = build_workload("rand:n=120,card=5,seed=9")
+    with pytest.raises(BadFileError) as info:
+        mf.build(other, loihi2)
+    text = str(info.value)
+    assert "saved.json" in text
+    assert net.name in text and other.name in text
+    assert net.fingerprint in text and other.fingerprint in text
+
+
+def test_mapping_for_other_hardware_names_both(layered, loihi2):
+    net, mapping = layered
+    mf = parse_mapping_dict(mapping_to_dict(net, loihi2, mapping), "saved.json")
+    other = load_hardware("loihi2-x8")  # every address of the file exists there too
+    with pytest.raises(BadFileError) as info:
+        mf.build(net, other)
+    text = str(info.value)
+    assert "hardware 'loihi2'" in text and "loihi2-x8" in text
+    assert loihi2.fingerprint in text and other.fingerprint in text
+
+
+def test_hardware_is_identified_by_content_not_name(layered, loihi2):
+    net, mapping = layered
+    mf = parse_mapping_dict(mapping_to_dict(net, loihi2, mapping))
+    same = load_hardware("mesh:4x8x4")  # Loihi 2's grid and constants under another name
+    assert same.fingerprint == loihi2.fingerprint
+    assert_same_mapping(mf.build(net, same), mapping)
+
+
+def test_malformed_json_file(tmp_path):
+    path = tmp_path / "broken.json"
+    path.write_text('{"format": "meshscope-mapping",\n "version": 1,,}')
+    with pytest.raises(BadFileError) as info:
+        read_mapping_file(path)
+    assert str(path) in str(info.value) and "not valid JSON (line 2" in str(info.value)
+
+
+def test_missing_mapping_file(tmp_path):
+    with pytest.raises(BadFileError, match="cannot read mapping file"):
+        read_mapping_file(tmp_path / "absent.json")
+
+
+def _good(layered, loihi2) -> dict:
+    net, mapping = layered
+    return mapping_to_dict(net, loihi2, mapping)
+
+
+def _edit(data: dict, path: tuple, value) -> dict:
+    data = json.loads(json.dumps(data))
+    target = data
+    for key in path[:-1]:
+        target = target[key]
+    if value is KeyError:
+        del target[path[-1]]
+    else:
+        target[path[-1]] = value
+    return data
+
+
+MALFORMED_MAPPINGS = [
+    ("wrong format", ("format",), "meshscope-network", 'expected "format": "meshscope-mapping"'),
+    ("no format", ("format",), KeyError, 'expected "format"'),
+    ("future version", ("version",), 2, "version 2 is not supported"),
+    ("no placement", ("placement",), KeyError, "missing or malformed field 'placement'"),
+    ("no network", ("network",), KeyError, "missing or malformed field 'network'"),
+    ("network is text", ("network",), "linear", "missing or malformed field"),
+    ("placement not a list", ("placement",), {"0": [0, 0, 0, 0]}, '"placement" must be a list'),
+    ("address of 3", ("placement", 1), [0, 0, 1], '"placement" must be a list'),
+    ("address of 5", ("placement", 1), [0, 0, 0, 1, 0], '"placement" must be a list'),
+    ("text address", ("placement", 0), ["0", 0, 0, 0], '"placement" must be a list'),
+    ("float address", ("placement", 0), [0, 0.5, 0, 0], '"placement" must be a list'),
+    ("bool address", ("placement", 0), [True, 0, 0, 0], '"placement" must be a list'),
+    ("entry not a list", ("placement", 0), 7, '"placement" must be a list'),
+    ("partition a list", ("partition",), [2, 2], '"partition" needs a list of integers'),
+    ("partition text", ("partition",), "min", '"partition" needs a list of integers'),
+    ("partition empty", ("partition",), {}, '"partition" needs a list of integers'),
+    (
+        "text core counts",
+        ("partition", "cores_per_population"),
+        ["a", "b"],
+        '"partition" needs a list of integers',
+    ),
+    (
+        "float core counts",
+        ("partition", "cores_per_population"),
+        [1.5, 2],
+        '"partition" needs a list of integers',
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "message"),
+    [case[1:] for case in MALFORMED_MAPPINGS],
+    ids=[case[0] for case in MALFORMED_MAPPINGS],
+)
+def test_malformed_mapping_dicts(layered, loihi2, path, value, message):
+    data = _edit(_good(layered, loihi2), path, value)
+    with pytest.raises(BadFileError) as info:
+        parse_mapping_dict(data, "edited.json")
+    assert str(info.value).startswith("edited.json: ")
+    assert message in str(info.value)
+
+
+@pytest.mark.parametrize("data", [[], "mapping", 3, None])
+def test_a_mapping_must_be_a_json_object(data):
+    with pytest.raises(BadFileError, match="not a MeshScope mapping"):
+        parse_mapping_dict(data, "x.json")
+
+
+def test_text_assignment_is_refused(assigned, loihi2):
+    net, mapping = assigned
+    data = mapping_to_dict(net, loihi2, mapping)
+    data["partition"]["assignment"][5] = "core 3"
+    with pytest.raises(BadFileError, match="needs a list of integers"):
+        parse_mapping_dict(data, "x.json")
+
+
+def test_placement_address_off_the_hardware(layered, loihi2):
+    data = _edit(_good(layered, loihi2), ("placement", 0), [0, 9, 9, 0])
+    mf = parse_mapping_dict(data, "edited.json")
+    with pytest.raises(BadFileError) as info:
+        mf.build(layered[0], loihi2)
+    text = str(info.value)
+    assert text.startswith("edited.json: placement: ")
+    assert "core (0, 9, 9, 0) does not exist on loihi2" in text
+
+
+def test_assignment_of_the_wrong_length(assigned, loihi2):
+    net, mapping = assigned
+    data = mapping_to_dict(net, loihi2, mapping)
+    data["partition"]["assignment"] = data["partition"]["assignment"][:-1]
+    with pytest.raises(BadFileError, match=r"assignment has 119 entries for 120 neurons"):
+        parse_mapping_dict(data, "x.json").build(net, loihi2)
+
+
+def test_network_errors_are_not_bad_files():
+    # guards the distinction the CLI relies on: each failure names its own cause
+    assert not issubclass(InvalidNetworkError, BadFileError)

@@ -1,0 +1,89 @@
+"""Browser tests: Debian's Chromium through pytest-playwright, the explorer served in-process.
+
+Playwright cannot download its own browser on these machines, so the fixtures point it
+at ``/usr/bin/chromium`` (``$CHROMIUM`` overrides). A missing browser fails the tests:
+a skipped browser test would hide that nothing was checked.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+from explorer.app import serve
+
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",  # without these Chromium keeps calling the
+    "--disable-component-update",  # (closed) network
+    "--disable-sync",
+]
+WEBSOCKET_OPEN = "Websocket connection 0 is now open"  # what Panel logs when a session is live
+DEMO = {"network": "sparse-mlp-1", "hardware": "loihi2"}
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args):
+    if not (os.path.isfile(CHROMIUM) and os.access(CHROMIUM, os.X_OK)):
+        pytest.fail(
+            f"Chromium is missing at {CHROMIUM}: run 'apt-get install -y chromium' "
+            "(or set CHROMIUM to its path); the browser tests cannot run without it",
+            pytrace=False,
+        )
+    return {**browser_type_launch_args, "executable_path": CHROMIUM, "args": CHROMIUM_ARGS}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for_http(url: str, timeout_s: float = 30.0) -> None:
+    """Poll ``url`` until it answers 200 (the server thread binds and starts asynchronously)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=5) as r:
+                if r.status == 200:
+                    return
+        except (urllib.error.URLError, ConnectionError):
+            pass
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the explorer did not answer at {url} within {timeout_s} s")
+        time.sleep(0.05)  # poll interval, not a wait for the page
+
+
+@pytest.fixture(scope="session")
+def demo_url():
+    """The default demo served in-process through ``explorer.app.serve`` on a free port."""
+    port = free_port()
+    thread = serve(**DEMO, port=port, address="127.0.0.1", show=False, threaded=True)
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        wait_for_http(url)
+        yield url
+    finally:
+        thread.stop()
+        thread.join(timeout=10)
+
+
+@pytest.fixture
+def open_page(page):
+    """Go to a URL and return once the session's websocket is open."""
+
+    def go(url: str):
+        with page.expect_console_message(lambda m: WEBSOCKET_OPEN in m.text, timeout=30_000):
+            page.goto(url)
+        return page
+
+    return go

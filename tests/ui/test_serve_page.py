@@ -1,0 +1,94 @@
+"""The page ``meshscope serve`` opens, in a real browser: title, metric cards, the mesh."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+from playwright.sync_api import expect
+
+from engine.cost import evaluate
+from engine.mapping import Mapping
+from engine.partition import make_partition
+from engine.placement import make_placement
+from engine.specs import load_hardware_spec, load_network_spec
+from engine.traffic import partition_stats
+from explorer.views.mesh_columns import IDLE_COLOR, population_colors
+from explorer.views.metrics import format_quantity
+
+from .conftest import DEMO
+
+SCREENSHOT = Path(__file__).resolve().parents[2] / "assets" / "explorer-mesh.png"
+
+# The mesh figure once Bokeh has finished drawing it, with its frame on the page; null before.
+FIGURE_DRAWN = """() => {
+  if (!window.Bokeh || !Bokeh.index) return null;
+  const plot = [...Bokeh.index.all_views()].find((v) => v.model.type === "Figure");
+  if (!plot || !plot.has_finished()) return null;
+  const rows = (name) =>
+    plot.model.renderers.find((r) => r.name === name).data_source.get_length();
+  const canvas = plot.canvas_view.el.getBoundingClientRect();
+  const f = plot.frame.bbox;
+  return {
+    links: rows("links"),
+    cores: rows("cores"),
+    frame: {x: canvas.left + f.left, y: canvas.top + f.top, width: f.width, height: f.height},
+  };
+}"""
+
+
+@pytest.fixture(scope="module")
+def expected():
+    """The default demo evaluated by the engine alone, as DESIGN.md's pipeline says."""
+    network = load_network_spec(DEMO["network"])
+    hardware = load_hardware_spec(DEMO["hardware"])
+    partition = make_partition(network, hardware, None)
+    stats = partition_stats(network, hardware, partition)
+    placement = make_placement(stats, hardware, "packed-row")
+    return network, hardware, evaluate(network, hardware, Mapping(partition, placement))
+
+
+def _rgb(hex_color: str) -> tuple[int, int, int]:
+    return tuple(int(hex_color[i : i + 2], 16) for i in (1, 3, 5))
+
+
+@pytest.mark.ui
+def test_demo_page_shows_latency_and_draws_the_mesh(open_page, demo_url, expected):
+    network, hardware, ev = expected
+    page = open_page(demo_url)
+
+    expect(page).to_have_title("MeshScope")
+
+    latency = page.get_by_test_id("metric-latency-value")
+    expect(latency).to_have_text(format_quantity(ev.latency_us))
+    assert float(latency.text_content().replace(",", "")) == pytest.approx(ev.latency_us, rel=1e-3)
+    expect(page.get_by_test_id("metric-energy-value")).to_have_text(format_quantity(ev.energy_uj))
+    expect(page.get_by_test_id("metric-cores-value")).to_have_text(str(ev.cores_used))
+
+    # Bokeh has drawn the figure, with one segment per existing link
+    drawn = page.wait_for_function(FIGURE_DRAWN).json_value()
+    assert drawn["links"] == np.count_nonzero(hardware.link_table["kind"] >= 0)
+    assert drawn["cores"] == hardware.n_cores
+    expect(page.locator("canvas").first).to_be_visible()
+
+    # … and the canvas really shows cores and links: look at the frame's pixels
+    frame = drawn["frame"]
+    assert frame["width"] > 200 and frame["height"] > 400
+    png = page.screenshot(clip=frame)
+    pixels = np.asarray(Image.open(io.BytesIO(png)).convert("RGB")).reshape(-1, 3)
+
+    def count(hex_color: str) -> int:
+        return int(np.all(pixels == _rgb(hex_color), axis=1).sum())
+
+    input_color = population_colors(network.n_populations)[0]
+    assert count(input_color) > 20, "the input population's core is not drawn"
+    assert count(IDLE_COLOR) > 200, "the idle links are not drawn"
+
+    caption = page.get_by_test_id("mesh-caption")
+    expect(caption).to_contain_text(f"{ev.link_messages[ev.bottleneck_link]:,.0f} messages / step")
+
+    SCREENSHOT.parent.mkdir(exist_ok=True)
+    page.screenshot(path=SCREENSHOT, full_page=True)
