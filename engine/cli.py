@@ -3,6 +3,7 @@
     meshscope list [networks|hardware|partitioners|placers] [--json]
     meshscope evaluate --network SPEC --hardware SPEC [--partition SPEC]
                        [--placement NAME | --mapping FILE] [--links] [--json] [--save FILE]
+    meshscope evolve --network SPEC --hardware SPEC --budget N --seed S [options]
     meshscope serve [--network SPEC] [--hardware SPEC] [--mapping FILE] [--port P] [--no-browser]
 
 On bad input: one line on stderr and exit code 2.
@@ -134,6 +135,112 @@ def cmd_evaluate(args) -> int:
     return 0
 
 
+def cmd_evolve(args) -> int:
+    import dataclasses
+    import threading
+
+    from engine.cost import evaluate
+    from engine.mapping import mapping_to_dict
+    from engine.search import CommandEvaluator, ESConfig, ModelEvaluator, NestedES
+    from engine.search.multichip import make_search
+    from engine.specs import load_hardware_spec, load_network_spec
+
+    network = load_network_spec(args.network or DEFAULT_NETWORK)
+    hardware = load_hardware_spec(args.hardware or DEFAULT_HARDWARE)
+    config = ESConfig(
+        budget=args.budget,
+        lambda_part=args.lambda_part,
+        lambda_place=args.lambda_place,
+        reorder=not args.no_reorder,
+        elitist=not args.no_elitism,
+        objective=args.objective,
+        init_k=args.init_k,
+        seed=args.seed,
+    )
+    if args.evaluator_cmd:
+        evaluator = CommandEvaluator(
+            network, hardware, args.evaluator_cmd, timeout_s=args.eval_timeout, workers=args.workers
+        )
+    else:
+        evaluator = ModelEvaluator(network, hardware, workers=args.workers)
+    if args.resume:
+        if args.strategy != "global":
+            raise MeshScopeError(
+                "--resume continues a global run; chipwise runs keep no checkpoint"
+            )
+        search = NestedES.resume(
+            args.resume, network, hardware, evaluator=evaluator, budget=args.budget
+        )
+        config = search.config
+    else:
+        search = make_search(network, hardware, config, strategy=args.strategy, evaluator=evaluator)
+    checkpoint = args.checkpoint or args.resume
+    bar = None
+    if sys.stderr.isatty() and not args.json:
+        from tqdm import tqdm
+
+        bar = tqdm(total=config.budget, initial=len(search.history), unit="eval", file=sys.stderr)
+
+    def progress(event):
+        if bar is not None:
+            bar.update(1)
+            bar.set_postfix_str(f"best {event.best.fitness:.3f}", refresh=False)
+
+    cancel = threading.Event()
+    try:
+        result = search.run(cancel=cancel, checkpoint=checkpoint, callback=progress)
+    except KeyboardInterrupt:  # keep the best found so far
+        result = search.result(cancelled=True)
+    finally:
+        if bar is not None:
+            bar.close()
+        evaluator.close()
+    best_mapping = result.mapping(network)
+    best_eval = evaluate(network, hardware, best_mapping)
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(mapping_to_dict(network, hardware, best_mapping, best_eval), f, indent=1)
+    if args.history:
+        result.history.write(args.history)
+    initial_eval = evaluate(
+        network, hardware, dataclasses.replace(result, best=result.initial).mapping(network)
+    )
+    summary = {
+        "network": network.name,
+        "hardware": hardware.name,
+        "strategy": args.strategy,
+        "objective": config.objective,
+        "best": best_eval.to_dict(hardware),
+        "heuristics": {name: r.latency_us for name, r in result.heuristics.items()},
+        "initial": initial_eval.to_dict(hardware),
+        "evaluations": result.evaluations,
+        "failed": result.failed,
+        "improvement_pct": result.improvement_pct,
+        "cancelled": result.cancelled,
+        "cores_per_population": list(result.best.cores_per_population),
+    }
+    if args.json:
+        print(json.dumps(summary, indent=2))
+        return 0
+    heur = ", ".join(f"{n} {v:.2f}" for n, v in summary["heuristics"].items())
+    print(f"{network.name} on {hardware.name}, {args.strategy}, objective {config.objective}")
+    print(f"  heuristics (latency us): {heur}")
+    print(
+        f"  best: latency {best_eval.latency_us:.3f} us, energy {best_eval.energy_uj:.3f} uJ, "
+        f"power {best_eval.power_w:.3f} W, bound by {best_eval.bottleneck}, "
+        f"{best_eval.cores_used} cores {list(result.best.cores_per_population)}"
+    )
+    print(
+        f"  {result.improvement_pct:.1f}% better than the best heuristic after "
+        f"{result.evaluations} evaluations ({result.failed} failed)"
+        + (" — cancelled" if result.cancelled else "")
+    )
+    for what, path in (("best mapping", args.out), ("history", args.history)):
+        if path:
+            print(f"  {what} written to {path}")
+    return 0
+
+
 def cmd_serve(args) -> int:
     from explorer.app import serve
 
@@ -170,6 +277,32 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--json", action="store_true", help="machine-readable output")
     ev.add_argument("--save", metavar="FILE", help="write the mapping as JSON")
     ev.set_defaults(func=cmd_evaluate)
+
+    es = sub.add_parser("evolve", help="search partition and placement (seed 000's nested ES)")
+    es.add_argument("--network", help=f"workload spec or network file (default {DEFAULT_NETWORK})")
+    es.add_argument(
+        "--hardware", help=f"preset, TOML file or mesh:WxH… (default {DEFAULT_HARDWARE})"
+    )
+    es.add_argument("--budget", type=int, default=125, help="fitness evaluations (default 125)")
+    es.add_argument("--seed", type=int, default=0)
+    es.add_argument("--lambda-part", type=int, default=4, help="partitioning offspring (4)")
+    es.add_argument("--lambda-place", type=int, default=4, help="placement offspring (4)")
+    es.add_argument("--no-reorder", action="store_true", help="ablation: no reordering operator")
+    es.add_argument("--no-elitism", action="store_true", help="ablation: (1,λ) partitioning")
+    es.add_argument("--init-k", type=int, default=2, help="start from min+K (default 2)")
+    es.add_argument("--strategy", choices=["global", "chipwise"], default="global")
+    es.add_argument("--objective", choices=["latency", "energy"], default="latency")
+    es.add_argument(
+        "--evaluator-cmd", metavar="CMD", help="external evaluator (hardware in the loop)"
+    )
+    es.add_argument("--eval-timeout", type=float, default=60.0, metavar="SEC")
+    es.add_argument("--workers", type=int, default=1, help="parallel evaluations per generation")
+    es.add_argument("--out", metavar="FILE", help="write the best mapping as JSON")
+    es.add_argument("--history", metavar="FILE", help="every evaluation, as .csv or JSON lines")
+    es.add_argument("--checkpoint", metavar="FILE", help="write a checkpoint every generation")
+    es.add_argument("--resume", metavar="FILE", help="continue the run of this checkpoint")
+    es.add_argument("--json", action="store_true")
+    es.set_defaults(func=cmd_evolve)
 
     sv = sub.add_parser("serve", help="open the explorer in a browser")
     sv.add_argument("--network")

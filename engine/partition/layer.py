@@ -19,7 +19,7 @@ from engine.partition import register
 from engine.traffic import core_memory_bytes
 
 
-class _PopulationLoads:
+class PopulationLoads:
     """The inbound synapses of one population, ready to be split into c cores."""
 
     def __init__(self, network: Network, hardware: Hardware, k: int):
@@ -61,7 +61,7 @@ def min_cores(network: Network, hardware: Hardware) -> list[int]:
     """Fewest cores per population that satisfy every per-core limit."""
     out = []
     for k, name in enumerate(network.population_names):
-        loads = _PopulationLoads(network, hardware, k)
+        loads = PopulationLoads(network, hardware, k)
         lo = max(1, -(-loads.size // hardware.limits.neurons))
         if not loads.violations(lo):
             out.append(lo)

@@ -1,0 +1,102 @@
+"""Seed 000 §5.5 ablations with the built-in model: reordering, elitism, λ_part × λ_place.
+
+Five seeds per configuration, sparse-mlp-1 on loihi2, a fixed budget of evaluations.
+Prints JSON (final best latency per configuration; partitioning generations without
+improvement) and writes ``assets/ablation.png`` laid out like seed 000 Fig. 7.
+
+    .venv/bin/python benchmarks/ablation.py [--budget 250]      # about 4 minutes
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+
+from engine.hardware import load_hardware
+from engine.search import ESConfig, NestedES
+from engine.specs import load_network_spec
+
+SEEDS = range(5)
+LAMBDAS = (1, 2, 4, 8)
+ASSETS = Path(__file__).resolve().parent.parent / "assets"
+
+
+def curves(net, hw, **config):
+    """Best-so-far latency after each evaluation, one row per seed; and stalled generations."""
+    rows, stalled = [], []
+    for seed in SEEDS:
+        result = NestedES(net, hw, ESConfig(seed=seed, **config)).run()
+        lat = np.array([r.fitness for r in result.history])
+        rows.append(np.minimum.accumulate(lat))
+        gens = {}
+        for r in result.history:
+            if r.level == "partition":
+                gens.setdefault(r.generation, []).append(r.accepted)
+        stalled.append(sum(not any(a) for a in gens.values()) / max(1, len(gens)))
+    return np.array(rows), float(np.mean(stalled))
+
+
+def stats(rows):
+    final = rows[:, -1]
+    return {"mean": float(final.mean()), "min": float(final.min()), "max": float(final.max())}
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--budget", type=int, default=250)
+    budget = parser.parse_args().budget
+    net, hw = load_network_spec("sparse-mlp-1"), load_hardware("loihi2")
+    runs = {
+        "baseline": curves(net, hw, budget=budget),
+        "no_reorder": curves(net, hw, budget=budget, reorder=False),
+        "no_elitism": curves(net, hw, budget=budget, elitist=False),
+    }
+    grid = np.zeros((len(LAMBDAS), len(LAMBDAS)))
+    out = {"budget": budget, "seeds": len(SEEDS)}
+    for name, (rows, stalled) in runs.items():
+        out[name] = {"best_latency_us": stats(rows), "partition_generations_stalled": stalled}
+    out["lambda_grid"] = {}
+    for i, lp in enumerate(LAMBDAS):
+        for j, lq in enumerate(LAMBDAS):
+            rows, _ = curves(net, hw, budget=budget, lambda_part=lp, lambda_place=lq)
+            grid[i, j] = rows[:, -1].mean()
+            out["lambda_grid"][f"part={lp},place={lq}"] = stats(rows)
+    print(json.dumps(out, indent=1))
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.8), dpi=120)
+    for ax, pair, title in (
+        (axes[0], ("baseline", "no_reorder"), "(a) reordering operator"),
+        (axes[1], ("baseline", "no_elitism"), "(b) elitism in partitioning"),
+    ):
+        for name, color in zip(pair, ("C0", "C3"), strict=True):
+            rows = runs[name][0]
+            x = np.arange(1, rows.shape[1] + 1)
+            ax.plot(x, rows.mean(0), color=color, label=name.replace("_", " "))
+            ax.fill_between(x, rows.min(0), rows.max(0), color=color, alpha=0.2)
+        ax.set_xlabel("fitness evaluations")
+        ax.set_ylabel("best latency (µs/step)")
+        ax.set_title(title)
+        ax.legend()
+    im = axes[2].imshow(grid, cmap="viridis_r")
+    axes[2].set_xticks(range(len(LAMBDAS)), LAMBDAS)
+    axes[2].set_yticks(range(len(LAMBDAS)), LAMBDAS)
+    axes[2].set_xlabel("λ_place")
+    axes[2].set_ylabel("λ_part")
+    axes[2].set_title(f"(c) mean best latency, budget {budget}")
+    for (i, j), v in np.ndenumerate(grid):
+        axes[2].text(j, i, f"{v:.2f}", ha="center", va="center", color="w", fontsize=8)
+    fig.colorbar(im, ax=axes[2], label="µs/step")
+    fig.tight_layout()
+    fig.savefig(ASSETS / "ablation.png")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,131 @@
+"""Seed 000 §5 with the built-in model: single chip, multi-chip, latency-power landscape.
+
+Prints one JSON object and writes ``assets/latency-power.png`` (seed 000 Fig. 6: every
+mapping evaluated by one run, latency against power and energy).
+
+    .venv/bin/python benchmarks/evolve.py            # about 3 minutes on one core
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from pathlib import Path
+
+from engine.cost import evaluate
+from engine.hardware import load_hardware
+from engine.search import ESConfig, NestedES
+from engine.search.multichip import make_search
+from engine.specs import load_network_spec
+
+SEEDS = range(5)
+ASSETS = Path(__file__).resolve().parent.parent / "assets"
+
+
+def summary(values):
+    return {"mean": statistics.fmean(values), "min": min(values), "max": max(values)}
+
+
+def single_chip(net, hw, budget):
+    runs, rates = [], []
+    for seed in SEEDS:
+        start = time.perf_counter()
+        result = NestedES(net, hw, ESConfig(budget=budget, seed=seed)).run()
+        rates.append(budget / (time.perf_counter() - start))
+        before = evaluate(net, hw, _mapping(net, result.initial))
+        after = evaluate(net, hw, result.mapping(net))
+        runs.append(
+            {
+                "seed": seed,
+                "best_latency_us": result.best.latency_us,
+                "improvement_pct": result.improvement_pct,
+                "initial": {"latency_us": before.latency_us, "bottleneck": before.bottleneck},
+                "best": {
+                    "latency_us": after.latency_us,
+                    "bottleneck": after.bottleneck,
+                    "terms_us": after.terms_us,
+                    "cores_per_population": list(result.best.cores_per_population),
+                },
+                "heuristics": {n: r.latency_us for n, r in result.heuristics.items()},
+            }
+        )
+    return {
+        "budget": budget,
+        "improvement_pct": summary([r["improvement_pct"] for r in runs]),
+        "best_latency_us": summary([r["best_latency_us"] for r in runs]),
+        "evaluations_per_s": summary(rates),
+        "runs": runs,
+    }
+
+
+def _mapping(net, record):
+    from engine.search.genotype import to_mapping
+
+    return to_mapping(net, record.cores_per_population, record.placement)
+
+
+def multi_chip(budget):
+    net, hw = load_network_spec("sparse-mlp-2"), load_hardware("loihi2-x8")
+    out = {}
+    for strategy in ("global", "chipwise"):
+        bests, chips = [], []
+        for seed in SEEDS:
+            search = make_search(net, hw, ESConfig(budget=budget, seed=seed), strategy=strategy)
+            result = search.run()
+            bests.append(result.best.latency_us)
+            chips.append(evaluate(net, hw, result.mapping(net)).chips_used)
+        out[strategy] = {"best_latency_us": summary(bests), "chips_used": chips}
+        if strategy == "chipwise":
+            out[strategy]["segments"] = [s.tolist() for s in search.segments]
+    out["heuristics"] = {n: r.latency_us for n, r in result.heuristics.items()}
+    out["budget"] = budget
+    return out
+
+
+def landscape_png(net, hw, path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    result = NestedES(net, hw, ESConfig(budget=125, seed=0)).run()
+    ok = [r for r in result.history if not r.failed]
+    lat = [r.latency_us for r in ok]
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.6), dpi=120)
+    for ax, key, label in (
+        (axes[0], "power_w", "power (W)"),
+        (axes[1], "energy_uj", "energy per step (µJ)"),
+    ):
+        sc = ax.scatter(lat, [getattr(r, key) for r in ok], c=[r.cores_used for r in ok], s=14,
+                        cmap="viridis")  # fmt: skip
+        best = result.best
+        ax.scatter([best.latency_us], [getattr(best, key)], marker="*", s=160, c="crimson",
+                   label="best")  # fmt: skip
+        ax.set_xlabel("latency per step (µs)")
+        ax.set_ylabel(label)
+        ax.legend(fontsize=8)
+    fig.colorbar(sc, ax=axes, label="cores used")
+    fig.suptitle("Every mapping of one run (sparse-mlp-1, loihi2, 125 evaluations, seed 0)")
+    fig.savefig(path, bbox_inches="tight")
+    return {
+        "evaluated": len(ok),
+        "power_w_range": [min(r.power_w for r in ok), max(r.power_w for r in ok)],
+    }
+
+
+def main():
+    net, hw = load_network_spec("sparse-mlp-1"), load_hardware("loihi2")
+    out = {
+        "sparse_mlp_1_loihi2": {
+            "125": single_chip(net, hw, 125),
+            "2000": single_chip(net, hw, 2000),
+        },
+        "sparse_mlp_2_loihi2_x8": multi_chip(500),
+        "landscape": landscape_png(net, hw, ASSETS / "latency-power.png"),
+    }
+    print(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main()

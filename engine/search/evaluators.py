@@ -1,0 +1,185 @@
+"""Fitness evaluators: the built-in model, or an external command (hardware in the loop).
+
+An evaluator maps a *candidate* — cores per population and the physical cores of
+its partitions — to an ``Outcome``. ``evaluate_batch`` evaluates the offspring of one
+generation, in parallel when ``workers > 1``; results come back in order, so a run
+does not depend on the number of workers.
+
+External command protocol: the mapping JSON (``engine.mapping.mapping_to_dict``) on the
+command's stdin; one JSON object ``{"latency_us": …, "energy_uj": …}`` (optionally
+``"power_w"``) on its stdout. A non-zero exit, a time-out or anything unparsable is a
+failed evaluation: recorded, never selected, and the run goes on.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shlex
+import subprocess
+from collections import OrderedDict
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.cost import Evaluator
+from engine.errors import MeshScopeError
+from engine.hardware import Hardware
+from engine.mapping import Mapping, Partition, Placement, mapping_to_dict
+from engine.network import Network
+from engine.traffic import partition_stats
+
+__all__ = ["Candidate", "Outcome", "ModelEvaluator", "CommandEvaluator"]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    cores_per_population: tuple[int, ...]
+    placement: np.ndarray  # global core id of every partition
+
+
+@dataclass(frozen=True)
+class Outcome:
+    latency_us: float
+    energy_uj: float
+    power_w: float
+    bottleneck: str = ""
+    error: str = ""
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.error)
+
+    @classmethod
+    def failure(cls, error: str) -> Outcome:
+        return cls(math.inf, math.inf, math.nan, "", error)
+
+
+class ModelEvaluator:
+    """The engine's max-affine model; partition statistics cached per core split."""
+
+    name = "model"
+
+    def __init__(self, network: Network, hardware: Hardware, *, workers: int = 1, cache: int = 32):
+        self.network, self.hardware, self.workers = network, hardware, workers
+        self._cache: OrderedDict[tuple, Evaluator] = OrderedDict()
+        self._cache_size = cache
+        self._pool = None
+
+    def _evaluator(self, cores: tuple[int, ...], placement) -> Evaluator:
+        ev = self._cache.get(cores)
+        if ev is None:
+            partition = Partition.layered(self.network, cores)
+            stats = partition_stats(self.network, self.hardware, partition)
+            ev = Evaluator(self.network, self.hardware, partition, placement, stats=stats)
+            self._cache[cores] = ev
+            if len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+        else:
+            self._cache.move_to_end(cores)
+            ev.set_placement(placement)
+        return ev
+
+    def evaluate(self, candidate: Candidate) -> Outcome:
+        try:
+            ev = self._evaluator(candidate.cores_per_population, Placement(candidate.placement))
+            full = ev.evaluation(locality=False)
+        except MeshScopeError as e:
+            return Outcome.failure(str(e))
+        return Outcome(full.latency_us, full.energy_uj, full.power_w, full.bottleneck)
+
+    def evaluate_batch(self, candidates: list[Candidate]) -> list[Outcome]:
+        if self.workers <= 1 or len(candidates) <= 1:
+            return [self.evaluate(c) for c in candidates]
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(
+                self.workers, initializer=_init_worker, initargs=(self.network, self.hardware)
+            )
+        return list(self._pool.map(_worker_evaluate, candidates))
+
+    def close(self):
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
+            self._pool = None
+
+
+_worker: ModelEvaluator | None = None
+
+
+def _init_worker(network, hardware):
+    global _worker
+    _worker = ModelEvaluator(network, hardware)
+
+
+def _worker_evaluate(candidate: Candidate) -> Outcome:
+    return _worker.evaluate(candidate)
+
+
+class CommandEvaluator:
+    """Hardware in the loop: an external command rates each mapping."""
+
+    name = "command"
+
+    def __init__(
+        self,
+        network: Network,
+        hardware: Hardware,
+        command: str,
+        *,
+        timeout_s: float = 60.0,
+        workers: int = 1,
+    ):
+        self.network, self.hardware = network, hardware
+        self.argv = shlex.split(command)
+        if not self.argv:
+            raise MeshScopeError("the evaluator command is empty")
+        self.timeout_s, self.workers = timeout_s, workers
+
+    def evaluate(self, candidate: Candidate) -> Outcome:
+        mapping = Mapping(
+            Partition.layered(self.network, candidate.cores_per_population),
+            Placement(candidate.placement),
+        )
+        payload = json.dumps(mapping_to_dict(self.network, self.hardware, mapping))
+        try:
+            done = subprocess.run(
+                self.argv,
+                input=payload,
+                capture_output=True,
+                text=True,
+                timeout=self.timeout_s,
+            )
+        except subprocess.TimeoutExpired:
+            return Outcome.failure(f"timed out after {self.timeout_s:g} s")
+        except OSError as e:
+            return Outcome.failure(f"could not run {self.argv[0]!r}: {e.strerror}")
+        if done.returncode != 0:
+            tail = done.stderr.strip().splitlines()[-1:] or [""]
+            return Outcome.failure(f"exit code {done.returncode}: {tail[0][:200]}")
+        return parse_command_output(done.stdout)
+
+    def evaluate_batch(self, candidates: list[Candidate]) -> list[Outcome]:
+        if self.workers <= 1 or len(candidates) <= 1:
+            return [self.evaluate(c) for c in candidates]
+        with ThreadPoolExecutor(self.workers) as pool:  # subprocesses: threads suffice
+            return list(pool.map(self.evaluate, candidates))
+
+    def close(self):
+        pass
+
+
+def parse_command_output(stdout: str) -> Outcome:
+    lines = [line for line in stdout.strip().splitlines() if line.strip()]
+    if not lines:
+        return Outcome.failure('printed nothing; expected {"latency_us": …, "energy_uj": …}')
+    try:
+        data = json.loads(lines[-1])
+        latency, energy = float(data["latency_us"]), float(data["energy_uj"])
+        power = float(data.get("power_w", energy / latency if latency else math.nan))
+    except (json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError):
+        return Outcome.failure(f"unparsable output {lines[-1][:120]!r}")
+    values = (latency, energy, power)
+    if not all(math.isfinite(v) for v in values) or latency <= 0 or energy < 0 or power < 0:
+        return Outcome.failure(f"implausible values latency_us={latency}, energy_uj={energy}")
+    return Outcome(latency, energy, power)

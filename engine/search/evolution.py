@@ -1,0 +1,387 @@
+"""Seed 000 §4.3: the nested (1+λ) evolutionary strategy over partitioning and placement.
+
+Each generation first mutates the partitioning genotype λ_part times, carrying the
+parent's placement to every offspring with the reordering operator, and selects
+(elitist ``(1+λ)`` by default, ``(1,λ)`` for the ablation); then it mutates the
+placement of the new parent λ_place times and selects elitistically. The search starts
+from ``min+k`` placed by each heuristic of §4.3.1 (packed/spread × row/column and a
+random placement), the best of them as parent. The budget counts fitness
+evaluations, the initial ones included.
+
+``NestedES.iter_run`` is a generator of ``Event`` (one per evaluation); it honours a
+cancel token (anything with ``is_set()``) and writes a checkpoint after every
+generation from which ``NestedES.resume`` continues the very same run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from engine.errors import BadFileError, MeshScopeError
+from engine.hardware import Hardware
+from engine.mapping import Mapping
+from engine.network import Network
+from engine.placement.fill import ORDERS, core_order
+from engine.search.evaluators import Candidate, ModelEvaluator, Outcome
+from engine.search.genotype import Layout, PartitionGenotype, decode, layout_for, to_mapping
+from engine.search.history import History, Record
+from engine.search.operators import OperatorParams, mutate_partition, mutate_placement, reorder
+
+__all__ = ["ESConfig", "Event", "ESResult", "NestedES", "OBJECTIVES", "HEURISTICS"]
+
+OBJECTIVES = ("latency", "energy")
+HEURISTICS = (*ORDERS, "random")
+CHECKPOINT_FORMAT = "meshscope-es-checkpoint"
+
+
+@dataclass(frozen=True)
+class ESConfig:
+    budget: int = 125
+    lambda_part: int = 4
+    lambda_place: int = 4
+    reorder: bool = True
+    elitist: bool = True  # (1+λ) at the partitioning level; False gives (1,λ)
+    objective: str = "latency"
+    init_k: int = 2  # start from min+k (seed 000 §5.2 uses min+2)
+    heuristics: tuple[str, ...] = HEURISTICS
+    operators: OperatorParams = field(default_factory=OperatorParams)
+    seed: int = 0
+
+    def __post_init__(self):
+        if self.objective not in OBJECTIVES:
+            raise MeshScopeError(f"objective must be one of {OBJECTIVES}, not {self.objective!r}")
+        if self.budget < 1 or self.lambda_part < 1 or self.lambda_place < 1:
+            raise MeshScopeError("budget, lambda-part and lambda-place must be at least 1")
+        unknown = set(self.heuristics) - set(HEURISTICS)
+        if unknown or not self.heuristics:
+            raise MeshScopeError(f"initial heuristics must come from {HEURISTICS}")
+
+    def to_dict(self) -> dict:
+        d = dataclasses.asdict(self)
+        d["heuristics"] = list(self.heuristics)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> ESConfig:
+        d = dict(d)
+        d["operators"] = OperatorParams(**d["operators"])
+        d["heuristics"] = tuple(d["heuristics"])
+        return cls(**d)
+
+
+@dataclass(frozen=True)
+class Event:
+    count: int  # evaluations so far
+    budget: int
+    best: Record  # best individual so far
+    record: Record  # the individual just evaluated
+
+    @property
+    def progress(self) -> float:
+        return min(1.0, self.count / self.budget)
+
+
+@dataclass(frozen=True)
+class ESResult:
+    best: Record
+    initial: Record  # the parent the evolution started from
+    heuristics: dict[str, Record]
+    history: History
+    cancelled: bool
+
+    @property
+    def evaluations(self) -> int:
+        return len(self.history)
+
+    @property
+    def failed(self) -> int:
+        return sum(r.failed for r in self.history)
+
+    @property
+    def improvement_pct(self) -> float:
+        """Fitness improvement of the best over the best heuristic, in percent."""
+        base = min(r.fitness for r in self.heuristics.values())
+        return 100.0 * (base - self.best.fitness) / base if math.isfinite(base) else math.nan
+
+    def mapping(self, network: Network) -> Mapping:
+        return to_mapping(network, self.best.cores_per_population, self.best.placement)
+
+
+@dataclass
+class _Individual:
+    x: PartitionGenotype
+    omega: np.ndarray
+    record: Record | None = None
+
+    @property
+    def fitness(self) -> float:
+        return self.record.fitness if self.record else math.inf
+
+
+class NestedES:
+    """The nested evolutionary strategy; see the module docstring."""
+
+    def __init__(
+        self,
+        network: Network,
+        hardware: Hardware,
+        config: ESConfig | None = None,
+        *,
+        evaluator=None,
+        layout: Layout | None = None,
+    ):
+        self.network, self.hardware = network, hardware
+        self.config = config or ESConfig()
+        self.layout = layout or layout_for(network, hardware)
+        self.evaluator = evaluator or ModelEvaluator(network, hardware)
+        self.rng = np.random.default_rng(self.config.seed)
+        self.history = History()
+        self.generation = 0
+        self.parent: _Individual | None = None
+        self.heuristic_index: dict[str, int] = {}
+        self._best: Record | None = None  # running best for events
+        self.phase = "partition"  # the step the next generation half runs
+
+    # ------------------------------------------------------------ bookkeeping
+    @property
+    def count(self) -> int:
+        return len(self.history)
+
+    @property
+    def best(self) -> Record | None:
+        """The best individual evaluated so far (the first of equals)."""
+        ok = [r for r in self.history if not r.failed]
+        return min(ok, key=lambda r: r.fitness) if ok else None
+
+    def _fitness(self, o: Outcome) -> float:
+        if o.failed:
+            return math.inf
+        return o.latency_us if self.config.objective == "latency" else o.energy_uj
+
+    def _evaluate(self, items, level: str) -> list[_Individual]:
+        """Evaluate (x, ω, note) triples; records are appended with accepted=False."""
+        decoded = [decode(self.layout, x, omega) for x, omega, _ in items]
+        outcomes = self.evaluator.evaluate_batch([Candidate(c, p) for c, p in decoded])
+        out = []
+        for (x, omega, note), (cores, placement), o in zip(items, decoded, outcomes, strict=True):
+            record = Record(
+                index=self.count,
+                generation=self.generation,
+                level=level,
+                latency_us=o.latency_us,
+                energy_uj=o.energy_uj,
+                power_w=o.power_w,
+                cores_used=int(sum(cores)),
+                accepted=False,
+                failed=o.failed,
+                fitness=self._fitness(o),
+                cores_per_population=cores,
+                placement=tuple(placement.tolist()),
+                bottleneck=o.bottleneck,
+                note=o.error or note,
+            )
+            self.history.append(record)
+            out.append(_Individual(x, omega, record))
+        return out
+
+    def _accept(self, ind: _Individual) -> None:
+        rec = dataclasses.replace(ind.record, accepted=True)
+        self.history[rec.index] = rec
+        ind.record = rec
+        self.parent = ind
+
+    def _events(self, start: int) -> Iterator[Event]:
+        """One Event per record from ``start`` on, each with the best found up to it."""
+        for r in self.history[start:]:
+            if not r.failed and (self._best is None or r.fitness < self._best.fitness):
+                self._best = r
+            yield Event(r.index + 1, self.config.budget, self._best or r, r)
+
+    # ------------------------------------------------------------ the run
+    def _initial_omegas(self) -> list[tuple[str, np.ndarray]]:
+        cores = self.layout.cores
+        rank = np.full(self.hardware.n_cores, -1)
+        out = []
+        for name in self.config.heuristics:
+            if name == "random":
+                out.append((name, self.rng.permutation(cores)))
+            else:
+                order = core_order(self.hardware, name)
+                rank[order] = np.arange(order.size)
+                out.append((name, cores[np.argsort(rank[cores], kind="stable")]))
+        return out
+
+    def _remaining(self) -> int:
+        return self.config.budget - self.count
+
+    def iter_run(self, cancel=None, checkpoint=None) -> Iterator[Event]:
+        """Run until the budget is spent or ``cancel.is_set()``; yield an Event per evaluation."""
+        cfg, layout, ops = self.config, self.layout, self.config.operators
+
+        def cancelled():
+            return cancel is not None and cancel.is_set()
+
+        if self.parent is None:
+            x0 = PartitionGenotype.min_plus(layout, cfg.init_k)
+            starts = self._initial_omegas()[: self._remaining()]
+            inds = self._evaluate([(x0, om, name) for name, om in starts], "init")
+            self.heuristic_index = {
+                name: ind.record.index for (name, _), ind in zip(starts, inds, strict=True)
+            }
+            self._accept(min(inds, key=lambda i: i.fitness))
+            yield from self._events(0)
+            self.generation = 1
+            self._checkpoint(checkpoint)
+
+        while self._remaining() > 0 and not cancelled():
+            start = self.count
+            parent = self.parent
+            if self.phase == "partition":
+                # mutate x, carry ω over with the reordering operator
+                kids = []
+                for _ in range(min(cfg.lambda_part, self._remaining())):
+                    x = mutate_partition(parent.x, layout, ops, self.rng)
+                    omega = (
+                        reorder(parent.omega, layout, parent.x, x) if cfg.reorder else parent.omega
+                    )
+                    kids.append((x, omega, ""))
+                offspring = self._evaluate(kids, "partition")
+                pool = offspring + ([parent] if cfg.elitist else [])
+                # min() keeps the first of equals; with the parent last, an equal child wins
+                best = min(pool, key=lambda i: i.fitness)
+                if math.isfinite(best.fitness):
+                    self._accept(best)
+                self.phase = "placement"
+            else:
+                # mutate ω of the (new) parent; always elitist
+                c_used = int(parent.x.cores_per_layer(layout).sum())
+                kids = [
+                    (parent.x, mutate_placement(parent.omega, c_used, ops, self.rng), "")
+                    for _ in range(min(cfg.lambda_place, self._remaining()))
+                ]
+                offspring = self._evaluate(kids, "placement")
+                best = min([*offspring, parent], key=lambda i: i.fitness)
+                if best is not parent:
+                    self._accept(best)
+                self.phase = "partition"
+                self.generation += 1
+            yield from self._events(start)
+            self._checkpoint(checkpoint)
+
+    def run(self, cancel=None, checkpoint=None, callback=None) -> ESResult:
+        for event in self.iter_run(cancel, checkpoint):
+            if callback is not None:
+                callback(event)
+        return self.result(cancelled=self._remaining() > 0)
+
+    def result(self, cancelled: bool = False) -> ESResult:
+        if self.best is None:
+            raise MeshScopeError("every evaluation failed; nothing to report (see the history)")
+        initial = min(
+            (self.history[i] for i in self.heuristic_index.values()), key=lambda r: r.fitness
+        )
+        return ESResult(
+            best=self.best,
+            initial=initial,
+            heuristics={n: self.history[i] for n, i in self.heuristic_index.items()},
+            history=self.history,
+            cancelled=cancelled,
+        )
+
+    # ------------------------------------------------------------ checkpoints
+    def state(self) -> dict:
+        p = self.parent
+        return {
+            "format": CHECKPOINT_FORMAT,
+            "version": 1,
+            "network": {"name": self.network.name, "fingerprint": self.network.fingerprint},
+            "hardware": {"name": self.hardware.name, "fingerprint": self.hardware.fingerprint},
+            "config": self.config.to_dict(),
+            "layout": {
+                "free": self.layout.free.tolist(),
+                "cores": self.layout.cores.tolist(),
+                "fixed_cores": {
+                    str(k): list(map(int, v)) for k, v in self.layout.fixed_cores.items()
+                },
+            },
+            "generation": self.generation,
+            "phase": self.phase,
+            "rng": self.rng.bit_generator.state,
+            "parent": {
+                "extra": p.x.extra.tolist(),
+                "unused": p.x.unused,
+                "omega": p.omega.tolist(),
+                "index": p.record.index,
+            },
+            "heuristics": self.heuristic_index,
+            "history": [r.to_dict() for r in self.history],
+        }
+
+    def _checkpoint(self, path) -> None:
+        if path is None:
+            return
+        tmp = Path(f"{path}.tmp")
+        tmp.write_text(json.dumps(self.state()))
+        os.replace(tmp, path)
+
+    @classmethod
+    def resume(
+        cls, path, network: Network, hardware: Hardware, *, evaluator=None, budget=None
+    ) -> NestedES:
+        """Continue a run from its checkpoint (optionally with a larger budget)."""
+        try:
+            state = json.loads(Path(path).read_text())
+        except OSError as e:
+            raise BadFileError(f"cannot read checkpoint {path}: {e.strerror}") from None
+        except json.JSONDecodeError as e:
+            raise BadFileError(f"{path} is not a checkpoint (JSON error: {e.msg})") from None
+        if not isinstance(state, dict) or state.get("format") != CHECKPOINT_FORMAT:
+            raise BadFileError(f"{path} is not a MeshScope evolution checkpoint")
+        for what, obj in (("network", network), ("hardware", hardware)):
+            if state.get(what, {}).get("fingerprint") != obj.fingerprint:
+                raise BadFileError(
+                    f"{path} is a run of {what} {state.get(what, {}).get('name')!r}, "
+                    f"not of {obj.name!r}"
+                )
+        try:
+            es = cls._from_state(state, network, hardware, evaluator, budget)
+        except (KeyError, TypeError, ValueError, IndexError) as e:
+            raise BadFileError(
+                f"{path} is a malformed checkpoint ({type(e).__name__}: {e})"
+            ) from None
+        return es
+
+    @classmethod
+    def _from_state(cls, state, network, hardware, evaluator, budget) -> NestedES:
+        config = ESConfig.from_dict(state["config"])
+        if budget is not None:
+            config = dataclasses.replace(config, budget=budget)
+        lay = state["layout"]
+        fixed = {int(k): np.asarray(v) for k, v in lay["fixed_cores"].items()}
+        layout = layout_for(
+            network, hardware, cores=np.asarray(lay["cores"]), free=lay["free"], fixed_cores=fixed
+        )
+        es = cls(network, hardware, config, evaluator=evaluator, layout=layout)
+        es.rng.bit_generator.state = state["rng"]
+        es.history = History(Record.from_dict(d) for d in state["history"])
+        es.generation = int(state["generation"])
+        es.phase = state["phase"]
+        if es.phase not in ("partition", "placement"):
+            raise ValueError(f"unknown phase {es.phase!r}")
+        es.heuristic_index = {k: int(v) for k, v in state["heuristics"].items()}
+        es._best = es.best
+        p = state["parent"]
+        es.parent = _Individual(
+            PartitionGenotype(p["extra"], p["unused"]),
+            np.asarray(p["omega"], dtype=np.int64),
+            es.history[p["index"]],
+        )
+        return es

@@ -1,0 +1,217 @@
+"""Seed 000 §5.3: mapping across several chips, globally or chip by chip.
+
+``global`` is the nested ES over every core of every chip. ``chipwise`` divides the
+layers into contiguous segments, one per chip, balanced by their min+k core counts;
+then it searches each chip in turn with the nested ES, the other segments held where
+they are (each evaluation is of the whole network, so inter-chip traffic is always
+counted), and keeps each chip's best before moving on. Both start by evaluating the
+whole-network heuristics, so their improvements share a baseline.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+
+import numpy as np
+
+from engine.errors import InfeasibleMappingError, MeshScopeError
+from engine.hardware import Hardware
+from engine.network import Network
+from engine.placement.fill import ORDERS, core_order
+from engine.search.evaluators import ModelEvaluator
+from engine.search.evolution import ESConfig, ESResult, Event, NestedES
+from engine.search.genotype import layout_for
+from engine.search.history import History, Record
+
+__all__ = ["STRATEGIES", "segment_layers", "ChipwiseSearch", "make_search"]
+
+STRATEGIES = ("global", "chipwise")
+
+
+def segment_layers(
+    cores: np.ndarray, n_segments: int, capacity: int, crossing: np.ndarray | None = None
+) -> list[np.ndarray]:
+    """Split layers, in order, into at most ``n_segments`` contiguous segments of ≤ capacity cores.
+
+    ``crossing[i]`` is the traffic (messages per step) that a cut after layer ``i`` sends
+    between chips. A dynamic program picks the segmentation whose heaviest cut carries
+    the least traffic, then the one whose largest segment is smallest.
+    """
+    cores = np.asarray(cores, dtype=np.int64)
+    n = cores.size
+    if cores.max() > capacity:
+        k = int(np.argmax(cores))
+        raise InfeasibleMappingError(
+            f"layer {k} alone needs {cores[k]} cores, more than the {capacity} of one chip; "
+            "use the global strategy"
+        )
+    crossing = np.zeros(n) if crossing is None else np.asarray(crossing, dtype=float)
+    prefix = np.concatenate([[0], np.cumsum(cores)])
+    s = min(n_segments, n)
+    worst = (np.inf, np.inf)
+    # best[j][i]: (heaviest cut, largest segment) over the first i layers in j segments
+    best = [[worst] * (n + 1) for _ in range(s + 1)]
+    cut = np.zeros((s + 1, n + 1), dtype=np.int64)
+    best[0][0] = (0.0, 0)
+    for j in range(1, s + 1):
+        for i in range(1, n + 1):
+            for m in range(j - 1, i):
+                load = prefix[i] - prefix[m]
+                if best[j - 1][m] == worst or load > capacity:
+                    continue
+                heaviest = max(best[j - 1][m][0], crossing[m - 1] if m > 0 else 0.0)
+                cand = (heaviest, max(best[j - 1][m][1], load))
+                if cand < best[j][i]:
+                    best[j][i], cut[j, i] = cand, m
+    j = min(range(1, s + 1), key=lambda jj: best[jj][n])
+    if best[j][n] == worst:
+        raise InfeasibleMappingError(
+            f"the layers need {prefix[-1]} cores; {s} chips of {capacity} cannot hold them "
+            "in contiguous segments"
+        )
+    bounds, i = [], n
+    for jj in range(j, 0, -1):
+        bounds.append((int(cut[jj, i]), i))
+        i = int(cut[jj, i])
+    return [np.arange(a, b) for a, b in reversed(bounds)]
+
+
+def layer_crossing_traffic(network, hardware, cores_per_population) -> np.ndarray:
+    """Messages per step that a cut after each layer would send between segments."""
+    from engine.mapping import Partition
+    from engine.traffic import partition_stats
+
+    stats = partition_stats(network, hardware, Partition.layered(network, cores_per_population))
+    pop = stats.population
+    src, dst = pop[stats.pair_src], pop[stats.pair_dst]
+    n = network.n_populations
+    return np.array(
+        [
+            stats.pair_messages[((src <= i) & (dst > i)) | ((dst <= i) & (src > i))].sum()
+            for i in range(n)
+        ]
+    )
+
+
+class ChipwiseSearch:
+    """One nested ES per chip, over that chip's segment of layers."""
+
+    def __init__(self, network: Network, hardware: Hardware, config: ESConfig, *, evaluator=None):
+        if hardware.n_chips < 2:
+            raise MeshScopeError("the chipwise strategy needs hardware with several chips")
+        self.network, self.hardware, self.config = network, hardware, config
+        self.evaluator = evaluator or ModelEvaluator(network, hardware)
+        full = layout_for(network, hardware)
+        c0 = np.minimum(full.c_min + config.init_k, full.c_max)
+        crossing = layer_crossing_traffic(network, hardware, c0)
+        self.segments = segment_layers(c0, hardware.n_chips, hardware.cores_per_chip, crossing)
+        self.c0 = c0
+        self.chips = _snake(hardware)[: len(self.segments)]  # consecutive segments are neighbours
+        self.placed: dict[int, np.ndarray] = {}
+        self._lay_out("packed-row")
+        self.full_layout = full
+        self.history = History()
+        self.heuristics: dict[str, Record] = {}
+        self._best: Record | None = None
+
+    def _chip_cores(self, s: int, heuristic: str) -> np.ndarray:
+        """The cores of segment s's chip, in the order of a fill heuristic."""
+        order = core_order(self.hardware, heuristic if heuristic in ORDERS else "spread-col")
+        return order[self.hardware.core_table["chip"][order] == self.chips[s]]
+
+    def _lay_out(self, heuristic: str) -> None:
+        """Every layer at min+k on its segment's chip, in the heuristic's fill order."""
+        for s, layers in enumerate(self.segments):
+            cores, start = self._chip_cores(s, heuristic), 0
+            for k in layers.tolist():
+                self.placed[k] = cores[start : start + self.c0[k]]
+                start += int(self.c0[k])
+
+    def _budgets(self, remaining: int) -> list[int]:
+        n = len(self.segments)
+        return [remaining // n + (s < remaining % n) for s in range(n)]
+
+    def iter_run(self, cancel=None, checkpoint=None) -> Iterator[Event]:
+        if checkpoint is not None:
+            raise MeshScopeError("checkpoints are kept for the global strategy only")
+        cfg = self.config
+        # the whole-network heuristics: the same baseline as the global strategy
+        base = NestedES(
+            self.network,
+            self.hardware,
+            dataclasses.replace(cfg, budget=min(cfg.budget, len(cfg.heuristics))),
+            evaluator=self.evaluator,
+            layout=self.full_layout,
+        )
+        yield from self._relay(base.iter_run(cancel), "")
+        self.heuristics = base.result().heuristics
+        # start every chip from the fill order that did best on the whole network
+        self._lay_out(min(self.heuristics, key=lambda n: self.heuristics[n].fitness))
+        budgets = self._budgets(cfg.budget - len(self.history))
+        for s, layers in enumerate(self.segments):
+            if cancel is not None and cancel.is_set():
+                return
+            fixed = {k: v for k, v in self.placed.items() if k not in set(layers.tolist())}
+            layout = layout_for(
+                self.network,
+                self.hardware,
+                cores=self._chip_cores(s, "packed-row"),
+                free=layers,
+                fixed_cores=fixed,
+            )
+            sub_cfg = dataclasses.replace(
+                cfg,
+                budget=max(budgets[s], 1),
+                seed=int(np.random.SeedSequence([cfg.seed, s]).generate_state(1)[0]),
+            )
+            es = NestedES(
+                self.network, self.hardware, sub_cfg, evaluator=self.evaluator, layout=layout
+            )
+            yield from self._relay(es.iter_run(cancel), f"chip {s}")
+            if es.best is not None:  # keep this chip's best for the chips that follow
+                offsets = np.concatenate([[0], np.cumsum(es.best.cores_per_population)])
+                for k in layers.tolist():
+                    self.placed[k] = np.asarray(es.best.placement[offsets[k] : offsets[k + 1]])
+
+    def _relay(self, events: Iterator[Event], note: str) -> Iterator[Event]:
+        for e in events:
+            r = dataclasses.replace(
+                e.record,
+                index=len(self.history),
+                note=f"{note}: {e.record.note}".strip(": ") if note else e.record.note,
+            )
+            self.history.append(r)
+            if not r.failed and (self._best is None or r.fitness < self._best.fitness):
+                self._best = r
+            yield Event(len(self.history), self.config.budget, self._best or r, r)
+
+    def run(self, cancel=None, checkpoint=None, callback=None) -> ESResult:
+        for event in self.iter_run(cancel, checkpoint):
+            if callback is not None:
+                callback(event)
+        return self.result(cancelled=len(self.history) < self.config.budget)
+
+    def result(self, cancelled: bool = False) -> ESResult:
+        if self._best is None:
+            raise MeshScopeError("every evaluation failed; nothing to report (see the history)")
+        initial = min(self.heuristics.values(), key=lambda r: r.fitness)
+        return ESResult(self._best, initial, self.heuristics, self.history, cancelled)
+
+
+def _snake(hardware: Hardware) -> list[int]:
+    """Chip ids in boustrophedon order over the chip grid (rows alternate direction)."""
+    out = []
+    for cy in range(hardware.chips_y):
+        row = [cy * hardware.chips_x + cx for cx in range(hardware.chips_x)]
+        out += row if cy % 2 == 0 else row[::-1]
+    return out
+
+
+def make_search(network, hardware, config: ESConfig, *, strategy="global", evaluator=None):
+    """A search object with ``iter_run``/``run``/``result`` for the named strategy."""
+    if strategy == "global":
+        return NestedES(network, hardware, config, evaluator=evaluator)
+    if strategy == "chipwise":
+        return ChipwiseSearch(network, hardware, config, evaluator=evaluator)
+    raise MeshScopeError(f"strategy must be one of {STRATEGIES}, not {strategy!r}")

@@ -1,0 +1,151 @@
+"""Multi-chip strategies (seed 000 §5.3) and the `meshscope evolve` command."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import numpy as np
+import pytest
+
+from engine.cli import main
+from engine.cost import evaluate
+from engine.errors import InfeasibleMappingError, MeshScopeError
+from engine.hardware import load_hardware
+from engine.search import ESConfig
+from engine.search.multichip import ChipwiseSearch, make_search, segment_layers
+from engine.specs import load_network_spec
+
+NET = "mlp:widths=256-512-512-512-256-10"
+
+
+def test_segments_are_contiguous_fit_and_cut_where_traffic_is_least():
+    cores = np.array([2, 3, 3, 2, 2])
+    crossing = np.array([10.0, 1.0, 50.0, 2.0, 0.0])  # a cut after layer 1 or 3 is cheap
+    segs = segment_layers(cores, n_segments=3, capacity=6, crossing=crossing)
+    assert [s.tolist() for s in segs] == [[0, 1], [2, 3], [4]]
+    assert all(cores[s].sum() <= 6 for s in segs)
+    # with room for everything, no cut at all is cheapest
+    assert [s.tolist() for s in segment_layers(cores, 3, 100, crossing)] == [[0, 1, 2, 3, 4]]
+
+
+def test_segments_refuse_what_cannot_fit():
+    with pytest.raises(InfeasibleMappingError, match="more than the 4 of one chip"):
+        segment_layers(np.array([2, 5]), 2, 4)
+    with pytest.raises(InfeasibleMappingError, match="cannot hold them"):
+        segment_layers(np.array([3, 3, 3]), 2, 4)
+
+
+@pytest.fixture(scope="module")
+def two_chips():
+    # 2 chips of 2x2 routers x 4 cores: 16 cores each
+    return load_network_spec(NET), load_hardware("mesh:2x2x4@2x1")
+
+
+def test_chipwise_puts_each_segment_on_its_own_chip(two_chips):
+    net, hw = two_chips
+    search = ChipwiseSearch(net, hw, ESConfig(budget=60, seed=1))
+    assert len(search.segments) == 2, "the min+2 partition needs both chips"
+    result = search.run()
+    assert len(result.history) == 60
+    chip = hw.core_table["chip"]
+    offsets = np.concatenate([[0], np.cumsum(result.best.cores_per_population)])
+    for s, layers in enumerate(search.segments):
+        for k in layers:
+            cores = np.asarray(result.best.placement[offsets[k] : offsets[k + 1]])
+            assert set(chip[cores]) == {search.chips[s]}
+    ev = evaluate(net, hw, result.mapping(net))
+    assert ev.latency_us == pytest.approx(result.best.latency_us)
+    assert ev.chips_used == 2
+    assert result.best.fitness <= min(r.fitness for r in result.heuristics.values())
+
+
+def test_both_strategies_share_the_heuristic_baseline(two_chips):
+    net, hw = two_chips
+    results = {
+        s: make_search(net, hw, ESConfig(budget=30, seed=2), strategy=s).run()
+        for s in ("global", "chipwise")
+    }
+    g, c = results["global"].heuristics, results["chipwise"].heuristics
+    assert {n: r.latency_us for n, r in g.items()} == {n: r.latency_us for n, r in c.items()}
+
+
+def test_chipwise_needs_several_chips():
+    with pytest.raises(MeshScopeError, match="several chips"):
+        ChipwiseSearch(load_network_spec(NET), load_hardware("loihi2"), ESConfig(budget=10))
+
+
+# ------------------------------------------------------------------ CLI
+def run_cli(capsys, *args):
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_evolve_json_reports_best_heuristics_initial_and_improvement(capsys, tmp_path):
+    best_file, hist = tmp_path / "best.json", tmp_path / "h.csv"
+    code, out, err = run_cli(
+        capsys, "evolve", "--network", NET, "--hardware", "loihi2", "--budget", "30",
+        "--seed", "3", "--json", "--out", str(best_file), "--history", str(hist),
+    )  # fmt: skip
+    assert code == 0, err
+    d = json.loads(out)
+    assert {"best", "heuristics", "initial", "evaluations", "failed", "improvement_pct"} <= set(d)
+    assert set(d["heuristics"]) == {
+        "packed-row",
+        "packed-col",
+        "spread-row",
+        "spread-col",
+        "random",
+    }
+    assert d["evaluations"] == 30 and d["failed"] == 0
+    best_h = min(d["heuristics"].values())
+    assert d["improvement_pct"] == pytest.approx(100 * (best_h - d["best"]["latency_us"]) / best_h)
+    assert d["initial"]["latency_us"] == pytest.approx(best_h)
+    # the saved best mapping evaluates to the reported best
+    code, out, _ = run_cli(capsys, "evaluate", "--mapping", str(best_file), "--json")
+    assert json.loads(out)["latency_us"] == pytest.approx(d["best"]["latency_us"])
+    assert len(hist.read_text().splitlines()) == 31
+
+
+def test_evolve_resume_continues_the_same_run(capsys, tmp_path):
+    ck = tmp_path / "run.ckpt"
+    args = ["evolve", "--network", NET, "--hardware", "loihi2", "--seed", "4", "--json"]
+    code, full, _ = run_cli(capsys, *args, "--budget", "45")
+    code, _, _ = run_cli(capsys, *args, "--budget", "21", "--checkpoint", str(ck))
+    assert code == 0 and ck.exists()
+    code, resumed, err = run_cli(capsys, *args, "--budget", "45", "--resume", str(ck))
+    assert code == 0, err
+    assert json.loads(resumed)["best"] == json.loads(full)["best"]
+
+
+def test_evolve_with_an_external_evaluator(capsys, tmp_path):
+    script = tmp_path / "rate.py"
+    script.write_text(
+        "import json, sys\n"
+        "m = json.load(sys.stdin)\n"
+        "xs = [a[1] + a[2] for a in m['placement']]\n"
+        "print(json.dumps({'latency_us': 1.0 + sum(xs), 'energy_uj': 2.0}))\n"
+    )
+    code, out, err = run_cli(
+        capsys, "evolve", "--network", NET, "--hardware", "loihi2", "--budget", "14",
+        "--evaluator-cmd", f"{sys.executable} {script}", "--workers", "2", "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["failed"] == 0 and d["evaluations"] == 14
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--budget", "0"], "at least 1"),
+        (["--network", "nope"], "unknown network"),
+        (["--strategy", "chipwise"], "several chips"),
+        (["--resume", "/nonexistent/ckpt"], "cannot read checkpoint"),
+    ],
+)
+def test_evolve_bad_input_is_one_line_and_exit_2(capsys, args, message):
+    code, _, err = run_cli(capsys, "evolve", "--network", NET, *args)
+    assert code == 2
+    assert len(err.strip().splitlines()) == 1 and message in err
