@@ -1,8 +1,10 @@
 """ExplorerState: the one source of truth of an explorer session.
 
 It holds the network, the hardware, the current mapping and its evaluation, and the
-actions that change them. It imports no UI toolkit (only ``param`` and the engine), so
-every action is testable without a browser; views watch its parameters.
+actions that change them: swap or move cores, undo and redo, reset to a heuristic,
+change a layer's core count, load and save mapping files, compare with a reference,
+and follow a background search. It imports no UI toolkit (only ``param`` and the
+engine), so every action is testable without a browser; views watch its parameters.
 
 Actions raise ``engine.errors.MeshScopeError`` on bad input and leave the state as it
 was: a session never holds a mapping without its evaluation.
@@ -10,22 +12,45 @@ was: a session never holds a mapping without its evaluation.
 
 from __future__ import annotations
 
+import json
 import os
+import tempfile
 from functools import lru_cache
+from pathlib import Path
 
+import numpy as np
 import param
 
-from engine.cost import Evaluation, evaluate
+from engine.cost import Evaluation, Evaluator
+from engine.errors import BadFileError, InfeasibleMappingError, MeshScopeError
 from engine.hardware import Hardware
-from engine.mapping import Mapping, read_mapping_file
+from engine.io.network_file import load_network
+from engine.mapping import (
+    Mapping,
+    Partition,
+    Placement,
+    check_mapping,
+    mapping_to_dict,
+    parse_mapping_dict,
+    read_mapping_file,
+)
 from engine.network import Network
-from engine.partition import make_partition
+from engine.partition import default_spec, make_partition
 from engine.placement import make_placement
-from engine.specs import DEFAULT_HARDWARE, DEFAULT_NETWORK, load_hardware_spec, load_network_spec
+from engine.search.genotype import Layout, PartitionGenotype
+from engine.search.operators import reorder
+from engine.specs import (
+    DEFAULT_HARDWARE,
+    DEFAULT_NETWORK,
+    load_hardware_spec,
+    load_network_spec,
+)
 from engine.specs import DEFAULT_PLACEMENT as DEFAULT_PLACER
 from engine.traffic import partition_stats
 
 __all__ = ["DEFAULT_NETWORK", "DEFAULT_HARDWARE", "DEFAULT_PLACER", "ExplorerState", "resolve"]
+
+HISTORY_LIMIT = 200  # undo steps kept per session
 
 
 def resolve(
@@ -34,11 +59,13 @@ def resolve(
     mapping_path: str | None = None,
     *,
     placer: str = DEFAULT_PLACER,
+    partition_spec: str | None = None,
 ) -> tuple[Network, Hardware, Mapping]:
     """The network, hardware and mapping that the ``serve`` arguments name.
 
     With a mapping file, a missing network or hardware spec is taken from the file;
-    without one, the network's default partition is placed by ``placer``.
+    without one, the network's partition (``partition_spec`` or its default) is placed
+    by ``placer``.
 
     Results are cached per process (a mapping file by its path, size and modification
     time), so a new browser session does not partition the network again. They are
@@ -52,11 +79,13 @@ def resolve(
             file_key = (st.st_size, st.st_mtime_ns)
         except OSError:
             file_key = None  # read_mapping_file will say what is wrong
-    return _resolve_cached(network_spec, hardware_spec, mapping_path, placer, file_key)
+    return _resolve_cached(
+        network_spec, hardware_spec, mapping_path, placer, partition_spec, file_key
+    )
 
 
 @lru_cache(maxsize=16)
-def _resolve_cached(network_spec, hardware_spec, mapping_path, placer, _file_key):
+def _resolve_cached(network_spec, hardware_spec, mapping_path, placer, partition_spec, _key):
     if mapping_path:
         mf = read_mapping_file(mapping_path)
         network = load_network_spec(network_spec or mf.network_name)
@@ -65,19 +94,29 @@ def _resolve_cached(network_spec, hardware_spec, mapping_path, placer, _file_key
     else:
         network = load_network_spec(network_spec or DEFAULT_NETWORK)
         hardware = load_hardware_spec(hardware_spec or DEFAULT_HARDWARE)
-        partition = make_partition(network, hardware, None)
+        partition = _cached_partition(network, hardware, partition_spec or default_spec(network))
         stats = partition_stats(network, hardware, partition)
         mapping = Mapping(partition, make_placement(stats, hardware, placer))
+    return network, hardware, _frozen(mapping)
+
+
+@lru_cache(maxsize=32)
+def _cached_partition(network: Network, hardware: Hardware, spec: str) -> Partition:
+    return make_partition(network, hardware, spec)
+
+
+def _frozen(mapping: Mapping) -> Mapping:
     mapping.partition.assignment.flags.writeable = False
     mapping.placement.cores.flags.writeable = False
-    return network, hardware, mapping
+    return mapping
 
 
 class ExplorerState(param.Parameterized):
-    """One session's network, hardware, mapping and evaluation."""
+    """One session's network, hardware, mapping, evaluation, history and search."""
 
     network_spec = param.String(default=DEFAULT_NETWORK, doc="what the user typed for the network")
     hardware_spec = param.String(default=DEFAULT_HARDWARE, doc="… and for the hardware")
+    partition_spec = param.String(default=None, allow_None=True, doc="None: the network's default")
     mapping_path = param.String(default=None, allow_None=True, doc="mapping file, if any")
     placer = param.String(default=DEFAULT_PLACER, doc="placer used when no mapping file is given")
 
@@ -86,6 +125,36 @@ class ExplorerState(param.Parameterized):
     mapping = param.ClassSelector(class_=Mapping, default=None, allow_None=True)
     evaluation = param.ClassSelector(class_=Evaluation, default=None, allow_None=True)
 
+    start_evaluation = param.ClassSelector(
+        class_=Evaluation, default=None, allow_None=True, doc="the mapping the session started from"
+    )
+    reference = param.ClassSelector(class_=Mapping, default=None, allow_None=True)
+    reference_evaluation = param.ClassSelector(class_=Evaluation, default=None, allow_None=True)
+    reference_label = param.String(default="")
+
+    can_undo = param.Boolean(default=False)
+    can_redo = param.Boolean(default=False)
+    revision = param.Integer(default=0, doc="counts every change of the current mapping")
+
+    # search (written by explorer.runner; read by the views)
+    search_running = param.Boolean(default=False)
+    search_status = param.String(default="")
+    search_trace = param.List(default=[], doc="(evaluations, best fitness) after each evaluation")
+    search_points = param.List(default=[], doc="(latency_us, energy_uj, cores_used) per evaluation")
+    search_best = param.Parameter(default=None, doc="best Record so far")
+    search_best_evaluation = param.ClassSelector(class_=Evaluation, default=None, allow_None=True)
+    follow_best = param.Boolean(
+        default=True, doc="show the search's best on the mesh while it runs"
+    )
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self._undo: list[Mapping] = []
+        self._redo: list[Mapping] = []
+        self._start: Mapping | None = None
+        self._evaluator: Evaluator | None = None
+
+    # ------------------------------------------------------------ loading
     @classmethod
     def from_specs(
         cls,
@@ -108,34 +177,304 @@ class ExplorerState(param.Parameterized):
         network_spec: str | None = None,
         hardware_spec: str | None = None,
         mapping_path: str | None = None,
+        *,
+        partition_spec: str | None = None,
+        placer: str | None = None,
     ) -> None:
         """Resolve and evaluate a network, hardware and mapping, then switch to them at once."""
+        self._require_idle()
+        placer = placer or self.placer
         network, hardware, mapping = resolve(
-            network_spec, hardware_spec, mapping_path, placer=self.placer
+            network_spec, hardware_spec, mapping_path, placer=placer, partition_spec=partition_spec
         )
-        evaluation = evaluate(network, hardware, mapping)
-        self.param.update(
+        self._switch(
+            network,
+            hardware,
+            mapping,
             network_spec=network_spec or network.name,
             hardware_spec=hardware_spec or hardware.name,
             mapping_path=mapping_path,
+            partition_spec=partition_spec,
+            placer=placer,
+        )
+
+    def _switch(self, network, hardware, mapping, **specs) -> None:
+        """Make (network, hardware, mapping) current and the new starting point."""
+        evaluator = self._make_evaluator(network, hardware, mapping)
+        evaluation = evaluator.evaluation()
+        self._evaluator = evaluator
+        self._undo, self._redo, self._start = [], [], mapping
+        self.param.update(
             network=network,
             hardware=hardware,
             mapping=mapping,
             evaluation=evaluation,
+            start_evaluation=evaluation,
+            reference=None,
+            reference_evaluation=None,
+            reference_label="",
+            can_undo=False,
+            can_redo=False,
+            revision=self.revision + 1,
+            search_trace=[],
+            search_points=[],
+            search_best=None,
+            search_best_evaluation=None,
+            search_status="",
+            **specs,
         )
 
-    def set_mapping(self, mapping: Mapping) -> None:
+    @staticmethod
+    def _make_evaluator(network, hardware, mapping) -> Evaluator:
+        stats = partition_stats(network, hardware, mapping.partition)
+        check_mapping(network, hardware, mapping, stats)
+        return Evaluator(network, hardware, mapping.partition, mapping.placement, stats=stats)
+
+    def upload(self, filename: str, data: bytes) -> str:
+        """Load an uploaded file: a mapping (.json) or a network (.npz). Returns what it was.
+
+        A mapping for another network or hardware switches to them when the file names
+        ones MeshScope can build; a network file keeps the current hardware.
+        """
+        self._require_idle()
+        name = Path(filename or "upload").name
+        suffix = Path(name).suffix.lower()
+        if suffix == ".json":
+            try:
+                doc = json.loads(data.decode("utf-8"))
+            except (UnicodeDecodeError, json.JSONDecodeError) as e:
+                raise BadFileError(f"{name} is not a JSON mapping file ({e})") from None
+            mf = parse_mapping_dict(doc, name)
+            same = (
+                self.network is not None
+                and mf.network_fingerprint == self.network.fingerprint
+                and mf.hardware_fingerprint == self.hardware.fingerprint
+            )
+            if same:
+                network, hardware = self.network, self.hardware
+            else:
+                network = load_network_spec(mf.network_name)
+                hardware = load_hardware_spec(mf.hardware_name)
+            mapping = _frozen(mf.build(network, hardware))
+            if same:
+                self.set_mapping(mapping)
+                return "mapping"
+            self._switch(
+                network, hardware, mapping,
+                network_spec=mf.network_name, hardware_spec=mf.hardware_name, mapping_path=name,
+            )  # fmt: skip
+            return "mapping"
+        if suffix == ".npz":
+            with tempfile.TemporaryDirectory() as tmp:
+                path = Path(tmp) / name
+                path.write_bytes(data)
+                network = load_network(path)
+            hardware = self.hardware or load_hardware_spec(DEFAULT_HARDWARE)
+            partition = make_partition(network, hardware, None)
+            stats = partition_stats(network, hardware, partition)
+            mapping = _frozen(Mapping(partition, make_placement(stats, hardware, self.placer)))
+            self._switch(
+                network, hardware, mapping,
+                network_spec=network.name, hardware_spec=hardware.name, mapping_path=None,
+            )  # fmt: skip
+            return "network"
+        raise BadFileError(f"{name}: MeshScope reads mapping files (.json) and networks (.npz)")
+
+    def mapping_json(self) -> str:
+        """The current mapping as a MeshScope mapping file."""
+        self._require_loaded()
+        return json.dumps(
+            mapping_to_dict(self.network, self.hardware, self.mapping, self.evaluation), indent=1
+        )
+
+    # ------------------------------------------------------------ editing
+    def set_mapping(self, mapping: Mapping, *, record: bool = True) -> None:
         """Evaluate ``mapping`` on the current network and hardware and make it current."""
         self._require_loaded()
-        evaluation = evaluate(self.network, self.hardware, mapping)
-        self.param.update(mapping=mapping, evaluation=evaluation)
+        same_partition = mapping.partition is self._evaluator.partition
+        if same_partition:
+            problems = mapping.placement.check(self.hardware, mapping.partition.n_parts)
+            if problems:
+                raise InfeasibleMappingError("; ".join(problems))
+            evaluator = self._evaluator
+            evaluator.set_placement(mapping.placement)
+        else:
+            evaluator = self._make_evaluator(self.network, self.hardware, mapping)
+        self._commit(mapping, evaluator, record)
+
+    def _commit(self, mapping: Mapping, evaluator: Evaluator, record: bool) -> None:
+        if record:
+            self._undo = (self._undo + [self.mapping])[-HISTORY_LIMIT:]
+            self._redo = []
+        self._evaluator = evaluator
+        self.param.update(
+            mapping=mapping,
+            evaluation=evaluator.evaluation(),
+            can_undo=bool(self._undo),
+            can_redo=bool(self._redo),
+            revision=self.revision + 1,
+        )
+
+    def swap_cores(self, core_a: int, core_b: int) -> None:
+        """Exchange two physical cores: a swap if both hold partitions, a move if one is empty."""
+        self._require_loaded()
+        n = self.hardware.n_cores
+        if not (0 <= core_a < n and 0 <= core_b < n):
+            raise InfeasibleMappingError(f"cores must lie in 0..{n - 1}")
+        cores = self.mapping.placement.cores
+        held = np.isin([core_a, core_b], cores)
+        if not held.any():
+            raise InfeasibleMappingError("neither core holds a partition: nothing to move")
+        if core_a == core_b:
+            return
+        ev = self._evaluator
+        ev.set_placement(self.mapping.placement)  # in step even if a view moved it
+        ev.swap_cores(int(core_a), int(core_b))
+        self._commit(Mapping(self.mapping.partition, ev.placement), ev, record=True)
+
+    def undo(self) -> None:
+        if not self._undo:
+            return
+        target = self._undo[-1]
+        redo = self._redo + [self.mapping]
+        self._undo = self._undo[:-1]
+        self.set_mapping(target, record=False)
+        self._redo = redo
+        self.param.update(can_undo=bool(self._undo), can_redo=True)
+
+    def redo(self) -> None:
+        if not self._redo:
+            return
+        target = self._redo[-1]
+        undo = self._undo + [self.mapping]
+        self._redo = self._redo[:-1]
+        self.set_mapping(target, record=False)
+        self._undo = undo
+        self.param.update(can_undo=True, can_redo=bool(self._redo))
+
+    def reset(self, placer: str) -> None:
+        """Back to the starting partition, placed by ``placer`` (an undoable step)."""
+        self._require_loaded()
+        partition = self._start.partition
+        stats = partition_stats(self.network, self.hardware, partition)
+        self.set_mapping(_frozen(Mapping(partition, make_placement(stats, self.hardware, placer))))
+
+    def change_layer_cores(self, population: int, delta: int) -> None:
+        """Give a population ``delta`` more (or fewer) cores; seed 000's reordering keeps
+        every layer's physical cores, new cores come from the unused ones."""
+        self._require_loaded()
+        net, part = self.network, self.mapping.partition
+        if part.cores_per_population is None:
+            raise InfeasibleMappingError(
+                "this partition is not a per-layer split; change cores per layer with a "
+                "min, min+K or cores: partition"
+            )
+        old = np.asarray(part.cores_per_population)
+        new = old.copy()
+        new[population] += delta
+        name = net.population_names[population]
+        if not 1 <= new[population] <= net.population_sizes[population]:
+            raise InfeasibleMappingError(
+                f"{name} has {net.population_sizes[population]} neurons: it takes between 1 "
+                f"and {net.population_sizes[population]} cores"
+            )
+        if new.sum() > self.hardware.n_cores:
+            raise InfeasibleMappingError(f"all {self.hardware.n_cores} cores are in use")
+        layout = Layout(
+            free=np.arange(net.n_populations),
+            c_min=np.zeros(net.n_populations),
+            c_max=net.population_sizes,
+            cores=np.arange(self.hardware.n_cores),
+        )
+        used = self.mapping.placement.cores
+        omega = np.concatenate([used, np.setdiff1d(np.arange(self.hardware.n_cores), used)])
+        spare = self.hardware.n_cores - int(old.sum())
+        omega = reorder(
+            omega,
+            layout,
+            PartitionGenotype(old, spare),
+            PartitionGenotype(new, self.hardware.n_cores - int(new.sum())),
+        )
+        partition = Partition.layered(net, new)
+        self.set_mapping(_frozen(Mapping(partition, Placement(omega[: new.sum()]))))
+
+    # ------------------------------------------------------------ comparing
+    def set_reference(self, which: str = "start", *, filename: str = "", data: bytes = b"") -> None:
+        """Compare with the starting mapping, the search's best, or an uploaded mapping."""
+        self._require_loaded()
+        if which == "start":
+            mapping, label = self._start, "starting mapping"
+        elif which == "best":
+            if self.search_best is None:
+                raise MeshScopeError("no search result yet: run the evolution first")
+            mapping, label = self.best_mapping(), "best of the search"
+        elif which == "file":
+            try:
+                mf = parse_mapping_dict(json.loads(data.decode("utf-8")), filename or "upload")
+            except (UnicodeDecodeError, json.JSONDecodeError) as e:
+                raise BadFileError(f"{filename} is not a JSON mapping file ({e})") from None
+            mapping, label = mf.build(self.network, self.hardware), Path(filename).name
+        else:
+            raise MeshScopeError(f"unknown reference {which!r}")
+        evaluation = self._make_evaluator(self.network, self.hardware, mapping).evaluation()
+        self.param.update(reference=mapping, reference_evaluation=evaluation, reference_label=label)
+
+    def change_pct(self) -> float:
+        """Latency change of the current mapping against the starting one, in percent."""
+        start = self.start_evaluation.latency_us
+        return 100.0 * (self.evaluation.latency_us - start) / start
+
+    # ------------------------------------------------------------ search results
+    def best_mapping(self) -> Mapping:
+        from engine.search.genotype import to_mapping
+
+        best = self.search_best
+        return to_mapping(self.network, best.cores_per_population, best.placement)
+
+    def adopt_best(self) -> None:
+        """Make the search's best mapping the current one (an undoable step)."""
+        if self.search_best is None:
+            raise MeshScopeError("no search result to adopt yet")
+        self.set_mapping(_frozen(self.best_mapping()))
+
+    @property
+    def shown_evaluation(self) -> Evaluation:
+        """What the mesh shows: the search's best while it runs and is followed."""
+        if self.search_running and self.follow_best and self.search_best_evaluation is not None:
+            return self.search_best_evaluation
+        return self.evaluation
+
+    # ------------------------------------------------------------ snapshots
+    def snapshot(self) -> dict:
+        """What a page reload needs to come back to this mapping."""
+        self._require_loaded()
+        return {
+            "network_spec": self.network_spec,
+            "hardware_spec": self.hardware_spec,
+            "mapping": mapping_to_dict(self.network, self.hardware, self.mapping),
+        }
+
+    def restore(self, snap: dict) -> None:
+        network = load_network_spec(snap["network_spec"])
+        hardware = load_hardware_spec(snap["hardware_spec"])
+        mapping = parse_mapping_dict(snap["mapping"], "saved session").build(network, hardware)
+        self._switch(
+            network, hardware, _frozen(mapping),
+            network_spec=snap["network_spec"], hardware_spec=snap["hardware_spec"],
+        )  # fmt: skip
 
     def recompute(self) -> Evaluation:
-        """Evaluate the current mapping again (after a change of cost model or inputs)."""
+        """Evaluate the current mapping again."""
         self._require_loaded()
-        self.evaluation = evaluate(self.network, self.hardware, self.mapping)
+        self.evaluation = self._make_evaluator(
+            self.network, self.hardware, self.mapping
+        ).evaluation()
         return self.evaluation
 
     def _require_loaded(self) -> None:
         if self.network is None or self.hardware is None or self.mapping is None:
             raise RuntimeError("ExplorerState has nothing loaded yet: call load() first")
+
+    def _require_idle(self) -> None:
+        if self.search_running:
+            raise MeshScopeError("a search is running: stop it before loading something else")

@@ -1,0 +1,133 @@
+"""Background searches for the explorer: a thread, a cancel token, throttled pushes.
+
+``SearchRunner.start`` runs the engine's nested ES in a daemon thread. Events are
+buffered and published to the ``ExplorerState`` at most every ``interval_s`` seconds
+(and once at the end) through ``schedule``: in the app, a function that runs its
+argument on the session's document thread (``doc.add_next_tick_callback``); in tests,
+a direct call. ``stop`` sets the cancel token; the best so far stays in the state.
+No UI toolkit is imported here.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+from engine.cost import evaluate
+from engine.errors import MeshScopeError
+from engine.search import ESConfig, NestedES
+
+__all__ = ["SearchRunner"]
+
+
+class SearchRunner:
+    def __init__(self, state, schedule: Callable[[Callable[[], None]], None] | None = None,
+                 interval_s: float = 0.15):  # fmt: skip
+        self.state = state
+        self.schedule = schedule or (lambda fn: fn())
+        self.interval_s = interval_s
+        self._cancel = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self._pending: list = []
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def start(self, config: ESConfig) -> None:
+        """Start a search of the state's network and hardware (raises if one runs)."""
+        state = self.state
+        if self.running or state.search_running:
+            raise MeshScopeError("a search is already running")
+        search = NestedES(state.network, state.hardware, config)  # validates before the thread
+        self._cancel = threading.Event()
+        self._pending = []
+        state.param.update(
+            search_running=True,
+            search_trace=[],
+            search_points=[],
+            search_best=None,
+            search_best_evaluation=None,
+            search_status=f"starting: budget {config.budget}, seed {config.seed}",
+        )
+        self._thread = threading.Thread(
+            target=self._run, args=(search,), name="meshscope-search", daemon=True
+        )
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Ask the search to stop after the evaluation under way; it keeps its best."""
+        self._cancel.set()
+
+    def join(self, timeout: float | None = None) -> None:
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    # ------------------------------------------------------------ thread side
+    def _run(self, search: NestedES) -> None:
+        last = 0.0
+        error = ""
+        try:
+            for event in search.iter_run(cancel=self._cancel):
+                with self._lock:
+                    self._pending.append(event)
+                now = time.monotonic()
+                if now - last >= self.interval_s:
+                    last = now
+                    self.schedule(self._flush)
+        except MeshScopeError as e:  # pragma: no cover - reported to the page
+            error = str(e)
+        except Exception as e:  # noqa: BLE001 - a crash must still end the run cleanly
+            error = f"search failed: {e!r}"
+        cancelled = self._cancel.is_set()
+        self.schedule(lambda: self._finish(search, cancelled, error))
+
+    # ------------------------------------------------------------ UI side
+    def _flush(self) -> None:
+        with self._lock:
+            events, self._pending = self._pending, []
+        if not events:
+            return
+        state = self.state
+        trace = state.search_trace + [(e.count, e.best.fitness) for e in events]
+        points = state.search_points + [
+            (e.record.latency_us, e.record.energy_uj, e.record.cores_used)
+            for e in events
+            if not e.record.failed
+        ]
+        best = events[-1].best
+        updates = {
+            "search_trace": trace,
+            "search_points": points,
+            "search_status": f"{events[-1].count} / {events[-1].budget} evaluations, "
+            f"best {best.latency_us:.3f} µs",
+        }
+        if state.search_best is None or best.index != state.search_best.index:
+            updates["search_best"] = best
+            mapping = _record_mapping(state.network, best)
+            updates["search_best_evaluation"] = evaluate(state.network, state.hardware, mapping)
+        state.param.update(**updates)
+
+    def _finish(self, search: NestedES, cancelled: bool, error: str) -> None:
+        self._flush()
+        state = self.state
+        n = len(search.history)
+        if error:
+            status = error
+        elif state.search_best is None:
+            status = "no evaluation succeeded"
+        else:
+            how = "stopped" if cancelled else "done"
+            status = (
+                f"{how} after {n} evaluations: best {state.search_best.latency_us:.3f} µs "
+                f"(start {state.start_evaluation.latency_us:.3f} µs)"
+            )
+        state.param.update(search_running=False, search_status=status)
+
+
+def _record_mapping(network, record):
+    from engine.search.genotype import to_mapping
+
+    return to_mapping(network, record.cores_per_population, record.placement)
