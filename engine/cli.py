@@ -3,6 +3,8 @@
     meshscope list [networks|hardware|partitioners|placers] [--json]
     meshscope evaluate --network SPEC --hardware SPEC [--partition SPEC]
                        [--placement NAME | --mapping FILE] [--links] [--json] [--save FILE]
+    meshscope map --network SPEC --hardware SPEC --partitioner NAME --placer NAME [--json]
+    meshscope convert --network SPEC --out FILE.hgr|FILE.npz
     meshscope evolve --network SPEC --hardware SPEC --budget N --seed S [options]
     meshscope serve [--network SPEC] [--hardware SPEC] [--mapping FILE] [--port P] [--no-browser]
 
@@ -132,6 +134,89 @@ def cmd_evaluate(args) -> int:
             )
     if args.save:
         print(f"  saved mapping to {args.save}")
+    return 0
+
+
+def cmd_map(args) -> int:
+    import time
+
+    from engine.cost import evaluate
+    from engine.mapping import Mapping, mapping_to_dict
+    from engine.partition import make_partition
+    from engine.placement import make_placement
+    from engine.specs import load_hardware_spec, load_network_spec
+    from engine.traffic import partition_stats
+
+    network = load_network_spec(args.network or DEFAULT_NETWORK)
+    hardware = load_hardware_spec(args.hardware or DEFAULT_HARDWARE)
+    t0 = time.perf_counter()
+    partition = make_partition(network, hardware, args.partitioner, seed=args.seed)
+    t1 = time.perf_counter()
+    stats = partition_stats(network, hardware, partition)
+    placement = make_placement(stats, hardware, args.placer, seed=args.seed)
+    t2 = time.perf_counter()
+    mapping = Mapping(partition, placement)
+    ev = evaluate(network, hardware, mapping)
+    t3 = time.perf_counter()
+    if args.save:
+        with open(args.save, "w") as f:
+            json.dump(mapping_to_dict(network, hardware, mapping, ev), f, indent=1)
+    out = {
+        "network": network.name,
+        "hardware": hardware.name,
+        "partitioner": args.partitioner,
+        "placer": args.placer,
+        "partitions": partition.n_parts,
+        "connectivity": ev.metrics["connectivity"],
+        "metrics": ev.metrics,
+        "latency_us": ev.latency_us,
+        "energy_uj": ev.energy_uj,
+        "bottleneck": ev.bottleneck,
+        "seconds": {"partition": t1 - t0, "place": t2 - t1, "evaluate": t3 - t2},
+    }
+    if args.json:
+        print(json.dumps(out, indent=2))
+        return 0
+    m = ev.metrics
+    print(f"{network.name} on {hardware.name}: {args.partitioner} + {args.placer}")
+    print(f"  partitions     {partition.n_parts}")
+    print(f"  connectivity   {m['connectivity']:.1f} messages/step (seed 004 eq. 7, λ−1)")
+    print(
+        f"  seed 004       energy {m['routing_energy_pj']:.4g} pJ, average latency "
+        f"{m['average_latency_ns']:.2f} ns, congestion {m['congestion']:.4g}, ELP {m['elp']:.4g}"
+    )
+    print(
+        f"                 synaptic reuse {m['synaptic_reuse']:.2f}, connection locality "
+        f"{m['connection_locality']:.2f}"
+    )
+    print(f"  max-affine     {ev.latency_us:.3f} us/step bound by {ev.bottleneck}")
+    secs = out["seconds"]
+    print(
+        f"  time           partition {secs['partition']:.2f} s, place {secs['place']:.2f} s, "
+        f"evaluate {secs['evaluate']:.2f} s"
+    )
+    if args.save:
+        print(f"  saved mapping to {args.save}")
+    return 0
+
+
+def cmd_convert(args) -> int:
+    from pathlib import Path
+
+    from engine.io.hgr import write_hgr
+    from engine.io.network_file import save_network
+    from engine.specs import load_network_spec
+
+    network = load_network_spec(args.network)
+    suffix = Path(args.out).suffix
+    if suffix == ".hgr":
+        write_hgr(network, args.out)
+    elif suffix == ".npz":
+        save_network(network, args.out)
+    else:
+        raise MeshScopeError(f"--out must end in .hgr (hMETIS) or .npz (MeshScope), not {suffix!r}")
+    print(f"wrote {network.name} ({network.n_neurons} neurons, {network.n_synapses} synapses) "
+          f"to {args.out}")  # fmt: skip
     return 0
 
 
@@ -277,6 +362,23 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--json", action="store_true", help="machine-readable output")
     ev.add_argument("--save", metavar="FILE", help="write the mapping as JSON")
     ev.set_defaults(func=cmd_evaluate)
+
+    mp = sub.add_parser("map", help="partition and place with seed 004's algorithms")
+    mp.add_argument("--network", help=f"workload spec or network file (default {DEFAULT_NETWORK})")
+    mp.add_argument(
+        "--hardware", help=f"preset, TOML file or mesh:WxH… (default {DEFAULT_HARDWARE})"
+    )
+    mp.add_argument("--partitioner", default="overlap", help="partitioner or partition spec")
+    mp.add_argument("--placer", default="spectral+force", help="placer, or PLACER+force")
+    mp.add_argument("--seed", type=int, default=0)
+    mp.add_argument("--json", action="store_true")
+    mp.add_argument("--save", metavar="FILE", help="write the mapping as JSON")
+    mp.set_defaults(func=cmd_map)
+
+    cv = sub.add_parser("convert", help="write a network as hMETIS .hgr or MeshScope .npz")
+    cv.add_argument("--network", required=True)
+    cv.add_argument("--out", required=True, metavar="FILE")
+    cv.set_defaults(func=cmd_convert)
 
     es = sub.add_parser("evolve", help="search partition and placement (seed 000's nested ES)")
     es.add_argument("--network", help=f"workload spec or network file (default {DEFAULT_NETWORK})")

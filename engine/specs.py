@@ -26,7 +26,7 @@ DEFAULT_HARDWARE = "loihi2"
 DEFAULT_PLACEMENT = "packed-row"
 
 DEMO_DIR = Path(__file__).resolve().parent.parent / "demo_networks"
-NETWORK_SUFFIXES = (".npz",)
+NETWORK_SUFFIXES = (".npz", ".hgr")
 
 
 def demo_files() -> list[Path]:
@@ -52,6 +52,10 @@ def load_network_spec(spec: str) -> Network:
             raise BadFileError(
                 f"{path}: unknown network file type; MeshScope reads {', '.join(NETWORK_SUFFIXES)}"
             )
+        if path.suffix == ".hgr":
+            from engine.io.hgr import read_hgr
+
+            return read_hgr(path)
         return load_network(path)
     return _cached_workload(spec)
 

@@ -58,7 +58,7 @@ class PartitionStats:
     assignment: np.ndarray = field(repr=False)
 
     @cached_property
-    def _hedges(self) -> tuple[sp.csr_matrix, np.ndarray]:
+    def _hedges(self) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray]:
         return _unique_hedges(self.network, self.assignment, self.n_parts)
 
     @property
@@ -70,6 +70,11 @@ class PartitionStats:
     def hedge_counts(self) -> np.ndarray:
         """How many neurons share each unique partition-level h-edge."""
         return self._hedges[1]
+
+    @property
+    def hedge_weights(self) -> np.ndarray:
+        """Σ spike rate of the neurons sharing each unique partition-level h-edge (w_P)."""
+        return self._hedges[2]
 
     @property
     def dendops(self) -> np.ndarray:
@@ -243,10 +248,13 @@ def _unique_hedges(network: Network, part: np.ndarray, n_parts: int):
         + [np.diff(b.indptr).astype(np.float64)],
         axis=1,
     )
-    _, first, counts = np.unique(h, axis=0, return_index=True, return_counts=True)
+    _, first, inverse, counts = np.unique(
+        h, axis=0, return_index=True, return_inverse=True, return_counts=True
+    )
     sets = b[first]
     sets.data[:] = 1
-    return sets.tocsr(), counts.astype(np.int64)
+    weights = np.bincount(inverse.ravel(), weights=network.rate[with_out], minlength=first.size)
+    return sets.tocsr(), counts.astype(np.int64), weights
 
 
 # ------------------------------------------------------------------ routing

@@ -3,7 +3,8 @@
 The ``--partition`` grammar: ``min`` (fewest cores per population that satisfy every
 limit, seed 000 §3.1), ``min+K`` (K more cores per population, §4.3.1), ``natural``
 (a generated workload's own core split), ``cores:4,8,8,…`` (explicit cores per
-population), or the name of any registered partitioner.
+population), ``file:PATH`` (a partition file of hMETIS/KaHyPar: one block per line), or
+the name of any registered partitioner.
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ def parse_partition_spec(spec: str) -> tuple[str, dict]:
         except ValueError:
             pass
         raise InfeasibleMappingError(f"bad partition {spec!r}: write min+K with a whole number K")
+    if spec.startswith("file:"):
+        return "file", {"path": spec[5:]}
     if spec.startswith("cores:"):
         try:
             cores = [int(v) for v in spec[6:].split(",")]
@@ -64,4 +67,4 @@ def make_partition(
     return partitioners[name](network, hardware, rng=np.random.default_rng(seed), **params)
 
 
-from engine.partition import layer  # noqa: E402,F401  (registers min, natural, cores)
+from engine.partition import layer, sequential  # noqa: E402,F401  (register themselves)

@@ -102,6 +102,12 @@ def min_partition(network: Network, hardware: Hardware, *, rng=None, extra: int 
     return _fit(network, hardware, cores.tolist(), f"min+{extra}" if extra else "min")
 
 
+@register("layer")
+def layer_partition(network: Network, hardware: Hardware, *, rng=None) -> Partition:
+    """Honours layer boundaries: seed 000's minimum partition, each layer split uniformly."""
+    return min_partition(network, hardware)
+
+
 @register("natural")
 def natural_partition(network: Network, hardware: Hardware, *, rng=None) -> Partition:
     """The workload's own core split (linear layers: M origin and M destination cores)."""
@@ -116,3 +122,12 @@ def natural_partition(network: Network, hardware: Hardware, *, rng=None) -> Part
 def explicit_partition(network: Network, hardware: Hardware, *, rng=None, cores=()) -> Partition:
     """Explicit cores per population, each split uniformly in natural order."""
     return _fit(network, hardware, list(cores), "given")
+
+
+@register("file", grammar="file:PATH")
+def partition_from_file(network: Network, hardware: Hardware, *, rng=None, path="") -> Partition:
+    """A partition written by another tool: one block id per line (hMETIS format)."""
+    from engine.io.hgr import read_partition_file
+    from engine.partition.sequential import checked_partition
+
+    return checked_partition(network, hardware, read_partition_file(path, network.n_neurons), path)

@@ -1,0 +1,90 @@
+"""hMETIS files: export, import, partition files, and the CLI commands that use them."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from engine.cli import main
+from engine.errors import BadFileError
+from engine.hardware import load_hardware
+from engine.io.hgr import read_hgr, read_partition_file, write_hgr
+from engine.partition import make_partition
+from engine.specs import load_network_spec
+
+
+def rows(network):
+    return [
+        sorted(set(network.indices[a:b].tolist()) - {s})
+        for s, (a, b) in enumerate(zip(network.indptr[:-1], network.indptr[1:], strict=True))
+    ]
+
+
+@pytest.mark.parametrize("spec", ["rand:n=1500,card=20", "conv-snn", "qubo:n=300"])
+def test_round_trip_keeps_every_h_edge_and_rate(spec, tmp_path):
+    net = load_network_spec(spec)
+    path = tmp_path / "net.hgr"
+    write_hgr(net, path)
+    back = read_hgr(path)
+    assert back.n_neurons == net.n_neurons
+    assert rows(back) == rows(net)
+    np.testing.assert_allclose(back.rate, np.maximum(net.rate, 1e-6), atol=5e-7)
+    header = path.read_text().splitlines()[1].split()
+    assert header == [str(net.n_neurons), str(net.n_neurons), "1"]
+
+
+def test_reads_plain_hmetis_files(tmp_path):
+    path = tmp_path / "plain.hgr"
+    path.write_text("% a comment\n3 4\n1 2 3\n2 4\n\n4 1\n")  # fmt 0: unweighted
+    net = read_hgr(path)
+    assert rows(net) == [[1, 2], [3], [], [0]]
+    assert net.rate.tolist() == [1.0, 1.0, 0.0, 1.0]  # vertex 3 sources no h-edge
+    path.write_text("2 3 1\n10 1 2\n5 3 1\n")  # fmt 1: weights, scaled by the largest
+    assert read_hgr(path).rate.tolist() == [1.0, 0.0, 0.5]
+
+
+@pytest.mark.parametrize(
+    "text,message",
+    [
+        ("2 3\n1 2\n", "promises 2 h-edges"),
+        ("1 3\n1 x\n", "line 2 holds something other"),
+        ("1 3\n1 9\n", "outside 1..3"),
+        ("1 3 7\n1 2\n", "unknown hMETIS fmt"),
+        ("", "first line"),
+    ],
+)
+def test_malformed_files_name_the_problem(tmp_path, text, message):
+    path = tmp_path / "bad.hgr"
+    path.write_text(text)
+    with pytest.raises(BadFileError, match=message):
+        read_hgr(path)
+
+
+def test_partition_files_round_trip(tmp_path):
+    net, hw = load_network_spec("conv-snn"), load_hardware("loihi2")
+    ref = make_partition(net, hw, "sequential")
+    path = tmp_path / "conv.part"
+    path.write_text("\n".join(str(b + 7) for b in ref.assignment) + "\n")  # any block ids
+    got = make_partition(net, hw, f"file:{path}")
+    np.testing.assert_array_equal(got.assignment, ref.assignment)
+    with pytest.raises(BadFileError, match="one block id per line"):
+        read_partition_file(path, net.n_neurons + 1)
+
+
+def test_network_specs_accept_hgr_paths_and_the_cli_converts(tmp_path, capsys):
+    out = tmp_path / "c.hgr"
+    assert main(["convert", "--network", "conv-snn", "--out", str(out)]) == 0
+    net = load_network_spec(str(out))
+    assert net.n_neurons == load_network_spec("conv-snn").n_neurons
+    capsys.readouterr()
+    code = main(
+        ["map", "--network", str(out), "--hardware", "loihi2", "--partitioner", "sequential",
+         "--placer", "packed-row", "--json"]
+    )  # fmt: skip
+    d = json.loads(capsys.readouterr().out)
+    assert code == 0 and d["partitions"] >= 1
+    assert {"partition", "place", "evaluate"} == set(d["seconds"])
+    assert {"connectivity", "elp", "synaptic_reuse", "connection_locality"} <= set(d["metrics"])
+    assert main(["convert", "--network", "conv-snn", "--out", str(tmp_path / "x.txt")]) == 2
