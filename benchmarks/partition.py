@@ -1,0 +1,159 @@
+"""Seed 004's partitioners at scale, with Mt-KaHyPar as an optional reference row.
+
+Runs every registered hypergraph partitioner on seed 004's random networks, each in a
+fresh process so that its peak memory is its own, and prints JSON rows: partitions,
+connectivity (eq. 7), seconds, peak resident memory, and whether every core limit
+holds. Hardware follows seed 004 §V-A: "small" (Loihi's limits) up to 2^26 synapses,
+"large" beyond. If the `mtkahypar` package is installed (it is not a dependency of
+MeshScope: `pip install mtkahypar`), it partitions the same hypergraph — exported as
+hMETIS — into the same number of blocks as our best partition with at most C_npc
+nodes per block (the one limit it can express), minimizing km1 (= eq. 7); its row says
+which of our other limits it breaks.
+
+    .venv/bin/python benchmarks/partition.py [--sizes 16384:128 65536:192 262144:256]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+LAYERED = {"min", "natural", "cores", "file"}
+
+
+def run_one(spec: str, hardware: str, partitioner: str) -> dict:
+    from engine.hardware import load_hardware
+    from engine.partition import make_partition
+    from engine.specs import load_network_spec
+    from engine.traffic import partition_stats
+
+    net, hw = load_network_spec(spec), load_hardware(hardware)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    start = time.perf_counter()
+    part = make_partition(net, hw, partitioner)
+    seconds = time.perf_counter() - start
+    stats = partition_stats(net, hw, part)
+    return {
+        "partitions": part.n_parts,
+        "connectivity": stats.connectivity,
+        "seconds": seconds,
+        "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "network_mb": before / 1024,
+        "limits_ok": not stats.limit_violations(net, hw),
+    }
+
+
+def run_mtkahypar(spec: str, hardware: str, k: int) -> dict:
+    import mtkahypar
+    import numpy as np
+
+    from engine.hardware import load_hardware
+    from engine.io.hgr import write_hgr
+    from engine.mapping import Partition
+    from engine.partition.sequential import capacity
+    from engine.specs import load_network_spec
+    from engine.traffic import partition_stats
+
+    net, hw = load_network_spec(spec), load_hardware(hardware)
+    cap = capacity(net, hw)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "net.hgr"
+        write_hgr(net, path)
+        start = time.perf_counter()
+        mtk = mtkahypar.initialize(1)
+        mtkahypar.set_seed(0)
+        ctx = mtk.context_from_preset(mtkahypar.PresetType.DEFAULT)
+        ctx.set_partitioning_parameters(k, 0.03, mtkahypar.Objective.KM1)
+        ctx.set_individual_target_block_weights([cap.neurons] * k)
+        ctx.logging = False
+        hg = mtk.hypergraph_from_file(str(path), ctx, mtkahypar.FileFormat.HMETIS)
+        phg = hg.partition(ctx)
+        seconds = time.perf_counter() - start
+        blocks = np.asarray(phg.get_partition(), dtype=np.int64)
+    used, assignment = np.unique(blocks, return_inverse=True)
+    stats = partition_stats(net, hw, Partition(assignment))
+    return {
+        "partitions": int(used.size),
+        "connectivity": stats.connectivity,
+        "seconds": seconds,
+        "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "limits_ok": not stats.limit_violations(net, hw),
+        "violations": stats.limit_violations(net, hw)[:3],
+        "km1_reported": phg.km1(),
+    }
+
+
+def child(args_json: str) -> None:
+    a = json.loads(args_json)
+    try:
+        if a["partitioner"] == "mtkahypar":
+            out = run_mtkahypar(a["network"], a["hardware"], a["k"])
+        else:
+            out = run_one(a["network"], a["hardware"], a["partitioner"])
+    except Exception as e:  # noqa: BLE001 - a row says what went wrong
+        out = {"error": f"{type(e).__name__}: {' '.join(str(e).split())[:300]}"}
+    print(json.dumps(out))
+
+
+def spawn(**kw) -> dict:
+    done = subprocess.run(
+        [sys.executable, __file__, "--child", json.dumps(kw)], capture_output=True, text=True
+    )
+    try:
+        return json.loads(done.stdout.strip().splitlines()[-1])
+    except (IndexError, json.JSONDecodeError):
+        return {"error": (done.stderr.strip().splitlines() or ["no output"])[-1][:300]}
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", nargs="*", default=["16384:128", "65536:192", "262144:256"])
+    parser.add_argument("--child")
+    parser.add_argument("--skip", nargs="*", default=[], help="partitioners to leave out")
+    args = parser.parse_args()
+    if args.child:
+        child(args.child)
+        return
+    from engine.partition import partitioners
+
+    names = [n for n in partitioners if n not in LAYERED and n not in args.skip]
+    try:
+        import mtkahypar  # noqa: F401
+
+        have_mtk = True
+    except ImportError:
+        have_mtk = False
+    rows = []
+    for size in args.sizes:
+        n, card = (int(v) for v in size.split(":"))
+        spec = f"rand:n={n},card={card}"
+        hardware = "seed004-small" if n * card <= 2**26 else "seed004-large"
+        results = {}
+        for name in names:
+            results[name] = spawn(network=spec, hardware=hardware, partitioner=name)
+            rows.append(
+                {"network": spec, "hardware": hardware, "partitioner": name, **results[name]}
+            )
+            print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
+        ok = {k: v for k, v in results.items() if "connectivity" in v}
+        if have_mtk and ok:
+            k = min(v["partitions"] for v in ok.values())
+            row = spawn(network=spec, hardware=hardware, partitioner="mtkahypar", k=k)
+            rows.append({"network": spec, "hardware": hardware, "partitioner": "mtkahypar", **row})
+            print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
+        base = ok.get("sequential-ordered", {}).get("connectivity")
+        if base:
+            for r in rows:
+                if r["network"] == spec and "connectivity" in r:
+                    r["vs_sequential_ordered"] = r["connectivity"] / base
+    print(json.dumps(rows, indent=1))
+
+
+if __name__ == "__main__":
+    main()
