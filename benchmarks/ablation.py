@@ -77,8 +77,8 @@ def main():
         (axes[1], ("baseline", "no_elitism"), "(b) elitism in partitioning"),
     ):
         for name, color in zip(pair, ("C0", "C3"), strict=True):
-            rows = runs[name][0]
-            x = np.arange(1, rows.shape[1] + 1)
+            rows = runs[name][0][:, 5:]  # after the five initial heuristics
+            x = np.arange(6, rows.shape[1] + 6)
             ax.plot(x, rows.mean(0), color=color, label=name.replace("_", " "))
             ax.fill_between(x, rows.min(0), rows.max(0), color=color, alpha=0.2)
         ax.set_xlabel("fitness evaluations")
@@ -91,8 +91,10 @@ def main():
     axes[2].set_xlabel("λ_place")
     axes[2].set_ylabel("λ_part")
     axes[2].set_title(f"(c) mean best latency, budget {budget}")
+    mid = (grid.min() + grid.max()) / 2
     for (i, j), v in np.ndenumerate(grid):
-        axes[2].text(j, i, f"{v:.2f}", ha="center", va="center", color="w", fontsize=8)
+        color = "black" if v < mid else "white"  # viridis_r: light cells are the low values
+        axes[2].text(j, i, f"{v:.2f}", ha="center", va="center", color=color, fontsize=8)
     fig.colorbar(im, ax=axes[2], label="µs/step")
     fig.tight_layout()
     fig.savefig(ASSETS / "ablation.png")
