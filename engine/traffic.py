@@ -240,13 +240,11 @@ def _unique_hedges(network: Network, part: np.ndarray, n_parts: int):
     b = (a.astype(bool).astype(np.int8) + own.astype(np.int8))[with_out]
     b.sum_duplicates()
     b.sort_indices()
-    # hash each row's set of partitions; two 64-bit random keys make collisions negligible
-    keys = np.random.default_rng(0).integers(1, 2**62, size=(2, n_parts), dtype=np.int64)
-    rows = np.repeat(np.arange(b.shape[0]), np.diff(b.indptr))
+    # hash each row's set of partitions: sums of random 64-bit keys, exact modulo 2**64
+    keys = np.random.default_rng(0).integers(-(2**63), 2**63 - 1, size=(2, n_parts), dtype=np.int64)
+    starts = b.indptr[:-1]  # every row holds at least its own partition
     h = np.stack(
-        [np.bincount(rows, weights=(k[b.indices] % 2**40), minlength=b.shape[0]) for k in keys]
-        + [np.diff(b.indptr).astype(np.float64)],
-        axis=1,
+        [np.add.reduceat(k[b.indices], starts) for k in keys] + [np.diff(b.indptr)], axis=1
     )
     _, first, inverse, counts = np.unique(
         h, axis=0, return_index=True, return_inverse=True, return_counts=True

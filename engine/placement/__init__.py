@@ -7,6 +7,7 @@ distinct physical core per partition.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 
 import numpy as np
@@ -32,9 +33,43 @@ def register(name: str):
 def make_placement(
     stats: PartitionStats, hardware: Hardware, name: str, *, seed: int = 0, **params
 ):
-    if name not in placers:
-        raise UnknownNameError("placer", name, placers)
-    return placers[name](stats, hardware, rng=np.random.default_rng(seed), **params)
+    """The placement a placer name gives; ``A+R`` runs placer A, then refiner R on its result.
+
+    A refiner is a placer that takes ``initial=Placement`` (``force``). In a composition
+    each stage receives the ``params`` its function accepts.
+    """
+    stages = [s.strip() for s in name.split("+")]
+    for stage in stages:
+        if stage not in placers:
+            raise UnknownNameError("placer", stage, placers)
+    for stage in stages[1:]:
+        if "initial" not in inspect.signature(placers[stage]).parameters:
+            raise UnknownNameError("refiner", stage, _refiners())
+    rng = np.random.default_rng(seed)
+    if len(stages) == 1:
+        return placers[stages[0]](stats, hardware, rng=rng, **params)
+    accepted = [set(inspect.signature(placers[s]).parameters) for s in stages]
+    unknown = set(params) - set().union(*accepted)
+    if unknown:
+        raise TypeError(f"{name}: unknown parameters {sorted(unknown)}")
+    placement = None
+    for stage, keys in zip(stages, accepted, strict=True):
+        kw = {k: v for k, v in params.items() if k in keys}
+        if placement is not None:
+            kw["initial"] = placement
+        placement = placers[stage](stats, hardware, rng=rng, **kw)
+    return placement
 
 
-from engine.placement import fill, linear  # noqa: E402,F401  (register the placers)
+def _refiners() -> list[str]:
+    return [n for n, fn in placers.items() if "initial" in inspect.signature(fn).parameters]
+
+
+from engine.placement import (  # noqa: E402,F401  (register the placers)
+    fill,
+    force,
+    hilbert,
+    linear,
+    mindist,
+    spectral,
+)
