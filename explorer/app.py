@@ -1,58 +1,190 @@
 """The explorer page and ``meshscope serve``.
 
-``build_app`` makes one session's page: an ``ExplorerState`` loaded from the specs,
-then the views that watch it. Every Bokeh and Panel object is built inside it, per
-session; nothing UI-related lives at module level. A bad spec or mapping file gives a
-page that says what is wrong instead of a traceback.
+``build_app`` makes one session's page: an ``ExplorerState`` (restored from the page's
+``?session=`` token after a reload, else loaded from the specs), then the views that
+watch it: the header, the sidebar controls and the tabs. Every Bokeh and Panel object is
+built inside it, per session; nothing UI-related lives at module level. A bad spec or
+mapping file gives a page that says what is wrong instead of a traceback.
+
+A hand-tuned mapping survives a reload: each session gets its own token, kept in the
+page URL, and a process-level ``SnapshotStore`` keeps token → ``state.snapshot()`` up to
+date on every change of ``state.revision``. A session opened with a token starts from a
+copy of that snapshot under a new token of its own, so two pages never share a state.
 """
 
 from __future__ import annotations
 
 import contextlib
+import secrets
+import threading
+from collections import OrderedDict
 from html import escape
 
 import panel as pn
 
 from engine.errors import MeshScopeError
 from explorer.state import ExplorerState
+from explorer.views.compare import CompareView
+from explorer.views.controls import ControlsView
+from explorer.views.evolution import EvolutionView
 from explorer.views.mesh import MeshView
-from explorer.views.metrics import MetricsView
+from explorer.views.metrics import LiveHTML, MetricsView
+from explorer.views.roofline import BottleneckView
 
-__all__ = ["TITLE", "build_app", "serve", "websocket_origins"]
+__all__ = [
+    "SESSION_ARG",
+    "TITLE",
+    "SnapshotStore",
+    "build_app",
+    "serve",
+    "session_state",
+    "websocket_origins",
+]
 
 TITLE = "MeshScope"
+SESSION_ARG = "session"  # the URL query parameter that carries a session's token
 
 _HEADER_CSS = """
 .ms-header { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
-             color: #1f2933; }
+             color: #1f2933; display: flex; align-items: baseline; gap: 18px;
+             flex-wrap: wrap; }
 .ms-header .brand { font-size: 22px; font-weight: 700; letter-spacing: .01em; }
 .ms-header .brand span { color: #e6550d; }
-.ms-header .what { font-size: 14px; color: #4b5563; margin-top: 2px; }
+.ms-header .what { font-size: 14px; color: #4b5563; }
 .ms-header .what b { color: #1f2933; }
 """
 
+_PAGE_CSS = """
+:host { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
+"""
 
-def _header(subtitle_html: str) -> pn.pane.HTML:
-    return pn.pane.HTML(
-        f'<div class="ms-header"><div class="brand">Mesh<span>Scope</span></div>'
-        f'<div class="what" data-testid="subtitle">{subtitle_html}</div></div>',
-        stylesheets=[_HEADER_CSS],
-        margin=(8, 10, 4, 10),
-    )
+
+# ------------------------------------------------------------------ sessions
+class SnapshotStore:
+    """Token → the latest ``ExplorerState.snapshot()`` of that session, for reloads.
+
+    Process-level and thread-safe; it keeps the ``limit`` most recently written tokens.
+    """
+
+    def __init__(self, limit: int = 256):
+        self.limit = limit
+        self._snapshots: OrderedDict[str, dict] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def new_token() -> str:
+        return secrets.token_urlsafe(9)
+
+    def put(self, token: str, snapshot: dict) -> None:
+        with self._lock:
+            self._snapshots[token] = snapshot
+            self._snapshots.move_to_end(token)
+            while len(self._snapshots) > self.limit:
+                self._snapshots.popitem(last=False)
+
+    def get(self, token: str | None) -> dict | None:
+        with self._lock:
+            return self._snapshots.get(token) if token else None
+
+    def __len__(self) -> int:
+        return len(self._snapshots)
+
+
+SNAPSHOTS = SnapshotStore()
+
+
+def session_state(
+    network: str | None,
+    hardware: str | None,
+    mapping: str | None = None,
+    *,
+    token: str | None = None,
+    store: SnapshotStore = SNAPSHOTS,
+) -> tuple[ExplorerState, str]:
+    """A new session's state and its own token, kept in ``store`` from now on.
+
+    With the token of a stored snapshot the state restores it (a reload); otherwise,
+    or when the snapshot no longer resolves, it loads the specs (raises
+    ``MeshScopeError`` if they do not resolve).
+    """
+    state = None
+    snap = store.get(token)
+    if snap is not None:
+        candidate = ExplorerState()
+        with contextlib.suppress(MeshScopeError):
+            candidate.restore(snap)
+            state = candidate
+    if state is None:
+        state = ExplorerState.from_specs(network, hardware, mapping)
+    own = store.new_token()
+    store.put(own, state.snapshot())
+    state.param.watch(lambda _: store.put(own, state.snapshot()), "revision")
+    return state, own
+
+
+def _token_from_request() -> str | None:
+    values = pn.state.session_args.get(SESSION_ARG) if pn.state.curdoc else None
+    return values[0].decode(errors="replace") if values else None
+
+
+def _when_page_is_up(token: str) -> None:
+    """Once the page is connected: show the session's token in the address bar (no
+    reload), and make its websocket send small frames at once."""
+    doc = pn.state.curdoc
+    if doc is None or doc.session_context is None:
+        return
+
+    def up():
+        _send_without_delay(doc)
+        location = pn.state.location
+        if location is not None:
+            location.update_query(**{SESSION_ARG: token})
+
+    pn.state.onload(up)
+
+
+def _send_without_delay(doc) -> None:
+    """Set TCP_NODELAY on the session's websockets.
+
+    Bokeh sends one change as several small frames (header, metadata, content, buffers);
+    with Nagle's algorithm each waits for the browser's delayed ACK of the previous one,
+    which cost 40–80 ms of a ~150 ms drag → metric update. Neither Bokeh nor Panel sets
+    it; the connection objects are private, so this is best effort.
+    """
+    session = getattr(doc.session_context, "session", None)
+    for connection in getattr(session, "_subscribed_connections", ()):
+        with contextlib.suppress(Exception):
+            connection._socket.set_nodelay(True)
+
+
+# ------------------------------------------------------------------ page parts
+def _header(state: ExplorerState) -> LiveHTML:
+    pane = LiveHTML(css=_HEADER_CSS, margin=(8, 12, 4, 12))
+
+    def refresh(*_):
+        pane.object = (
+            f'<div class="ms-header"><div class="brand">Mesh<span>Scope</span></div>'
+            f'<div class="what" data-testid="subtitle">{_subtitle(state)}</div></div>'
+        )
+
+    refresh()
+    state.param.watch(refresh, ["network", "hardware", "mapping", "mapping_path"])
+    return pane
 
 
 def _subtitle(state: ExplorerState) -> str:
-    net, hw, ev = state.network, state.hardware, state.evaluation
+    net, hw, mapping = state.network, state.hardware, state.mapping
     how = (
-        f"mapping file <b>{escape(state.mapping_path)}</b>"
+        f"from mapping file <b>{escape(state.mapping_path)}</b>"
         if state.mapping_path
-        else f"default partition, <b>{escape(state.placer)}</b> placement"
+        else f"{escape(state.partition_spec or 'default')} partition, started from "
+        f"<b>{escape(state.placer)}</b> placement"
     )
     return (
         f"<b>{escape(net.name)}</b> ({net.n_neurons:,} neurons, {net.n_populations} populations)"
         f" on <b>{escape(hw.name)}</b> ({hw.grid_width}×{hw.grid_height} routers, "
         f"{hw.cores_per_router} core{'s' if hw.cores_per_router > 1 else ''} each)"
-        f" · {ev.cores_used} partitions · {how}"
+        f" · {mapping.partition.n_parts} partitions · {how}"
     )
 
 
@@ -72,20 +204,58 @@ def _error_page(error: MeshScopeError, network, hardware, mapping) -> pn.Column:
         margin=(10, 10),
         width=760,
     )
-    return pn.Column(_header("nothing to show"), message)
+    header = pn.pane.HTML(
+        '<div class="ms-header"><div class="brand">Mesh<span>Scope</span></div>'
+        '<div class="what">nothing to show</div></div>',
+        stylesheets=[_HEADER_CSS],
+        margin=(8, 12, 4, 12),
+    )
+    return pn.Column(header, message)
 
 
-def build_app(network: str | None, hardware: str | None, mapping: str | None = None):
-    """One session's page for a network spec, hardware spec and optional mapping file."""
+def mesh_tab(state: ExplorerState) -> pn.Column:
+    """The main tab: metric cards, the mesh, and its bottleneck caption."""
+    return pn.Column(MetricsView(state=state), MeshView(state=state), margin=0)
+
+
+def tabs(state: ExplorerState) -> list[tuple[str, object]]:
+    """The page's tabs, (title, viewable), in order; the Mesh tab comes first."""
+    return [
+        ("Mesh", mesh_tab(state)),
+        ("Evolution", EvolutionView(state=state)),
+        ("Bottlenecks", BottleneckView(state=state)),
+        ("Compare", CompareView(state=state)),
+    ]
+
+
+def build_app(
+    network: str | None,
+    hardware: str | None,
+    mapping: str | None = None,
+    *,
+    token: str | None = None,
+):
+    """One session's page for a network spec, hardware spec and optional mapping file.
+
+    ``token``: a session token to restore (default: the page URL's ``?session=``).
+    """
+    pn.extension(notifications=True)
     try:
-        state = ExplorerState.from_specs(network, hardware, mapping)
+        state, own = session_state(network, hardware, mapping, token=token or _token_from_request())
     except MeshScopeError as e:
         return _error_page(e, network, hardware, mapping)
-    return pn.Column(
-        _header(_subtitle(state)),
-        MetricsView(state=state),
-        MeshView(state=state),
+    _when_page_is_up(own)
+    page = pn.Column(
+        _header(state),
+        pn.Row(
+            ControlsView(state=state),
+            pn.Tabs(*tabs(state), margin=(0, 10), dynamic=True),  # hidden tabs render on demand
+            margin=0,
+        ),
+        stylesheets=[_PAGE_CSS],
+        margin=0,
     )
+    return page
 
 
 def websocket_origins(address: str, port: int) -> list[str]:
@@ -132,6 +302,10 @@ def serve(
 
 
 def _warm_up(network, hardware, mapping) -> None:
-    """Resolve once before the first visitor: imports, generated workloads, numba kernels."""
+    """Resolve and edit once before the first visitor: imports, generated workloads and
+    the numba kernels of an evaluation and of a swap, so the first drag is fast too."""
     with contextlib.suppress(MeshScopeError):  # the page will say what is wrong
-        ExplorerState.from_specs(network, hardware, mapping)
+        state = ExplorerState.from_specs(network, hardware, mapping)
+        cores = state.mapping.placement.cores
+        state.swap_cores(int(cores[0]), int(cores[-1]))
+        state.undo()

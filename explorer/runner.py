@@ -6,6 +6,10 @@ buffered and published to the ``ExplorerState`` at most every ``interval_s`` sec
 argument on the session's document thread (``doc.add_next_tick_callback``); in tests,
 a direct call. ``stop`` sets the cancel token; the best so far stays in the state.
 No UI toolkit is imported here.
+
+The search evaluates with ``_TermsEvaluator``: the engine's model evaluator, keeping
+each evaluation's SynOps and link terms as well, so that every published point can be
+drawn on the roofline without evaluating it a second time.
 """
 
 from __future__ import annotations
@@ -16,7 +20,9 @@ from collections.abc import Callable
 
 from engine.cost import evaluate
 from engine.errors import MeshScopeError
-from engine.search import ESConfig, NestedES
+from engine.mapping import Placement
+from engine.search import ESConfig, ModelEvaluator, NestedES
+from engine.search.evaluators import Candidate, Outcome
 
 __all__ = ["SearchRunner"]
 
@@ -41,7 +47,10 @@ class SearchRunner:
         state = self.state
         if self.running or state.search_running:
             raise MeshScopeError("a search is already running")
-        search = NestedES(state.network, state.hardware, config)  # validates before the thread
+        self._evaluator = _TermsEvaluator(state.network, state.hardware)
+        search = NestedES(  # validates before the thread
+            state.network, state.hardware, config, evaluator=self._evaluator
+        )
         self._cancel = threading.Event()
         self._pending = []
         state.param.update(
@@ -51,6 +60,7 @@ class SearchRunner:
             search_best=None,
             search_best_evaluation=None,
             search_status=f"starting: budget {config.budget}, seed {config.seed}",
+            search_error="",
         )
         self._thread = threading.Thread(
             target=self._run, args=(search,), name="meshscope-search", daemon=True
@@ -92,10 +102,11 @@ class SearchRunner:
             return
         state = self.state
         trace = state.search_trace + [(e.count, e.best.fitness) for e in events]
+        terms = self._evaluator.terms
         points = state.search_points + [
-            (e.record.latency_us, e.record.energy_uj, e.record.cores_used)
-            for e in events
-            if not e.record.failed
+            (r.latency_us, r.energy_uj, r.cores_used, *terms[r.index], r.bottleneck)
+            for r in (e.record for e in events)
+            if not r.failed
         ]
         best = events[-1].best
         updates = {
@@ -117,14 +128,33 @@ class SearchRunner:
         if error:
             status = error
         elif state.search_best is None:
-            status = "no evaluation succeeded"
+            status = error = "no evaluation succeeded"
         else:
             how = "stopped" if cancelled else "done"
             status = (
                 f"{how} after {n} evaluations: best {state.search_best.latency_us:.3f} µs "
                 f"(start {state.start_evaluation.latency_us:.3f} µs)"
             )
-        state.param.update(search_running=False, search_status=status)
+        state.param.update(search_running=False, search_status=status, search_error=error)
+
+
+class _TermsEvaluator(ModelEvaluator):
+    """The model evaluator that also keeps ``(synops_us, link_us)`` of every evaluation,
+    in evaluation order (= record index; the runner evaluates in one process)."""
+
+    def __init__(self, network, hardware):
+        super().__init__(network, hardware)
+        self.terms: list[tuple[float, float]] = []
+
+    def evaluate(self, candidate: Candidate) -> Outcome:
+        try:
+            ev = self._evaluator(candidate.cores_per_population, Placement(candidate.placement))
+            full = ev.evaluation(locality=False)
+        except MeshScopeError as e:
+            self.terms.append((float("nan"), float("nan")))
+            return Outcome.failure(str(e))
+        self.terms.append((full.terms_us["synops"], full.terms_us["link"]))
+        return Outcome(full.latency_us, full.energy_uj, full.power_w, full.bottleneck)
 
 
 def _record_mapping(network, record):

@@ -24,6 +24,7 @@ import param
 from engine.cost import Evaluation, Evaluator
 from engine.errors import BadFileError, InfeasibleMappingError, MeshScopeError
 from engine.hardware import Hardware
+from engine.io.hgr import read_hgr
 from engine.io.network_file import load_network
 from engine.mapping import (
     Mapping,
@@ -139,8 +140,13 @@ class ExplorerState(param.Parameterized):
     # search (written by explorer.runner; read by the views)
     search_running = param.Boolean(default=False)
     search_status = param.String(default="")
+    search_error = param.String(default="", doc="why the last search failed ('' if it did not)")
     search_trace = param.List(default=[], doc="(evaluations, best fitness) after each evaluation")
-    search_points = param.List(default=[], doc="(latency_us, energy_uj, cores_used) per evaluation")
+    search_points = param.List(
+        default=[],
+        doc="(latency_us, energy_uj, cores_used, synops_us, link_us, bottleneck) per "
+        "successful evaluation: its cost, and the two terms the roofline view needs",
+    )
     search_best = param.Parameter(default=None, doc="best Record so far")
     search_best_evaluation = param.ClassSelector(class_=Evaluation, default=None, allow_None=True)
     follow_best = param.Boolean(
@@ -221,6 +227,7 @@ class ExplorerState(param.Parameterized):
             search_best=None,
             search_best_evaluation=None,
             search_status="",
+            search_error="",
             **specs,
         )
 
@@ -264,11 +271,11 @@ class ExplorerState(param.Parameterized):
                 network_spec=mf.network_name, hardware_spec=mf.hardware_name, mapping_path=name,
             )  # fmt: skip
             return "mapping"
-        if suffix == ".npz":
+        if suffix in (".npz", ".hgr"):
             with tempfile.TemporaryDirectory() as tmp:
                 path = Path(tmp) / name
                 path.write_bytes(data)
-                network = load_network(path)
+                network = load_network(path) if suffix == ".npz" else read_hgr(path)
             hardware = self.hardware or load_hardware_spec(DEFAULT_HARDWARE)
             partition = make_partition(network, hardware, None)
             stats = partition_stats(network, hardware, partition)
@@ -278,7 +285,9 @@ class ExplorerState(param.Parameterized):
                 network_spec=network.name, hardware_spec=hardware.name, mapping_path=None,
             )  # fmt: skip
             return "network"
-        raise BadFileError(f"{name}: MeshScope reads mapping files (.json) and networks (.npz)")
+        raise BadFileError(
+            f"{name}: MeshScope reads mapping files (.json) and networks (.npz, hMETIS .hgr)"
+        )
 
     def mapping_json(self) -> str:
         """The current mapping as a MeshScope mapping file."""
@@ -419,10 +428,12 @@ class ExplorerState(param.Parameterized):
         evaluation = self._make_evaluator(self.network, self.hardware, mapping).evaluation()
         self.param.update(reference=mapping, reference_evaluation=evaluation, reference_label=label)
 
-    def change_pct(self) -> float:
-        """Latency change of the current mapping against the starting one, in percent."""
+    def change_pct(self, evaluation: Evaluation | None = None) -> float:
+        """Latency change of the current mapping (or of ``evaluation``, e.g. the search's
+        best) against the starting one, in percent."""
         start = self.start_evaluation.latency_us
-        return 100.0 * (self.evaluation.latency_us - start) / start
+        latency = (evaluation or self.evaluation).latency_us
+        return 100.0 * (latency - start) / start
 
     # ------------------------------------------------------------ search results
     def best_mapping(self) -> Mapping:
@@ -446,22 +457,34 @@ class ExplorerState(param.Parameterized):
 
     # ------------------------------------------------------------ snapshots
     def snapshot(self) -> dict:
-        """What a page reload needs to come back to this mapping."""
+        """What a page reload needs to come back to this mapping (and its starting one)."""
         self._require_loaded()
         return {
             "network_spec": self.network_spec,
             "hardware_spec": self.hardware_spec,
+            "partition_spec": self.partition_spec,
+            "placer": self.placer,
+            "mapping_path": self.mapping_path,
             "mapping": mapping_to_dict(self.network, self.hardware, self.mapping),
+            "start": mapping_to_dict(self.network, self.hardware, self._start),
         }
 
     def restore(self, snap: dict) -> None:
+        """Come back to a ``snapshot``: its mapping is current, its starting mapping the start
+        (so the change in % survives); the undo history starts empty."""
         network = load_network_spec(snap["network_spec"])
         hardware = load_hardware_spec(snap["hardware_spec"])
         mapping = parse_mapping_dict(snap["mapping"], "saved session").build(network, hardware)
+        start = mapping
+        if snap.get("start"):
+            start = parse_mapping_dict(snap["start"], "saved session").build(network, hardware)
+        specs = {k: snap[k] for k in ("partition_spec", "placer", "mapping_path") if k in snap}
         self._switch(
-            network, hardware, _frozen(mapping),
-            network_spec=snap["network_spec"], hardware_spec=snap["hardware_spec"],
+            network, hardware, _frozen(start),
+            network_spec=snap["network_spec"], hardware_spec=snap["hardware_spec"], **specs,
         )  # fmt: skip
+        if start is not mapping:
+            self.set_mapping(_frozen(mapping), record=False)
 
     def recompute(self) -> Evaluation:
         """Evaluate the current mapping again."""

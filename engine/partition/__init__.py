@@ -67,4 +67,4 @@ def make_partition(
     return partitioners[name](network, hardware, rng=np.random.default_rng(seed), **params)
 
 
-from engine.partition import layer, sequential  # noqa: E402,F401  (register themselves)
+from engine.partition import edgemap, hierarchical, layer, overlap, sequential  # noqa: E402,F401

@@ -2,7 +2,17 @@
 
 ``mesh_figure`` draws the columns of ``explorer.views.mesh_columns`` with Bokeh;
 ``MeshView`` keeps one figure in step with an ``ExplorerState``: a new evaluation
-refreshes the sources in place, new hardware builds a new figure.
+refreshes the sources in place, new hardware or a new network builds a new figure.
+
+Dragging a core (Bokeh ``PointDrawTool``) onto another slot calls
+``state.swap_cores``: onto a core swaps the two, onto an empty slot moves it. The
+browser moves the point in the cores' source; the source's ``on_change`` finds the
+nearest slot (``mesh_columns.drop_target``), the state swaps, and the refresh writes
+every point back onto its slot, so a drop that goes nowhere snaps back.
+
+Threads: the view's watchers change Bokeh models, so the state must be changed on the
+session's document thread: by a widget or a Bokeh callback, or by
+``explorer.runner.SearchRunner`` given ``schedule=doc.add_next_tick_callback``.
 """
 
 from __future__ import annotations
@@ -23,32 +33,53 @@ from bokeh.models import (
     LegendItem,
     LinearColorMapper,
     NumeralTickFormatter,
+    PointDrawTool,
     Range1d,
 )
 from bokeh.plotting import figure
+from panel.io.state import set_curdoc
 
 from engine.cost import Evaluation
 from engine.hardware import Hardware
 from engine.network import Network
 from explorer.state import ExplorerState
+from explorer.views.controls import notify_error, run_action
 from explorer.views.mesh_columns import (
     BOTTLENECK_COLOR,
+    COLOR_MODES,
     EMPTY_COLOR,
     IDLE_COLOR,
     LOAD_PALETTE,
     ROUTER_SIZE,
     TILE_SIZE,
     bottleneck_columns,
+    bottleneck_core_columns,
     bottleneck_text,
     chip_columns,
+    color_scale,
     core_columns,
     core_size,
+    drop_target,
     link_columns,
     population_colors,
     router_columns,
 )
+from explorer.views.metrics import LiveHTML
 
 __all__ = ["MeshView", "mesh_figure"]
+
+# The draggable cores carry only what they draw, so that a drop sends the server little;
+# their numbers for the tooltip sit in a second source, under an invisible twin glyph.
+_CORE_DRAWN = ("x", "y", "core", "color", "line_color")
+# columns that change with the mapping; the others (geometry, names) are sent once
+_CORE_DRAWN_DYNAMIC = ("x", "y", "color", "line_color")
+_CORE_INFO_DYNAMIC = (
+    "partition", "population_id", "population", "neurons", "dendops", "synops",
+    "synmem_reads", "t_dendops_us", "t_synops_us", "t_synmem_us",
+)  # fmt: skip
+_LINK_DYNAMIC = (
+    "messages", "utilization", "value", "color", "width", "width_px", "arrow_px", "loaded",
+)  # fmt: skip
 
 
 def _data(columns: dict) -> dict:
@@ -57,34 +88,69 @@ def _data(columns: dict) -> dict:
 
 
 # ------------------------------------------------------------------ drawing
-def _pixels_per_router(hardware: Hardware, max_width=900, max_height=620) -> float:
+def _pixels_per_router(hardware: Hardware, max_width=860, max_height=720) -> float:
     ppr = min(max_width / hardware.grid_width, max_height / hardware.grid_height)
-    return float(np.clip(ppr, 8, 100))
+    return float(np.clip(ppr, 8, 110))
 
 
 class _MeshSources:
-    """The ColumnDataSources of one figure, refreshed in place when the evaluation changes."""
+    """The ColumnDataSources of one figure, refreshed in place when the evaluation changes.
 
-    def __init__(self, hardware, network, evaluation, *, link_px: float):
+    The first ``update`` sends every column; later ones only the columns that depend on
+    the mapping (``full=True`` sends all again, e.g. after the browser deleted a point).
+    """
+
+    def __init__(self, hardware, network, evaluation, *, link_px: float, color_by: str):
         self.link_px = link_px
-        self.cores = ColumnDataSource()
+        self.cores = ColumnDataSource()  # what is drawn and dragged
+        self.core_info = ColumnDataSource()  # what the tooltip shows
         self.links = ColumnDataSource()
         self.bottleneck = ColumnDataSource()
+        self.bottleneck_core = ColumnDataSource()
         self.mapper = LinearColorMapper(palette=list(LOAD_PALETTE), low=0)
-        self.update(hardware, network, evaluation)
+        self.color_bar: ColorBar | None = None  # set by mesh_figure
+        self.color_by = color_by
+        self.update(hardware, network, evaluation, full=True)
 
-    def update(self, hardware: Hardware, network: Network, evaluation: Evaluation) -> None:
-        links = link_columns(hardware, evaluation)
+    def update(
+        self,
+        hardware: Hardware,
+        network: Network,
+        evaluation: Evaluation,
+        *,
+        color_by: str | None = None,
+        full: bool = False,
+    ) -> None:
+        self.color_by = color_by or self.color_by
+        links = link_columns(hardware, evaluation, color_by=self.color_by)
         links["width_px"] = links["width"] * self.link_px
         on_mesh = (links["kind"] == "router") | (links["kind"] == "off-chip")
         links["arrow_px"] = np.where(
             on_mesh & links["loaded"], links["width"] * self.link_px * 2.2, 0
         )
-        self.cores.data = _data(core_columns(hardware, network, evaluation))
-        self.links.data = _data(links)
+        info = core_columns(hardware, network, evaluation)
+        drawn = {k: info[k] for k in _CORE_DRAWN}
+        for source, columns, dynamic in (
+            (self.cores, drawn, _CORE_DRAWN_DYNAMIC),
+            (self.core_info, info, _CORE_INFO_DYNAMIC),
+            (self.links, links, _LINK_DYNAMIC),
+        ):
+            if not source.data:
+                source.data = _data(columns)
+            else:  # update in place: a new dict inside the source's own callback would break
+                keys = columns if full else dynamic  # Bokeh's loop over the old one
+                source.data.update(_data({k: columns[k] for k in keys}))
+        if self.cores.selected.indices:
+            self.cores.selected.indices = []
         self.bottleneck.data = _data(bottleneck_columns(links, evaluation))
-        vmax = float(links["messages"].max()) if links["messages"].size else 0.0
+        self.bottleneck_core.data = bottleneck_core_columns(hardware, evaluation)
+        vmax = color_scale(evaluation, self.color_by)
         self.mapper.high = vmax if vmax > 0 else 1.0
+        if self.color_bar is not None:
+            title, fmt = COLOR_MODES[self.color_by]
+            if self.color_bar.title != title:  # change properties, not models: cheaper
+                self.color_bar.title = title
+                self.color_bar.formatter.format = fmt
 
 
 def mesh_figure(
@@ -92,13 +158,14 @@ def mesh_figure(
     network: Network,
     evaluation: Evaluation,
     *,
-    title: str = "Mesh: cores by population, links by load",
+    color_by: str = "messages",
+    title: str | None = None,
 ):
     """A Bokeh figure of the mesh, and the sources to refresh it: ``(figure, sources)``."""
     gw, gh = hardware.grid_width, hardware.grid_height
     ppr = _pixels_per_router(hardware)
     link_px = max(1.0, 0.045 * ppr)
-    sources = _MeshSources(hardware, network, evaluation, link_px=link_px)
+    sources = _MeshSources(hardware, network, evaluation, link_px=link_px, color_by=color_by)
     pad = 0.62
     p = figure(
         title=title,
@@ -109,15 +176,17 @@ def mesh_figure(
         x_range=Range1d(-pad, gw - 1 + pad, bounds="auto"),
         y_range=Range1d(gh - 1 + pad, -pad, bounds="auto"),  # row 0 at the top
         tools="pan,wheel_zoom,box_zoom,reset,save",
-        toolbar_location="above",
+        toolbar_location="right",
         background_fill_color="#fbfbfb",
         border_fill_color="white",
         outline_line_color=None,
+        min_border_left=40,
     )
     _style_axes(p, gw, gh)
     p.toolbar.logo = None
-    p.title.text_font_size = "14px"
-    p.title.text_color = "#374151"
+    if p.title is not None:
+        p.title.text_font_size = "13px"
+        p.title.text_color = "#4b5563"
 
     routers = ColumnDataSource(router_columns(hardware))
     p.rect(
@@ -143,26 +212,42 @@ def mesh_figure(
         "xm", "ym", source=sources.links, marker="triangle", angle="angle", size="arrow_px",
         fill_color="color", line_color=None,
     )  # fmt: skip
+    side = core_size(hardware.cores_per_router) * ppr
+    p.scatter(
+        "x", "y", source=sources.bottleneck_core, name="bottleneck_core", marker="square",
+        size=side + max(6.0, 0.08 * ppr), fill_color=None, line_color=BOTTLENECK_COLOR,
+        line_width=max(2.5, 0.035 * ppr),
+    )  # fmt: skip
     cores = p.scatter(
         "x", "y", source=sources.cores, name="cores", marker="square",
-        size=core_size(hardware.cores_per_router) * ppr, fill_color="color",
-        line_color="line_color", line_width=1,
+        size=side, fill_color="color", line_color="line_color", line_width=1,
+    )  # fmt: skip
+    cores.selection_glyph = None  # a dragged core keeps its look;
+    cores.nonselection_glyph = None  # the others are not dimmed
+    info = p.scatter(
+        "x", "y", source=sources.core_info, name="core_info", marker="square", size=side,
+        fill_alpha=0, line_alpha=0,
+    )  # fmt: skip
+    drag = PointDrawTool(
+        renderers=[cores], add=False, drag=True,
+        description="Drag a core onto another slot (swap or move)",
     )  # fmt: skip
     p.add_tools(
-        HoverTool(renderers=[cores], tooltips=_CORE_TOOLTIPS),
+        drag,
+        HoverTool(renderers=[info], tooltips=_CORE_TOOLTIPS),
         HoverTool(renderers=[links, halo], line_policy="interp", tooltips=_LINK_TOOLTIPS),
     )
+    p.toolbar.active_drag = drag
     p.add_layout(_legend(p, network, link_px), "right")
-    p.add_layout(
-        ColorBar(
-            color_mapper=sources.mapper, title="messages / step", title_text_font_size="12px",
-            title_text_font_style="bold", height=12, major_label_text_font_size="11px",
-            padding=10, title_standoff=6, bar_line_color=None, orientation="horizontal",
-            major_tick_line_color="#555555", ticker=BasicTicker(desired_num_ticks=6),
-            formatter=NumeralTickFormatter(format="0,0"),
-        ),
-        "below",
+    title_text, fmt = COLOR_MODES[color_by]
+    sources.color_bar = ColorBar(
+        color_mapper=sources.mapper, title=title_text, title_text_font_size="12px",
+        title_text_font_style="bold", width=14, height=max(160, int(0.45 * ppr * gh)),
+        major_label_text_font_size="11px", padding=12, title_standoff=8, bar_line_color=None,
+        orientation="vertical", major_tick_line_color="#555555", location="top_left",
+        ticker=BasicTicker(desired_num_ticks=6), formatter=NumeralTickFormatter(format=fmt),
     )  # fmt: skip
+    p.add_layout(sources.color_bar, "right")
     return p, sources
 
 
@@ -213,7 +298,7 @@ def _style_axes(p, gw: int, gh: int) -> None:
 
 
 def _legend(p, network: Network, link_px: float) -> Legend:
-    """Population colours, empty cores, idle and bottleneck links, from stand-in renderers.
+    """Population colours, empty cores, idle and heaviest links, bottleneck core: stand-ins.
 
     Each stand-in holds one point at NaN (drawn nowhere), so the legend never depends on
     which cores hold which population and a new placement cannot leave it stale.
@@ -233,9 +318,14 @@ def _legend(p, network: Network, link_px: float) -> Legend:
         x0=nan, y0=nan, x1=nan, y1=nan, line_color=BOTTLENECK_COLOR, line_alpha=0.45,
         line_width=link_px * 3, line_cap="round",
     )  # fmt: skip
+    hot_core = p.scatter(
+        x=nan, y=nan, marker="square", size=12, fill_color=None,
+        line_color=BOTTLENECK_COLOR, line_width=2.5,
+    )  # fmt: skip
     items += [
         LegendItem(label="idle link", renderers=[idle]),
-        LegendItem(label="bottleneck link", renderers=[hot]),
+        LegendItem(label="heaviest link", renderers=[hot]),
+        LegendItem(label="bottleneck core", renderers=[hot_core]),
     ]
     return Legend(
         items=items, title="cores by population", location="top_left",
@@ -246,45 +336,175 @@ def _legend(p, network: Network, link_px: float) -> Legend:
 
 _CAPTION_CSS = """
 .mesh-caption { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
-                font-size: 13px; color: #4b5563; border-left: 4px solid #ff1f8e;
-                padding: 2px 10px; }
+                font-size: 13px; color: #374151; border-left: 4px solid #ff1f8e;
+                padding: 2px 10px; max-width: 900px; }
 .mesh-hint { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
-             font-size: 12px; color: #6b7280; padding: 4px 14px 0; }
+             font-size: 12px; color: #6b7280; padding: 4px 14px 0; max-width: 900px; }
+.mesh-label { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
+              font-size: 13px; color: #4b5563; }
+.mesh-label b { color: #1f2933; font-weight: 600; }
+.mesh-banner { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
+               font-size: 13px; color: #7c2d12; background: #fff7ed;
+               border: 1px solid #fed7aa; border-radius: 6px; padding: 6px 10px; }
 """
+
+_HINT = (
+    "Each direction of a link has its own lane; arrows show the direction of travel. "
+    "Hover over a core or a link for its numbers; the toolbar saves the plot as PNG."
+)
 
 
 class MeshView(pn.viewable.Viewer):
-    """The mesh of a state's hardware, kept in step with its evaluation."""
+    """The mesh of a state's hardware, kept in step with what the state shows.
+
+    It shows ``state.shown_evaluation``: the current mapping, or the search's best while
+    a search runs and ``state.follow_best`` is on (then dragging is paused).
+    """
 
     state = param.ClassSelector(class_=ExplorerState)
+    color_by = param.Selector(
+        default="messages", objects=list(COLOR_MODES), doc="what the link colours show"
+    )
+    notify = param.Callable(default=None, doc="error reporter (default: a notification)")
 
     def __init__(self, **params):
         super().__init__(**params)
         self._hardware = None
+        self._network = None
+        self._shown = None
         self._sources = None
+        self._writing = False  # re-entry guard: our own writes fire the source's on_change
         self._pane = pn.pane.Bokeh(margin=(0, 10))
-        self._caption = pn.pane.HTML("", stylesheets=[_CAPTION_CSS], margin=(0, 10))
+        self._caption = LiveHTML(css=_CAPTION_CSS, margin=(4, 10, 0, 10))
+        self._banner = LiveHTML(css=_CAPTION_CSS, margin=(0, 10), div_params={"width": 620})
+        self._follow = pn.widgets.Checkbox.from_param(
+            self.state.param.follow_best, label="show the search's best",
+            margin=(8, 10),
+        )  # fmt: skip
+        self._search_row = pn.Row(self._follow, self._banner, visible=False)
+        self._switch = pn.widgets.RadioButtonGroup.from_param(
+            self.param.color_by,
+            options={"messages / step": "messages", "utilization": "utilization"},
+            label="", margin=(4, 10), variant="outline", color="primary", description=None,
+            stylesheets=[":host .bk-btn { font-size: 12px; padding: 3px 10px; }"],
+        )  # fmt: skip
         self._refresh()
-        self.state.param.watch(self._refresh, ["evaluation"])
+        self.state.param.watch(
+            self._refresh, ["evaluation", "search_best_evaluation", "search_running", "follow_best"]
+        )
+        self.param.watch(self._refresh, ["color_by"])
+
+    # ------------------------------------------------------------ state → figure
+    @property
+    def shown(self) -> Evaluation | None:
+        return self.state.shown_evaluation
+
+    @property
+    def following_search(self) -> bool:
+        return self.state.evaluation is not None and self.shown is not self.state.evaluation
 
     def _refresh(self, *events) -> None:
         s = self.state
-        if s.evaluation is None:
+        shown = self.shown
+        self._update_banner()
+        if shown is None:
             self._pane.object = None
             self._caption.object = ""
             return
         self._caption.object = (
             f'<div class="mesh-caption" data-testid="mesh-caption">'
-            f"{escape(bottleneck_text(s.hardware, s.evaluation))}</div>"
-            '<div class="mesh-hint">Each direction of a link has its own lane; arrows show '
-            "the direction of travel. Hover over a core or a link for its numbers.</div>"
+            f"{escape(bottleneck_text(s.hardware, shown, s.network))}</div>"
+            f'<div class="mesh-hint">{escape(_HINT)}</div>'
         )
-        if s.hardware is self._hardware and self._sources is not None:
-            self._sources.update(s.hardware, s.network, s.evaluation)
+        same_figure = s.hardware is self._hardware and s.network is self._network and self._sources
+        if same_figure:
+            if shown is self._shown and self._sources.color_by == self.color_by:
+                return
+            self._write(
+                lambda: self._sources.update(s.hardware, s.network, shown, color_by=self.color_by)
+            )
+        else:
+            fig, self._sources = mesh_figure(s.hardware, s.network, shown, color_by=self.color_by)
+            self._sources.cores.on_change("data", self._on_cores_change)
+            self._hardware, self._network = s.hardware, s.network
+            self._pane.object = fig
+        self._shown = shown
+
+    def _update_banner(self) -> None:
+        s = self.state
+        self._search_row.visible = bool(s.search_running)
+        if not s.search_running:
             return
-        fig, self._sources = mesh_figure(s.hardware, s.network, s.evaluation)
-        self._hardware = s.hardware
-        self._pane.object = fig
+        if self.following_search:
+            text = (
+                "Search running: the cards and the mesh show its best mapping so far "
+                f"({self.shown.latency_us:,.3f} µs). Yours is unchanged until you adopt the "
+                "best; dragging is paused."
+            )
+        else:
+            text = "Search running: the cards and the mesh show your own mapping."
+        self._banner.object = f'<div class="mesh-banner" data-testid="mesh-banner">{text}</div>'
+
+    def _write(self, fn) -> None:
+        self._writing = True
+        try:
+            fn()
+        finally:
+            self._writing = False
+
+    def _snap_back(self) -> None:
+        """Every core back on its slot, every column from the state."""
+        s = self.state
+        self._write(lambda: self._sources.update(s.hardware, s.network, self.shown, full=True))
+
+    # ------------------------------------------------------------ figure → state
+    def _on_cores_change(self, attr, old, new) -> None:
+        if self._writing:
+            return
+        # A raw Bokeh callback runs without Panel's current document (Panel would defer its
+        # updates to the next tick), and Bokeh would send each change as its own message
+        # (the browser repaints after each); held, they all go out in one message.
+        doc = self._sources.cores.document
+        with set_curdoc(doc), pn.io.hold(doc):
+            self.drop(new.get("x", ()), new.get("y", ()))
+
+    def drop(self, xs, ys) -> bool:
+        """The browser left the cores at ``xs, ys``: swap or move the dragged core onto the
+        nearest slot, then redraw from the state. Returns whether the mapping changed."""
+        s = self.state
+        target = drop_target(s.hardware, xs, ys)
+        changed = False
+        if target is not None and self.following_search:
+            notify_error(
+                "The mesh shows the search's best mapping: untick 'show the search's best' "
+                "or stop the search to edit your own.",
+                self.notify,
+            )
+        elif target is not None:
+            revision = s.revision
+            run_action(s.swap_cores, *target, notify=self.notify)
+            changed = s.revision != revision
+        if not changed:
+            self._snap_back()  # the refresh did not run: put the dragged point back
+        return changed
 
     def __panel__(self):
-        return pn.Column(self._pane, self._caption)
+        return pn.Column(
+            pn.Row(
+                pn.pane.HTML(
+                    '<span class="mesh-label">Colour links by</span>',
+                    stylesheets=[_CAPTION_CSS],
+                    margin=(9, 0, 0, 10),
+                ),
+                self._switch,
+                pn.pane.HTML(
+                    '<span class="mesh-label"><b>Drag a core</b> onto another core to swap '
+                    "them, onto an empty slot to move it.</span>",
+                    stylesheets=[_CAPTION_CSS],
+                    margin=(9, 0, 0, 16),
+                ),
+            ),  # fmt: skip
+            self._search_row,
+            self._pane,
+            self._caption,
+        )

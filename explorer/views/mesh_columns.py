@@ -13,6 +13,8 @@ and router→core links are two short parallel segments between a core and its r
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from engine.cost import Evaluation
@@ -21,16 +23,21 @@ from engine.network import Network
 
 __all__ = [
     "BOTTLENECK_COLOR",
+    "COLOR_MODES",
     "EMPTY_COLOR",
     "IDLE_COLOR",
     "LOAD_PALETTE",
     "POPULATION_PALETTE",
     "bottleneck_columns",
+    "bottleneck_core_columns",
     "bottleneck_text",
     "chip_columns",
+    "color_scale",
     "core_columns",
     "core_offsets",
+    "core_positions",
     "core_size",
+    "drop_target",
     "link_columns",
     "load_colors",
     "population_colors",
@@ -67,6 +74,13 @@ CORE_SIZE = 0.17  # side of a core's square (K <= 4; smaller for more cores)
 LANE = 0.062  # offset of a router link from the line between the two routers
 CORE_LANE = 0.026  # offset of a core link from the line between core and router
 GAP = 0.09  # router links start this far from a router's centre
+DROP_RADIUS = 0.25  # a dragged core lands on the slot nearest its drop point within this distance
+
+# What the link colours can show: column of ``link_columns``, colour-bar title, tick format.
+COLOR_MODES = {
+    "messages": ("messages / step", "0,0"),
+    "utilization": ("busy share of the step", "0%"),
+}
 
 
 # ------------------------------------------------------------------ column builders
@@ -81,6 +95,38 @@ def core_size(cores_per_router: int) -> float:
     if cores_per_router <= 4:
         return CORE_SIZE
     return min(CORE_SIZE, 0.75 * 2 * np.pi * CORE_RING / cores_per_router / np.sqrt(2))
+
+
+def core_positions(hardware: Hardware) -> tuple[np.ndarray, np.ndarray]:
+    """(x, y) of every physical core's slot, indexed by global core id."""
+    ct = hardware.core_table
+    dx, dy = core_offsets(hardware.cores_per_router)
+    return ct["gx"] + dx[ct["slot"]], ct["gy"] + dy[ct["slot"]]
+
+
+def drop_target(
+    hardware: Hardware, xs, ys, *, radius: float = DROP_RADIUS
+) -> tuple[int, int] | None:
+    """Which core was dragged onto which slot, from the cores' positions after a drop.
+
+    ``xs, ys`` are the cores' positions (row = global core id) as the browser left them:
+    one row moved away from its slot. Returns ``(dragged core, core of the nearest slot)``,
+    or ``None`` when nothing moved, the drop landed on the core's own slot, or it landed
+    farther than ``radius`` router pitches from every slot (the core snaps back).
+    """
+    x0, y0 = core_positions(hardware)
+    xs, ys = np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)
+    if xs.shape != x0.shape or ys.shape != y0.shape:
+        return None
+    moved = np.flatnonzero((np.abs(xs - x0) > 1e-9) | (np.abs(ys - y0) > 1e-9))
+    if moved.size != 1:
+        return None
+    src = int(moved[0])
+    distance = np.hypot(x0 - xs[src], y0 - ys[src])
+    dst = int(np.argmin(distance))
+    if dst == src or distance[dst] > radius:
+        return None
+    return src, dst
 
 
 def population_colors(n_populations: int) -> list[str]:
@@ -114,11 +160,13 @@ def _address_text(addresses) -> np.ndarray:
     return np.array(["(" + ", ".join(str(int(v)) for v in a) + ")" for a in addresses])
 
 
+@lru_cache(maxsize=8)
 def _core_addresses(hardware: Hardware) -> np.ndarray:
     ct = hardware.core_table
     return _address_text(zip(ct["chip"], ct["x"], ct["y"], ct["slot"], strict=True))
 
 
+@lru_cache(maxsize=8)
 def _router_addresses(hardware: Hardware) -> np.ndarray:
     r = np.arange(hardware.n_routers)
     gx, gy = r % hardware.grid_width, r // hardware.grid_width
@@ -133,9 +181,8 @@ def core_columns(
 
     Empty cores have partition -1, population "empty" and zero loads.
     """
-    ct = hardware.core_table
     n = hardware.n_cores
-    dx, dy = core_offsets(hardware.cores_per_router)
+    x, y = core_positions(hardware)
     part = np.full(n, -1, dtype=np.int64)
     part[evaluation.cores] = np.arange(evaluation.cores.size)
     placed = part >= 0
@@ -151,8 +198,8 @@ def core_columns(
 
     terms = evaluation.core_terms_us
     return {
-        "x": ct["gx"] + dx[ct["slot"]],
-        "y": ct["gy"] + dy[ct["slot"]],
+        "x": x,
+        "y": y,
         "core": np.arange(n),
         "address": _core_addresses(hardware),
         "partition": part,
@@ -170,12 +217,28 @@ def core_columns(
     }
 
 
+def color_scale(evaluation: Evaluation, color_by: str = "messages") -> float:
+    """The value at the top of the link colour scale: the heaviest link's messages per
+    step, or 1 (busy the whole step) for utilization, so that 100 % always looks the same."""
+    if color_by not in COLOR_MODES:
+        raise ValueError(f"color_by must be one of {', '.join(COLOR_MODES)}, not {color_by!r}")
+    if color_by == "utilization":
+        return 1.0
+    return float(evaluation.max_link_messages)
+
+
 def link_columns(
-    hardware: Hardware, evaluation: Evaluation, *, vmax: float | None = None
+    hardware: Hardware,
+    evaluation: Evaluation,
+    *,
+    vmax: float | None = None,
+    color_by: str = "messages",
 ) -> dict[str, np.ndarray]:
     """One row per existing link (kind >= 0), as a segment with its load and colour.
 
-    ``vmax`` is the load at the top of the colour scale (default: the heaviest link).
+    ``color_by`` picks what colour and width show: ``"messages"`` per step or
+    ``"utilization"`` (share of the step the link is busy); the ``value`` column holds it.
+    ``vmax`` is the value at the top of the colour scale (default: ``color_scale``).
     """
     lt = hardware.link_table
     kind = lt["kind"].astype(np.int64)
@@ -184,8 +247,10 @@ def link_columns(
     n_router_ids = 4 * hardware.n_routers
     gw = hardware.grid_width
     messages = evaluation.link_messages[ids]
+    utilization = evaluation.link_utilization[ids]
+    value = utilization if color_by == "utilization" else messages
     if vmax is None:
-        vmax = float(messages.max()) if messages.size else 0.0
+        vmax = color_scale(evaluation, color_by)
 
     x0, y0, x1, y1 = (np.zeros(ids.size) for _ in range(4))
     # router → router (and off-chip): the right-hand lane of the direction of travel
@@ -221,13 +286,13 @@ def link_columns(
     direction[core_link] = np.where(outward, "into core", "out of core")
     routers = _router_addresses(hardware)
     cores = _core_addresses(hardware)
-    src = routers[lt["src_router"][ids]]
-    dst = routers[np.maximum(lt["dst_router"][ids], 0)]
+    src = routers[lt["src_router"][ids]].astype(object)  # object: a core's address is longer
+    dst = routers[np.maximum(lt["dst_router"][ids], 0)].astype(object)
     src[core_link] = np.where(outward, src[core_link], cores[core])
     dst[core_link] = np.where(outward, cores[core], dst[core_link])
 
     on_mesh = (kind == ROUTER) | (kind == OFF_CHIP)
-    relative = messages / vmax if vmax > 0 else np.zeros(ids.size)
+    relative = np.minimum(value / vmax, 1.0) if vmax > 0 else np.zeros(ids.size)
     base = np.where(on_mesh, 1.0, 0.55)
     return {
         "x0": x0,
@@ -244,8 +309,9 @@ def link_columns(
         "src": src,
         "dst": dst,
         "messages": messages,
-        "utilization": evaluation.link_utilization[ids],
-        "color": load_colors(messages, vmax),
+        "utilization": utilization,
+        "value": value,
+        "color": load_colors(value, vmax),
         "width": base * np.where(messages > 0, 1.0 + 1.2 * relative, 0.7),
         "dash": np.where(kind == OFF_CHIP, "dashed", "solid"),
         "loaded": messages > 0,
@@ -258,19 +324,57 @@ def bottleneck_columns(links: dict[str, np.ndarray], evaluation: Evaluation) -> 
     return {k: v[rows] for k, v in links.items()}
 
 
-def bottleneck_text(hardware: Hardware, evaluation: Evaluation) -> str:
-    """One sentence on the heaviest link, for a caption under the mesh."""
-    i = evaluation.bottleneck_link
+def bottleneck_core_columns(hardware: Hardware, evaluation: Evaluation) -> dict:
+    """Position of ``evaluation.bottleneck_core`` (no row unless a compute term bounds the step)."""
+    core = evaluation.bottleneck_core
+    rows = np.array([core] if core >= 0 else [], dtype=np.int64)
+    x, y = core_positions(hardware)
+    return {"x": x[rows], "y": y[rows], "core": rows}
+
+
+_TERM_NAMES = {
+    "dendops": "DendOps",
+    "synops": "SynOps",
+    "synmem": "SynMem reads",
+    "barrier": "barrier sync",
+}
+
+
+def bottleneck_text(
+    hardware: Hardware, evaluation: Evaluation, network: Network | None = None
+) -> str:
+    """A caption for under the mesh: what bounds the step, and the heaviest link."""
+    e = evaluation
+    step = f"{e.latency_us:,.3f} µs per step"
+    link = _heaviest_link_text(hardware, e)
+    if e.bottleneck == "link" and link:
+        return f"{step}, bound by the pink link: {link}."
+    if e.bottleneck_core >= 0:
+        part = int(np.flatnonzero(e.cores == e.bottleneck_core)[0])
+        who = f" ({network.population_names[int(e.population[part])]})" if network else ""
+        bound = (
+            f"{step}, bound by the {_TERM_NAMES.get(e.bottleneck, e.bottleneck)} of the core "
+            f"outlined in pink, {_core_addresses(hardware)[e.bottleneck_core]}{who}."
+        )
+    else:
+        bound = f"{step}, bound by {_TERM_NAMES.get(e.bottleneck, e.bottleneck)}."
+    if not link:
+        return f"{bound} No link carries any message: every partition talks only to itself."
+    return f"{bound} Heaviest link: {link}."
+
+
+def _heaviest_link_text(hardware: Hardware, e: Evaluation) -> str:
+    i = e.bottleneck_link
     if i < 0:
-        return "No link carries any message: every partition talks only to itself."
-    links = link_columns(hardware, evaluation)
+        return ""
+    links = link_columns(hardware, e)
     row = int(np.flatnonzero(links["link"] == i)[0])
     kind, direction = links["kind"][row], links["direction"][row]
     what = f"{kind} link {direction}" if kind in ("router", "off-chip") else f"{kind} link"
     return (
-        f"Heaviest link: {what} {links['src'][row]} → {links['dst'][row]}, "
+        f"{what} {links['src'][row]} → {links['dst'][row]}, "
         f"{links['messages'][row]:,.0f} messages / step, busy "
-        f"{links['utilization'][row]:.0%} of the step."
+        f"{links['utilization'][row]:.0%} of the step"
     )
 
 

@@ -1,8 +1,11 @@
-"""Metric cards: latency, energy, power, bounding term and cores used of the current mapping.
+"""Metric cards: latency, energy, power, bounding term, cores used and the change against
+the starting mapping, for what the mesh shows (``state.shown_evaluation``).
 
-Each card is a ``pn.pane.HTML`` whose inner markup carries ``data-testid`` attributes
-(``metric-latency`` …, value ``metric-latency-value``) so a browser test can read the
-rendered text inside Panel's shadow DOM.
+Each card's markup carries ``data-testid`` attributes (``metric-latency`` …, value
+``metric-latency-value``) so a browser test can read the rendered text inside the shadow
+DOM. The cards are a ``LiveHTML``: text that changes on every drag is a Bokeh ``Div``
+whose ``text`` alone goes to the browser (a ``pn.pane.HTML`` re-sends its stylesheets
+on each change, and Bokeh then walks the whole document: ~10–60 ms a pane).
 """
 
 from __future__ import annotations
@@ -12,14 +15,18 @@ from html import escape
 
 import panel as pn
 import param
+from bokeh.models import Div, InlineStyleSheet
 
 from engine.cost import Evaluation
 from engine.hardware import Hardware
 from explorer.state import ExplorerState
 
-__all__ = ["CARD_CSS", "METRICS", "MetricsView", "format_quantity", "metric_values"]
+__all__ = [
+    "CARD_CSS",
+    "LiveHTML", "METRICS", "MetricsView", "format_change", "format_quantity", "metric_values",
+]  # fmt: skip
 
-METRICS = ("latency", "energy", "power", "bottleneck", "cores")
+METRICS = ("latency", "change", "energy", "power", "bottleneck", "cores")
 
 TERM_LABELS = {
     "dendops": "DendOps",
@@ -30,12 +37,18 @@ TERM_LABELS = {
 }
 
 CARD_CSS = """
+.metric-row { display: flex; gap: 12px; flex-wrap: wrap; }
 .metric-card {
   font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
   background: #ffffff; border: 1px solid #e3e6ea; border-left: 4px solid #4e79a7;
   border-radius: 8px; padding: 8px 14px 10px; min-width: 128px; box-sizing: border-box;
 }
 .metric-card.bound { border-left-color: #e6550d; }
+.metric-card.better { border-left-color: #2f9e44; }
+.metric-card.better .metric-value { color: #2b8a3e; }
+.metric-card.worse { border-left-color: #c92a2a; }
+.metric-card.worse .metric-value { color: #c92a2a; }
+.metric-card.search { background: #fff7ed; }
 .metric-label { font-size: 12px; color: #6b7280; text-transform: uppercase; letter-spacing: .04em; }
 .metric-value { font-size: 26px; font-weight: 600; color: #1f2933; line-height: 1.2; }
 .metric-unit { font-size: 12px; color: #6b7280; }
@@ -59,11 +72,32 @@ def format_quantity(x: float, digits: int = 4) -> str:
     return f"{x:,.{decimals}f}"
 
 
-def metric_values(evaluation: Evaluation, hardware: Hardware) -> dict[str, tuple[str, str, str]]:
-    """Per card: (label, value text, unit text)."""
+def format_change(pct: float) -> str:
+    """A signed percentage with a true minus sign: ``−3.2 %``, ``+0.5 %``, ``0 %``.
+
+    >>> format_change(-3.21), format_change(0.0), format_change(12.0)
+    ('−3.2 %', '0 %', '+12.0 %')
+    """
+    if abs(pct) < 0.05:
+        return "0 %"
+    return f"{'−' if pct < 0 else '+'}{abs(pct):,.1f} %"
+
+
+def metric_values(
+    evaluation: Evaluation, hardware: Hardware, start: Evaluation | None = None
+) -> dict[str, tuple[str, str, str]]:
+    """Per card: (label, value text, unit text). ``start``: the starting mapping's
+    evaluation, for the change card (none given: no change)."""
     e = evaluation
+    start_us = start.latency_us if start is not None else e.latency_us
+    pct = 100.0 * (e.latency_us - start_us) / start_us
     return {
         "latency": ("Latency", format_quantity(e.latency_us), "µs / step"),
+        "change": (
+            "Change vs start",
+            format_change(pct),
+            f"latency; start {format_quantity(start_us)} µs",
+        ),
         "energy": ("Energy", format_quantity(e.energy_uj), "µJ / step"),
         "power": ("Power", format_quantity(e.power_w), "W"),
         "bottleneck": (
@@ -80,14 +114,43 @@ def metric_values(evaluation: Evaluation, hardware: Hardware) -> dict[str, tuple
     }
 
 
-def card_html(key: str, label: str, value: str, unit: str) -> str:
-    bound = " bound" if key == "bottleneck" else ""
+def card_html(key: str, label: str, value: str, unit: str, extra_class: str = "") -> str:
+    classes = "metric-card" + (" bound" if key == "bottleneck" else "")
+    classes += f" {extra_class}" if extra_class else ""
     return (
-        f'<div class="metric-card{bound}" data-testid="metric-{key}">'
+        f'<div class="{classes}" data-testid="metric-{key}">'
         f'<div class="metric-label">{escape(label)}</div>'
         f'<div class="metric-value" data-testid="metric-{key}-value">{escape(value)}</div>'
         f'<div class="metric-unit">{escape(unit)}</div></div>'
     )
+
+
+class LiveHTML(pn.viewable.Viewer):
+    """HTML that changes often: a Bokeh ``Div`` in a ``pn.pane.Bokeh``, updated in place.
+
+    Set ``.object`` to new markup; only a changed text is sent. Change it on the
+    session's document thread (a widget or Bokeh callback, or a scheduled callback).
+    """
+
+    def __init__(self, html: str = "", *, css: str = "", div_params=None, **pane_params):
+        super().__init__()
+        self.div = Div(
+            text=html, stylesheets=[InlineStyleSheet(css=css)] if css else [],
+            **(div_params or {}),
+        )  # fmt: skip
+        self._pane = pn.pane.Bokeh(self.div, **pane_params)
+
+    @property
+    def object(self) -> str:
+        return self.div.text
+
+    @object.setter
+    def object(self, html: str) -> None:
+        if html != self.div.text:
+            self.div.text = html
+
+    def __panel__(self):
+        return self._pane
 
 
 class MetricsView(pn.viewable.Viewer):
@@ -97,25 +160,35 @@ class MetricsView(pn.viewable.Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self._cards = {
-            key: pn.pane.HTML(
-                "",
-                css_classes=["metric", f"metric-{key}"],
-                stylesheets=[CARD_CSS],
-                margin=(0, 12, 0, 0),
-            )  # fmt: skip
-            for key in METRICS
-        }
-        self._row = pn.Row(*self._cards.values(), margin=(6, 10))
+        self._cards = LiveHTML(css=CARD_CSS, margin=(6, 10))
         self._refresh()
-        self.state.param.watch(self._refresh, ["evaluation"])
+        self.state.param.watch(
+            self._refresh,
+            ["evaluation", "start_evaluation", "search_best_evaluation", "search_running",
+             "follow_best"],
+        )  # fmt: skip
+
+    @property
+    def html(self) -> str:
+        """The cards' current markup."""
+        return self._cards.object
 
     def _refresh(self, *events) -> None:
         s = self.state
-        if s.evaluation is None:
+        shown = s.shown_evaluation
+        if shown is None:
             return
-        for key, (label, value, unit) in metric_values(s.evaluation, s.hardware).items():
-            self._cards[key].object = card_html(key, label, value, unit)
+        searching = shown is not s.evaluation
+        pct = s.change_pct(shown)
+        trend = "better" if pct <= -0.05 else "worse" if pct >= 0.05 else ""
+        values = metric_values(shown, s.hardware, s.start_evaluation)
+        cards = []
+        for key, (label, value, unit) in values.items():
+            extra = [trend if key == "change" else "", "search" if searching else ""]
+            if searching and key == "latency":
+                label = "Latency (search best)"
+            cards.append(card_html(key, label, value, unit, " ".join(filter(None, extra))))
+        self._cards.object = f'<div class="metric-row">{"".join(cards)}</div>'
 
     def __panel__(self):
-        return self._row
+        return self._cards

@@ -1,22 +1,58 @@
-"""The page and its metric cards, built without a server or browser."""
+"""The page, its sidebar controls, metric cards and session persistence, without a browser."""
 
 from __future__ import annotations
 
+import json
+
+import numpy as np
 import panel as pn
 import pytest
+from bokeh.models import Div
 
-from explorer.app import build_app, websocket_origins
+from engine.hardware import preset_names
+from engine.partition import partitioners
+from engine.placement import placers
+from engine.specs import demo_files
+from engine.workloads import workloads
+from explorer.app import SnapshotStore, build_app, session_state, tabs, websocket_origins
 from explorer.state import ExplorerState
-from explorer.views.metrics import METRICS, TERM_LABELS, MetricsView, format_quantity, metric_values
+from explorer.views.controls import (
+    ControlsView,
+    download_name,
+    hardware_choices,
+    network_choices,
+    partition_choices,
+    placer_choices,
+    run_action,
+)
+from explorer.views.metrics import (
+    METRICS,
+    TERM_LABELS,
+    MetricsView,
+    format_change,
+    format_quantity,
+    metric_values,
+)
+
+NET = "mlp:widths=256-512-256-10"
 
 
 def _texts(viewable) -> list[str]:
+    """The markup of every HTML pane, alert and live (Bokeh ``Div``) text on a page."""
     out = []
     for obj in viewable.select(lambda o: isinstance(o, (pn.pane.HTML, pn.pane.Alert))):
         out.append(str(obj.object))
+    for obj in viewable.select(pn.pane.Bokeh):
+        if isinstance(obj.object, Div):
+            out.append(obj.object.text)
     return out
 
 
+def _figures(viewable) -> list:
+    return [p for p in viewable.select(pn.pane.Bokeh) if not isinstance(p.object, Div)]
+
+
+# ------------------------------------------------------------------ metric cards
 @pytest.mark.parametrize(
     ("x", "text"),
     [(34.9531, "34.95"), (1.01618, "1.016"), (0.0123456, "0.01235"), (999.96, "1,000"),
@@ -26,36 +62,69 @@ def test_format_quantity(x, text):
     assert format_quantity(x) == text
 
 
+@pytest.mark.parametrize(
+    ("pct", "text"), [(-12.51, "−12.5 %"), (0.01, "0 %"), (3.0, "+3.0 %"), (-0.06, "−0.1 %")]
+)
+def test_format_change(pct, text):
+    assert format_change(pct) == text
+
+
 def test_metric_cards_show_the_evaluation(demo_state):
     ev = demo_state.evaluation
-    values = metric_values(ev, demo_state.hardware)
+    values = metric_values(ev, demo_state.hardware, demo_state.start_evaluation)
     assert list(values) == list(METRICS)
     assert values["latency"][1] == format_quantity(ev.latency_us)
+    assert values["change"][1] == "0 %"
     assert values["energy"][1] == format_quantity(ev.energy_uj)
     assert values["power"][1] == format_quantity(ev.power_w)
     assert values["bottleneck"][1] == TERM_LABELS[ev.bottleneck]
     assert values["cores"][1] == str(ev.cores_used)
-    html = "".join(_texts(MetricsView(state=demo_state).__panel__()))
+    html = MetricsView(state=demo_state).html
     for key in METRICS:
         assert f'data-testid="metric-{key}-value"' in html
     assert f">{format_quantity(ev.latency_us)}<" in html
 
 
-def test_cards_follow_the_state():
+def test_cards_follow_the_state_and_show_the_change():
     state = ExplorerState.from_specs("sparse-mlp-1", "loihi2")
-    row = MetricsView(state=state).__panel__()
+    cards = MetricsView(state=state)
+    cores = state.mapping.placement.cores
+    state.swap_cores(int(cores[0]), int(cores[8]))  # 34.95 → 30.58 µs
+    assert f">{format_quantity(state.evaluation.latency_us)}<" in cards.html
+    assert f">{format_change(state.change_pct())}<" in cards.html
+    assert "metric-card better" in cards.html
     state.load("linear-dense:M=4,N=64", "loihi2")
-    html = "".join(_texts(row))
-    assert f">{format_quantity(state.evaluation.latency_us)}<" in html
-    assert ">8<" in html  # cores used: 4 + 4
+    assert f">{format_quantity(state.evaluation.latency_us)}<" in cards.html
+    assert ">8<" in cards.html  # cores used: 4 + 4
+    assert ">0 %<" in cards.html  # a new start
 
 
+def test_cards_show_the_search_best_while_it_is_followed(demo_state):
+    state = ExplorerState.from_specs("sparse-mlp-1", "loihi2")
+    cards = MetricsView(state=state)
+    other = ExplorerState.from_specs("sparse-mlp-1", "loihi2", placer="spread-col").evaluation
+    state.param.update(search_running=True, search_best_evaluation=other)
+    assert "Latency (search best)" in cards.html
+    assert f">{format_quantity(other.latency_us)}<" in cards.html
+    state.follow_best = False
+    assert f">{format_quantity(state.evaluation.latency_us)}<" in cards.html
+
+
+# ------------------------------------------------------------------ the page
 def test_build_app_shows_the_demo():
     page = build_app("sparse-mlp-1", "loihi2")
     text = " ".join(_texts(page))
     assert "sparse-mlp-1" in text and "loihi2" in text
-    assert len(page.select(pn.pane.Bokeh)) == 1
+    assert 'data-testid="metric-latency-value"' in text
+    assert len(_figures(page)) >= 1  # the mesh, and the other tabs' plots
     assert not page.select(pn.pane.Alert)
+    assert page.select(pn.Tabs)[0]._names == ["Mesh", "Evolution", "Bottlenecks", "Compare"]
+
+
+def test_the_mesh_tab_comes_first():
+    state = ExplorerState.from_specs(NET, "loihi2")
+    titles = [title for title, _ in tabs(state)]
+    assert titles[0] == "Mesh"
 
 
 @pytest.mark.parametrize(
@@ -73,10 +142,197 @@ def test_bad_input_gives_a_page_that_says_why(network, hardware, mapping, says):
     assert len(alerts) == 1 and alerts[0].alert_type == "danger"
     assert says in alerts[0].object
     assert "meshscope list" in alerts[0].object
-    assert not page.select(pn.pane.Bokeh)
+    assert not _figures(page)
 
 
 def test_websocket_origins():
     assert websocket_origins("127.0.0.1", 5077) == ["127.0.0.1:5077", "localhost:5077"]
     assert "localhost:5006" in websocket_origins("localhost", 5006)
     assert websocket_origins("0.0.0.0", 80) == ["*:80"]
+
+
+# ------------------------------------------------------------------ persistence
+def test_a_session_keeps_its_snapshot_up_to_date():
+    store = SnapshotStore()
+    state, token = session_state(NET, "loihi2", store=store)
+    assert store.get(token)["mapping"] == state.snapshot()["mapping"]
+    cores = state.mapping.placement.cores
+    state.swap_cores(int(cores[0]), int(cores[3]))
+    assert store.get(token)["mapping"]["placement"] == state.snapshot()["mapping"]["placement"]
+
+
+def test_a_reload_restores_the_hand_tuned_mapping_under_a_new_token():
+    store = SnapshotStore()
+    state, token = session_state("sparse-mlp-1", "loihi2", store=store)
+    cores = state.mapping.placement.cores
+    state.swap_cores(int(cores[0]), int(cores[8]))
+    json.dumps(store.get(token))  # a snapshot is plain data
+
+    again, token2 = session_state("sparse-mlp-1", "loihi2", token=token, store=store)
+    assert token2 != token
+    np.testing.assert_array_equal(again.mapping.placement.cores, state.mapping.placement.cores)
+    assert again.evaluation.latency_us == state.evaluation.latency_us
+    assert again.change_pct() == pytest.approx(state.change_pct())  # the start survives too
+    assert again.change_pct() < 0
+    # the reloaded page edits its own copy: the first session's snapshot stays as it was
+    c = again.mapping.placement.cores
+    again.swap_cores(int(c[1]), int(c[2]))
+    assert store.get(token)["mapping"] == state.snapshot()["mapping"]
+    assert store.get(token2)["mapping"] == again.snapshot()["mapping"]
+
+
+def test_a_tuned_partition_survives_a_reload():
+    store = SnapshotStore()
+    state, token = session_state(NET, "loihi2", store=store)
+    state.change_layer_cores(1, +1)
+    again, _ = session_state(NET, "loihi2", token=token, store=store)
+    assert list(again.mapping.partition.cores_per_population) == list(
+        state.mapping.partition.cores_per_population
+    )
+    assert again.evaluation.latency_us == state.evaluation.latency_us
+    assert again.start_evaluation.latency_us == state.start_evaluation.latency_us
+
+
+def test_unknown_or_stale_tokens_start_from_the_specs():
+    store = SnapshotStore()
+    state, _ = session_state(NET, "loihi2", token="no-such-token", store=store)
+    assert state.evaluation.latency_us == state.start_evaluation.latency_us
+    store.put("stale", {"network_spec": "no-such-network", "hardware_spec": "loihi2"})
+    state, _ = session_state(NET, "loihi2", token="stale", store=store)
+    assert state.network.name.startswith("mlp")
+
+
+def test_two_sessions_get_their_own_tokens_and_states():
+    store = SnapshotStore()
+    a, ta = session_state(NET, "loihi2", store=store)
+    b, tb = session_state(NET, "loihi2", store=store)
+    assert ta != tb and a is not b
+    c = a.mapping.placement.cores
+    a.swap_cores(int(c[0]), int(c[3]))
+    assert store.get(tb)["mapping"] == b.snapshot()["mapping"]
+    assert store.get(ta)["mapping"] != store.get(tb)["mapping"]
+
+
+def test_the_store_forgets_the_oldest_sessions():
+    store = SnapshotStore(limit=2)
+    for token in "abc":
+        store.put(token, {"t": token})
+    assert store.get("a") is None and store.get("c") == {"t": "c"} and len(store) == 2
+
+
+# ------------------------------------------------------------------ sidebar controls
+def test_choices_come_from_the_registries():
+    nets = network_choices()
+    assert set(nets["generated workloads"]) == set(workloads)
+    assert nets["demo files"] == [p.name for p in demo_files()]
+    assert hardware_choices() == preset_names()
+    parts = partition_choices()
+    assert {"min", "min+1", "min+2", "natural"} <= set(parts.values())
+    assert parts["default"] == ""
+    assert all(name in parts.values() for name, fn in partitioners.items() if fn.grammar == name)
+    assert placer_choices() == list(placers)
+
+
+def test_download_names_are_file_names():
+    assert download_name("sparse-mlp-1") == "sparse-mlp-1-mapping.json"
+    assert download_name("qubo:n=2000,seed=0") == "qubo_n_2000_seed_0-mapping.json"
+
+
+@pytest.fixture
+def controls():
+    state = ExplorerState.from_specs(NET, "loihi2", partition_spec=None)
+    errors: list[str] = []
+    return state, ControlsView(state=state, notify=errors.append), errors
+
+
+def test_load_uses_the_form_and_the_text_field_wins(controls):
+    state, view, errors = controls
+    view.network_select.value = "linear-dense"
+    assert view.network_text.value == "linear-dense"  # picking fills the text field
+    view.network_text.value = "linear-dense:M=2,N=64"
+    view.partition_select.value = "natural"
+    view.placer_select.value = "spread-row"
+    assert view.load() and not errors
+    assert state.network.n_neurons == 4 * 64 and state.placer == "spread-row"
+    assert state.partition_spec == "natural"
+    assert view.download.filename == download_name(state.network.name)
+
+
+def test_a_bad_load_or_upload_notifies_and_changes_nothing(controls):
+    state, view, errors = controls
+    before = (state.network, state.mapping, state.evaluation)
+    view.network_text.value = "no-such-network"
+    assert not view.load()
+    assert "unknown network 'no-such-network'" in errors[-1]
+    assert not view.upload_file("broken.json", b"{not json")
+    assert "broken.json is not a JSON mapping file" in errors[-1]
+    assert not view.upload_file("notes.txt", b"hello")
+    assert (state.network, state.mapping, state.evaluation) == before
+    assert not state.can_undo
+
+
+def test_the_upload_widget_loads_a_saved_mapping(controls):
+    state, view, errors = controls
+    c = state.mapping.placement.cores
+    state.swap_cores(int(c[0]), int(c[3]))
+    saved = view._mapping_file().read()
+    assert json.loads(saved)["format"] == "meshscope-mapping"
+    state.undo()
+    view.upload.param.update(filename="tuned.json", value=saved.encode())  # what the page sends
+    assert not errors
+    np.testing.assert_array_equal(state.mapping.placement.cores[[0, 3]], c[[3, 0]])
+
+
+def test_undo_redo_buttons_follow_the_history(controls):
+    state, view, _ = controls
+    assert view.undo_button.disabled and view.redo_button.disabled
+    c = state.mapping.placement.cores
+    state.swap_cores(int(c[0]), int(c[1]))
+    assert not view.undo_button.disabled and view.redo_button.disabled
+    view.undo_button.clicks += 1
+    assert view.undo_button.disabled and not view.redo_button.disabled
+    view.redo_button.clicks += 1
+    assert not view.undo_button.disabled
+
+
+def test_reset_to_a_heuristic(controls):
+    state, view, _ = controls
+    view.reset_select.value = "spread-col"
+    view.reset_button.clicks += 1
+    assert state.can_undo
+    routers = state.hardware.core_table["router"][state.mapping.placement.cores]
+    assert len(set(routers)) == len(routers)  # spread: one partition per router
+
+
+def test_layer_buttons_change_a_layers_cores(controls):
+    state, view, errors = controls
+    counts = list(state.mapping.partition.cores_per_population)
+    count, minus, plus = view._layer_widgets[1]
+    plus.clicks += 1
+    assert list(state.mapping.partition.cores_per_population) == [
+        n + (k == 1) for k, n in enumerate(counts)
+    ]
+    assert f">{counts[1] + 1}<" in count.object
+    assert not errors
+    # the output layer has one core: its − is disabled, and the state refuses anyway
+    out = len(counts) - 1
+    assert view._layer_widgets[out][1].disabled == (counts[out] <= 1)
+    assert not view.change_cores(out, -counts[out])
+    assert "takes between 1 and" in errors[-1]
+
+
+def test_a_non_layered_partition_hides_the_layer_buttons(controls):
+    state, view, _ = controls
+    assert view._layer_rows.visible
+    state.load(NET, "loihi2", partition_spec="overlap")
+    assert state.mapping.partition.cores_per_population is None
+    assert not view._layer_rows.visible
+    assert "not a per-layer split" in view._layer_note.object
+
+
+def test_run_action_reports_only_meshscope_errors():
+    messages = []
+    assert run_action(lambda: None, notify=messages.append)
+    with pytest.raises(ZeroDivisionError):  # a bug stays a bug
+        run_action(lambda: 1 / 0, notify=messages.append)
+    assert messages == []

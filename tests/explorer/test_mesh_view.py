@@ -6,19 +6,25 @@ import numpy as np
 import pytest
 from bokeh.models import ColorBar, HoverTool, LinearColorMapper
 
+from engine.cost import evaluate
 from engine.hardware import CORE_TO_ROUTER, OFF_CHIP, ROUTER, ROUTER_TO_CORE
-from engine.mapping import Mapping
+from engine.mapping import Mapping, Placement
 from engine.placement import make_placement
 from engine.traffic import partition_stats
+from explorer.state import ExplorerState
 from explorer.views.mesh import MeshView, mesh_figure
 from explorer.views.mesh_columns import (
+    COLOR_MODES,
     EMPTY_COLOR,
     IDLE_COLOR,
     LOAD_PALETTE,
     bottleneck_columns,
     bottleneck_text,
     chip_columns,
+    color_scale,
     core_columns,
+    core_positions,
+    drop_target,
     link_columns,
     load_colors,
     population_colors,
@@ -238,6 +244,186 @@ def test_view_follows_a_new_mapping(demo_state):
     state.set_mapping(Mapping(state.mapping.partition, spread))
     assert view._sources is sources  # same figure, refreshed sources
     assert list(sources.links.data["messages"]) != before
-    placed = np.flatnonzero(np.asarray(sources.cores.data["partition"]) >= 0)
+    placed = np.flatnonzero(np.asarray(sources.core_info.data["partition"]) >= 0)
     np.testing.assert_array_equal(np.sort(placed), np.sort(spread.cores))
     assert sources.bottleneck.data["link"].tolist() == [state.evaluation.bottleneck_link]
+
+
+# ------------------------------------------------------------------ dragging
+def _view(network="sparse-mlp-1", hardware="loihi2"):
+    state = ExplorerState.from_specs(network, hardware)
+    errors: list[str] = []
+    return state, MeshView(state=state, notify=errors.append), errors
+
+
+def _dropped(hw, core: int, at: int, *, dx: float = 0.04):
+    """The cores' positions after the browser dragged ``core`` to near slot ``at``."""
+    x, y = core_positions(hw)
+    xs, ys = x.copy(), y.copy()
+    xs[core], ys[core] = x[at] + dx, y[at] - dx
+    return xs, ys
+
+
+def test_drop_target_finds_the_nearest_slot(demo_state):
+    hw = demo_state.hardware
+    x, y = core_positions(hw)
+    assert drop_target(hw, x, y) is None  # nothing moved
+    assert drop_target(hw, *_dropped(hw, 3, 77)) == (3, 77)
+    assert drop_target(hw, *_dropped(hw, 3, 3)) is None  # back on its own slot
+    far = x.copy()
+    far[3] = hw.grid_width + 5  # off the mesh
+    assert drop_target(hw, far, y) is None
+    bx, by = x.copy(), y.copy()
+    bx[3], by[3] = 0.5, 0.5  # in the gap between four routers' tiles
+    assert drop_target(hw, bx, by) is None
+    assert drop_target(hw, x[:-1], y[:-1]) is None  # a point was deleted (Backspace)
+    two = x.copy()
+    two[[1, 2]] += 0.3
+    assert drop_target(hw, two, y) is None
+
+
+def test_drop_on_an_occupied_core_swaps_and_everything_follows():
+    state, view, errors = _view()
+    cores = state.mapping.placement.cores
+    a, b = int(cores[0]), int(cores[8])  # the input core and a layer3 core
+    expected = cores.copy()
+    expected[[0, 8]] = b, a
+    want = evaluate(
+        state.network, state.hardware, Mapping(state.mapping.partition, Placement(expected))
+    )
+
+    assert view.drop(*_dropped(state.hardware, a, b))
+    np.testing.assert_array_equal(state.mapping.placement.cores, expected)
+    assert state.evaluation.latency_us == want.latency_us
+    assert state.can_undo and not errors
+    data = view._sources.cores.data
+    x, y = core_positions(state.hardware)
+    np.testing.assert_array_equal(data["x"], x)  # every point back on its slot
+    np.testing.assert_array_equal(data["y"], y)
+    palette = population_colors(state.network.n_populations)
+    pop = state.evaluation.population
+    assert data["color"][b] == palette[pop[0]] and data["color"][a] == palette[pop[8]]
+    info = view._sources.core_info.data
+    assert info["partition"][b] == 0 and info["partition"][a] == 8
+    assert info["population"][b] == "input"
+    np.testing.assert_array_equal(
+        view._sources.links.data["messages"],
+        link_columns(state.hardware, state.evaluation)["messages"],
+    )
+
+
+def test_drop_on_an_empty_slot_moves_the_core():
+    state, view, errors = _view()
+    cores = state.mapping.placement.cores
+    empty = int(np.setdiff1d(np.arange(state.hardware.n_cores), cores)[-1])
+    assert view.drop(*_dropped(state.hardware, int(cores[5]), empty))
+    assert state.mapping.placement.cores[5] == empty
+    assert view._sources.core_info.data["partition"][empty] == 5
+    assert view._sources.core_info.data["partition"][int(cores[5])] == -1
+    assert view._sources.cores.data["color"][int(cores[5])] == EMPTY_COLOR
+    assert not errors
+
+
+def test_a_drop_that_goes_nowhere_snaps_back_and_changes_nothing():
+    state, view, errors = _view()
+    before = (state.mapping, state.revision)
+    x, y = core_positions(state.hardware)
+    xs = x.copy()
+    xs[0] = -3.0  # dropped off the mesh
+    view._sources.cores.data.update(x=xs)  # what the browser did
+    assert not view.drop(xs, y)
+    assert (state.mapping, state.revision) == before and not errors
+    np.testing.assert_array_equal(view._sources.cores.data["x"], x)
+
+
+def test_dragging_an_empty_core_onto_an_empty_slot_says_why_and_snaps_back():
+    state, view, errors = _view()
+    empty = np.setdiff1d(np.arange(state.hardware.n_cores), state.mapping.placement.cores)
+    before = state.mapping
+    assert not view.drop(*_dropped(state.hardware, int(empty[0]), int(empty[1])))
+    assert state.mapping is before
+    assert errors == ["neither core holds a partition: nothing to move"]
+    x, _ = core_positions(state.hardware)
+    np.testing.assert_array_equal(view._sources.cores.data["x"], x)
+
+
+def test_the_source_callback_swaps_once_and_ignores_its_own_writes():
+    state, view, _ = _view()
+    cores = state.mapping.placement.cores
+    xs, ys = _dropped(state.hardware, int(cores[1]), int(cores[20]))
+    revision = state.revision
+    view._sources.cores.data.update(x=xs, y=ys)  # fires on_change, like a drop in the page
+    assert state.revision == revision + 1
+    state.undo()  # the view rewrites its source: that must not count as a drop
+    assert state.revision == revision + 2 and not state.can_undo
+
+
+def test_a_search_followed_on_the_mesh_pauses_dragging():
+    state, view, errors = _view()
+    stats = partition_stats(state.network, state.hardware, state.mapping.partition)
+    other = Mapping(state.mapping.partition, make_placement(stats, state.hardware, "spread-col"))
+    best = evaluate(state.network, state.hardware, other)
+    state.param.update(search_running=True, search_best_evaluation=best)
+    placed = np.flatnonzero(np.asarray(view._sources.core_info.data["partition"]) >= 0)
+    np.testing.assert_array_equal(np.sort(placed), np.sort(other.placement.cores))
+    assert view._search_row.visible and "best mapping so far" in view._banner.object
+    cores = state.mapping.placement.cores
+    before = state.mapping
+    assert not view.drop(*_dropped(state.hardware, int(cores[0]), int(cores[8])))
+    assert state.mapping is before and "search's best" in errors[0]
+    state.follow_best = False  # back to the user's own mapping
+    placed = np.flatnonzero(np.asarray(view._sources.core_info.data["partition"]) >= 0)
+    np.testing.assert_array_equal(np.sort(placed), np.sort(cores))
+    state.search_running = False
+    assert not view._search_row.visible
+
+
+# ------------------------------------------------------------------ colour modes, bottleneck core
+def test_utilization_mode_colours_links_by_their_busy_share(demo_state):
+    hw, ev = demo_state.hardware, demo_state.evaluation
+    links = link_columns(hw, ev, color_by="utilization")
+    np.testing.assert_array_equal(links["value"], ev.link_utilization[links["link"]])
+    assert color_scale(ev, "utilization") == 1.0
+    assert list(links["color"]) == list(load_colors(links["utilization"], 1.0))
+    assert links["color"][np.argmax(links["utilization"])] == LOAD_PALETTE[-1]  # 100 % busy
+    by_messages = link_columns(hw, ev)
+    np.testing.assert_array_equal(by_messages["value"], by_messages["messages"])
+    with pytest.raises(ValueError, match="color_by"):
+        color_scale(ev, "bananas")
+
+
+def test_the_switch_changes_colours_and_the_colour_bar():
+    state, view, _ = _view()
+    sources = view._sources
+    view.color_by = "utilization"
+    assert view._sources is sources  # same figure
+    assert sources.color_bar.title == COLOR_MODES["utilization"][0]
+    assert sources.color_bar.formatter.format == "0%"
+    assert sources.mapper.high == 1.0
+    util = link_columns(state.hardware, state.evaluation, color_by="utilization")
+    assert list(sources.links.data["color"]) == list(util["color"])
+    view.color_by = "messages"
+    assert sources.color_bar.title == "messages / step"
+    assert sources.mapper.high == pytest.approx(state.evaluation.max_link_messages)
+
+
+def test_a_compute_bound_mapping_outlines_its_bottleneck_core():
+    state, view, _ = _view("mlp:widths=256-512-256-10", "loihi2")
+    ev = state.evaluation
+    assert ev.bottleneck in ("dendops", "synops", "synmem") and ev.bottleneck_core >= 0
+    ring = view._sources.bottleneck_core.data
+    x, y = core_positions(state.hardware)
+    assert list(ring["core"]) == [ev.bottleneck_core]
+    assert ring["x"][0] == x[ev.bottleneck_core] and ring["y"][0] == y[ev.bottleneck_core]
+    address = ", ".join(str(v) for v in state.hardware.core_address(ev.bottleneck_core))
+    text = view._caption.object
+    assert f"({address})" in text and "outlined in pink" in text
+    demo, demo_view, _ = _view()  # link-bound: no core outlined, the link is
+    assert len(demo_view._sources.bottleneck_core.data["core"]) == 0
+    assert "bound by the pink link" in demo_view._caption.object
+
+
+def test_core_link_addresses_are_not_cut_short(demo_state):
+    links = link_columns(demo_state.hardware, demo_state.evaluation)
+    out = links["kind"] == "core-to-router"
+    assert all(s.count(",") == 3 and s.endswith(")") for s in links["src"][out])

@@ -30,6 +30,80 @@ CHROMIUM_ARGS = [
 WEBSOCKET_OPEN = "Websocket connection 0 is now open"  # what Panel logs when a session is live
 DEMO = {"network": "sparse-mlp-1", "hardware": "loihi2"}
 
+# The mesh figure once Bokeh has finished drawing it, with its frame on the page; null before.
+FIGURE_DRAWN = """() => {
+  if (!window.Bokeh || !Bokeh.index) return null;
+  const plot = [...Bokeh.index.all_views()].find((v) => v.model.type === "Figure");
+  if (!plot || !plot.has_finished()) return null;
+  const rows = (name) =>
+    plot.model.renderers.find((r) => r.name === name).data_source.get_length();
+  const canvas = plot.canvas_view.el.getBoundingClientRect();
+  const f = plot.frame.bbox;
+  return {
+    links: rows("links"),
+    cores: rows("cores"),
+    frame: {x: canvas.left + f.left, y: canvas.top + f.top, width: f.width, height: f.height},
+  };
+}"""
+
+# Page coordinates of physical cores (rows of the "cores" source), from the plot's scales.
+CORE_XY = """(cores) => {
+  const plot = [...Bokeh.index.all_views()].find((v) => v.model.type === "Figure");
+  const data = plot.model.renderers.find((r) => r.name === "cores").data_source.data;
+  const canvas = plot.canvas_view.el.getBoundingClientRect();
+  return cores.map((i) => [canvas.left + plot.frame.x_scale.compute(data.x[i]),
+                           canvas.top + plot.frame.y_scale.compute(data.y[i])]);
+}"""
+
+# Arm a watch: resolves to the ms from the next pointerup to the moment the element with
+# this data-testid (found through every shadow root) no longer shows `before`.
+WATCH_TEXT = """([testid, before]) => {
+  const find = (root) => {
+    const hit = root.querySelector(`[data-testid="${testid}"]`);
+    if (hit) return hit;
+    for (const el of root.querySelectorAll("*")) {
+      if (el.shadowRoot) { const inner = find(el.shadowRoot); if (inner) return inner; }
+    }
+    return null;
+  };
+  let up = null;
+  window.addEventListener("pointerup", () => { up = performance.now(); },
+                          {capture: true, once: true});
+  window.__textChanged = new Promise((resolve) => {
+    const tick = () => {
+      const el = find(document);
+      if (up !== null && el && el.textContent !== before) resolve(performance.now() - up);
+      else requestAnimationFrame(tick);
+    };
+    tick();
+  });
+}"""
+
+
+def open_in(page, url: str):
+    """Go to ``url`` in ``page``; return once the session is live and the mesh is drawn."""
+    with page.expect_console_message(lambda m: WEBSOCKET_OPEN in m.text, timeout=30_000):
+        page.goto(url)
+    page.wait_for_function(FIGURE_DRAWN)
+    return page
+
+
+def drag_core(page, core: int, onto: int, *, watch: str | None = None) -> float | None:
+    """Drag core ``core`` onto the slot of core ``onto`` with the real mouse.
+
+    With ``watch`` (a data-testid), return the ms from mouse-up until that element's
+    text changed, measured in the page.
+    """
+    (x0, y0), (x1, y1) = page.evaluate(CORE_XY, [core, onto])
+    if watch:
+        before = page.get_by_test_id(watch).text_content()
+        page.evaluate(WATCH_TEXT, [watch, before])
+    page.mouse.move(x0, y0)
+    page.mouse.down()
+    page.mouse.move(x1, y1, steps=8)
+    page.mouse.up()
+    return page.evaluate("() => window.__textChanged") if watch else None
+
 
 @pytest.fixture(scope="session")
 def browser_type_launch_args(browser_type_launch_args):

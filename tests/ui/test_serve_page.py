@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,25 +18,7 @@ from engine.traffic import partition_stats
 from explorer.views.mesh_columns import IDLE_COLOR, population_colors
 from explorer.views.metrics import format_quantity
 
-from .conftest import DEMO
-
-SCREENSHOT = Path(__file__).resolve().parents[2] / "assets" / "explorer-mesh.png"
-
-# The mesh figure once Bokeh has finished drawing it, with its frame on the page; null before.
-FIGURE_DRAWN = """() => {
-  if (!window.Bokeh || !Bokeh.index) return null;
-  const plot = [...Bokeh.index.all_views()].find((v) => v.model.type === "Figure");
-  if (!plot || !plot.has_finished()) return null;
-  const rows = (name) =>
-    plot.model.renderers.find((r) => r.name === name).data_source.get_length();
-  const canvas = plot.canvas_view.el.getBoundingClientRect();
-  const f = plot.frame.bbox;
-  return {
-    links: rows("links"),
-    cores: rows("cores"),
-    frame: {x: canvas.left + f.left, y: canvas.top + f.top, width: f.width, height: f.height},
-  };
-}"""
+from .conftest import DEMO, FIGURE_DRAWN
 
 
 @pytest.fixture(scope="module")
@@ -89,6 +70,3 @@ def test_demo_page_shows_latency_and_draws_the_mesh(open_page, demo_url, expecte
 
     caption = page.get_by_test_id("mesh-caption")
     expect(caption).to_contain_text(f"{ev.link_messages[ev.bottleneck_link]:,.0f} messages / step")
-
-    SCREENSHOT.parent.mkdir(exist_ok=True)
-    page.screenshot(path=SCREENSHOT, full_page=True)

@@ -1,0 +1,260 @@
+"""Hyperedge-overlap partitioning (seed 004 §IV-A2, Alg. 1), and the hypergraph views
+the hypergraph partitioners share.
+
+Partitions are filled one after the other by sweeping h-edges: each visited h-edge
+lays its unassigned destinations (and its source when that is an input neuron) into
+the current partition, the node adding the fewest new inbound h-edges first (ties: the
+largest inbound set, then the lower id). The next h-edge is the unseen one of highest
+``w(e) · occurrences(e) / remaining(e)`` in an addressable priority queue flushed at
+every new partition, or, when the queue is empty, the largest unseen h-edge.
+
+Line 21's argmin is exact, not approximated: when an h-edge is visited each of its
+candidates gets ``|inbound(m) \\ apc|`` once (O(|inbound(m)|)) and enters a small
+addressable heap; whenever an axon joins the partition's inbound set, the candidates
+that receive it lose one — found through the axon's destinations or by a binary search
+in each remaining candidate's sorted inbound list, whichever is cheaper. Two readings
+of Alg. 1: C_spc is checked against the node's inbound synapses (line 28 adds 1 to
+spc, which would make C_spc a second neuron limit); an h-edge whose pins are all
+assigned counts as seen at once (its visit assigns nothing; line 32 would divide by
+zero). Cost: O(e·d·log d) for the queue, plus the candidate updates, at most
+O(Σ_a λ(a) · min(d, c·log h)) for c candidates.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from engine.errors import InfeasibleMappingError
+from engine.hardware import Hardware
+from engine.mapping import Partition
+from engine.network import Network
+from engine.partition import register
+from engine.partition.ordering import _pop, _push, _sift_up
+from engine.partition.sequential import Capacity, capacity, checked_partition
+
+__all__ = ["overlap", "distinct_rows", "transpose_rows", "require_each_neuron_fits"]
+
+
+def distinct_rows(indptr: np.ndarray, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """CSR with repeated entries of a row dropped (first occurrence kept), in O(nnz)."""
+    return _distinct_rows(np.asarray(indptr, dtype=np.int64), np.asarray(indices, dtype=np.int64))
+
+
+def transpose_rows(
+    indptr: np.ndarray, indices: np.ndarray, n: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """CSR of the columns (row d = the rows holding d, ascending), by counting sort."""
+    return _transpose(np.asarray(indptr, dtype=np.int64), np.asarray(indices, dtype=np.int64), n)
+
+
+def require_each_neuron_fits(network: Network, cap: Capacity, in_indptr: np.ndarray) -> None:
+    """Raise naming the first neuron whose inbound axons or synapses alone exceed a core.
+
+    ``in_indptr`` is the CSR of the neurons' *distinct* inbound sources.
+    """
+    axons = np.diff(in_indptr)
+    synapses = np.bincount(network.indices, minlength=network.n_neurons)
+    bad = np.flatnonzero((axons > cap.axons) | (synapses > cap.synapses))
+    if bad.size:
+        v = int(bad[0])
+        raise InfeasibleMappingError(
+            f"neuron {v} of {network.name!r} alone exceeds a core's limits ({axons[v]} "
+            f"inbound axons, {synapses[v]} inbound synapses; limits: {cap.axons} axons, "
+            f"{cap.synapses} synapses): choose hardware with larger cores"
+        )
+
+
+@register("overlap")
+def overlap(network: Network, hardware: Hardware, *, rng=None) -> Partition:
+    """Seed 004 Alg. 1: sweep h-edges by overlap with the current partition.
+
+    Deterministic (``rng`` is unused): ties go to the lower h-edge or node id.
+
+    Examples
+    --------
+    >>> from engine.specs import load_network_spec
+    >>> from engine.hardware import load_hardware
+    >>> net, hw = load_network_spec("rand:n=2000,card=32"), load_hardware("seed004-small")
+    >>> overlap(net, hw).n_parts
+    2
+    """
+    cap = capacity(network, hardware)
+    n = network.n_neurons
+    out_ptr, out_idx = distinct_rows(network.indptr, network.indices)
+    in_ptr, in_idx = transpose_rows(out_ptr, out_idx, n)
+    require_each_neuron_fits(network, cap, in_ptr)
+    synapses = np.bincount(network.indices, minlength=n).astype(np.int64)
+    pins = np.diff(out_ptr) + 1  # size(e) = |D| + 1 (line 6)
+    by_size = np.argsort(-pins, kind="stable").astype(np.int64)  # line 8
+    part = _overlap(
+        out_ptr, out_idx, in_ptr, in_idx, synapses, network.rate, by_size,
+        cap.neurons, cap.axons, cap.synapses,
+    )  # fmt: skip
+    return checked_partition(network, hardware, part, "overlap")
+
+
+@numba.njit(cache=True)
+def _distinct_rows(indptr, indices):
+    n_rows = indptr.size - 1
+    n_cols = indices.max() + 1 if indices.size else 0
+    stamp = np.full(n_cols, -1, dtype=np.int64)
+    out_ptr = np.zeros(n_rows + 1, dtype=np.int64)
+    out_idx = np.empty(indices.size, dtype=np.int64)
+    t = 0
+    for r in range(n_rows):
+        for k in range(indptr[r], indptr[r + 1]):
+            c = indices[k]
+            if stamp[c] != r:
+                stamp[c] = r
+                out_idx[t] = c
+                t += 1
+        out_ptr[r + 1] = t
+    return out_ptr, out_idx[:t].copy()
+
+
+@numba.njit(cache=True)
+def _transpose(indptr, indices, n):
+    t_ptr = np.zeros(n + 1, dtype=np.int64)
+    for k in range(indices.size):
+        t_ptr[indices[k] + 1] += 1
+    for c in range(n):
+        t_ptr[c + 1] += t_ptr[c]
+    fill = t_ptr[:-1].copy()
+    t_idx = np.empty(indices.size, dtype=np.int64)
+    for r in range(indptr.size - 1):
+        for k in range(indptr[r], indptr[r + 1]):
+            c = indices[k]
+            t_idx[fill[c]] = r
+            fill[c] += 1
+    return t_ptr, t_idx
+
+
+@numba.njit(cache=True)
+def _overlap(out_ptr, out_idx, in_ptr, in_idx, synapses, rate, by_size, c_npc, c_apc, c_spc):
+    n = out_ptr.size - 1
+    part = np.full(n, -1, dtype=np.int64)
+    self_loop = np.zeros(n, dtype=np.bool_)
+    remaining = np.empty(n, dtype=np.int64)  # size(e): pins not yet assigned
+    for e in range(n):
+        for k in range(out_ptr[e], out_ptr[e + 1]):
+            if out_idx[k] == e:
+                self_loop[e] = True
+        remaining[e] = out_ptr[e + 1] - out_ptr[e] + (0 if self_loop[e] else 1)
+    in_count = in_ptr[1:] - in_ptr[:-1]
+    log_in = 1 + int(np.log2(max(1, in_count.max())))  # steps of a binary search
+    # the h-edge queue: max-heap on w(e)·occurrences(e)/remaining(e), ties to the lower id
+    occ = np.zeros(n, dtype=np.int64)
+    pri = np.zeros(n, dtype=np.float64)
+    heap = np.empty(n, dtype=np.int64)
+    pos = np.full(n, -1, dtype=np.int64)
+    h_size = 0
+    seen = np.zeros(n, dtype=np.bool_)
+    n_seen = 0
+    # the candidates of the visited h-edge: max-heap on -(new·(n+1) + n - |inbound|)
+    new = np.zeros(n, dtype=np.int64)  # |inbound(m) \ apc| of each candidate m
+    c_pri = np.zeros(n, dtype=np.float64)
+    c_heap = np.empty(n, dtype=np.int64)
+    c_pos = np.full(n, -1, dtype=np.int64)
+    c_size = 0
+    spare = np.empty(n, dtype=np.int64)
+    in_apc = np.full(n, -1, dtype=np.int64)  # partition whose inbound set holds the axon
+    p, npc, spc, apc = 0, 0, 0, 0
+    nxt = 0  # next in by_size
+    while n_seen < n:
+        e = -1
+        while h_size > 0:  # pop, skipping h-edges that became seen while queued
+            top = heap[0]
+            h_size = _pop(heap, pri, pos, h_size)
+            if not seen[top]:
+                e = top
+                break
+        if e < 0:
+            while seen[by_size[nxt]]:
+                nxt += 1
+            e = by_size[nxt]
+        seen[e] = True
+        n_seen += 1
+        for k in range(out_ptr[e], out_ptr[e + 1] + 1):  # line 18–19: the candidates
+            m = out_idx[k] if k < out_ptr[e + 1] else e
+            if part[m] >= 0 or c_pos[m] >= 0 or (k == out_ptr[e + 1] and in_count[e] > 0):
+                continue
+            cnt = 0
+            for j in range(in_ptr[m], in_ptr[m + 1]):
+                if in_apc[in_idx[j]] != p:
+                    cnt += 1
+            new[m] = cnt
+            c_pri[m] = -(cnt * (n + 1.0) + (n - in_count[m]))
+            c_size = _push(c_heap, c_pri, c_pos, c_size, m)
+        while c_size > 0:
+            m = c_heap[0]  # line 21: fewest new axons, then the largest inbound set
+            if npc == c_npc or spc + synapses[m] > c_spc or apc + new[m] > c_apc:
+                if npc == 0:  # cannot happen after require_each_neuron_fits
+                    part[0] = -(m + 1)
+                    return part
+                for i in range(h_size):  # line 24: flush the queue
+                    pos[heap[i]] = -1
+                    occ[heap[i]] = 0
+                h_size = 0
+                p += 1
+                npc, spc, apc = 0, 0, 0
+                for i in range(c_size):  # the fresh partition's counts: whole inbound sets
+                    spare[i] = c_heap[i]
+                    c_pos[c_heap[i]] = -1
+                n_cand = c_size
+                c_size = 0
+                for i in range(n_cand):
+                    x = spare[i]
+                    new[x] = in_count[x]
+                    c_pri[x] = -(in_count[x] * (n + 1.0) + (n - in_count[x]))
+                    c_size = _push(c_heap, c_pri, c_pos, c_size, x)
+                continue
+            c_size = _pop(c_heap, c_pri, c_pos, c_size)
+            part[m] = p
+            npc += 1
+            spc += synapses[m]
+            apc += new[m]
+            for j in range(in_ptr[m], in_ptr[m + 1]):
+                a = in_idx[j]
+                if in_apc[a] == p:
+                    continue
+                in_apc[a] = p
+                if c_size == 0:
+                    continue
+                # the candidates that receive a: through a's destinations or by a binary
+                # search in each candidate's sorted inbound list, whichever is cheaper
+                if c_size * log_in < out_ptr[a + 1] - out_ptr[a]:
+                    spare[:c_size] = c_heap[:c_size]
+                    for i in range(c_size):
+                        x = spare[i]
+                        at = in_ptr[x] + np.searchsorted(in_idx[in_ptr[x] : in_ptr[x + 1]], a)
+                        if at < in_ptr[x + 1] and in_idx[at] == a:
+                            _one_less(x, new, c_heap, c_pri, c_pos, n)
+                else:
+                    for i in range(out_ptr[a], out_ptr[a + 1]):
+                        if c_pos[out_idx[i]] >= 0:
+                            _one_less(out_idx[i], new, c_heap, c_pri, c_pos, n)
+            for j in range(in_ptr[m], in_ptr[m + 1] + 1):  # line 31–33
+                c = in_idx[j] if j < in_ptr[m + 1] else m
+                if seen[c] or (j == in_ptr[m + 1] and self_loop[m]):
+                    continue
+                occ[c] += 1
+                remaining[c] -= 1
+                if remaining[c] == 0:  # every pin assigned: its visit would be a no-op
+                    seen[c] = True
+                    n_seen += 1
+                    continue
+                pri[c] = rate[c] * occ[c] / remaining[c]
+                if pos[c] < 0:
+                    h_size = _push(heap, pri, pos, h_size, c)
+                else:
+                    _sift_up(heap, pri, pos, pos[c])
+    return part
+
+
+@numba.njit(cache=True)
+def _one_less(x, new, c_heap, c_pri, c_pos, n):
+    """Candidate x has one new inbound axon fewer: it moves up the candidate heap."""
+    new[x] -= 1
+    c_pri[x] += n + 1.0
+    _sift_up(c_heap, c_pri, c_pos, c_pos[x])

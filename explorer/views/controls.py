@@ -1,0 +1,356 @@
+"""The sidebar: what to map, files, undo/redo, reset, and cores per layer.
+
+``ControlsView`` turns widgets into ``ExplorerState`` actions and nothing more: every
+choice comes from the engine's registries (workloads, demo files, hardware presets,
+partitioners, placers), every action is a state method, and an action that raises
+``MeshScopeError`` becomes an error notification (``run_action``) while the state stays
+as it was. ``run_action`` and ``notify_error`` are shared by the other views.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import re
+from collections.abc import Callable
+from html import escape
+
+import panel as pn
+import param
+
+from engine.errors import MeshScopeError
+from engine.hardware import preset_names
+from engine.partition import partitioners
+from engine.placement import placers
+from engine.specs import demo_files
+from engine.workloads import workloads
+from explorer.state import ExplorerState
+from explorer.views.mesh_columns import population_colors
+from explorer.views.metrics import LiveHTML
+
+__all__ = [
+    "ERROR_DURATION_MS",
+    "ControlsView",
+    "download_name",
+    "hardware_choices",
+    "network_choices",
+    "notify_error",
+    "partition_choices",
+    "placer_choices",
+    "run_action",
+]
+
+ERROR_DURATION_MS = 10_000  # long enough to read a two-line message
+DEFAULT_PARTITION = "default"
+
+log = logging.getLogger(__name__)
+
+
+# ------------------------------------------------------------------ errors
+def notify_error(message: str, notify: Callable[[str], None] | None = None) -> None:
+    """Show ``message`` as an error notification (or hand it to ``notify``)."""
+    message = " ".join(str(message).split())
+    if notify is not None:
+        notify(message)
+        return
+    area = pn.state.notifications
+    if area is None:  # no page (a test without a server): the log is all there is
+        log.warning("%s", message)
+        return
+    area.error(message, duration=ERROR_DURATION_MS)
+
+
+def run_action(action: Callable, *args, notify: Callable[[str], None] | None = None, **kwargs):
+    """Call ``action``; a ``MeshScopeError`` becomes a notification. Returns success.
+
+    The state leaves itself unchanged when an action raises, so nothing else is needed.
+
+    On a page, the changes the action causes are held and sent as one message. That also
+    makes a button safe: Panel may run its handler without the document lock (a Select
+    changed and a button clicked at once), and Bokeh refuses changes to raw models, such
+    as the mesh's sources, without it (``_pending_writes should be non-None``); held, Panel
+    writes them itself.
+    """
+    with pn.io.hold():
+        try:
+            action(*args, **kwargs)
+        except MeshScopeError as e:
+            notify_error(str(e), notify)
+            return False
+    return True
+
+
+# ------------------------------------------------------------------ choices (registries)
+def network_choices() -> dict[str, list[str]]:
+    """Networks by group: the generated workloads and the shipped demo files."""
+    return {
+        "generated workloads": sorted(workloads),
+        "demo files": [p.name for p in demo_files()],
+    }
+
+
+def hardware_choices() -> list[str]:
+    return preset_names()
+
+
+def partition_choices() -> dict[str, str]:
+    """Label → partition spec ("" = the network's default): min, min+1, min+2, natural and
+    every registered partitioner that needs no parameters."""
+    choices = {DEFAULT_PARTITION: "", "min": "min", "min+1": "min+1", "min+2": "min+2"}
+    for name, fn in partitioners.items():
+        if getattr(fn, "grammar", name) == name and name not in choices:
+            choices[name] = name
+    return choices
+
+
+def placer_choices() -> list[str]:
+    return list(placers)
+
+
+def download_name(network_name: str) -> str:
+    """A file name for the mapping of ``network_name`` (specs carry ':' and '=')."""
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", network_name).strip("_.") or "mapping"
+    return f"{stem}-mapping.json"
+
+
+def _spec_choice(spec: str, options: list[str]) -> str:
+    """The option a typed spec came from: itself, or its workload name before ':'."""
+    if spec in options:
+        return spec
+    base = spec.split(":", 1)[0]
+    return base if base in options else options[0]
+
+
+# ------------------------------------------------------------------ view
+_CSS = """
+.ms-section { font: 600 11px system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
+              color: #6b7280; text-transform: uppercase; letter-spacing: .06em;
+              border-bottom: 1px solid #e5e7eb; padding-bottom: 3px; width: 100%; }
+.ms-note { font: 12px system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
+           color: #6b7280; line-height: 1.35; }
+.ms-layer { font: 13px system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #1f2933;
+            display: flex; align-items: center; gap: 6px; white-space: nowrap; }
+.ms-layer .swatch { width: 12px; height: 12px; border-radius: 2px; flex: none; }
+.ms-layer .size { color: #9ca3af; font-size: 11px; }
+.ms-count { font: 600 14px system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
+            color: #1f2933; text-align: right; }
+"""
+_SMALL_BUTTON = [":host .bk-btn { padding: 2px 0; font-size: 14px; line-height: 1; }"]
+_SMALL_LABEL = [":host label { font-size: 11px; color: #6b7280; }"]
+WIDTH = 280
+
+
+def _section(title: str) -> pn.pane.HTML:
+    return pn.pane.HTML(
+        f'<div class="ms-section">{escape(title)}</div>',
+        stylesheets=[_CSS],
+        margin=(14, 10, 2, 10),
+        sizing_mode="stretch_width",
+    )
+
+
+def _note(text: str, **params) -> pn.pane.HTML:
+    return pn.pane.HTML(
+        f'<div class="ms-note">{text}</div>', stylesheets=[_CSS], margin=(0, 10), **params
+    )
+
+
+class ControlsView(pn.viewable.Viewer):
+    """Sidebar widgets bound to one session's ``ExplorerState``."""
+
+    state = param.ClassSelector(class_=ExplorerState)
+    notify = param.Callable(default=None, doc="error reporter (default: a notification)")
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        s = self.state
+        nets = network_choices()
+        net_options = [n for group in nets.values() for n in group]
+        self.network_select = pn.widgets.Select(
+            label="Network", groups=nets, value=_spec_choice(s.network_spec, net_options),
+            width=WIDTH,
+        )  # fmt: skip
+        self.network_text = pn.widgets.TextInput(
+            label="… as a spec, editable (e.g. qubo:n=2000)", value=s.network_spec,
+            placeholder="e.g. qubo:n=2000", width=WIDTH, margin=(0, 10, 5, 10),
+            stylesheets=_SMALL_LABEL,
+        )  # fmt: skip
+        hw = hardware_choices()
+        self.hardware_select = pn.widgets.Select(
+            label="Hardware", options=hw, value=_spec_choice(s.hardware_spec, hw), width=WIDTH
+        )
+        self.hardware_text = pn.widgets.TextInput(
+            label="… or any mesh: mesh:WxH[xK][@CXxCY]", value=s.hardware_spec,
+            placeholder="e.g. mesh:8x8x2", width=WIDTH, margin=(0, 10, 5, 10),
+            stylesheets=_SMALL_LABEL,
+        )  # fmt: skip
+        parts = partition_choices()
+        self.partition_select = pn.widgets.Select(
+            label="Partition", options=parts,
+            value=s.partition_spec if s.partition_spec in parts.values() else "",
+            width=WIDTH // 2 - 5,
+        )  # fmt: skip
+        self.placer_select = pn.widgets.Select(
+            label="Placer", options=placer_choices(), value=s.placer, width=WIDTH // 2 - 5
+        )
+        self.load_button = pn.widgets.Button(
+            label="Load", color="primary", width=WIDTH, description="Partition and place again"
+        )
+        self.upload = pn.widgets.FileInput(accept=".json,.npz", width=WIDTH)
+        self.download = pn.widgets.FileDownload(
+            callback=self._mapping_file, filename=download_name(s.network.name),
+            label="Save mapping (JSON)", embed=False, width=WIDTH, variant="outline",
+        )  # fmt: skip
+        self.undo_button = pn.widgets.Button(label="↶ Undo", width=WIDTH // 2 - 5)
+        self.redo_button = pn.widgets.Button(label="Redo ↷", width=WIDTH // 2 - 5)
+        self.reset_select = pn.widgets.Select(options=placer_choices(), value=s.placer, width=150)
+        self.reset_button = pn.widgets.Button(
+            label="Reset to", width=WIDTH - 160, description="Place the starting partition again"
+        )
+        self._layer_rows = pn.Column(margin=0)
+        self._layer_note = LiveHTML(css=_CSS, margin=(0, 10), div_params={"width": WIDTH})
+        self._layers_of = None  # the network the rows were built for
+
+        self.network_select.param.watch(self._pick_network, "value")
+        self.hardware_select.param.watch(self._pick_hardware, "value")
+        self.load_button.on_click(lambda _: self.load())
+        self.upload.param.watch(self._uploaded, "value")
+        self.undo_button.on_click(lambda _: run_action(s.undo, notify=self.notify))
+        self.redo_button.on_click(lambda _: run_action(s.redo, notify=self.notify))
+        self.reset_button.on_click(
+            lambda _: run_action(s.reset, self.reset_select.value, notify=self.notify)
+        )
+        s.param.watch(self._history_changed, ["can_undo", "can_redo", "search_running"])
+        s.param.watch(self._loaded, ["network", "hardware", "network_spec", "hardware_spec"])
+        s.param.watch(self._mapping_changed, ["mapping"])
+        self._history_changed()
+        self._mapping_changed()
+
+    # ------------------------------------------------------------ actions
+    def load(self) -> bool:
+        """Load what the form says (the text fields win over the lists)."""
+        network = self.network_text.value.strip() or self.network_select.value
+        hardware = self.hardware_text.value.strip() or self.hardware_select.value
+        return run_action(
+            self.state.load, network, hardware,
+            partition_spec=self.partition_select.value or None,
+            placer=self.placer_select.value, notify=self.notify,
+        )  # fmt: skip
+
+    def upload_file(self, filename: str, data: bytes) -> bool:
+        return run_action(self.state.upload, filename, data, notify=self.notify)
+
+    def change_cores(self, population: int, delta: int) -> bool:
+        return run_action(self.state.change_layer_cores, population, delta, notify=self.notify)
+
+    def _mapping_file(self) -> io.StringIO:
+        return io.StringIO(self.state.mapping_json())
+
+    # ------------------------------------------------------------ widget → state
+    def _pick_network(self, event) -> None:
+        self.network_text.value = event.new
+
+    def _pick_hardware(self, event) -> None:
+        self.hardware_text.value = event.new
+
+    def _uploaded(self, event) -> None:
+        if not event.new:
+            return  # cleared
+        self.upload_file(self.upload.filename or "upload", event.new)
+        self.upload.clear()  # the same file can be chosen again
+
+    # ------------------------------------------------------------ state → widgets
+    def _history_changed(self, *events) -> None:
+        s = self.state
+        self.undo_button.disabled = not s.can_undo
+        self.redo_button.disabled = not s.can_redo
+        self.load_button.disabled = bool(s.search_running)
+
+    def _loaded(self, *events) -> None:
+        s = self.state
+        self.download.filename = download_name(s.network.name)
+        for select, text, spec in (
+            (self.network_select, self.network_text, s.network_spec),
+            (self.hardware_select, self.hardware_text, s.hardware_spec),
+        ):
+            options = select.values if hasattr(select, "values") else list(select.options)
+            choice = _spec_choice(spec, options)
+            if select.value != choice:
+                select.value = choice  # fills the text field: set it afterwards
+            text.value = spec
+
+    def _mapping_changed(self, *events) -> None:
+        s = self.state
+        if s.network is not self._layers_of:
+            self._build_layer_rows()
+        counts = s.mapping.partition.cores_per_population
+        layered = counts is not None
+        self._layer_rows.visible = layered
+        if not layered:
+            self._layer_note.object = (
+                '<div class="ms-note">This partition is not a per-layer split: choose a '
+                "min or min+K partition and Load to change cores per layer.</div>"
+            )
+            return
+        free = s.hardware.n_cores - int(sum(counts))
+        self._layer_note.object = (
+            f'<div class="ms-note">{int(sum(counts))} of {s.hardware.n_cores} cores in use. '
+            "− and + rebuild the mapping with seed 000's reordering: every other layer "
+            "keeps its cores.</div>"
+        )
+        sizes = s.network.population_sizes
+        for k, (count_pane, minus, plus) in enumerate(self._layer_widgets):
+            n = int(counts[k])
+            count_pane.object = f'<div class="ms-count" data-testid="cores-{k}">{n}</div>'
+            minus.disabled = n <= 1
+            plus.disabled = n >= int(sizes[k]) or free <= 0
+
+    def _build_layer_rows(self) -> None:
+        net = self.state.network
+        colors = population_colors(net.n_populations)
+        rows, self._layer_widgets = [], []
+        for k, name in enumerate(net.population_names):
+            label = pn.pane.HTML(
+                f'<div class="ms-layer"><span class="swatch" style="background:{colors[k]}">'
+                f'</span>{escape(name)} <span class="size">{int(net.population_sizes[k]):,} '
+                "neurons</span></div>",
+                stylesheets=[_CSS], width=160, margin=(6, 0, 0, 10),
+            )  # fmt: skip
+            count = LiveHTML(css=_CSS, margin=(5, 6, 0, 0), div_params={"width": 32})
+            minus = pn.widgets.Button(
+                label="−", width=30, height=26, margin=(2, 2), stylesheets=_SMALL_BUTTON,
+                description=f"one core fewer for {name}",
+            )  # fmt: skip
+            plus = pn.widgets.Button(
+                label="+", width=30, height=26, margin=(2, 2), stylesheets=_SMALL_BUTTON,
+                description=f"one core more for {name}",
+            )  # fmt: skip
+            minus.on_click(lambda _, k=k: self.change_cores(k, -1))
+            plus.on_click(lambda _, k=k: self.change_cores(k, +1))
+            self._layer_widgets.append((count, minus, plus))
+            rows.append(pn.Row(label, count, minus, plus, margin=0))
+        self._layer_rows.objects = rows
+        self._layers_of = net
+
+    def __panel__(self):
+        return pn.Column(
+            _section("Network and hardware"),
+            self.network_select,
+            self.network_text,
+            self.hardware_select,
+            self.hardware_text,
+            pn.Row(self.partition_select, self.placer_select, margin=0),
+            self.load_button,
+            _section("Mapping file"),
+            _note("Upload a mapping (.json) or a network (.npz):"),
+            self.upload,
+            self.download,
+            _section("Edit"),
+            pn.Row(self.undo_button, self.redo_button, margin=0),
+            pn.Row(self.reset_button, self.reset_select, margin=0),
+            _section("Cores per layer"),
+            self._layer_rows,
+            self._layer_note,
+            width=WIDTH + 20,
+            margin=(0, 0, 20, 0),
+        )

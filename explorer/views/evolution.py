@@ -1,0 +1,525 @@
+"""The evolution view: run seed 000's nested ES from the page and watch it live.
+
+``EvolutionView`` holds the search settings (budget, λs, seed, objective), Start /
+Stop / Adopt buttons and two Bokeh plots fed from the state: the best fitness against
+evaluations, and every evaluated mapping as latency against energy (seed 000 Fig. 6),
+coloured by the cores it uses, the best marked.
+
+Threading: Start makes an ``explorer.runner.SearchRunner`` whose ``schedule`` puts each
+publication on this session's document (``doc.add_next_tick_callback``), so the state
+changes, and the Bokeh sources with them, on the document's thread while the search
+runs in its own. The runner publishes at most every ~150 ms; a ``RowStreamer`` sends
+the browser only the rows it has not seen (``ColumnDataSource.stream``), so a long run
+stays cheap. Closing the page stops the search. The reactions that change Bokeh models
+run through ``on_page``, which also makes them safe where Panel calls a button's handler
+without the document lock.
+
+The data preparation (``trace_columns``, ``point_columns``, ``RowStreamer``) is plain
+numpy and Bokeh-model code, tested without a browser.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from collections.abc import Callable, Sequence
+from html import escape
+
+import numpy as np
+import panel as pn
+import param
+from bokeh.models import (
+    ColorBar,
+    ColumnDataSource,
+    DataRange1d,
+    HoverTool,
+    Label,
+    LinearColorMapper,
+    NumeralTickFormatter,
+)
+from bokeh.palettes import Viridis256
+from bokeh.plotting import figure
+from panel.io import unlocked
+
+from engine.errors import MeshScopeError
+from engine.search import ESConfig
+from engine.search.evolution import OBJECTIVES
+from explorer.runner import SearchRunner
+from explorer.state import ExplorerState
+
+__all__ = [
+    "BEST_COLOR",
+    "EvolutionView",
+    "RowStreamer",
+    "notify_error",
+    "objective_label",
+    "on_page",
+    "point_columns",
+    "session_scheduler",
+    "trace_columns",
+]
+
+BEST_COLOR = "#ff1f8e"
+TRACE_COLOR = "#e6550d"
+CURRENT_COLOR = "#1f2933"
+CORES_PALETTE = tuple(Viridis256[:232])  # without the palest yellows, which vanish on white
+FONT = 'system-ui, -apple-system, "Segoe UI", Roboto, sans-serif'
+
+
+# ------------------------------------------------------------------ data
+def trace_columns(rows: Sequence[tuple]) -> dict[str, np.ndarray]:
+    """``state.search_trace`` rows ``(evaluations, best fitness)`` as columns.
+
+    A fitness that is not finite (every evaluation so far failed) becomes NaN, which
+    Bokeh leaves as a gap.
+    """
+    a = np.asarray(rows, dtype=float).reshape(-1, 2)
+    best = a[:, 1]
+    return {
+        "evaluations": a[:, 0].astype(np.int64),
+        "best": np.where(np.isfinite(best), best, np.nan),
+    }
+
+
+def point_columns(rows: Sequence[tuple]) -> dict[str, np.ndarray]:
+    """``state.search_points`` rows as the scatter's columns: latency, energy, cores used."""
+    a = np.asarray([r[:3] for r in rows], dtype=float).reshape(-1, 3)
+    return {
+        "latency_us": a[:, 0],
+        "energy_uj": a[:, 1],
+        "cores": a[:, 2].astype(np.int64),
+    }
+
+
+class RowStreamer:
+    """Keeps a ``ColumnDataSource`` equal to a growing list of rows.
+
+    ``update(rows)`` streams only the rows after the ones already sent; when the list
+    is a new one (shorter, or its first row is another object: a new run) it replaces
+    the data instead. Lists that grow by concatenation keep their first row, which is
+    how ``SearchRunner`` publishes.
+    """
+
+    def __init__(self, source: ColumnDataSource, columns: Callable[[Sequence], dict]):
+        self.source, self.columns = source, columns
+        self.count = 0
+        self.replaced = False
+        self._first = None
+        self.source.data = columns([])
+
+    def update(self, rows: Sequence) -> Sequence:
+        """Bring the source up to ``rows``; return the rows that were sent.
+
+        ``replaced`` tells whether the data was replaced (the rows sent are all rows)
+        rather than extended.
+        """
+        n = len(rows)
+        first = rows[0] if n else None
+        self.replaced = n < self.count or first is not self._first
+        if self.replaced:
+            self.source.data = self.columns(rows)
+            sent = rows
+        elif n > self.count:
+            sent = rows[self.count :]
+            self.source.stream(self.columns(sent))
+        else:
+            sent = rows[:0]
+        self.count, self._first = n, first
+        return sent
+
+
+def objective_label(objective: str) -> str:
+    return "latency (µs / step)" if objective == "latency" else "energy (µJ / step)"
+
+
+def notify_error(message: str) -> None:
+    """Show ``message`` as an error notification of the current session, if it has any."""
+    notifications = pn.state.notifications
+    if notifications is not None:
+        notifications.error(message, duration=8000)
+
+
+def on_page(method: Callable) -> Callable:
+    """Run a view's reaction so that its changes to raw Bokeh models reach the page.
+
+    Panel runs a widget's callback as a task without the document lock when other
+    changes of the page are still pending (a number typed, then Start clicked at once:
+    the blur and the click arrive together), and Bokeh refuses model changes without the
+    lock (``_pending_writes should be non-None …``). Then Panel's ``unlocked`` holds the
+    changes and writes them to the session's sockets itself. With the lock (the search's
+    next-tick publications), or without a session (tests), the method just runs.
+    """
+
+    @functools.wraps(method)
+    def run(*args, **kwargs):
+        with contextlib.nullcontext() if _document_locked() else unlocked():
+            return method(*args, **kwargs)
+
+    return run
+
+
+def _document_locked() -> bool:
+    """Whether this code holds the session's document lock (then Bokeh sends the changes
+    itself). Bokeh's own test: a locked ``ServerSession`` collects ``_pending_writes``."""
+    doc = pn.state.curdoc
+    session = getattr(getattr(doc, "session_context", None), "session", None)
+    return session is not None and getattr(session, "_pending_writes", None) is not None
+
+
+def session_scheduler(doc) -> Callable[[Callable[[], None]], None]:
+    """A ``schedule`` for ``SearchRunner``: run on ``doc``'s next tick, or at once without one.
+
+    ``add_next_tick_callback`` is the one thread-safe method of a Bokeh document, so the
+    search thread may call it; a document whose session has gone drops the call.
+    """
+    if doc is None:
+        return lambda fn: fn()
+
+    def schedule(fn: Callable[[], None]) -> None:
+        with contextlib.suppress(Exception):  # the session closed under a running search
+            doc.add_next_tick_callback(fn)
+
+    return schedule
+
+
+# ------------------------------------------------------------------ drawing
+def _style(p, x_label: str, y_label: str) -> None:
+    p.toolbar.logo = None
+    p.title.text_font_size = "14px"
+    p.title.text_color = "#374151"
+    p.title.text_font = FONT
+    p.xaxis.axis_label, p.yaxis.axis_label = x_label, y_label
+    for axis in (p.xaxis, p.yaxis):
+        axis.axis_label_text_font_style = "normal"
+        axis.axis_label_text_color = "#4b5563"
+        axis.axis_label_text_font = FONT
+        axis.major_label_text_color = "#6b7280"
+        axis.axis_line_color = "#9ca3af"
+    p.grid.grid_line_color = "#eceff3"
+    p.outline_line_color = None
+
+
+def _trace_figure(trace: ColumnDataSource):
+    p = figure(
+        title="Best so far against evaluations",
+        width=540, height=420, tools="pan,wheel_zoom,box_zoom,reset,save",
+        toolbar_location="above", x_range=DataRange1d(start=0, range_padding=0.03),
+        y_range=DataRange1d(range_padding=0.12), border_fill_color="white",
+    )  # fmt: skip
+    _style(p, "evaluations", objective_label("latency"))
+    line = p.step(
+        "evaluations", "best", source=trace, mode="after", line_color=TRACE_COLOR,
+        line_width=2.5, name="trace",
+    )  # fmt: skip
+    p.add_tools(
+        HoverTool(
+            renderers=[line], mode="vline",
+            tooltips=[("evaluations", "@evaluations"), ("best", "@best{0,0.000}")],
+        )
+    )  # fmt: skip
+    p.yaxis.formatter = NumeralTickFormatter(format="0,0.[00]")
+    return p
+
+
+def _points_figure(points, best, current, mapper):
+    p = figure(
+        title="Every evaluated mapping (seed 000 Fig. 6)",
+        width=580, height=420, tools="pan,wheel_zoom,box_zoom,reset,save",
+        toolbar_location="above", border_fill_color="white",
+        x_range=DataRange1d(range_padding=0.08), y_range=DataRange1d(range_padding=0.08),
+    )  # fmt: skip
+    _style(p, "latency (µs / step)", "energy (µJ / step)")
+    scatter = p.scatter(
+        "latency_us", "energy_uj", source=points, size=7, name="points",
+        fill_color={"field": "cores", "transform": mapper}, fill_alpha=0.75,
+        line_color="white", line_width=0.5, legend_label="evaluated mapping",
+    )  # fmt: skip
+    p.scatter(
+        "latency_us", "energy_uj", source=current, marker="diamond", size=16,
+        fill_color=CURRENT_COLOR, line_color="white", legend_label="current mapping",
+    )  # fmt: skip
+    p.scatter(
+        "latency_us", "energy_uj", source=best, marker="star", size=22, name="best",
+        fill_color=BEST_COLOR, line_color="white", line_width=1, legend_label="best so far",
+    )  # fmt: skip
+    p.add_tools(
+        HoverTool(
+            renderers=[scatter],
+            tooltips=[
+                ("latency", "@latency_us{0,0.000} µs"),
+                ("energy", "@energy_uj{0,0.000} µJ"),
+                ("cores used", "@cores"),
+            ],
+        )
+    )
+    p.legend.location = "top_left"
+    p.legend.label_text_font_size = "12px"
+    p.legend.background_fill_alpha = 0.85
+    p.legend.border_line_color = None
+    p.legend.spacing = 0
+    p.legend.glyph_height = p.legend.glyph_width = 22
+    p.add_layout(
+        ColorBar(
+            color_mapper=mapper, title="cores used", title_text_font_size="12px",
+            title_text_font_style="normal", width=12, major_label_text_font_size="11px",
+            bar_line_color=None, padding=8,
+        ),
+        "right",
+    )  # fmt: skip
+    return p
+
+
+_CSS = f"""
+.evo-status {{ font-family: {FONT}; font-size: 13px; color: #374151;
+              border-left: 4px solid {TRACE_COLOR}; padding: 4px 10px; background: #fff7f0;
+              border-radius: 4px; min-height: 20px; }}
+.evo-status.idle {{ border-left-color: #cbd2d9; background: #f7f8fa; color: #6b7280; }}
+.evo-status.error {{ border-left-color: #d62728; background: #fdecea; color: #8a1c1c; }}
+.evo-title {{ font-family: {FONT}; font-size: 15px; font-weight: 600; color: #1f2933; }}
+.evo-note {{ font-family: {FONT}; font-size: 12px; color: #6b7280; line-height: 1.4; }}
+"""
+
+
+class EvolutionView(pn.viewable.Viewer):
+    """Run the nested evolutionary search on the state's network and watch it converge."""
+
+    state = param.ClassSelector(class_=ExplorerState)
+    budget = param.Integer(default=125, bounds=(1, None), doc="fitness evaluations")
+    lambda_part = param.Integer(default=4, bounds=(1, 256), label="λ partition")
+    lambda_place = param.Integer(default=4, bounds=(1, 256), label="λ placement")
+    seed = param.Integer(default=0, bounds=(0, None))
+    objective = param.Selector(default="latency", objects=list(OBJECTIVES))
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self.runner: SearchRunner | None = None
+        self._run_objective = self.objective
+        self.trace_source = ColumnDataSource(name="evolution-trace")
+        self.points_source = ColumnDataSource(name="evolution-points")
+        self.best_source = ColumnDataSource(data={"latency_us": [], "energy_uj": []})
+        self.current_source = ColumnDataSource(data={"latency_us": [], "energy_uj": []})
+        self._trace = RowStreamer(self.trace_source, trace_columns)
+        self._points = RowStreamer(self.points_source, point_columns)
+        self._mapper = LinearColorMapper(palette=list(CORES_PALETTE), low=0, high=1)
+        self._cores_range: tuple[int, int] | None = None
+        self.trace_figure = _trace_figure(self.trace_source)
+        self.points_figure = _points_figure(
+            self.points_source, self.best_source, self.current_source, self._mapper
+        )
+        self._current_line = ColumnDataSource(data={"value": []})
+        self.trace_figure.hspan(
+            y="value", source=self._current_line, line_color=CURRENT_COLOR,
+            line_dash="dashed", line_width=1.5, line_alpha=0.7,
+        )  # fmt: skip
+        self._current_label = Label(
+            x=6, y=0, x_units="screen", text="", text_font_size="11px",
+            text_color=CURRENT_COLOR, y_offset=4, visible=False,
+        )  # fmt: skip
+        self.trace_figure.add_layout(self._current_label)
+        self._build_widgets()
+        self._status = pn.pane.HTML("", stylesheets=[_CSS], width=1110)
+
+        s = self.state
+        s.param.watch(self._on_trace, ["search_trace"])
+        s.param.watch(self._on_points, ["search_points"])
+        s.param.watch(self._on_best, ["search_best"])
+        s.param.watch(self._on_current, ["evaluation"])
+        s.param.watch(self._on_status, ["search_status", "search_running"])
+        s.param.watch(self._on_error, ["search_error"])
+        s.param.watch(self._sync_buttons, ["search_running", "search_best"])
+        self._on_trace()
+        self._on_points()
+        self._on_best()
+        self._on_current()
+        self._on_status()
+        self._sync_buttons()
+
+        doc = pn.state.curdoc
+        if doc is not None and doc.session_context is not None:
+            doc.on_session_destroyed(self._on_session_destroyed)
+
+    # ------------------------------------------------------------ widgets
+    def _build_widgets(self) -> None:
+        w = 128
+        self._settings = [
+            pn.widgets.IntInput.from_param(self.param.budget, name="budget (evaluations)",
+                                           start=1, step=25, width=w),
+            pn.widgets.IntInput.from_param(self.param.seed, name="seed", start=0, width=w),
+            pn.widgets.IntInput.from_param(self.param.lambda_part, start=1, width=w),
+            pn.widgets.IntInput.from_param(self.param.lambda_place, start=1, width=w),
+        ]  # fmt: skip
+        self._objective = pn.widgets.RadioButtonGroup.from_param(
+            self.param.objective, name="objective", variant="outline", width=2 * w + 10
+        )
+        self._start_button = pn.widgets.Button(
+            label="Start", color="primary", icon="player-play", width=84
+        )
+        self._stop_button = pn.widgets.Button(
+            label="Stop", color="danger", variant="outline", icon="player-stop", width=84
+        )
+        self._adopt_button = pn.widgets.Button(
+            label="Adopt", color="success", icon="check", width=84,
+            description="make the best mapping found the current one (undoable)",
+        )  # fmt: skip
+        self._start_button.on_click(lambda event: self.start())
+        self._stop_button.on_click(lambda event: self.stop())
+        self._adopt_button.on_click(lambda event: self.adopt())
+        self._follow = pn.widgets.Checkbox.from_param(
+            self.state.param.follow_best, name="mesh follows the best while the search runs"
+        )
+        self._progress = pn.indicators.Progress(
+            value=0, max=self.budget, bar_color="warning", width=2 * w + 10, height=10,
+            margin=(8, 10, 2, 10),
+        )  # fmt: skip
+
+    @property
+    def start_button(self) -> pn.widgets.Button:
+        return self._start_button
+
+    @property
+    def stop_button(self) -> pn.widgets.Button:
+        return self._stop_button
+
+    @property
+    def adopt_button(self) -> pn.widgets.Button:
+        return self._adopt_button
+
+    # ------------------------------------------------------------ actions
+    @on_page
+    def start(self) -> None:
+        """Start a search with the current settings (a notification says why it cannot)."""
+        try:
+            config = ESConfig(
+                budget=self.budget, lambda_part=self.lambda_part,
+                lambda_place=self.lambda_place, seed=self.seed, objective=self.objective,
+            )  # fmt: skip
+            runner = SearchRunner(self.state, schedule=session_scheduler(pn.state.curdoc))
+            runner.start(config)
+        except MeshScopeError as e:
+            notify_error(str(e))
+            return
+        self.runner = runner
+        self._progress.max = config.budget
+        self._set_objective(config.objective)
+
+    def stop(self) -> None:
+        """Ask the running search to stop; it keeps its best."""
+        if self.runner is not None:
+            self.runner.stop()
+            if self.state.search_running:
+                self.state.search_status = "stopping after the evaluation under way …"
+
+    def adopt(self) -> None:
+        """Make the search's best mapping the current one (an undoable step)."""
+        try:
+            self.state.adopt_best()
+        except MeshScopeError as e:
+            notify_error(str(e))
+            return
+        best = self.state.search_best
+        self.state.search_status = (
+            f"adopted the best: {best.latency_us:,.3f} µs, {best.energy_uj:,.3f} µJ per step, "
+            f"{best.cores_used} cores is now the current mapping (undo brings the previous back)"
+        )
+
+    def _on_session_destroyed(self, session_context) -> None:
+        if self.runner is not None:
+            self.runner.stop()
+
+    # ------------------------------------------------------------ reactions
+    def _set_objective(self, objective: str) -> None:
+        self._run_objective = objective
+        self.trace_figure.yaxis.axis_label = "best " + objective_label(objective)
+        self._on_current()
+
+    @on_page
+    def _on_trace(self, *events) -> None:
+        rows = self.state.search_trace
+        self._trace.update(rows)
+        self._progress.value = min(len(rows), self._progress.max)
+
+    @on_page
+    def _on_points(self, *events) -> None:
+        new = self._points.update(self.state.search_points)
+        if self._points.replaced:
+            self._cores_range = None
+        if not new:
+            return
+        cores = [r[2] for r in new]
+        lo, hi = min(cores), max(cores)
+        if self._cores_range is not None:
+            lo, hi = min(lo, self._cores_range[0]), max(hi, self._cores_range[1])
+        if (lo, hi) != self._cores_range:
+            self._cores_range = (lo, hi)
+            self._mapper.update(low=lo - 0.5, high=hi + 0.5)
+
+    @on_page
+    def _on_best(self, *events) -> None:
+        best = self.state.search_best
+        if best is None:
+            self.best_source.data = {"latency_us": [], "energy_uj": []}
+        else:
+            self.best_source.data = {"latency_us": [best.latency_us], "energy_uj": [best.energy_uj]}
+
+    @on_page
+    def _on_current(self, *events) -> None:
+        ev = self.state.evaluation
+        if ev is None:
+            self.current_source.data = {"latency_us": [], "energy_uj": []}
+            self._current_line.data = {"value": []}
+            self._current_label.visible = False
+            return
+        self.current_source.data = {"latency_us": [ev.latency_us], "energy_uj": [ev.energy_uj]}
+        value = ev.latency_us if self._run_objective == "latency" else ev.energy_uj
+        unit = "µs" if self._run_objective == "latency" else "µJ"
+        self._current_line.data = {"value": [value]}
+        self._current_label.update(y=value, text=f"current mapping {value:,.3f} {unit}")
+        self._current_label.visible = True
+
+    def _on_status(self, *events) -> None:
+        s = self.state
+        text = s.search_status or "No search yet: set a budget and press Start."
+        kind = "error" if s.search_error else ("" if s.search_running else "idle")
+        self._status.object = (
+            f'<div class="evo-status {kind}" data-testid="search-status">{escape(text)}</div>'
+        )
+
+    def _on_error(self, *events) -> None:
+        if self.state.search_error:
+            notify_error(f"The search failed: {self.state.search_error}")
+
+    def _sync_buttons(self, *events) -> None:
+        running = self.state.search_running
+        self._start_button.disabled = running
+        self._stop_button.disabled = not running
+        self._adopt_button.disabled = self.state.search_best is None
+        for widget in (*self._settings, self._objective):
+            widget.disabled = running
+
+    # ------------------------------------------------------------ layout
+    def __panel__(self):
+        controls = pn.Column(
+            pn.pane.HTML('<div class="evo-title">Evolutionary search</div>', stylesheets=[_CSS]),
+            pn.pane.HTML(
+                '<div class="evo-note">Seed 000\'s nested (1+λ) strategy: each generation '
+                "mutates the cores per layer λ<sub>partition</sub> times, then the placement "
+                "λ<sub>placement</sub> times, keeping the best.</div>",
+                stylesheets=[_CSS], width=290,
+            ),  # fmt: skip
+            pn.GridBox(*self._settings, ncols=2),
+            pn.pane.HTML('<div class="evo-note">objective</div>', stylesheets=[_CSS],
+                         margin=(4, 10, 0, 10)),
+            self._objective,
+            pn.Row(self._start_button, self._stop_button, self._adopt_button),
+            self._follow,
+            self._progress,
+            width=310,
+        )  # fmt: skip
+        plots = pn.Column(
+            pn.Row(
+                pn.pane.Bokeh(self.trace_figure),
+                pn.pane.Bokeh(self.points_figure),
+            ),
+            self._status,
+        )
+        return pn.Row(controls, plots, name="Evolution")

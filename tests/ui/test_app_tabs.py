@@ -1,0 +1,51 @@
+"""The full page: every tab renders, and a search runs and stops from the Evolution tab."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from .conftest import open_in
+
+
+def tab(page, name: str):
+    """A header of the page's Bokeh tabs (they carry no ARIA role)."""
+    return page.locator(".bk-tab").filter(has_text=name).first
+
+
+TRACE_ROWS = """() => {
+  const s = Bokeh.documents[0].get_model_by_name("evolution-trace");
+  return s ? s.get_length() : -1;
+}"""
+
+
+@pytest.mark.ui
+def test_the_evolution_tab_starts_and_stops_a_search_that_the_mesh_follows(page, demo_url):
+    open_in(page, demo_url)
+    latency = page.get_by_test_id("metric-latency-value")
+    before = latency.text_content()
+    tab(page, "Evolution").click()
+    status = page.get_by_test_id("search-status")
+    expect(status).to_contain_text("No search yet")
+    page.get_by_label("budget (evaluations)").fill("100000")
+    page.get_by_role("button", name="Start").click()
+    expect(status).to_contain_text("/ 100000 evaluations", timeout=30_000)
+    page.wait_for_function(f"() => ({TRACE_ROWS})() >= 40", timeout=60_000)
+    page.get_by_role("button", name="Stop").click()
+    expect(status).to_contain_text("stopped after", timeout=30_000)
+    stopped = int(re.search(r"after (\d+) evaluations", status.text_content()).group(1))
+    assert page.evaluate(TRACE_ROWS) == stopped >= 40
+    # Adopt makes the best the current mapping: the latency card changes on the Mesh tab
+    page.get_by_role("button", name="Adopt").click()
+    tab(page, "Mesh").click()
+    expect(latency).not_to_have_text(before)
+
+
+@pytest.mark.ui
+@pytest.mark.parametrize("name,text", [("Bottlenecks", "heaviest links"), ("Compare", "Reference")])
+def test_every_tab_renders(page, demo_url, name, text):
+    open_in(page, demo_url)
+    tab(page, name).click()
+    expect(page.get_by_text(text).first).to_be_visible(timeout=30_000)

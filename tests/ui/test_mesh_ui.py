@@ -1,0 +1,158 @@
+"""Hand-tuning in a real browser: drag a core, a bad upload, reloads, two sessions, and the
+README's screenshot of the main view.
+
+The demo (sparse-mlp-1 on loihi2, packed-row placement) is served in-process; every
+expected number comes from the engine alone (``engine.cost.evaluate``), and every wait is
+on a condition in the page.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from engine.cost import evaluate
+from engine.mapping import Mapping, Placement
+from engine.partition import make_partition
+from engine.placement import make_placement
+from engine.specs import load_hardware_spec, load_network_spec
+from engine.traffic import partition_stats
+from explorer.views.metrics import format_change, format_quantity
+
+from .conftest import DEMO, drag_core, open_in
+
+SCREENSHOT = Path(__file__).resolve().parents[2] / "assets" / "explorer-mesh.png"
+SESSION = re.compile(r"[?&]session=([\w-]+)")
+
+
+@pytest.fixture(scope="module")
+def demo():
+    """The demo's starting mapping, and the swap of the input core with a layer3 core."""
+    network = load_network_spec(DEMO["network"])
+    hardware = load_hardware_spec(DEMO["hardware"])
+    partition = make_partition(network, hardware, None)
+    placement = make_placement(
+        partition_stats(network, hardware, partition), hardware, "packed-row"
+    )
+    start = evaluate(network, hardware, Mapping(partition, placement))
+    cores = placement.cores
+    a, b = int(cores[0]), int(cores[8])  # partition 0 (input) and partition 8 (layer3)
+    swapped = cores.copy()
+    swapped[[0, 8]] = b, a
+    tuned = evaluate(network, hardware, Mapping(partition, Placement(swapped)))
+    assert format_quantity(tuned.latency_us) != format_quantity(start.latency_us)
+    return {
+        "a": a,
+        "b": b,
+        "start": format_quantity(start.latency_us),
+        "tuned": format_quantity(tuned.latency_us),
+        "change": format_change(100 * (tuned.latency_us - start.latency_us) / start.latency_us),
+    }
+
+
+def _token(page) -> str:
+    match = SESSION.search(page.url)
+    return match.group(1) if match else ""
+
+
+@pytest.mark.ui
+def test_dragging_a_core_onto_another_swaps_them(page, demo_url, demo):
+    open_in(page, demo_url)
+    latency = page.get_by_test_id("metric-latency-value")
+    expect(latency).to_have_text(demo["start"])
+
+    ms = drag_core(page, demo["a"], demo["b"], watch="metric-latency-value")
+
+    expect(latency).to_have_text(demo["tuned"])  # exactly what the engine gives
+    expect(page.get_by_test_id("metric-change-value")).to_have_text(demo["change"])
+
+    # the dragged core snapped onto its new slot, so it can be dragged straight back
+    back = drag_core(page, demo["b"], demo["a"], watch="metric-latency-value")
+    expect(latency).to_have_text(demo["start"])
+    expect(page.get_by_test_id("metric-change-value")).to_have_text("0 %")
+    print(
+        f"\nmouse-up → latency card updated (measured in the page): {ms:.0f} ms for the "
+        f"first drag, {back:.0f} ms for the drag back"
+    )
+
+
+@pytest.mark.ui
+def test_a_malformed_upload_shows_an_error_and_keeps_the_mapping(page, demo_url, demo):
+    open_in(page, demo_url)
+    latency = page.get_by_test_id("metric-latency-value")
+    expect(latency).to_have_text(demo["start"])
+
+    page.locator("input[type=file]").set_input_files(
+        files=[{"name": "broken.json", "mimeType": "application/json", "buffer": b"{not json"}]
+    )
+
+    toast = page.locator(".notyf__toast--error")
+    expect(toast).to_be_visible()
+    expect(toast).to_contain_text("broken.json is not a JSON mapping file")
+    expect(latency).to_have_text(demo["start"])
+    expect(page.get_by_test_id("subtitle")).to_contain_text("sparse-mlp-1")
+
+
+@pytest.mark.ui
+def test_a_reload_keeps_the_hand_tuned_mapping(page, demo_url, demo):
+    open_in(page, demo_url)
+    page.wait_for_url(SESSION)  # the session's token is in the address bar
+    first = _token(page)
+    drag_core(page, demo["a"], demo["b"], watch="metric-latency-value")
+    expect(page.get_by_test_id("metric-latency-value")).to_have_text(demo["tuned"])
+
+    page.reload()
+    page.wait_for_function("() => window.Bokeh && Bokeh.index")
+    expect(page.get_by_test_id("metric-latency-value")).to_have_text(demo["tuned"])
+    expect(page.get_by_test_id("metric-change-value")).to_have_text(demo["change"])
+    # the reloaded page continues on a copy under a token of its own
+    page.wait_for_function(
+        "(first) => /[?&]session=/.test(location.search) && !location.search.includes(first)",
+        arg=first,
+    )
+    assert _token(page) not in ("", first)
+
+
+@pytest.mark.ui
+def test_two_browser_sessions_never_affect_each_other(browser, demo_url, demo):
+    one = browser.new_context().new_page()
+    two = browser.new_context().new_page()
+    try:
+        open_in(one, demo_url)
+        open_in(two, demo_url)
+        one.wait_for_url(SESSION)
+        two.wait_for_url(SESSION)
+        assert _token(one) != _token(two)
+
+        drag_core(one, demo["a"], demo["b"], watch="metric-latency-value")
+        expect(one.get_by_test_id("metric-latency-value")).to_have_text(demo["tuned"])
+        expect(two.get_by_test_id("metric-latency-value")).to_have_text(demo["start"])
+
+        two.reload()  # its own token: still its own, untouched mapping
+        two.wait_for_function("() => window.Bokeh && Bokeh.index")
+        expect(two.get_by_test_id("metric-latency-value")).to_have_text(demo["start"])
+        expect(one.get_by_test_id("metric-latency-value")).to_have_text(demo["tuned"])
+    finally:
+        one.context.close()
+        two.context.close()
+
+
+@pytest.mark.ui
+def test_screenshot_of_the_main_view(browser, demo_url, demo):
+    """The README's picture: the demo after one hand-tuning drag."""
+    context = browser.new_context(viewport={"width": 1440, "height": 1000})
+    page = context.new_page()
+    try:
+        open_in(page, demo_url)
+        drag_core(page, demo["a"], demo["b"], watch="metric-latency-value")
+        expect(page.get_by_test_id("metric-latency-value")).to_have_text(demo["tuned"])
+        page.mouse.move(1430, 990)  # no tooltip in the picture
+        page.locator("body").click(position={"x": 1430, "y": 990})  # nor a focus ring
+        expect(page.get_by_test_id("mesh-caption")).to_contain_text("µs per step")
+        SCREENSHOT.parent.mkdir(exist_ok=True)
+        page.screenshot(path=SCREENSHOT, full_page=True)
+    finally:
+        context.close()
