@@ -17,7 +17,7 @@ from engine.hardware import Hardware
 from engine.mapping import Placement
 from engine.traffic import PartitionStats
 
-__all__ = ["placers", "register", "make_placement"]
+__all__ = ["placers", "register", "make_placement", "placement_choices"]
 
 placers: dict[str, Callable[..., Placement]] = {}
 
@@ -63,6 +63,13 @@ def make_placement(
 
 def _refiners() -> list[str]:
     return [n for n, fn in placers.items() if "initial" in inspect.signature(fn).parameters]
+
+
+def placement_choices() -> list[str]:
+    """Every placer, then every general placer followed by each refiner (``spectral+force``)."""
+    refiners = _refiners()
+    bases = [n for n in placers if n not in refiners and not n.startswith("pairs-")]
+    return list(placers) + [f"{b}+{r}" for b in bases for r in refiners]
 
 
 from engine.placement import (  # noqa: E402,F401  (register the placers)

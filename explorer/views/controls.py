@@ -21,7 +21,7 @@ import param
 from engine.errors import MeshScopeError
 from engine.hardware import preset_names
 from engine.partition import partitioners
-from engine.placement import placers
+from engine.placement import placement_choices
 from engine.specs import demo_files
 from engine.workloads import workloads
 from explorer.state import ExplorerState
@@ -104,7 +104,7 @@ def partition_choices() -> dict[str, str]:
 
 
 def placer_choices() -> list[str]:
-    return list(placers)
+    return placement_choices()
 
 
 def download_name(network_name: str) -> str:
