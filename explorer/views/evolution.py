@@ -46,6 +46,7 @@ from engine.search import ESConfig
 from engine.search.evolution import OBJECTIVES
 from explorer.runner import SearchRunner
 from explorer.state import ExplorerState
+from explorer.views.style import FONT, style_figure
 
 __all__ = [
     "BEST_COLOR",
@@ -63,7 +64,6 @@ BEST_COLOR = "#ff1f8e"
 TRACE_COLOR = "#e6550d"
 CURRENT_COLOR = "#1f2933"
 CORES_PALETTE = tuple(Viridis256[:232])  # without the palest yellows, which vanish on white
-FONT = 'system-ui, -apple-system, "Segoe UI", Roboto, sans-serif'
 
 
 # ------------------------------------------------------------------ data
@@ -183,22 +183,6 @@ def session_scheduler(doc) -> Callable[[Callable[[], None]], None]:
 
 
 # ------------------------------------------------------------------ drawing
-def _style(p, x_label: str, y_label: str) -> None:
-    p.toolbar.logo = None
-    p.title.text_font_size = "14px"
-    p.title.text_color = "#374151"
-    p.title.text_font = FONT
-    p.xaxis.axis_label, p.yaxis.axis_label = x_label, y_label
-    for axis in (p.xaxis, p.yaxis):
-        axis.axis_label_text_font_style = "normal"
-        axis.axis_label_text_color = "#4b5563"
-        axis.axis_label_text_font = FONT
-        axis.major_label_text_color = "#6b7280"
-        axis.axis_line_color = "#9ca3af"
-    p.grid.grid_line_color = "#eceff3"
-    p.outline_line_color = None
-
-
 def _trace_figure(trace: ColumnDataSource):
     p = figure(
         title="Best so far against evaluations",
@@ -206,7 +190,7 @@ def _trace_figure(trace: ColumnDataSource):
         toolbar_location="above", x_range=DataRange1d(start=0, range_padding=0.03),
         y_range=DataRange1d(range_padding=0.12), border_fill_color="white",
     )  # fmt: skip
-    _style(p, "evaluations", objective_label("latency"))
+    style_figure(p, "evaluations", objective_label("latency"))
     line = p.step(
         "evaluations", "best", source=trace, mode="after", line_color=TRACE_COLOR,
         line_width=2.5, name="trace",
@@ -228,7 +212,7 @@ def _points_figure(points, best, current, mapper):
         toolbar_location="above", border_fill_color="white",
         x_range=DataRange1d(range_padding=0.08), y_range=DataRange1d(range_padding=0.08),
     )  # fmt: skip
-    _style(p, "latency (µs / step)", "energy (µJ / step)")
+    style_figure(p, "latency (µs / step)", "energy (µJ / step)")
     scatter = p.scatter(
         "latency_us", "energy_uj", source=points, size=7, name="points",
         fill_color={"field": "cores", "transform": mapper}, fill_alpha=0.75,

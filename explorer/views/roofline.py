@@ -46,7 +46,8 @@ from engine.cost import TERMS, Evaluation
 from engine.hardware import CORE_TO_ROUTER, DIRECTIONS, LINK_KINDS, OFF_CHIP, ROUTER, Hardware
 from engine.network import Network
 from explorer.state import ExplorerState
-from explorer.views.evolution import BEST_COLOR, FONT, RowStreamer, on_page
+from explorer.views.evolution import BEST_COLOR, RowStreamer, on_page
+from explorer.views.style import FONT, style_figure
 
 __all__ = [
     "BottleneckView",
@@ -298,22 +299,6 @@ def search_roofline_columns(hardware: Hardware, rows: Sequence[tuple]) -> dict[s
 
 
 # ------------------------------------------------------------------ drawing
-def _style(p, x_label: str, y_label: str) -> None:
-    p.toolbar.logo = None
-    p.title.text_font_size = "14px"
-    p.title.text_color = "#374151"
-    p.title.text_font = FONT
-    p.xaxis.axis_label, p.yaxis.axis_label = x_label, y_label
-    for axis in (p.xaxis, p.yaxis):
-        axis.axis_label_text_font_style = "normal"
-        axis.axis_label_text_color = "#4b5563"
-        axis.axis_label_text_font = FONT
-        axis.major_label_text_color = "#6b7280"
-        axis.axis_line_color = "#9ca3af"
-    p.grid.grid_line_color = "#eceff3"
-    p.outline_line_color = None
-
-
 class _TermsPlot:
     """Grouped bars of the three compute terms per core, link and barrier as lines."""
 
@@ -324,7 +309,7 @@ class _TermsPlot:
             tools="xpan,xwheel_zoom,reset,save", toolbar_location="above",
             title="Max-affine terms per core (seed 001 eq. 1)", border_fill_color="white",
         )  # fmt: skip
-        _style(p, "core (x, y, slot), busiest first", "time per step (µs)")
+        style_figure(p, "core (x, y, slot), busiest first", "time per step (µs)")
         p.xaxis.major_label_orientation = 1.0
         p.xaxis.major_label_text_font_size = "10px"
         p.xgrid.grid_line_color = None
@@ -408,7 +393,7 @@ class _RooflinePlot:
             tools="pan,wheel_zoom,box_zoom,reset,save", toolbar_location="above",
             title="Roofline (seed 001 Fig. 5b)", border_fill_color="white",
         )  # fmt: skip
-        _style(
+        style_figure(
             p,
             "operational intensity N_SO / N_LL (SynOps / bit)",
             "achieved performance N_SO / T (SynOps / µs)",
