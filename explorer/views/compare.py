@@ -37,7 +37,7 @@ from engine.errors import MeshScopeError
 from engine.hardware import Hardware
 from engine.network import Network
 from explorer.state import ExplorerState
-from explorer.views.evolution import FONT, notify_error, on_page
+from explorer.views.evolution import notify_error, on_page
 from explorer.views.mesh import mesh_figure
 from explorer.views.mesh_columns import (
     TILE_SIZE,
@@ -46,6 +46,7 @@ from explorer.views.mesh_columns import (
     link_columns,
     router_columns,
 )
+from explorer.views.style import FONT
 
 __all__ = [
     "DIFF_PALETTE",
