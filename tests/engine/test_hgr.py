@@ -85,6 +85,6 @@ def test_network_specs_accept_hgr_paths_and_the_cli_converts(tmp_path, capsys):
     )  # fmt: skip
     d = json.loads(capsys.readouterr().out)
     assert code == 0 and d["partitions"] >= 1
-    assert {"partition", "place", "evaluate"} == set(d["seconds"])
+    assert {"partition", "partition_graph", "place", "evaluate"} == set(d["seconds"])
     assert {"connectivity", "elp", "synaptic_reuse", "connection_locality"} <= set(d["metrics"])
     assert main(["convert", "--network", "conv-snn", "--out", str(tmp_path / "x.txt")]) == 2
