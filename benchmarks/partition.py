@@ -101,10 +101,16 @@ def child(args_json: str) -> None:
     print(json.dumps(out))
 
 
-def spawn(**kw) -> dict:
-    done = subprocess.run(
-        [sys.executable, __file__, "--child", json.dumps(kw)], capture_output=True, text=True
-    )
+def spawn(timeout_s: float | None = None, **kw) -> dict:
+    try:
+        done = subprocess.run(
+            [sys.executable, __file__, "--child", json.dumps(kw)],
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+        )
+    except subprocess.TimeoutExpired:
+        return {"error": f"did not finish within {timeout_s:g} s"}
     try:
         return json.loads(done.stdout.strip().splitlines()[-1])
     except (IndexError, json.JSONDecodeError):
@@ -116,6 +122,8 @@ def main():
     parser.add_argument("--sizes", nargs="*", default=["16384:128", "65536:192", "262144:256"])
     parser.add_argument("--child")
     parser.add_argument("--skip", nargs="*", default=[], help="partitioners to leave out")
+    parser.add_argument("--timeout", type=float, default=1800, help="seconds per run")
+    parser.add_argument("--no-mtkahypar", action="store_true")
     args = parser.parse_args()
     if args.child:
         child(args.child)
@@ -130,7 +138,7 @@ def main():
     try:
         import mtkahypar  # noqa: F401
 
-        have_mtk = True
+        have_mtk = not args.no_mtkahypar
     except ImportError:
         have_mtk = False
     from engine.io.network_file import save_network
@@ -146,7 +154,9 @@ def main():
         save_network(build_workload(name), spec)
         results = {}
         for partitioner in names:
-            results[partitioner] = spawn(network=spec, hardware=hardware, partitioner=partitioner)
+            results[partitioner] = spawn(
+                args.timeout, network=spec, hardware=hardware, partitioner=partitioner
+            )
         ok = {k: v for k, v in results.items() if "connectivity" in v}
         if have_mtk and ok:
             k = min(v["partitions"] for v in ok.values())
