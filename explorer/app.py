@@ -285,7 +285,8 @@ def serve(
     ``threaded=True`` returns Panel's server thread (stop it with ``.stop()``); tests
     use it to serve the page in-process.
     """
-    _warm_up(network, hardware, mapping)
+    # warm the caches while the server starts and the browser opens
+    threading.Thread(target=_warm_up, args=(network, hardware, mapping), daemon=True).start()
 
     def app():
         return build_app(network, hardware, mapping)
