@@ -149,9 +149,11 @@ def main():
     for size in args.sizes:
         n, card = (int(v) for v in size.split(":"))
         name = f"rand:n={n},card={card}"
-        hardware = "seed004-small" if n * card <= 2**26 else "seed004-large"
         spec = str(Path(tmp.name) / f"rand-{n}-{card}.npz")  # generated once, loaded per run
-        save_network(build_workload(name), spec)
+        network = build_workload(name)
+        hardware = "seed004-small" if network.n_synapses <= 2**26 else "seed004-large"
+        save_network(network, spec)
+        del network
         results = {}
         for partitioner in names:
             results[partitioner] = spawn(
