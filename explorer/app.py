@@ -222,10 +222,15 @@ def tabs(state: ExplorerState) -> list[tuple[str, object]]:
     """The page's tabs, (title, viewable), in order; the Mesh tab comes first."""
     return [
         ("Mesh", mesh_tab(state)),
-        ("Evolution", EvolutionView(state=state)),
-        ("Bottlenecks", BottleneckView(state=state)),
-        ("Compare", CompareView(state=state)),
+        ("Evolution", _on_first_show(EvolutionView, state)),
+        ("Bottlenecks", _on_first_show(BottleneckView, state)),
+        ("Compare", _on_first_show(CompareView, state)),
     ]
+
+
+def _on_first_show(view_class, state: ExplorerState):
+    """A tab whose view is built the first time it is shown, not with the page."""
+    return pn.param.ParamFunction(lambda: view_class(state=state), lazy=True)
 
 
 def build_app(
@@ -285,8 +290,7 @@ def serve(
     ``threaded=True`` returns Panel's server thread (stop it with ``.stop()``); tests
     use it to serve the page in-process.
     """
-    # warm the caches while the server starts and the browser opens
-    threading.Thread(target=_warm_up, args=(network, hardware, mapping), daemon=True).start()
+    _warm_up(network, hardware, mapping)  # before listening: the first page is then fast
 
     def app():
         return build_app(network, hardware, mapping)
