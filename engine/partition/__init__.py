@@ -35,11 +35,11 @@ def register(name: str, grammar: str | None = None):
 def parse_partition_spec(spec: str) -> tuple[str, dict]:
     spec = spec.strip()
     if spec.startswith("min+"):
-        try:
-            return "min", {"extra": int(spec[4:])}
-        except ValueError:
-            pass
-        raise InfeasibleMappingError(f"bad partition {spec!r}: write min+K with a whole number K")
+        if not spec[4:].isdigit():
+            raise InfeasibleMappingError(
+                f"bad partition {spec!r}: write min+K with a whole number K"
+            )
+        return "min", {"extra": int(spec[4:])}
     if spec.startswith("file:"):
         return "file", {"path": spec[5:]}
     if spec.startswith("cores:"):

@@ -166,7 +166,7 @@ class CommandEvaluator:
             return list(pool.map(self.evaluate, candidates))
 
     def close(self):
-        pass
+        """Nothing to release: each evaluation's subprocess has already ended."""
 
 
 def parse_command_output(stdout: str) -> Outcome:
