@@ -18,8 +18,8 @@ from engine.hardware import Hardware
 from engine.mapping import Partition
 from engine.network import Network
 from engine.partition import register
-from engine.partition.overlap import distinct_rows, require_each_neuron_fits, transpose_rows
-from engine.partition.sequential import capacity, checked_partition
+from engine.partition.overlap import hypergraph_arrays
+from engine.partition.sequential import checked_partition
 
 __all__ = ["edgemap"]
 
@@ -35,12 +35,7 @@ def edgemap(
     """
     if open_partitions < 1:
         raise ValueError("edgemap: open_partitions must be at least 1")
-    cap = capacity(network, hardware)
-    n = network.n_neurons
-    out_ptr, out_idx = distinct_rows(network.indptr, network.indices)
-    in_ptr, in_idx = transpose_rows(out_ptr, out_idx, n)
-    require_each_neuron_fits(network, cap, in_ptr)
-    synapses = np.bincount(network.indices, minlength=n).astype(np.int64)
+    cap, out_ptr, out_idx, in_ptr, in_idx, synapses = hypergraph_arrays(network, hardware)
     part = _edgemap(
         out_ptr, out_idx, in_ptr, in_idx, synapses, network.rate, int(open_partitions),
         cap.neurons, cap.axons, cap.synapses,

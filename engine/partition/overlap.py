@@ -48,6 +48,17 @@ def transpose_rows(
     return _transpose(np.asarray(indptr, dtype=np.int64), np.asarray(indices, dtype=np.int64), n)
 
 
+def hypergraph_arrays(network: Network, hardware: Hardware):
+    """What the neuron-level partitioners share: capacity, distinct out-rows, in-rows, synapse
+    counts per neuron — after checking every neuron fits a core on its own."""
+    cap = capacity(network, hardware)
+    out_ptr, out_idx = distinct_rows(network.indptr, network.indices)
+    in_ptr, in_idx = transpose_rows(out_ptr, out_idx, network.n_neurons)
+    require_each_neuron_fits(network, cap, in_ptr)
+    synapses = np.bincount(network.indices, minlength=network.n_neurons).astype(np.int64)
+    return cap, out_ptr, out_idx, in_ptr, in_idx, synapses
+
+
 def require_each_neuron_fits(network: Network, cap: Capacity, in_indptr: np.ndarray) -> None:
     """Raise naming the first neuron whose inbound axons or synapses alone exceed a core.
 
@@ -79,12 +90,7 @@ def overlap(network: Network, hardware: Hardware, *, rng=None) -> Partition:
     >>> overlap(net, hw).n_parts
     2
     """
-    cap = capacity(network, hardware)
-    n = network.n_neurons
-    out_ptr, out_idx = distinct_rows(network.indptr, network.indices)
-    in_ptr, in_idx = transpose_rows(out_ptr, out_idx, n)
-    require_each_neuron_fits(network, cap, in_ptr)
-    synapses = np.bincount(network.indices, minlength=n).astype(np.int64)
+    cap, out_ptr, out_idx, in_ptr, in_idx, synapses = hypergraph_arrays(network, hardware)
     pins = np.diff(out_ptr) + 1  # size(e) = |D| + 1 (line 6)
     by_size = np.argsort(-pins, kind="stable").astype(np.int64)  # line 8
     part = _overlap(

@@ -7,6 +7,7 @@ a skipped browser test would hide that nothing was checked.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import time
@@ -126,12 +127,12 @@ def wait_for_http(url: str, timeout_s: float = 30.0) -> None:
     """Poll ``url`` until it answers 200 (the server thread binds and starts asynchronously)."""
     deadline = time.monotonic() + timeout_s
     while True:
-        try:
-            with urllib.request.urlopen(url, timeout=5) as r:
-                if r.status == 200:
-                    return
-        except (urllib.error.URLError, ConnectionError):
-            pass
+        with (
+            contextlib.suppress(urllib.error.URLError, ConnectionError),  # not up yet
+            urllib.request.urlopen(url, timeout=5) as r,
+        ):
+            if r.status == 200:
+                return
         if time.monotonic() > deadline:
             raise TimeoutError(f"the explorer did not answer at {url} within {timeout_s} s")
         time.sleep(0.05)  # poll interval, not a wait for the page
