@@ -20,8 +20,9 @@ from engine.cost import Evaluator
 from engine.hardware import load_hardware
 from engine.mapping import Partition, Placement, layered_assignment
 from engine.partition.layer import min_cores
+from engine.partition_graph import partition_graph
 from engine.specs import load_network_spec
-from engine.traffic import link_summary, partition_stats, route_loads
+from engine.traffic import link_summary, route_loads
 
 
 def per_second(fn, items, min_seconds=1.0):
@@ -72,14 +73,14 @@ def main():
         "swap_per_s": per_second(lambda ab: ev.swap_cores(*ab), swaps),
     }
 
-    stats = partition_stats(net, hw, partitions[0])
+    stats = partition_graph(net, hw, partitions[0])
     cores = placements[0].cores
     src, dst = cores[stats.pair_src], cores[stats.pair_dst]
     loads = route_loads(hw, src, dst, stats.pair_fixed)
     us_fixed = hw.link_table["us_per_message"]
     figures["breakdown_us"] = {
         "partition.layered_assignment": mean_us(lambda g: layered_assignment(net, g), genotypes),
-        "partition.partition_stats": mean_us(lambda p: partition_stats(net, hw, p), partitions),
+        "partition.partition_graph": mean_us(lambda p: partition_graph(net, hw, p), partitions),
         "placement.route_loads": mean_us(
             lambda _: route_loads(hw, src, dst, stats.pair_fixed), range(500)
         ),

@@ -17,9 +17,9 @@ import numpy as np
 from engine.cost import Evaluator
 from engine.hardware import ROUTER, load_hardware
 from engine.partition import make_partition
+from engine.partition_graph import partition_graph
 from engine.placement import placers
 from engine.specs import load_network_spec
-from engine.traffic import partition_stats
 
 N = 32
 
@@ -29,7 +29,7 @@ def heaviest_router_link(m: int, placer: str, **params) -> float:
     hw = load_hardware(f"mesh:{side}x{side}x2")
     net = load_network_spec(f"linear-tiled-identity:M={m},N={N}")
     part = make_partition(net, hw)
-    place = placers[placer](partition_stats(net, hw, part), hw, **params)
+    place = placers[placer](partition_graph(net, hw, part), hw, **params)
     ev = Evaluator(net, hw, part, place).evaluation()
     return float(ev.link_messages[hw.link_table["kind"] == ROUTER].max() / N)
 

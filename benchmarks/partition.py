@@ -30,22 +30,22 @@ LAYERED = {"min", "natural"}  # need a layered network; parameterized ones have 
 def run_one(spec: str, hardware: str, partitioner: str) -> dict:
     from engine.hardware import load_hardware
     from engine.partition import make_partition
+    from engine.partition_graph import partition_graph
     from engine.specs import load_network_spec
-    from engine.traffic import partition_stats
 
     net, hw = load_network_spec(spec), load_hardware(hardware)  # a saved .npz: cheap to load
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     start = time.perf_counter()
     part = make_partition(net, hw, partitioner)
     seconds = time.perf_counter() - start
-    stats = partition_stats(net, hw, part)
+    stats = partition_graph(net, hw, part)
     return {
         "partitions": part.n_parts,
         "connectivity": stats.connectivity,
         "seconds": seconds,
         "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "loaded_mb": before / 1024,  # the process after loading the network
-        "limits_ok": not stats.limit_violations(net, hw),
+        "limits_ok": not stats.limit_violations(hw),
     }
 
 
@@ -56,9 +56,9 @@ def run_mtkahypar(spec: str, hardware: str, k: int) -> dict:
     from engine.hardware import load_hardware
     from engine.io.hgr import write_hgr
     from engine.mapping import Partition
-    from engine.partition.sequential import capacity
+    from engine.partition_graph import partition_graph
+    from engine.resources import capacity
     from engine.specs import load_network_spec
-    from engine.traffic import partition_stats
 
     net, hw = load_network_spec(spec), load_hardware(hardware)
     cap = capacity(net, hw)
@@ -77,14 +77,14 @@ def run_mtkahypar(spec: str, hardware: str, k: int) -> dict:
         seconds = time.perf_counter() - start
         blocks = np.asarray(phg.get_partition(), dtype=np.int64)
     used, assignment = np.unique(blocks, return_inverse=True)
-    stats = partition_stats(net, hw, Partition(assignment))
+    stats = partition_graph(net, hw, Partition(assignment))
     return {
         "partitions": int(used.size),
         "connectivity": stats.connectivity,
         "seconds": seconds,
         "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-        "limits_ok": not stats.limit_violations(net, hw),
-        "violations": stats.limit_violations(net, hw)[:3],
+        "limits_ok": not stats.limit_violations(hw),
+        "violations": stats.limit_violations(hw)[:3],
         "km1_reported": phg.km1(),
     }
 

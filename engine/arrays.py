@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["distinct"]
+__all__ = ["distinct", "id_ranges"]
 
 
 def distinct(values: np.ndarray) -> np.ndarray:
@@ -18,3 +18,11 @@ def distinct(values: np.ndarray) -> np.ndarray:
     if s.size == 0:
         return s
     return s[np.concatenate([[True], s[1:] != s[:-1]])]
+
+
+def id_ranges(ids: np.ndarray) -> str:
+    """``0-3, 7, 9-10`` for sorted ids."""
+    breaks = np.flatnonzero(np.diff(ids) != 1)
+    starts = np.concatenate([[ids[0]], ids[breaks + 1]])
+    ends = np.concatenate([ids[breaks], [ids[-1]]])
+    return ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in zip(starts, ends, strict=True))

@@ -80,9 +80,9 @@ def resolve_mapping(args):
     """(network, hardware, mapping) from --network/--hardware/--partition/--placement/--mapping."""
     from engine.mapping import Mapping, read_mapping_file
     from engine.partition import make_partition
+    from engine.partition_graph import partition_graph
     from engine.placement import make_placement
     from engine.specs import load_hardware_spec, load_network_spec
-    from engine.traffic import partition_stats
 
     if args.mapping:
         if args.partition or args.placement:
@@ -94,7 +94,7 @@ def resolve_mapping(args):
     network = load_network_spec(args.network or DEFAULT_NETWORK)
     hardware = load_hardware_spec(args.hardware or DEFAULT_HARDWARE)
     partition = make_partition(network, hardware, args.partition, seed=args.seed)
-    stats = partition_stats(network, hardware, partition)
+    stats = partition_graph(network, hardware, partition)
     placement = make_placement(stats, hardware, args.placement or DEFAULT_PLACEMENT, seed=args.seed)
     return network, hardware, Mapping(partition, placement)
 
@@ -143,16 +143,16 @@ def cmd_map(args) -> int:
     from engine.cost import evaluate
     from engine.mapping import Mapping, mapping_to_dict
     from engine.partition import make_partition
+    from engine.partition_graph import partition_graph
     from engine.placement import make_placement
     from engine.specs import load_hardware_spec, load_network_spec
-    from engine.traffic import partition_stats
 
     network = load_network_spec(args.network or DEFAULT_NETWORK)
     hardware = load_hardware_spec(args.hardware or DEFAULT_HARDWARE)
     t0 = time.perf_counter()
     partition = make_partition(network, hardware, args.partitioner, seed=args.seed)
     t1 = time.perf_counter()
-    stats = partition_stats(network, hardware, partition)
+    stats = partition_graph(network, hardware, partition)
     tg = time.perf_counter()
     placement = make_placement(stats, hardware, args.placer, seed=args.seed)
     t2 = time.perf_counter()

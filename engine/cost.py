@@ -24,18 +24,13 @@ from dataclasses import dataclass, field
 import numba
 import numpy as np
 
-from engine.errors import InfeasibleMappingError
+from engine.errors import CapacityError
 from engine.hardware import CORE_TO_ROUTER, DIRECTIONS, LINK_KINDS, OFF_CHIP, ROUTER, Hardware
-from engine.mapping import Mapping, Partition, Placement, check_mapping
+from engine.mapping import Mapping, Partition, Placement
 from engine.network import Network
-from engine.traffic import (
-    FIXED,
-    PartitionStats,
-    link_summary,
-    partition_stats,
-    router_loads,
-    swap_cores_inplace,
-)
+from engine.partition_graph import PartitionGraph, partition_graph
+from engine.resources import check_mapping, require_cores
+from engine.traffic import FIXED, link_summary, router_loads, swap_cores_inplace
 
 __all__ = ["TERMS", "Evaluation", "Evaluator", "evaluate"]
 
@@ -143,18 +138,17 @@ class Evaluator:
         partition: Partition,
         placement: Placement | None = None,
         *,
-        stats: PartitionStats | None = None,
+        graph: PartitionGraph | None = None,
         check: bool = True,
     ):
         self.network, self.hardware, self.partition = network, hardware, partition
-        self.stats = stats or partition_stats(network, hardware, partition)
-        s, m, e = self.stats, hardware.model, hardware.energy
+        self.graph = graph or partition_graph(network, hardware, partition)
+        s, m, e = self.graph, hardware.model, hardware.energy
         if check:
-            problems = s.limit_violations(network, hardware)
-            if s.n_parts > hardware.n_cores:
-                problems.insert(0, f"{s.n_parts} partitions for {hardware.n_cores} cores")
+            require_cores(s.n_parts, hardware, f"the partition of {network.name!r}")
+            problems = s.limit_violations(hardware)
             if problems:
-                raise InfeasibleMappingError(
+                raise CapacityError(
                     f"partition of {network.name!r} does not fit {hardware.name}: "
                     + "; ".join(problems[:12])
                     + (f"; … and {len(problems) - 12} more" if len(problems) > 12 else "")
@@ -187,10 +181,10 @@ class Evaluator:
     # ------------------------------------------------------------ placement
     def set_placement(self, placement: Placement) -> tuple[float, float]:
         cores = np.asarray(placement.cores, dtype=np.int64)
-        problems = _placement_problems(cores, self.hardware, self.stats.n_parts)
+        problems = _placement_problems(cores, self.hardware, self.graph.n_parts)
         if problems:
-            raise InfeasibleMappingError("; ".join(problems))
-        s = self.stats
+            raise CapacityError("; ".join(problems))
+        s = self.graph
         self.core_of_part = cores.copy()
         self.part_of_core = np.full(self.hardware.n_cores, -1, dtype=np.int64)
         self.part_of_core[cores] = np.arange(s.n_parts)
@@ -216,7 +210,7 @@ class Evaluator:
         """Exchange the contents of two physical cores (a move if one is empty)."""
         n = self.hardware.n_cores
         if not (0 <= core_a < n and 0 <= core_b < n):
-            raise InfeasibleMappingError(
+            raise CapacityError(
                 f"cores {core_a} and {core_b}: {self.hardware.name} has cores 0..{n - 1}"
             )
         pa, pb = self.part_of_core[core_a], self.part_of_core[core_b]
@@ -228,7 +222,7 @@ class Evaluator:
                 moved_from, moved_to = (ca, cb) if pa >= 0 else (cb, ca)
                 self._chip_count[moved_from] -= 1
                 self._chip_count[moved_to] += 1
-        s, hw = self.stats, self.hardware
+        s, hw = self.graph, self.hardware
         swap_cores_inplace(
             self.loads, self.core_of_part, self.part_of_core, core_a, core_b,
             self._pp_indptr, self._pp_ids, s.pair_src, s.pair_dst, s.pair_fixed,
@@ -254,10 +248,10 @@ class Evaluator:
     def _static_w(self) -> float:
         e = self.hardware.energy
         chips = int(np.count_nonzero(self._chip_count))
-        return e.static_power_per_core_w * self.stats.n_parts + e.static_power_per_chip_w * chips
+        return e.static_power_per_core_w * self.graph.n_parts + e.static_power_per_chip_w * chips
 
     def evaluation(self, *, locality: bool = True) -> Evaluation:
-        s, hw, e = self.stats, self.hardware, self.hardware.energy
+        s, hw, e = self.graph, self.hardware, self.hardware.energy
         terms = {
             "dendops": self._compute_max["dendops"],
             "synops": self._compute_max["synops"],
@@ -328,7 +322,7 @@ class Evaluator:
 
     def connection_locality(self) -> float:
         """Seed 004 eq. 15: mean lattice points in the convex hull of each h-edge's routers."""
-        s = self.stats
+        s = self.graph
         if s.hedge_counts.size == 0:
             return 0.0
         routers_gx = self._gx[self.core_of_part]
@@ -355,10 +349,10 @@ def _placement_problems(cores: np.ndarray, hardware: Hardware, n_parts: int) -> 
 
 def evaluate(network: Network, hardware: Hardware, mapping: Mapping) -> Evaluation:
     """The full cost of a mapping (checks feasibility first)."""
-    stats = partition_stats(network, hardware, mapping.partition)
-    check_mapping(network, hardware, mapping, stats)
+    graph = partition_graph(network, hardware, mapping.partition)
+    check_mapping(network, hardware, mapping, graph)
     ev = Evaluator(
-        network, hardware, mapping.partition, mapping.placement, stats=stats, check=False
+        network, hardware, mapping.partition, mapping.placement, graph=graph, check=False
     )
     return ev.evaluation()
 

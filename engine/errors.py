@@ -1,43 +1,69 @@
 """One family of errors, each saying what is wrong and what to do about it.
 
-The CLI prints ``str(error)`` on one line and exits 2; the explorer shows it as a
-notification and keeps its previous state.
+The command line prints ``str(error)`` on one line and exits 2; the explorer shows it
+as a notification and keeps its previous state. Catch ``MeshScopeError`` for all of
+them, or one kind::
+
+    MeshScopeError
+    ├── SpecError            a name, spec string or option that means nothing valid
+    │   ├── UnknownNameError     a name that is not in its registry
+    │   ├── InvalidNetworkError  a network whose arrays or parameters are inconsistent
+    │   └── InvalidHardwareError a hardware description that is inconsistent
+    ├── InputFileError       a file that cannot be read as the format it claims to be
+    ├── OutputFileError      an output path that cannot be written
+    ├── CapacityError        something does not fit: a core limit, the cores available
+    └── EvaluatorError       an evaluation or a search that produced no result
 """
 
 __all__ = [
     "MeshScopeError",
+    "SpecError",
+    "UnknownNameError",
     "InvalidNetworkError",
     "InvalidHardwareError",
-    "InfeasibleMappingError",
-    "BadFileError",
-    "UnknownNameError",
+    "InputFileError",
+    "OutputFileError",
+    "CapacityError",
+    "EvaluatorError",
 ]
 
 
 class MeshScopeError(Exception):
-    """Base class of every error the engine raises on purpose."""
+    """Base class of every error MeshScope raises on purpose."""
 
 
-class InvalidNetworkError(MeshScopeError):
-    """A network's arrays are inconsistent or a workload spec is malformed."""
+class SpecError(MeshScopeError):
+    """A name, spec string or option value that does not describe anything valid."""
 
 
-class InvalidHardwareError(MeshScopeError):
-    """A hardware preset or spec string is malformed."""
-
-
-class InfeasibleMappingError(MeshScopeError):
-    """A partition or placement breaks a hardware limit, or the network does not fit."""
-
-
-class BadFileError(MeshScopeError):
-    """A file could not be read as the format it claims to be."""
-
-
-class UnknownNameError(MeshScopeError):
-    """A name (network, preset, partitioner, placer …) is not in its registry."""
+class UnknownNameError(SpecError):
+    """A name (network, preset, partitioner, placer …) that is not in its registry."""
 
     def __init__(self, kind: str, name: str, known):
         known = sorted(known)
         super().__init__(f"unknown {kind} {name!r}; known {kind}s: {', '.join(known)}")
         self.kind, self.name, self.known = kind, name, known
+
+
+class InvalidNetworkError(SpecError):
+    """A network's arrays are inconsistent or a workload spec is malformed."""
+
+
+class InvalidHardwareError(SpecError):
+    """A hardware preset or spec string is malformed."""
+
+
+class InputFileError(MeshScopeError):
+    """A file could not be read as the format it claims to be."""
+
+
+class OutputFileError(MeshScopeError):
+    """An output path cannot be written (missing folder, no permission, a directory …)."""
+
+
+class CapacityError(MeshScopeError):
+    """A partition or placement breaks a hardware limit, or the network does not fit."""
+
+
+class EvaluatorError(MeshScopeError):
+    """An evaluation or a search could not produce a result."""

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.errors import BadFileError, InvalidHardwareError, UnknownNameError
+from engine.errors import InputFileError, InvalidHardwareError, UnknownNameError
 
 __all__ = [
     "Hardware",
@@ -258,7 +258,7 @@ def _section(cls, table: dict, where: str):
     required = {f.name for f in fields(cls) if f.default is MISSING}
     missing = required - set(table)
     if unknown or missing:
-        raise BadFileError(
+        raise InputFileError(
             f"{where}: "
             + "; ".join(
                 ([f"unknown keys {sorted(unknown)}"] if unknown else [])
@@ -280,7 +280,7 @@ def hardware_from_dict(data: dict, where: str = "hardware") -> Hardware:
             (topo, _TOPOLOGY_KEYS, f"{where} [topology]"),
         ):
             if set(keys) - known:
-                raise BadFileError(f"{at}: unknown keys {sorted(set(keys) - known)}")
+                raise InputFileError(f"{at}: unknown keys {sorted(set(keys) - known)}")
         return Hardware(
             name=str(data["name"]),
             description=str(data.get("description", "")),
@@ -295,9 +295,9 @@ def hardware_from_dict(data: dict, where: str = "hardware") -> Hardware:
             energy=_section(EnergyConstants, data["energy"], f"{where} [energy]"),
         )
     except KeyError as e:
-        raise BadFileError(f"{where}: missing {e.args[0]!r}") from None
+        raise InputFileError(f"{where}: missing {e.args[0]!r}") from None
     except (TypeError, ValueError, IndexError, InvalidHardwareError) as e:
-        raise BadFileError(f"{where}: {e}") from None
+        raise InputFileError(f"{where}: {e}") from None
 
 
 def preset_names() -> list[str]:
@@ -309,9 +309,9 @@ def _read_toml(path: Path) -> dict:
         with open(path, "rb") as f:
             return tomllib.load(f)
     except tomllib.TOMLDecodeError as e:
-        raise BadFileError(f"{path}: not valid TOML ({e})") from None
+        raise InputFileError(f"{path}: not valid TOML ({e})") from None
     except OSError as e:
-        raise BadFileError(f"{path}: cannot read ({e.strerror})") from None
+        raise InputFileError(f"{path}: cannot read ({e.strerror})") from None
 
 
 def load_hardware(spec: str) -> Hardware:
@@ -347,7 +347,7 @@ def load_hardware(spec: str) -> Hardware:
     path = Path(spec)
     if path.suffix == ".toml":
         if not path.exists():
-            raise BadFileError(f"hardware file {path} does not exist")
+            raise InputFileError(f"hardware file {path} does not exist")
         return hardware_from_dict(_read_toml(path), str(path))
     preset = PRESET_DIR / f"{spec}.toml"
     if not preset.exists():

@@ -1,4 +1,4 @@
-"""Partition, Placement and Mapping; the mapping JSON file; feasibility checks.
+"""Partition, Placement and Mapping, and the mapping JSON file.
 
 A *partition* assigns every neuron a partition id (one partition = one virtual core);
 a *placement* assigns every partition a physical core (a global core id of
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.errors import BadFileError, InfeasibleMappingError, InvalidHardwareError
+from engine.errors import CapacityError, InputFileError, InvalidHardwareError, SpecError
 from engine.hardware import Hardware
 from engine.network import Network
 
@@ -25,9 +25,8 @@ __all__ = [
     "Mapping",
     "MappingFile",
     "layered_assignment",
-    "check_mapping",
-    "mapping_violations",
     "mapping_to_dict",
+    "parse_mapping_dict",
     "read_mapping_file",
 ]
 
@@ -44,14 +43,14 @@ def layered_assignment(network: Network, cores_per_population) -> np.ndarray:
     cores = np.asarray(cores_per_population, dtype=np.int64)
     sizes = network.population_sizes
     if cores.shape != sizes.shape:
-        raise InfeasibleMappingError(
+        raise SpecError(
             f"{len(cores)} core counts given for {len(sizes)} populations "
             f"({', '.join(network.population_names)})"
         )
     too_many = np.flatnonzero((cores < 1) | (cores > sizes))
     if too_many.size:
         k = int(too_many[0])
-        raise InfeasibleMappingError(
+        raise CapacityError(
             f"population {network.population_names[k]!r} has {sizes[k]} neurons and cannot be "
             f"split into {cores[k]} cores; give it between 1 and {sizes[k]}"
         )
@@ -76,9 +75,9 @@ class Partition:
         a = np.ascontiguousarray(self.assignment, dtype=np.int32)
         object.__setattr__(self, "assignment", a)
         if a.ndim != 1 or a.size == 0 or a.min() < 0:
-            raise InfeasibleMappingError("a partition needs a non-negative id for every neuron")
+            raise SpecError("a partition needs a non-negative id for every neuron")
         if np.bincount(a).min() == 0:
-            raise InfeasibleMappingError("partition ids must be 0..P-1 with no empty partition")
+            raise SpecError("partition ids must be 0..P-1 with no empty partition")
         if self.cores_per_population is not None:
             object.__setattr__(
                 self, "cores_per_population", tuple(int(c) for c in self.cores_per_population)
@@ -139,39 +138,6 @@ class Mapping:
     placement: Placement
 
 
-# ------------------------------------------------------------------ feasibility
-def mapping_violations(network, hardware, mapping, stats=None, limit: int = 12) -> list[str]:
-    """Every violated limit, one line each (at most ``limit`` lines plus a count)."""
-    from engine.traffic import partition_stats  # traffic depends on mapping's types
-
-    part = mapping.partition
-    if part.assignment.shape[0] != network.n_neurons:
-        return [
-            f"the partition covers {part.assignment.shape[0]} neurons; "
-            f"network {network.name!r} has {network.n_neurons}"
-        ]
-    problems = []
-    if part.n_parts > hardware.n_cores:
-        problems.append(
-            f"{part.n_parts} partitions need {part.n_parts} cores; {hardware.name} has "
-            f"{hardware.n_cores}: use bigger hardware or fewer cores per population"
-        )
-    problems += mapping.placement.check(hardware, part.n_parts)
-    stats = stats or partition_stats(network, hardware, part)
-    problems += stats.limit_violations(network, hardware)
-    if len(problems) > limit:
-        problems = problems[:limit] + [f"… and {len(problems) - limit} more"]
-    return problems
-
-
-def check_mapping(network, hardware, mapping, stats=None) -> None:
-    problems = mapping_violations(network, hardware, mapping, stats)
-    if problems:
-        raise InfeasibleMappingError(
-            f"mapping of {network.name!r} on {hardware.name} is infeasible: " + "; ".join(problems)
-        )
-
-
 # ------------------------------------------------------------------ JSON file
 def mapping_to_dict(network: Network, hardware: Hardware, mapping: Mapping, evaluation=None):
     out = {
@@ -205,7 +171,7 @@ class MappingFile:
             ("hardware", self.hardware_name, self.hardware_fingerprint, hardware),
         ):
             if fp and fp != obj.fingerprint:
-                raise BadFileError(
+                raise InputFileError(
                     f"{self.source} is a mapping of {what} {name!r} (fingerprint {fp}), not of "
                     f"{obj.name!r} (fingerprint {obj.fingerprint}); load it with that {what}"
                 )
@@ -215,7 +181,7 @@ class MappingFile:
         else:
             assignment = np.asarray(p["assignment"])
             if assignment.shape != (network.n_neurons,):
-                raise BadFileError(
+                raise InputFileError(
                     f"{self.source}: partition.assignment has {assignment.size} entries for "
                     f"{network.n_neurons} neurons"
                 )
@@ -223,7 +189,7 @@ class MappingFile:
         try:
             cores = [hardware.core_id(*addr) for addr in self.placement]
         except InvalidHardwareError as e:
-            raise BadFileError(f"{self.source}: placement: {e}") from None
+            raise InputFileError(f"{self.source}: placement: {e}") from None
         return Mapping(partition, Placement(np.asarray(cores, dtype=np.int64)))
 
 
@@ -233,7 +199,7 @@ def _is_int(value) -> bool:
 
 def parse_mapping_dict(data, source: str = "mapping") -> MappingFile:
     def bad(msg):
-        raise BadFileError(f"{source}: {msg}")
+        raise InputFileError(f"{source}: {msg}")
 
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         bad(f'not a MeshScope mapping (expected "format": "{FORMAT}")')
@@ -270,9 +236,9 @@ def read_mapping_file(path) -> MappingFile:
     try:
         text = path.read_text()
     except OSError as e:
-        raise BadFileError(f"cannot read mapping file {path}: {e.strerror}") from None
+        raise InputFileError(f"cannot read mapping file {path}: {e.strerror}") from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:
-        raise BadFileError(f"{path} is not valid JSON (line {e.lineno}: {e.msg})") from None
+        raise InputFileError(f"{path} is not valid JSON (line {e.lineno}: {e.msg})") from None
     return parse_mapping_dict(data, str(path))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from engine.errors import BadFileError
+from engine.errors import InputFileError
 from engine.hardware import Hardware, load_hardware
 from engine.io.network_file import load_network
 from engine.network import Network
@@ -49,7 +49,7 @@ def load_network_spec(spec: str) -> Network:
         if not path.exists() and (DEMO_DIR / path.name).exists():
             path = DEMO_DIR / path.name
         if path.suffix not in NETWORK_SUFFIXES:
-            raise BadFileError(
+            raise InputFileError(
                 f"{path}: unknown network file type; MeshScope reads {', '.join(NETWORK_SUFFIXES)}"
             )
         if path.suffix == ".hgr":

@@ -22,7 +22,7 @@ import numpy as np
 import param
 
 from engine.cost import Evaluation, Evaluator
-from engine.errors import BadFileError, InfeasibleMappingError, MeshScopeError
+from engine.errors import CapacityError, InputFileError, MeshScopeError
 from engine.hardware import Hardware
 from engine.io.hgr import read_hgr
 from engine.io.network_file import load_network
@@ -30,14 +30,15 @@ from engine.mapping import (
     Mapping,
     Partition,
     Placement,
-    check_mapping,
     mapping_to_dict,
     parse_mapping_dict,
     read_mapping_file,
 )
 from engine.network import Network
 from engine.partition import default_spec, make_partition
+from engine.partition_graph import partition_graph
 from engine.placement import make_placement
+from engine.resources import check_mapping
 from engine.search.genotype import Layout, PartitionGenotype
 from engine.search.operators import reorder
 from engine.specs import (
@@ -47,7 +48,6 @@ from engine.specs import (
     load_network_spec,
 )
 from engine.specs import DEFAULT_PLACEMENT as DEFAULT_PLACER
-from engine.traffic import partition_stats
 
 __all__ = ["DEFAULT_NETWORK", "DEFAULT_HARDWARE", "DEFAULT_PLACER", "ExplorerState", "resolve"]
 
@@ -96,7 +96,7 @@ def _resolve_cached(network_spec, hardware_spec, mapping_path, placer, partition
         network = load_network_spec(network_spec or DEFAULT_NETWORK)
         hardware = load_hardware_spec(hardware_spec or DEFAULT_HARDWARE)
         partition = _cached_partition(network, hardware, partition_spec or default_spec(network))
-        stats = partition_stats(network, hardware, partition)
+        stats = partition_graph(network, hardware, partition)
         mapping = Mapping(partition, make_placement(stats, hardware, placer))
     return network, hardware, _frozen(mapping)
 
@@ -233,9 +233,9 @@ class ExplorerState(param.Parameterized):
 
     @staticmethod
     def _make_evaluator(network, hardware, mapping) -> Evaluator:
-        stats = partition_stats(network, hardware, mapping.partition)
+        stats = partition_graph(network, hardware, mapping.partition)
         check_mapping(network, hardware, mapping, stats)
-        return Evaluator(network, hardware, mapping.partition, mapping.placement, stats=stats)
+        return Evaluator(network, hardware, mapping.partition, mapping.placement, graph=stats)
 
     def upload(self, filename: str, data: bytes) -> str:
         """Load an uploaded file: a mapping (.json) or a network (.npz). Returns what it was.
@@ -250,7 +250,7 @@ class ExplorerState(param.Parameterized):
             try:
                 doc = json.loads(data.decode("utf-8"))
             except (UnicodeDecodeError, json.JSONDecodeError) as e:
-                raise BadFileError(f"{name} is not a JSON mapping file ({e})") from None
+                raise InputFileError(f"{name} is not a JSON mapping file ({e})") from None
             mf = parse_mapping_dict(doc, name)
             same = (
                 self.network is not None
@@ -278,14 +278,14 @@ class ExplorerState(param.Parameterized):
                 network = load_network(path) if suffix == ".npz" else read_hgr(path)
             hardware = self.hardware or load_hardware_spec(DEFAULT_HARDWARE)
             partition = make_partition(network, hardware, None)
-            stats = partition_stats(network, hardware, partition)
+            stats = partition_graph(network, hardware, partition)
             mapping = _frozen(Mapping(partition, make_placement(stats, hardware, self.placer)))
             self._switch(
                 network, hardware, mapping,
                 network_spec=network.name, hardware_spec=hardware.name, mapping_path=None,
             )  # fmt: skip
             return "network"
-        raise BadFileError(
+        raise InputFileError(
             f"{name}: MeshScope reads mapping files (.json) and networks (.npz, hMETIS .hgr)"
         )
 
@@ -304,7 +304,7 @@ class ExplorerState(param.Parameterized):
         if same_partition:
             problems = mapping.placement.check(self.hardware, mapping.partition.n_parts)
             if problems:
-                raise InfeasibleMappingError("; ".join(problems))
+                raise CapacityError("; ".join(problems))
             evaluator = self._evaluator
             evaluator.set_placement(mapping.placement)
         else:
@@ -329,11 +329,11 @@ class ExplorerState(param.Parameterized):
         self._require_loaded()
         n = self.hardware.n_cores
         if not (0 <= core_a < n and 0 <= core_b < n):
-            raise InfeasibleMappingError(f"cores must lie in 0..{n - 1}")
+            raise CapacityError(f"cores must lie in 0..{n - 1}")
         cores = self.mapping.placement.cores
         held = np.isin([core_a, core_b], cores)
         if not held.any():
-            raise InfeasibleMappingError("neither core holds a partition: nothing to move")
+            raise CapacityError("neither core holds a partition: nothing to move")
         if core_a == core_b:
             return
         ev = self._evaluator
@@ -365,7 +365,7 @@ class ExplorerState(param.Parameterized):
         """Back to the starting partition, placed by ``placer`` (an undoable step)."""
         self._require_loaded()
         partition = self._start.partition
-        stats = partition_stats(self.network, self.hardware, partition)
+        stats = partition_graph(self.network, self.hardware, partition)
         self.set_mapping(_frozen(Mapping(partition, make_placement(stats, self.hardware, placer))))
 
     def change_layer_cores(self, population: int, delta: int) -> None:
@@ -374,7 +374,7 @@ class ExplorerState(param.Parameterized):
         self._require_loaded()
         net, part = self.network, self.mapping.partition
         if part.cores_per_population is None:
-            raise InfeasibleMappingError(
+            raise CapacityError(
                 "this partition is not a per-layer split; change cores per layer with a "
                 "min, min+K or cores: partition"
             )
@@ -383,12 +383,12 @@ class ExplorerState(param.Parameterized):
         new[population] += delta
         name = net.population_names[population]
         if not 1 <= new[population] <= net.population_sizes[population]:
-            raise InfeasibleMappingError(
+            raise CapacityError(
                 f"{name} has {net.population_sizes[population]} neurons: it takes between 1 "
                 f"and {net.population_sizes[population]} cores"
             )
         if new.sum() > self.hardware.n_cores:
-            raise InfeasibleMappingError(f"all {self.hardware.n_cores} cores are in use")
+            raise CapacityError(f"all {self.hardware.n_cores} cores are in use")
         layout = Layout(
             free=np.arange(net.n_populations),
             c_min=np.zeros(net.n_populations),
@@ -421,7 +421,7 @@ class ExplorerState(param.Parameterized):
             try:
                 mf = parse_mapping_dict(json.loads(data.decode("utf-8")), filename or "upload")
             except (UnicodeDecodeError, json.JSONDecodeError) as e:
-                raise BadFileError(f"{filename} is not a JSON mapping file ({e})") from None
+                raise InputFileError(f"{filename} is not a JSON mapping file ({e})") from None
             mapping, label = mf.build(self.network, self.hardware), Path(filename).name
         else:
             raise MeshScopeError(f"unknown reference {which!r}")

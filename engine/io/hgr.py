@@ -25,7 +25,7 @@ import numba
 import numpy as np
 
 from engine.arrays import distinct
-from engine.errors import BadFileError
+from engine.errors import InputFileError
 from engine.network import Network
 
 __all__ = ["RATE_SCALE", "write_hgr", "read_hgr", "read_partition_file"]
@@ -134,12 +134,12 @@ def _read_ints(path) -> tuple[np.ndarray, np.ndarray, str]:
     try:
         raw = path.read_bytes()
     except OSError as e:
-        raise BadFileError(f"cannot read {path}: {e.strerror}") from None
+        raise InputFileError(f"cannot read {path}: {e.strerror}") from None
     buf = np.frombuffer(raw, dtype=np.uint8)
     values, tokens, bad = _parse_lines(buf)
     if bad >= 0:
         line = raw[: bad + 1].count(b"\n") + 1
-        raise BadFileError(f"{path}: line {line} holds something other than whole numbers")
+        raise InputFileError(f"{path}: line {line} holds something other than whole numbers")
     comments = [ln for ln in raw[:4096].decode("utf-8", "replace").splitlines() if ln[:1] == "%"]
     return values, tokens, " ".join(comments)
 
@@ -148,29 +148,29 @@ def read_hgr(path) -> Network:
     path = Path(path)
     values, tokens, comments = _read_ints(path)
     if tokens.size == 0 or tokens[0] not in (2, 3):
-        raise BadFileError(f"{path}: the first line must be 'n_edges n_vertices [fmt]'")
+        raise InputFileError(f"{path}: the first line must be 'n_edges n_vertices [fmt]'")
     n_edges, n_vertices = int(values[0]), int(values[1])
     fmt = int(values[2]) if tokens[0] == 3 else 0
     if fmt not in (0, 1, 10, 11):
-        raise BadFileError(f"{path}: unknown hMETIS fmt {fmt} (expected 0, 1, 10 or 11)")
+        raise InputFileError(f"{path}: unknown hMETIS fmt {fmt} (expected 0, 1, 10 or 11)")
     edge_w, vertex_w = fmt in (1, 11), fmt in (10, 11)
     lines = tokens[1:]
     if lines.size < n_edges + (n_vertices if vertex_w else 0):
-        raise BadFileError(
+        raise InputFileError(
             f"{path}: header promises {n_edges} h-edges but the file has {lines.size} lines"
         )
     starts = int(tokens[0]) + np.concatenate([[0], np.cumsum(lines[:n_edges])])
     edge_tokens = lines[:n_edges]
     if np.any(edge_tokens < 1 + edge_w):
         bad = int(np.flatnonzero(edge_tokens < 1 + edge_w)[0])
-        raise BadFileError(f"{path}: h-edge {bad + 1} has no pins")
+        raise InputFileError(f"{path}: h-edge {bad + 1} has no pins")
     weight = values[starts[:-1]] if edge_w else np.ones(n_edges, dtype=np.int64)
     first_pin = starts[:-1] + edge_w
     source = values[first_pin] - 1
     pins_per_edge = edge_tokens - edge_w
     pins = values[np.repeat(first_pin, pins_per_edge) + _ranks(pins_per_edge)] - 1
     if pins.size and (pins.min() < 0 or pins.max() >= n_vertices):
-        raise BadFileError(f"{path}: a pin lies outside 1..{n_vertices}")
+        raise InputFileError(f"{path}: a pin lies outside 1..{n_vertices}")
     edge_of_pin = np.repeat(np.arange(n_edges), pins_per_edge)
     is_dest = np.ones(pins.size, dtype=bool)
     is_dest[np.concatenate([[0], np.cumsum(pins_per_edge)[:-1]])] = False
@@ -212,7 +212,7 @@ def read_partition_file(path, n_neurons: int) -> np.ndarray:
     """Block ids, one per vertex, renumbered 0..k-1 in order of first use."""
     values, tokens, _ = _read_ints(path)
     if values.size != n_neurons or np.any(tokens != 1):
-        raise BadFileError(
+        raise InputFileError(
             f"{path}: a partition file has one block id per line for each of the "
             f"{n_neurons} neurons; this one has {values.size} numbers on {tokens.size} lines"
         )

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.errors import BadFileError, MeshScopeError
+from engine.errors import InputFileError, MeshScopeError
 from engine.network import Network
 
 __all__ = ["save_network", "load_network", "FORMAT"]
@@ -53,20 +53,20 @@ def load_network(path) -> Network:
         with np.load(path, allow_pickle=False) as z:
             data = {k: z[k] for k in z.files}
     except FileNotFoundError:
-        raise BadFileError(f"network file {path} does not exist") from None
+        raise InputFileError(f"network file {path} does not exist") from None
     except (OSError, ValueError, zipfile.BadZipFile) as e:
-        raise BadFileError(f"{path} is not a MeshScope network file (.npz): {e}") from None
+        raise InputFileError(f"{path} is not a MeshScope network file (.npz): {e}") from None
     missing = {"indptr", "indices", "population", "rate", "meta"} - set(data)
     if missing:
-        raise BadFileError(f"{path}: missing arrays {sorted(missing)}")
+        raise InputFileError(f"{path}: missing arrays {sorted(missing)}")
     try:
         meta = json.loads(str(data["meta"]))
     except json.JSONDecodeError:
-        raise BadFileError(f"{path}: its 'meta' header is not JSON") from None
+        raise InputFileError(f"{path}: its 'meta' header is not JSON") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-        raise BadFileError(f'{path}: header lacks "format": "{FORMAT}"')
+        raise InputFileError(f'{path}: header lacks "format": "{FORMAT}"')
     if meta.get("version") != VERSION:
-        raise BadFileError(f"{path}: version {meta.get('version')!r} is not supported")
+        raise InputFileError(f"{path}: version {meta.get('version')!r} is not supported")
     try:
         return Network(
             name=str(meta.get("name") or path.stem),
@@ -82,6 +82,6 @@ def load_network(path) -> Network:
             description=str(meta.get("description", "")),
         )
     except MeshScopeError as e:
-        raise BadFileError(f"{path}: {e}") from None
+        raise InputFileError(f"{path}: {e}") from None
     except (KeyError, TypeError, ValueError) as e:
-        raise BadFileError(f"{path}: malformed header or arrays ({e})") from None
+        raise InputFileError(f"{path}: malformed header or arrays ({e})") from None

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from engine.errors import InfeasibleMappingError, UnknownNameError
+from engine.errors import CapacityError, UnknownNameError
 from engine.hardware import Hardware
 from engine.mapping import Partition
 from engine.network import Network
@@ -36,9 +36,7 @@ def parse_partition_spec(spec: str) -> tuple[str, dict]:
     spec = spec.strip()
     if spec.startswith("min+"):
         if not spec[4:].isdigit():
-            raise InfeasibleMappingError(
-                f"bad partition {spec!r}: write min+K with a whole number K"
-            )
+            raise CapacityError(f"bad partition {spec!r}: write min+K with a whole number K")
         return "min", {"extra": int(spec[4:])}
     if spec.startswith("file:"):
         return "file", {"path": spec[5:]}
@@ -46,7 +44,7 @@ def parse_partition_spec(spec: str) -> tuple[str, dict]:
         try:
             cores = [int(v) for v in spec[6:].split(",")]
         except ValueError:
-            raise InfeasibleMappingError(
+            raise CapacityError(
                 f"bad partition {spec!r}: write cores:4,8,8 (one count per population)"
             ) from None
         return "cores", {"cores": cores}
@@ -67,4 +65,4 @@ def make_partition(
     return partitioners[name](network, hardware, rng=np.random.default_rng(seed), **params)
 
 
-from engine.partition import edgemap, hierarchical, layer, overlap, sequential  # noqa: E402,F401
+from engine.partition import edgemap, layer, multilevel, overlap, sequential  # noqa: E402,F401

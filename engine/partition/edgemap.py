@@ -14,12 +14,12 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from engine.errors import SpecError
 from engine.hardware import Hardware
 from engine.mapping import Partition
 from engine.network import Network
 from engine.partition import register
-from engine.partition.overlap import hypergraph_arrays
-from engine.partition.sequential import checked_partition
+from engine.partition.limits import checked_partition, hypergraph_under_limits
 
 __all__ = ["edgemap"]
 
@@ -34,11 +34,11 @@ def edgemap(
     may join (the most recently opened ones).
     """
     if open_partitions < 1:
-        raise ValueError("edgemap: open_partitions must be at least 1")
-    cap, out_ptr, out_idx, in_ptr, in_idx, synapses = hypergraph_arrays(network, hardware)
+        raise SpecError(f"edgemap: open_partitions must be at least 1, not {open_partitions}")
+    cap, inc = hypergraph_under_limits(network, hardware)
     part = _edgemap(
-        out_ptr, out_idx, in_ptr, in_idx, synapses, network.rate, int(open_partitions),
-        cap.neurons, cap.axons, cap.synapses,
+        inc.out_ptr, inc.out_idx, inc.in_ptr, inc.in_idx, inc.synapses, network.rate,
+        int(open_partitions), cap.neurons, cap.axons, cap.synapses,
     )  # fmt: skip
     return checked_partition(network, hardware, part, "edgemap")
 

@@ -1,5 +1,4 @@
-"""Hyperedge-overlap partitioning (seed 004 §IV-A2, Alg. 1), and the hypergraph views
-the hypergraph partitioners share.
+"""Hyperedge-overlap partitioning (seed 004 §IV-A2, Alg. 1).
 
 Partitions are filled one after the other by sweeping h-edges: each visited h-edge
 lays its unassigned destinations (and its source when that is an input neuron) into
@@ -25,55 +24,14 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from engine.errors import InfeasibleMappingError
 from engine.hardware import Hardware
+from engine.heap import pop, push, sift_up
 from engine.mapping import Partition
 from engine.network import Network
 from engine.partition import register
-from engine.partition.ordering import _pop, _push, _sift_up
-from engine.partition.sequential import Capacity, capacity, checked_partition
+from engine.partition.limits import checked_partition, hypergraph_under_limits
 
-__all__ = ["overlap", "distinct_rows", "transpose_rows", "require_each_neuron_fits"]
-
-
-def distinct_rows(indptr: np.ndarray, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """CSR with repeated entries of a row dropped (first occurrence kept), in O(nnz)."""
-    return _distinct_rows(np.asarray(indptr, dtype=np.int64), np.asarray(indices, dtype=np.int64))
-
-
-def transpose_rows(
-    indptr: np.ndarray, indices: np.ndarray, n: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """CSR of the columns (row d = the rows holding d, ascending), by counting sort."""
-    return _transpose(np.asarray(indptr, dtype=np.int64), np.asarray(indices, dtype=np.int64), n)
-
-
-def hypergraph_arrays(network: Network, hardware: Hardware):
-    """What the neuron-level partitioners share: capacity, distinct out-rows, in-rows, synapse
-    counts per neuron — after checking every neuron fits a core on its own."""
-    cap = capacity(network, hardware)
-    out_ptr, out_idx = distinct_rows(network.indptr, network.indices)
-    in_ptr, in_idx = transpose_rows(out_ptr, out_idx, network.n_neurons)
-    require_each_neuron_fits(network, cap, in_ptr)
-    synapses = np.bincount(network.indices, minlength=network.n_neurons).astype(np.int64)
-    return cap, out_ptr, out_idx, in_ptr, in_idx, synapses
-
-
-def require_each_neuron_fits(network: Network, cap: Capacity, in_indptr: np.ndarray) -> None:
-    """Raise naming the first neuron whose inbound axons or synapses alone exceed a core.
-
-    ``in_indptr`` is the CSR of the neurons' *distinct* inbound sources.
-    """
-    axons = np.diff(in_indptr)
-    synapses = np.bincount(network.indices, minlength=network.n_neurons)
-    bad = np.flatnonzero((axons > cap.axons) | (synapses > cap.synapses))
-    if bad.size:
-        v = int(bad[0])
-        raise InfeasibleMappingError(
-            f"neuron {v} of {network.name!r} alone exceeds a core's limits ({axons[v]} "
-            f"inbound axons, {synapses[v]} inbound synapses; limits: {cap.axons} axons, "
-            f"{cap.synapses} synapses): choose hardware with larger cores"
-        )
+__all__ = ["overlap"]
 
 
 @register("overlap")
@@ -90,50 +48,14 @@ def overlap(network: Network, hardware: Hardware, *, rng=None) -> Partition:
     >>> overlap(net, hw).n_parts
     2
     """
-    cap, out_ptr, out_idx, in_ptr, in_idx, synapses = hypergraph_arrays(network, hardware)
-    pins = np.diff(out_ptr) + 1  # size(e) = |D| + 1 (line 6)
+    cap, inc = hypergraph_under_limits(network, hardware)
+    pins = np.diff(inc.out_ptr) + 1  # size(e) = |D| + 1 (line 6)
     by_size = np.argsort(-pins, kind="stable").astype(np.int64)  # line 8
     part = _overlap(
-        out_ptr, out_idx, in_ptr, in_idx, synapses, network.rate, by_size,
+        inc.out_ptr, inc.out_idx, inc.in_ptr, inc.in_idx, inc.synapses, network.rate, by_size,
         cap.neurons, cap.axons, cap.synapses,
     )  # fmt: skip
     return checked_partition(network, hardware, part, "overlap")
-
-
-@numba.njit(cache=True)
-def _distinct_rows(indptr, indices):
-    n_rows = indptr.size - 1
-    n_cols = indices.max() + 1 if indices.size else 0
-    stamp = np.full(n_cols, -1, dtype=np.int64)
-    out_ptr = np.zeros(n_rows + 1, dtype=np.int64)
-    out_idx = np.empty(indices.size, dtype=np.int64)
-    t = 0
-    for r in range(n_rows):
-        for k in range(indptr[r], indptr[r + 1]):
-            c = indices[k]
-            if stamp[c] != r:
-                stamp[c] = r
-                out_idx[t] = c
-                t += 1
-        out_ptr[r + 1] = t
-    return out_ptr, out_idx[:t].copy()
-
-
-@numba.njit(cache=True)
-def _transpose(indptr, indices, n):
-    t_ptr = np.zeros(n + 1, dtype=np.int64)
-    for k in range(indices.size):
-        t_ptr[indices[k] + 1] += 1
-    for c in range(n):
-        t_ptr[c + 1] += t_ptr[c]
-    fill = t_ptr[:-1].copy()
-    t_idx = np.empty(indices.size, dtype=np.int64)
-    for r in range(indptr.size - 1):
-        for k in range(indptr[r], indptr[r + 1]):
-            c = indices[k]
-            t_idx[fill[c]] = r
-            fill[c] += 1
-    return t_ptr, t_idx
 
 
 @numba.njit(cache=True)
@@ -171,7 +93,7 @@ def _overlap(out_ptr, out_idx, in_ptr, in_idx, synapses, rate, by_size, c_npc, c
         e = -1
         while h_size > 0:  # pop, skipping h-edges that became seen while queued
             top = heap[0]
-            h_size = _pop(heap, pri, pos, h_size)
+            h_size = pop(heap, pri, pos, h_size)
             if not seen[top]:
                 e = top
                 break
@@ -191,7 +113,7 @@ def _overlap(out_ptr, out_idx, in_ptr, in_idx, synapses, rate, by_size, c_npc, c
                     cnt += 1
             new[m] = cnt
             c_pri[m] = -(cnt * (n + 1.0) + (n - in_count[m]))
-            c_size = _push(c_heap, c_pri, c_pos, c_size, m)
+            c_size = push(c_heap, c_pri, c_pos, c_size, m)
         while c_size > 0:
             m = c_heap[0]  # line 21: fewest new axons, then the largest inbound set
             if npc == c_npc or spc + synapses[m] > c_spc or apc + new[m] > c_apc:
@@ -213,9 +135,9 @@ def _overlap(out_ptr, out_idx, in_ptr, in_idx, synapses, rate, by_size, c_npc, c
                     x = spare[i]
                     new[x] = in_count[x]
                     c_pri[x] = -(in_count[x] * (n + 1.0) + (n - in_count[x]))
-                    c_size = _push(c_heap, c_pri, c_pos, c_size, x)
+                    c_size = push(c_heap, c_pri, c_pos, c_size, x)
                 continue
-            c_size = _pop(c_heap, c_pri, c_pos, c_size)
+            c_size = pop(c_heap, c_pri, c_pos, c_size)
             part[m] = p
             npc += 1
             spc += synapses[m]
@@ -252,9 +174,9 @@ def _overlap(out_ptr, out_idx, in_ptr, in_idx, synapses, rate, by_size, c_npc, c
                     continue
                 pri[c] = rate[c] * occ[c] / remaining[c]
                 if pos[c] < 0:
-                    h_size = _push(heap, pri, pos, h_size, c)
+                    h_size = push(heap, pri, pos, h_size, c)
                 else:
-                    _sift_up(heap, pri, pos, pos[c])
+                    sift_up(heap, pri, pos, pos[c])
     return part
 
 
@@ -263,4 +185,4 @@ def _one_less(x, new, c_heap, c_pri, c_pos, n):
     """Candidate x has one new inbound axon fewer: it moves up the candidate heap."""
     new[x] -= 1
     c_pri[x] += n + 1.0
-    _sift_up(c_heap, c_pri, c_pos, c_pos[x])
+    sift_up(c_heap, c_pri, c_pos, c_pos[x])

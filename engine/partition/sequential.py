@@ -1,5 +1,4 @@
-"""Sequential partitioning (seed 004 §IV-A3) and the per-core capacity every
-hypergraph partitioner works against.
+"""Sequential partitioning (seed 004 §IV-A3).
 
 Nodes are taken in an order and put into the current partition while the core limits
 hold — neurons (C_npc), distinct inbound axons (C_apc), synapses (C_spc) — and a new
@@ -9,55 +8,20 @@ order; ``sequential-ordered`` the greedy order of Alg. 2.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numba
 import numpy as np
 
-from engine.errors import InfeasibleMappingError
+from engine.errors import CapacityError
 from engine.hardware import Hardware
+from engine.hypergraph import transpose
 from engine.mapping import Partition
 from engine.network import Network
+from engine.ordering import greedy_order
 from engine.partition import register
-from engine.partition.ordering import greedy_order, transpose
+from engine.partition.limits import checked_partition
+from engine.resources import Capacity, capacity
 
-__all__ = ["Capacity", "capacity", "fill_in_order", "checked_partition"]
-
-
-@dataclass(frozen=True)
-class Capacity:
-    neurons: int  # C_npc
-    axons: int  # C_apc
-    synapses: int  # C_spc (the tighter of the synapse limit and synaptic memory)
-
-
-def capacity(network: Network, hardware: Hardware) -> Capacity:
-    """Per-core limits as node, distinct-inbound-h-edge and synapse counts.
-
-    Synaptic memory becomes a synapse count with the widest sparse entry of any
-    population; dense encodings are checked after partitioning (``checked_partition``).
-    """
-    lim, model = hardware.limits, hardware.model
-    entry_bits = max(b + model.sparse_index_bits for b in network.weight_bits)
-    by_memory = lim.synaptic_memory_bytes * 8 // entry_bits
-    synapses = min(lim.synapses, by_memory) if lim.synapses else by_memory
-    return Capacity(lim.neurons, lim.inbound_axons, int(synapses))
-
-
-def checked_partition(network: Network, hardware: Hardware, assignment, how: str) -> Partition:
-    """A Partition after checking it fits the hardware, with a clear error if it does not."""
-    from engine.traffic import partition_stats
-
-    partition = Partition(assignment)
-    if partition.n_parts > hardware.n_cores:
-        raise InfeasibleMappingError(
-            f"{how} partitioning of {network.name!r} needs {partition.n_parts} cores; "
-            f"{hardware.name} has {hardware.n_cores}: choose larger hardware"
-        )
-    problems = partition_stats(network, hardware, partition).limit_violations(network, hardware)
-    if problems:
-        raise InfeasibleMappingError(f"{how} partitioning does not fit: " + "; ".join(problems))
-    return partition
+__all__ = ["fill_in_order", "sequential", "sequential_ordered"]
 
 
 def fill_in_order(network: Network, cap: Capacity, order: np.ndarray) -> np.ndarray:
@@ -66,7 +30,7 @@ def fill_in_order(network: Network, cap: Capacity, order: np.ndarray) -> np.ndar
     part = _fill(order.astype(np.int64), in_indptr, in_src, cap.neurons, cap.axons, cap.synapses)
     if part[0] < 0:
         n = int(-part[0] - 1)
-        raise InfeasibleMappingError(
+        raise CapacityError(
             f"neuron {n} of {network.name!r} alone exceeds a core's limits "
             f"({np.diff(in_indptr)[n]} inbound synapses; limits: {cap.axons} axons, "
             f"{cap.synapses} synapses): choose hardware with larger cores"

@@ -1,6 +1,6 @@
-"""Placers, registered by name: ``placers[name](stats, hardware, *, rng, **params)``.
+"""Placers, registered by name: ``placers[name](graph, hardware, *, rng, **params)``.
 
-``stats`` is the partition graph (``engine.traffic.PartitionStats``: partitions, their
+``graph`` is the partition graph (``engine.partition_graph.PartitionGraph``: partitions, their
 populations and the messages between them); a placer returns a ``Placement`` with one
 distinct physical core per partition.
 """
@@ -15,7 +15,7 @@ import numpy as np
 from engine.errors import UnknownNameError
 from engine.hardware import Hardware
 from engine.mapping import Placement
-from engine.traffic import PartitionStats
+from engine.partition_graph import PartitionGraph
 
 __all__ = ["placers", "register", "make_placement", "placement_choices"]
 
@@ -31,7 +31,7 @@ def register(name: str):
 
 
 def make_placement(
-    stats: PartitionStats, hardware: Hardware, name: str, *, seed: int = 0, **params
+    graph: PartitionGraph, hardware: Hardware, name: str, *, seed: int = 0, **params
 ):
     """The placement a placer name gives; ``A+R`` runs placer A, then refiner R on its result.
 
@@ -47,7 +47,7 @@ def make_placement(
             raise UnknownNameError("refiner", stage, _refiners())
     rng = np.random.default_rng(seed)
     if len(stages) == 1:
-        return placers[stages[0]](stats, hardware, rng=rng, **params)
+        return placers[stages[0]](graph, hardware, rng=rng, **params)
     accepted = [set(inspect.signature(placers[s]).parameters) for s in stages]
     unknown = set(params) - set().union(*accepted)
     if unknown:
@@ -57,7 +57,7 @@ def make_placement(
         kw = {k: v for k, v in params.items() if k in keys}
         if placement is not None:
             kw["initial"] = placement
-        placement = placers[stage](stats, hardware, rng=rng, **kw)
+        placement = placers[stage](graph, hardware, rng=rng, **kw)
     return placement
 
 

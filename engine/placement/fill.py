@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.errors import InfeasibleMappingError
 from engine.hardware import Hardware
 from engine.mapping import Placement
+from engine.partition_graph import PartitionGraph
 from engine.placement import register
-from engine.traffic import PartitionStats
+from engine.resources import require_cores
 
 # sort keys, most significant first, from the core table's columns
 ORDERS = {
@@ -32,17 +32,14 @@ def core_order(hardware: Hardware, name: str) -> np.ndarray:
     return np.lexsort(keys)
 
 
-def _take(order: np.ndarray, n_parts: int, hardware: Hardware) -> Placement:
-    if n_parts > order.size:
-        raise InfeasibleMappingError(
-            f"{n_parts} partitions do not fit the {order.size} cores of {hardware.name}"
-        )
+def _take(order: np.ndarray, n_parts: int, hardware: Hardware, name: str) -> Placement:
+    require_cores(n_parts, hardware, f"the {name} placement")
     return Placement(order[:n_parts])
 
 
 def _fill_placer(name):
-    def placer(stats: PartitionStats, hardware: Hardware, *, rng=None) -> Placement:
-        return _take(core_order(hardware, name), stats.n_parts, hardware)
+    def placer(graph: PartitionGraph, hardware: Hardware, *, rng=None) -> Placement:
+        return _take(core_order(hardware, name), graph.n_parts, hardware, name)
 
     placer.__name__ = name.replace("-", "_")
     placer.__doc__ = f"Seed 000 §4.3.1 heuristic: {name.replace('-', ', ')}-major fill order."
@@ -54,7 +51,7 @@ for _name in ORDERS:
 
 
 @register("random")
-def random_placement(stats: PartitionStats, hardware: Hardware, *, rng=None) -> Placement:
+def random_placement(graph: PartitionGraph, hardware: Hardware, *, rng=None) -> Placement:
     """Uniformly random distinct cores (seed 000 §5.2's fifth initial placement)."""
     rng = rng if rng is not None else np.random.default_rng(0)
-    return _take(rng.permutation(hardware.n_cores), stats.n_parts, hardware)
+    return _take(rng.permutation(hardware.n_cores), graph.n_parts, hardware, "random")

@@ -37,19 +37,15 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from engine.errors import InfeasibleMappingError
+from engine.errors import CapacityError
 from engine.hardware import Hardware
+from engine.heap import pop, push, update
 from engine.mapping import Placement
+from engine.partition_graph import PartitionGraph
 from engine.placement import register
-from engine.placement.hilbert import (
-    check_fits,
-    heap_pop,
-    heap_push,
-    hilbert,
-    pair_adjacency,
-    router_cores,
-)
-from engine.traffic import PartitionStats
+from engine.placement.grid import router_cores
+from engine.placement.hilbert import hilbert
+from engine.resources import require_cores
 
 __all__ = ["force", "force_potential", "refine"]
 
@@ -58,19 +54,19 @@ DY = np.array([0, 0, 1, -1])
 
 
 def force_potential(
-    stats: PartitionStats, hardware: Hardware, placement: Placement, *, exact: bool = False
+    graph: PartitionGraph, hardware: Hardware, placement: Placement, *, exact: bool = False
 ) -> float:
     """Φ = Σ_pairs w · max(router Manhattan distance, 1) (``exact``: without the max)."""
     ct = hardware.core_table
     cores = np.asarray(placement.cores)
     gx, gy = ct["gx"][cores], ct["gy"][cores]
-    s, d = stats.pair_src, stats.pair_dst
+    s, d = graph.pair_src, graph.pair_dst
     dist = np.abs(gx[s] - gx[d]) + np.abs(gy[s] - gy[d])
-    return float(np.sum(stats.pair_messages * np.maximum(dist, 0 if exact else 1)))
+    return float(np.sum(graph.pair_messages * np.maximum(dist, 0 if exact else 1)))
 
 
 def refine(
-    stats: PartitionStats,
+    graph: PartitionGraph,
     hardware: Hardware,
     initial: Placement,
     *,
@@ -78,9 +74,9 @@ def refine(
     exact: bool = False,
 ) -> tuple[Placement, int]:
     """(refined placement, swaps made) from ``initial``; Φ never increases."""
-    problems = initial.check(hardware, stats.n_parts)
+    problems = initial.check(hardware, graph.n_parts)
     if problems:
-        raise InfeasibleMappingError("force: invalid initial placement: " + "; ".join(problems))
+        raise CapacityError("force: invalid initial placement: " + "; ".join(problems))
     gw, gh = hardware.grid_width, hardware.grid_height
     ct = hardware.core_table
     rx, ry = np.arange(hardware.n_routers) % gw, np.arange(hardware.n_routers) // gw
@@ -97,11 +93,11 @@ def refine(
     cores = np.asarray(initial.cores, dtype=np.int64)
     core_of_part = cores.copy()
     part_of_core = np.full(hardware.n_cores, -1, dtype=np.int64)
-    part_of_core[cores] = np.arange(stats.n_parts)
-    eps = 1e-10 * max(float(stats.pair_messages.sum()), 1e-300)
-    budget = max(int(max_iterations), 0) * stats.n_parts
+    part_of_core[cores] = np.arange(graph.n_parts)
+    eps = 1e-10 * max(float(graph.pair_messages.sum()), 1e-300)
+    budget = max(int(max_iterations), 0) * graph.n_parts
     lo = 0 if exact else 1
-    swaps = _refine(core_of_part, part_of_core, geo, pair_adjacency(stats), lo, eps, budget)
+    swaps = _refine(core_of_part, part_of_core, geo, graph.adjacency, lo, eps, budget)
     return Placement(core_of_part), int(swaps)
 
 
@@ -111,10 +107,10 @@ def _dist(ax, ay, bx, by, lo):
 
 
 @numba.njit(cache=True)
-def _forces_of(p, forces, core_of_part, geo, graph, lo):
+def _forces_of(p, forces, core_of_part, geo, adj, lo):
     """Force(p, v) for the four directions, from scratch (O(degree))."""
     router_of_core, rx, ry, neighbour, _, _ = geo
-    indptr, other, weight = graph
+    indptr, other, weight = adj
     r = router_of_core[core_of_part[p]]
     px, py = rx[r], ry[r]
     f0 = f1 = f2 = f3 = 0.0
@@ -149,7 +145,7 @@ def _shift(p, old_r, new_r, w, forces, core_of_part, geo, lo):
 
 
 @numba.njit(cache=True)
-def _best(p, forces, core_of_part, part_of_core, geo, graph, lo, near):
+def _best(p, forces, core_of_part, part_of_core, geo, adj, lo, near):
     """(gain, target core) of p's best swap with a core of a neighbouring router.
 
     ``near`` is scratch space (4 × cores per router) for the exact mode's correction:
@@ -159,7 +155,7 @@ def _best(p, forces, core_of_part, part_of_core, geo, graph, lo, near):
     k_cores = cores_of_router.shape[1]
     r = router_of_core[core_of_part[p]]
     if lo == 0:
-        indptr, other, weight = graph
+        indptr, other, weight = adj
         near[:] = 0.0
         for k in range(indptr[p], indptr[p + 1]):
             c = core_of_part[other[k]]
@@ -183,15 +179,15 @@ def _best(p, forces, core_of_part, part_of_core, geo, graph, lo, near):
 
 
 @numba.njit(cache=True)
-def _swap_gain(p, q, v, forces, core_of_part, geo, graph, lo):
+def _swap_gain(p, q, v, forces, core_of_part, geo, adj, lo):
     """Exact drop of Φ when p moves one router along v and q (or nobody) comes back."""
-    _forces_of(p, forces, core_of_part, geo, graph, lo)
+    _forces_of(p, forces, core_of_part, geo, adj, lo)
     g = forces[p, v]
     if q >= 0:
-        _forces_of(q, forces, core_of_part, geo, graph, lo)
+        _forces_of(q, forces, core_of_part, geo, adj, lo)
         g += forces[q, v ^ 1]
         if lo == 0:
-            indptr, other, weight = graph
+            indptr, other, weight = adj
             for k in range(indptr[p], indptr[p + 1]):
                 if other[k] == q:
                     g -= 2.0 * weight[k]
@@ -199,48 +195,48 @@ def _swap_gain(p, q, v, forces, core_of_part, geo, graph, lo):
 
 
 @numba.njit(cache=True)
-def _refine(core_of_part, part_of_core, geo, graph, lo, eps, budget):
+def _refine(core_of_part, part_of_core, geo, adj, lo, eps, budget):
     router_of_core, _, _, neighbour, cores_of_router, _ = geo
-    indptr, other, weight = graph
+    indptr, other, weight = adj
     n = core_of_part.size
     forces = np.empty((n, 4), dtype=np.float64)
     near = np.zeros(4 * cores_of_router.shape[1], dtype=np.float64)
-    cap = 4 * n + 16
-    keys = np.empty(cap, dtype=np.float64)
-    ids = np.empty(cap, dtype=np.int64)
+    heap = np.empty(n, dtype=np.int64)  # partitions by their best swap's gain
+    gain = np.full(n, -np.inf)
+    pos = np.full(n, -1, dtype=np.int64)
     stamp = np.full(n, -1, dtype=np.int64)
     touched = np.empty(n, dtype=np.int64)
-    queued = np.full(n, -np.inf)  # key of each partition's live heap entry
     swaps, last = 0, -1
     while swaps < budget and swaps != last:
         last = swaps
         # a full pass: exact forces, every partition with a positive best swap queued
         for p in range(n):
-            _forces_of(p, forces, core_of_part, geo, graph, lo)
+            _forces_of(p, forces, core_of_part, geo, adj, lo)
         size = 0
+        pos[:] = -1
         for p in range(n):
-            g, _ = _best(p, forces, core_of_part, part_of_core, geo, graph, lo, near)
+            g, _ = _best(p, forces, core_of_part, part_of_core, geo, adj, lo, near)
             if g > eps:
-                queued[p] = g
-                size = heap_push(keys, ids, size, g, p)
+                gain[p] = g
+                size = push(heap, gain, pos, size, p)
         while size > 0 and swaps < budget:
-            key, p, size = heap_pop(keys, ids, size)
-            if key != queued[p]:
-                continue  # superseded by a later entry
-            queued[p] = -np.inf
-            g, b = _best(p, forces, core_of_part, part_of_core, geo, graph, lo, near)
+            p = heap[0]
+            key = gain[p]
+            size = pop(heap, gain, pos, size)
+            gain[p] = -np.inf
+            g, b = _best(p, forces, core_of_part, part_of_core, geo, adj, lo, near)
             if g <= eps:
                 continue
-            if g < key and size > 0 and keys[0] > g:
-                queued[p] = g  # lost ground: queue it again
-                size = heap_push(keys, ids, size, g, p)
+            if g < key and size > 0 and gain[heap[0]] > g:
+                gain[p] = g  # lost ground: queue it again
+                size = push(heap, gain, pos, size, p)
                 continue
             a, q = core_of_part[p], part_of_core[b]
             ra, rb = router_of_core[a], router_of_core[b]
             v = 0
             while neighbour[ra, v] != rb:
                 v += 1
-            if _swap_gain(p, q, v, forces, core_of_part, geo, graph, lo) <= eps:
+            if _swap_gain(p, q, v, forces, core_of_part, geo, adj, lo) <= eps:
                 continue
             core_of_part[p], part_of_core[b], part_of_core[a] = b, p, q
             if q >= 0:
@@ -260,7 +256,7 @@ def _refine(core_of_part, part_of_core, geo, graph, lo, eps, budget):
                         stamp[o], touched[n_t], n_t = swaps, o, n_t + 1
             for m in (p, q):
                 if m >= 0:
-                    _forces_of(m, forces, core_of_part, geo, graph, lo)
+                    _forces_of(m, forces, core_of_part, geo, adj, lo)
                     if stamp[m] != swaps:
                         stamp[m], touched[n_t], n_t = swaps, m, n_t + 1
             # partitions on and around the two routers: their candidate cores changed
@@ -273,23 +269,17 @@ def _refine(core_of_part, part_of_core, geo, graph, lo, eps, budget):
                         o = part_of_core[c]
                         if o >= 0 and stamp[o] != swaps:
                             stamp[o], touched[n_t], n_t = swaps, o, n_t + 1
-            if size + n_t > cap:
-                cap = 2 * (size + n_t)
-                keys2, ids2 = np.empty(cap, dtype=np.float64), np.empty(cap, dtype=np.int64)
-                keys2[:size], ids2[:size] = keys[:size], ids[:size]
-                keys, ids = keys2, ids2
             for i in range(n_t):
                 o = touched[i]
-                g2, _ = _best(o, forces, core_of_part, part_of_core, geo, graph, lo, near)
-                if g2 > eps and g2 != queued[o]:
-                    queued[o] = g2
-                    size = heap_push(keys, ids, size, g2, o)
+                g2, _ = _best(o, forces, core_of_part, part_of_core, geo, adj, lo, near)
+                if g2 > eps and g2 != gain[o]:
+                    size = update(heap, gain, pos, size, o, g2)
     return swaps
 
 
 @register("force")
 def force(
-    stats: PartitionStats,
+    graph: PartitionGraph,
     hardware: Hardware,
     *,
     rng=None,
@@ -303,7 +293,7 @@ def force(
     bounds the swaps to that many times the partition count; ``exact`` drops the
     max(‖·‖, 1) for partitions sharing a router.
     """
-    check_fits(stats, hardware, "force")
+    require_cores(graph.n_parts, hardware, "the force placement")
     if initial is None:
-        initial = hilbert(stats, hardware, rng=rng)
-    return refine(stats, hardware, initial, max_iterations=max_iterations, exact=exact)[0]
+        initial = hilbert(graph, hardware, rng=rng)
+    return refine(graph, hardware, initial, max_iterations=max_iterations, exact=exact)[0]

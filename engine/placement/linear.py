@@ -13,25 +13,25 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.errors import InfeasibleMappingError
+from engine.errors import CapacityError
 from engine.hardware import Hardware
 from engine.mapping import Placement
+from engine.partition_graph import PartitionGraph
 from engine.placement import register
-from engine.traffic import PartitionStats
 
 
-def _pairs(stats: PartitionStats, hardware: Hardware, xy: list[tuple[int, int]], pattern: str):
-    pop = stats.population
+def _pairs(graph: PartitionGraph, hardware: Hardware, xy: list[tuple[int, int]], pattern: str):
+    pop = graph.population
     origins, dests = np.flatnonzero(pop == 0), np.flatnonzero(pop == 1)
     m = origins.size
     if hardware.cores_per_router < 2:
-        raise InfeasibleMappingError(f"{pattern} needs at least 2 cores per router")
+        raise CapacityError(f"{pattern} needs at least 2 cores per router")
     if len(xy) != m:
-        raise InfeasibleMappingError(f"{pattern}: pattern has {len(xy)} routers for M={m}")
+        raise CapacityError(f"{pattern}: pattern has {len(xy)} routers for M={m}")
     gw, gh = hardware.grid_width, hardware.grid_height
     xs, ys = np.array([p[0] for p in xy]), np.array([p[1] for p in xy])
     if xs.max() >= gw or ys.max() >= gh:
-        raise InfeasibleMappingError(
+        raise CapacityError(
             f"{pattern} for M={m} spans {xs.max() + 1}x{ys.max() + 1} routers; "
             f"{hardware.name} has {gw}x{gh}: use a larger mesh (e.g. mesh:{max(gw, xs.max() + 1)}x"
             f"{max(gh, ys.max() + 1)}x2)"
@@ -41,17 +41,17 @@ def _pairs(stats: PartitionStats, hardware: Hardware, xy: list[tuple[int, int]],
     first = ct["slot"] == 0
     router_core[ct["router"][first]] = np.flatnonzero(first)
     base = router_core[ys * gw + xs]
-    cores = np.empty(stats.n_parts, dtype=np.int64)
+    cores = np.empty(graph.n_parts, dtype=np.int64)
     cores[origins], cores[dests] = base, base + 1
     return Placement(cores)
 
 
-def _m(stats: PartitionStats, pattern: str) -> int:
+def _m(graph: PartitionGraph, pattern: str) -> int:
     """M, after checking the partition is M origin + M destination cores."""
-    pop = stats.population
+    pop = graph.population
     m = int(np.count_nonzero(pop == 0))
     if m == 0 or np.count_nonzero(pop == 1) != m or pop.max() > 1:
-        raise InfeasibleMappingError(
+        raise CapacityError(
             f"{pattern} places a two-population linear layer (M origin and M destination "
             "cores); this partition is not one"
         )
@@ -59,30 +59,30 @@ def _m(stats: PartitionStats, pattern: str) -> int:
 
 
 @register("pairs-square")
-def pairs_square(stats: PartitionStats, hardware: Hardware, *, rng=None, rows: int = 0):
+def pairs_square(graph: PartitionGraph, hardware: Hardware, *, rng=None, rows: int = 0):
     """Seed 001 §VI saturated rectangle of origin/destination pairs, near-square by default."""
-    m = _m(stats, "pairs-square")
+    m = _m(graph, "pairs-square")
     if not rows:  # the most square saturated rectangle; a prime M leaves its last row short
         divisors = [r for r in range(1, int(np.sqrt(m)) + 1) if m % r == 0]
         rows = divisors[-1] if divisors[-1] > 1 or m < 4 else int(np.sqrt(m))
     cols = -(-m // rows)
     xy = [(k % cols, k // cols) for k in range(m)]
-    return _pairs(stats, hardware, xy, "pairs-square")
+    return _pairs(graph, hardware, xy, "pairs-square")
 
 
 @register("pairs-x")
-def pairs_x(stats: PartitionStats, hardware: Hardware, *, rng=None):
+def pairs_x(graph: PartitionGraph, hardware: Hardware, *, rng=None):
     """Seed 001 §VI X shape: both diagonals of an n×n block, M = 2n, n even."""
-    m = _m(stats, "pairs-x")
+    m = _m(graph, "pairs-x")
     n = m // 2
     if m % 2 or n % 2:
-        raise InfeasibleMappingError(f"pairs-x needs M = 2n with n even; M = {m}")
+        raise CapacityError(f"pairs-x needs M = 2n with n even; M = {m}")
     xy = [(i, i) for i in range(n)] + [(n - 1 - i, i) for i in range(n)]
-    return _pairs(stats, hardware, xy, "pairs-x")
+    return _pairs(graph, hardware, xy, "pairs-x")
 
 
 @register("pairs-diagonal")
-def pairs_diagonal(stats: PartitionStats, hardware: Hardware, *, rng=None):
+def pairs_diagonal(graph: PartitionGraph, hardware: Hardware, *, rng=None):
     """Seed 001 §VI identity placement: pairs on the diagonal of an M×M block."""
-    m = _m(stats, "pairs-diagonal")
-    return _pairs(stats, hardware, [(i, i) for i in range(m)], "pairs-diagonal")
+    m = _m(graph, "pairs-diagonal")
+    return _pairs(graph, hardware, [(i, i) for i in range(m)], "pairs-diagonal")

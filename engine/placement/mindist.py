@@ -6,7 +6,7 @@ partitions fit on one chip of a multi-chip board), centred: a near-square
 a×b arrangement of cells matching the grid's aspect, each input at its cell's centre
 router, a short last row centred too (one input per router while routers last).
 Then every other partition, in Kahn's topological order when the partition graph is
-acyclic and Alg. 2's greedy order otherwise (``hilbert.partition_order``), takes the
+acyclic and Alg. 2's greedy order otherwise (``engine.ordering.partition_order``), takes the
 free core that minimizes Σ w · ‖router − router(q)‖ over its already placed partners
 q, w being the messages per step between the two in both directions (the paper's
 spike-frequency weighting). Only the frontier is searched (the paper's second
@@ -24,10 +24,11 @@ import numpy as np
 
 from engine.hardware import Hardware
 from engine.mapping import Placement
+from engine.ordering import partition_order
+from engine.partition_graph import PartitionGraph
 from engine.placement import register
-from engine.placement.hilbert import check_fits, pair_adjacency, partition_order, router_cores
-from engine.placement.spectral import home_block
-from engine.traffic import PartitionStats
+from engine.placement.grid import home_block, router_cores
+from engine.resources import require_cores
 
 __all__ = ["min_distance", "spread_points"]
 
@@ -53,13 +54,13 @@ def spread_points(m: int, width: int, height: int) -> tuple[np.ndarray, np.ndarr
 
 
 @register("min-distance")
-def min_distance(stats: PartitionStats, hardware: Hardware, *, rng=None) -> Placement:
+def min_distance(graph: PartitionGraph, hardware: Hardware, *, rng=None) -> Placement:
     """Seed 004 §IV-C2: inputs spread, then each partition at its frequency-weighted nearest."""
-    check_fits(stats, hardware, "min-distance")
-    n, gw = stats.n_parts, hardware.grid_width
-    order = partition_order(stats)
-    sends = np.bincount(stats.pair_src, minlength=n) > 0
-    is_input = (np.bincount(stats.pair_dst, minlength=n) == 0) & sends  # not isolated ones
+    require_cores(graph.n_parts, hardware, "the min-distance placement")
+    n, gw = graph.n_parts, hardware.grid_width
+    order = partition_order(graph)
+    sends = np.bincount(graph.pair_src, minlength=n) > 0
+    is_input = (np.bincount(graph.pair_dst, minlength=n) == 0) & sends  # not isolated ones
     inputs = order[is_input[order]]
     hx, hy, hw, hh = home_block(hardware, n)
     if inputs.size == 0:
@@ -72,7 +73,7 @@ def min_distance(stats: PartitionStats, hardware: Hardware, *, rng=None) -> Plac
     first = np.arange(inputs.size)
     seed_cores = rc[spots[first % spots.size], first // spots.size]
     rest = order[~np.isin(order, inputs)]
-    indptr, other, weight = pair_adjacency(stats)
+    indptr, other, weight = graph.adjacency
     rx = np.arange(hardware.n_routers) % gw
     ry = np.arange(hardware.n_routers) // gw
     centre = np.abs(2 * (rx - hx) - (hw - 1)) + np.abs(2 * (ry - hy) - (hh - 1))  # 2 × distance

@@ -1,6 +1,6 @@
 """Spectral placement (seed 004 §IV-B2).
 
-The partition-level h-graph (``stats.hedge_sets`` with weights ``stats.hedge_weights``)
+The partition-level h-graph (``graph.hedge_sets`` with weights ``graph.hedge_weights``)
 is clique-expanded, W = Hᵀ diag(w) H without its diagonal, and normalized as in eq. 8:
 L = I − D^{-1/2} W D^{-1/2} with D = diag(wdeg), wdeg(p) = Σ of the weights of the
 h-edges that contain p. The two eigenvectors after the trivial one (the smallest
@@ -36,19 +36,20 @@ from scipy.spatial import cKDTree
 from engine.errors import UnknownNameError
 from engine.hardware import Hardware
 from engine.mapping import Placement
+from engine.partition_graph import PartitionGraph
 from engine.placement import register
-from engine.placement.hilbert import check_fits, router_cores
-from engine.traffic import PartitionStats
+from engine.placement.grid import compact_block, home_block, router_cores
+from engine.resources import require_cores
 
-__all__ = ["spectral", "spectral_coordinates", "home_block", "compact_block", "snap_to_slots"]
+__all__ = ["spectral", "spectral_coordinates", "snap_to_slots"]
 
 DENSE_BELOW = 400  # partitions: below this, dense eigh is fast and exact
 
 
-def _clique_expansion(stats: PartitionStats) -> tuple[sp.csr_matrix, np.ndarray]:
+def _clique_expansion(graph: PartitionGraph) -> tuple[sp.csr_matrix, np.ndarray]:
     """(W without diagonal, eq. 8 wdeg) of the partition h-graph."""
-    h = stats.hedge_sets.astype(np.float64)
-    w = np.asarray(stats.hedge_weights, dtype=np.float64)
+    h = graph.hedge_sets.astype(np.float64)
+    w = np.asarray(graph.hedge_weights, dtype=np.float64)
     wdeg = np.asarray(h.T @ w).ravel()
     big = np.diff(h.indptr) > 1  # singleton h-edges add nothing off the diagonal
     hb = h[big]
@@ -59,7 +60,7 @@ def _clique_expansion(stats: PartitionStats) -> tuple[sp.csr_matrix, np.ndarray]
 
 
 def spectral_coordinates(
-    stats: PartitionStats,
+    graph: PartitionGraph,
     *,
     rng: np.random.Generator | None = None,
     degree: str = "eq8",
@@ -75,8 +76,8 @@ def spectral_coordinates(
     if normalize not in ("minmax", "rank"):
         raise UnknownNameError("spectral normalization", normalize, ["minmax", "rank"])
     rng = rng if rng is not None else np.random.default_rng(0)
-    adj, wdeg = _clique_expansion(stats)
-    n = stats.n_parts
+    adj, wdeg = _clique_expansion(graph)
+    n = graph.n_parts
     coords = np.full((n, 2), 0.5)
     linked = np.diff(adj.indptr) > 0
     idx = np.flatnonzero(linked)
@@ -132,25 +133,6 @@ def _ranks(vecs: np.ndarray) -> np.ndarray:
     return ranks / max(len(vecs) - 1, 1)
 
 
-def compact_block(n_routers: int, width: int, height: int) -> tuple[int, int, int, int]:
-    """(x0, y0, w, h): the most square w×h block of at least ``n_routers``, centred."""
-    w = min(int(np.ceil(np.sqrt(n_routers))), width)
-    h = -(-n_routers // w)
-    if h > height:
-        h = height
-        w = -(-n_routers // h)
-    return (width - w) // 2, (height - h) // 2, w, h
-
-
-def home_block(hardware: Hardware, n_parts: int) -> tuple[int, int, int, int]:
-    """(x0, y0, w, h) of the routers a placement should stay in: the global grid, or the
-    middle chip when the partitions fit on one chip (chip-to-chip links are costly)."""
-    if hardware.n_chips == 1 or n_parts > hardware.cores_per_chip:
-        return 0, 0, hardware.grid_width, hardware.grid_height
-    cx, cy = (hardware.chips_x - 1) // 2, (hardware.chips_y - 1) // 2
-    return cx * hardware.width, cy * hardware.height, hardware.width, hardware.height
-
-
 def snap_to_slots(points: np.ndarray, slots: np.ndarray, order: np.ndarray) -> np.ndarray:
     """Slot index for each point, points taken in ``order``, each the nearest free slot.
 
@@ -180,7 +162,7 @@ def snap_to_slots(points: np.ndarray, slots: np.ndarray, order: np.ndarray) -> n
 
 @register("spectral")
 def spectral(
-    stats: PartitionStats,
+    graph: PartitionGraph,
     hardware: Hardware,
     *,
     rng=None,
@@ -189,13 +171,13 @@ def spectral(
     normalize: str = "minmax",
 ) -> Placement:
     """Seed 004 §IV-B2: eq. 8 Laplacian eigenvectors, scaled to a compact block, KD-snapped."""
-    check_fits(stats, hardware, "spectral")
+    require_cores(graph.n_parts, hardware, "the spectral placement")
     coords, linked, score = spectral_coordinates(
-        stats, rng=rng, degree=degree, teleport=teleport, normalize=normalize
+        graph, rng=rng, degree=degree, teleport=teleport, normalize=normalize
     )
     k = hardware.cores_per_router
-    hx, hy, hw, hh = home_block(hardware, stats.n_parts)
-    x0, y0, w, h = compact_block(-(-stats.n_parts // k), hw, hh)
+    hx, hy, hw, hh = home_block(hardware, graph.n_parts)
+    x0, y0, w, h = compact_block(-(-graph.n_parts // k), hw, hh)
     x0, y0 = x0 + hx, y0 + hy
     if w < h:  # the first eigenvector, the broadest variation, along the longer side
         coords = coords[:, ::-1]

@@ -28,7 +28,7 @@ from engine.errors import MeshScopeError
 from engine.hardware import Hardware
 from engine.mapping import Mapping, Partition, Placement, mapping_to_dict
 from engine.network import Network
-from engine.traffic import partition_stats
+from engine.partition_graph import partition_graph
 
 __all__ = ["Candidate", "Outcome", "ModelEvaluator", "CommandEvaluator"]
 
@@ -71,8 +71,8 @@ class ModelEvaluator:
         ev = self._cache.get(cores)
         if ev is None:
             partition = Partition.layered(self.network, cores)
-            stats = partition_stats(self.network, self.hardware, partition)
-            ev = Evaluator(self.network, self.hardware, partition, placement, stats=stats)
+            stats = partition_graph(self.network, self.hardware, partition)
+            ev = Evaluator(self.network, self.hardware, partition, placement, graph=stats)
             self._cache[cores] = ev
             if len(self._cache) > self._cache_size:
                 self._cache.popitem(last=False)

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.errors import BadFileError, MeshScopeError
+from engine.errors import InputFileError, MeshScopeError
 from engine.hardware import Hardware
 from engine.mapping import Mapping
 from engine.network import Network
@@ -340,21 +340,21 @@ class NestedES:
         try:
             state = json.loads(Path(path).read_text())
         except OSError as e:
-            raise BadFileError(f"cannot read checkpoint {path}: {e.strerror}") from None
+            raise InputFileError(f"cannot read checkpoint {path}: {e.strerror}") from None
         except json.JSONDecodeError as e:
-            raise BadFileError(f"{path} is not a checkpoint (JSON error: {e.msg})") from None
+            raise InputFileError(f"{path} is not a checkpoint (JSON error: {e.msg})") from None
         if not isinstance(state, dict) or state.get("format") != CHECKPOINT_FORMAT:
-            raise BadFileError(f"{path} is not a MeshScope evolution checkpoint")
+            raise InputFileError(f"{path} is not a MeshScope evolution checkpoint")
         for what, obj in (("network", network), ("hardware", hardware)):
             if state.get(what, {}).get("fingerprint") != obj.fingerprint:
-                raise BadFileError(
+                raise InputFileError(
                     f"{path} is a run of {what} {state.get(what, {}).get('name')!r}, "
                     f"not of {obj.name!r}"
                 )
         try:
             es = cls._from_state(state, network, hardware, evaluator, budget)
         except (KeyError, TypeError, ValueError, IndexError) as e:
-            raise BadFileError(
+            raise InputFileError(
                 f"{path} is a malformed checkpoint ({type(e).__name__}: {e})"
             ) from None
         return es

@@ -15,7 +15,7 @@ from functools import cached_property
 
 import numpy as np
 
-from engine.errors import InfeasibleMappingError
+from engine.errors import CapacityError
 from engine.hardware import Hardware
 from engine.mapping import Mapping, Partition, Placement
 from engine.network import Network
@@ -51,7 +51,7 @@ class Layout:
         if np.any(np.diff(self.free) <= 0):
             raise ValueError("free populations must be given in increasing order")
         if self.c_min.sum() > self.cores.size:
-            raise InfeasibleMappingError(
+            raise CapacityError(
                 f"the minimum partition needs {self.c_min.sum()} cores; only "
                 f"{self.cores.size} are available"
             )
@@ -152,15 +152,16 @@ def layout_for(
     network: Network, hardware: Hardware, *, cores=None, free=None, fixed_cores=None
 ) -> Layout:
     """The search layout of (some populations of) a network on (some) cores."""
-    from engine.partition.layer import PopulationLoads, min_cores
+    from engine.partition.layer import min_cores
+    from engine.resources import PopulationSplit
 
     free = np.arange(network.n_populations) if free is None else np.asarray(free)
     c_min = np.asarray(min_cores(network, hardware))[free]
-    loads: dict[int, PopulationLoads] = {}
+    loads: dict[int, PopulationSplit] = {}
 
     def limit_check(population: int, cores: int) -> bool:
         if population not in loads:
-            loads[population] = PopulationLoads(network, hardware, population)
+            loads[population] = PopulationSplit(network, hardware, population)
         return not loads[population].violations(cores)
 
     return Layout(

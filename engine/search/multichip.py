@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from engine.errors import InfeasibleMappingError, MeshScopeError
+from engine.errors import CapacityError, MeshScopeError
 from engine.hardware import Hardware
 from engine.network import Network
 from engine.placement.fill import ORDERS, core_order
@@ -42,7 +42,7 @@ def segment_layers(
     n = cores.size
     if cores.max() > capacity:
         k = int(np.argmax(cores))
-        raise InfeasibleMappingError(
+        raise CapacityError(
             f"layer {k} alone needs {cores[k]} cores, more than the {capacity} of one chip; "
             "use the global strategy"
         )
@@ -66,7 +66,7 @@ def segment_layers(
                     best[j][i], cut[j, i] = cand, m
     j = min(range(1, s + 1), key=lambda jj: best[jj][n])
     if best[j][n] == worst:
-        raise InfeasibleMappingError(
+        raise CapacityError(
             f"the layers need {prefix[-1]} cores; {s} chips of {capacity} cannot hold them "
             "in contiguous segments"
         )
@@ -80,9 +80,9 @@ def segment_layers(
 def layer_crossing_traffic(network, hardware, cores_per_population) -> np.ndarray:
     """Messages per step that a cut after each layer would send between segments."""
     from engine.mapping import Partition
-    from engine.traffic import partition_stats
+    from engine.partition_graph import partition_graph
 
-    stats = partition_stats(network, hardware, Partition.layered(network, cores_per_population))
+    stats = partition_graph(network, hardware, Partition.layered(network, cores_per_population))
     pop = stats.population
     src, dst = pop[stats.pair_src], pop[stats.pair_dst]
     n = network.n_populations

@@ -14,9 +14,9 @@ from engine.cost import TERMS, evaluate
 from engine.hardware import load_hardware, preset_names
 from engine.mapping import Mapping, read_mapping_file
 from engine.partition import make_partition, partitioners
+from engine.partition_graph import partition_graph
 from engine.placement import make_placement, placers
 from engine.specs import load_network_spec
-from engine.traffic import partition_stats
 from engine.workloads import workloads
 
 SMALL = "linear-dense:M=2,N=8"
@@ -43,7 +43,7 @@ def engine_evaluation(network: str, hardware: str, partition: str | None, placem
     """What the engine computes for the mapping the CLI builds from the same options."""
     net, hw = load_network_spec(network), load_hardware(hardware)
     part = make_partition(net, hw, partition, seed=0)
-    place = make_placement(partition_stats(net, hw, part), hw, placement, seed=0)
+    place = make_placement(partition_graph(net, hw, part), hw, placement, seed=0)
     return net, hw, evaluate(net, hw, Mapping(part, place))
 
 

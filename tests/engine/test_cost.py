@@ -10,14 +10,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.cost import TERMS, Evaluator, evaluate
-from engine.errors import InfeasibleMappingError
+from engine.errors import CapacityError
 from engine.hardware import load_hardware
 from engine.mapping import Mapping, Partition, Placement
 from engine.network import Network
 from engine.partition import make_partition
+from engine.partition_graph import partition_graph
 from engine.placement import make_placement
 from engine.specs import load_network_spec
-from engine.traffic import partition_stats
 from tests.engine.test_traffic import hardware_specs, random_mapping
 
 ARRAY_FIELDS = ("cores", "neurons", "synops", "synmem_reads", "link_messages", "link_us")
@@ -83,7 +83,7 @@ def mlp_eval():
     net = load_network_spec("sparse-mlp-1")
     hw = load_hardware("loihi2")
     part = make_partition(net, hw, "min+2")
-    place = make_placement(partition_stats(net, hw, part), hw, "packed-row")
+    place = make_placement(partition_graph(net, hw, part), hw, "packed-row")
     return net, hw, Mapping(part, place), evaluate(net, hw, Mapping(part, place))
 
 
@@ -199,8 +199,8 @@ def test_evaluate_refuses_an_infeasible_mapping():
     hw = load_hardware("loihi2")
     net = load_network_spec("sparse-mlp-1")
     part = Partition.layered(net, [1, 1, 1, 1, 1, 1, 1])  # far over synaptic memory
-    with pytest.raises(InfeasibleMappingError, match="synaptic memory"):
+    with pytest.raises(CapacityError, match="synaptic memory"):
         evaluate(net, hw, Mapping(part, Placement(np.arange(7))))
     part = make_partition(net, hw, "min")
-    with pytest.raises(InfeasibleMappingError, match="share core"):
+    with pytest.raises(CapacityError, match="share core"):
         evaluate(net, hw, Mapping(part, Placement(np.zeros(part.n_parts, int))))

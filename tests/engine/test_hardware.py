@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.errors import BadFileError, InvalidHardwareError, UnknownNameError
+from engine.errors import InputFileError, InvalidHardwareError, UnknownNameError
 from engine.hardware import (
     CORE_TO_ROUTER,
     DIRECTIONS,
@@ -343,7 +343,7 @@ MALFORMED_PRESETS = [
 )
 def test_malformed_preset_files_raise_bad_file_error(tmp_path, text, message):
     path = write(tmp_path, text)
-    with pytest.raises(BadFileError) as info:
+    with pytest.raises(InputFileError) as info:
         load_hardware(path)
     assert message in str(info.value)
     assert path in str(info.value)  # names the file

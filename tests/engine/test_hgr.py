@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from engine.cli import main
-from engine.errors import BadFileError
+from engine.errors import InputFileError
 from engine.hardware import load_hardware
 from engine.io.hgr import read_hgr, read_partition_file, write_hgr
 from engine.partition import make_partition
@@ -58,7 +58,7 @@ def test_reads_plain_hmetis_files(tmp_path):
 def test_malformed_files_name_the_problem(tmp_path, text, message):
     path = tmp_path / "bad.hgr"
     path.write_text(text)
-    with pytest.raises(BadFileError, match=message):
+    with pytest.raises(InputFileError, match=message):
         read_hgr(path)
 
 
@@ -69,7 +69,7 @@ def test_partition_files_round_trip(tmp_path):
     path.write_text("\n".join(str(b + 7) for b in ref.assignment) + "\n")  # any block ids
     got = make_partition(net, hw, f"file:{path}")
     np.testing.assert_array_equal(got.assignment, ref.assignment)
-    with pytest.raises(BadFileError, match="one block id per line"):
+    with pytest.raises(InputFileError, match="one block id per line"):
         read_partition_file(path, net.n_neurons + 1)
 
 

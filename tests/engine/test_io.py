@@ -8,7 +8,7 @@ import zipfile
 import numpy as np
 import pytest
 
-from engine.errors import BadFileError, InvalidNetworkError
+from engine.errors import InputFileError, InvalidNetworkError
 from engine.hardware import load_hardware
 from engine.io.network_file import FORMAT, load_network, save_network
 from engine.mapping import (
@@ -21,9 +21,9 @@ from engine.mapping import (
 )
 from engine.network import Network
 from engine.partition import make_partition
+from engine.partition_graph import partition_graph
 from engine.placement import make_placement
 from engine.specs import demo_files, load_network_spec
-from engine.traffic import partition_stats
 from engine.workloads import build_workload
 
 
@@ -113,7 +113,7 @@ def test_demo_files_are_the_networks_their_names_say(demo):
 def test_text_file_renamed_npz(tmp_path):
     path = tmp_path / "notes.npz"
     path.write_text("these are not arrays\n")
-    with pytest.raises(BadFileError) as info:
+    with pytest.raises(InputFileError) as info:
         load_network(path)
     assert str(path) in str(info.value)
     assert "not a MeshScope network file" in str(info.value)
@@ -123,7 +123,7 @@ def test_zip_without_the_arrays(tmp_path):
     path = tmp_path / "archive.npz"
     with zipfile.ZipFile(path, "w") as z:
         z.writestr("readme.txt", "hello")
-    with pytest.raises(BadFileError) as info:
+    with pytest.raises(InputFileError) as info:
         load_network(path)
     text = str(info.value)
     assert str(path) in text
@@ -134,7 +134,7 @@ def test_npz_missing_one_array(tmp_path):
     arrays = valid_arrays()
     del arrays["rate"]
     path = save_arrays(tmp_path / "norate.npz", **arrays)
-    with pytest.raises(BadFileError, match=r"missing arrays \['rate'\]") as info:
+    with pytest.raises(InputFileError, match=r"missing arrays \['rate'\]") as info:
         load_network(path)
     assert str(path) in str(info.value)
 
@@ -151,7 +151,7 @@ def test_npz_missing_one_array(tmp_path):
 )
 def test_header_problems(tmp_path, meta, message):
     path = save_arrays(tmp_path / "bad-header.npz", **valid_arrays(meta))
-    with pytest.raises(BadFileError) as info:
+    with pytest.raises(InputFileError) as info:
         load_network(path)
     assert message in str(info.value)
     assert str(path) in str(info.value)
@@ -163,13 +163,13 @@ def test_header_problems(tmp_path, meta, message):
 )
 def test_header_that_is_not_a_json_object(tmp_path, meta_text, message):
     path = save_arrays(tmp_path / "bad.npz", **valid_arrays(meta=np.array(meta_text)))
-    with pytest.raises(BadFileError, match=message):
+    with pytest.raises(InputFileError, match=message):
         load_network(path)
 
 
 def test_inconsistent_arrays_are_a_bad_file_naming_the_problem(tmp_path):
     path = save_arrays(tmp_path / "broken.npz", **valid_arrays(rate=np.array([0.5, 2.0, 0.1])))
-    with pytest.raises(BadFileError) as info:
+    with pytest.raises(InputFileError) as info:
         load_network(path)
     assert str(path) in str(info.value)
     assert "[0, 1]" in str(info.value)  # the network's own complaint is passed on
@@ -178,20 +178,20 @@ def test_inconsistent_arrays_are_a_bad_file_naming_the_problem(tmp_path):
 def test_pickled_arrays_are_refused(tmp_path):
     objects = np.array([{"a": 1}, None], dtype=object)
     path = save_arrays(tmp_path / "pickle.npz", **valid_arrays(population=objects))
-    with pytest.raises(BadFileError) as info:
+    with pytest.raises(InputFileError) as info:
         load_network(path)
     assert str(path) in str(info.value)
 
 
 def test_missing_network_file(tmp_path):
-    with pytest.raises(BadFileError, match="does not exist"):
+    with pytest.raises(InputFileError, match="does not exist"):
         load_network(tmp_path / "absent.npz")
 
 
 def test_network_spec_with_an_unknown_file_type(tmp_path):
     path = tmp_path / "net.csv"
     path.write_text("1,2\n")
-    with pytest.raises(BadFileError, match="unknown network file type"):
+    with pytest.raises(InputFileError, match="unknown network file type"):
         load_network_spec(str(path))
 
 
@@ -206,7 +206,7 @@ def layered(loihi2):
     """A layered mapping (cores per population) of a small linear layer."""
     net = build_workload("linear-dense:M=2,N=8")
     partition = make_partition(net, loihi2, "natural")
-    stats = partition_stats(net, loihi2, partition)
+    stats = partition_graph(net, loihi2, partition)
     return net, Mapping(partition, make_placement(stats, loihi2, "random", seed=3))
 
 
@@ -270,7 +270,7 @@ def test_mapping_of_another_network_names_both(assigned, loihi2):
     net, mapping = assigned
     mf = parse_mapping_dict(mapping_to_dict(net, loihi2, mapping), "saved.json")
     other = build_workload("rand:n=120,card=5,seed=9")
-    with pytest.raises(BadFileError) as info:
+    with pytest.raises(InputFileError) as info:
         mf.build(other, loihi2)
     text = str(info.value)
     assert "saved.json" in text
@@ -282,7 +282,7 @@ def test_mapping_for_other_hardware_names_both(layered, loihi2):
     net, mapping = layered
     mf = parse_mapping_dict(mapping_to_dict(net, loihi2, mapping), "saved.json")
     other = load_hardware("loihi2-x8")  # every address of the file exists there too
-    with pytest.raises(BadFileError) as info:
+    with pytest.raises(InputFileError) as info:
         mf.build(net, other)
     text = str(info.value)
     assert "hardware 'loihi2'" in text and "loihi2-x8" in text
@@ -300,13 +300,13 @@ def test_hardware_is_identified_by_content_not_name(layered, loihi2):
 def test_malformed_json_file(tmp_path):
     path = tmp_path / "broken.json"
     path.write_text('{"format": "meshscope-mapping",\n "version": 1,,}')
-    with pytest.raises(BadFileError) as info:
+    with pytest.raises(InputFileError) as info:
         read_mapping_file(path)
     assert str(path) in str(info.value) and "not valid JSON (line 2" in str(info.value)
 
 
 def test_missing_mapping_file(tmp_path):
-    with pytest.raises(BadFileError, match="cannot read mapping file"):
+    with pytest.raises(InputFileError, match="cannot read mapping file"):
         read_mapping_file(tmp_path / "absent.json")
 
 
@@ -366,7 +366,7 @@ MALFORMED_MAPPINGS = [
 )
 def test_malformed_mapping_dicts(layered, loihi2, path, value, message):
     data = _edit(_good(layered, loihi2), path, value)
-    with pytest.raises(BadFileError) as info:
+    with pytest.raises(InputFileError) as info:
         parse_mapping_dict(data, "edited.json")
     assert str(info.value).startswith("edited.json: ")
     assert message in str(info.value)
@@ -374,7 +374,7 @@ def test_malformed_mapping_dicts(layered, loihi2, path, value, message):
 
 @pytest.mark.parametrize("data", [[], "mapping", 3, None])
 def test_a_mapping_must_be_a_json_object(data):
-    with pytest.raises(BadFileError, match="not a MeshScope mapping"):
+    with pytest.raises(InputFileError, match="not a MeshScope mapping"):
         parse_mapping_dict(data, "x.json")
 
 
@@ -382,14 +382,14 @@ def test_text_assignment_is_refused(assigned, loihi2):
     net, mapping = assigned
     data = mapping_to_dict(net, loihi2, mapping)
     data["partition"]["assignment"][5] = "core 3"
-    with pytest.raises(BadFileError, match="needs a list of integers"):
+    with pytest.raises(InputFileError, match="needs a list of integers"):
         parse_mapping_dict(data, "x.json")
 
 
 def test_placement_address_off_the_hardware(layered, loihi2):
     data = _edit(_good(layered, loihi2), ("placement", 0), [0, 9, 9, 0])
     mf = parse_mapping_dict(data, "edited.json")
-    with pytest.raises(BadFileError) as info:
+    with pytest.raises(InputFileError) as info:
         mf.build(layered[0], loihi2)
     text = str(info.value)
     assert text.startswith("edited.json: placement: ")
@@ -400,10 +400,10 @@ def test_assignment_of_the_wrong_length(assigned, loihi2):
     net, mapping = assigned
     data = mapping_to_dict(net, loihi2, mapping)
     data["partition"]["assignment"] = data["partition"]["assignment"][:-1]
-    with pytest.raises(BadFileError, match=r"assignment has 119 entries for 120 neurons"):
+    with pytest.raises(InputFileError, match=r"assignment has 119 entries for 120 neurons"):
         parse_mapping_dict(data, "x.json").build(net, loihi2)
 
 
 def test_network_errors_are_not_bad_files():
     # guards the distinction the CLI relies on: each failure names its own cause
-    assert not issubclass(InvalidNetworkError, BadFileError)
+    assert not issubclass(InvalidNetworkError, InputFileError)

@@ -6,7 +6,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.partition.ordering import greedy_order, kahn_order, transpose
+from engine.hypergraph import transpose
+from engine.ordering import greedy_order, kahn_order
 
 
 def alg2_reference(indptr, indices, weights, n):

@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.errors import InfeasibleMappingError, UnknownNameError
+from engine.errors import CapacityError, SpecError, UnknownNameError
 from engine.hardware import load_hardware
 from engine.mapping import Partition
 from engine.partition import make_partition, parse_partition_spec, partitioners
+from engine.partition_graph import partition_graph
 from engine.specs import load_network_spec
-from engine.traffic import partition_stats
 
 
 @pytest.mark.parametrize(
@@ -26,12 +26,12 @@ def test_min_is_feasible_and_one_fewer_core_is_not(network, hardware):
     net, hw = load_network_spec(network), load_hardware(hardware)
     part = make_partition(net, hw, "min")
     cores = np.asarray(part.cores_per_population)
-    assert partition_stats(net, hw, part).limit_violations(net, hw) == []
+    assert partition_graph(net, hw, part).limit_violations(hw) == []
     for k in np.flatnonzero(cores > 1):
         fewer = cores.copy()
         fewer[k] -= 1
-        stats = partition_stats(net, hw, Partition.layered(net, fewer))
-        assert stats.limit_violations(net, hw), f"population {k} fits in {fewer[k]} cores"
+        stats = partition_graph(net, hw, Partition.layered(net, fewer))
+        assert stats.limit_violations(hw), f"population {k} fits in {fewer[k]} cores"
 
 
 def test_min_plus_k_adds_k_cores_per_population():
@@ -66,20 +66,20 @@ def test_spec_grammar_and_registry():
     assert {"min", "natural", "cores"} <= set(partitioners)
     with pytest.raises(UnknownNameError, match="known partitioners"):
         parse_partition_spec("metis")
-    with pytest.raises(InfeasibleMappingError, match="min\\+K"):
+    with pytest.raises(CapacityError, match="min\\+K"):
         parse_partition_spec("min+two")
 
 
 def test_clear_errors_for_impossible_partitions():
     net, hw = load_network_spec("sparse-mlp-1"), load_hardware("loihi2")
-    with pytest.raises(InfeasibleMappingError, match="7 populations"):
+    with pytest.raises(SpecError, match="7 populations"):
         make_partition(net, hw, "cores:1,2")
-    with pytest.raises(InfeasibleMappingError, match="has no natural core split"):
+    with pytest.raises(SpecError, match="has no natural core split"):
         make_partition(net, hw, "natural")
-    with pytest.raises(InfeasibleMappingError, match="needs 161 cores.*has 128"):
+    with pytest.raises(CapacityError, match="needs 161 cores.*has 128"):
         make_partition(net, hw, "min+17")
     big = load_network_spec("sparse-mlp-2")
-    with pytest.raises(InfeasibleMappingError, match="has 64: choose larger hardware"):
+    with pytest.raises(CapacityError, match="has 64: choose larger hardware"):
         make_partition(big, load_hardware("mesh:4x4x4"), "min")
 
 
@@ -87,5 +87,5 @@ def test_population_that_cannot_fit_at_any_split():
     """Each neuron of a fully connected 9000-input layer needs 9000 axons; 8192 are allowed."""
     net = load_network_spec("mlp:widths=9000-2,density=1")
     hw = load_hardware("mesh:2x2x1")
-    with pytest.raises(InfeasibleMappingError, match="does not fit .* even with one neuron"):
+    with pytest.raises(CapacityError, match="does not fit .* even with one neuron"):
         make_partition(net, hw, "min")

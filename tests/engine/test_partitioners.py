@@ -8,15 +8,15 @@ import dataclasses
 import numpy as np
 import pytest
 
-from engine.errors import InfeasibleMappingError
+from engine.errors import CapacityError
 from engine.hardware import Hardware, load_hardware
 from engine.mapping import Partition
 from engine.network import Network
 from engine.partition import partitioners
-from engine.partition.hierarchical import _coarsen, _uncoarsen
-from engine.partition.sequential import capacity
+from engine.partition.multilevel import coarsen, uncoarsen
+from engine.partition_graph import partition_graph
+from engine.resources import capacity
 from engine.specs import load_network_spec
-from engine.traffic import partition_stats
 from tests.engine.conftest import random_network
 
 LAYERED_ONLY = {"min", "natural"}  # need layered networks
@@ -47,7 +47,7 @@ def run(name: str, network: Network, hardware: Hardware, seed: int = 0, **params
 
 
 def connectivity(network: Network, hardware: Hardware, partition) -> float:
-    return partition_stats(network, hardware, partition).connectivity
+    return partition_graph(network, hardware, partition).connectivity
 
 
 def test_the_hypergraph_partitioners_are_registered():
@@ -71,8 +71,8 @@ def test_every_partition_fits_and_covers_every_neuron(spec, hw_name):
         assert a.shape == (net.n_neurons,) and a.min() == 0, name
         np.testing.assert_array_equal(np.unique(a), np.arange(part.n_parts), err_msg=name)
         assert part.n_parts <= hw.n_cores, name
-        stats = partition_stats(net, hw, part)
-        assert stats.limit_violations(net, hw) == [], name
+        stats = partition_graph(net, hw, part)
+        assert stats.limit_violations(hw) == [], name
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -163,7 +163,7 @@ def test_a_neuron_too_big_for_any_core_is_named(name, duplicates):
     net = one_big_neuron(duplicates)
     hw = with_limits("seed004-small", inbound_axons=8, synapses=16)
     match = "neuron 7" if name != "layer" else "does not fit"  # layer names the population
-    with pytest.raises(InfeasibleMappingError, match=match):
+    with pytest.raises(CapacityError, match=match):
         run(name, net, hw)
 
 
@@ -242,7 +242,7 @@ def test_overlap_kernel_is_alg1_exactly(seed):
 def test_coarse_nodes_carry_exact_loads_and_refinement_keeps_them():
     net, hw = load_network_spec("rand:n=2000,card=32"), HARDWARE["tight"]
     cap = capacity(net, hw)
-    levels, maps = _coarsen(net, cap, np.random.default_rng(0))
+    levels, maps = coarsen(net, cap, np.random.default_rng(0))
     assert len(levels) > 3
     node = np.arange(net.n_neurons)
     synapses = np.bincount(net.indices, minlength=net.n_neurons)
@@ -256,8 +256,8 @@ def test_coarse_nodes_carry_exact_loads_and_refinement_keeps_them():
         pairs = np.unique(np.stack([node[net.indices], net.sources]), axis=1)  # (node, axon)
         np.testing.assert_array_equal(level.axons, np.bincount(pairs[0], minlength=level.n))
         assert level.neurons.max() <= cap.neurons and level.axons.max() <= cap.axons
-    part, loads = _uncoarsen(levels, maps, cap, np.random.default_rng(0), passes=4)
-    stats = partition_stats(net, hw, Partition(part))
+    part, loads = uncoarsen(levels, maps, cap, np.random.default_rng(0), passes=4)
+    stats = partition_graph(net, hw, Partition(part))
     np.testing.assert_array_equal(loads[0], stats.neurons)
     np.testing.assert_array_equal(loads[1], stats.synapses)
     np.testing.assert_array_equal(loads[2], stats.axons)

@@ -5,18 +5,18 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.errors import InfeasibleMappingError, UnknownNameError
+from engine.errors import CapacityError, UnknownNameError
 from engine.hardware import load_hardware
 from engine.partition import make_partition
+from engine.partition_graph import partition_graph
 from engine.placement import make_placement, placers
 from engine.specs import load_network_spec
-from engine.traffic import partition_stats
 
 
 @pytest.fixture(scope="module")
 def mlp():
     net, hw = load_network_spec("sparse-mlp-1"), load_hardware("loihi2")
-    return partition_stats(net, hw, make_partition(net, hw, "min+2")), hw
+    return partition_graph(net, hw, make_partition(net, hw, "min+2")), hw
 
 
 @pytest.mark.parametrize("name", [n for n in placers if not n.startswith("pairs")])
@@ -71,7 +71,7 @@ def test_random_is_seeded(mlp):
 
 def test_packed_fills_chip_by_chip_on_multichip():
     net, hw = load_network_spec("sparse-mlp-2"), load_hardware("loihi2-x8")
-    stats = partition_stats(net, hw, make_partition(net, hw, "min+4"))
+    stats = partition_graph(net, hw, make_partition(net, hw, "min+4"))
     assert stats.n_parts > hw.cores_per_chip
     chips = hw.core_table["chip"][make_placement(stats, hw, "packed-row").cores]
     assert np.all(chips[: hw.cores_per_chip] == 0) and np.all(chips[hw.cores_per_chip :] == 1)
@@ -80,7 +80,7 @@ def test_packed_fills_chip_by_chip_on_multichip():
 def test_pair_patterns_put_one_origin_and_one_destination_per_router():
     net = load_network_spec("linear-tiled-identity:M=8,N=16")
     hw = load_hardware("loihi2")
-    stats = partition_stats(net, hw, make_partition(net, hw))
+    stats = partition_graph(net, hw, make_partition(net, hw))
     for name in ("pairs-square", "pairs-x"):
         cores = make_placement(stats, hw, name).cores
         routers = hw.core_table["router"][cores]
@@ -102,16 +102,16 @@ def test_pair_patterns_put_one_origin_and_one_destination_per_router():
 def test_pair_patterns_refuse_what_they_cannot_place():
     hw = load_hardware("loihi2")
     mlp = load_network_spec("sparse-mlp-1")
-    stats = partition_stats(mlp, hw, make_partition(mlp, hw))
-    with pytest.raises(InfeasibleMappingError, match="two-population linear layer"):
+    stats = partition_graph(mlp, hw, make_partition(mlp, hw))
+    with pytest.raises(CapacityError, match="two-population linear layer"):
         make_placement(stats, hw, "pairs-x")
     lin = load_network_spec("linear-tiled-identity:M=6,N=8")
-    stats = partition_stats(lin, hw, make_partition(lin, hw))
-    with pytest.raises(InfeasibleMappingError, match="n even"):
+    stats = partition_graph(lin, hw, make_partition(lin, hw))
+    with pytest.raises(CapacityError, match="n even"):
         make_placement(stats, hw, "pairs-x")
     lin = load_network_spec("linear-tiled-identity:M=12,N=8")
-    stats = partition_stats(lin, hw, make_partition(lin, hw))
-    with pytest.raises(InfeasibleMappingError, match="larger mesh"):
+    stats = partition_graph(lin, hw, make_partition(lin, hw))
+    with pytest.raises(CapacityError, match="larger mesh"):
         make_placement(stats, hw, "pairs-x")
     with pytest.raises(UnknownNameError, match="known placers"):
         make_placement(stats, hw, "hilbert-ish")

@@ -9,19 +9,20 @@ import numpy as np
 import pytest
 
 from engine.cost import evaluate
-from engine.errors import InfeasibleMappingError, UnknownNameError
+from engine.errors import CapacityError, UnknownNameError
 from engine.hardware import load_hardware
 from engine.mapping import Mapping, Partition, Placement
 from engine.network import Network
+from engine.ordering import partition_order
 from engine.partition import make_partition
+from engine.partition_graph import partition_graph
 from engine.placement import make_placement, placers
 from engine.placement import spectral as spectral_module
 from engine.placement.force import force_potential, refine
-from engine.placement.hilbert import hilbert_d2xy, hilbert_routers, partition_order
+from engine.placement.hilbert import hilbert_d2xy, hilbert_routers
 from engine.placement.mindist import spread_points
 from engine.placement.spectral import spectral_coordinates
 from engine.specs import load_network_spec
-from engine.traffic import partition_stats
 
 HARDWARE = ("loihi2", "seed004-small", "mesh:5x3x2@2x1")  # 4, 1 and 2 cores per router
 
@@ -110,7 +111,7 @@ def graph(name: str, hw_name: str):
         part = make_partition(net, hw)
     else:
         net, part = two_clusters_network()
-    return net, part, partition_stats(net, hw, part), hw
+    return net, part, partition_graph(net, hw, part), hw
 
 
 def elp_and_latency(name: str, hw_name: str, placement: Placement) -> tuple[float, float]:
@@ -154,7 +155,9 @@ def test_pair_placers_on_a_linear_layer(placer):
 def test_too_many_partitions_is_a_clear_error(placer):
     _, _, stats, _ = graph("rand", "loihi2")
     tiny = load_hardware("mesh:3x3x2")
-    with pytest.raises(InfeasibleMappingError, match="47 partitions do not fit the 18 cores"):
+    with pytest.raises(
+        CapacityError, match=f"the {placer} placement needs 47 cores; mesh:3x3x2 has 18"
+    ):
         make_placement(stats, tiny, placer)
 
 
@@ -216,7 +219,7 @@ def test_spectral_eigsh_matches_dense_eigh_and_is_seeded(monkeypatch):
     net = load_network_spec("rand:n=3000,card=48")
     hw = load_hardware("seed004-small")
     part = make_partition(net, with_core_neurons(hw, 6), "sequential-ordered")
-    stats = partition_stats(net, hw, part)
+    stats = partition_graph(net, hw, part)
     assert stats.n_parts > spectral_module.DENSE_BELOW  # the sparse eigsh path
     coords, linked, _ = spectral_coordinates(stats, rng=np.random.default_rng(1))
     again, _, _ = spectral_coordinates(stats, rng=np.random.default_rng(1))

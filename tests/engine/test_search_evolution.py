@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from engine.cost import evaluate
-from engine.errors import BadFileError, MeshScopeError
+from engine.errors import InputFileError, MeshScopeError
 from engine.hardware import load_hardware
 from engine.mapping import parse_mapping_dict
 from engine.search import CommandEvaluator, ESConfig, ModelEvaluator, NestedES
@@ -322,9 +322,9 @@ def test_a_foreign_checkpoint_is_a_bad_file(mlp, checkpoint_text, tmp_path):
     path = tmp_path / "run.json"
     path.write_text(checkpoint_text)
     assert len(NestedES.resume(path, net, hw).history) == 13
-    with pytest.raises(BadFileError, match="network"):
+    with pytest.raises(InputFileError, match="network"):
         NestedES.resume(path, load_network_spec("conv-snn"), hw)
-    with pytest.raises(BadFileError, match="hardware"):
+    with pytest.raises(InputFileError, match="hardware"):
         NestedES.resume(path, net, load_hardware("mesh:2x2x4"))
 
 
@@ -342,22 +342,22 @@ def test_a_corrupt_checkpoint_is_a_bad_file(mlp, checkpoint_text, tmp_path, corr
     net, hw = mlp
     path = tmp_path / "run.json"
     path.write_text(corrupt(checkpoint_text))
-    with pytest.raises(BadFileError):
+    with pytest.raises(InputFileError):
         NestedES.resume(path, net, hw)
-    with pytest.raises(BadFileError, match="cannot read"):
+    with pytest.raises(InputFileError, match="cannot read"):
         NestedES.resume(tmp_path / "missing.json", net, hw)
 
 
 @pytest.mark.parametrize("missing", ["network", "history"])
 def test_a_checkpoint_missing_a_field_is_a_bad_file(mlp, checkpoint_text, tmp_path, missing):
     # BUG: resume checks only "format"; a checkpoint of the right format that lacks a
-    # field (an older or hand-edited file) raises KeyError instead of BadFileError
+    # field (an older or hand-edited file) raises KeyError instead of InputFileError
     net, hw = mlp
     state = json.loads(checkpoint_text)
     del state[missing]
     path = tmp_path / "run.json"
     path.write_text(json.dumps(state))
-    with pytest.raises(BadFileError):
+    with pytest.raises(InputFileError):
         NestedES.resume(path, net, hw)
 
 

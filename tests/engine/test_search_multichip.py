@@ -10,7 +10,7 @@ import pytest
 
 from engine.cli import main
 from engine.cost import evaluate
-from engine.errors import InfeasibleMappingError, MeshScopeError
+from engine.errors import CapacityError, MeshScopeError
 from engine.hardware import load_hardware
 from engine.search import ESConfig
 from engine.search.multichip import ChipwiseSearch, make_search, segment_layers
@@ -30,9 +30,9 @@ def test_segments_are_contiguous_fit_and_cut_where_traffic_is_least():
 
 
 def test_segments_refuse_what_cannot_fit():
-    with pytest.raises(InfeasibleMappingError, match="more than the 4 of one chip"):
+    with pytest.raises(CapacityError, match="more than the 4 of one chip"):
         segment_layers(np.array([2, 5]), 2, 4)
-    with pytest.raises(InfeasibleMappingError, match="cannot hold them"):
+    with pytest.raises(CapacityError, match="cannot hold them"):
         segment_layers(np.array([3, 3, 3]), 2, 4)
 
 

@@ -11,10 +11,10 @@ from hypothesis import strategies as st
 
 from engine.hardware import load_hardware
 from engine.network import Network
+from engine.partition_graph import partition_graph
 from engine.search.genotype import Layout, PartitionGenotype, decode, layout_for, to_mapping
 from engine.search.operators import OperatorParams, mutate_partition, mutate_placement, reorder
 from engine.specs import load_network_spec
-from engine.traffic import partition_stats
 
 MLP = "mlp:widths=256-512-256-10"
 REAL = [(MLP, "loihi2"), (MLP, "mesh:2x2x4"), ("conv-snn", "mesh:4x4x2"), ("conv-snn", "loihi2")]
@@ -136,8 +136,8 @@ def test_mutate_partition_offspring_decode_to_feasible_mappings(data, which, sub
     cores, placement = decode(layout, y, omega)
     assert sum(cores) == int(y.cores_per_layer(layout).sum())
     mapping = to_mapping(net, cores, placement)
-    stats = partition_stats(net, hw, mapping.partition)
-    assert stats.limit_violations(net, hw) == []
+    stats = partition_graph(net, hw, mapping.partition)
+    assert stats.limit_violations(hw) == []
     assert stats.n_parts == placement.size
     assert np.unique(placement).size == placement.size
     assert np.isin(placement, layout.cores).all()
@@ -204,8 +204,8 @@ def test_mutate_partition_offspring_are_feasible_when_a_layer_limit_is_not_monot
     for s in range(40):
         y = mutate_partition(x, layout, OperatorParams(), np.random.default_rng(s))
         cores, placement = decode(layout, y, layout.cores)
-        stats = partition_stats(net, hw, to_mapping(net, cores, placement).partition)
-        if stats.limit_violations(net, hw):
+        stats = partition_graph(net, hw, to_mapping(net, cores, placement).partition)
+        if stats.limit_violations(hw):
             infeasible.add(cores)
     assert infeasible == set()
 

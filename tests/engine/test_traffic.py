@@ -11,9 +11,10 @@ from engine.cost import Evaluator
 from engine.hardware import CORE_TO_ROUTER, OFF_CHIP, ROUTER, ROUTER_TO_CORE, load_hardware
 from engine.mapping import Partition, Placement
 from engine.partition import make_partition
+from engine.partition_graph import partition_graph
 from engine.placement import placers
 from engine.specs import load_network_spec
-from engine.traffic import FIXED, partition_stats, route_loads
+from engine.traffic import FIXED, route_loads
 from tests.engine.conftest import random_network
 
 N = 16  # neurons per core in the linear-layer cases
@@ -24,7 +25,7 @@ def linear_loads(m: int, hardware: str, placer: str, **params):
     network = load_network_spec(f"linear-tiled-identity:M={m},N={N}")
     hw = load_hardware(hardware)
     partition = make_partition(network, hw)  # natural: M origin + M destination cores
-    stats = partition_stats(network, hw, partition)
+    stats = partition_graph(network, hw, partition)
     placement = placers[placer](stats, hw, **params)
     ev = Evaluator(network, hw, partition, placement).evaluation()
     kind = hw.link_table["kind"]
@@ -85,7 +86,7 @@ def test_x_shape_on_loihi2_matches_paper_figure_3c():
     network = load_network_spec("linear-tiled-identity:M=8,N=1024")
     hw = load_hardware("loihi2")
     partition = make_partition(network, hw)
-    stats = partition_stats(network, hw, partition)
+    stats = partition_graph(network, hw, partition)
     ev = Evaluator(network, hw, partition, placers["pairs-x"](stats, hw)).evaluation()
     kind = hw.link_table["kind"]
     assert ev.link_messages[kind == ROUTER].max() == 6 * 1024
@@ -148,7 +149,7 @@ def test_router_messages_equal_pair_messages_times_hops(spec, seed):
     rng = np.random.default_rng(seed)
     hw = load_hardware(spec)
     network, partition, placement = random_mapping(rng, hw)
-    stats = partition_stats(network, hw, partition)
+    stats = partition_graph(network, hw, partition)
     loads = Evaluator(network, hw, partition, placement, check=False).loads
     ct = hw.core_table
     cs, cd = placement.cores[stats.pair_src], placement.cores[stats.pair_dst]
@@ -174,7 +175,7 @@ def test_messages_count_distinct_destination_cores_once():
         rate=[0.5, 1, 1, 1],
     )
     hw = load_hardware("mesh:2x1x1")
-    stats = partition_stats(network, hw, Partition.layered(network, [1, 1]))
+    stats = partition_graph(network, hw, Partition.layered(network, [1, 1]))
     assert stats.pair_messages.tolist() == [0.5]
     assert stats.synops.tolist() == [0.0, 1.5]  # 3 synapses × rate 0.5
     assert stats.axons.tolist() == [0, 1]

@@ -9,8 +9,8 @@ from bokeh.models import ColorBar, HoverTool, LinearColorMapper
 from engine.cost import evaluate
 from engine.hardware import CORE_TO_ROUTER, OFF_CHIP, ROUTER, ROUTER_TO_CORE
 from engine.mapping import Mapping, Placement
+from engine.partition_graph import partition_graph
 from engine.placement import make_placement
-from engine.traffic import partition_stats
 from explorer.state import ExplorerState
 from explorer.views.mesh import MeshView, mesh_figure
 from explorer.views.mesh_columns import (
@@ -239,7 +239,7 @@ def test_view_follows_a_new_mapping(demo_state):
     view = MeshView(state=state)
     sources = view._sources
     before = list(sources.links.data["messages"])
-    stats = partition_stats(state.network, state.hardware, state.mapping.partition)
+    stats = partition_graph(state.network, state.hardware, state.mapping.partition)
     spread = make_placement(stats, state.hardware, "spread-row")
     state.set_mapping(Mapping(state.mapping.partition, spread))
     assert view._sources is sources  # same figure, refreshed sources
@@ -360,7 +360,7 @@ def test_the_source_callback_swaps_once_and_ignores_its_own_writes():
 
 def test_a_search_followed_on_the_mesh_pauses_dragging():
     state, view, errors = _view()
-    stats = partition_stats(state.network, state.hardware, state.mapping.partition)
+    stats = partition_graph(state.network, state.hardware, state.mapping.partition)
     other = Mapping(state.mapping.partition, make_placement(stats, state.hardware, "spread-col"))
     best = evaluate(state.network, state.hardware, other)
     state.param.update(search_running=True, search_best_evaluation=best)

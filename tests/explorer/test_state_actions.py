@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from engine.cost import evaluate
-from engine.errors import BadFileError, InfeasibleMappingError, MeshScopeError
+from engine.errors import CapacityError, InputFileError, MeshScopeError
 from engine.io.network_file import save_network
 from engine.mapping import Mapping, mapping_to_dict
 from engine.search import ESConfig
@@ -107,17 +107,17 @@ def test_change_layer_cores_keeps_each_layers_physical_cores(state):
 
 def test_infeasible_edits_raise_and_change_nothing(state):
     before = snapshot(state)
-    with pytest.raises(InfeasibleMappingError, match="between 1 and"):
+    with pytest.raises(CapacityError, match="between 1 and"):
         state.change_layer_cores(0, -100)
-    with pytest.raises(InfeasibleMappingError, match="nothing to move"):
+    with pytest.raises(CapacityError, match="nothing to move"):
         empty = np.setdiff1d(np.arange(state.hardware.n_cores), state.mapping.placement.cores)
         state.swap_cores(int(empty[0]), int(empty[1]))
-    with pytest.raises(InfeasibleMappingError):
+    with pytest.raises(CapacityError):
         state.swap_cores(0, 10_000)
     # removing cores until a layer breaks its memory limit
     big = ExplorerState.from_specs("sparse-mlp-1", "loihi2")
     b_before = snapshot(big)
-    with pytest.raises(InfeasibleMappingError, match="synaptic memory"):
+    with pytest.raises(CapacityError, match="synaptic memory"):
         big.change_layer_cores(3, -1)  # layer3 at its minimum
     assert snapshot(big) == b_before
     assert snapshot(state) == before
@@ -172,7 +172,7 @@ def test_upload_a_network_file(state, tmp_path):
 )
 def test_bad_uploads_raise_and_keep_the_mapping(state, name, data, message):
     before = snapshot(state)
-    with pytest.raises(BadFileError, match=message):
+    with pytest.raises(InputFileError, match=message):
         state.upload(name, data)
     assert snapshot(state) == before
 
@@ -181,7 +181,7 @@ def test_mapping_for_the_wrong_hardware_is_refused(state):
     doc = mapping_to_dict(state.network, state.hardware, state.mapping)
     doc["placement"][0] = [0, 99, 0, 0]
     before = snapshot(state)
-    with pytest.raises(BadFileError, match="does not exist"):
+    with pytest.raises(InputFileError, match="does not exist"):
         state.upload("bad.json", json.dumps(doc).encode())
     assert snapshot(state) == before
 

@@ -17,9 +17,9 @@ from playwright.sync_api import expect
 from engine.cost import evaluate
 from engine.mapping import Mapping, Placement
 from engine.partition import make_partition
+from engine.partition_graph import partition_graph
 from engine.placement import make_placement
 from engine.specs import load_hardware_spec, load_network_spec
-from engine.traffic import partition_stats
 from explorer.views.metrics import format_change, format_quantity
 
 from .conftest import DEMO, drag_core, open_in
@@ -35,7 +35,7 @@ def demo():
     hardware = load_hardware_spec(DEMO["hardware"])
     partition = make_partition(network, hardware, None)
     placement = make_placement(
-        partition_stats(network, hardware, partition), hardware, "packed-row"
+        partition_graph(network, hardware, partition), hardware, "packed-row"
     )
     start = evaluate(network, hardware, Mapping(partition, placement))
     cores = placement.cores

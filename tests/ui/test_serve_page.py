@@ -12,9 +12,9 @@ from playwright.sync_api import expect
 from engine.cost import evaluate
 from engine.mapping import Mapping
 from engine.partition import make_partition
+from engine.partition_graph import partition_graph
 from engine.placement import make_placement
 from engine.specs import load_hardware_spec, load_network_spec
-from engine.traffic import partition_stats
 from explorer.views.mesh_columns import IDLE_COLOR, population_colors
 from explorer.views.metrics import format_quantity
 
@@ -27,7 +27,7 @@ def expected():
     network = load_network_spec(DEMO["network"])
     hardware = load_hardware_spec(DEMO["hardware"])
     partition = make_partition(network, hardware, None)
-    stats = partition_stats(network, hardware, partition)
+    stats = partition_graph(network, hardware, partition)
     placement = make_placement(stats, hardware, "packed-row")
     return network, hardware, evaluate(network, hardware, Mapping(partition, placement))
 

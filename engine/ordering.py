@@ -1,8 +1,9 @@
 """Node orderings of seed 004: the greedy order of Alg. 2 and Kahn's topological order.
 
-Both work on any weighted directed hypergraph given as CSR (row = a source, its entries
-= its destinations) with one weight per source: the neuron-level network (weights =
-spike rates) or the partition graph.
+Both work on any weighted digraph given as CSR (row = a source, its entries = its
+destinations): the neuron-level network, with one weight per source (its spike rate),
+for the sequential partitioner; or the partition graph, with one weight per edge (the
+messages of a pair), for the placers (``partition_order``).
 """
 
 from __future__ import annotations
@@ -10,37 +11,40 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["greedy_order", "kahn_order", "transpose"]
+from engine.heap import pop, push, sift_up
+
+__all__ = ["greedy_order", "kahn_order", "partition_order"]
+
+_NO_EDGE_WEIGHTS = np.ones(0, dtype=np.float64)
 
 
-def transpose(indptr: np.ndarray, indices: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """CSR of the inbound lists: row d = the sources with an entry d (stable order)."""
-    src = np.repeat(np.arange(n, dtype=np.int64), np.diff(indptr))
-    order = np.argsort(indices, kind="stable")
-    t_indptr = np.concatenate([[0], np.cumsum(np.bincount(indices, minlength=n))])
-    return t_indptr.astype(np.int64), src[order]
-
-
-def greedy_order(indptr, indices, weights, n: int) -> np.ndarray:
+def greedy_order(indptr, indices, weights, n: int, *, edge_weights=None) -> np.ndarray:
     """Seed 004 Alg. 2: repeatedly take the node most connected to those already taken.
 
-    Starts from the nodes with the fewest inbound h-edges; when the addressable priority
-    queue empties, continues with the unvisited node of fewest inbound h-edges. Ties go
-    to the lower node id. O(e·d·log n).
+    Taking node ``v`` adds the weight of each edge ``v → m`` to ``m``'s priority: the
+    weight is ``weights[v]`` (one per source), times ``edge_weights[k]`` when given (one
+    per edge); edges of weight ≤ 0 add nothing. Starts from the nodes with the fewest
+    inbound edges; when the addressable priority queue empties, continues with the
+    unvisited node of fewest inbound edges. Ties go to the lower node id. O(e·d·log n).
     """
-    in_count = np.bincount(np.asarray(indices), minlength=n)
+    indices = np.asarray(indices, dtype=np.int64)
+    in_count = np.bincount(indices, minlength=n)
     by_in = np.argsort(in_count, kind="stable").astype(np.int64)
+    edge_w = (
+        _NO_EDGE_WEIGHTS if edge_weights is None else np.asarray(edge_weights, dtype=np.float64)
+    )
     return _greedy_order(
         np.asarray(indptr, dtype=np.int64),
-        np.asarray(indices, dtype=np.int64),
+        indices,
         np.asarray(weights, dtype=np.float64),
+        edge_w,
         in_count.astype(np.int64),
         by_in,
     )
 
 
 @numba.njit(cache=True)
-def _greedy_order(indptr, indices, weights, in_count, by_in):
+def _greedy_order(indptr, indices, weights, edge_w, in_count, by_in):
     n = in_count.size
     heap = np.empty(n, dtype=np.int64)  # max-heap of nodes by (priority, -node)
     pri = np.zeros(n, dtype=np.float64)
@@ -49,18 +53,19 @@ def _greedy_order(indptr, indices, weights, in_count, by_in):
     size = 0
     if n == 0:
         return np.empty(0, dtype=np.int64)
+    per_edge = edge_w.size > 0
     least = in_count.min()
     for v in by_in:
         if in_count[v] != least:
             break
         pri[v] = np.inf
-        size = _push(heap, pri, pos, size, v)
+        size = push(heap, pri, pos, size, v)
     out = np.empty(n, dtype=np.int64)
     ptr = 0
     for t in range(n):
         if size > 0:
             v = heap[0]
-            size = _pop(heap, pri, pos, size)
+            size = pop(heap, pri, pos, size)
         else:
             while visited[by_in[ptr]]:
                 ptr += 1
@@ -74,65 +79,15 @@ def _greedy_order(indptr, indices, weights, in_count, by_in):
             m = indices[k]
             if visited[m]:
                 continue
-            pri[m] += w
+            wk = w * edge_w[k] if per_edge else w
+            if wk <= 0:
+                continue
+            pri[m] += wk
             if pos[m] < 0:
-                size = _push(heap, pri, pos, size, m)
+                size = push(heap, pri, pos, size, m)
             else:
-                _sift_up(heap, pri, pos, pos[m])
+                sift_up(heap, pri, pos, pos[m])
     return out
-
-
-@numba.njit(cache=True, inline="always")
-def _before(pri, a, b):
-    return pri[a] > pri[b] or (pri[a] == pri[b] and a < b)
-
-
-@numba.njit(cache=True)
-def _sift_up(heap, pri, pos, i):
-    v = heap[i]
-    while i > 0:
-        parent = (i - 1) // 2
-        u = heap[parent]
-        if not _before(pri, v, u):
-            break
-        heap[i] = u
-        pos[u] = i
-        i = parent
-    heap[i] = v
-    pos[v] = i
-
-
-@numba.njit(cache=True)
-def _push(heap, pri, pos, size, v):
-    heap[size] = v
-    pos[v] = size
-    _sift_up(heap, pri, pos, size)
-    return size + 1
-
-
-@numba.njit(cache=True)
-def _pop(heap, pri, pos, size):
-    top = heap[0]
-    pos[top] = -1
-    size -= 1
-    if size == 0:
-        return 0
-    v = heap[size]
-    i = 0
-    while True:
-        child = 2 * i + 1
-        if child >= size:
-            break
-        if child + 1 < size and _before(pri, heap[child + 1], heap[child]):
-            child += 1
-        if not _before(pri, heap[child], v):
-            break
-        heap[i] = heap[child]
-        pos[heap[i]] = i
-        i = child
-    heap[i] = v
-    pos[v] = i
-    return size
 
 
 def kahn_order(src: np.ndarray, dst: np.ndarray, weight: np.ndarray, n: int) -> np.ndarray | None:
@@ -160,3 +115,14 @@ def kahn_order(src: np.ndarray, dst: np.ndarray, weight: np.ndarray, n: int) -> 
             if indeg[d] == 0:
                 queue.append(d)
     return np.asarray(out, dtype=np.int64) if len(out) == n else None
+
+
+def partition_order(graph) -> np.ndarray:
+    """Kahn's topological order of the partition graph if acyclic, else Alg. 2's order."""
+    n, src, dst, w = graph.n_parts, graph.pair_src, graph.pair_dst, graph.pair_messages
+    order = kahn_order(src, dst, w, n)
+    if order is not None:
+        return order
+    by_src = np.argsort(src, kind="stable")
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(src, minlength=n))])
+    return greedy_order(indptr, dst[by_src], np.ones(n), n, edge_weights=w[by_src])

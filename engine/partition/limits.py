@@ -1,0 +1,38 @@
+"""What every neuron-level partitioner shares: its view of the limits, and the final check.
+
+``hypergraph_under_limits`` gives a partitioner the network's hypergraph
+(``engine.hypergraph.Incidence``) and the limits as counts (``Capacity``), after making
+sure that every neuron fits a core on its own; ``checked_partition`` turns the block ids
+a partitioner produced into a ``Partition`` after checking it against the resource
+model, so a partitioner never returns something the hardware cannot hold.
+"""
+
+from __future__ import annotations
+
+from engine.errors import CapacityError
+from engine.hardware import Hardware
+from engine.hypergraph import Incidence, incidence
+from engine.mapping import Partition
+from engine.network import Network
+from engine.partition_graph import partition_graph
+from engine.resources import Capacity, capacity, require_cores, require_each_neuron_fits
+
+__all__ = ["checked_partition", "hypergraph_under_limits"]
+
+
+def hypergraph_under_limits(network: Network, hardware: Hardware) -> tuple[Capacity, Incidence]:
+    """The limits as counts and the network's incidence, once every neuron fits alone."""
+    cap = capacity(network, hardware)
+    inc = incidence(network)
+    require_each_neuron_fits(network, cap, inc.axons, inc.synapses)
+    return cap, inc
+
+
+def checked_partition(network: Network, hardware: Hardware, assignment, how: str) -> Partition:
+    """A Partition after checking it fits the hardware, with a clear error if it does not."""
+    partition = Partition(assignment)
+    require_cores(partition.n_parts, hardware, f"{how} partitioning of {network.name!r}")
+    problems = partition_graph(network, hardware, partition).limit_violations(hardware)
+    if problems:
+        raise CapacityError(f"{how} partitioning does not fit: " + "; ".join(problems))
+    return partition

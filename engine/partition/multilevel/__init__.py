@@ -1,0 +1,84 @@
+"""Multilevel (hierarchical) hypergraph partitioning under core limits (seed 004 §IV-A1).
+
+The three phases live in their own modules — ``coarsen``, ``initial``, ``refine`` —
+over the levels of ``level`` and the pin counts of ``partitioned``.
+
+1. *Coarsening* — rounds of edge coarsening: nodes in random order each pair with the
+   unpaired neighbour of highest second-order affinity (total weight of the h-edges
+   both are pins of, pins = source and destinations) such that the pair still fits
+   one core; pairs become nodes and identical h-edges merge. Stops when no pair forms
+   or at ⌈n / C_npc⌉ nodes (the last round stops pairing when it gets there).
+2. *Initial partition* — the coarsest nodes are packed greedily into as few
+   partitions as the limits allow: largest share of a limit first, into the fitting
+   partition its h-edges connect most weight to, else the first that fits, else a new
+   one (the paper only says the coarsest nodes are the partitions; packing matters
+   when coarsening stalls with nodes that share no h-edge).
+3. *Uncoarsening* — level by level, greedy FM-style refinement: nodes in random order
+   move to the partition, among those any of their h-edges (inbound or outbound)
+   reaches, that most lowers eq. 7's weighted λ−1 connectivity while every limit still
+   holds; at most ``passes`` passes per level, fewer if a pass moves nothing. Pin
+   counts per partition per h-edge make a node's gains O(Σ λ) over its h-edges.
+   Partitions emptied by moves disappear.
+
+Core limits stay exact at every level: a coarse node carries its neuron count, its
+inbound synapse count and its number of *distinct* inbound axons (original h-edges).
+A coarse h-edge is a group of original h-edges with the same source node and the same
+set of destination nodes, stored once with its total spike rate ``w`` and its size
+``m`` (how many axons it stands for), so ``|A(u) ∩ A(v)| = Σ m`` over the h-edges
+that have both u and v among their destinations, and the union of two inbound sets
+is counted exactly. A node that fits with none of its neighbours never will (merged
+nodes only grow), so it is frozen: skipped by later rounds, which changes nothing but
+time. Ties go to the lower id; ``rng`` orders every visit.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from engine.hardware import Hardware
+from engine.mapping import Partition
+from engine.network import Network
+from engine.partition import register
+from engine.partition.limits import checked_partition
+from engine.partition.multilevel.coarsen import coarsen
+from engine.partition.multilevel.initial import pack, pack_order
+from engine.partition.multilevel.level import caps_of
+from engine.partition.multilevel.refine import refine
+from engine.resources import Capacity, capacity
+
+__all__ = ["coarsen", "hierarchical", "uncoarsen"]
+
+
+@register("hierarchical")
+def hierarchical(network: Network, hardware: Hardware, *, rng=None, passes: int = 4) -> Partition:
+    """Seed 004 §IV-A1: coarsen by second-order affinity, pack, refine while uncoarsening.
+
+    ``rng`` (a Generator or a seed; None = seed 0) orders the coarsening and refinement
+    visits. ``passes`` bounds the refinement passes per level (a pass that moves
+    nothing ends the level early).
+    """
+    rng = np.random.default_rng(0 if rng is None else rng)
+    cap = capacity(network, hardware)
+    levels, maps = coarsen(network, cap, rng)
+    part, _ = uncoarsen(levels, maps, cap, rng, passes)
+    return checked_partition(network, hardware, part, "hierarchical")
+
+
+def uncoarsen(levels, maps, cap: Capacity, rng, passes: int):
+    """Pack the coarsest nodes, then refine level by level. Returns the finest level's
+    partition (ids contiguous) and the loads (neurons, synapses, axons) per partition."""
+    caps = caps_of(cap)
+    level = levels[-1]
+    part, loads = pack(level.hedges(), level.loads(), pack_order(level, caps), caps)
+    for depth in range(len(levels) - 1, -1, -1):
+        level = levels[depth]
+        orders = np.empty((passes, level.n), dtype=np.int64)
+        for r in range(passes):
+            orders[r] = rng.permutation(level.n)
+        refine(level.hedges(), level.loads(), part, loads, orders, caps)
+        if depth:
+            part = part[maps[depth - 1]]
+    used = np.flatnonzero(loads[0] > 0)  # refinement may have emptied partitions
+    relabel = np.zeros(loads[0].size, dtype=np.int64)
+    relabel[used] = np.arange(used.size)
+    return relabel[part], tuple(x[used] for x in loads)

@@ -1,0 +1,247 @@
+"""Coarsening: rounds of edge coarsening by second-order affinity (seed 004 §IV-A1).
+
+Nodes in random order each pair with the unpaired neighbour of highest affinity (total
+weight of the h-edges both are pins of) such that the pair still fits one core; pairs
+become nodes and identical h-edges merge (same source node, same destination set:
+stored once with their total weight ``w`` and size ``m``). Rounds stop when no pair
+forms or at ⌈n / C_npc⌉ nodes. A node that fits with none of its neighbours never will
+(merged nodes only grow), so it is frozen: skipped by later rounds.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from engine.hypergraph import incidence
+from engine.network import Network
+from engine.partition.multilevel.level import Level, caps_of, fits, make_level
+from engine.resources import Capacity, require_each_neuron_fits
+
+__all__ = ["coarsen"]
+
+
+def coarsen(network: Network, cap: Capacity, rng) -> tuple[list[Level], list[np.ndarray]]:
+    """The levels, finest first, and the node maps from each level to the next."""
+    n = network.n_neurons
+    inc = incidence(network)
+    require_each_neuron_fits(network, cap, inc.axons, inc.synapses)
+    ptr, pins, src_dest = _first_level(inc.out_ptr, inc.out_idx)
+    w, m = network.rate[pins[ptr[:-1]]], np.ones(ptr.size - 1, dtype=np.int64)
+    loads = np.ones(n, dtype=np.int64), inc.synapses, inc.axons.astype(np.int64)
+    level = make_level(ptr, pins, src_dest, w, m, *loads)
+    levels, maps = [level], []
+    target = -(-n // cap.neurons)
+    frozen = np.zeros(n, dtype=np.bool_)  # nodes with no neighbour they fit with, ever
+    keys = np.random.default_rng(0x5EED).integers(1, 2**63, size=(2, n), dtype=np.int64)
+    while level.n > target:
+        order = rng.permutation(level.n).astype(np.int64)
+        partner, shared = _match(
+            level.hedges(), level.loads(), order, frozen, caps_of(cap), level.n - target
+        )
+        if not np.any(partner >= 0):
+            break
+        cmap, level, frozen = _coarser(level, partner, shared, frozen, keys)
+        levels.append(level)
+        maps.append(cmap)
+    return levels, maps
+
+
+def _coarser(level: Level, partner, shared, frozen, keys):
+    """Contract the pairs of ``partner``: node map, the coarser level, its frozen flags."""
+    idx = np.arange(level.n)
+    lead = (partner < 0) | (idx < partner)
+    ids = np.cumsum(lead) - 1
+    cmap = np.where(lead, ids, ids[np.maximum(partner, 0)]).astype(np.int64)
+    n_new = int(ids[-1]) + 1
+
+    def total(x):
+        return np.bincount(cmap, weights=x, minlength=n_new).round().astype(np.int64)
+
+    axons = total(level.axons) - total(shared)
+    coarse_frozen = np.zeros(n_new, dtype=np.bool_)
+    coarse_frozen[cmap[frozen]] = True
+    ptr, pins, src_dest, w, m = _contract(
+        level.ptr, level.pins, level.src_dest, level.w, level.m, cmap, n_new, keys[0], keys[1]
+    )
+    new = make_level(ptr, pins, src_dest, w, m, total(level.neurons), total(level.synapses), axons)
+    return cmap, new, coarse_frozen
+
+
+@numba.njit(cache=True)
+def _first_level(out_ptr, out_idx):
+    """Level-0 h-edges: [source, destinations other than the source]; a flag per h-edge
+    when the source is its own destination. H-edges left with one pin are dropped (they
+    cost nothing and their axon is already in the node's inbound count)."""
+    n = out_ptr.size - 1
+    ptr = np.zeros(n + 1, dtype=np.int64)
+    pins = np.empty(out_idx.size + n, dtype=np.int64)
+    src_dest = np.zeros(n, dtype=np.bool_)
+    g, t = 0, 0
+    for s in range(n):
+        start = t
+        pins[t] = s
+        t += 1
+        flag = False
+        for k in range(out_ptr[s], out_ptr[s + 1]):
+            if out_idx[k] == s:
+                flag = True
+            else:
+                pins[t] = out_idx[k]
+                t += 1
+        if t - start == 1:
+            t = start
+            continue
+        src_dest[g] = flag
+        g += 1
+        ptr[g] = t
+    return ptr[: g + 1].copy(), pins[:t].copy(), src_dest[:g].copy()
+
+
+@numba.njit(cache=True)
+def _match(hg, loads, order, frozen, caps, max_pairs):
+    """One edge-coarsening round. Returns partner (or -1) and, on the node that chose
+    the pair, the pair's shared inbound axons. Marks nodes that fit no neighbour."""
+    ptr, pins, src_dest, w, m, inc_ptr, inc = hg
+    nn, ns, na = loads
+    n = nn.size
+    partner = np.full(n, -1, dtype=np.int64)
+    shared = np.zeros(n, dtype=np.int64)
+    score = np.zeros(n, dtype=np.float64)
+    inter = np.zeros(n, dtype=np.int64)
+    stamp = np.full(n, -1, dtype=np.int64)
+    touched = np.empty(n, dtype=np.int64)
+    pairs = 0
+    for u in order:
+        if pairs >= max_pairs:
+            break
+        if partner[u] >= 0 or frozen[u]:
+            continue
+        n_touched = 0
+        for t in range(inc_ptr[u], inc_ptr[u + 1]):
+            g = inc[t]
+            sc = pins[ptr[g]]
+            u_dest = u != sc or src_dest[g]
+            for j in range(ptr[g], ptr[g + 1]):
+                v = pins[j]
+                if v == u or frozen[v]:
+                    continue
+                if stamp[v] != u:
+                    stamp[v] = u
+                    score[v] = 0.0
+                    inter[v] = 0
+                    touched[n_touched] = v
+                    n_touched += 1
+                score[v] += w[g]
+                if u_dest and (j > ptr[g] or src_dest[g]):
+                    inter[v] += m[g]
+        best = -1
+        fits_any = False
+        for i in range(n_touched):
+            v = touched[i]
+            if not fits(v, u, nn, ns, na, nn, ns, na, inter[v], caps):
+                continue
+            fits_any = True  # merged nodes only grow: a neighbour u cannot fit stays so
+            if partner[v] < 0 and (
+                best < 0 or score[v] > score[best] or (score[v] == score[best] and v < best)
+            ):
+                best = v
+        if best >= 0:
+            partner[u] = best
+            partner[best] = u
+            shared[u] = inter[best]
+            pairs += 1
+        elif not fits_any:
+            frozen[u] = True
+    return partner, shared
+
+
+@numba.njit(cache=True)
+def _contract(ptr, pins, src_dest, w, m, cmap, n_new, key_a, key_b):
+    """The coarser h-edges: pins through ``cmap``, deduplicated and sorted; one-pin
+    h-edges dropped; h-edges with the same source and destination set merged (w, m
+    summed) after an exact comparison of their pins."""
+    n_g = ptr.size - 1
+    new_ptr = np.zeros(n_g + 1, dtype=np.int64)
+    new_pins = np.empty(pins.size, dtype=np.int64)
+    new_flag = np.zeros(n_g, dtype=np.bool_)
+    origin = np.empty(n_g, dtype=np.int64)
+    stamp = np.full(n_new, -1, dtype=np.int64)
+    g2, t = 0, 0
+    for g in range(n_g):
+        sc = cmap[pins[ptr[g]]]
+        start = t
+        new_pins[t] = sc
+        t += 1
+        stamp[sc] = g
+        flag = src_dest[g]
+        for j in range(ptr[g] + 1, ptr[g + 1]):
+            c = cmap[pins[j]]
+            if c == sc:
+                flag = True
+            elif stamp[c] != g:
+                stamp[c] = g
+                new_pins[t] = c
+                t += 1
+        if t - start == 1:
+            t = start
+            continue
+        new_pins[start + 1 : t] = np.sort(new_pins[start + 1 : t])
+        new_flag[g2] = flag
+        origin[g2] = g
+        g2 += 1
+        new_ptr[g2] = t
+    # merge identical h-edges: hash, sort by hash, compare pins within equal-hash runs
+    h = np.empty(g2, dtype=np.int64)
+    for g in range(g2):
+        s = new_pins[new_ptr[g]]
+        x = key_a[s] * 3 + (1 if new_flag[g] else 0)
+        for j in range(new_ptr[g] + 1, new_ptr[g + 1]):
+            x += key_b[new_pins[j]]
+        h[g] = x
+    by_hash = np.argsort(h, kind="mergesort")
+    rep = np.arange(g2)
+    i = 0
+    while i < g2:
+        j = i
+        while j < g2 and h[by_hash[j]] == h[by_hash[i]]:
+            j += 1
+        for a in range(i + 1, j):  # runs are tiny: compare with earlier members
+            ga = by_hash[a]
+            for b in range(i, a):
+                gb = by_hash[b]
+                if rep[gb] == gb and _same(new_ptr, new_pins, new_flag, ga, gb):
+                    rep[ga] = gb
+                    break
+        i = j
+    out_id = np.full(g2, -1, dtype=np.int64)
+    n_out, size = 0, 0
+    for g in range(g2):  # representatives keep their order (the first of each group)
+        if rep[g] == g:
+            out_id[g] = n_out
+            n_out += 1
+            size += new_ptr[g + 1] - new_ptr[g]
+    out_ptr = np.zeros(n_out + 1, dtype=np.int64)
+    out_pins = np.empty(size, dtype=np.int64)
+    out_flag = np.zeros(n_out, dtype=np.bool_)
+    out_w = np.zeros(n_out, dtype=np.float64)
+    out_m = np.zeros(n_out, dtype=np.int64)
+    t = 0
+    for g in range(g2):
+        r = out_id[rep[g]]
+        out_w[r] += w[origin[g]]
+        out_m[r] += m[origin[g]]
+        if rep[g] == g:
+            for j in range(new_ptr[g], new_ptr[g + 1]):
+                out_pins[t] = new_pins[j]
+                t += 1
+            out_ptr[r + 1] = t
+            out_flag[r] = new_flag[g]
+    return out_ptr, out_pins, out_flag, out_w, out_m
+
+
+@numba.njit(cache=True)
+def _same(ptr, pins, flag, a, b):
+    if flag[a] != flag[b] or ptr[a + 1] - ptr[a] != ptr[b + 1] - ptr[b]:
+        return False
+    return np.array_equal(pins[ptr[a] : ptr[a + 1]], pins[ptr[b] : ptr[b + 1]])

@@ -1,0 +1,110 @@
+"""Pin counts per partition per h-edge: the partitioned view of a level.
+
+The initial packing and the refinement both ask, for a node, how much of its h-edges'
+weight each partition already holds and how many of its inbound axons each partition
+already receives. ``pin_slots`` keeps, for every h-edge, the partitions it spans and its
+pin count in each (in slots aligned with the pins: an h-edge spans at most as many
+partitions as it has pins); ``slot_add`` moves a pin; ``scan`` answers the question for
+one node in O(Σ λ) over its h-edges. The hypergraph itself never changes (as in
+Mt-KaHyPar's partitioned hypergraph).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+__all__ = ["pin_slots", "scan", "slot_add", "workspace"]
+
+
+@numba.njit(cache=True)
+def scan(u, hg, part, slots, work):
+    """What the h-edges of node u see. Per other partition p: the weight of u's h-edges
+    already in p (``conn``) and how many of u's inbound axons p already receives
+    (``has``); for u's own partition: the weight of the h-edges only u holds there and
+    how many of u's axons other nodes there still receive. Returns (partitions touched,
+    total weight, removal gain, axons kept)."""
+    ptr, pins, src_dest, w, m, inc_ptr, inc = hg
+    sl_part, sl_cnt, n_sl = slots
+    stamp, conn, has, touched = work
+    own = part[u]
+    total, gain, kept = 0.0, 0.0, 0
+    n_touched = 0
+    for t in range(inc_ptr[u], inc_ptr[u + 1]):
+        g = inc[t]
+        base = ptr[g]
+        sc = pins[base]
+        u_dest = u != sc or src_dest[g]
+        p_src = part[sc] if not src_dest[g] else -2  # the source pin is no destination
+        total += w[g]
+        for i in range(n_sl[g]):
+            p = sl_part[base + i]
+            cnt = sl_cnt[base + i]
+            dest_cnt = cnt - 1 if p == p_src else cnt
+            if p == own:
+                if cnt == 1:
+                    gain += w[g]
+                if u_dest and dest_cnt >= 2:
+                    kept += m[g]
+                continue
+            if stamp[p] != u:
+                stamp[p] = u
+                conn[p] = 0.0
+                has[p] = 0
+                touched[n_touched] = p
+                n_touched += 1
+            conn[p] += w[g]
+            if u_dest and dest_cnt > 0:
+                has[p] += m[g]
+    return n_touched, total, gain, kept
+
+
+@numba.njit(cache=True)
+def slot_add(g, base, p, delta, slots):
+    """Add ``delta`` pins of h-edge g (pins from ``base``) in partition p."""
+    sl_part, sl_cnt, n_sl = slots
+    for i in range(n_sl[g]):
+        if sl_part[base + i] == p:
+            sl_cnt[base + i] += delta
+            if sl_cnt[base + i] == 0:  # keep the slots packed
+                last = base + n_sl[g] - 1
+                sl_part[base + i] = sl_part[last]
+                sl_cnt[base + i] = sl_cnt[last]
+                n_sl[g] -= 1
+            return
+    sl_part[base + n_sl[g]] = p
+    sl_cnt[base + n_sl[g]] = delta
+    n_sl[g] += 1
+
+
+@numba.njit(cache=True)
+def pin_slots(ptr, pins, part, k):
+    """Pin counts per partition (of ``k``) per h-edge, assigned pins only, in slots
+    aligned with the pins: an h-edge spans at most as many partitions as it has pins."""
+    sl_part = np.empty(pins.size, dtype=np.int64)
+    sl_cnt = np.zeros(pins.size, dtype=np.int64)
+    n_sl = np.zeros(ptr.size - 1, dtype=np.int64)
+    seen = np.full(k, -1, dtype=np.int64)  # last h-edge that gave partition p a slot
+    where = np.empty(k, dtype=np.int64)
+    for g in range(ptr.size - 1):
+        for j in range(ptr[g], ptr[g + 1]):
+            p = part[pins[j]]
+            if p < 0:
+                continue
+            if seen[p] != g:
+                seen[p] = g
+                where[p] = ptr[g] + n_sl[g]
+                sl_part[where[p]] = p
+                n_sl[g] += 1
+            sl_cnt[where[p]] += 1
+    return sl_part, sl_cnt, n_sl
+
+
+@numba.njit(cache=True)
+def workspace(k):
+    return (
+        np.full(k, -1, dtype=np.int64),
+        np.zeros(k, dtype=np.float64),
+        np.zeros(k, dtype=np.int64),
+        np.empty(k, dtype=np.int64),
+    )

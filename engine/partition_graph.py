@@ -1,0 +1,197 @@
+"""The partition graph: what each core holds and which cores talk.
+
+Partitioning turns the neuron-level hypergraph into a small graph of partitions (virtual
+cores). ``partition_graph`` computes, in one sparse pass over all synapses, everything
+about a partition that does not depend on where its cores are placed: per partition its
+neurons (DendOps), inbound synapses, distinct inbound axons, synaptic memory, expected
+SynOps and SynMem reads per step; and the message pairs — partition ``a`` sends
+``pair_messages`` expected messages per step to partition ``b``, one per spiking neuron
+of ``a`` with a synapse in ``b`` (seed 004's λ−1 traffic: cores replicate spikes
+locally). Placers place this graph; the cost model evaluates its placements.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+import scipy.sparse as sp
+
+from engine.errors import CapacityError
+from engine.hardware import Hardware
+from engine.hypergraph import unique_partition_hedges
+from engine.network import Network
+from engine.resources import CoreUse, memory_bytes, synmem_words, violations_by_population
+from engine.traffic import FIXED
+
+__all__ = ["PartitionGraph", "partition_graph"]
+
+
+@dataclass(frozen=True, eq=False)
+class PartitionGraph:
+    """Everything about a partition that does not depend on where its cores are placed."""
+
+    n_parts: int
+    population: np.ndarray  # majority population of each partition
+    neurons: np.ndarray  # neurons per partition = DendOps per step
+    synapses: np.ndarray  # stored inbound synapses
+    axons: np.ndarray  # distinct inbound h-edges (axons)
+    memory_bytes: np.ndarray  # synaptic memory needed
+    synops: np.ndarray  # expected SynOps per step
+    synmem_reads: np.ndarray  # expected SynMem word reads per step
+    pair_src: np.ndarray  # partition pairs that exchange messages (src != dst)
+    pair_dst: np.ndarray
+    pair_messages: np.ndarray  # expected messages per step
+    remote_edge_weight: float  # Σ rate of neurons whose h-edge leaves their core
+    network: Network = field(repr=False)
+    assignment: np.ndarray = field(repr=False)
+
+    # ------------------------------------------------------------ resources
+    @property
+    def core_use(self) -> CoreUse:
+        return CoreUse(self.neurons, self.synapses, self.axons, self.memory_bytes)
+
+    def limit_violations(self, hardware: Hardware) -> list[str]:
+        """Every per-core limit some partition breaks on ``hardware``, grouped per population."""
+        return violations_by_population(
+            self.core_use, hardware, self.population, self.network.population_names
+        )
+
+    @property
+    def dendops(self) -> np.ndarray:
+        return self.neurons
+
+    # ------------------------------------------------------------ h-edges
+    @cached_property
+    def _hedges(self) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray]:
+        return unique_partition_hedges(self.network, self.assignment, self.n_parts)
+
+    @property
+    def hedge_sets(self) -> sp.csr_matrix:
+        """Unique partition-level h-edges {ρ(s)} ∪ ρ(D), one per row (computed on demand)."""
+        return self._hedges[0]
+
+    @property
+    def hedge_counts(self) -> np.ndarray:
+        """How many neurons share each unique partition-level h-edge."""
+        return self._hedges[1]
+
+    @property
+    def hedge_weights(self) -> np.ndarray:
+        """Σ spike rate of the neurons sharing each unique partition-level h-edge (w_P)."""
+        return self._hedges[2]
+
+    # ------------------------------------------------------------ messages
+    @cached_property
+    def pair_fixed(self) -> np.ndarray:
+        """``pair_messages`` in the fixed-point units of ``engine.traffic``."""
+        return np.rint(self.pair_messages * FIXED).astype(np.int64)
+
+    @cached_property
+    def out_fixed(self) -> np.ndarray:
+        return np.bincount(self.pair_src, weights=self.pair_fixed, minlength=self.n_parts).astype(
+            np.int64
+        )
+
+    @cached_property
+    def in_fixed(self) -> np.ndarray:
+        return np.bincount(self.pair_dst, weights=self.pair_fixed, minlength=self.n_parts).astype(
+            np.int64
+        )
+
+    @property
+    def connectivity(self) -> float:
+        """Seed 004 eq. 7, the weighted (λ−1) connectivity: expected inter-core messages/step."""
+        return float(self.pair_messages.sum())
+
+    @cached_property
+    def synaptic_reuse(self) -> float:
+        """Seed 004 eq. 14: mean over partitions of inbound synapses per distinct axon."""
+        has = self.axons > 0
+        return float((self.synapses[has] / self.axons[has]).mean()) if has.any() else 0.0
+
+    @cached_property
+    def pairs_of_part(self) -> tuple[np.ndarray, np.ndarray]:
+        """CSR (indptr, pair ids) of the pairs each partition takes part in."""
+        ends = np.concatenate([self.pair_src, self.pair_dst])
+        ids = np.concatenate([np.arange(self.pair_src.size)] * 2)
+        order = np.argsort(ends, kind="stable")
+        indptr = np.concatenate([[0], np.cumsum(np.bincount(ends, minlength=self.n_parts))])
+        return indptr.astype(np.int64), ids[order].astype(np.int64)
+
+    @cached_property
+    def adjacency(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """CSR (indptr, other end, messages) of every pair seen from both of its ends."""
+        n = self.n_parts
+        ends = np.concatenate([self.pair_src, self.pair_dst])
+        others = np.concatenate([self.pair_dst, self.pair_src])
+        w = np.concatenate([self.pair_messages, self.pair_messages])
+        order = np.argsort(ends, kind="stable")
+        indptr = np.concatenate([[0], np.cumsum(np.bincount(ends, minlength=n))])
+        return indptr.astype(np.int64), others[order].astype(np.int64), w[order].astype(np.float64)
+
+
+def _majority(values: np.ndarray, groups: np.ndarray, n_groups: int, n_values: int) -> np.ndarray:
+    counts = sp.coo_matrix(
+        (np.ones(values.size), (groups, values)), shape=(n_groups, n_values)
+    ).toarray()
+    return counts.argmax(axis=1).astype(np.int32)
+
+
+def partition_graph(network: Network, hardware: Hardware, partition) -> PartitionGraph:
+    """The partition graph of ``partition`` (a ``Partition``) on ``hardware``, vectorized."""
+    part = partition.assignment
+    n, n_parts = network.n_neurons, partition.n_parts
+    if part.shape[0] != n:
+        raise CapacityError(
+            f"the partition covers {part.shape[0]} neurons; network {network.name!r} has {n}"
+        )
+    rate = network.rate
+    indptr, indices = network.indptr, network.indices
+    # (source neuron, destination partition) -> synapse count, via one CSR build
+    a = sp.csr_matrix(
+        (np.ones(indices.size, dtype=np.int64), part[indices], indptr), shape=(n, n_parts)
+    )
+    a.sum_duplicates()
+    rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(a.indptr))
+    dst, count = a.indices.astype(np.int64), a.data
+    src_part = part[rows]
+    row_rate = rate[rows]
+
+    neurons = np.bincount(part, minlength=n_parts)
+    population = _majority(network.population, part, n_parts, network.n_populations)
+    synapses = np.bincount(dst, weights=count, minlength=n_parts).astype(np.int64)
+    axons = np.bincount(dst, minlength=n_parts)
+    synops = np.bincount(dst, weights=count * row_rate, minlength=n_parts)
+
+    model = hardware.model
+    wbits = np.asarray(network.weight_bits)[population]
+    dense = np.asarray([e == "dense" for e in network.encoding])[population]
+    words = synmem_words(count, neurons[dst], wbits[dst], dense[dst], model)
+    synmem_reads = np.bincount(dst, weights=words * row_rate, minlength=n_parts)
+
+    remote = dst != src_part
+    pairs = sp.coo_matrix(
+        (row_rate[remote], (src_part[remote], dst[remote])), shape=(n_parts, n_parts)
+    ).tocsr()
+    pairs.sum_duplicates()
+    pair_src = np.repeat(np.arange(n_parts, dtype=np.int64), np.diff(pairs.indptr))
+    has_remote = np.bincount(rows[remote], minlength=n) > 0
+
+    return PartitionGraph(
+        n_parts=n_parts,
+        population=population,
+        neurons=neurons,
+        synapses=synapses,
+        axons=axons,
+        memory_bytes=memory_bytes(neurons, synapses, axons, wbits, dense, model),
+        synops=synops,
+        synmem_reads=synmem_reads,
+        pair_src=pair_src,
+        pair_dst=pairs.indices.astype(np.int64),
+        pair_messages=pairs.data.astype(np.float64),
+        remote_edge_weight=float(rate[has_remote].sum()),
+        network=network,
+        assignment=part,
+    )

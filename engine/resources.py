@@ -1,0 +1,246 @@
+"""The per-core resource model: what a core holds, and the one check against its limits.
+
+A core holds neurons, inbound synapses, distinct inbound axons (the h-edges that reach
+it) and the synaptic memory they take. Every partitioner, the partition graph, the
+search and the explorer measure cores with the functions here and check them with
+``overruns`` — the only place the limits of ``hardware.limits`` are compared.
+
+Memory follows Loihi's layout (seed 001 §II): a *sparse* population stores one entry
+per synapse (weight bits plus an index); a *dense* one stores a whole row of its core's
+weights per inbound axon, in synaptic-memory words.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.arrays import distinct, id_ranges
+from engine.errors import CapacityError
+from engine.hardware import Hardware
+from engine.network import Network
+
+__all__ = [
+    "Capacity",
+    "CoreUse",
+    "Limit",
+    "PopulationSplit",
+    "capacity",
+    "check_mapping",
+    "limits",
+    "mapping_violations",
+    "memory_bytes",
+    "overruns",
+    "require_cores",
+    "require_each_neuron_fits",
+    "synmem_words",
+    "violations_by_population",
+]
+
+
+@dataclass(frozen=True)
+class Limit:
+    """One per-core limit: the ``CoreUse`` field it bounds, its words, its bound."""
+
+    field: str
+    what: str
+    bound: int
+
+
+@dataclass(frozen=True, eq=False)
+class CoreUse:
+    """What each core (partition) holds, one entry per core."""
+
+    neurons: np.ndarray
+    synapses: np.ndarray
+    axons: np.ndarray  # distinct inbound axons
+    memory_bytes: np.ndarray  # synaptic memory
+
+
+def limits(hardware: Hardware) -> list[Limit]:
+    """The per-core limits that apply on ``hardware`` (a synapse limit of 0 means none)."""
+    lim = hardware.limits
+    out = [
+        Limit("neurons", "neurons", lim.neurons),
+        Limit("memory_bytes", "bytes of synaptic memory", lim.synaptic_memory_bytes),
+        Limit("axons", "distinct inbound axons", lim.inbound_axons),
+    ]
+    if lim.synapses:
+        out.append(Limit("synapses", "synapses", lim.synapses))
+    return out
+
+
+def overruns(use: CoreUse, hardware: Hardware) -> list[tuple[Limit, np.ndarray]]:
+    """Every limit that some core breaks, with the mask of the cores that break it."""
+    out = []
+    for limit in limits(hardware):
+        over = np.asarray(getattr(use, limit.field)) > limit.bound
+        if over.any():
+            out.append((limit, over))
+    return out
+
+
+def violations_by_population(
+    use: CoreUse, hardware: Hardware, population: np.ndarray, names
+) -> list[str]:
+    """One line per (limit, population) broken, naming the partitions and what to do."""
+    problems = []
+    for limit, over in overruns(use, hardware):
+        values = getattr(use, limit.field)
+        for k in np.unique(population[over]):
+            parts = np.flatnonzero(over & (population == k))
+            name = names[k]
+            which = (
+                f"partition {parts[0]} ({name}) needs"
+                if parts.size == 1
+                else f"{parts.size} partitions of {name} ({id_ranges(parts)}) need up to"
+            )
+            problems.append(
+                f"{which} {values[parts].max():.0f} {limit.what}, the core limit is "
+                f"{limit.bound}: give {name} more cores or use hardware with larger cores"
+            )
+    return problems
+
+
+def require_cores(n_parts: int, hardware: Hardware, what: str) -> None:
+    """Raise ``CapacityError`` when ``n_parts`` partitions are more than the cores."""
+    if n_parts > hardware.n_cores:
+        raise CapacityError(
+            f"{what} needs {n_parts} cores; {hardware.name} has {hardware.n_cores}: "
+            "choose larger hardware (e.g. loihi2-x8) or a partition with fewer cores"
+        )
+
+
+# ------------------------------------------------------------------ memory model
+def memory_bytes(neurons, synapses, axons, weight_bits, dense, model) -> np.ndarray:
+    """Synaptic memory of cores: a full weight row per axon (dense) or an entry per synapse."""
+    word = model.synmem_word_bits
+    row_words = -(-np.asarray(neurons) * weight_bits // word)
+    sparse_bytes = np.asarray(synapses) * (weight_bits + model.sparse_index_bits) / 8.0
+    return np.where(dense, np.asarray(axons) * row_words * (word // 8), sparse_bytes).astype(float)
+
+
+def synmem_words(count, neurons, weight_bits, dense, model) -> np.ndarray:
+    """Synaptic-memory words read when one axon's ``count`` synapses into a core fire.
+
+    Dense: the core's whole weight row; sparse: the axon's entries, rounded up to words.
+    """
+    word = model.synmem_word_bits
+    row_words = -(-np.asarray(neurons) * weight_bits // word)
+    entry_bits = weight_bits + model.sparse_index_bits
+    return np.where(dense, row_words, -(-np.asarray(count) * entry_bits // word))
+
+
+# ------------------------------------------------------------------ populations
+class PopulationSplit:
+    """One population's inbound synapses, ready to be split uniformly into ``c`` cores.
+
+    ``use(c)`` is what each of the ``c`` cores would hold (one vectorized pass), and
+    ``violations(c)`` names the limits it would break; seed 000's minimum partition and
+    the search's operators ask it before they split a layer.
+    """
+
+    def __init__(self, network: Network, hardware: Hardware, k: int):
+        members = np.flatnonzero(network.population == k)
+        self.size = members.size
+        rank = np.full(network.n_neurons, -1, dtype=np.int64)
+        rank[members] = np.arange(members.size)
+        dst_rank = rank[network.indices]
+        inbound = dst_rank >= 0
+        self.src = network.sources[inbound].astype(np.int64)
+        self.dst_rank = dst_rank[inbound]
+        self.n_neurons = network.n_neurons
+        self.weight_bits = network.weight_bits[k]
+        self.dense = network.encoding[k] == "dense"
+        self.hardware = hardware
+
+    def use(self, c: int) -> CoreUse:
+        core = self.dst_rank * c // self.size
+        neurons = np.bincount(np.arange(self.size) * c // self.size, minlength=c)
+        synapses = np.bincount(core, minlength=c)
+        axons = np.bincount(
+            distinct(core * self.n_neurons + self.src) // self.n_neurons, minlength=c
+        )
+        memory = memory_bytes(
+            neurons, synapses, axons, self.weight_bits, self.dense, self.hardware.model
+        )
+        return CoreUse(neurons, synapses, axons, memory)
+
+    def violations(self, c: int) -> list[str]:
+        use = self.use(c)
+        return [
+            f"{getattr(use, limit.field).max():.0f} {limit.what} > {limit.bound}"
+            for limit, _ in overruns(use, self.hardware)
+        ]
+
+
+# ------------------------------------------------------------------ hypergraph partitioners
+@dataclass(frozen=True)
+class Capacity:
+    """The limits as the neuron-level partitioners count them."""
+
+    neurons: int  # C_npc
+    axons: int  # C_apc
+    synapses: int  # C_spc (the tighter of the synapse limit and synaptic memory)
+
+
+def capacity(network: Network, hardware: Hardware) -> Capacity:
+    """Per-core limits as node, distinct-inbound-h-edge and synapse counts.
+
+    Synaptic memory becomes a synapse count with the widest sparse entry of any
+    population; dense encodings are checked on the finished partition.
+    """
+    lim, model = hardware.limits, hardware.model
+    entry_bits = max(b + model.sparse_index_bits for b in network.weight_bits)
+    by_memory = lim.synaptic_memory_bytes * 8 // entry_bits
+    synapses = min(lim.synapses, by_memory) if lim.synapses else by_memory
+    return Capacity(lim.neurons, lim.inbound_axons, int(synapses))
+
+
+def require_each_neuron_fits(
+    network: Network, cap: Capacity, axons: np.ndarray, synapses: np.ndarray
+) -> None:
+    """Raise naming the first neuron whose inbound axons or synapses alone exceed a core."""
+    bad = np.flatnonzero((axons > cap.axons) | (synapses > cap.synapses))
+    if bad.size:
+        v = int(bad[0])
+        raise CapacityError(
+            f"neuron {v} of {network.name!r} alone exceeds a core's limits ({axons[v]} "
+            f"inbound axons, {synapses[v]} inbound synapses; limits: {cap.axons} axons, "
+            f"{cap.synapses} synapses): choose hardware with larger cores"
+        )
+
+
+# ------------------------------------------------------------------ mappings
+def mapping_violations(network, hardware, mapping, graph, limit: int = 12) -> list[str]:
+    """Every reason ``mapping`` (with its partition graph) cannot run, one line each.
+
+    At most ``limit`` lines, then a count of the rest.
+    """
+    part = mapping.partition
+    if part.assignment.shape[0] != network.n_neurons:
+        return [
+            f"the partition covers {part.assignment.shape[0]} neurons; "
+            f"network {network.name!r} has {network.n_neurons}"
+        ]
+    problems = []
+    if part.n_parts > hardware.n_cores:
+        problems.append(
+            f"{part.n_parts} partitions need {part.n_parts} cores; {hardware.name} has "
+            f"{hardware.n_cores}: use bigger hardware or fewer cores per population"
+        )
+    problems += mapping.placement.check(hardware, part.n_parts)
+    problems += graph.limit_violations(hardware)
+    if len(problems) > limit:
+        problems = problems[:limit] + [f"… and {len(problems) - limit} more"]
+    return problems
+
+
+def check_mapping(network, hardware, mapping, graph) -> None:
+    """Raise ``CapacityError`` with every reason when ``mapping`` cannot run."""
+    problems = mapping_violations(network, hardware, mapping, graph)
+    if problems:
+        raise CapacityError(
+            f"mapping of {network.name!r} on {hardware.name} is infeasible: " + "; ".join(problems)
+        )
