@@ -1,24 +1,45 @@
-"""The ``meshscope`` command.
+"""The ``meshscope`` command (the explorer adds ``serve``; see ``explorer.cli``).
 
-    meshscope list [networks|hardware|partitioners|placers] [--json]
-    meshscope evaluate --network SPEC --hardware SPEC [--partition SPEC]
+    meshscope list [networks|hardware|partitioners|placers|objectives|strategies] [--json]
+    meshscope evaluate [--network SPEC] [--hardware SPEC] [--partition SPEC]
                        [--placement NAME | --mapping FILE] [--links] [--json] [--save FILE]
-    meshscope map --network SPEC --hardware SPEC --partitioner NAME --placer NAME [--json]
+    meshscope map [--network SPEC] [--hardware SPEC] [--partition SPEC] [--placement NAME]
+                  [--json] [--save FILE]
     meshscope convert --network SPEC --out FILE.hgr|FILE.npz
-    meshscope evolve --network SPEC --hardware SPEC --budget N --seed S [options]
-    meshscope serve [--network SPEC] [--hardware SPEC] [--mapping FILE] [--port P] [--no-browser]
+    meshscope evolve [--network SPEC] [--hardware SPEC] [--budget N] [--seed S] [options]
 
-On bad input: one line on stderr and exit code 2.
+Every command builds its mapping through ``engine.pipeline``. On bad input: one line on
+stderr and exit code 2; output files are checked before any work starts and written
+whole or not at all. On a terminal, long work shows a progress bar (quiet when piped).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import shutil
 import sys
+from collections.abc import Callable, Iterable
 
-from engine.errors import MeshScopeError
+from engine.errors import MeshScopeError, SpecError
+from engine.io.files import check_readable, check_writable
 from engine.specs import DEFAULT_HARDWARE, DEFAULT_NETWORK, DEFAULT_PLACEMENT
+
+__all__ = ["build_parser", "main"]
+
+LIST_KINDS = ("networks", "hardware", "partitioners", "placers", "objectives", "strategies")
+NETWORK_HELP = (
+    f"workload spec (see 'meshscope list networks') or network file (default {DEFAULT_NETWORK})"
+)
+HARDWARE_HELP = (
+    f"hardware preset, preset TOML file or mesh:WxH[xK][@CXxCY] (default {DEFAULT_HARDWARE})"
+)
+PARTITION_HELP = (
+    "min, min+K, natural, cores:C1,C2,…, file:PATH or a partitioner "
+    "(see 'meshscope list partitioners'; without it, the network's natural split, else min)"
+)
+PLACEMENT_HELP = "placer, or PLACER+force to refine it (see 'meshscope list placers')"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -27,33 +48,89 @@ class _Parser(argparse.ArgumentParser):
         sys.exit(2)
 
 
+# ------------------------------------------------------------------ terminal
+def _on_terminal(args) -> bool:
+    """Progress is shown on a terminal, never when stderr is piped or with --json."""
+    return sys.stderr.isatty() and not getattr(args, "json", False)
+
+
+def _bar(args, total: int, **kwargs):
+    """A tqdm bar on stderr when on a terminal, else None."""
+    if not _on_terminal(args):
+        return None
+    from tqdm import tqdm
+
+    ncols = shutil.get_terminal_size((100, 24)).columns or 100  # a 0-wide pty: 100 columns
+    return tqdm(total=total, file=sys.stderr, ncols=min(ncols, 120), leave=False, **kwargs)
+
+
+@contextlib.contextmanager
+def _work(args):
+    """Around a command's work: on a terminal, say when numba compiles its kernels."""
+    if not _on_terminal(args):
+        yield
+        return
+    from engine.kernels import compiling_notice
+
+    with compiling_notice(lambda text: sys.stderr.write(f"meshscope: {text}\n")):
+        yield
+
+
+class _Steps:
+    """On a terminal, a bar over a command's steps (partition, place, evaluate …)."""
+
+    def __init__(self, args, names: Iterable[str]):
+        self.names = list(names)
+        self.bar = _bar(args, len(self.names), bar_format="{desc:<24} {bar} {n}/{total}")
+        self.done = -1
+
+    def __call__(self, name: str) -> None:
+        """Step ``name`` starts (the steps before it are done)."""
+        if self.bar is not None:
+            done = self.names.index(name)
+            self.bar.update(done - max(self.done, 0))
+            self.bar.set_description_str(f"{name}…")
+            self.done = done
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _check_outputs(*paths) -> None:
+    """Fail before any work when an output path cannot be written."""
+    for what, path in paths:
+        if path:
+            check_writable(path, what)
+
+
+# ------------------------------------------------------------------ list
 def _listing(what: str) -> dict:
     from engine.hardware import load_hardware, preset_names
     from engine.partition import partitioners
     from engine.placement import placers
+    from engine.search import objectives, strategies
     from engine.specs import demo_files
     from engine.workloads import workload_info
 
-    def doc(fn):
-        return (fn.__doc__ or "").strip().split("\n")[0]
-
     if what == "networks":
-        return {
-            "generators": workload_info(),
-            "files": [str(p) for p in demo_files()],
-        }
+        return {"generators": workload_info(), "files": [str(p) for p in demo_files()]}
     if what == "hardware":
         return {
             "presets": [load_hardware(n).summary() for n in preset_names()],
             "generic": "mesh:WxH[xK][@CXxCY]",
         }
-    if what == "partitioners":
-        return {p.grammar: doc(p) for p in partitioners.values()}
-    return {name: doc(fn) for name, fn in placers.items()}
+    registry = {
+        "partitioners": partitioners,
+        "placers": placers,
+        "objectives": objectives,
+        "strategies": strategies,
+    }[what]
+    return registry.describe()
 
 
 def cmd_list(args) -> int:
-    kinds = [args.what] if args.what else ["networks", "hardware", "partitioners", "placers"]
+    kinds = [args.what] if args.what else list(LIST_KINDS)
     data = {k: _listing(k) for k in kinds}
     if args.json:
         print(json.dumps(data if len(kinds) > 1 else data[kinds[0]], indent=2))
@@ -76,38 +153,43 @@ def cmd_list(args) -> int:
     return 0
 
 
-def resolve_mapping(args):
-    """(network, hardware, mapping) from --network/--hardware/--partition/--placement/--mapping."""
-    from engine.mapping import Mapping, read_mapping_file
-    from engine.partition import make_partition
-    from engine.partition_graph import partition_graph
-    from engine.placement import make_placement
-    from engine.specs import load_hardware_spec, load_network_spec
+# ------------------------------------------------------------------ evaluate / map
+def _build(args, steps: _Steps | None = None):
+    """The ``Mapped`` the mapping options name (``engine.pipeline.build_mapping``)."""
+    from engine.pipeline import build_mapping
 
-    if args.mapping:
+    if getattr(args, "mapping", None):
         if args.partition or args.placement:
-            raise MeshScopeError("give either --mapping or --partition/--placement, not both")
-        mf = read_mapping_file(args.mapping)
-        network = load_network_spec(args.network or mf.network_name)
-        hardware = load_hardware_spec(args.hardware or mf.hardware_name)
-        return network, hardware, mf.build(network, hardware)
-    network = load_network_spec(args.network or DEFAULT_NETWORK)
-    hardware = load_hardware_spec(args.hardware or DEFAULT_HARDWARE)
-    partition = make_partition(network, hardware, args.partition, seed=args.seed)
-    stats = partition_graph(network, hardware, partition)
-    placement = make_placement(stats, hardware, args.placement or DEFAULT_PLACEMENT, seed=args.seed)
-    return network, hardware, Mapping(partition, placement)
+            raise SpecError("give either --mapping or --partition/--placement, not both")
+        return build_mapping(args.network, args.hardware, mapping_file=args.mapping)
+    return build_mapping(
+        args.network,
+        args.hardware,
+        partition=args.partition or args.default_partition,
+        placement=args.placement or args.default_placement,
+        seed=args.seed,
+        progress=steps,
+    )
+
+
+def _metrics_line(m: dict) -> str:
+    return (
+        f"  SNN hypergraphs metrics: connectivity {m['connectivity']:.1f}, average latency "
+        f"{m['average_latency_ns']:.1f} ns, congestion {m['congestion']:.1f}, synaptic reuse "
+        f"{m['synaptic_reuse']:.2f}, connection locality {m['connection_locality']:.2f}"
+    )
 
 
 def cmd_evaluate(args) -> int:
-    from engine.cost import evaluate
-    from engine.mapping import mapping_to_dict
+    from engine.pipeline import evaluate, write_mapping_file
 
-    network, hardware, mapping = resolve_mapping(args)
-    ev = evaluate(network, hardware, mapping)
+    _check_outputs(("mapping file", args.save))
+    with _work(args):
+        mapped = _build(args)
+        ev = evaluate(mapped)
+    network, hardware = mapped.network, mapped.hardware
     if args.save:
-        with open(args.save, "w") as f:
-            json.dump(mapping_to_dict(network, hardware, mapping, ev), f, indent=1)
+        write_mapping_file(args.save, mapped, ev)
     if args.json:
         out = {"network": network.name, "hardware": hardware.name}
         out.update(ev.to_dict(hardware, links=args.links))
@@ -119,12 +201,7 @@ def cmd_evaluate(args) -> int:
     terms = "  ".join(f"{k} {v:.3f}" for k, v in ev.terms_us.items())
     print(f"  terms    {terms}  (us)")
     print(f"  heaviest link {ev.max_link_messages:.1f} messages/step")
-    m = ev.metrics
-    print(
-        f"  seed 004: connectivity {m['connectivity']:.1f}, avg latency "
-        f"{m['average_latency_ns']:.1f} ns, congestion {m['congestion']:.1f}, synaptic reuse "
-        f"{m['synaptic_reuse']:.2f}, connection locality {m['connection_locality']:.2f}"
-    )
+    print(_metrics_line(ev.metrics))
     if args.links:
         print("  links (kind src -> dst: messages, utilization):")
         for link in sorted(ev.links(hardware), key=lambda d: -d["messages"]):
@@ -140,55 +217,46 @@ def cmd_evaluate(args) -> int:
 def cmd_map(args) -> int:
     import time
 
-    from engine.cost import evaluate
-    from engine.mapping import Mapping, mapping_to_dict
-    from engine.partition import make_partition
-    from engine.partition_graph import partition_graph
-    from engine.placement import make_placement
-    from engine.specs import load_hardware_spec, load_network_spec
+    from engine.pipeline import PHASES, evaluate, write_mapping_file
 
-    network = load_network_spec(args.network or DEFAULT_NETWORK)
-    hardware = load_hardware_spec(args.hardware or DEFAULT_HARDWARE)
-    t0 = time.perf_counter()
-    partition = make_partition(network, hardware, args.partitioner, seed=args.seed)
-    t1 = time.perf_counter()
-    stats = partition_graph(network, hardware, partition)
-    tg = time.perf_counter()
-    placement = make_placement(stats, hardware, args.placer, seed=args.seed)
-    t2 = time.perf_counter()
-    mapping = Mapping(partition, placement)
-    ev = evaluate(network, hardware, mapping)
-    t3 = time.perf_counter()
+    _check_outputs(("mapping file", args.save))
+    steps = _Steps(args, [*PHASES, "evaluate"])
+    try:
+        with _work(args):
+            mapped = _build(args, steps)
+            steps("evaluate")
+            t0 = time.perf_counter()
+            ev = evaluate(mapped)
+            seconds = {**mapped.seconds, "evaluate": time.perf_counter() - t0}
+    finally:
+        steps.close()
     if args.save:
-        with open(args.save, "w") as f:
-            json.dump(mapping_to_dict(network, hardware, mapping, ev), f, indent=1)
+        write_mapping_file(args.save, mapped, ev)
+    network, hardware = mapped.network, mapped.hardware
+    partition = args.partition or args.default_partition
+    placement = args.placement or args.default_placement
     out = {
         "network": network.name,
         "hardware": hardware.name,
-        "partitioner": args.partitioner,
-        "placer": args.placer,
-        "partitions": partition.n_parts,
+        "partitioner": partition,
+        "placer": placement,
+        "partitions": mapped.mapping.partition.n_parts,
         "connectivity": ev.metrics["connectivity"],
         "metrics": ev.metrics,
         "latency_us": ev.latency_us,
         "energy_uj": ev.energy_uj,
         "bottleneck": ev.bottleneck,
-        "seconds": {
-            "partition": t1 - t0,
-            "partition_graph": tg - t1,
-            "place": t2 - tg,
-            "evaluate": t3 - t2,
-        },
+        "seconds": seconds,
     }
     if args.json:
         print(json.dumps(out, indent=2))
         return 0
     m = ev.metrics
-    print(f"{network.name} on {hardware.name}: {args.partitioner} + {args.placer}")
-    print(f"  partitions     {partition.n_parts}")
-    print(f"  connectivity   {m['connectivity']:.1f} messages/step (seed 004 eq. 7, λ−1)")
+    print(f"{network.name} on {hardware.name}: {partition} + {placement}")
+    print(f"  partitions     {out['partitions']}")
+    print(f"  connectivity   {m['connectivity']:.1f} messages/step (SNN hypergraphs eq. 7, λ−1)")
     print(
-        f"  seed 004       energy {m['routing_energy_pj']:.4g} pJ, average latency "
+        f"  hypergraphs    energy {m['routing_energy_pj']:.4g} pJ, average latency "
         f"{m['average_latency_ns']:.2f} ns, congestion {m['congestion']:.4g}, ELP {m['elp']:.4g}"
     )
     print(
@@ -196,49 +264,67 @@ def cmd_map(args) -> int:
         f"{m['connection_locality']:.2f}"
     )
     print(f"  max-affine     {ev.latency_us:.3f} us/step bound by {ev.bottleneck}")
-    secs = out["seconds"]
     print(
-        f"  time           partition {secs['partition']:.2f} s, partition graph "
-        f"{secs['partition_graph']:.2f} s, place {secs['place']:.2f} s, "
-        f"evaluate {secs['evaluate']:.2f} s"
+        f"  time           partition {seconds['partition']:.2f} s, partition graph "
+        f"{seconds['partition_graph']:.2f} s, place {seconds['place']:.2f} s, "
+        f"evaluate {seconds['evaluate']:.2f} s"
     )
     if args.save:
         print(f"  saved mapping to {args.save}")
     return 0
 
 
+# ------------------------------------------------------------------ convert
 def cmd_convert(args) -> int:
     from pathlib import Path
 
     from engine.io.hgr import write_hgr
     from engine.io.network_file import save_network
-    from engine.specs import load_network_spec
+    from engine.pipeline import resolve_network
 
-    network = load_network_spec(args.network)
+    writers = {".hgr": write_hgr, ".npz": save_network}
     suffix = Path(args.out).suffix
-    if suffix == ".hgr":
-        write_hgr(network, args.out)
-    elif suffix == ".npz":
-        save_network(network, args.out)
-    else:
-        raise MeshScopeError(f"--out must end in .hgr (hMETIS) or .npz (MeshScope), not {suffix!r}")
-    print(f"wrote {network.name} ({network.n_neurons} neurons, {network.n_synapses} synapses) "
-          f"to {args.out}")  # fmt: skip
+    if suffix not in writers:
+        raise SpecError(f"--out must end in .hgr (hMETIS) or .npz (MeshScope), not {suffix!r}")
+    _check_outputs(("output file", args.out))
+    steps = _Steps(args, ["read network", "write"])
+    try:
+        with _work(args):
+            steps("read network")
+            network = resolve_network(args.network)
+            steps("write")
+            writers[suffix](network, args.out)
+    finally:
+        steps.close()
+    print(
+        f"wrote {network.name} ({network.n_neurons} neurons, {network.n_synapses} synapses) "
+        f"to {args.out}"
+    )
     return 0
 
 
+# ------------------------------------------------------------------ evolve
 def cmd_evolve(args) -> int:
-    import dataclasses
+    if args.resume:
+        check_readable(args.resume, "checkpoint")
+    _check_outputs(
+        ("mapping file", args.out),
+        ("history file", args.history),
+        ("checkpoint", args.checkpoint or args.resume),
+    )
+    with _work(args):
+        return _evolve(args)
+
+
+def _evolve(args) -> int:
     import threading
 
     from engine.cost import evaluate
-    from engine.mapping import mapping_to_dict
-    from engine.search import CommandEvaluator, ESConfig, ModelEvaluator, NestedES
-    from engine.search.multichip import make_search
-    from engine.specs import load_hardware_spec, load_network_spec
+    from engine.pipeline import Mapped, resolve_hardware, resolve_network, write_mapping_file
+    from engine.search import CommandEvaluator, ESConfig, ModelEvaluator, NestedES, make_search
 
-    network = load_network_spec(args.network or DEFAULT_NETWORK)
-    hardware = load_hardware_spec(args.hardware or DEFAULT_HARDWARE)
+    network = resolve_network(args.network or DEFAULT_NETWORK)
+    hardware = resolve_hardware(args.hardware or DEFAULT_HARDWARE)
     config = ESConfig(
         budget=args.budget,
         lambda_part=args.lambda_part,
@@ -255,34 +341,33 @@ def cmd_evolve(args) -> int:
         )
     else:
         evaluator = ModelEvaluator(network, hardware, workers=args.workers)
-    if args.resume:
-        if args.strategy != "global":
-            raise MeshScopeError(
-                "--resume continues a global run; chipwise runs keep no checkpoint"
-            )
-        search = NestedES.resume(
-            args.resume, network, hardware, evaluator=evaluator, budget=args.budget
-        )
-        config = search.config
-    else:
-        search = make_search(network, hardware, config, strategy=args.strategy, evaluator=evaluator)
-    checkpoint = args.checkpoint or args.resume
     bar = None
-    if sys.stderr.isatty() and not args.json:
-        from tqdm import tqdm
-
-        bar = tqdm(total=config.budget, initial=len(search.history), unit="eval", file=sys.stderr)
-
-    def progress(event):
-        if bar is not None:
-            bar.update(1)
-            bar.set_postfix_str(f"best {event.best.fitness:.3f}", refresh=False)
-
-    cancel = threading.Event()
     try:
-        result = search.run(cancel=cancel, checkpoint=checkpoint, callback=progress)
-    except KeyboardInterrupt:  # keep the best found so far
-        result = search.result(cancelled=True)
+        if args.resume:
+            if args.strategy != "global":
+                raise SpecError("--resume continues a global run; chipwise runs keep no checkpoint")
+            search = NestedES.resume(
+                args.resume, network, hardware, evaluator=evaluator, budget=args.budget
+            )
+            config = search.config
+        else:
+            search = make_search(
+                network, hardware, config, strategy=args.strategy, evaluator=evaluator
+            )
+        bar = _bar(args, config.budget, initial=len(search.history), unit="eval")
+
+        def progress(event):
+            if bar is not None:
+                bar.update(1)
+                bar.set_postfix_str(f"best {event.best.fitness:.3f}", refresh=False)
+
+        cancel = threading.Event()
+        try:
+            result = search.run(
+                cancel=cancel, checkpoint=args.checkpoint or args.resume, callback=progress
+            )
+        except KeyboardInterrupt:  # keep the best found so far
+            result = search.result(cancelled=True)
     finally:
         if bar is not None:
             bar.close()
@@ -290,13 +375,10 @@ def cmd_evolve(args) -> int:
     best_mapping = result.mapping(network)
     best_eval = evaluate(network, hardware, best_mapping)
     if args.out:
-        with open(args.out, "w") as f:
-            json.dump(mapping_to_dict(network, hardware, best_mapping, best_eval), f, indent=1)
+        write_mapping_file(args.out, Mapped.of(network, hardware, best_mapping), best_eval)
     if args.history:
         result.history.write(args.history)
-    initial_eval = evaluate(
-        network, hardware, dataclasses.replace(result, best=result.initial).mapping(network)
-    )
+    initial_eval = evaluate(network, hardware, result.initial.mapping(network))
     summary = {
         "network": network.name,
         "hardware": hardware.name,
@@ -333,99 +415,113 @@ def cmd_evolve(args) -> int:
     return 0
 
 
-def cmd_serve(args) -> int:
-    from explorer.app import serve
-
-    serve(  # with --mapping, the network and hardware default to the file's
-        network=args.network or (None if args.mapping else DEFAULT_NETWORK),
-        hardware=args.hardware or (None if args.mapping else DEFAULT_HARDWARE),
-        mapping=args.mapping,
-        port=args.port,
-        address=args.address,
-        show=not args.no_browser,
+# ------------------------------------------------------------------ parser
+def _mapping_options(p, *, partition: str | None, placement: str):
+    """The options that name a mapping; ``--partitioner``/``--placer`` are aliases."""
+    p.add_argument("--network", help=NETWORK_HELP)
+    p.add_argument("--hardware", help=HARDWARE_HELP)
+    p.add_argument(
+        "--partition", "--partitioner", dest="partition",
+        help=PARTITION_HELP + (f" (default {partition})" if partition else ""),
+    )  # fmt: skip
+    p.add_argument(
+        "--placement", "--placer", dest="placement", help=f"{PLACEMENT_HELP} (default {placement})"
     )
-    return 0
+    p.add_argument("--seed", type=int, default=0, help="seed of random partitioners and placers")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    p.add_argument("--save", metavar="FILE", help="write the mapping as a MeshScope mapping file")
+    p.set_defaults(default_partition=partition, default_placement=placement)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="meshscope", description="Map spiking neural networks onto mesh accelerators.")
+def build_parser(
+    extra_commands: Iterable[Callable[[argparse._SubParsersAction], None]] = (),
+) -> argparse.ArgumentParser:
+    """The ``meshscope`` parser; each of ``extra_commands`` adds a subcommand (``serve``)."""
+    from engine.search import ESConfig, objectives, strategies
+
+    p = _Parser(
+        prog="meshscope",
+        description="Map spiking neural networks onto mesh accelerators: evaluate, map, "
+        "convert and evolve mappings, or serve the explorer.",
+    )
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    ls = sub.add_parser("list", help="list networks, hardware, partitioners or placers")
-    ls.add_argument("what", nargs="?", choices=["networks", "hardware", "partitioners", "placers"])
-    ls.add_argument("--json", action="store_true")
+    ls = sub.add_parser("list", help="list networks, hardware, partitioners, placers …")
+    ls.add_argument("what", nargs="?", choices=LIST_KINDS, help="one kind only (default: all)")
+    ls.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     ls.set_defaults(func=cmd_list)
 
     ev = sub.add_parser("evaluate", help="latency, energy and link loads of one mapping")
-    ev.add_argument("--network", help=f"workload spec or network file (default {DEFAULT_NETWORK})")
+    _mapping_options(ev, partition=None, placement=DEFAULT_PLACEMENT)
     ev.add_argument(
-        "--hardware", help=f"preset, TOML file or mesh:WxH… (default {DEFAULT_HARDWARE})"
+        "--mapping", metavar="FILE", help="a mapping file instead of --partition/--placement"
     )
-    ev.add_argument("--partition", help="min, min+K, natural, cores:C1,C2,… or a partitioner")
-    ev.add_argument("--placement", help=f"placer name (default {DEFAULT_PLACEMENT})")
-    ev.add_argument("--mapping", help="a mapping JSON file instead of --partition/--placement")
-    ev.add_argument("--seed", type=int, default=0, help="seed of random partitioners/placers")
     ev.add_argument("--links", action="store_true", help="also report every loaded link")
-    ev.add_argument("--json", action="store_true", help="machine-readable output")
-    ev.add_argument("--save", metavar="FILE", help="write the mapping as JSON")
     ev.set_defaults(func=cmd_evaluate)
 
-    mp = sub.add_parser("map", help="partition and place with seed 004's algorithms")
-    mp.add_argument("--network", help=f"workload spec or network file (default {DEFAULT_NETWORK})")
-    mp.add_argument(
-        "--hardware", help=f"preset, TOML file or mesh:WxH… (default {DEFAULT_HARDWARE})"
+    mp = sub.add_parser(
+        "map", help="partition and place with the SNN hypergraphs algorithms, timed"
     )
-    mp.add_argument("--partitioner", default="overlap", help="partitioner or partition spec")
-    mp.add_argument("--placer", default="spectral+force", help="placer, or PLACER+force")
-    mp.add_argument("--seed", type=int, default=0)
-    mp.add_argument("--json", action="store_true")
-    mp.add_argument("--save", metavar="FILE", help="write the mapping as JSON")
+    _mapping_options(mp, partition="overlap", placement="spectral+force")
     mp.set_defaults(func=cmd_map)
 
     cv = sub.add_parser("convert", help="write a network as hMETIS .hgr or MeshScope .npz")
-    cv.add_argument("--network", required=True)
-    cv.add_argument("--out", required=True, metavar="FILE")
+    cv.add_argument("--network", required=True, help=NETWORK_HELP.split(" (default")[0])
+    cv.add_argument("--out", required=True, metavar="FILE", help="FILE.hgr (hMETIS) or FILE.npz")
     cv.set_defaults(func=cmd_convert)
 
-    es = sub.add_parser("evolve", help="search partition and placement (seed 000's nested ES)")
-    es.add_argument("--network", help=f"workload spec or network file (default {DEFAULT_NETWORK})")
-    es.add_argument(
-        "--hardware", help=f"preset, TOML file or mesh:WxH… (default {DEFAULT_HARDWARE})"
+    d = ESConfig()
+    es = sub.add_parser(
+        "evolve", help="search partition and placement (Loihi 2 mapping ES, nested (1+λ)-ES)"
     )
-    es.add_argument("--budget", type=int, default=125, help="fitness evaluations (default 125)")
-    es.add_argument("--seed", type=int, default=0)
-    es.add_argument("--lambda-part", type=int, default=4, help="partitioning offspring (4)")
-    es.add_argument("--lambda-place", type=int, default=4, help="placement offspring (4)")
+    es.add_argument("--network", help=NETWORK_HELP)
+    es.add_argument("--hardware", help=HARDWARE_HELP)
+    es.add_argument("--budget", type=int, default=d.budget, help=ESConfig.help("budget"))
+    es.add_argument("--seed", type=int, default=d.seed, help=ESConfig.help("seed"))
+    es.add_argument(
+        "--lambda-part", type=int, default=d.lambda_part, help=ESConfig.help("lambda_part")
+    )
+    es.add_argument(
+        "--lambda-place", type=int, default=d.lambda_place, help=ESConfig.help("lambda_place")
+    )
     es.add_argument("--no-reorder", action="store_true", help="ablation: no reordering operator")
     es.add_argument("--no-elitism", action="store_true", help="ablation: (1,λ) partitioning")
-    es.add_argument("--init-k", type=int, default=2, help="start from min+K (default 2)")
-    es.add_argument("--strategy", choices=["global", "chipwise"], default="global")
-    es.add_argument("--objective", choices=["latency", "energy"], default="latency")
+    es.add_argument("--init-k", type=int, default=d.init_k, help=ESConfig.help("init_k"))
     es.add_argument(
-        "--evaluator-cmd", metavar="CMD", help="external evaluator (hardware in the loop)"
+        "--strategy", choices=strategies.names(), default="global",
+        help="global: one search over every chip; chipwise: one search per chip (default global)",
+    )  # fmt: skip
+    es.add_argument(
+        "--objective", choices=objectives.names(), default=d.objective,
+        help=ESConfig.help("objective"),
+    )  # fmt: skip
+    es.add_argument(
+        "--evaluator-cmd", metavar="CMD",
+        help="rate mappings with this command (hardware in the loop): mapping JSON on its stdin, "
+        '{"latency_us": …, "energy_uj": …} on its stdout',
+    )  # fmt: skip
+    es.add_argument(
+        "--eval-timeout", type=float, default=60.0, metavar="SEC",
+        help="seconds before an evaluator command counts as failed (default 60)",
+    )  # fmt: skip
+    es.add_argument(
+        "--workers", type=int, default=1, help="evaluations run in parallel (default 1)"
     )
-    es.add_argument("--eval-timeout", type=float, default=60.0, metavar="SEC")
-    es.add_argument("--workers", type=int, default=1, help="parallel evaluations per generation")
-    es.add_argument("--out", metavar="FILE", help="write the best mapping as JSON")
+    es.add_argument("--out", metavar="FILE", help="write the best mapping as a mapping file")
     es.add_argument("--history", metavar="FILE", help="every evaluation, as .csv or JSON lines")
     es.add_argument("--checkpoint", metavar="FILE", help="write a checkpoint every generation")
     es.add_argument("--resume", metavar="FILE", help="continue the run of this checkpoint")
-    es.add_argument("--json", action="store_true")
+    es.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     es.set_defaults(func=cmd_evolve)
 
-    sv = sub.add_parser("serve", help="open the explorer in a browser")
-    sv.add_argument("--network")
-    sv.add_argument("--hardware")
-    sv.add_argument("--mapping")
-    sv.add_argument("--port", type=int, default=5006)
-    sv.add_argument("--address", default="127.0.0.1")
-    sv.add_argument("--no-browser", action="store_true")
-    sv.set_defaults(func=cmd_serve)
+    for add in extra_commands:
+        add(sub)
     return p
 
 
-def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
+def main(argv=None, extra_commands=()) -> int:
+    """Run ``meshscope argv``; returns the exit code (2 on bad input, one line on stderr)."""
+    args = build_parser(extra_commands).parse_args(argv)
     try:
         return args.func(args)
     except MeshScopeError as e:

@@ -7,9 +7,9 @@ argument on the session's document thread (``doc.add_next_tick_callback``); in t
 a direct call. ``stop`` sets the cancel token; the best so far stays in the state.
 No UI toolkit is imported here.
 
-The search evaluates with ``_TermsEvaluator``: the engine's model evaluator, keeping
-each evaluation's SynOps and link terms as well, so that every published point can be
-drawn on the roofline without evaluating it a second time.
+The runner listens to the engine's public search events (``engine.search.Event``): each
+carries the ``Record`` of the evaluation, with the model's terms, so every published point
+can be drawn on the roofline without evaluating it a second time.
 """
 
 from __future__ import annotations
@@ -18,11 +18,10 @@ import threading
 import time
 from collections.abc import Callable
 
-from engine.cost import evaluate
 from engine.errors import MeshScopeError
-from engine.mapping import Placement
-from engine.search import ESConfig, ModelEvaluator, NestedES
-from engine.search.evaluators import Candidate, Outcome
+from engine.pipeline import Mapped, evaluate
+from engine.search import ESConfig, NestedES
+from explorer.state import ActionError
 
 __all__ = ["SearchRunner"]
 
@@ -46,11 +45,8 @@ class SearchRunner:
         """Start a search of the state's network and hardware (raises if one runs)."""
         state = self.state
         if self.running or state.search_running:
-            raise MeshScopeError("a search is already running")
-        self._evaluator = _TermsEvaluator(state.network, state.hardware)
-        search = NestedES(  # validates before the thread
-            state.network, state.hardware, config, evaluator=self._evaluator
-        )
+            raise ActionError("a search is already running")
+        search = NestedES(state.network, state.hardware, config)  # validates before the thread
         self._cancel = threading.Event()
         self._pending = []
         state.param.update(
@@ -102,12 +98,7 @@ class SearchRunner:
             return
         state = self.state
         trace = state.search_trace + [(e.count, e.best.fitness) for e in events]
-        terms = self._evaluator.terms
-        points = state.search_points + [
-            (r.latency_us, r.energy_uj, r.cores_used, *terms[r.index], r.bottleneck)
-            for r in (e.record for e in events)
-            if not r.failed
-        ]
+        points = state.search_points + [e.record for e in events if not e.record.failed]
         best = events[-1].best
         updates = {
             "search_trace": trace,
@@ -117,8 +108,8 @@ class SearchRunner:
         }
         if state.search_best is None or best.index != state.search_best.index:
             updates["search_best"] = best
-            mapping = _record_mapping(state.network, best)
-            updates["search_best_evaluation"] = evaluate(state.network, state.hardware, mapping)
+            mapped = Mapped.of(state.network, state.hardware, best.mapping(state.network))
+            updates["search_best_evaluation"] = evaluate(mapped)
         state.param.update(**updates)
 
     def _finish(self, search: NestedES, cancelled: bool, error: str) -> None:
@@ -136,28 +127,3 @@ class SearchRunner:
                 f"(start {state.start_evaluation.latency_us:.3f} µs)"
             )
         state.param.update(search_running=False, search_status=status, search_error=error)
-
-
-class _TermsEvaluator(ModelEvaluator):
-    """The model evaluator that also keeps ``(synops_us, link_us)`` of every evaluation,
-    in evaluation order (= record index; the runner evaluates in one process)."""
-
-    def __init__(self, network, hardware):
-        super().__init__(network, hardware)
-        self.terms: list[tuple[float, float]] = []
-
-    def evaluate(self, candidate: Candidate) -> Outcome:
-        try:
-            ev = self._evaluator(candidate.cores_per_population, Placement(candidate.placement))
-            full = ev.evaluation(locality=False)
-        except MeshScopeError as e:
-            self.terms.append((float("nan"), float("nan")))
-            return Outcome.failure(str(e))
-        self.terms.append((full.terms_us["synops"], full.terms_us["link"]))
-        return Outcome(full.latency_us, full.energy_uj, full.power_w, full.bottleneck)
-
-
-def _record_mapping(network, record):
-    from engine.search.genotype import to_mapping
-
-    return to_mapping(network, record.cores_per_population, record.placement)

@@ -22,36 +22,35 @@ import numpy as np
 import param
 
 from engine.cost import Evaluation, Evaluator
-from engine.errors import CapacityError, InputFileError, MeshScopeError
+from engine.errors import CapacityError, InputFileError, MeshScopeError, SpecError
 from engine.hardware import Hardware
-from engine.io.hgr import read_hgr
-from engine.io.network_file import load_network
-from engine.mapping import (
-    Mapping,
-    Partition,
-    Placement,
-    mapping_to_dict,
-    parse_mapping_dict,
-    read_mapping_file,
-)
+from engine.mapping import Mapping, mapping_to_dict, parse_mapping_dict
 from engine.network import Network
-from engine.partition import default_spec, make_partition
-from engine.partition_graph import partition_graph
-from engine.placement import make_placement
-from engine.resources import check_mapping
-from engine.search.genotype import Layout, PartitionGenotype
-from engine.search.operators import reorder
-from engine.specs import (
-    DEFAULT_HARDWARE,
-    DEFAULT_NETWORK,
-    load_hardware_spec,
-    load_network_spec,
+from engine.pipeline import (
+    Mapped,
+    build_mapping,
+    evaluator,
+    resolve_hardware,
+    resolve_network,
 )
+from engine.search import Record, resize_population
+from engine.specs import DEFAULT_HARDWARE, DEFAULT_NETWORK
 from engine.specs import DEFAULT_PLACEMENT as DEFAULT_PLACER
 
-__all__ = ["DEFAULT_NETWORK", "DEFAULT_HARDWARE", "DEFAULT_PLACER", "ExplorerState", "resolve"]
+__all__ = [
+    "DEFAULT_NETWORK",
+    "DEFAULT_HARDWARE",
+    "DEFAULT_PLACER",
+    "ActionError",
+    "ExplorerState",
+    "resolve",
+]
 
 HISTORY_LIMIT = 200  # undo steps kept per session
+
+
+class ActionError(MeshScopeError):
+    """An action the session cannot take now (a search runs, nothing to adopt …)."""
 
 
 def resolve(
@@ -66,7 +65,7 @@ def resolve(
 
     With a mapping file, a missing network or hardware spec is taken from the file;
     without one, the network's partition (``partition_spec`` or its default) is placed
-    by ``placer``.
+    by ``placer`` (``engine.pipeline.build_mapping``).
 
     Results are cached per process (a mapping file by its path, size and modification
     time), so a new browser session does not partition the network again. They are
@@ -79,31 +78,23 @@ def resolve(
             st = os.stat(mapping_path)
             file_key = (st.st_size, st.st_mtime_ns)
         except OSError:
-            file_key = None  # read_mapping_file will say what is wrong
-    return _resolve_cached(
+            file_key = None  # reading the file will say what is wrong
+    mapped = _resolve_cached(
         network_spec, hardware_spec, mapping_path, placer, partition_spec, file_key
     )
+    return mapped.network, mapped.hardware, mapped.mapping
 
 
 @lru_cache(maxsize=16)
 def _resolve_cached(network_spec, hardware_spec, mapping_path, placer, partition_spec, _key):
     if mapping_path:
-        mf = read_mapping_file(mapping_path)
-        network = load_network_spec(network_spec or mf.network_name)
-        hardware = load_hardware_spec(hardware_spec or mf.hardware_name)
-        mapping = mf.build(network, hardware)
+        mapped = build_mapping(network_spec, hardware_spec, mapping_file=mapping_path)
     else:
-        network = load_network_spec(network_spec or DEFAULT_NETWORK)
-        hardware = load_hardware_spec(hardware_spec or DEFAULT_HARDWARE)
-        partition = _cached_partition(network, hardware, partition_spec or default_spec(network))
-        stats = partition_graph(network, hardware, partition)
-        mapping = Mapping(partition, make_placement(stats, hardware, placer))
-    return network, hardware, _frozen(mapping)
-
-
-@lru_cache(maxsize=32)
-def _cached_partition(network: Network, hardware: Hardware, spec: str) -> Partition:
-    return make_partition(network, hardware, spec)
+        mapped = build_mapping(
+            network_spec, hardware_spec, partition=partition_spec, placement=placer
+        )
+    _frozen(mapped.mapping)
+    return mapped
 
 
 def _frozen(mapping: Mapping) -> Mapping:
@@ -143,11 +134,11 @@ class ExplorerState(param.Parameterized):
     search_error = param.String(default="", doc="why the last search failed ('' if it did not)")
     search_trace = param.List(default=[], doc="(evaluations, best fitness) after each evaluation")
     search_points = param.List(
-        default=[],
-        doc="(latency_us, energy_uj, cores_used, synops_us, link_us, bottleneck) per "
-        "successful evaluation: its cost, and the two terms the roofline view needs",
+        default=[], item_type=Record, doc="the engine's Record of every successful evaluation"
     )
-    search_best = param.Parameter(default=None, doc="best Record so far")
+    search_best = param.ClassSelector(
+        class_=Record, default=None, allow_None=True, doc="best Record so far"
+    )
     search_best_evaluation = param.ClassSelector(class_=Evaluation, default=None, allow_None=True)
     follow_best = param.Boolean(
         default=True, doc="show the search's best on the mesh while it runs"
@@ -233,9 +224,7 @@ class ExplorerState(param.Parameterized):
 
     @staticmethod
     def _make_evaluator(network, hardware, mapping) -> Evaluator:
-        stats = partition_graph(network, hardware, mapping.partition)
-        check_mapping(network, hardware, mapping, stats)
-        return Evaluator(network, hardware, mapping.partition, mapping.placement, graph=stats)
+        return evaluator(Mapped.of(network, hardware, mapping))
 
     def upload(self, filename: str, data: bytes) -> str:
         """Load an uploaded file: a mapping (.json) or a network (.npz). Returns what it was.
@@ -258,16 +247,12 @@ class ExplorerState(param.Parameterized):
                 and mf.hardware_fingerprint == self.hardware.fingerprint
             )
             if same:
-                network, hardware = self.network, self.hardware
-            else:
-                network = load_network_spec(mf.network_name)
-                hardware = load_hardware_spec(mf.hardware_name)
-            mapping = _frozen(mf.build(network, hardware))
-            if same:
-                self.set_mapping(mapping)
+                mapped = build_mapping(self.network, self.hardware, mapping_file=mf)
+                self.set_mapping(_frozen(mapped.mapping))
                 return "mapping"
+            mapped = build_mapping(mapping_file=mf)
             self._switch(
-                network, hardware, mapping,
+                mapped.network, mapped.hardware, _frozen(mapped.mapping),
                 network_spec=mf.network_name, hardware_spec=mf.hardware_name, mapping_path=name,
             )  # fmt: skip
             return "mapping"
@@ -275,13 +260,11 @@ class ExplorerState(param.Parameterized):
             with tempfile.TemporaryDirectory() as tmp:
                 path = Path(tmp) / name
                 path.write_bytes(data)
-                network = load_network(path) if suffix == ".npz" else read_hgr(path)
-            hardware = self.hardware or load_hardware_spec(DEFAULT_HARDWARE)
-            partition = make_partition(network, hardware, None)
-            stats = partition_graph(network, hardware, partition)
-            mapping = _frozen(Mapping(partition, make_placement(stats, hardware, self.placer)))
+                network = resolve_network(str(path))
+            hardware = self.hardware or resolve_hardware(DEFAULT_HARDWARE)
+            mapped = build_mapping(network, hardware, placement=self.placer)
             self._switch(
-                network, hardware, mapping,
+                network, hardware, _frozen(mapped.mapping),
                 network_spec=network.name, hardware_spec=hardware.name, mapping_path=None,
             )  # fmt: skip
             return "network"
@@ -329,11 +312,11 @@ class ExplorerState(param.Parameterized):
         self._require_loaded()
         n = self.hardware.n_cores
         if not (0 <= core_a < n and 0 <= core_b < n):
-            raise CapacityError(f"cores must lie in 0..{n - 1}")
+            raise SpecError(f"cores must lie in 0..{n - 1}")
         cores = self.mapping.placement.cores
         held = np.isin([core_a, core_b], cores)
         if not held.any():
-            raise CapacityError("neither core holds a partition: nothing to move")
+            raise ActionError("neither core holds a partition: nothing to move")
         if core_a == core_b:
             return
         ev = self._evaluator
@@ -364,48 +347,17 @@ class ExplorerState(param.Parameterized):
     def reset(self, placer: str) -> None:
         """Back to the starting partition, placed by ``placer`` (an undoable step)."""
         self._require_loaded()
-        partition = self._start.partition
-        stats = partition_graph(self.network, self.hardware, partition)
-        self.set_mapping(_frozen(Mapping(partition, make_placement(stats, self.hardware, placer))))
+        mapped = build_mapping(
+            self.network, self.hardware, partition=self._start.partition, placement=placer
+        )
+        self.set_mapping(_frozen(mapped.mapping))
 
     def change_layer_cores(self, population: int, delta: int) -> None:
-        """Give a population ``delta`` more (or fewer) cores; seed 000's reordering keeps
-        every layer's physical cores, new cores come from the unused ones."""
+        """Give a population ``delta`` more (or fewer) cores; the Loihi 2 mapping ES's
+        reordering keeps every layer's physical cores, new cores come from the unused ones."""
         self._require_loaded()
-        net, part = self.network, self.mapping.partition
-        if part.cores_per_population is None:
-            raise CapacityError(
-                "this partition is not a per-layer split; change cores per layer with a "
-                "min, min+K or cores: partition"
-            )
-        old = np.asarray(part.cores_per_population)
-        new = old.copy()
-        new[population] += delta
-        name = net.population_names[population]
-        if not 1 <= new[population] <= net.population_sizes[population]:
-            raise CapacityError(
-                f"{name} has {net.population_sizes[population]} neurons: it takes between 1 "
-                f"and {net.population_sizes[population]} cores"
-            )
-        if new.sum() > self.hardware.n_cores:
-            raise CapacityError(f"all {self.hardware.n_cores} cores are in use")
-        layout = Layout(
-            free=np.arange(net.n_populations),
-            c_min=np.zeros(net.n_populations),
-            c_max=net.population_sizes,
-            cores=np.arange(self.hardware.n_cores),
-        )
-        used = self.mapping.placement.cores
-        omega = np.concatenate([used, np.setdiff1d(np.arange(self.hardware.n_cores), used)])
-        spare = self.hardware.n_cores - int(old.sum())
-        omega = reorder(
-            omega,
-            layout,
-            PartitionGenotype(old, spare),
-            PartitionGenotype(new, self.hardware.n_cores - int(new.sum())),
-        )
-        partition = Partition.layered(net, new)
-        self.set_mapping(_frozen(Mapping(partition, Placement(omega[: new.sum()]))))
+        mapping = resize_population(self.network, self.hardware, self.mapping, population, delta)
+        self.set_mapping(_frozen(mapping))
 
     # ------------------------------------------------------------ comparing
     def set_reference(self, which: str = "start", *, filename: str = "", data: bytes = b"") -> None:
@@ -415,7 +367,7 @@ class ExplorerState(param.Parameterized):
             mapping, label = self._start, "starting mapping"
         elif which == "best":
             if self.search_best is None:
-                raise MeshScopeError("no search result yet: run the evolution first")
+                raise ActionError("no search result yet: run the evolution first")
             mapping, label = self.best_mapping(), "best of the search"
         elif which == "file":
             try:
@@ -424,7 +376,7 @@ class ExplorerState(param.Parameterized):
                 raise InputFileError(f"{filename} is not a JSON mapping file ({e})") from None
             mapping, label = mf.build(self.network, self.hardware), Path(filename).name
         else:
-            raise MeshScopeError(f"unknown reference {which!r}")
+            raise SpecError(f"unknown reference {which!r}: start, best or file")
         evaluation = self._make_evaluator(self.network, self.hardware, mapping).evaluation()
         self.param.update(reference=mapping, reference_evaluation=evaluation, reference_label=label)
 
@@ -437,15 +389,12 @@ class ExplorerState(param.Parameterized):
 
     # ------------------------------------------------------------ search results
     def best_mapping(self) -> Mapping:
-        from engine.search.genotype import to_mapping
-
-        best = self.search_best
-        return to_mapping(self.network, best.cores_per_population, best.placement)
+        return self.search_best.mapping(self.network)
 
     def adopt_best(self) -> None:
         """Make the search's best mapping the current one (an undoable step)."""
         if self.search_best is None:
-            raise MeshScopeError("no search result to adopt yet")
+            raise ActionError("no search result to adopt yet")
         self.set_mapping(_frozen(self.best_mapping()))
 
     @property
@@ -472,8 +421,8 @@ class ExplorerState(param.Parameterized):
     def restore(self, snap: dict) -> None:
         """Come back to a ``snapshot``: its mapping is current, its starting mapping the start
         (so the change in % survives); the undo history starts empty."""
-        network = load_network_spec(snap["network_spec"])
-        hardware = load_hardware_spec(snap["hardware_spec"])
+        network = resolve_network(snap["network_spec"])
+        hardware = resolve_hardware(snap["hardware_spec"])
         mapping = parse_mapping_dict(snap["mapping"], "saved session").build(network, hardware)
         start = mapping
         if snap.get("start"):
@@ -500,4 +449,4 @@ class ExplorerState(param.Parameterized):
 
     def _require_idle(self) -> None:
         if self.search_running:
-            raise MeshScopeError("a search is running: stop it before loading something else")
+            raise ActionError("a search is running: stop it before loading something else")

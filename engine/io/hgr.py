@@ -26,6 +26,7 @@ import numpy as np
 
 from engine.arrays import distinct
 from engine.errors import InputFileError
+from engine.io.files import atomic_open
 from engine.network import Network
 
 __all__ = ["RATE_SCALE", "write_hgr", "read_hgr", "read_partition_file"]
@@ -45,7 +46,7 @@ def write_hgr(network: Network, path) -> None:
     weights = np.maximum(1, np.rint(network.rate * RATE_SCALE)).astype(np.int64)
     body = _format(indptr, dst, weights)
     header = f"% meshscope rate_scale={RATE_SCALE} network={network.name}\n{n} {n} 1\n"
-    with open(path, "wb") as f:
+    with atomic_open(path, "wb", what="hMETIS file") as f:
         f.write(header.encode())
         f.write(body.tobytes())
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from engine.errors import InputFileError, MeshScopeError
+from engine.io.files import atomic_open
 from engine.network import Network
 
 __all__ = ["save_network", "load_network", "FORMAT"]
@@ -43,7 +44,7 @@ def save_network(network: Network, path) -> None:
     }
     if network.weights is not None:
         arrays["weights"] = network.weights
-    with open(path, "wb") as f:
+    with atomic_open(path, "wb", what="network file") as f:
         np.savez_compressed(f, **arrays)
 
 

@@ -1,7 +1,7 @@
 """Partitioners, registered by name: ``partitioners[name](network, hardware, *, rng, **params)``.
 
 The ``--partition`` grammar: ``min`` (fewest cores per population that satisfy every
-limit, seed 000 §3.1), ``min+K`` (K more cores per population, §4.3.1), ``natural``
+limit, Loihi 2 mapping ES §3.1), ``min+K`` (K more cores per population), ``natural``
 (a generated workload's own core split), ``cores:4,8,8,…`` (explicit cores per
 population), ``file:PATH`` (a partition file of hMETIS/KaHyPar: one block per line), or
 the name of any registered partitioner.
@@ -13,30 +13,24 @@ from collections.abc import Callable
 
 import numpy as np
 
-from engine.errors import CapacityError, UnknownNameError
+from engine.errors import SpecError
 from engine.hardware import Hardware
 from engine.mapping import Partition
 from engine.network import Network
+from engine.registry import Registry
 
 __all__ = ["partitioners", "register", "make_partition", "parse_partition_spec", "default_spec"]
 
-partitioners: dict[str, Callable[..., Partition]] = {}
-
-
-def register(name: str, grammar: str | None = None):
-    def deco(fn):
-        partitioners[name] = fn
-        fn.grammar = grammar or name
-        return fn
-
-    return deco
+partitioners: Registry[Callable[..., Partition]] = Registry("partitioner")
+register = partitioners.register
 
 
 def parse_partition_spec(spec: str) -> tuple[str, dict]:
+    """(registered name, parameters) of a ``--partition`` spec."""
     spec = spec.strip()
     if spec.startswith("min+"):
         if not spec[4:].isdigit():
-            raise CapacityError(f"bad partition {spec!r}: write min+K with a whole number K")
+            raise SpecError(f"bad partition {spec!r}: write min+K with a whole number K")
         return "min", {"extra": int(spec[4:])}
     if spec.startswith("file:"):
         return "file", {"path": spec[5:]}
@@ -44,16 +38,16 @@ def parse_partition_spec(spec: str) -> tuple[str, dict]:
         try:
             cores = [int(v) for v in spec[6:].split(",")]
         except ValueError:
-            raise CapacityError(
+            raise SpecError(
                 f"bad partition {spec!r}: write cores:4,8,8 (one count per population)"
             ) from None
         return "cores", {"cores": cores}
-    if spec not in partitioners:
-        raise UnknownNameError("partitioner", spec, [p.grammar for p in partitioners.values()])
+    partitioners[spec]  # an unknown name raises, listing the known ones
     return spec, {}
 
 
 def default_spec(network: Network) -> str:
+    """The partition a network gets when none is asked for: its natural split, or min."""
     return "natural" if network.natural_cores is not None else "min"
 
 

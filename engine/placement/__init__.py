@@ -1,8 +1,11 @@
 """Placers, registered by name: ``placers[name](graph, hardware, *, rng, **params)``.
 
-``graph`` is the partition graph (``engine.partition_graph.PartitionGraph``: partitions, their
-populations and the messages between them); a placer returns a ``Placement`` with one
-distinct physical core per partition.
+``graph`` is the partition graph (``engine.partition_graph.PartitionGraph``: partitions,
+their populations and the messages between them); a placer returns a ``Placement`` with
+one distinct physical core per partition. Tags group them: ``heuristic`` (the fill
+orders and the random placement the Loihi 2 mapping ES starts from), ``pattern``
+(placements of one linear layer, from the Loihi 2 runtime model paper) and ``refiner``
+(placers that improve a given ``initial`` placement; ``A+R`` runs placer A, then R).
 """
 
 from __future__ import annotations
@@ -12,46 +15,38 @@ from collections.abc import Callable
 
 import numpy as np
 
-from engine.errors import UnknownNameError
+from engine.errors import SpecError, UnknownNameError
 from engine.hardware import Hardware
 from engine.mapping import Placement
 from engine.partition_graph import PartitionGraph
+from engine.registry import Registry
 
 __all__ = ["placers", "register", "make_placement", "placement_choices"]
 
-placers: dict[str, Callable[..., Placement]] = {}
-
-
-def register(name: str):
-    def deco(fn):
-        placers[name] = fn
-        return fn
-
-    return deco
+placers: Registry[Callable[..., Placement]] = Registry("placer")
+register = placers.register
 
 
 def make_placement(
     graph: PartitionGraph, hardware: Hardware, name: str, *, seed: int = 0, **params
-):
+) -> Placement:
     """The placement a placer name gives; ``A+R`` runs placer A, then refiner R on its result.
 
-    A refiner is a placer that takes ``initial=Placement`` (``force``). In a composition
-    each stage receives the ``params`` its function accepts.
+    In a composition each stage receives the ``params`` its function accepts.
     """
     stages = [s.strip() for s in name.split("+")]
     for stage in stages:
-        if stage not in placers:
-            raise UnknownNameError("placer", stage, placers)
+        placers[stage]  # an unknown name raises, listing the known ones
     for stage in stages[1:]:
-        if "initial" not in inspect.signature(placers[stage]).parameters:
-            raise UnknownNameError("refiner", stage, _refiners())
+        if not placers.has_tag(stage, "refiner"):
+            raise UnknownNameError("refiner", stage, placers.names("refiner"))
     rng = np.random.default_rng(seed)
     if len(stages) == 1:
         return placers[stages[0]](graph, hardware, rng=rng, **params)
     accepted = [set(inspect.signature(placers[s]).parameters) for s in stages]
     unknown = set(params) - set().union(*accepted)
     if unknown:
-        raise TypeError(f"{name}: unknown parameters {sorted(unknown)}")
+        raise SpecError(f"{name}: unknown parameters {sorted(unknown)}")
     placement = None
     for stage, keys in zip(stages, accepted, strict=True):
         kw = {k: v for k, v in params.items() if k in keys}
@@ -61,14 +56,10 @@ def make_placement(
     return placement
 
 
-def _refiners() -> list[str]:
-    return [n for n, fn in placers.items() if "initial" in inspect.signature(fn).parameters]
-
-
 def placement_choices() -> list[str]:
     """Every placer, then every general placer followed by each refiner (``spectral+force``)."""
-    refiners = _refiners()
-    bases = [n for n in placers if n not in refiners and not n.startswith("pairs-")]
+    refiners = placers.names("refiner")
+    bases = [n for n in placers if n not in refiners and not placers.has_tag(n, "pattern")]
     return list(placers) + [f"{b}+{r}" for b in bases for r in refiners]
 
 

@@ -43,14 +43,14 @@ def _fill_placer(name):
 
     placer.__name__ = name.replace("-", "_")
     placer.__doc__ = f"Seed 000 §4.3.1 heuristic: {name.replace('-', ', ')}-major fill order."
-    return register(name)(placer)
+    return register(name, tags=("heuristic",))(placer)
 
 
 for _name in ORDERS:
     _fill_placer(_name)
 
 
-@register("random")
+@register("random", tags=("heuristic",))
 def random_placement(graph: PartitionGraph, hardware: Hardware, *, rng=None) -> Placement:
     """Uniformly random distinct cores (seed 000 §5.2's fifth initial placement)."""
     rng = rng if rng is not None else np.random.default_rng(0)

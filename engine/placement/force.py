@@ -277,7 +277,7 @@ def _refine(core_of_part, part_of_core, geo, adj, lo, eps, budget):
     return swaps
 
 
-@register("force")
+@register("force", tags=("refiner",))
 def force(
     graph: PartitionGraph,
     hardware: Hardware,

@@ -58,7 +58,7 @@ def _m(graph: PartitionGraph, pattern: str) -> int:
     return m
 
 
-@register("pairs-square")
+@register("pairs-square", tags=("pattern",))
 def pairs_square(graph: PartitionGraph, hardware: Hardware, *, rng=None, rows: int = 0):
     """Seed 001 §VI saturated rectangle of origin/destination pairs, near-square by default."""
     m = _m(graph, "pairs-square")
@@ -70,7 +70,7 @@ def pairs_square(graph: PartitionGraph, hardware: Hardware, *, rng=None, rows: i
     return _pairs(graph, hardware, xy, "pairs-square")
 
 
-@register("pairs-x")
+@register("pairs-x", tags=("pattern",))
 def pairs_x(graph: PartitionGraph, hardware: Hardware, *, rng=None):
     """Seed 001 §VI X shape: both diagonals of an n×n block, M = 2n, n even."""
     m = _m(graph, "pairs-x")
@@ -81,7 +81,7 @@ def pairs_x(graph: PartitionGraph, hardware: Hardware, *, rng=None):
     return _pairs(graph, hardware, xy, "pairs-x")
 
 
-@register("pairs-diagonal")
+@register("pairs-diagonal", tags=("pattern",))
 def pairs_diagonal(graph: PartitionGraph, hardware: Hardware, *, rng=None):
     """Seed 001 §VI identity placement: pairs on the diagonal of an M×M block."""
     m = _m(graph, "pairs-diagonal")

@@ -1,15 +1,38 @@
-"""Searches over mappings: seed 000's nested evolutionary strategy and its evaluators."""
+"""Searches over mappings: the Loihi 2 mapping paper's nested evolutionary strategy.
 
-from engine.search.evaluators import CommandEvaluator, ModelEvaluator
-from engine.search.evolution import ESConfig, ESResult, Event, NestedES
-from engine.search.operators import OperatorParams
+``make_search`` builds a run of a registered strategy (``global`` or ``chipwise``);
+its ``iter_run`` yields an ``Event`` per evaluation and ``run`` returns an ``ESResult``.
+Settings, objectives and strategies are listed in ``engine.search.config``.
+"""
+
+from engine.search.config import ESConfig, Objective, heuristics, objectives, strategies
+from engine.search.evaluators import CommandEvaluator, ModelEvaluator, Outcome
+from engine.search.evolution import ESResult, NestedES
+from engine.search.history import Event, History, Record
+from engine.search.multichip import ChipwiseSearch
+from engine.search.operators import OperatorParams, resize_population
 
 __all__ = [
+    "ChipwiseSearch",
     "CommandEvaluator",
     "ESConfig",
     "ESResult",
     "Event",
+    "History",
     "ModelEvaluator",
     "NestedES",
+    "Objective",
     "OperatorParams",
+    "Outcome",
+    "Record",
+    "heuristics",
+    "make_search",
+    "objectives",
+    "resize_population",
+    "strategies",
 ]
+
+
+def make_search(network, hardware, config: ESConfig, *, strategy: str = "global", evaluator=None):
+    """A run of the named strategy, with ``iter_run``/``run``/``result``."""
+    return strategies[strategy](network, hardware, config, evaluator=evaluator)

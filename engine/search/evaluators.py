@@ -19,12 +19,12 @@ import shlex
 import subprocess
 from collections import OrderedDict
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from engine.cost import Evaluator
-from engine.errors import MeshScopeError
+from engine.errors import EvaluatorError, MeshScopeError
 from engine.hardware import Hardware
 from engine.mapping import Mapping, Partition, Placement, mapping_to_dict
 from engine.network import Network
@@ -46,6 +46,7 @@ class Outcome:
     power_w: float
     bottleneck: str = ""
     error: str = ""
+    terms_us: dict = field(default_factory=dict)  # the max-affine terms, when the model rated it
 
     @property
     def failed(self) -> bool:
@@ -71,8 +72,8 @@ class ModelEvaluator:
         ev = self._cache.get(cores)
         if ev is None:
             partition = Partition.layered(self.network, cores)
-            stats = partition_graph(self.network, self.hardware, partition)
-            ev = Evaluator(self.network, self.hardware, partition, placement, graph=stats)
+            graph = partition_graph(self.network, self.hardware, partition)
+            ev = Evaluator(self.network, self.hardware, partition, placement, graph=graph)
             self._cache[cores] = ev
             if len(self._cache) > self._cache_size:
                 self._cache.popitem(last=False)
@@ -87,7 +88,9 @@ class ModelEvaluator:
             full = ev.evaluation(locality=False)
         except MeshScopeError as e:
             return Outcome.failure(str(e))
-        return Outcome(full.latency_us, full.energy_uj, full.power_w, full.bottleneck)
+        return Outcome(
+            full.latency_us, full.energy_uj, full.power_w, full.bottleneck, "", dict(full.terms_us)
+        )
 
     def evaluate_batch(self, candidates: list[Candidate]) -> list[Outcome]:
         if self.workers <= 1 or len(candidates) <= 1:
@@ -133,7 +136,7 @@ class CommandEvaluator:
         self.network, self.hardware = network, hardware
         self.argv = shlex.split(command)
         if not self.argv:
-            raise MeshScopeError("the evaluator command is empty")
+            raise EvaluatorError("the evaluator command is empty: give --evaluator-cmd a command")
         self.timeout_s, self.workers = timeout_s, workers
 
     def evaluate(self, candidate: Candidate) -> Outcome:

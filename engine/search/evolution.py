@@ -18,75 +18,27 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import os
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from engine.errors import InputFileError, MeshScopeError
+from engine.errors import EvaluatorError, InputFileError
 from engine.hardware import Hardware
+from engine.io.files import write_text
 from engine.mapping import Mapping
 from engine.network import Network
-from engine.placement.fill import ORDERS, core_order
+from engine.placement.fill import core_order
+from engine.search.config import ESConfig, objectives, strategies
 from engine.search.evaluators import Candidate, ModelEvaluator, Outcome
-from engine.search.genotype import Layout, PartitionGenotype, decode, layout_for, to_mapping
-from engine.search.history import History, Record
-from engine.search.operators import OperatorParams, mutate_partition, mutate_placement, reorder
+from engine.search.genotype import Layout, PartitionGenotype, decode, layout_for
+from engine.search.history import Event, History, Record
+from engine.search.operators import mutate_partition, mutate_placement, reorder
 
-__all__ = ["ESConfig", "Event", "ESResult", "NestedES", "OBJECTIVES", "HEURISTICS"]
+__all__ = ["ESResult", "NestedES"]
 
-OBJECTIVES = ("latency", "energy")
-HEURISTICS = (*ORDERS, "random")
 CHECKPOINT_FORMAT = "meshscope-es-checkpoint"
-
-
-@dataclass(frozen=True)
-class ESConfig:
-    budget: int = 125
-    lambda_part: int = 4
-    lambda_place: int = 4
-    reorder: bool = True
-    elitist: bool = True  # (1+λ) at the partitioning level; False gives (1,λ)
-    objective: str = "latency"
-    init_k: int = 2  # start from min+k (seed 000 §5.2 uses min+2)
-    heuristics: tuple[str, ...] = HEURISTICS
-    operators: OperatorParams = field(default_factory=OperatorParams)
-    seed: int = 0
-
-    def __post_init__(self):
-        if self.objective not in OBJECTIVES:
-            raise MeshScopeError(f"objective must be one of {OBJECTIVES}, not {self.objective!r}")
-        if self.budget < 1 or self.lambda_part < 1 or self.lambda_place < 1:
-            raise MeshScopeError("budget, lambda-part and lambda-place must be at least 1")
-        unknown = set(self.heuristics) - set(HEURISTICS)
-        if unknown or not self.heuristics:
-            raise MeshScopeError(f"initial heuristics must come from {HEURISTICS}")
-
-    def to_dict(self) -> dict:
-        d = dataclasses.asdict(self)
-        d["heuristics"] = list(self.heuristics)
-        return d
-
-    @classmethod
-    def from_dict(cls, d: dict) -> ESConfig:
-        d = dict(d)
-        d["operators"] = OperatorParams(**d["operators"])
-        d["heuristics"] = tuple(d["heuristics"])
-        return cls(**d)
-
-
-@dataclass(frozen=True)
-class Event:
-    count: int  # evaluations so far
-    budget: int
-    best: Record  # best individual so far
-    record: Record  # the individual just evaluated
-
-    @property
-    def progress(self) -> float:
-        return min(1.0, self.count / self.budget)
 
 
 @dataclass(frozen=True)
@@ -112,7 +64,7 @@ class ESResult:
         return 100.0 * (base - self.best.fitness) / base if math.isfinite(base) else math.nan
 
     def mapping(self, network: Network) -> Mapping:
-        return to_mapping(network, self.best.cores_per_population, self.best.placement)
+        return self.best.mapping(network)
 
 
 @dataclass
@@ -127,7 +79,7 @@ class _Individual:
 
 
 class NestedES:
-    """The nested evolutionary strategy; see the module docstring."""
+    """The nested evolutionary strategy over every core of the hardware (strategy ``global``)."""
 
     def __init__(
         self,
@@ -164,7 +116,7 @@ class NestedES:
     def _fitness(self, o: Outcome) -> float:
         if o.failed:
             return math.inf
-        return o.latency_us if self.config.objective == "latency" else o.energy_uj
+        return getattr(o, objectives[self.config.objective].field)
 
     def _evaluate(self, items, level: str) -> list[_Individual]:
         """Evaluate (x, ω, note) triples; records are appended with accepted=False."""
@@ -187,6 +139,7 @@ class NestedES:
                 placement=tuple(placement.tolist()),
                 bottleneck=o.bottleneck,
                 note=o.error or note,
+                terms_us=o.terms_us,
             )
             self.history.append(record)
             out.append(_Individual(x, omega, record))
@@ -284,7 +237,7 @@ class NestedES:
 
     def result(self, cancelled: bool = False) -> ESResult:
         if self.best is None:
-            raise MeshScopeError("every evaluation failed; nothing to report (see the history)")
+            raise EvaluatorError("every evaluation failed; nothing to report (see the history)")
         initial = min(
             (self.history[i] for i in self.heuristic_index.values()), key=lambda r: r.fitness
         )
@@ -328,9 +281,7 @@ class NestedES:
     def _checkpoint(self, path) -> None:
         if path is None:
             return
-        tmp = Path(f"{path}.tmp")
-        tmp.write_text(json.dumps(self.state()))
-        os.replace(tmp, path)
+        write_text(path, json.dumps(self.state()), what="checkpoint")
 
     @classmethod
     def resume(
@@ -375,7 +326,7 @@ class NestedES:
         es.generation = int(state["generation"])
         es.phase = state["phase"]
         if es.phase not in ("partition", "placement"):
-            raise ValueError(f"unknown phase {es.phase!r}")
+            raise KeyError(f"phase {es.phase!r}")
         es.heuristic_index = {k: int(v) for k, v in state["heuristics"].items()}
         es._best = es.best
         p = state["parent"]
@@ -385,3 +336,6 @@ class NestedES:
             es.history[p["index"]],
         )
         return es
+
+
+strategies.add("global", NestedES)

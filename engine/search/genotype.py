@@ -15,7 +15,7 @@ from functools import cached_property
 
 import numpy as np
 
-from engine.errors import CapacityError
+from engine.errors import CapacityError, SpecError
 from engine.hardware import Hardware
 from engine.mapping import Mapping, Partition, Placement
 from engine.network import Network
@@ -49,7 +49,7 @@ class Layout:
         object.__setattr__(self, "fixed_cores", dict(self.fixed_cores or {}))
         object.__setattr__(self, "_fits", {})
         if np.any(np.diff(self.free) <= 0):
-            raise ValueError("free populations must be given in increasing order")
+            raise SpecError("free populations must be given in increasing order")
         if self.c_min.sum() > self.cores.size:
             raise CapacityError(
                 f"the minimum partition needs {self.c_min.sum()} cores; only "

@@ -1,4 +1,11 @@
-"""The record of a search: every evaluated individual, exportable as JSON lines or CSV."""
+"""What a search reports: a ``Record`` per evaluated mapping, an ``Event`` per evaluation,
+and the ``History`` of a run, exportable as JSON lines or CSV.
+
+This is the public face of a running search: ``NestedES.iter_run`` and
+``ChipwiseSearch.iter_run`` yield one ``Event`` per evaluation (``run`` passes each to a
+callback), carrying the record just made and the best so far. The command line's
+progress bar and the explorer's live plots both just listen to these events.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +14,11 @@ import json
 import math
 from dataclasses import asdict, dataclass, field
 
-__all__ = ["Record", "History", "LEVELS"]
+from engine.io.files import atomic_open
+from engine.mapping import Mapping
+from engine.search.genotype import to_mapping
+
+__all__ = ["Event", "History", "LEVELS", "Record"]
 
 LEVELS = ("init", "partition", "placement")
 
@@ -30,6 +41,11 @@ class Record:
     placement: tuple[int, ...] = field(repr=False)  # global core id of every partition
     bottleneck: str = ""
     note: str = ""  # heuristic name, or the failure message
+    terms_us: dict = field(default_factory=dict)  # the model's terms (empty from a command)
+
+    def mapping(self, network) -> Mapping:
+        """The mapping this record describes, on ``network``."""
+        return to_mapping(network, self.cores_per_population, self.placement)
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -48,7 +64,23 @@ class Record:
                 d[k] = math.nan if k == "power_w" else math.inf
         d["cores_per_population"] = tuple(d["cores_per_population"])
         d["placement"] = tuple(d["placement"])
+        d["terms_us"] = dict(d.get("terms_us") or {})
         return cls(**d)
+
+
+@dataclass(frozen=True)
+class Event:
+    """One evaluation of a running search: how far it is, what was evaluated, the best yet."""
+
+    count: int  # evaluations so far
+    budget: int
+    best: Record  # best individual so far (the record itself while nothing succeeded)
+    record: Record  # the individual just evaluated
+
+    @property
+    def progress(self) -> float:
+        """Share of the budget spent, in [0, 1]."""
+        return min(1.0, self.count / self.budget)
 
 
 class History(list):
@@ -60,12 +92,12 @@ class History(list):
     )  # fmt: skip
 
     def write_jsonl(self, path) -> None:
-        with open(path, "w") as f:
+        with atomic_open(path, "w", what="history file") as f:
             for r in self:
                 f.write(json.dumps(r.to_dict()) + "\n")
 
     def write_csv(self, path) -> None:
-        with open(path, "w", newline="") as f:
+        with atomic_open(path, "w", what="history file") as f:
             w = csv.writer(f)
             w.writerow(self.COLUMNS)
             for r in self:

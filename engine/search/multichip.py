@@ -15,18 +15,19 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from engine.errors import CapacityError, MeshScopeError
+from engine.errors import CapacityError, EvaluatorError, SpecError
 from engine.hardware import Hardware
+from engine.mapping import Partition
 from engine.network import Network
+from engine.partition_graph import partition_graph
 from engine.placement.fill import ORDERS, core_order
+from engine.search.config import ESConfig, strategies
 from engine.search.evaluators import ModelEvaluator
-from engine.search.evolution import ESConfig, ESResult, Event, NestedES
+from engine.search.evolution import ESResult, NestedES
 from engine.search.genotype import layout_for
-from engine.search.history import History, Record
+from engine.search.history import Event, History, Record
 
-__all__ = ["STRATEGIES", "segment_layers", "ChipwiseSearch", "make_search"]
-
-STRATEGIES = ("global", "chipwise")
+__all__ = ["ChipwiseSearch", "layer_crossing_traffic", "segment_layers"]
 
 
 def segment_layers(
@@ -79,27 +80,27 @@ def segment_layers(
 
 def layer_crossing_traffic(network, hardware, cores_per_population) -> np.ndarray:
     """Messages per step that a cut after each layer would send between segments."""
-    from engine.mapping import Partition
-    from engine.partition_graph import partition_graph
-
-    stats = partition_graph(network, hardware, Partition.layered(network, cores_per_population))
-    pop = stats.population
-    src, dst = pop[stats.pair_src], pop[stats.pair_dst]
+    graph = partition_graph(network, hardware, Partition.layered(network, cores_per_population))
+    pop = graph.population
+    src, dst = pop[graph.pair_src], pop[graph.pair_dst]
     n = network.n_populations
     return np.array(
         [
-            stats.pair_messages[((src <= i) & (dst > i)) | ((dst <= i) & (src > i))].sum()
+            graph.pair_messages[((src <= i) & (dst > i)) | ((dst <= i) & (src > i))].sum()
             for i in range(n)
         ]
     )
 
 
 class ChipwiseSearch:
-    """One nested ES per chip, over that chip's segment of layers."""
+    """One nested ES per chip, over that chip's segment of layers (strategy ``chipwise``)."""
 
     def __init__(self, network: Network, hardware: Hardware, config: ESConfig, *, evaluator=None):
         if hardware.n_chips < 2:
-            raise MeshScopeError("the chipwise strategy needs hardware with several chips")
+            raise SpecError(
+                f"the chipwise strategy needs hardware with several chips; {hardware.name} has "
+                "one: use --strategy global"
+            )
         self.network, self.hardware, self.config = network, hardware, config
         self.evaluator = evaluator or ModelEvaluator(network, hardware)
         full = layout_for(network, hardware)
@@ -134,7 +135,7 @@ class ChipwiseSearch:
 
     def iter_run(self, cancel=None, checkpoint=None) -> Iterator[Event]:
         if checkpoint is not None:
-            raise MeshScopeError("checkpoints are kept for the global strategy only")
+            raise SpecError("checkpoints are kept for the global strategy only")
         cfg = self.config
         # the whole-network heuristics: the same baseline as the global strategy
         base = NestedES(
@@ -194,7 +195,7 @@ class ChipwiseSearch:
 
     def result(self, cancelled: bool = False) -> ESResult:
         if self._best is None:
-            raise MeshScopeError("every evaluation failed; nothing to report (see the history)")
+            raise EvaluatorError("every evaluation failed; nothing to report (see the history)")
         initial = min(self.heuristics.values(), key=lambda r: r.fitness)
         return ESResult(self._best, initial, self.heuristics, self.history, cancelled)
 
@@ -208,10 +209,4 @@ def _snake(hardware: Hardware) -> list[int]:
     return out
 
 
-def make_search(network, hardware, config: ESConfig, *, strategy="global", evaluator=None):
-    """A search object with ``iter_run``/``run``/``result`` for the named strategy."""
-    if strategy == "global":
-        return NestedES(network, hardware, config, evaluator=evaluator)
-    if strategy == "chipwise":
-        return ChipwiseSearch(network, hardware, config, evaluator=evaluator)
-    raise MeshScopeError(f"strategy must be one of {STRATEGIES}, not {strategy!r}")
+strategies.add("chipwise", ChipwiseSearch)

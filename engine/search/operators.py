@@ -10,9 +10,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from engine.errors import CapacityError
+from engine.hardware import Hardware
+from engine.mapping import Mapping, Partition, Placement
+from engine.network import Network
 from engine.search.genotype import Layout, PartitionGenotype
 
-__all__ = ["OperatorParams", "mutate_partition", "mutate_placement", "reorder"]
+__all__ = [
+    "OperatorParams",
+    "mutate_partition",
+    "mutate_placement",
+    "reorder",
+    "resize_population",
+]
 
 
 @dataclass(frozen=True)
@@ -156,3 +166,48 @@ def reorder(
             taken += need
     out.append(pool[taken:])
     return np.concatenate(out)
+
+
+def resize_population(
+    network: Network, hardware: Hardware, mapping: Mapping, population: int, delta: int
+) -> Mapping:
+    """``mapping`` with ``delta`` more (or fewer) cores for one population.
+
+    The reordering operator carries the placement over: every other population keeps
+    its physical cores, a population that grows takes unused cores, one that shrinks
+    releases its last ones. The partition must be a per-population split (min, min+K,
+    cores:…); raises ``CapacityError`` when the new count is impossible.
+    """
+    part = mapping.partition
+    if part.cores_per_population is None:
+        raise CapacityError(
+            "this partition is not a per-layer split; change cores per layer with a "
+            "min, min+K or cores: partition"
+        )
+    old = np.asarray(part.cores_per_population)
+    new = old.copy()
+    new[population] += delta
+    size = int(network.population_sizes[population])
+    if not 1 <= new[population] <= size:
+        raise CapacityError(
+            f"{network.population_names[population]} has {size} neurons: it takes between 1 "
+            f"and {size} cores"
+        )
+    n_cores = hardware.n_cores
+    if new.sum() > n_cores:
+        raise CapacityError(f"all {n_cores} cores are in use")
+    layout = Layout(
+        free=np.arange(network.n_populations),
+        c_min=np.zeros(network.n_populations),
+        c_max=network.population_sizes,
+        cores=np.arange(n_cores),
+    )
+    used = mapping.placement.cores
+    omega = np.concatenate([used, np.setdiff1d(np.arange(n_cores), used)])
+    omega = reorder(
+        omega,
+        layout,
+        PartitionGenotype(old, n_cores - int(old.sum())),
+        PartitionGenotype(new, n_cores - int(new.sum())),
+    )
+    return Mapping(Partition.layered(network, new), Placement(omega[: new.sum()]))

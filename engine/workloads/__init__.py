@@ -10,21 +10,14 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 
-from engine.errors import InvalidNetworkError, UnknownNameError
+from engine.errors import InvalidNetworkError
 from engine.network import Network
+from engine.registry import Registry
 
 __all__ = ["workloads", "register", "build_workload", "parse_spec", "workload_info"]
 
-workloads: dict[str, Callable[..., Network]] = {}
-
-
-def register(name: str):
-    def deco(fn):
-        workloads[name] = fn
-        fn.workload_name = name
-        return fn
-
-    return deco
+workloads: Registry[Callable[..., Network]] = Registry("network")
+register = workloads.register
 
 
 def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
@@ -77,9 +70,7 @@ def canonical_name(name: str, fn, params: dict) -> str:
 def build_workload(spec: str) -> Network:
     """Generate the network a spec names (raises a clear error for a bad spec)."""
     name, raw = parse_spec(spec)
-    if name not in workloads:
-        raise UnknownNameError("network", name, workloads)
-    fn = workloads[name]
+    fn = workloads[name]  # an unknown name raises, listing the known ones
     defaults = _signature(fn)
     params = {}
     for key, text in raw.items():

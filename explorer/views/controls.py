@@ -84,7 +84,7 @@ def run_action(action: Callable, *args, notify: Callable[[str], None] | None = N
 def network_choices() -> dict[str, list[str]]:
     """Networks by group: the generated workloads and the shipped demo files."""
     return {
-        "generated workloads": sorted(workloads),
+        "generated workloads": sorted(workloads.names()),
         "demo files": [p.name for p in demo_files()],
     }
 
@@ -97,8 +97,8 @@ def partition_choices() -> dict[str, str]:
     """Label → partition spec ("" = the network's default): min, min+1, min+2, natural and
     every registered partitioner that needs no parameters."""
     choices = {DEFAULT_PARTITION: "", "min": "min", "min+1": "min+1", "min+2": "min+2"}
-    for name, fn in partitioners.items():
-        if getattr(fn, "grammar", name) == name and name not in choices:
+    for name in partitioners:
+        if partitioners.grammar(name) == name and name not in choices:  # needs no parameters
             choices[name] = name
     return choices
 

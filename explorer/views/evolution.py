@@ -42,8 +42,7 @@ from bokeh.plotting import figure
 from panel.io import unlocked
 
 from engine.errors import MeshScopeError
-from engine.search import ESConfig
-from engine.search.evolution import OBJECTIVES
+from engine.search import ESConfig, Record, objectives
 from explorer.runner import SearchRunner
 from explorer.state import ExplorerState
 from explorer.views.style import FONT, style_figure
@@ -64,6 +63,7 @@ BEST_COLOR = "#ff1f8e"
 TRACE_COLOR = "#e6550d"
 CURRENT_COLOR = "#1f2933"
 CORES_PALETTE = tuple(Viridis256[:232])  # without the palest yellows, which vanish on white
+_DEFAULTS = ESConfig()  # the search settings' defaults: the engine's, as on the command line
 
 
 # ------------------------------------------------------------------ data
@@ -81,13 +81,13 @@ def trace_columns(rows: Sequence[tuple]) -> dict[str, np.ndarray]:
     }
 
 
-def point_columns(rows: Sequence[tuple]) -> dict[str, np.ndarray]:
-    """``state.search_points`` rows as the scatter's columns: latency, energy, cores used."""
-    a = np.asarray([r[:3] for r in rows], dtype=float).reshape(-1, 3)
+def point_columns(records: Sequence[Record]) -> dict[str, np.ndarray]:
+    """``state.search_points`` (the search's Records) as the scatter's columns: latency,
+    energy, cores used."""
     return {
-        "latency_us": a[:, 0],
-        "energy_uj": a[:, 1],
-        "cores": a[:, 2].astype(np.int64),
+        "latency_us": np.array([r.latency_us for r in records], dtype=float),
+        "energy_uj": np.array([r.energy_uj for r in records], dtype=float),
+        "cores": np.array([r.cores_used for r in records], dtype=np.int64),
     }
 
 
@@ -129,7 +129,8 @@ class RowStreamer:
 
 
 def objective_label(objective: str) -> str:
-    return "latency (µs / step)" if objective == "latency" else "energy (µJ / step)"
+    """The axis label of an objective, from the engine's registry."""
+    return objectives[objective].label
 
 
 def notify_error(message: str) -> None:
@@ -268,11 +269,13 @@ class EvolutionView(pn.viewable.Viewer):
     """Run the nested evolutionary search on the state's network and watch it converge."""
 
     state = param.ClassSelector(class_=ExplorerState)
-    budget = param.Integer(default=125, bounds=(1, None), doc="fitness evaluations")
-    lambda_part = param.Integer(default=4, bounds=(1, 256), label="λ partition")
-    lambda_place = param.Integer(default=4, bounds=(1, 256), label="λ placement")
-    seed = param.Integer(default=0, bounds=(0, None))
-    objective = param.Selector(default="latency", objects=list(OBJECTIVES))
+    budget = param.Integer(default=_DEFAULTS.budget, bounds=(1, None), doc="fitness evaluations")
+    lambda_part = param.Integer(default=_DEFAULTS.lambda_part, bounds=(1, 256), label="λ partition")
+    lambda_place = param.Integer(
+        default=_DEFAULTS.lambda_place, bounds=(1, 256), label="λ placement"
+    )
+    seed = param.Integer(default=_DEFAULTS.seed, bounds=(0, None))
+    objective = param.Selector(default=_DEFAULTS.objective, objects=objectives.names())
 
     def __init__(self, **params):
         super().__init__(**params)
@@ -429,7 +432,7 @@ class EvolutionView(pn.viewable.Viewer):
             self._cores_range = None
         if not new:
             return
-        cores = [r[2] for r in new]
+        cores = [r.cores_used for r in new]
         lo, hi = min(cores), max(cores)
         if self._cores_range is not None:
             lo, hi = min(lo, self._cores_range[0]), max(hi, self._cores_range[1])

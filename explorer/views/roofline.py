@@ -8,14 +8,8 @@ drawn by ``BottleneckView``:
   the barrier as horizontal reference lines;
 * ``heaviest_links``: the top links by time per step (``np.argpartition``, never a
   Python loop over all links), drawn as a table;
-* ``roofline_xy`` and ``roof``: seed 001 Fig. 5b. With N_SO the SynOps of the busiest
-  core, N_LL the bits over the heaviest link and T the time per step, a mapping sits at
-  x = N_SO / N_LL (SynOps / bit), y = N_SO / T (SynOps / µs) under the roof
-  min(1 / T_SO, B · x). Eq. 1 gives T ≥ N_SO · T_SO and T ≥ N_LL / B, so no point is
-  above the roof: a SynOp-bound mapping sits on the flat part, a link-bound one on the
-  slope, any other bound below both. N_LL is the heaviest link's time × B, i.e. its
-  bits at the mesh link bandwidth (on one Loihi 2 chip, where every link has that
-  bandwidth, exactly its bits).
+* the roofline of the Loihi 2 runtime model's Fig. 5b: the current mapping, the
+  starting one and every mapping a search evaluated, placed by ``engine.roofline``.
 """
 
 from __future__ import annotations
@@ -45,6 +39,8 @@ from bokeh.transform import dodge, factor_cmap
 from engine.cost import TERMS, Evaluation
 from engine.hardware import CORE_TO_ROUTER, DIRECTIONS, LINK_KINDS, OFF_CHIP, ROUTER, Hardware
 from engine.network import Network
+from engine.roofline import ridge, roof, roofline_constants, roofline_point, roofline_xy
+from engine.search import Record
 from explorer.state import ExplorerState
 from explorer.views.evolution import BEST_COLOR, RowStreamer, on_page
 from explorer.views.style import FONT, style_figure
@@ -59,10 +55,6 @@ __all__ = [
     "heaviest_links",
     "links_table_html",
     "log_ticks",
-    "ridge",
-    "roof",
-    "roofline_point",
-    "roofline_xy",
     "search_roofline_columns",
 ]
 
@@ -224,54 +216,6 @@ def links_table_html(table: dict, bottleneck_link: int = -1) -> str:
 
 
 # ------------------------------------------------------------------ (c) roofline
-def _constants(hardware: Hardware) -> tuple[float, float]:
-    """(T_SO in µs, B in bits / µs)."""
-    return hardware.model.synop_ns * 1e-3, hardware.links.router_bits_per_us
-
-
-def roofline_xy(hardware: Hardware, synops_us, link_us, latency_us) -> tuple:
-    """Roofline coordinates from eq. 1's terms (arrays or scalars, in µs).
-
-    x = N_SO / N_LL in SynOps / bit, y = N_SO / T in SynOps / µs. A mapping without
-    SynOps or without link traffic has no place on a log-log roofline: NaN.
-    """
-    t_so, b = _constants(hardware)
-    synops_us, link_us, latency_us = (np.asarray(v, dtype=float) for v in (synops_us, link_us,
-                                                                         latency_us))  # fmt: skip
-    n_so = synops_us / t_so
-    bits = link_us * b
-    ok = (n_so > 0) & (bits > 0) & (latency_us > 0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        x = np.where(ok, n_so / bits, np.nan)
-        y = np.where(ok, n_so / latency_us, np.nan)
-    return x, y
-
-
-def roofline_point(hardware: Hardware, evaluation: Evaluation) -> dict:
-    """One mapping on the roofline: x, y, N_SO, N_LL (bits), T and its bounding term."""
-    t_so, b = _constants(hardware)
-    terms = evaluation.terms_us
-    x, y = roofline_xy(hardware, terms["synops"], terms["link"], evaluation.latency_us)
-    return {
-        "x": float(x),
-        "y": float(y),
-        "n_so": terms["synops"] / t_so,
-        "n_ll_bits": terms["link"] * b,
-        "t_us": evaluation.latency_us,
-        "bound": evaluation.bottleneck,
-    }
-
-
-def roof(hardware: Hardware, x) -> np.ndarray:
-    """The roof min(1 / T_SO, B · x) in SynOps / µs at operational intensities ``x``."""
-    t_so, b = _constants(hardware)
-    return np.minimum(1.0 / t_so, b * np.asarray(x, dtype=float))
-
-
-def ridge(hardware: Hardware) -> float:
-    """The operational intensity where the slope meets the flat roof: 1 / (T_SO · B)."""
-    t_so, b = _constants(hardware)
-    return 1.0 / (t_so * b)
 
 
 def log_ticks(start: float, end: float) -> list[float]:
@@ -282,19 +226,18 @@ def log_ticks(start: float, end: float) -> list[float]:
     return [float(v) for v in values if start <= v <= end]
 
 
-def search_roofline_columns(hardware: Hardware, rows: Sequence[tuple]) -> dict[str, np.ndarray]:
-    """``state.search_points`` rows ``(latency, energy, cores, synops_us, link_us, bound)``
-    as roofline columns x, y, bound."""
-    if not rows:
-        return {"x": np.zeros(0), "y": np.zeros(0), "bound": np.zeros(0, dtype=object),
-                "latency_us": np.zeros(0)}  # fmt: skip
-    a = np.asarray([r[:5] for r in rows], dtype=float)
-    x, y = roofline_xy(hardware, a[:, 3], a[:, 4], a[:, 0])
+def search_roofline_columns(hardware: Hardware, records: Sequence[Record]) -> dict[str, np.ndarray]:
+    """``state.search_points`` (the search's Records, with the model's terms) as roofline
+    columns x, y, bound, latency."""
+    synops = np.array([r.terms_us.get("synops", np.nan) for r in records], dtype=float)
+    link = np.array([r.terms_us.get("link", np.nan) for r in records], dtype=float)
+    latency = np.array([r.latency_us for r in records], dtype=float)
+    x, y = roofline_xy(hardware, synops, link, latency)
     return {
         "x": x,
         "y": y,
-        "bound": np.asarray([r[5] for r in rows], dtype=object),
-        "latency_us": a[:, 0],
+        "bound": np.array([r.bottleneck for r in records], dtype=object),
+        "latency_us": latency,
     }
 
 
@@ -485,7 +428,7 @@ class _RooflinePlot:
         self._streamer = RowStreamer(
             self.search, lambda rows: search_roofline_columns(hardware, rows)
         )
-        t_so, b = _constants(hardware)
+        t_so, b = roofline_constants(hardware)
         knee = ridge(hardware)
         xs = np.geomspace(knee * 1e-6, knee * 1e6, 3)
         xs = np.unique(np.concatenate([xs, [knee]]))
@@ -525,7 +468,7 @@ class _RooflinePlot:
         """Ranges that show the knee, every point and a margin (log axes do not auto-fit well)."""
         if self._hardware is None:
             return
-        t_so, _ = _constants(self._hardware)
+        t_so, _ = roofline_constants(self._hardware)
         knee = ridge(self._hardware)
         xs = [knee, *self._search_x] if np.isfinite(self._search_x[0]) else [knee]
         ys = [self._search_y] if np.isfinite(self._search_y) else []
@@ -606,7 +549,7 @@ class BottleneckView(pn.viewable.Viewer):
     def _caption_html(self) -> str:
         s = self.state
         point = roofline_point(s.hardware, s.evaluation)
-        t_so, b = _constants(s.hardware)
+        t_so, b = roofline_constants(s.hardware)
         if not np.isfinite(point["x"]):
             where = (
                 "The current mapping is not on the roofline: it has no SynOps or no link traffic."

@@ -16,11 +16,12 @@ from engine.mapping import Mapping, read_mapping_file
 from engine.partition import make_partition, partitioners
 from engine.partition_graph import partition_graph
 from engine.placement import make_placement, placers
+from engine.search import objectives, strategies
 from engine.specs import load_network_spec
 from engine.workloads import workloads
 
 SMALL = "linear-dense:M=2,N=8"
-KINDS = ("networks", "hardware", "partitioners", "placers")
+KINDS = ("networks", "hardware", "partitioners", "placers", "objectives", "strategies")
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
@@ -52,8 +53,10 @@ def expected_names(kind: str) -> set[str]:
     return {
         "networks": set(workloads),
         "hardware": set(preset_names()),
-        "partitioners": {fn.grammar for fn in partitioners.values()},
+        "partitioners": set(partitioners.grammars()),
         "placers": set(placers),
+        "objectives": set(objectives),
+        "strategies": set(strategies),
     }[kind]
 
 
@@ -83,7 +86,7 @@ def test_list_one_kind_json(capsys, kind):
         cores = {h["name"]: h["cores"] for h in data["presets"]}
         assert cores == {n: load_hardware(n).n_cores for n in preset_names()}
         assert data["generic"] == "mesh:WxH[xK][@CXxCY]"
-    if kind in ("partitioners", "placers"):
+    if kind not in ("networks", "hardware"):
         assert all(isinstance(doc, str) and doc for doc in data.values())
 
 

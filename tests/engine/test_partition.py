@@ -66,7 +66,7 @@ def test_spec_grammar_and_registry():
     assert {"min", "natural", "cores"} <= set(partitioners)
     with pytest.raises(UnknownNameError, match="known partitioners"):
         parse_partition_spec("metis")
-    with pytest.raises(CapacityError, match="min\\+K"):
+    with pytest.raises(SpecError, match="min\\+K"):
         parse_partition_spec("min+two")
 
 

@@ -22,7 +22,7 @@ from tests.engine.conftest import random_network
 LAYERED_ONLY = {"min", "natural"}  # need layered networks
 # every registered partitioner a name alone selects (``cores:…``, ``file:…`` need arguments)
 NAMES = sorted(
-    n for n, fn in partitioners.items() if n not in LAYERED_ONLY and ":" not in fn.grammar
+    n for n in partitioners if n not in LAYERED_ONLY and ":" not in partitioners.grammar(n)
 )
 NETWORKS = ["rand:n=2000,card=32", "conv-snn", "qubo:n=800", "mlp:widths=256-512-256-10"]
 

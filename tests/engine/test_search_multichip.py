@@ -12,8 +12,8 @@ from engine.cli import main
 from engine.cost import evaluate
 from engine.errors import CapacityError, MeshScopeError
 from engine.hardware import load_hardware
-from engine.search import ESConfig
-from engine.search.multichip import ChipwiseSearch, make_search, segment_layers
+from engine.search import ChipwiseSearch, ESConfig, make_search
+from engine.search.multichip import segment_layers
 from engine.specs import load_network_spec
 
 NET = "mlp:widths=256-512-512-512-256-10"

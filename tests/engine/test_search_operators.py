@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from engine.errors import SpecError
 from engine.hardware import load_hardware
 from engine.network import Network
 from engine.partition_graph import partition_graph
@@ -335,7 +336,7 @@ def test_reorder_keeps_each_layers_physical_cores(data, layout, seed):
 def test_layout_refuses_free_populations_out_of_order():
     """decode hands out ω in population order and reorder walks the genotype in ``free``
     order; the two agree only when ``free`` increases, so a Layout insists on it."""
-    with pytest.raises(ValueError, match="increasing order"):
+    with pytest.raises(SpecError, match="increasing order"):
         Layout(free=[1, 0], c_min=[1, 1], c_max=[3, 3], cores=np.arange(6))
 
 

@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 
 from engine.cost import evaluate
-from engine.errors import CapacityError, InputFileError, MeshScopeError
+from engine.errors import CapacityError, InputFileError, MeshScopeError, SpecError
 from engine.io.network_file import save_network
 from engine.mapping import Mapping, mapping_to_dict
 from engine.search import ESConfig
 from engine.specs import load_network_spec
 from explorer.runner import SearchRunner
-from explorer.state import ExplorerState
+from explorer.state import ActionError, ExplorerState
 
 NET = "mlp:widths=256-512-256-10"
 
@@ -109,10 +109,10 @@ def test_infeasible_edits_raise_and_change_nothing(state):
     before = snapshot(state)
     with pytest.raises(CapacityError, match="between 1 and"):
         state.change_layer_cores(0, -100)
-    with pytest.raises(CapacityError, match="nothing to move"):
+    with pytest.raises(ActionError, match="nothing to move"):
         empty = np.setdiff1d(np.arange(state.hardware.n_cores), state.mapping.placement.cores)
         state.swap_cores(int(empty[0]), int(empty[1]))
-    with pytest.raises(CapacityError):
+    with pytest.raises(SpecError, match="cores must lie in"):
         state.swap_cores(0, 10_000)
     # removing cores until a layer breaks its memory limit
     big = ExplorerState.from_specs("sparse-mlp-1", "loihi2")

@@ -13,7 +13,7 @@ from bokeh.models import ColumnDataSource
 from panel.io.state import set_curdoc
 
 from engine.errors import MeshScopeError
-from engine.search import ESConfig
+from engine.search import ESConfig, Record
 from explorer.runner import SearchRunner
 from explorer.state import ExplorerState
 from explorer.views.evolution import (
@@ -42,8 +42,16 @@ def test_trace_columns_turn_rows_into_arrays_and_gaps():
     assert empty["evaluations"].size == empty["best"].size == 0
 
 
+def record(latency_us, energy_uj, cores) -> Record:
+    return Record(
+        index=0, generation=0, level="init", latency_us=latency_us, energy_uj=energy_uj,
+        power_w=energy_uj / latency_us, cores_used=cores, accepted=False, failed=False,
+        fitness=latency_us, cores_per_population=(cores,), placement=tuple(range(cores)),
+    )  # fmt: skip
+
+
 def test_point_columns_keep_latency_energy_and_cores():
-    rows = [(2.0, 0.8, 12, 1.0, 0.5, "barrier"), (3.5, 1.25, 14, 3.4, 0.2, "synmem")]
+    rows = [record(2.0, 0.8, 12), record(3.5, 1.25, 14)]
     cols = point_columns(rows)
     assert cols["latency_us"].tolist() == [2.0, 3.5]
     assert cols["energy_uj"].tolist() == [0.8, 1.25]
@@ -134,7 +142,7 @@ def test_a_search_fills_one_row_per_evaluation_and_marks_the_best(state):
     assert list(trace["best"]) == [t[1] for t in state.search_trace]
     points = view.points_source.data
     assert len(points["latency_us"]) == len(state.search_points) == 40
-    assert list(points["cores"]) == [p[2] for p in state.search_points]
+    assert list(points["cores"]) == [p.cores_used for p in state.search_points]
     best = state.search_best
     assert view.best_source.data == {"latency_us": [best.latency_us], "energy_uj": [best.energy_uj]}
     assert view.best_source.data["latency_us"][0] == min(points["latency_us"])

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.search import ESConfig
+from engine.roofline import ridge, roof, roofline_point, roofline_xy
+from engine.search import ESConfig, Record
 from engine.specs import load_hardware_spec
 from explorer.runner import SearchRunner
 from explorer.state import ExplorerState
@@ -17,10 +18,6 @@ from explorer.views.roofline import (
     heaviest_links,
     links_table_html,
     log_ticks,
-    ridge,
-    roof,
-    roofline_point,
-    roofline_xy,
     search_roofline_columns,
 )
 
@@ -155,17 +152,27 @@ def test_every_point_of_a_search_lies_under_the_roof(state):
     # the runner's terms are the evaluations' own (no evaluation failed: row = record index)
     best = state.search_best_evaluation
     row = state.search_points[state.search_best.index]
-    assert row[0] == pytest.approx(best.latency_us) and row[5] == best.bottleneck
-    assert row[3] == pytest.approx(best.terms_us["synops"])
-    assert row[4] == pytest.approx(best.terms_us["link"])
+    assert row.latency_us == pytest.approx(best.latency_us) and row.bottleneck == best.bottleneck
+    assert row.terms_us["synops"] == pytest.approx(best.terms_us["synops"])
+    assert row.terms_us["link"] == pytest.approx(best.terms_us["link"])
     bx, by = roofline_xy(hw, best.terms_us["synops"], best.terms_us["link"], best.latency_us)
     assert view.roofline.marks["best"].data["x"] == [pytest.approx(float(bx))]
     assert view.roofline.marks["best"].data["y"] == [pytest.approx(float(by))]
 
 
-def test_search_columns_from_rows():
+def record(latency_us, synops_us, link_us, bound) -> Record:
+    """A search's record of one evaluation with the model's terms (what the runner publishes)."""
+    return Record(
+        index=0, generation=0, level="init", latency_us=latency_us, energy_uj=1.0, power_w=1.0,
+        cores_used=4, accepted=False, failed=False, fitness=latency_us,
+        cores_per_population=(4,), placement=(0, 1, 2, 3), bottleneck=bound,
+        terms_us={"synops": synops_us, "link": link_us},
+    )  # fmt: skip
+
+
+def test_search_columns_from_records():
     hw = load_hardware_spec("loihi2")
-    rows = [(10.0, 1.0, 4, 5.0, 10.0, "link"), (4.0, 1.0, 4, 4.0, 0.0, "synops")]
+    rows = [record(10.0, 5.0, 10.0, "link"), record(4.0, 4.0, 0.0, "synops")]
     cols = search_roofline_columns(hw, rows)
     t_so, b = hw.model.synop_ns * 1e-3, hw.links.router_bits_per_us
     assert cols["x"][0] == pytest.approx((5.0 / t_so) / (10.0 * b))

@@ -1,0 +1,93 @@
+"""Output files that are either whole or absent.
+
+Every file MeshScope writes — mappings, histories, checkpoints, converted networks — goes
+through ``atomic_open``: the bytes go to a temporary file beside the target, which
+replaces the target only once it is complete. A run killed mid-write leaves the old file
+(or none), never a truncated one. ``check_writable`` tells before any work starts
+whether a path can be written at all, so a long run does not fail at its very end.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO
+
+from engine.errors import InputFileError, OutputFileError
+
+__all__ = ["atomic_open", "check_readable", "check_writable", "write_text"]
+
+_UMASK = os.umask(0o022)  # read once, at import (os.umask can only be read by setting it)
+os.umask(_UMASK)
+
+
+def check_readable(path, what: str = "input file") -> Path:
+    """``path`` as a Path, after checking it is a file this process can read."""
+    path = Path(path)
+    if path.is_dir():
+        raise InputFileError(f"cannot read {what} {path}: it is a folder")
+    if not path.exists():
+        raise InputFileError(f"cannot read {what} {path}: it does not exist")
+    if not os.access(path, os.R_OK):
+        raise InputFileError(f"cannot read {what} {path}: permission denied")
+    return path
+
+
+def check_writable(path, what: str = "output file") -> Path:
+    """``path`` as a Path, after checking it can be created or replaced.
+
+    Raises ``OutputFileError`` naming the path and the reason: its folder is missing or
+    not writable, or the path is a folder.
+    """
+    path = Path(path)
+    folder = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise OutputFileError(f"{what} {path} is a folder; give a file name")
+    if not folder.is_dir():
+        raise OutputFileError(f"{what} {path}: folder {folder} does not exist")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise OutputFileError(f"{what} {path}: folder {folder} is not writable")
+    if path.exists() and not os.access(path, os.W_OK):
+        raise OutputFileError(f"{what} {path} exists and is not writable")
+    return path
+
+
+@contextlib.contextmanager
+def atomic_open(path, mode: str = "w", *, what: str = "output file") -> Iterator[IO]:
+    """Open a temporary file beside ``path``; on success it replaces ``path`` atomically.
+
+    If the body raises (or the process dies), ``path`` is untouched and the temporary
+    file is removed (a killed process may leave a ``.*.tmp`` file, never a partial target).
+    """
+    path = check_writable(path, what)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+    except OSError as e:
+        raise OutputFileError(f"cannot write {what} {path}: {e.strerror}") from None
+    try:
+        with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as f:
+            yield f
+            f.flush()
+            os.fsync(f.fileno())
+        if path.exists():  # keep the target's permissions, not mkstemp's 0600
+            os.chmod(tmp, path.stat().st_mode & 0o777)
+        else:
+            os.chmod(tmp, 0o666 & ~_UMASK)
+        os.replace(tmp, path)
+    except OSError as e:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise OutputFileError(f"cannot write {what} {path}: {e.strerror}") from None
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def write_text(path, text: str, *, what: str = "output file") -> None:
+    """Write ``text`` to ``path`` atomically."""
+    with atomic_open(path, "w", what=what) as f:
+        f.write(text)

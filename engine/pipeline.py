@@ -1,0 +1,152 @@
+"""The one path from what a user names to a result: specs → partition → placement → cost.
+
+::
+
+    mapped = build_mapping("sparse-mlp-1", "loihi2", partition="min+2", placement="spread-col")
+    evaluation = evaluate(mapped)
+    write_mapping_file("best.json", mapped, evaluation)
+
+``build_mapping`` resolves the network and hardware (spec strings or objects), then
+either reads a mapping file or partitions and places the network, timing each phase;
+``evaluate`` checks the mapping against every limit and costs it; ``write_mapping_file``
+writes it atomically. The command line, the explorer and the benchmarks all use these
+functions, so a mapping is built the same way wherever it is asked for.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from engine.cost import Evaluation, Evaluator
+from engine.errors import SpecError
+from engine.hardware import Hardware
+from engine.io.files import write_text
+from engine.mapping import (
+    Mapping,
+    MappingFile,
+    Partition,
+    mapping_to_dict,
+    read_mapping_file,
+)
+from engine.network import Network
+from engine.partition import make_partition
+from engine.partition_graph import PartitionGraph, partition_graph
+from engine.placement import make_placement
+from engine.resources import check_mapping
+from engine.specs import DEFAULT_HARDWARE, DEFAULT_NETWORK, DEFAULT_PLACEMENT
+from engine.specs import load_hardware_spec as resolve_hardware
+from engine.specs import load_network_spec as resolve_network
+
+__all__ = [
+    "PHASES",
+    "Mapped",
+    "build_mapping",
+    "evaluate",
+    "evaluator",
+    "resolve_hardware",
+    "resolve_network",
+    "write_mapping_file",
+]
+
+
+PHASES = ("partition", "partition graph", "place")  # what build_mapping reports, in order
+
+
+@dataclass(frozen=True, eq=False)
+class Mapped:
+    """A network mapped onto hardware, with its partition graph and the time each phase took."""
+
+    network: Network
+    hardware: Hardware
+    mapping: Mapping
+    graph: PartitionGraph = field(repr=False)
+    seconds: dict = field(default_factory=dict)  # partition, partition_graph, place
+
+    @classmethod
+    def of(cls, network: Network, hardware: Hardware, mapping: Mapping) -> Mapped:
+        """An existing mapping with its partition graph."""
+        t0 = time.perf_counter()
+        graph = partition_graph(network, hardware, mapping.partition)
+        return cls(network, hardware, mapping, graph, {"partition_graph": time.perf_counter() - t0})
+
+
+def _network(network: str | Network | None, default: str | None = DEFAULT_NETWORK) -> Network:
+    return network if isinstance(network, Network) else resolve_network(network or default)
+
+
+def _hardware(hardware: str | Hardware | None, default: str | None = DEFAULT_HARDWARE):
+    return hardware if isinstance(hardware, Hardware) else resolve_hardware(hardware or default)
+
+
+def build_mapping(
+    network: str | Network | None = None,
+    hardware: str | Hardware | None = None,
+    *,
+    partition: str | Partition | None = None,
+    placement: str | None = None,
+    mapping_file: str | MappingFile | None = None,
+    seed: int = 0,
+    progress: Callable[[str], None] | None = None,
+) -> Mapped:
+    """Resolve, partition and place — or read a mapping file — and return the ``Mapped``.
+
+    ``network``/``hardware``: a spec string, an object, or None (the demo's; with a
+    mapping file, the ones the file names). ``partition``: a ``--partition`` spec, a
+    ``Partition``, or None (the network's default). ``placement``: a placer name
+    (``A+force`` compositions too; default packed-row). ``mapping_file``: a path or a
+    parsed file, instead of ``partition``/``placement``. ``progress`` is called with the
+    name of each of ``PHASES`` as it starts. Raises ``MeshScopeError``.
+    """
+    say = progress or (lambda phase: None)
+    if mapping_file is not None:
+        if partition is not None or placement is not None:
+            raise SpecError("give either a mapping file or a partition/placement, not both")
+        mf = (
+            mapping_file
+            if isinstance(mapping_file, MappingFile)
+            else read_mapping_file(mapping_file)
+        )
+        net = _network(network, mf.network_name)
+        hw = _hardware(hardware, mf.hardware_name)
+        mapping = mf.build(net, hw)
+        t0 = time.perf_counter()
+        graph = partition_graph(net, hw, mapping.partition)
+        return Mapped(net, hw, mapping, graph, {"partition_graph": time.perf_counter() - t0})
+    net, hw = _network(network), _hardware(hardware)
+    say(PHASES[0])
+    t0 = time.perf_counter()
+    if not isinstance(partition, Partition):
+        partition = make_partition(net, hw, partition, seed=seed)
+    say(PHASES[1])
+    t1 = time.perf_counter()
+    graph = partition_graph(net, hw, partition)
+    say(PHASES[2])
+    t2 = time.perf_counter()
+    place = make_placement(graph, hw, placement or DEFAULT_PLACEMENT, seed=seed)
+    t3 = time.perf_counter()
+    seconds = {"partition": t1 - t0, "partition_graph": t2 - t1, "place": t3 - t2}
+    return Mapped(net, hw, Mapping(partition, place), graph, seconds)
+
+
+def evaluator(mapped: Mapped) -> Evaluator:
+    """An ``Evaluator`` of the mapping (fast swaps and re-placements), after checking that it
+    fits: every reason it cannot run is named in one ``CapacityError``."""
+    check_mapping(mapped.network, mapped.hardware, mapped.mapping, mapped.graph)
+    m = mapped.mapping
+    return Evaluator(
+        mapped.network, mapped.hardware, m.partition, m.placement, graph=mapped.graph, check=False
+    )
+
+
+def evaluate(mapped: Mapped) -> Evaluation:
+    """The full cost of the mapping under the max-affine model (checks feasibility first)."""
+    return evaluator(mapped).evaluation()
+
+
+def write_mapping_file(path, mapped: Mapped, evaluation: Evaluation | None = None) -> None:
+    """Write the mapping as a MeshScope mapping file (JSON), whole or not at all."""
+    doc = mapping_to_dict(mapped.network, mapped.hardware, mapped.mapping, evaluation)
+    write_text(path, json.dumps(doc, indent=1), what="mapping file")

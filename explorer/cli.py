@@ -1,0 +1,99 @@
+"""The ``meshscope`` console script: the engine's commands plus ``serve``.
+
+The engine's command line (``engine.cli``) knows nothing of the explorer; this module,
+which sees both, adds the ``serve`` subcommand to it. Imports stay one-way.
+"""
+
+from __future__ import annotations
+
+import errno
+import socket
+import sys
+
+from engine.cli import main as engine_main
+from engine.errors import SpecError
+from engine.specs import DEFAULT_HARDWARE, DEFAULT_NETWORK
+
+__all__ = ["DEFAULT_PORT", "PortInUseError", "add_serve", "check_can_listen", "main"]
+
+DEFAULT_PORT = 5006
+
+
+class PortInUseError(SpecError):
+    """The ``--port`` (or ``--address``) given to ``serve`` cannot be listened on."""
+
+
+def add_serve(sub) -> None:
+    """Add ``meshscope serve`` to the engine's subcommands."""
+    sv = sub.add_parser("serve", help="open the explorer in a browser")
+    sv.add_argument(
+        "--network", help=f"workload spec or network file to open (default {DEFAULT_NETWORK})"
+    )
+    sv.add_argument("--hardware", help=f"hardware preset or spec (default {DEFAULT_HARDWARE})")
+    sv.add_argument(
+        "--mapping", metavar="FILE", help="open this mapping file (network and hardware from it)"
+    )
+    sv.add_argument(
+        "--port", type=int, default=DEFAULT_PORT, help=f"port to listen on (default {DEFAULT_PORT})"
+    )
+    sv.add_argument(
+        "--address",
+        default="127.0.0.1",
+        help="address to listen on (default 127.0.0.1; 0.0.0.0 shows it to other machines)",
+    )
+    sv.add_argument(
+        "--no-browser", action="store_true", help="do not open a browser tab, just serve"
+    )
+    sv.set_defaults(func=cmd_serve)
+
+
+def check_can_listen(address: str, port: int) -> None:
+    """Raise ``PortInUseError`` unless ``address:port`` can be listened on (before the server
+    spends seconds warming up, only to fail at its bind)."""
+    try:
+        family, kind, proto, _, where = socket.getaddrinfo(
+            address or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server does
+            probe.bind(where)
+    except OSError as e:
+        raise _listen_error(e, address, port) from None
+
+
+def _listen_error(e: OSError, address: str, port: int) -> PortInUseError:
+    if e.errno == errno.EADDRINUSE:
+        return PortInUseError(
+            f"port {port} on {address} is in use (another meshscope serve, or make serve?): "
+            f"choose another with --port, e.g. --port {port + 1}"
+        )
+    return PortInUseError(
+        f"cannot listen on {address}:{port} ({e.strerror or e}): choose another --address or --port"
+    )
+
+
+def cmd_serve(args) -> int:
+    from explorer.app import serve
+
+    check_can_listen(args.address, args.port)
+    try:
+        serve(  # with --mapping, the network and hardware default to the file's
+            network=args.network or (None if args.mapping else DEFAULT_NETWORK),
+            hardware=args.hardware or (None if args.mapping else DEFAULT_HARDWARE),
+            mapping=args.mapping,
+            port=args.port,
+            address=args.address,
+            show=not args.no_browser,
+        )
+    except OSError as e:  # taken between the check and the server's own bind
+        raise _listen_error(e, args.address, args.port) from None
+    return 0
+
+
+def main(argv=None) -> int:
+    """``meshscope`` with every command, ``serve`` included."""
+    return engine_main(argv, extra_commands=[add_serve])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
