@@ -15,8 +15,7 @@ from pathlib import Path
 
 from engine.cost import evaluate
 from engine.hardware import load_hardware
-from engine.search import ESConfig, NestedES
-from engine.search.multichip import make_search
+from engine.search import ESConfig, NestedES, make_search
 from engine.specs import load_network_spec
 
 SEEDS = range(5)
@@ -33,7 +32,7 @@ def single_chip(net, hw, budget):
         start = time.perf_counter()
         result = NestedES(net, hw, ESConfig(budget=budget, seed=seed)).run()
         rates.append(budget / (time.perf_counter() - start))
-        before = evaluate(net, hw, _mapping(net, result.initial))
+        before = evaluate(net, hw, result.initial.mapping(net))
         after = evaluate(net, hw, result.mapping(net))
         runs.append(
             {
@@ -57,12 +56,6 @@ def single_chip(net, hw, budget):
         "evaluations_per_s": summary(rates),
         "runs": runs,
     }
-
-
-def _mapping(net, record):
-    from engine.search.genotype import to_mapping
-
-    return to_mapping(net, record.cores_per_population, record.placement)
 
 
 def multi_chip(budget):

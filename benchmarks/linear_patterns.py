@@ -14,24 +14,22 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.cost import Evaluator
-from engine.hardware import ROUTER, load_hardware
-from engine.partition import make_partition
-from engine.partition_graph import partition_graph
-from engine.placement import placers
-from engine.specs import load_network_spec
+from engine.hardware import ROUTER
+from engine.pipeline import build_mapping, evaluate
 
 N = 32
 
 
 def heaviest_router_link(m: int, placer: str, **params) -> float:
     side = max(m, 8)
-    hw = load_hardware(f"mesh:{side}x{side}x2")
-    net = load_network_spec(f"linear-tiled-identity:M={m},N={N}")
-    part = make_partition(net, hw)
-    place = placers[placer](partition_graph(net, hw, part), hw, **params)
-    ev = Evaluator(net, hw, part, place).evaluation()
-    return float(ev.link_messages[hw.link_table["kind"] == ROUTER].max() / N)
+    mapped = build_mapping(
+        f"linear-tiled-identity:M={m},N={N}",
+        f"mesh:{side}x{side}x2",
+        placement=placer,
+        placement_params=params,
+    )
+    ev = evaluate(mapped)
+    return float(ev.link_messages[mapped.hardware.link_table["kind"] == ROUTER].max() / N)
 
 
 def main():

@@ -32,9 +32,16 @@ from engine.partition_graph import PartitionGraph, partition_graph
 from engine.resources import check_mapping, require_cores
 from engine.traffic import FIXED, link_summary, router_loads, swap_cores_inplace
 
-__all__ = ["TERMS", "Evaluation", "Evaluator", "evaluate"]
+__all__ = ["TERMS", "TERM_LABELS", "Evaluation", "Evaluator", "evaluate"]
 
 TERMS = ("dendops", "synops", "synmem", "link", "barrier")
+TERM_LABELS = {  # the words of the Loihi 2 runtime model for the terms of its eq. 1
+    "dendops": "DendOps",
+    "synops": "SynOps",
+    "synmem": "SynMem reads",
+    "link": "link load",
+    "barrier": "barrier sync",
+}
 
 
 @dataclass(frozen=True, eq=False)

@@ -87,6 +87,7 @@ def build_mapping(
     *,
     partition: str | Partition | None = None,
     placement: str | None = None,
+    placement_params: dict | None = None,
     mapping_file: str | MappingFile | None = None,
     seed: int = 0,
     progress: Callable[[str], None] | None = None,
@@ -96,7 +97,8 @@ def build_mapping(
     ``network``/``hardware``: a spec string, an object, or None (the demo's; with a
     mapping file, the ones the file names). ``partition``: a ``--partition`` spec, a
     ``Partition``, or None (the network's default). ``placement``: a placer name
-    (``A+force`` compositions too; default packed-row). ``mapping_file``: a path or a
+    (``A+force`` compositions too; default packed-row) and ``placement_params`` its keyword
+    parameters (``{"rows": 4}`` for pairs-square). ``mapping_file``: a path or a
     parsed file, instead of ``partition``/``placement``. ``progress`` is called with the
     name of each of ``PHASES`` as it starts. Raises ``MeshScopeError``.
     """
@@ -125,7 +127,9 @@ def build_mapping(
     graph = partition_graph(net, hw, partition)
     say(PHASES[2])
     t2 = time.perf_counter()
-    place = make_placement(graph, hw, placement or DEFAULT_PLACEMENT, seed=seed)
+    place = make_placement(
+        graph, hw, placement or DEFAULT_PLACEMENT, seed=seed, **(placement_params or {})
+    )
     t3 = time.perf_counter()
     seconds = {"partition": t1 - t0, "partition_graph": t2 - t1, "place": t3 - t2}
     return Mapped(net, hw, Mapping(partition, place), graph, seconds)

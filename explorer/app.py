@@ -23,12 +23,14 @@ from html import escape
 import panel as pn
 
 from engine.errors import MeshScopeError
+from explorer.compat import send_without_delay
 from explorer.state import ExplorerState
+from explorer.views._page import LiveHTML
 from explorer.views.compare import CompareView
 from explorer.views.controls import ControlsView
 from explorer.views.evolution import EvolutionView
 from explorer.views.mesh import MeshView
-from explorer.views.metrics import LiveHTML, MetricsView
+from explorer.views.metrics import MetricsView
 from explorer.views.roofline import BottleneckView
 
 __all__ = [
@@ -135,26 +137,12 @@ def _when_page_is_up(token: str) -> None:
         return
 
     def up():
-        _send_without_delay(doc)
+        send_without_delay(doc)
         location = pn.state.location
         if location is not None:
             location.update_query(**{SESSION_ARG: token})
 
     pn.state.onload(up)
-
-
-def _send_without_delay(doc) -> None:
-    """Set TCP_NODELAY on the session's websockets.
-
-    Bokeh sends one change as several small frames (header, metadata, content, buffers);
-    with Nagle's algorithm each waits for the browser's delayed ACK of the previous one,
-    which cost 40–80 ms of a ~150 ms drag → metric update. Neither Bokeh nor Panel sets
-    it; the connection objects are private, so this is best effort.
-    """
-    session = getattr(doc.session_context, "session", None)
-    for connection in getattr(session, "_subscribed_connections", ()):
-        with contextlib.suppress(Exception):
-            connection._socket.set_nodelay(True)
 
 
 # ------------------------------------------------------------------ page parts

@@ -32,21 +32,21 @@ from bokeh.models import (
 )
 from bokeh.plotting import figure
 
-from engine.cost import Evaluation
+from engine.cost import TERM_LABELS, Evaluation
 from engine.errors import MeshScopeError
 from engine.hardware import Hardware
 from engine.network import Network
 from explorer.state import ExplorerState
-from explorer.views.evolution import notify_error, on_page
+from explorer.views._page import FONT, notify_error, on_page
 from explorer.views.mesh import mesh_figure
 from explorer.views.mesh_columns import (
     TILE_SIZE,
     core_columns,
     core_size,
+    interpolate_palette,
     link_columns,
     router_columns,
 )
-from explorer.views.style import FONT
 
 __all__ = [
     "DIFF_PALETTE",
@@ -64,14 +64,7 @@ SAME_COLOR = "#d4d4d4"  # a link whose load did not change
 CHANGED_CORE_COLOR = "#374151"
 
 
-def _interpolate(anchors, n: int) -> tuple[str, ...]:
-    rgb = np.array([[int(a[i : i + 2], 16) for i in (1, 3, 5)] for a in anchors], dtype=float)
-    t, at = np.linspace(0, 1, n), np.linspace(0, 1, len(anchors))
-    channels = [np.rint(np.interp(t, at, rgb[:, c])).astype(int) for c in range(3)]
-    return tuple(f"#{r:02x}{g:02x}{b:02x}" for r, g, b in zip(*channels, strict=True))
-
-
-DIFF_PALETTE = _interpolate(_DIFF_ANCHORS, 255)  # odd: the middle colour is exactly 0
+DIFF_PALETTE = interpolate_palette(_DIFF_ANCHORS, 255)  # odd: the middle colour is exactly 0
 
 
 # ------------------------------------------------------------------ data
@@ -130,13 +123,6 @@ _SUMMARY = (  # key, label, unit, attribute
     ("bound", "bounding term", "", "bottleneck"),
     ("cores", "cores used", "", "cores_used"),
 )
-_TERM_NAMES = {
-    "dendops": "DendOps",
-    "synops": "SynOps",
-    "synmem": "SynMem reads",
-    "link": "link load",
-    "barrier": "barrier sync",
-}
 
 
 def _number(x: float) -> str:
@@ -159,8 +145,8 @@ def summary_rows(current: Evaluation, reference: Evaluation) -> list[dict]:
         a, b = getattr(current, attr), getattr(reference, attr)
         if key == "bound":
             rows.append(
-                {"key": key, "label": label, "unit": unit, "current": _TERM_NAMES[a],
-                 "reference": _TERM_NAMES[b], "change": "same" if a == b else "changed",
+                {"key": key, "label": label, "unit": unit, "current": TERM_LABELS[a],
+                 "reference": TERM_LABELS[b], "change": "same" if a == b else "changed",
                  "change_pct": None, "better": None}
             )  # fmt: skip
             continue

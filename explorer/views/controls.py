@@ -4,80 +4,37 @@
 choice comes from the engine's registries (workloads, demo files, hardware presets,
 partitioners, placers), every action is a state method, and an action that raises
 ``MeshScopeError`` becomes an error notification (``run_action``) while the state stays
-as it was. ``run_action`` and ``notify_error`` are shared by the other views.
+as it was.
 """
 
 from __future__ import annotations
 
 import io
-import logging
 import re
-from collections.abc import Callable
 from html import escape
 
 import panel as pn
 import param
 
-from engine.errors import MeshScopeError
 from engine.hardware import preset_names
 from engine.partition import partitioners
 from engine.placement import placement_choices
 from engine.specs import demo_files
 from engine.workloads import workloads
 from explorer.state import ExplorerState
+from explorer.views._page import LiveHTML, run_action
 from explorer.views.mesh_columns import population_colors
-from explorer.views.metrics import LiveHTML
 
 __all__ = [
-    "ERROR_DURATION_MS",
     "ControlsView",
     "download_name",
     "hardware_choices",
     "network_choices",
-    "notify_error",
     "partition_choices",
     "placer_choices",
-    "run_action",
 ]
 
-ERROR_DURATION_MS = 10_000  # long enough to read a two-line message
 DEFAULT_PARTITION = "default"
-
-log = logging.getLogger(__name__)
-
-
-# ------------------------------------------------------------------ errors
-def notify_error(message: str, notify: Callable[[str], None] | None = None) -> None:
-    """Show ``message`` as an error notification (or hand it to ``notify``)."""
-    message = " ".join(str(message).split())
-    if notify is not None:
-        notify(message)
-        return
-    area = pn.state.notifications
-    if area is None:  # no page (a test without a server): the log is all there is
-        log.warning("%s", message)
-        return
-    area.error(message, duration=ERROR_DURATION_MS)
-
-
-def run_action(action: Callable, *args, notify: Callable[[str], None] | None = None, **kwargs):
-    """Call ``action``; a ``MeshScopeError`` becomes a notification. Returns success.
-
-    The state leaves itself unchanged when an action raises, so nothing else is needed.
-
-    On a page, the changes the action causes are held and sent as one message. That also
-    makes a button safe: Panel may run its handler without the document lock (a Select
-    changed and a button clicked at once), and Bokeh refuses changes to raw models, such
-    as the mesh's sources, without it (``_pending_writes should be non-None``); held, Panel
-    writes them itself.
-    """
-    with pn.io.hold():
-        try:
-            action(*args, **kwargs)
-        except MeshScopeError as e:
-            notify_error(str(e), notify)
-            return False
-    return True
 
 
 # ------------------------------------------------------------------ choices (registries)

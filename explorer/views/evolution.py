@@ -20,8 +20,6 @@ numpy and Bokeh-model code, tested without a browser.
 
 from __future__ import annotations
 
-import contextlib
-import functools
 from collections.abc import Callable, Sequence
 from html import escape
 
@@ -39,23 +37,19 @@ from bokeh.models import (
 )
 from bokeh.palettes import Viridis256
 from bokeh.plotting import figure
-from panel.io import unlocked
 
 from engine.errors import MeshScopeError
 from engine.search import ESConfig, Record, objectives
 from explorer.runner import SearchRunner
 from explorer.state import ExplorerState
-from explorer.views.style import FONT, style_figure
+from explorer.views._page import FONT, notify_error, on_page, session_scheduler, style_figure
 
 __all__ = [
     "BEST_COLOR",
     "EvolutionView",
     "RowStreamer",
-    "notify_error",
     "objective_label",
-    "on_page",
     "point_columns",
-    "session_scheduler",
     "trace_columns",
 ]
 
@@ -131,56 +125,6 @@ class RowStreamer:
 def objective_label(objective: str) -> str:
     """The axis label of an objective, from the engine's registry."""
     return objectives[objective].label
-
-
-def notify_error(message: str) -> None:
-    """Show ``message`` as an error notification of the current session, if it has any."""
-    notifications = pn.state.notifications
-    if notifications is not None:
-        notifications.error(message, duration=8000)
-
-
-def on_page(method: Callable) -> Callable:
-    """Run a view's reaction so that its changes to raw Bokeh models reach the page.
-
-    Panel runs a widget's callback as a task without the document lock when other
-    changes of the page are still pending (a number typed, then Start clicked at once:
-    the blur and the click arrive together), and Bokeh refuses model changes without the
-    lock (``_pending_writes should be non-None …``). Then Panel's ``unlocked`` holds the
-    changes and writes them to the session's sockets itself. With the lock (the search's
-    next-tick publications), or without a session (tests), the method just runs.
-    """
-
-    @functools.wraps(method)
-    def run(*args, **kwargs):
-        with contextlib.nullcontext() if _document_locked() else unlocked():
-            return method(*args, **kwargs)
-
-    return run
-
-
-def _document_locked() -> bool:
-    """Whether this code holds the session's document lock (then Bokeh sends the changes
-    itself). Bokeh's own test: a locked ``ServerSession`` collects ``_pending_writes``."""
-    doc = pn.state.curdoc
-    session = getattr(getattr(doc, "session_context", None), "session", None)
-    return session is not None and getattr(session, "_pending_writes", None) is not None
-
-
-def session_scheduler(doc) -> Callable[[Callable[[], None]], None]:
-    """A ``schedule`` for ``SearchRunner``: run on ``doc``'s next tick, or at once without one.
-
-    ``add_next_tick_callback`` is the one thread-safe method of a Bokeh document, so the
-    search thread may call it; a document whose session has gone drops the call.
-    """
-    if doc is None:
-        return lambda fn: fn()
-
-    def schedule(fn: Callable[[], None]) -> None:
-        with contextlib.suppress(Exception):  # the session closed under a running search
-            doc.add_next_tick_callback(fn)
-
-    return schedule
 
 
 # ------------------------------------------------------------------ drawing

@@ -43,7 +43,7 @@ from engine.cost import Evaluation
 from engine.hardware import Hardware
 from engine.network import Network
 from explorer.state import ExplorerState
-from explorer.views.controls import notify_error, run_action
+from explorer.views._page import LiveHTML, notify_error, run_action
 from explorer.views.mesh_columns import (
     BOTTLENECK_COLOR,
     COLOR_MODES,
@@ -64,7 +64,6 @@ from explorer.views.mesh_columns import (
     population_colors,
     router_columns,
 )
-from explorer.views.metrics import LiveHTML
 
 __all__ = ["MeshView", "mesh_figure"]
 

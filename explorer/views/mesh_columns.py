@@ -17,7 +17,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from engine.cost import Evaluation
+from engine.cost import TERM_LABELS, Evaluation
 from engine.hardware import CORE_TO_ROUTER, DIRECTIONS, LINK_KINDS, OFF_CHIP, ROUTER, Hardware
 from engine.network import Network
 
@@ -34,6 +34,7 @@ __all__ = [
     "chip_columns",
     "color_scale",
     "core_columns",
+    "interpolate_palette",
     "core_offsets",
     "core_positions",
     "core_size",
@@ -56,7 +57,8 @@ BOTTLENECK_COLOR = "#ff1f8e"
 _LOAD_ANCHORS = ("#fdd0a2", "#fd8d3c", "#e6550d", "#a63603", "#4a1202")  # light → dark = more load
 
 
-def _interpolate_palette(anchors, n: int) -> tuple[str, ...]:
+def interpolate_palette(anchors, n: int) -> tuple[str, ...]:
+    """``n`` colours evenly along the straight RGB segments between the ``anchors``."""
     rgb = np.array([[int(a[i : i + 2], 16) for i in (1, 3, 5)] for a in anchors], dtype=float)
     t = np.linspace(0, 1, n)
     at = np.linspace(0, 1, len(anchors))
@@ -64,7 +66,7 @@ def _interpolate_palette(anchors, n: int) -> tuple[str, ...]:
     return tuple(f"#{r:02x}{g:02x}{b:02x}" for r, g, b in zip(*channels, strict=True))
 
 
-LOAD_PALETTE = _interpolate_palette(_LOAD_ANCHORS, 256)
+LOAD_PALETTE = interpolate_palette(_LOAD_ANCHORS, 256)
 
 # geometry, in router pitches
 TILE_SIZE = 0.84  # side of the light tile that groups a router with its cores
@@ -332,14 +334,6 @@ def bottleneck_core_columns(hardware: Hardware, evaluation: Evaluation) -> dict:
     return {"x": x[rows], "y": y[rows], "core": rows}
 
 
-_TERM_NAMES = {
-    "dendops": "DendOps",
-    "synops": "SynOps",
-    "synmem": "SynMem reads",
-    "barrier": "barrier sync",
-}
-
-
 def bottleneck_text(
     hardware: Hardware, evaluation: Evaluation, network: Network | None = None
 ) -> str:
@@ -353,11 +347,11 @@ def bottleneck_text(
         part = int(np.flatnonzero(e.cores == e.bottleneck_core)[0])
         who = f" ({network.population_names[int(e.population[part])]})" if network else ""
         bound = (
-            f"{step}, bound by the {_TERM_NAMES.get(e.bottleneck, e.bottleneck)} of the core "
+            f"{step}, bound by the {TERM_LABELS.get(e.bottleneck, e.bottleneck)} of the core "
             f"outlined in pink, {_core_addresses(hardware)[e.bottleneck_core]}{who}."
         )
     else:
-        bound = f"{step}, bound by {_TERM_NAMES.get(e.bottleneck, e.bottleneck)}."
+        bound = f"{step}, bound by {TERM_LABELS.get(e.bottleneck, e.bottleneck)}."
     if not link:
         return f"{bound} No link carries any message: every partition talks only to itself."
     return f"{bound} Heaviest link: {link}."

@@ -15,26 +15,19 @@ from html import escape
 
 import panel as pn
 import param
-from bokeh.models import Div, InlineStyleSheet
 
-from engine.cost import Evaluation
+from engine.cost import TERM_LABELS, Evaluation
 from engine.hardware import Hardware
 from explorer.state import ExplorerState
+from explorer.views._page import LiveHTML
 
 __all__ = [
     "CARD_CSS",
-    "LiveHTML", "METRICS", "MetricsView", "format_change", "format_quantity", "metric_values",
+    "METRICS", "MetricsView", "format_change", "format_quantity", "metric_values",
 ]  # fmt: skip
 
 METRICS = ("latency", "change", "energy", "power", "bottleneck", "cores")
 
-TERM_LABELS = {
-    "dendops": "DendOps",
-    "synops": "SynOps",
-    "synmem": "SynMem reads",
-    "link": "link load",
-    "barrier": "barrier sync",
-}
 
 CARD_CSS = """
 .metric-row { display: flex; gap: 12px; flex-wrap: wrap; }
@@ -123,34 +116,6 @@ def card_html(key: str, label: str, value: str, unit: str, extra_class: str = ""
         f'<div class="metric-value" data-testid="metric-{key}-value">{escape(value)}</div>'
         f'<div class="metric-unit">{escape(unit)}</div></div>'
     )
-
-
-class LiveHTML(pn.viewable.Viewer):
-    """HTML that changes often: a Bokeh ``Div`` in a ``pn.pane.Bokeh``, updated in place.
-
-    Set ``.object`` to new markup; only a changed text is sent. Change it on the
-    session's document thread (a widget or Bokeh callback, or a scheduled callback).
-    """
-
-    def __init__(self, html: str = "", *, css: str = "", div_params=None, **pane_params):
-        super().__init__()
-        self.div = Div(
-            text=html, stylesheets=[InlineStyleSheet(css=css)] if css else [],
-            **(div_params or {}),
-        )  # fmt: skip
-        self._pane = pn.pane.Bokeh(self.div, **pane_params)
-
-    @property
-    def object(self) -> str:
-        return self.div.text
-
-    @object.setter
-    def object(self, html: str) -> None:
-        if html != self.div.text:
-            self.div.text = html
-
-    def __panel__(self):
-        return self._pane
 
 
 class MetricsView(pn.viewable.Viewer):

@@ -36,20 +36,20 @@ from bokeh.models import (
 from bokeh.plotting import figure
 from bokeh.transform import dodge, factor_cmap
 
-from engine.cost import TERMS, Evaluation
+from engine.cost import TERM_LABELS, TERMS, Evaluation
 from engine.hardware import CORE_TO_ROUTER, DIRECTIONS, LINK_KINDS, OFF_CHIP, ROUTER, Hardware
 from engine.network import Network
 from engine.roofline import ridge, roof, roofline_constants, roofline_point, roofline_xy
 from engine.search import Record
 from explorer.state import ExplorerState
-from explorer.views.evolution import BEST_COLOR, RowStreamer, on_page
-from explorer.views.style import FONT, style_figure
+from explorer.views._page import FONT, on_page, style_figure
+from explorer.views.evolution import BEST_COLOR, RowStreamer
 
 __all__ = [
     "BottleneckView",
     "CORE_TERMS",
     "TERM_COLORS",
-    "TERM_NAMES",
+    "TERM_LABELS",
     "bound_sentence",
     "core_term_columns",
     "heaviest_links",
@@ -59,13 +59,6 @@ __all__ = [
 ]
 
 CORE_TERMS = ("dendops", "synops", "synmem")
-TERM_NAMES = {
-    "dendops": "DendOps",
-    "synops": "SynOps",
-    "synmem": "SynMem reads",
-    "link": "link load",
-    "barrier": "barrier sync",
-}
 TERM_COLORS = {
     "dendops": "#76b7b2",
     "synops": "#4e79a7",
@@ -119,7 +112,7 @@ def bound_sentence(hardware: Hardware, evaluation: Evaluation) -> str:
     elif term == "link" and evaluation.bottleneck_link >= 0:
         row = _link_rows(hardware, evaluation, np.array([evaluation.bottleneck_link]))
         where = f" on the {row['kind'][0]} link {row['from'][0]} → {row['to'][0]}"
-    return f"T = {t:,.3f} µs / step, bounded by {TERM_NAMES[term]}{where}"
+    return f"T = {t:,.3f} µs / step, bounded by {TERM_LABELS[term]}{where}"
 
 
 # ------------------------------------------------------------------ (b) heaviest links
@@ -263,13 +256,13 @@ class _TermsPlot:
                 source=self.source, fill_color=TERM_COLORS[term], line_color=None,
                 name=f"bars-{term}",
             )  # fmt: skip
-            items.append(LegendItem(label=TERM_NAMES[term], renderers=[r]))
+            items.append(LegendItem(label=TERM_LABELS[term], renderers=[r]))
         self.lines = {}
         for term, dash in (("link", "dashed"), ("barrier", "dotted")):
             source = ColumnDataSource(data={"y": []})
             r = p.hspan(y="y", source=source, line_color=TERM_COLORS[term], line_width=2,
                         line_dash=dash)  # fmt: skip
-            item = LegendItem(label=TERM_NAMES[term], renderers=[r])
+            item = LegendItem(label=TERM_LABELS[term], renderers=[r])
             items.append(item)
             self.lines[term] = (source, item)
         p.add_layout(
@@ -393,7 +386,7 @@ class _RooflinePlot:
         for term in TERMS:
             stand_in = p.scatter(x=nan, y=nan, size=8, fill_color=TERM_COLORS[term],
                                  line_color=None)  # fmt: skip
-            items.append(LegendItem(label=f"bound: {TERM_NAMES[term]}", renderers=[stand_in]))
+            items.append(LegendItem(label=f"bound: {TERM_LABELS[term]}", renderers=[stand_in]))
         hover = [("N_SO / N_LL", "@x{0.0000} SynOps/bit"), ("N_SO / T", "@y{0,0.0} SynOps/µs")]
         p.add_tools(
             HoverTool(renderers=[search], tooltips=[*hover, ("bound", "@bound"),

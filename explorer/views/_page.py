@@ -1,0 +1,149 @@
+"""What every view of the page shares: fonts and plot style, live HTML, notifications,
+and the two ways a reaction reaches the browser safely.
+
+* ``run_action`` calls a state action and turns a ``MeshScopeError`` into an error
+  notification; the state leaves itself unchanged, so nothing else is needed.
+* ``on_page`` runs a view's reaction on the session document's next tick, where Bokeh
+  holds the document lock: Panel may call a widget's handler without it (a number typed,
+  then a button clicked at once), and Bokeh refuses changes to raw models then.
+  ``session_scheduler`` does the same for the search thread. Without a session (tests),
+  both just call.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import logging
+from collections.abc import Callable
+
+import panel as pn
+from bokeh.models import Div, InlineStyleSheet
+
+from engine.errors import MeshScopeError
+
+__all__ = [
+    "ERROR_DURATION_MS",
+    "FONT",
+    "LiveHTML",
+    "notify_error",
+    "on_page",
+    "run_action",
+    "session_scheduler",
+    "style_figure",
+]
+
+FONT = 'system-ui, -apple-system, "Segoe UI", Roboto, sans-serif'
+ERROR_DURATION_MS = 10_000  # long enough to read a two-line message
+
+log = logging.getLogger(__name__)
+
+
+# ------------------------------------------------------------------ look
+def style_figure(p, x_label: str, y_label: str) -> None:
+    """Quiet axes, labels and grid in the page's font."""
+    p.toolbar.logo = None
+    p.title.text_font_size = "14px"
+    p.title.text_color = "#374151"
+    p.title.text_font = FONT
+    p.xaxis.axis_label, p.yaxis.axis_label = x_label, y_label
+    for axis in (p.xaxis, p.yaxis):
+        axis.axis_label_text_font_style = "normal"
+        axis.axis_label_text_color = "#4b5563"
+        axis.axis_label_text_font = FONT
+        axis.major_label_text_color = "#6b7280"
+        axis.axis_line_color = "#9ca3af"
+    p.grid.grid_line_color = "#eceff3"
+    p.outline_line_color = None
+
+
+class LiveHTML(pn.viewable.Viewer):
+    """HTML that changes often: a Bokeh ``Div`` in a ``pn.pane.Bokeh``, updated in place.
+
+    Set ``.object`` to new markup; only a changed text is sent (a ``pn.pane.HTML``
+    re-sends its stylesheets on each change, and Bokeh then walks the whole document:
+    ~10–60 ms a pane). Change it on the session's document thread (a widget or Bokeh
+    callback, or a scheduled callback).
+    """
+
+    def __init__(self, html: str = "", *, css: str = "", div_params=None, **pane_params):
+        super().__init__()
+        self.div = Div(
+            text=html, stylesheets=[InlineStyleSheet(css=css)] if css else [],
+            **(div_params or {}),
+        )  # fmt: skip
+        self._pane = pn.pane.Bokeh(self.div, **pane_params)
+
+    @property
+    def object(self) -> str:
+        return self.div.text
+
+    @object.setter
+    def object(self, html: str) -> None:
+        if html != self.div.text:
+            self.div.text = html
+
+    def __panel__(self):
+        return self._pane
+
+
+# ------------------------------------------------------------------ errors
+def notify_error(message: str, notify: Callable[[str], None] | None = None) -> None:
+    """Show ``message`` as an error notification (or hand it to ``notify``)."""
+    message = " ".join(str(message).split())
+    if notify is not None:
+        notify(message)
+        return
+    area = pn.state.notifications
+    if area is None:  # no page (a test without a server): the log is all there is
+        log.warning("%s", message)
+        return
+    area.error(message, duration=ERROR_DURATION_MS)
+
+
+def run_action(action: Callable, *args, notify: Callable[[str], None] | None = None, **kwargs):
+    """Call ``action``; a ``MeshScopeError`` becomes a notification. Returns success.
+
+    On a page, the changes the action causes are held and sent as one message
+    (``pn.io.hold``), which also makes them safe where Panel runs a handler without the
+    document lock: held, Panel writes them itself.
+    """
+    with pn.io.hold():
+        try:
+            action(*args, **kwargs)
+        except MeshScopeError as e:
+            notify_error(str(e), notify)
+            return False
+    return True
+
+
+# ------------------------------------------------------------------ the document thread
+def session_scheduler(doc) -> Callable[[Callable[[], None]], None]:
+    """A ``schedule``: run on ``doc``'s next tick, or at once without a document.
+
+    ``add_next_tick_callback`` is the one thread-safe method of a Bokeh document, so a
+    search thread may call it; a document whose session has gone drops the call.
+    """
+    if doc is None:
+        return lambda fn: fn()
+
+    def schedule(fn: Callable[[], None]) -> None:
+        with contextlib.suppress(Exception):  # the session closed under a running search
+            doc.add_next_tick_callback(fn)
+
+    return schedule
+
+
+def _session_document():
+    doc = pn.state.curdoc
+    return doc if doc is not None and doc.session_context is not None else None
+
+
+def on_page(method: Callable) -> Callable:
+    """Run a view's reaction on the session document's next tick (at once without one)."""
+
+    @functools.wraps(method)
+    def run(*args, **kwargs) -> None:
+        session_scheduler(_session_document())(functools.partial(method, *args, **kwargs))
+
+    return run
