@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from engine.errors import InputFileError, InvalidHardwareError, UnknownNameError
+from engine.io.files import read_text
 
 __all__ = [
     "Hardware",
@@ -306,12 +307,9 @@ def preset_names() -> list[str]:
 
 def _read_toml(path: Path) -> dict:
     try:
-        with open(path, "rb") as f:
-            return tomllib.load(f)
+        return tomllib.loads(read_text(path, "hardware file"))
     except tomllib.TOMLDecodeError as e:
         raise InputFileError(f"{path}: not valid TOML ({e})") from None
-    except OSError as e:
-        raise InputFileError(f"{path}: cannot read ({e.strerror})") from None
 
 
 def load_hardware(spec: str) -> Hardware:

@@ -8,15 +8,14 @@ population (seed 000's genotype); it is still materialized neuron by neuron.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from functools import cached_property
-from pathlib import Path
 
 import numpy as np
 
 from engine.errors import CapacityError, InputFileError, InvalidHardwareError, SpecError
 from engine.hardware import Hardware
+from engine.io.files import read_json
 from engine.network import Network
 
 __all__ = [
@@ -232,13 +231,5 @@ def parse_mapping_dict(data, source: str = "mapping") -> MappingFile:
 
 
 def read_mapping_file(path) -> MappingFile:
-    path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as e:
-        raise InputFileError(f"cannot read mapping file {path}: {e.strerror}") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise InputFileError(f"{path} is not valid JSON (line {e.lineno}: {e.msg})") from None
-    return parse_mapping_dict(data, str(path))
+    """A mapping file, parsed (``InputFileError`` if it cannot be read as one)."""
+    return parse_mapping_dict(read_json(path, "mapping file"), str(path))

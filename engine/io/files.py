@@ -10,6 +10,7 @@ whether a path can be written at all, so a long run does not fail at its very en
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import tempfile
 from collections.abc import Iterator
@@ -18,7 +19,15 @@ from typing import IO
 
 from engine.errors import InputFileError, OutputFileError
 
-__all__ = ["atomic_open", "check_readable", "check_writable", "write_text"]
+__all__ = [
+    "atomic_open",
+    "check_readable",
+    "check_writable",
+    "read_json",
+    "read_text",
+    "reason",
+    "write_text",
+]
 
 _UMASK = os.umask(0o022)  # read once, at import (os.umask can only be read by setting it)
 os.umask(_UMASK)
@@ -36,6 +45,37 @@ def check_readable(path, what: str = "input file") -> Path:
     return path
 
 
+def reason(error: BaseException) -> str:
+    """A library's exception as a short reason: its first sentence, at most 160 characters."""
+    text = getattr(error, "strerror", None) or " ".join(str(error).split()) or type(error).__name__
+    first = text.split(". ")[0]
+    return first if len(first) <= 160 else first[:157] + "…"
+
+
+def read_text(path, what: str = "input file") -> str:
+    """The text of a UTF-8 file, or ``InputFileError`` saying why it cannot be read."""
+    path = Path(path)
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputFileError(f"cannot read {what} {path}: it does not exist") from None
+    except IsADirectoryError:
+        raise InputFileError(f"cannot read {what} {path}: it is a folder") from None
+    except OSError as e:
+        raise InputFileError(f"cannot read {what} {path}: {reason(e)}") from None
+    except UnicodeDecodeError:
+        raise InputFileError(f"{what} {path} is not a text file (not UTF-8)") from None
+
+
+def read_json(path, what: str = "input file"):
+    """A JSON file's content, or ``InputFileError`` naming the line that is wrong."""
+    text = read_text(path, what)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise InputFileError(f"{path} is not valid JSON (line {e.lineno}: {e.msg})") from None
+
+
 def check_writable(path, what: str = "output file") -> Path:
     """``path`` as a Path, after checking it can be created or replaced.
 
@@ -46,6 +86,8 @@ def check_writable(path, what: str = "output file") -> Path:
     folder = path.parent if str(path.parent) else Path(".")
     if path.is_dir():
         raise OutputFileError(f"{what} {path} is a folder; give a file name")
+    if folder.exists() and not folder.is_dir():
+        raise OutputFileError(f"{what} {path}: {folder} is a file, not a folder")
     if not folder.is_dir():
         raise OutputFileError(f"{what} {path}: folder {folder} does not exist")
     if not os.access(folder, os.W_OK | os.X_OK):

@@ -9,13 +9,12 @@ Arrays ``indptr``, ``indices``, ``population``, ``rate`` and optionally ``weight
 from __future__ import annotations
 
 import json
-import zipfile
 from pathlib import Path
 
 import numpy as np
 
 from engine.errors import InputFileError, MeshScopeError
-from engine.io.files import atomic_open
+from engine.io.files import atomic_open, reason
 from engine.network import Network
 
 __all__ = ["save_network", "load_network", "FORMAT"]
@@ -55,8 +54,10 @@ def load_network(path) -> Network:
             data = {k: z[k] for k in z.files}
     except FileNotFoundError:
         raise InputFileError(f"network file {path} does not exist") from None
-    except (OSError, ValueError, zipfile.BadZipFile) as e:
-        raise InputFileError(f"{path} is not a MeshScope network file (.npz): {e}") from None
+    except Exception as e:  # noqa: BLE001 - whatever numpy and zipfile raise, the file is bad
+        raise InputFileError(
+            f"{path} is not a MeshScope network file (.npz): {reason(e)}"
+        ) from None
     missing = {"indptr", "indices", "population", "rate", "meta"} - set(data)
     if missing:
         raise InputFileError(f"{path}: missing arrays {sorted(missing)}")

@@ -20,13 +20,12 @@ import json
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
 from engine.errors import EvaluatorError, InputFileError
 from engine.hardware import Hardware
-from engine.io.files import write_text
+from engine.io.files import read_json, write_text
 from engine.mapping import Mapping
 from engine.network import Network
 from engine.placement.fill import core_order
@@ -288,12 +287,7 @@ class NestedES:
         cls, path, network: Network, hardware: Hardware, *, evaluator=None, budget=None
     ) -> NestedES:
         """Continue a run from its checkpoint (optionally with a larger budget)."""
-        try:
-            state = json.loads(Path(path).read_text())
-        except OSError as e:
-            raise InputFileError(f"cannot read checkpoint {path}: {e.strerror}") from None
-        except json.JSONDecodeError as e:
-            raise InputFileError(f"{path} is not a checkpoint (JSON error: {e.msg})") from None
+        state = read_json(path, "checkpoint")
         if not isinstance(state, dict) or state.get("format") != CHECKPOINT_FORMAT:
             raise InputFileError(f"{path} is not a MeshScope evolution checkpoint")
         for what, obj in (("network", network), ("hardware", hardware)):

@@ -346,3 +346,109 @@ def test_argparse_errors_exit_2_with_one_line(capsys, argv):
     assert out == ""
     assert err.count("\n") == 1 and err.startswith("meshscope: error: ")
     assert "(see meshscope --help)" in err
+
+
+# ------------------------------------------------------------------ one vocabulary, help
+def _subparsers(parser):
+    action = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
+    return action.choices
+
+
+def test_every_option_of_every_subcommand_has_help():
+    from engine.cli import build_parser
+    from explorer.cli import add_serve
+
+    for name, sub in _subparsers(build_parser([add_serve])).items():
+        for action in sub._actions:
+            if action.dest == "help":
+                continue
+            assert action.help, f"meshscope {name} {'/'.join(action.option_strings)} has no help"
+
+
+def test_partition_and_placement_name_the_same_options_everywhere(capsys):
+    """map and evaluate both say --partition/--placement; --partitioner/--placer are aliases."""
+    net = "rand:n=600,card=16"
+    a = run_json(capsys, "map", "--network", net, "--hardware", "seed004-small",
+                 "--partition", "sequential", "--placement", "hilbert", "--json")  # fmt: skip
+    b = run_json(capsys, "map", "--network", net, "--hardware", "seed004-small",
+                 "--partitioner", "sequential", "--placer", "hilbert", "--json")  # fmt: skip
+    assert (a["partitioner"], a["placer"]) == ("sequential", "hilbert")
+    assert {k: v for k, v in a.items() if k != "seconds"} == {
+        k: v for k, v in b.items() if k != "seconds"
+    }
+    c = run_json(capsys, "evaluate", "--network", net, "--hardware", "seed004-small",
+                 "--partitioner", "sequential", "--placer", "hilbert", "--json")  # fmt: skip
+    assert c["latency_us"] == a["latency_us"]
+
+
+def test_map_defaults_to_overlap_and_spectral_force(capsys):
+    data = run_json(capsys, "map", "--network", "rand:n=600,card=16", "--hardware",
+                    "seed004-small", "--json")  # fmt: skip
+    assert (data["partitioner"], data["placer"]) == ("overlap", "spectral+force")
+    assert set(data["seconds"]) == {"partition", "partition_graph", "place", "evaluate"}
+
+
+# ------------------------------------------------------------------ progress on a terminal
+def _run_on_a_terminal(argv, cwd) -> tuple[int, str]:
+    """Run the console script with stderr on a pseudo-terminal (80 columns); its stderr."""
+    import fcntl
+    import os
+    import pty
+    import struct
+    import termios
+
+    script = Path(sys.executable).with_name("meshscope")
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+    proc = subprocess.Popen([str(script), *argv], stdout=subprocess.DEVNULL,
+                            stderr=follower, cwd=cwd)  # fmt: skip
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            data = os.read(leader, 4096)
+        except OSError:  # the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(leader)
+    return proc.wait(120), b"".join(chunks).decode(errors="replace")
+
+
+@pytest.mark.parametrize(
+    ("argv", "shown"),
+    [
+        (["evolve", "--network", SMALL, "--budget", "12"], "/12 ["),
+        (["map", "--network", "rand:n=600,card=16", "--hardware", "seed004-small"], "partition…"),
+        (["convert", "--network", SMALL, "--out", "net.hgr"], "read network…"),
+    ],
+    ids=["evolve", "map", "convert"],
+)
+def test_long_work_shows_a_bar_on_a_terminal_and_nothing_when_piped(tmp_path, argv, shown):
+    code, terminal = _run_on_a_terminal(argv, tmp_path)
+    assert code == 0, terminal
+    assert shown in terminal and "█" in terminal  # a tqdm bar was drawn
+    script = Path(sys.executable).with_name("meshscope")
+    piped = subprocess.run([str(script), *argv], capture_output=True, text=True, cwd=tmp_path,
+                           timeout=120)  # fmt: skip
+    assert piped.returncode == 0 and piped.stderr == ""
+
+
+def test_the_first_compilation_is_announced():
+    import numba
+
+    from engine.kernels import NOTICE, compiling_notice
+
+    @numba.njit  # a kernel nobody compiled yet (no cache: it lives only in this test)
+    def add_one(x):
+        return x + 1
+
+    said = []
+    with compiling_notice(said.append):
+        assert add_one(1) == 2
+        assert add_one(2) == 3  # compiled once: said once
+    assert said == [NOTICE]
+    with compiling_notice(said.append):
+        add_one(3)  # nothing compiles: nothing said
+    assert said == [NOTICE]

@@ -1,0 +1,218 @@
+"""Every subcommand against bad files: unwritable outputs, unreadable inputs, killed runs.
+
+Whatever is wrong, the command prints one line, exits 2 and writes nothing; an output it
+does write is whole, even when the process is killed while writing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engine.cli import main
+from engine.io.files import atomic_open
+from engine.io.network_file import save_network
+from engine.mapping import mapping_to_dict
+from engine.pipeline import build_mapping
+
+NET = "linear-dense:M=2,N=8"
+
+# (subcommand and its options, output flag, output file name)
+OUTPUTS = [
+    (["evaluate", "--network", NET], "--save", "mapping.json"),
+    (["map", "--network", NET, "--placement", "hilbert"], "--save", "mapping.json"),
+    (["convert", "--network", NET], "--out", "net.hgr"),
+    (["convert", "--network", NET], "--out", "net.npz"),
+    (["evolve", "--network", NET, "--budget", "6"], "--out", "best.json"),
+    (["evolve", "--network", NET, "--budget", "6"], "--history", "history.csv"),
+    (["evolve", "--network", NET, "--budget", "6"], "--checkpoint", "run.ckpt"),
+]
+
+
+def run(capsys, argv) -> tuple[int, str, str]:
+    try:
+        code = main([str(a) for a in argv])
+    except SystemExit as e:
+        code = e.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def assert_one_line_error(code, out, err, *words):
+    assert code == 2, err
+    assert out == ""
+    assert err.startswith("meshscope: error: ") and err.count("\n") == 1, err
+    assert "Traceback" not in err
+    for word in words:
+        assert word in err
+
+
+def files_in(folder: Path) -> set[str]:
+    return {str(p.relative_to(folder)) for p in folder.rglob("*")}
+
+
+# ------------------------------------------------------------------ unwritable outputs
+def unwritable(tmp_path: Path, kind: str, name: str) -> tuple[Path, str]:
+    """A path that cannot be written, and a word its error must contain."""
+    if kind == "missing folder":
+        return tmp_path / "nowhere" / name, "does not exist"
+    if kind == "a folder":
+        (tmp_path / name).mkdir()
+        return tmp_path / name, "is a folder"
+    (tmp_path / "plain").write_text("a file, not a folder")
+    return tmp_path / "plain" / name, "not a folder"
+
+
+@pytest.mark.parametrize("kind", ["missing folder", "a folder", "under a file"])
+@pytest.mark.parametrize(
+    ("argv", "flag", "name"), OUTPUTS, ids=[f"{a[0]} {f} {n}" for a, f, n in OUTPUTS]
+)
+def test_an_unwritable_output_fails_before_any_work(capsys, tmp_path, argv, flag, name, kind):
+    target, word = unwritable(tmp_path, kind, name)
+    before = files_in(tmp_path)
+    code, out, err = run(capsys, [*argv, flag, target])
+    assert_one_line_error(code, out, err, word, str(target))
+    assert files_in(tmp_path) == before  # nothing written, not even a temporary file
+
+
+@pytest.mark.parametrize(
+    ("argv", "flag", "name"), OUTPUTS, ids=[f"{a[0]} {f} {n}" for a, f, n in OUTPUTS]
+)
+def test_a_writable_output_is_written_whole_and_only_it(capsys, tmp_path, argv, flag, name):
+    target = tmp_path / name
+    code, _, err = run(capsys, [*argv, flag, target])
+    assert code == 0, err
+    assert files_in(tmp_path) == {name}
+    if name.endswith((".json", ".ckpt")):
+        assert json.loads(target.read_text())  # complete JSON
+
+
+# ------------------------------------------------------------------ unreadable inputs
+def write(path: Path, content: bytes | str | None) -> Path:
+    """``content``: bytes or text to write; None: leave the path missing; "/": a folder."""
+    if content == "/":
+        path.mkdir()
+    elif isinstance(content, bytes):
+        path.write_bytes(content)
+    elif content is not None:
+        path.write_text(content)
+    return path
+
+
+BROKEN = {  # kind → content (see write)
+    "missing": None,
+    "a folder": "/",
+    "empty": b"",
+    "binary": b"\xff\xfe\x00\x81garbage\x00",
+}
+
+# (what is read, file name, option(s) naming it, contents that are the wrong format)
+INPUTS = [
+    ("network", "net.npz", ["--network"], "just text, not an npz archive"),
+    ("network", "net.hgr", ["--network"], "2 3\n1 2\n"),
+    ("hardware", "hw.toml", ["--hardware"], 'name = "x"\n[topology]\nchips = [1, 1]\n'),
+    ("mapping", "m.json", ["--mapping"], '{"format": "meshscope-mapping", "version": 1}'),
+    ("partition", "blocks.part", ["--partition", "file:"], "0\n1\n"),
+    ("checkpoint", "run.ckpt", ["--resume"], '{"format": "meshscope-es-checkpoint"}'),
+]
+
+COMMANDS = {  # which subcommands read each kind of input, with an output to watch
+    "network": [["evaluate", "--save", "o.json"], ["map", "--save", "o.json"], ["convert"]],
+    "hardware": [["evaluate", "--save", "o.json"], ["map", "--save", "o.json"], ["evolve"]],
+    "mapping": [["evaluate", "--save", "o.json"]],
+    "partition": [["evaluate", "--save", "o.json"], ["map", "--save", "o.json"]],
+    "checkpoint": [["evolve", "--out", "o.json", "--budget", "6"]],
+}
+
+
+def input_cases():
+    for what, name, option, wrong in INPUTS:
+        for command in COMMANDS[what]:
+            for kind, content in [*BROKEN.items(), ("wrong format", wrong)]:
+                yield pytest.param(
+                    command, what, name, option, content, id=f"{command[0]} {what} {name} {kind}"
+                )
+
+
+@pytest.mark.parametrize(("command", "what", "name", "option", "content"), list(input_cases()))
+def test_an_unreadable_input_is_one_line_and_writes_nothing(
+    capsys, tmp_path, monkeypatch, command, what, name, option, content
+):
+    monkeypatch.chdir(tmp_path)
+    path = write(tmp_path / name, content)
+    argv = [command[0]]
+    if option[-1].endswith(":"):  # --partition file:PATH
+        argv += [*option[:-1], f"{option[-1]}{path}", "--network", NET]
+    else:
+        argv += [*option, path]
+        if what != "network" and command[0] != "evolve":
+            argv += ["--network", NET]
+        if what in ("hardware", "checkpoint") and command[0] == "evolve":
+            argv += ["--network", NET, "--budget", "6"]
+    if command[0] == "convert":
+        argv += ["--out", tmp_path / "o.hgr"]
+    argv += command[1:]
+    before = files_in(tmp_path)
+    code, out, err = run(capsys, argv)
+    assert_one_line_error(code, out, err, name)
+    assert files_in(tmp_path) == before
+
+
+# ------------------------------------------------------------------ killed while writing
+def test_atomic_open_keeps_the_old_file_when_the_writer_fails(tmp_path):
+    target = tmp_path / "m.json"
+    target.write_text('{"old": true}')
+    with pytest.raises(RuntimeError), atomic_open(target) as f:
+        f.write('{"new": tr')
+        raise RuntimeError("killed halfway")
+    assert json.loads(target.read_text()) == {"old": True}
+    assert files_in(tmp_path) == {"m.json"}
+
+
+def test_a_run_killed_while_checkpointing_leaves_a_whole_checkpoint(tmp_path):
+    """SIGKILL an evolve run at random moments: its checkpoint always parses, and resumes."""
+    ckpt = tmp_path / "run.ckpt"
+    script = Path(sys.executable).with_name("meshscope")
+    argv = [script, "evolve", "--network", "mlp:widths=64-256-256-32", "--hardware", "loihi2",
+            "--budget", "100000", "--checkpoint", ckpt, "--json"]  # fmt: skip
+    for delay in (0.05, 0.2, 0.35):
+        proc = subprocess.Popen([str(a) for a in argv], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, cwd=tmp_path)  # fmt: skip
+        deadline = time.monotonic() + 120
+        while not ckpt.exists() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.01)
+        assert ckpt.exists(), proc.stderr.read().decode() if proc.poll() is not None else ""
+        time.sleep(delay)  # mid-run: the checkpoint is rewritten after every generation
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(30)
+        state = json.loads(ckpt.read_text())  # whole: never a truncated file
+        assert state["format"] == "meshscope-es-checkpoint" and state["history"]
+        assert files_in(tmp_path) == {"run.ckpt"}  # no temporary file left by a finished write
+    budget = len(state["history"]) + 8
+    done = subprocess.run(
+        [str(a) for a in argv[:-5]] + ["--budget", str(budget), "--resume", str(ckpt), "--json"],
+        capture_output=True, text=True, cwd=tmp_path, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["evaluations"] == budget
+
+
+def test_a_network_file_written_by_convert_loads_back(capsys, tmp_path):
+    path = tmp_path / "net.npz"
+    code, _, err = run(capsys, ["convert", "--network", NET, "--out", path])
+    assert code == 0, err
+    mapped = build_mapping(str(path), "loihi2")
+    original = build_mapping(NET, "loihi2")
+    assert mapped.network.fingerprint == original.network.fingerprint
+    np.testing.assert_array_equal(mapped.mapping.placement.cores, original.mapping.placement.cores)
+    assert mapping_to_dict(mapped.network, mapped.hardware, mapped.mapping)["network"]
+    save_network(mapped.network, path)  # overwriting keeps one file
+    assert files_in(tmp_path) == {"net.npz"}
