@@ -1,8 +1,8 @@
-"""Seed 000 §5.5 ablations with the built-in model: reordering, elitism, λ_part × λ_place.
+"""Loihi 2 mapping ES §5.5 ablations with the built-in model: reordering, elitism, λ_part × λ_place.
 
 Five seeds per configuration, sparse-mlp-1 on loihi2, a fixed budget of evaluations.
 Prints JSON (final best latency per configuration; partitioning generations without
-improvement) and writes ``assets/ablation.png`` laid out like seed 000 Fig. 7.
+improvement) and writes ``assets/ablation.png`` laid out like Loihi 2 mapping ES Fig. 7.
 
     .venv/bin/python benchmarks/ablation.py [--budget 250]      # about 4 minutes
 """

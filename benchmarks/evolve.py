@@ -1,6 +1,6 @@
-"""Seed 000 §5 with the built-in model: single chip, multi-chip, latency-power landscape.
+"""Loihi 2 mapping ES §5 with the built-in model: single chip, multi-chip, latency-power landscape.
 
-Prints one JSON object and writes ``assets/latency-power.png`` (seed 000 Fig. 6: every
+Prints one JSON object and writes ``assets/latency-power.png`` (Loihi 2 mapping ES Fig. 6: every
 mapping evaluated by one run, latency against power and energy).
 
     .venv/bin/python benchmarks/evolve.py            # about 3 minutes on one core

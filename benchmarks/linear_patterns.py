@@ -1,8 +1,8 @@
-"""Seed 001 Fig. 8 with the engine: heaviest router link vs layer size for three patterns.
+"""Loihi 2 runtime model Fig. 8: heaviest router link vs layer size for three patterns.
 
 For a tiled-identity layer of M origin and M destination cores placed one pair per
 router, prints the measured heaviest router-link load (in units of N messages) next to
-seed 001's closed forms, and draws ``assets/linear-patterns.png``.
+The Loihi 2 runtime model paper's closed forms, and draws ``assets/linear-patterns.png``.
 
     .venv/bin/python benchmarks/linear_patterns.py
 """
@@ -67,7 +67,7 @@ def main():
     ax.plot(m, m - 1, "--", color="C2", alpha=0.5, label=r"$M-1$")
     ax.set_xlabel("origin-destination core pairs M")
     ax.set_ylabel("heaviest router link (× N messages)")
-    ax.set_title("Seed 001 §VI: link load vs placement pattern")
+    ax.set_title("Loihi 2 runtime model §VI: link load vs placement pattern")
     ax.legend(fontsize=7, ncol=2)
     fig.tight_layout()
     out = Path(__file__).resolve().parent.parent / "assets" / "linear-patterns.png"

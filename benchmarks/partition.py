@@ -1,9 +1,9 @@
-"""Seed 004's partitioners at scale, with Mt-KaHyPar as an optional reference row.
+"""The SNN hypergraphs paper's partitioners at scale, with Mt-KaHyPar as an optional reference row.
 
-Runs every registered hypergraph partitioner on seed 004's random networks, each in a
+Runs every registered hypergraph partitioner on the SNN hypergraphs random networks, each in a
 fresh process so that its peak memory is its own, and prints JSON rows: partitions,
 connectivity (eq. 7), seconds, peak resident memory, and whether every core limit
-holds. Hardware follows seed 004 §V-A: "small" (Loihi's limits) up to 2^26 synapses,
+holds. Hardware follows SNN hypergraphs §V-A: "small" (Loihi's limits) up to 2^26 synapses,
 "large" beyond. If the `mtkahypar` package is installed (it is not a dependency of
 MeshScope: `pip install mtkahypar`), it partitions the same hypergraph — exported as
 hMETIS — into the same number of blocks as our best partition with at most C_npc
@@ -151,7 +151,7 @@ def main():
         name = f"rand:n={n},card={card}"
         spec = str(Path(tmp.name) / f"rand-{n}-{card}.npz")  # generated once, loaded per run
         network = build_workload(name)
-        hardware = "seed004-small" if network.n_synapses <= 2**26 else "seed004-large"
+        hardware = "hypergraph-small" if network.n_synapses <= 2**26 else "hypergraph-large"
         save_network(network, spec)
         del network
         results = {}

@@ -1,6 +1,6 @@
-"""Cost: seed 001's max-affine runtime model, an energy model and seed 004's metrics.
+"""Cost: the max-affine runtime model (Loihi 2 runtime model), energy, mapping metrics.
 
-Per step (seed 001 eq. 1)::
+Per step (Loihi 2 runtime model eq. 1)::
 
     T = max(N_DO·T_DO, N_SO·T_SO, N_SMR·T_SMR, N_LL / B, T_BS)
 
@@ -9,7 +9,7 @@ N_LL / B the time of the most loaded link (each link kind has its own bandwidth)
 Counts are expected values: a synapse's work is scaled by its source's spike rate.
 
 Energy per step = static power × T + op energies + routing energy, where a message
-that crosses h router links costs ``h·(E_R + E_T) + E_R`` (seed 004 Table I) plus a
+that crosses h router links costs ``h·(E_R + E_T) + E_R`` (SNN hypergraphs Table I) plus a
 surcharge per chip-to-chip hop.
 
 ``evaluate`` is pure. ``Evaluator`` keeps what depends only on the partition, so a
@@ -59,7 +59,9 @@ class Evaluation:
     chips_used: int
     bottleneck_core: int  # global core id bounding a compute term, else -1
     bottleneck_link: int  # link id of the most loaded link (in time), else -1
-    metrics: dict  # seed 004: connectivity, average latency, congestion, ELP, reuse, locality
+    metrics: (
+        dict  # SNN hypergraphs: connectivity, average latency, congestion, ELP, reuse, locality
+    )
     # per partition (index = partition id)
     cores: np.ndarray = field(repr=False)
     population: np.ndarray = field(repr=False)
@@ -328,7 +330,7 @@ class Evaluator:
         )
 
     def connection_locality(self) -> float:
-        """Seed 004 eq. 15: mean lattice points in the convex hull of each h-edge's routers."""
+        """SNN hypergraphs eq. 15: mean lattice points in the hull of each h-edge's routers."""
         s = self.graph
         if s.hedge_counts.size == 0:
             return 0.0

@@ -46,6 +46,10 @@ PRESET_DIR = Path(__file__).parent / "presets"
 DIRECTIONS = ("E", "W", "S", "N")  # +x, -x, +y, -y; y grows downwards (row index)
 LINK_KINDS = ("router", "off-chip", "core-to-router", "router-to-core")
 ROUTER, OFF_CHIP, CORE_TO_ROUTER, ROUTER_TO_CORE = range(4)
+PREVIOUS_NAMES = {  # preset names of earlier versions (mapping files may name them)
+    "seed004-small": "hypergraph-small",
+    "seed004-large": "hypergraph-large",
+}
 _MESH_SPEC = re.compile(r"^mesh:(\d+)x(\d+)(?:x(\d+))?(?:@(\d+)x(\d+))?$")
 
 
@@ -54,7 +58,7 @@ class CoreLimits:
     neurons: int
     synaptic_memory_bytes: int
     inbound_axons: int
-    synapses: int = 0  # 0: no separate limit (seed 004's C_spc)
+    synapses: int = 0  # 0: no separate limit (the SNN hypergraphs paper's C_spc)
 
 
 @dataclass(frozen=True)
@@ -67,7 +71,7 @@ class LinkSpec:
 
 @dataclass(frozen=True)
 class ModelConstants:
-    """The max-affine runtime model of seed 001 eq. 1 and synaptic memory layout."""
+    """The max-affine runtime model of Loihi 2 runtime model eq. 1 and synaptic memory layout."""
 
     dendop_ns: float
     synop_ns: float
@@ -84,7 +88,7 @@ class EnergyConstants:
     dendop_pj: float
     synop_pj: float
     synmem_read_pj: float
-    route_pj: float  # E_R of seed 004 Table I
+    route_pj: float  # E_R of SNN hypergraphs Table I
     transmit_pj: float  # E_T
     offchip_pj: float  # extra energy per off-chip hop
     route_ns: float  # L_R
@@ -318,7 +322,7 @@ def load_hardware(spec: str) -> Hardware:
     The generic mesh takes Loihi 2's limits and constants for its W×H routers per chip,
     K cores per router (default 1) and a CX×CY grid of chips (default 1×1).
     """
-    spec = spec.strip()
+    spec = PREVIOUS_NAMES.get(spec.strip(), spec.strip())
     m = _MESH_SPEC.match(spec)
     if m:
         w, h, k, cx, cy = (int(v) if v else None for v in m.groups())

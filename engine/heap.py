@@ -11,7 +11,7 @@ to the number of ids) and the current size, which every function returns updated
     pri[v] += w; sift_up(heap, pri, pos, pos[v])     # a key that grew
     size = update(heap, pri, pos, size, v, key)      # any new key (queued or not)
 
-Used by seed 004's greedy ordering (Alg. 2), the h-edge overlap partitioner (Alg. 1)
+Used by the greedy ordering (SNN hypergraphs Alg. 2), the h-edge overlap partitioner (Alg. 1)
 and the force-directed placement refiner.
 """
 

@@ -1,7 +1,7 @@
 """The network as a hypergraph: pins, incidence and h-edge hashing.
 
 A network is a directed hypergraph with one h-edge per neuron, its axon, whose pins are
-the neuron itself and its destinations (seed 004 §II-B). This module holds the views of
+the neuron itself and its destinations (SNN hypergraphs §II-B). This module holds the views of
 that hypergraph that several partitioners and the partition graph share, all in O(pins):
 
 * ``distinct_rows`` drops repeated pins of a row; ``transpose`` turns the out-lists

@@ -3,7 +3,7 @@
 A *partition* assigns every neuron a partition id (one partition = one virtual core);
 a *placement* assigns every partition a physical core (a global core id of
 ``engine.hardware``). A layered partition may also be described by its cores per
-population (seed 000's genotype); it is still materialized neuron by neuron.
+population (the Loihi 2 mapping ES paper's genotype); it is still materialized neuron by neuron.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def layered_assignment(network: Network, cores_per_population) -> np.ndarray:
     """Split each population into its cores uniformly, in the neurons' natural order.
 
     Population ``k`` with ``n_k`` neurons and ``c_k`` cores gives its ``i``-th neuron the
-    partition ``offset_k + floor(i * c_k / n_k)`` (seed 000 §3.1's two assumptions).
+    partition ``offset_k + floor(i * c_k / n_k)`` (Loihi 2 mapping ES §3.1's two assumptions).
     """
     cores = np.asarray(cores_per_population, dtype=np.int64)
     sizes = network.population_sizes

@@ -3,7 +3,7 @@
 Every neuron ``s`` owns one h-edge (its axon): the destination neurons
 ``indices[indptr[s]:indptr[s + 1]]``. Neurons belong to populations (the layers of a
 layered network) and spike with a probability ``rate[s]`` per time step. Everything
-stays neuron-level so every partitioner can work on it (seed 004 §II–III).
+stays neuron-level so every partitioner can work on it (SNN hypergraphs §II–III).
 """
 
 from __future__ import annotations

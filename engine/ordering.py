@@ -1,4 +1,4 @@
-"""Node orderings of seed 004: the greedy order of Alg. 2 and Kahn's topological order.
+"""Node orderings of SNN hypergraphs: the greedy order of Alg. 2 and Kahn's topological order.
 
 Both work on any weighted digraph given as CSR (row = a source, its entries = its
 destinations): the neuron-level network, with one weight per source (its spike rate),
@@ -19,7 +19,7 @@ _NO_EDGE_WEIGHTS = np.ones(0, dtype=np.float64)
 
 
 def greedy_order(indptr, indices, weights, n: int, *, edge_weights=None) -> np.ndarray:
-    """Seed 004 Alg. 2: repeatedly take the node most connected to those already taken.
+    """SNN hypergraphs Alg. 2: repeatedly take the node most connected to those already taken.
 
     Taking node ``v`` adds the weight of each edge ``v → m`` to ``m``'s priority: the
     weight is ``weights[v]`` (one per source), times ``edge_weights[k]`` when given (one
@@ -93,7 +93,7 @@ def _greedy_order(indptr, indices, weights, edge_w, in_count, by_in):
 def kahn_order(src: np.ndarray, dst: np.ndarray, weight: np.ndarray, n: int) -> np.ndarray | None:
     """Topological order of a weighted digraph, or None if it has a cycle.
 
-    The queue-based variant of seed 004 §IV-B1: roots first; each node's outgoing edges
+    The queue-based variant of SNN hypergraphs §IV-B1: roots first; each node's outgoing edges
     are processed in decreasing weight, and the nodes they free join the queue in that
     order. Self-loops are ignored. Runs over partitions (small), so plain Python.
     """

@@ -6,7 +6,7 @@ about a partition that does not depend on where its cores are placed: per partit
 neurons (DendOps), inbound synapses, distinct inbound axons, synaptic memory, expected
 SynOps and SynMem reads per step; and the message pairs — partition ``a`` sends
 ``pair_messages`` expected messages per step to partition ``b``, one per spiking neuron
-of ``a`` with a synapse in ``b`` (seed 004's λ−1 traffic: cores replicate spikes
+of ``a`` with a synapse in ``b`` (the SNN hypergraphs paper's λ−1 traffic: cores replicate spikes
 locally). Placers place this graph; the cost model evaluates its placements.
 """
 
@@ -102,12 +102,12 @@ class PartitionGraph:
 
     @property
     def connectivity(self) -> float:
-        """Seed 004 eq. 7, the weighted (λ−1) connectivity: expected inter-core messages/step."""
+        """SNN hypergraphs eq. 7, weighted (λ−1) connectivity: expected inter-core messages/step."""
         return float(self.pair_messages.sum())
 
     @cached_property
     def synaptic_reuse(self) -> float:
-        """Seed 004 eq. 14: mean over partitions of inbound synapses per distinct axon."""
+        """SNN hypergraphs eq. 14: mean over partitions of inbound synapses per distinct axon."""
         has = self.axons > 0
         return float((self.synapses[has] / self.axons[has]).mean()) if has.any() else 0.0
 

@@ -5,7 +5,7 @@ it) and the synaptic memory they take. Every partitioner, the partition graph, t
 search and the explorer measure cores with the functions here and check them with
 ``overruns`` — the only place the limits of ``hardware.limits`` are compared.
 
-Memory follows Loihi's layout (seed 001 §II): a *sparse* population stores one entry
+Memory follows Loihi's layout (Loihi 2 runtime model §II): a *sparse* population stores one entry
 per synapse (weight bits plus an index); a *dense* one stores a whole row of its core's
 weights per inbound axon, in synaptic-memory words.
 """
@@ -137,8 +137,8 @@ class PopulationSplit:
     """One population's inbound synapses, ready to be split uniformly into ``c`` cores.
 
     ``use(c)`` is what each of the ``c`` cores would hold (one vectorized pass), and
-    ``violations(c)`` names the limits it would break; seed 000's minimum partition and
-    the search's operators ask it before they split a layer.
+    ``violations(c)`` names the limits it would break; the minimum partition (Loihi 2
+    mapping ES) and the search's operators ask it before they split a layer.
     """
 
     def __init__(self, network: Network, hardware: Hardware, k: int):

@@ -1,11 +1,11 @@
 """Traffic: X-then-Y routing of messages between cores, and the load of every link.
 
-Traffic model (seed 004 §II-B): every step a neuron spikes with probability ``rate``;
+Traffic model (SNN hypergraphs §II-B): every step a neuron spikes with probability ``rate``;
 a spike becomes one message per *distinct destination core* other than its own (cores
 replicate spikes to their neurons locally) — the message pairs of
 ``engine.partition_graph``. Here those messages are routed. They follow
 dimension-order routing — along X first, then along Y — over the global router grid
-(seed 001 §II). Each message also uses its source core's core→router link and its
+(Loihi 2 runtime model §II). Each message also uses its source core's core→router link and its
 destination core's router→core link.
 
 Loads are kept as integers in units of ``1 / FIXED`` messages so that every sum is

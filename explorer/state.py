@@ -353,7 +353,7 @@ class ExplorerState(param.Parameterized):
         self.set_mapping(_frozen(mapped.mapping))
 
     def change_layer_cores(self, population: int, delta: int) -> None:
-        """Give a population ``delta`` more (or fewer) cores; the Loihi 2 mapping ES's
+        """Give a population ``delta`` more (or fewer) cores; the Loihi 2 mapping ES paper's
         reordering keeps every layer's physical cores, new cores come from the unused ones."""
         self._require_loaded()
         mapping = resize_population(self.network, self.hardware, self.mapping, population, delta)

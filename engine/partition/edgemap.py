@@ -1,4 +1,4 @@
-"""EdgeMap-style node-centric partitioning: seed 004 §V-A's graph baseline (EdgeMap [15]).
+"""EdgeMap-style node-centric partitioning: SNN hypergraphs §V-A's graph baseline (EdgeMap [15]).
 
 Neurons are visited in their natural order; each goes into the open partition that
 minimizes its cut connections — the one holding the largest spike-weighted number of
@@ -28,7 +28,7 @@ __all__ = ["edgemap"]
 def edgemap(
     network: Network, hardware: Hardware, *, rng=None, open_partitions: int = 8
 ) -> Partition:
-    """Seed 004 §V-A's EdgeMap baseline: each neuron joins its best-connected open partition.
+    """SNN hypergraphs §V-A's EdgeMap baseline: each neuron joins its best-connected open partition.
 
     Deterministic (``rng`` is unused). ``open_partitions`` bounds the partitions a neuron
     may join (the most recently opened ones).

@@ -1,7 +1,7 @@
 """Layer partitions: each population split uniformly, in natural order, into its cores.
 
 ``min`` finds, per population, the fewest cores whose uniform split satisfies every
-per-core limit (seed 000 §3.1). A population's core loads depend only on how that
+per-core limit (Loihi 2 mapping ES §3.1). A population's core loads depend only on how that
 population is split, so each is searched on its own inbound synapses: a doubling
 search then a bisection over the core count, each probe one vectorized pass.
 """
@@ -58,7 +58,7 @@ def _fit(network: Network, hardware: Hardware, cores, how: str) -> Partition:
 
 @register("min", grammar="min[+K]")
 def min_partition(network: Network, hardware: Hardware, *, rng=None, extra: int = 0) -> Partition:
-    """Seed 000 §3.1 minimum partition, plus ``extra`` cores per population (min+K)."""
+    """Loihi 2 mapping ES §3.1 minimum partition, plus K cores per population (min+K)."""
     if extra < 0:
         raise SpecError(f"min+{extra}: K must not be negative")
     cores = np.minimum(np.asarray(min_cores(network, hardware)) + extra, network.population_sizes)
@@ -67,7 +67,7 @@ def min_partition(network: Network, hardware: Hardware, *, rng=None, extra: int 
 
 @register("layer")
 def layer_partition(network: Network, hardware: Hardware, *, rng=None) -> Partition:
-    """Honours layer boundaries: seed 000's minimum partition, each layer split uniformly."""
+    """Honours layer boundaries: the minimum partition (Loihi 2 mapping ES), split uniformly."""
     return min_partition(network, hardware)
 
 

@@ -1,4 +1,4 @@
-"""Hyperedge-overlap partitioning (seed 004 §IV-A2, Alg. 1).
+"""Hyperedge-overlap partitioning (SNN hypergraphs §IV-A2, Alg. 1).
 
 Partitions are filled one after the other by sweeping h-edges: each visited h-edge
 lays its unassigned destinations (and its source when that is an input neuron) into
@@ -36,7 +36,7 @@ __all__ = ["overlap"]
 
 @register("overlap")
 def overlap(network: Network, hardware: Hardware, *, rng=None) -> Partition:
-    """Seed 004 Alg. 1: sweep h-edges by overlap with the current partition.
+    """SNN hypergraphs Alg. 1: sweep h-edges by overlap with the current partition.
 
     Deterministic (``rng`` is unused): ties go to the lower h-edge or node id.
 
@@ -44,7 +44,7 @@ def overlap(network: Network, hardware: Hardware, *, rng=None) -> Partition:
     --------
     >>> from engine.specs import load_network_spec
     >>> from engine.hardware import load_hardware
-    >>> net, hw = load_network_spec("rand:n=2000,card=32"), load_hardware("seed004-small")
+    >>> net, hw = load_network_spec("rand:n=2000,card=32"), load_hardware("hypergraph-small")
     >>> overlap(net, hw).n_parts
     2
     """

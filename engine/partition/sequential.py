@@ -1,4 +1,4 @@
-"""Sequential partitioning (seed 004 §IV-A3).
+"""Sequential partitioning (SNN hypergraphs §IV-A3).
 
 Nodes are taken in an order and put into the current partition while the core limits
 hold — neurons (C_npc), distinct inbound axons (C_apc), synapses (C_spc) — and a new
@@ -80,7 +80,7 @@ def _fill(order, in_indptr, in_src, c_npc, c_apc, c_spc):
 
 @register("sequential")
 def sequential(network: Network, hardware: Hardware, *, rng=None) -> Partition:
-    """Seed 004 §IV-A3: fill cores with neurons in their natural order."""
+    """SNN hypergraphs §IV-A3: fill cores with neurons in their natural order."""
     order = np.arange(network.n_neurons)
     part = fill_in_order(network, capacity(network, hardware), order)
     return checked_partition(network, hardware, part, "sequential")
@@ -88,7 +88,7 @@ def sequential(network: Network, hardware: Hardware, *, rng=None) -> Partition:
 
 @register("sequential-ordered")
 def sequential_ordered(network: Network, hardware: Hardware, *, rng=None) -> Partition:
-    """Seed 004 §IV-A3 with Alg. 2's greedy order: most-connected-next, then fill cores."""
+    """SNN hypergraphs §IV-A3 with Alg. 2's greedy order: most-connected-next, then fill cores."""
     order = greedy_order(network.indptr, network.indices, network.rate, network.n_neurons)
     part = fill_in_order(network, capacity(network, hardware), order)
     return checked_partition(network, hardware, part, "sequential-ordered")

@@ -1,4 +1,4 @@
-"""Fill-order placements of seed 000 §4.3.1 (Fig. 4) and a random placement.
+"""Fill-order placements of Loihi 2 mapping ES §4.3.1 (Fig. 4) and a random placement.
 
 Partitions take physical cores in partition-id order (for a layered partition:
 layer by layer). *Packed* fills all cores of a router before the next router;
@@ -42,7 +42,9 @@ def _fill_placer(name):
         return _take(core_order(hardware, name), graph.n_parts, hardware, name)
 
     placer.__name__ = name.replace("-", "_")
-    placer.__doc__ = f"Seed 000 §4.3.1 heuristic: {name.replace('-', ', ')}-major fill order."
+    placer.__doc__ = (
+        f"Loihi 2 mapping ES §4.3.1 heuristic: {name.replace('-', ', ')}-major fill order."
+    )
     return register(name, tags=("heuristic",))(placer)
 
 
@@ -52,6 +54,6 @@ for _name in ORDERS:
 
 @register("random", tags=("heuristic",))
 def random_placement(graph: PartitionGraph, hardware: Hardware, *, rng=None) -> Placement:
-    """Uniformly random distinct cores (seed 000 §5.2's fifth initial placement)."""
+    """Uniformly random distinct cores (Loihi 2 mapping ES §5.2's fifth initial placement)."""
     rng = rng if rng is not None else np.random.default_rng(0)
     return _take(rng.permutation(hardware.n_cores), graph.n_parts, hardware, "random")

@@ -1,4 +1,4 @@
-"""Force-directed placement refinement (seed 004 §IV-C1, after its ref. [7]).
+"""Force-directed placement refinement (SNN hypergraphs §IV-C1, after its ref. [7]).
 
 The potential minimized is eq. 12 summed over partitions with the paper's
 max(‖·‖, 1): Φ = Σ over message pairs q→p of w · max(‖γ(p) − γ(q)‖, 1), ‖·‖ the
@@ -17,7 +17,7 @@ leave every distance unchanged and are never made.
 
 With several cores per router, max(‖·‖, 1) makes sharing a router worth no more than
 being one router apart. ``exact=True`` uses the true router distance instead (Φ then
-is Σ w·‖·‖, to which seed 004's energy and latency are affine) and subtracts the p–q
+is Σ w·‖·‖, to which the paper's energy and latency are affine) and subtracts the p–q
 term the two forces would double count; with one core per router both choices make
 the same swaps.
 
@@ -287,7 +287,7 @@ def force(
     max_iterations: int = 1000,
     exact: bool = False,
 ) -> Placement:
-    """Seed 004 §IV-C1 force-directed refinement of Hilbert; A+force refines placer A.
+    """SNN hypergraphs §IV-C1 force-directed refinement of Hilbert; A+force refines placer A.
 
     ``initial`` is the placement to refine (default: ``hilbert``); ``max_iterations``
     bounds the swaps to that many times the partition count; ``exact`` drops the

@@ -1,4 +1,4 @@
-"""Hilbert-curve placement (seed 004 §IV-B1).
+"""Hilbert-curve placement (SNN hypergraphs §IV-B1).
 
 Partitions are put in a locality-preserving 1D order — Kahn's topological order when
 the partition graph (its message pairs) is acyclic, else Alg. 2's greedy order on the
@@ -61,7 +61,7 @@ def hilbert_routers(width: int, height: int) -> np.ndarray:
 
 @register("hilbert")
 def hilbert(graph: PartitionGraph, hardware: Hardware, *, rng=None) -> Placement:
-    """Seed 004 §IV-B1: Kahn/Alg. 2 order laid along a Hilbert curve of routers."""
+    """SNN hypergraphs §IV-B1: Kahn/Alg. 2 order laid along a Hilbert curve of routers."""
     require_cores(graph.n_parts, hardware, "the hilbert placement")
     curve = hilbert_routers(hardware.grid_width, hardware.grid_height)
     cores = router_cores(hardware)[curve].ravel()  # a router's slots consecutively

@@ -1,4 +1,4 @@
-"""Seed 001 §VI placement patterns for a two-population linear layer.
+"""Loihi 2 runtime model §VI placement patterns for a two-population linear layer.
 
 Each populated router holds one origin core (slot 0) and one destination core
 (slot 1); pair ``k`` is the k-th origin and the k-th destination partition. The
@@ -60,7 +60,7 @@ def _m(graph: PartitionGraph, pattern: str) -> int:
 
 @register("pairs-square", tags=("pattern",))
 def pairs_square(graph: PartitionGraph, hardware: Hardware, *, rng=None, rows: int = 0):
-    """Seed 001 §VI saturated rectangle of origin/destination pairs, near-square by default."""
+    """Loihi 2 runtime model §VI saturated rectangle of origin/destination pairs, near-square."""
     m = _m(graph, "pairs-square")
     if not rows:  # the most square saturated rectangle; a prime M leaves its last row short
         divisors = [r for r in range(1, int(np.sqrt(m)) + 1) if m % r == 0]
@@ -72,7 +72,7 @@ def pairs_square(graph: PartitionGraph, hardware: Hardware, *, rng=None, rows: i
 
 @register("pairs-x", tags=("pattern",))
 def pairs_x(graph: PartitionGraph, hardware: Hardware, *, rng=None):
-    """Seed 001 §VI X shape: both diagonals of an n×n block, M = 2n, n even."""
+    """Loihi 2 runtime model §VI X shape: both diagonals of an n×n block, M = 2n, n even."""
     m = _m(graph, "pairs-x")
     n = m // 2
     if m % 2 or n % 2:
@@ -83,6 +83,6 @@ def pairs_x(graph: PartitionGraph, hardware: Hardware, *, rng=None):
 
 @register("pairs-diagonal", tags=("pattern",))
 def pairs_diagonal(graph: PartitionGraph, hardware: Hardware, *, rng=None):
-    """Seed 001 §VI identity placement: pairs on the diagonal of an M×M block."""
+    """Loihi 2 runtime model §VI identity placement: pairs on the diagonal of an M×M block."""
     m = _m(graph, "pairs-diagonal")
     return _pairs(graph, hardware, [(i, i) for i in range(m)], "pairs-diagonal")

@@ -1,4 +1,4 @@
-"""Minimum-distance placement (seed 004 §IV-C2, TrueNorth's placer with the paper's changes).
+"""Minimum-distance placement (SNN hypergraphs §IV-C2, TrueNorth's placer with the paper's changes).
 
 Input partitions — those with no inbound message pair (no spikes from other
 partitions) but some outbound — are spread evenly over the router grid (the middle chip when the
@@ -55,7 +55,7 @@ def spread_points(m: int, width: int, height: int) -> tuple[np.ndarray, np.ndarr
 
 @register("min-distance")
 def min_distance(graph: PartitionGraph, hardware: Hardware, *, rng=None) -> Placement:
-    """Seed 004 §IV-C2: inputs spread, then each partition at its frequency-weighted nearest."""
+    """SNN hypergraphs §IV-C2: inputs spread, then each partition at its weighted nearest."""
     require_cores(graph.n_parts, hardware, "the min-distance placement")
     n, gw = graph.n_parts, hardware.grid_width
     order = partition_order(graph)

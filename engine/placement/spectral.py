@@ -1,4 +1,4 @@
-"""Spectral placement (seed 004 §IV-B2).
+"""Spectral placement (SNN hypergraphs §IV-B2).
 
 The partition-level h-graph (``graph.hedge_sets`` with weights ``graph.hedge_weights``)
 is clique-expanded, W = Hᵀ diag(w) H without its diagonal, and normalized as in eq. 8:
@@ -170,7 +170,7 @@ def spectral(
     teleport: float = 1e-3,
     normalize: str = "minmax",
 ) -> Placement:
-    """Seed 004 §IV-B2: eq. 8 Laplacian eigenvectors, scaled to a compact block, KD-snapped."""
+    """SNN hypergraphs §IV-B2: eq. 8 Laplacian eigenvectors in a compact block, KD-snapped."""
     require_cores(graph.n_parts, hardware, "the spectral placement")
     coords, linked, score = spectral_coordinates(
         graph, rng=rng, degree=degree, teleport=teleport, normalize=normalize

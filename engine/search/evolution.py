@@ -1,4 +1,4 @@
-"""Seed 000 §4.3: the nested (1+λ) evolutionary strategy over partitioning and placement.
+"""Loihi 2 mapping ES §4.3: the nested (1+λ) evolutionary strategy over partitioning and placement.
 
 Each generation first mutates the partitioning genotype λ_part times, carrying the
 parent's placement to every offspring with the reordering operator, and selects
@@ -332,4 +332,6 @@ class NestedES:
         return es
 
 
-strategies.add("global", NestedES)
+strategies.add(
+    "global", NestedES, doc="one search over every core of every chip (Loihi 2 mapping ES §5.3)"
+)

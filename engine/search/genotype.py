@@ -1,4 +1,4 @@
-"""Seed 000 §4.1 genotypes and how a pair of them becomes a Mapping.
+"""Loihi 2 mapping ES §4.1 genotypes and how a pair of them becomes a Mapping.
 
 *Partitioning genotype* ``x = (x_1 … x_L, C_unused)``: the cores each layer takes
 beyond its minimum ``c_min``, and the cores left unused, so that
@@ -96,7 +96,7 @@ class PartitionGenotype:
 
     @classmethod
     def min_plus(cls, layout: Layout, k: int) -> PartitionGenotype:
-        """Seed 000 §4.3.1's min+k: k extra cores per layer, capped by size and budget."""
+        """Loihi 2 mapping ES §4.3.1's min+k: k extra cores per layer, capped by size and budget."""
         extra = np.minimum(np.full(layout.n_layers, k), layout.c_max - layout.c_min)
         for i in range(layout.n_layers):  # a count that breaks a limit: fewer extra cores
             while extra[i] > 0 and not layout.fits(i, int(layout.c_min[i] + extra[i])):

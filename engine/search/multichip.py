@@ -1,4 +1,4 @@
-"""Seed 000 §5.3: mapping across several chips, globally or chip by chip.
+"""Loihi 2 mapping ES §5.3: mapping across several chips, globally or chip by chip.
 
 ``global`` is the nested ES over every core of every chip. ``chipwise`` divides the
 layers into contiguous segments, one per chip, balanced by their min+k core counts;
@@ -209,4 +209,8 @@ def _snake(hardware: Hardware) -> list[int]:
     return out
 
 
-strategies.add("chipwise", ChipwiseSearch)
+strategies.add(
+    "chipwise",
+    ChipwiseSearch,
+    doc="one search per chip, over its segment of layers (Loihi 2 mapping ES §5.3)",
+)

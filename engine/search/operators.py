@@ -1,4 +1,4 @@
-"""Seed 000 §4.2 mutation and reordering operators. Each keeps its offspring feasible.
+"""Loihi 2 mapping ES §4.2 mutation and reordering operators. Each keeps its offspring feasible.
 
 The parameters (defaults in ``OperatorParams``) are ours: the paper names them but
 does not give values.

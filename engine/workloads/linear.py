@@ -1,4 +1,4 @@
-"""The linear-layer workloads of seed 001 §V: M origin and M destination cores of N neurons.
+"""The linear-layer workloads of the Loihi 2 runtime model (§V): M + M cores of N neurons.
 
 ``linear-dense`` is the all-ones dense layer (every origin neuron to every destination
 neuron; dense-packed 1-bit weights, the SynOp microbenchmark scaled up).
@@ -39,8 +39,8 @@ def _linear(name, m, n, dst_of_local, per_source, encoding, weight_bits, descrip
 
 
 @register("linear-dense")
-def linear_dense(*, M: int = 4, N: int = 64) -> Network:  # noqa: N803 (names of seed 001)
-    """Dense all-ones linear layer of seed 001 §V.1, M+M cores of N neurons."""
+def linear_dense(*, M: int = 4, N: int = 64) -> Network:  # noqa: N803 (names of Loihi 2 runtime model)
+    """Dense all-ones linear layer of Loihi 2 runtime model §V.1, M+M cores of N neurons."""
     total = M * N
     require(total * total <= 50_000_000, f"linear-dense: (M*N)^2 = {total**2} synapses is too many")
     return _linear(
@@ -48,17 +48,17 @@ def linear_dense(*, M: int = 4, N: int = 64) -> Network:  # noqa: N803 (names of
         lambda s: np.broadcast_to(np.arange(total), (s.size, total)),
         total, "dense", 1,
         f"dense all-ones {total}x{total} linear layer on {M}+{M} cores of {N} neurons "
-        "(seed 001 §V.1)",
+        "(Loihi 2 runtime model §V.1)",
     )  # fmt: skip
 
 
 @register("linear-tiled-identity")
 def linear_tiled_identity(*, M: int = 8, N: int = 1024) -> Network:  # noqa: N803
-    """Tiled-identity linear layer of seed 001 §V.2: N messages per origin-destination core pair."""
+    """Tiled-identity linear layer of Loihi 2 runtime model §V.2: N messages per core pair."""
     return _linear(
         "linear-tiled-identity", M, N,
         lambda s: (s % N)[:, None] + N * np.arange(M)[None, :],
         M, "sparse", 8,
         f"tiled-identity {M * N}x{M * N} linear layer on {M}+{M} cores of {N} neurons "
-        "(seed 001 §V.2)",
+        "(Loihi 2 runtime model §V.2)",
     )  # fmt: skip

@@ -1,4 +1,4 @@
-"""Sparse multi-layer perceptrons of seed 000 §5.1 (SparseMLP-1 and SparseMLP-2).
+"""Sparse multi-layer perceptrons of Loihi 2 mapping ES §5.1 (SparseMLP-1 and SparseMLP-2).
 
 Widths are ours (the paper gives only ranges and totals): both take 1024 inputs and
 512 outputs; SparseMLP-1 has 6 weight layers with hidden widths from 512 to 4096 and
@@ -51,25 +51,25 @@ def sparse_mlp(
         weight_bits=(weight_bits,) * len(widths),
         description=f"{len(widths) - 1}-layer MLP {'-'.join(map(str, widths))}, "
         f"{(1 - density):.0%} weight sparsity, activation sparsity "
-        f"{sparsity_first:.0%}→{sparsity_last:.0%} (seed 000 §5.1)",
+        f"{sparsity_first:.0%}→{sparsity_last:.0%} (Loihi 2 mapping ES §5.1)",
     )
 
 
 @register("sparse-mlp-1")
 def sparse_mlp_1(*, seed: int = 0) -> Network:
-    """SparseMLP-1 of seed 000 §5.1: 6 layers, 16.8 M dense parameters, 85 % sparse."""
+    """SparseMLP-1 of Loihi 2 mapping ES §5.1: 6 layers, 16.8 M dense parameters, 85 % sparse."""
     return sparse_mlp("sparse-mlp-1", SPARSE_MLP_1_WIDTHS, seed=seed)
 
 
 @register("sparse-mlp-2")
 def sparse_mlp_2(*, seed: int = 0) -> Network:
-    """SparseMLP-2 of seed 000 §5.1: 12 layers, 33.6 M dense parameters, 85 % sparse."""
+    """SparseMLP-2 of Loihi 2 mapping ES §5.1: 12 layers, 33.6 M dense parameters, 85 % sparse."""
     return sparse_mlp("sparse-mlp-2", SPARSE_MLP_2_WIDTHS, seed=seed)
 
 
 @register("mlp")
 def mlp(*, widths: str = "256-512-256-10", density: float = 0.15, seed: int = 0) -> Network:
-    """A sparse MLP of any widths (dash-separated), seed 000's activation profile."""
+    """A sparse MLP of any widths (dash-separated), activations as in Loihi 2 mapping ES."""
     try:
         w = [int(v) for v in widths.split("-")]
     except ValueError:

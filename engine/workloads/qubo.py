@@ -1,10 +1,10 @@
-"""A QUBO solver network as in seed 001 §V.3 (after Pierro et al.).
+"""A QUBO solver network as in Loihi 2 runtime model §V.3 (after Pierro et al.).
 
 ``n`` neurons encode the binary variables; a symmetric random QUBO matrix of the
 given density connects them recurrently (both directions of each nonzero Q_ij).
 A temperature neuron drives every variable neuron and a loss neuron listens to all
 of them. Variable neurons spike with probability ``rate`` per step (the measured
-activity rate that seed 001 multiplies into the traffic).
+activity rate that Loihi 2 runtime model multiplies into the traffic).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from engine.workloads._build import csr_from_pairs, require
 
 @register("qubo")
 def qubo(*, n: int = 1000, density: float = 0.1, rate: float = 0.1, seed: int = 0) -> Network:
-    """Recurrent QUBO solver of seed 001 §V.3: n variables, Q density, activity rate."""
+    """Recurrent QUBO solver of Loihi 2 runtime model §V.3: n variables, Q density, rate."""
     require(n >= 2, "qubo: n must be at least 2")
     require(0 < density <= 1 and 0 <= rate <= 1, "qubo: density in (0, 1], rate in [0, 1]")
     require(n * n * density <= 60_000_000, f"qubo: n={n} at density {density} is too many synapses")
@@ -40,7 +40,7 @@ def qubo(*, n: int = 1000, density: float = 0.1, rate: float = 0.1, seed: int = 
         population_names=("variables", "temperature", "loss"),
         rate=np.concatenate([np.full(n, rate), [1.0, rate]]),
         description=f"QUBO solver: {n} variables, Q density {density:g}, activity {rate:g} "
-        "(seed 001 §V.3)",
+        "(Loihi 2 runtime model §V.3)",
     )
 
 

@@ -1,4 +1,4 @@
-"""Random cortex-like hypergraphs after seed 004 §V-A (``x_rand``).
+"""Random cortex-like hypergraphs after SNN hypergraphs §V-A (``x_rand``).
 
 Nodes sit uniformly in the unit square. Each node's h-edge cardinality is drawn from
 a Poisson distribution of mean ``card``; its destinations are drawn with a
@@ -34,7 +34,7 @@ def lognormal_rates(rng, size, median=RATE_MEDIAN, cv=RATE_CV):
 
 @register("rand")
 def rand(*, n: int = 4096, card: int = 64, decay: float = 0.0, seed: int = 0) -> Network:
-    """Random cyclic h-graph of seed 004 §V-A: n nodes, Poisson(card) h-edges, distance decay."""
+    """Random cyclic h-graph of SNN hypergraphs §V-A: n nodes, Poisson(card) h-edges, decay."""
     require(n >= 2 and card >= 1, "rand: n must be at least 2 and card at least 1")
     require(n * card <= 200_000_000, f"rand: n*card = {n * card} synapses is too many")
     require(np.isfinite(decay) and decay >= 0, "rand: decay must be 0 (automatic) or positive")
@@ -69,5 +69,5 @@ def rand(*, n: int = 4096, card: int = 64, decay: float = 0.0, seed: int = 0) ->
         population_names=("cortex",),
         rate=lognormal_rates(rng, n),
         description=f"random cortex-like h-graph: {n} nodes, mean cardinality {card}, "
-        f"distance decay {decay:.3g} (seed 004 §V-A)",
+        f"distance decay {decay:.3g} (SNN hypergraphs §V-A)",
     )

@@ -252,7 +252,8 @@ class ControlsView(pn.viewable.Viewer):
         free = s.hardware.n_cores - int(sum(counts))
         self._layer_note.object = (
             f'<div class="ms-note">{int(sum(counts))} of {s.hardware.n_cores} cores in use. '
-            "− and + rebuild the mapping with seed 000's reordering: every other layer "
+            "− and + rebuild the mapping with the reordering operator (Loihi 2 mapping ES): every "
+            "other layer "
             "keeps its cores.</div>"
         )
         sizes = s.network.population_sizes

@@ -1,8 +1,8 @@
-"""The evolution view: run seed 000's nested ES from the page and watch it live.
+"""The evolution view: run the Loihi 2 mapping ES paper's nested ES from the page and watch it live.
 
 ``EvolutionView`` holds the search settings (budget, λs, seed, objective), Start /
 Stop / Adopt buttons and two Bokeh plots fed from the state: the best fitness against
-evaluations, and every evaluated mapping as latency against energy (seed 000 Fig. 6),
+evaluations, and every evaluated mapping as latency against energy (Loihi 2 mapping ES Fig. 6),
 coloured by the cores it uses, the best marked.
 
 Threading: Start makes an ``explorer.runner.SearchRunner`` whose ``schedule`` puts each
@@ -152,7 +152,7 @@ def _trace_figure(trace: ColumnDataSource):
 
 def _points_figure(points, best, current, mapper):
     p = figure(
-        title="Every evaluated mapping (seed 000 Fig. 6)",
+        title="Every evaluated mapping (Loihi 2 mapping ES Fig. 6)",
         width=580, height=420, tools="pan,wheel_zoom,box_zoom,reset,save",
         toolbar_location="above", border_fill_color="white",
         x_range=DataRange1d(range_padding=0.08), y_range=DataRange1d(range_padding=0.08),
@@ -432,9 +432,9 @@ class EvolutionView(pn.viewable.Viewer):
         controls = pn.Column(
             pn.pane.HTML('<div class="evo-title">Evolutionary search</div>', stylesheets=[_CSS]),
             pn.pane.HTML(
-                '<div class="evo-note">Seed 000\'s nested (1+λ) strategy: each generation '
-                "mutates the cores per layer λ<sub>partition</sub> times, then the placement "
-                "λ<sub>placement</sub> times, keeping the best.</div>",
+                '<div class="evo-note">The nested (1+λ) strategy of Loihi 2 mapping ES: each '
+                "generation mutates the cores per layer λ<sub>partition</sub> times, then the "
+                "placement λ<sub>placement</sub> times, keeping the best.</div>",
                 stylesheets=[_CSS], width=290,
             ),  # fmt: skip
             pn.GridBox(*self._settings, ncols=2),

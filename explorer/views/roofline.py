@@ -1,4 +1,4 @@
-"""The bottleneck view: which term of seed 001's max-affine model bounds the step, and where.
+"""The bottleneck view: which term of the max-affine model bounds the step, and where.
 
 Three parts, each a function of the evaluation (plain numpy, tested without a browser)
 drawn by ``BottleneckView``:
@@ -8,7 +8,7 @@ drawn by ``BottleneckView``:
   the barrier as horizontal reference lines;
 * ``heaviest_links``: the top links by time per step (``np.argpartition``, never a
   Python loop over all links), drawn as a table;
-* the roofline of the Loihi 2 runtime model's Fig. 5b: the current mapping, the
+* the roofline of the Loihi 2 runtime model paper's Fig. 5b: the current mapping, the
   starting one and every mapping a search evaluated, placed by ``engine.roofline``.
 """
 
@@ -243,7 +243,8 @@ class _TermsPlot:
         p = figure(
             x_range=FactorRange(factors=[]), y_range=Range1d(0, 1), height=340, width=900,
             tools="xpan,xwheel_zoom,reset,save", toolbar_location="above",
-            title="Max-affine terms per core (seed 001 eq. 1)", border_fill_color="white",
+            title="Max-affine terms per core (Loihi 2 runtime model eq. 1)",
+            border_fill_color="white",
         )  # fmt: skip
         style_figure(p, "core (x, y, slot), busiest first", "time per step (µs)")
         p.xaxis.major_label_orientation = 1.0
@@ -317,7 +318,7 @@ _RING = {"line_color": "#1f2933", "line_width": 2.5}
 
 
 class _RooflinePlot:
-    """Seed 001 Fig. 5b: the roof from the hardware constants and the mappings under it."""
+    """Loihi 2 runtime model Fig. 5b: the roof from the hardware, the mappings under it."""
 
     def __init__(self):
         self.roof = ColumnDataSource(data={"x": [], "y": []})
@@ -327,7 +328,7 @@ class _RooflinePlot:
             x_axis_type="log", y_axis_type="log", width=700, height=560,
             x_range=Range1d(1e-3, 1), y_range=Range1d(1, 1e4),
             tools="pan,wheel_zoom,box_zoom,reset,save", toolbar_location="above",
-            title="Roofline (seed 001 Fig. 5b)", border_fill_color="white",
+            title="Roofline (Loihi 2 runtime model Fig. 5b)", border_fill_color="white",
         )  # fmt: skip
         style_figure(
             p,

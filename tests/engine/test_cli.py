@@ -368,22 +368,22 @@ def test_every_option_of_every_subcommand_has_help():
 def test_partition_and_placement_name_the_same_options_everywhere(capsys):
     """map and evaluate both say --partition/--placement; --partitioner/--placer are aliases."""
     net = "rand:n=600,card=16"
-    a = run_json(capsys, "map", "--network", net, "--hardware", "seed004-small",
+    a = run_json(capsys, "map", "--network", net, "--hardware", "hypergraph-small",
                  "--partition", "sequential", "--placement", "hilbert", "--json")  # fmt: skip
-    b = run_json(capsys, "map", "--network", net, "--hardware", "seed004-small",
+    b = run_json(capsys, "map", "--network", net, "--hardware", "hypergraph-small",
                  "--partitioner", "sequential", "--placer", "hilbert", "--json")  # fmt: skip
     assert (a["partitioner"], a["placer"]) == ("sequential", "hilbert")
     assert {k: v for k, v in a.items() if k != "seconds"} == {
         k: v for k, v in b.items() if k != "seconds"
     }
-    c = run_json(capsys, "evaluate", "--network", net, "--hardware", "seed004-small",
+    c = run_json(capsys, "evaluate", "--network", net, "--hardware", "hypergraph-small",
                  "--partitioner", "sequential", "--placer", "hilbert", "--json")  # fmt: skip
     assert c["latency_us"] == a["latency_us"]
 
 
 def test_map_defaults_to_overlap_and_spectral_force(capsys):
     data = run_json(capsys, "map", "--network", "rand:n=600,card=16", "--hardware",
-                    "seed004-small", "--json")  # fmt: skip
+                    "hypergraph-small", "--json")  # fmt: skip
     assert (data["partitioner"], data["placer"]) == ("overlap", "spectral+force")
     assert set(data["seconds"]) == {"partition", "partition_graph", "place", "evaluate"}
 
@@ -420,7 +420,10 @@ def _run_on_a_terminal(argv, cwd) -> tuple[int, str]:
     ("argv", "shown"),
     [
         (["evolve", "--network", SMALL, "--budget", "12"], "/12 ["),
-        (["map", "--network", "rand:n=600,card=16", "--hardware", "seed004-small"], "partition…"),
+        (
+            ["map", "--network", "rand:n=600,card=16", "--hardware", "hypergraph-small"],
+            "partition…",
+        ),
         (["convert", "--network", SMALL, "--out", "net.hgr"], "read network…"),
     ],
     ids=["evolve", "map", "convert"],

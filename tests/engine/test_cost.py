@@ -148,7 +148,7 @@ def test_hand_computed_two_core_case():
     assert ev.synmem_reads.tolist() == [0, 0.5 * np.ceil(3 * entry / m.synmem_word_bits)]
     assert ev.metrics["connectivity"] == 0.5
     assert ev.metrics["hops_per_message"] == 3
-    routing_pj = 0.5 * (3 * (e.route_pj + e.transmit_pj) + e.route_pj)  # seed 004 Table I
+    routing_pj = 0.5 * (3 * (e.route_pj + e.transmit_pj) + e.route_pj)  # SNN hypergraphs Table I
     assert ev.metrics["routing_energy_pj"] == pytest.approx(routing_pj)
     latency_ns = 3 * (e.route_ns + e.transmit_ns) + e.route_ns
     assert ev.metrics["average_latency_ns"] == pytest.approx(latency_ns)

@@ -41,7 +41,7 @@ def mesh_specs():
 # ------------------------------------------------------------------ presets
 def test_the_documented_presets_exist():
     names = preset_names()
-    assert {"loihi2", "loihi2-x8", "seed004-small", "seed004-large"} <= set(names)
+    assert {"loihi2", "loihi2-x8", "hypergraph-small", "hypergraph-large"} <= set(names)
     assert names == sorted(names)
 
 
@@ -70,7 +70,7 @@ def test_loihi2_x8_is_eight_loihi2_chips():
     assert eight.fingerprint != one.fingerprint
 
 
-@pytest.mark.parametrize("name", ["seed004-small", "seed004-large"])
+@pytest.mark.parametrize("name", ["hypergraph-small", "hypergraph-large"])
 def test_seed004_presets_have_one_core_per_router(name):
     hw = load_hardware(name)
     assert hw.cores_per_router == 1
@@ -78,7 +78,10 @@ def test_seed004_presets_have_one_core_per_router(name):
 
 
 def test_seed004_large_has_larger_cores_than_small():
-    small, large = load_hardware("seed004-small").limits, load_hardware("seed004-large").limits
+    small, large = (
+        load_hardware("hypergraph-small").limits,
+        load_hardware("hypergraph-large").limits,
+    )
     assert small.neurons == 1024
     assert large.neurons > small.neurons
     assert large.synaptic_memory_bytes > small.synaptic_memory_bytes
@@ -349,7 +352,11 @@ def test_malformed_preset_files_raise_bad_file_error(tmp_path, text, message):
     assert path in str(info.value)  # names the file
 
 
-SOURCE = re.compile(r"seed \d{3}|datasheet|illustrative|et al\.", re.IGNORECASE)
+SOURCE = re.compile(
+    r"Loihi 2 mapping ES|Loihi 2 runtime model|SENMap|Mosaic|SNN hypergraphs|datasheet"
+    r"|illustrative|et al\.",
+    re.IGNORECASE,
+)
 
 
 @pytest.mark.parametrize("path", sorted(PRESET_DIR.glob("*.toml")), ids=lambda p: p.name)
@@ -368,3 +375,10 @@ def test_every_preset_constant_says_where_it_comes_from(path):
     with open(path, "rb") as f:
         sections = [v for v in tomllib.load(f).values() if isinstance(v, dict)]
     assert constants == sum(len(s) for s in sections)  # the scan saw every constant
+
+
+def test_earlier_preset_names_still_load():
+    """Mapping files written before the rename name seed004-small/-large."""
+    for old, new in (("seed004-small", "hypergraph-small"), ("seed004-large", "hypergraph-large")):
+        hw = load_hardware(old)
+        assert hw.name == new and hw.fingerprint == load_hardware(new).fingerprint

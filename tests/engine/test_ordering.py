@@ -1,4 +1,4 @@
-"""Seed 004's node orderings: Alg. 2 (greedy) against a direct transcription; Kahn."""
+"""SNN hypergraphs node orderings: Alg. 2 (greedy) against a direct transcription; Kahn."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from engine.ordering import greedy_order, kahn_order
 
 
 def alg2_reference(indptr, indices, weights, n):
-    """Seed 004 Alg. 2 line by line (ties: lowest id), O(n²) — fine for small graphs."""
+    """SNN hypergraphs Alg. 2 line by line (ties: lowest id), O(n²) — fine for small graphs."""
     inbound = np.bincount(indices, minlength=n)
     pq = np.zeros(n)
     pq[inbound == inbound.min()] = np.inf

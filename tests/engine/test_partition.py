@@ -17,9 +17,9 @@ from engine.specs import load_network_spec
     "network,hardware",
     [
         ("sparse-mlp-1", "loihi2"),
-        ("conv-snn", "seed004-small"),
+        ("conv-snn", "hypergraph-small"),
         ("qubo:n=2000,density=0.2", "loihi2"),
-        ("rand:n=3000,card=40", "seed004-small"),
+        ("rand:n=3000,card=40", "hypergraph-small"),
     ],
 )
 def test_min_is_feasible_and_one_fewer_core_is_not(network, hardware):

@@ -1,4 +1,4 @@
-"""Neuron-level partitioners of the registry: feasibility, determinism, seed 004's
+"""Neuron-level partitioners of the registry: feasibility, determinism, the SNN hypergraphs paper's
 quality ordering, known optima, exact incremental bookkeeping, clear errors."""
 
 from __future__ import annotations
@@ -35,10 +35,10 @@ def with_limits(hardware: Hardware | str, **limits) -> Hardware:
 
 
 HARDWARE = {
-    "seed004-small": load_hardware("seed004-small"),
+    "hypergraph-small": load_hardware("hypergraph-small"),
     "loihi2": load_hardware("loihi2"),
     "mesh:2x2x2": load_hardware("mesh:2x2x2"),
-    "tight": with_limits("seed004-small", neurons=64, inbound_axons=1024, synapses=4096),
+    "tight": with_limits("hypergraph-small", neurons=64, inbound_axons=1024, synapses=4096),
 }
 
 
@@ -89,9 +89,9 @@ def test_hierarchical_depends_on_the_seed_only_through_rng():
     np.testing.assert_array_equal(a, b)
 
 
-@pytest.mark.parametrize("hw_name", ["seed004-small", "tight"])
+@pytest.mark.parametrize("hw_name", ["hypergraph-small", "tight"])
 def test_hypergraph_methods_beat_graph_and_unordered_ones_on_random_cortex(hw_name):
-    """Seed 004 §V-B1 on its cyclic networks: hierarchical < overlap, both far below
+    """SNN hypergraphs §V-B1 on its cyclic networks: hierarchical < overlap, both far below
     unordered sequential and the node-centric EdgeMap baseline."""
     net, hw = load_network_spec("rand:n=4096,card=64"), HARDWARE[hw_name]
     conn = {name: connectivity(net, hw, run(name, net, hw)) for name in NAMES}
@@ -122,7 +122,7 @@ def interleaved_cliques(k: int, size: int, bridge: bool = False) -> Network:
 @pytest.mark.parametrize("name", ["overlap", "hierarchical"])
 def test_cliques_are_never_split(name):
     net = interleaved_cliques(3, 6)
-    hw = with_limits("seed004-small", neurons=6)
+    hw = with_limits("hypergraph-small", neurons=6)
     part = run(name, net, hw)
     assert part.n_parts == 3
     assert connectivity(net, hw, part) == 0
@@ -131,7 +131,7 @@ def test_cliques_are_never_split(name):
 
 def test_hierarchical_pays_only_the_bridge():
     net = interleaved_cliques(2, 4, bridge=True)
-    hw = with_limits("seed004-small", neurons=4)
+    hw = with_limits("hypergraph-small", neurons=4)
     part = run("hierarchical", net, hw)
     assert part.n_parts == 2
     assert connectivity(net, hw, part) == pytest.approx(net.rate[0])
@@ -161,7 +161,7 @@ def one_big_neuron(duplicates: bool) -> Network:
 @pytest.mark.parametrize("name", NAMES)
 def test_a_neuron_too_big_for_any_core_is_named(name, duplicates):
     net = one_big_neuron(duplicates)
-    hw = with_limits("seed004-small", inbound_axons=8, synapses=16)
+    hw = with_limits("hypergraph-small", inbound_axons=8, synapses=16)
     match = "neuron 7" if name != "layer" else "does not fit"  # layer names the population
     with pytest.raises(CapacityError, match=match):
         run(name, net, hw)
@@ -177,7 +177,7 @@ def test_edgemap_with_one_open_partition_is_sequential():
 
 # ---------------------------------------------------------------- overlap = Alg. 1
 def overlap_by_the_letter(net: Network, hw: Hardware) -> np.ndarray:
-    """Seed 004 Alg. 1 transcribed with sets and full scans (ties to the lower id; a
+    """SNN hypergraphs Alg. 1 transcribed with sets and full scans (ties to the lower id; a
     node's synapses, not 1, count towards C_spc; an exhausted h-edge has priority ∞)."""
     cap = capacity(net, hw)
     n = net.n_neurons
@@ -232,7 +232,7 @@ def overlap_by_the_letter(net: Network, hw: Hardware) -> np.ndarray:
 def test_overlap_kernel_is_alg1_exactly(seed):
     """The incremental node selection and lazy queue equal full rescans of Alg. 1."""
     net = random_network(np.random.default_rng(seed), 150, 12)  # repeats and self-loops
-    hw = with_limits("seed004-small", neurons=20, inbound_axons=40, synapses=90)
+    hw = with_limits("hypergraph-small", neurons=20, inbound_axons=40, synapses=90)
     np.testing.assert_array_equal(
         run("overlap", net, hw).assignment, overlap_by_the_letter(net, hw)
     )

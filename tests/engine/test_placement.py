@@ -1,4 +1,4 @@
-"""Baseline placements: the seed 000 fill orders, random, and seed 001's pair patterns."""
+"""Baseline placements: fill orders, random (Loihi 2 mapping ES), pair patterns (runtime model)."""
 
 from __future__ import annotations
 

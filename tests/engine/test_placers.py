@@ -1,4 +1,4 @@
-"""Seed 004's placers: Hilbert curve, spectral, force-directed refinement, minimum distance."""
+"""SNN hypergraphs placers: Hilbert curve, spectral, force-directed refinement, min-distance."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from engine.placement.mindist import spread_points
 from engine.placement.spectral import spectral_coordinates
 from engine.specs import load_network_spec
 
-HARDWARE = ("loihi2", "seed004-small", "mesh:5x3x2@2x1")  # 4, 1 and 2 cores per router
+HARDWARE = ("loihi2", "hypergraph-small", "mesh:5x3x2@2x1")  # 4, 1 and 2 cores per router
 
 
 def with_core_neurons(hw, neurons: int):
@@ -98,7 +98,7 @@ def graph(name: str, hw_name: str):
     elif name == "rand":  # cyclic, 47 partitions
         net = load_network_spec("rand:n=3000,card=48")
         part = make_partition(net, with_core_neurons(hw, 64), "sequential-ordered")
-    elif name == "rand-seed004":  # the literal seed 004 setting: 3 partitions
+    elif name == "rand-seed004":  # the literal SNN hypergraphs setting: 3 partitions
         net = load_network_spec("rand:n=3000,card=48")
         part = make_partition(net, hw, "sequential-ordered")
     elif name == "single":
@@ -198,7 +198,7 @@ def test_partition_order_is_topological_when_acyclic():
 
 
 # ------------------------------------------------------------------ spectral
-@pytest.mark.parametrize("hw_name", ["seed004-small", "loihi2"])
+@pytest.mark.parametrize("hw_name", ["hypergraph-small", "loihi2"])
 def test_spectral_separates_two_weakly_joined_clusters(hw_name):
     _, _, stats, hw = graph("two-clusters", hw_name)
     cores = make_placement(stats, hw, "spectral", seed=0).cores
@@ -217,7 +217,7 @@ def test_spectral_separates_two_weakly_joined_clusters(hw_name):
 
 def test_spectral_eigsh_matches_dense_eigh_and_is_seeded(monkeypatch):
     net = load_network_spec("rand:n=3000,card=48")
-    hw = load_hardware("seed004-small")
+    hw = load_hardware("hypergraph-small")
     part = make_partition(net, with_core_neurons(hw, 6), "sequential-ordered")
     stats = partition_graph(net, hw, part)
     assert stats.n_parts > spectral_module.DENSE_BELOW  # the sparse eigsh path
@@ -265,7 +265,7 @@ def test_force_never_increases_its_potential(hw_name, start, exact):
 
 def test_force_uses_unused_cores():
     """Two connected partitions far apart on an empty grid end on neighbouring routers."""
-    _, _, stats, hw = graph("islands", "seed004-small")
+    _, _, stats, hw = graph("islands", "hypergraph-small")
     initial = make_placement(stats, hw, "packed-row")
     cores = initial.cores.copy()
     cores[1] = hw.core_id(0, 40, 30, 0)  # partition 1, between 0 and 2 in the chain
@@ -278,13 +278,13 @@ def test_force_uses_unused_cores():
 
 
 def test_force_lowers_seed004_elp_and_latency():
-    """rand:n=3000,card=48, sequential-ordered, seed004-small: 3 partitions.
+    """rand:n=3000,card=48, sequential-ordered, hypergraph-small: 3 partitions.
 
     Hilbert already puts 3 partitions on neighbouring cores (nothing left to refine),
     so the initial placement here is random; with 64-neuron cores (47 partitions) the
     Hilbert placement itself is refined (measured: ELP 0.76×, latency 0.87×).
     """
-    hw = "seed004-small"
+    hw = "hypergraph-small"
     _, _, stats, hardware = graph("rand-seed004", hw)
     assert stats.n_parts == 3
     initial = make_placement(stats, hardware, "random", seed=0)
@@ -329,7 +329,7 @@ def test_spread_points_are_distinct_even_and_centred():
 
 
 def test_min_distance_spreads_inputs_and_grows_from_them():
-    _, _, stats, hw = graph("mlp", "seed004-small")
+    _, _, stats, hw = graph("mlp", "hypergraph-small")
     cores = make_placement(stats, hw, "min-distance").cores
     inputs = np.flatnonzero(np.bincount(stats.pair_dst, minlength=stats.n_parts) == 0)
     ct = hw.core_table
@@ -342,7 +342,7 @@ def test_min_distance_spreads_inputs_and_grows_from_them():
 
 @pytest.mark.parametrize("g", ["rand-seed004", "rand"])
 def test_min_distance_beats_random(g):
-    _, _, stats, hw = graph(g, "seed004-small")
-    random = elp_and_latency(g, "seed004-small", make_placement(stats, hw, "random", seed=0))
-    mindist = elp_and_latency(g, "seed004-small", make_placement(stats, hw, "min-distance"))
+    _, _, stats, hw = graph(g, "hypergraph-small")
+    random = elp_and_latency(g, "hypergraph-small", make_placement(stats, hw, "random", seed=0))
+    mindist = elp_and_latency(g, "hypergraph-small", make_placement(stats, hw, "min-distance"))
     assert mindist[0] < 0.1 * random[0] and mindist[1] < 0.3 * random[1]

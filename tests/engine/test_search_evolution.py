@@ -1,4 +1,4 @@
-"""Seed 000 §4.3: the nested (1+λ) evolutionary strategy, its evaluators, checkpoints, history."""
+"""Loihi 2 mapping ES §4.3: the nested (1+λ)-ES, its evaluators, checkpoints, history."""
 
 from __future__ import annotations
 

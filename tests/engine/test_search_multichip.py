@@ -1,4 +1,4 @@
-"""Multi-chip strategies (seed 000 §5.3) and the `meshscope evolve` command."""
+"""Multi-chip strategies (Loihi 2 mapping ES §5.3) and the `meshscope evolve` command."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Seed 000 §4.1–4.2: the genotypes, the mutation operators and the reordering operator."""
+"""Loihi 2 mapping ES §4.1–4.2: genotypes, mutation operators and the reordering operator."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def synthetic_layouts(draw, max_layers: int = 6):
 
 @st.composite
 def genotypes(draw, layout: Layout):
-    """A uniformly drawn valid genotype, or seed 000 §4.3.1's min+k."""
+    """A uniformly drawn valid genotype, or Loihi 2 mapping ES §4.3.1's min+k."""
     if draw(st.booleans()):
         return PartitionGenotype.min_plus(layout, draw(st.integers(0, 4)))
     left, extra = layout.spare, []

@@ -1,4 +1,4 @@
-"""Traffic: seed 001 §VI's exact heaviest-link formulas, conservation, routing oracle."""
+"""Traffic: the runtime model's exact heaviest-link formulas, conservation, routing oracle."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def linear_loads(m: int, hardware: str, placer: str, **params):
 
 @pytest.mark.parametrize("rows,cols", [(2, 4), (4, 4), (2, 6), (4, 8), (6, 6), (3, 6)])
 def test_saturated_rectangle_heaviest_link(rows, cols):
-    """Seed 001 eq. 2 for P = 1 on an n×m rectangle: n·m²/4 leftward, m·n²/4 upward."""
+    """Loihi 2 runtime model eq. 2 for P = 1 on an n×m rectangle: n·m²/4 leftward, m·n²/4 upward."""
     m = rows * cols
     loads = linear_loads(m, f"mesh:{cols}x{rows}x2", "pairs-square", rows=rows)
     assert loads["horizontal"] == rows * (cols * cols // 4)
@@ -82,7 +82,7 @@ def test_every_core_link_carries_m(m, hardware, placer):
 
 
 def test_x_shape_on_loihi2_matches_paper_figure_3c():
-    """Seed 001 §V.2: 8 origin + 8 destination cores of 1024 neurons in an X on one chip."""
+    """Loihi 2 runtime model §V.2: 8 + 8 cores of 1024 neurons in an X on one chip."""
     network = load_network_spec("linear-tiled-identity:M=8,N=1024")
     hw = load_hardware("loihi2")
     partition = make_partition(network, hw)

@@ -164,7 +164,7 @@ def test_unknown_workloads_raise_unknown_name_error(spec):
         assert name in text
 
 
-# ------------------------------------------------------------------ sparse MLPs (seed 000)
+# ------------------------------------------------------------ sparse MLPs (Loihi 2 mapping ES)
 MLPS = {
     # name: (dense parameters, weight layers, hidden width range)
     "sparse-mlp-1": (16.8e6, 6, (512, 4096)),
@@ -224,7 +224,7 @@ def test_mlp_takes_any_widths():
     assert net.rate[0] == pytest.approx(0.85) and net.rate[-1] == pytest.approx(0.20)
 
 
-# ------------------------------------------------------------------ linear layers (seed 001)
+# ------------------------------------------------------ linear layers (Loihi 2 runtime model)
 @pytest.mark.parametrize(("m", "n"), [(1, 1), (2, 8), (3, 5)])
 def test_linear_dense(m, n):
     net = build_workload(f"linear-dense:M={m},N={n}")
@@ -264,7 +264,7 @@ def test_linear_tiled_identity(m, n):
     assert pair_counts.sum() == m * m * n
 
 
-# ------------------------------------------------------------------ rand (seed 004)
+# ------------------------------------------------------------------ rand (SNN hypergraphs)
 def positions(n: int, seed: int) -> np.ndarray:
     """The node positions rand draws first (uniform in the unit square).
 
@@ -346,7 +346,7 @@ def test_rand_network_rates_have_the_seed004_distribution():
     assert np.all((net.rate > 0) & (net.rate <= 1))
 
 
-# ------------------------------------------------------------------ qubo (seed 001)
+# ------------------------------------------------------------------ qubo (Loihi 2 runtime model)
 def variable_pairs(net, n):
     var = (net.sources < n) & (net.indices < n)
     return net.sources[var].astype(np.int64), net.indices[var].astype(np.int64)

@@ -1,4 +1,4 @@
-"""Multilevel (hierarchical) hypergraph partitioning under core limits (seed 004 §IV-A1).
+"""Multilevel (hierarchical) hypergraph partitioning under core limits (SNN hypergraphs §IV-A1).
 
 The three phases live in their own modules — ``coarsen``, ``initial``, ``refine`` —
 over the levels of ``level`` and the pin counts of ``partitioned``.
@@ -51,7 +51,7 @@ __all__ = ["coarsen", "hierarchical", "uncoarsen"]
 
 @register("hierarchical")
 def hierarchical(network: Network, hardware: Hardware, *, rng=None, passes: int = 4) -> Partition:
-    """Seed 004 §IV-A1: coarsen by second-order affinity, pack, refine while uncoarsening.
+    """SNN hypergraphs §IV-A1: coarsen by second-order affinity, pack, refine while uncoarsening.
 
     ``rng`` (a Generator or a seed; None = seed 0) orders the coarsening and refinement
     visits. ``passes`` bounds the refinement passes per level (a pass that moves

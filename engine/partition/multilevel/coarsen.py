@@ -1,4 +1,4 @@
-"""Coarsening: rounds of edge coarsening by second-order affinity (seed 004 §IV-A1).
+"""Coarsening: rounds of edge coarsening by second-order affinity (SNN hypergraphs §IV-A1).
 
 Nodes in random order each pair with the unpaired neighbour of highest affinity (total
 weight of the h-edges both are pins of) such that the pair still fits one core; pairs

@@ -2,7 +2,7 @@
 
 Largest share of a limit first (first-fit decreasing), each node goes into the fitting
 partition its h-edges connect most weight to, else the first that fits, else a new one
-(seed 004 only says the coarsest nodes are the partitions; packing matters when
+(SNN hypergraphs only says the coarsest nodes are the partitions; packing matters when
 coarsening stalls with nodes that share no h-edge).
 """
 

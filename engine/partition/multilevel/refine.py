@@ -1,4 +1,4 @@
-"""Refinement: greedy FM-style passes while uncoarsening (seed 004 §IV-A1).
+"""Refinement: greedy FM-style passes while uncoarsening (SNN hypergraphs §IV-A1).
 
 Nodes in random order move to the partition, among those any of their h-edges reaches,
 that most lowers eq. 7's weighted λ−1 connectivity while every limit still holds; at
