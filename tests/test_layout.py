@@ -1,0 +1,71 @@
+"""The shape of the tree: the README's code map matches it, and imports only go downwards."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def code_map() -> list[str]:
+    """The paths of the README's code map, nesting resolved (``engine/io/``, ``engine/cli.py``)."""
+    text = (ROOT / "README.md").read_text()
+    block = re.search(r"## Code map.*?```\n(.*?)```", text, re.S).group(1)
+    paths, parent = [], ""
+    for line in block.splitlines():
+        if not line.strip() or line.startswith(" " * 25):  # a wrapped description
+            continue
+        name = line.split()[0]
+        if line.startswith("  "):
+            paths.append(parent + name)
+        else:
+            parent = name
+            paths.append(name)
+    return paths
+
+
+def test_every_path_of_the_code_map_exists():
+    missing = [p for p in code_map() if not (ROOT / p).exists()]
+    assert missing == []
+
+
+def test_every_module_and_package_of_engine_and_explorer_is_in_the_code_map():
+    listed = set(code_map())
+    for top in ("engine", "explorer"):
+        for entry in sorted((ROOT / top).iterdir()):
+            if entry.name.startswith("__") or entry.name.startswith("."):
+                continue
+            if entry.is_dir() and not any(entry.glob("*.py")) and entry.name != "presets":
+                continue
+            name = f"{top}/{entry.name}" + ("/" if entry.is_dir() else "")
+            assert name in listed, f"{name} is not in the README's code map"
+
+
+def imports(path: Path) -> list[tuple[str, list[str]]]:
+    """(module, imported names) of every import statement of a file."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            out += [(a.name, []) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            out.append((node.module, [a.name for a in node.names]))
+    return out
+
+
+def test_the_engine_never_imports_the_explorer_or_a_ui_toolkit():
+    for path in (ROOT / "engine").rglob("*.py"):
+        for module, _ in imports(path):
+            top = module.split(".")[0]
+            assert top not in ("explorer", "panel", "bokeh", "holoviews"), f"{path}: {module}"
+
+
+def test_the_explorer_uses_only_public_names_of_the_engine():
+    for path in (ROOT / "explorer").rglob("*.py"):
+        for module, names in imports(path):
+            if module.split(".")[0] != "engine":
+                continue
+            private = [p for p in module.split(".") if p.startswith("_")]
+            private += [n for n in names if n.startswith("_")]
+            assert private == [], f"{path.relative_to(ROOT)}: from {module} import {names}"
