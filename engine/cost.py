@@ -32,7 +32,7 @@ from engine.partition_graph import PartitionGraph, partition_graph
 from engine.resources import check_mapping, require_cores
 from engine.traffic import FIXED, link_summary, router_loads, swap_cores_inplace
 
-__all__ = ["TERMS", "TERM_LABELS", "Evaluation", "Evaluator", "evaluate"]
+__all__ = ["TERMS", "TERM_LABELS", "Evaluation", "Evaluator", "evaluate", "link_rows"]
 
 TERMS = ("dendops", "synops", "synmem", "link", "barrier")
 TERM_LABELS = {  # the words of the Loihi 2 runtime model for the terms of its eq. 1
@@ -79,34 +79,17 @@ class Evaluation:
         return self.link_us / self.latency_us
 
     def links(self, hardware: Hardware, *, nonzero: bool = True) -> list[dict]:
-        """Every link as a dict: kind, src, dst, messages, bits, utilization."""
-        lt = hardware.link_table
-        kind = lt["kind"]
+        """Every link as a dict: id, kind, direction, src, dst, messages, bits, utilization."""
+        kind = hardware.link_table["kind"]
         ids = np.flatnonzero((kind >= 0) & ((self.link_messages > 0) if nonzero else True))
         util = self.link_utilization
         bits = hardware.links.message_bits
-        out = []
-        for i in ids.tolist():
-            k = int(kind[i])
-            src = list(hardware.router_address(int(lt["src_router"][i])))
-            dst = list(hardware.router_address(int(lt["dst_router"][i])))
-            if k == CORE_TO_ROUTER:
-                src = list(hardware.core_address(int(lt["core"][i])))
-            elif k != ROUTER and k != OFF_CHIP:
-                dst = list(hardware.core_address(int(lt["core"][i])))
-            out.append(
-                {
-                    "id": i,
-                    "kind": LINK_KINDS[k],
-                    "direction": DIRECTIONS[i % 4] if k in (ROUTER, OFF_CHIP) else None,
-                    "src": src,
-                    "dst": dst,
-                    "messages": float(self.link_messages[i]),
-                    "bits": float(self.link_messages[i] * bits),
-                    "utilization": float(util[i]),
-                }
-            )
-        return out
+        rows = link_rows(hardware, ids)
+        for row, i in zip(rows, ids.tolist(), strict=True):
+            row["messages"] = float(self.link_messages[i])
+            row["bits"] = float(self.link_messages[i] * bits)
+            row["utilization"] = float(util[i])
+        return rows
 
     def to_dict(self, hardware: Hardware | None = None, *, links: bool = False) -> dict:
         d = {
@@ -343,6 +326,32 @@ class Evaluator:
             routers_gy,
         )
         return float((hull * s.hedge_counts).sum() / s.hedge_counts.sum())
+
+
+def link_rows(hardware: Hardware, ids) -> list[dict]:
+    """Link ids as dicts: id, kind, direction (router links), src and dst addresses (a core's
+    ``[chip, x, y, slot]`` or a router's ``[chip, x, y]``)."""
+    lt = hardware.link_table
+    kind = lt["kind"]
+    out = []
+    for i in np.asarray(ids).tolist():
+        k = int(kind[i])
+        src = list(hardware.router_address(int(lt["src_router"][i])))
+        dst = list(hardware.router_address(int(lt["dst_router"][i])))
+        if k == CORE_TO_ROUTER:
+            src = list(hardware.core_address(int(lt["core"][i])))
+        elif k != ROUTER and k != OFF_CHIP:
+            dst = list(hardware.core_address(int(lt["core"][i])))
+        out.append(
+            {
+                "id": i,
+                "kind": LINK_KINDS[k],
+                "direction": DIRECTIONS[i % 4] if k in (ROUTER, OFF_CHIP) else None,
+                "src": src,
+                "dst": dst,
+            }
+        )
+    return out
 
 
 def _placement_problems(cores: np.ndarray, hardware: Hardware, n_parts: int) -> list[str]:

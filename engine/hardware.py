@@ -36,6 +36,7 @@ __all__ = [
     "LinkSpec",
     "ModelConstants",
     "EnergyConstants",
+    "NocConstants",
     "LINK_KINDS",
     "DIRECTIONS",
     "load_hardware",
@@ -96,6 +97,71 @@ class EnergyConstants:
     offchip_ns: float
 
 
+NOC_ALLOCATORS = ("islip", "round-robin")
+NOC_ROUTINGS = ("xy", "yx")
+
+
+@dataclass(frozen=True)
+class NocConstants:
+    """The network as the cycle-level simulator sees it (``engine.simulate``).
+
+    An input-queued wormhole router with virtual channels and credit flow control, as
+    BookSim2's ``iq_router``: its pipeline delays, its allocators and routing, the links
+    (per direction, in-tile, off-chip with serialization) and the clock. Delays and
+    latencies are in cycles; defaults are BookSim2's reference configuration.
+    """
+
+    vcs: int = 2  # virtual channels per input port
+    buf: int = 8  # flits per virtual channel
+    routing_delay: int = 1
+    vc_alloc_delay: int = 1
+    sw_alloc_delay: int = 1
+    st_delay: int = 1  # switch traversal
+    credit_delay: int = 1  # a credit's processing at the upstream router
+    allocator: str = "islip"  # VC and switch allocators: islip, or round-robin (separable)
+    alloc_iters: int = 1  # iSLIP iterations
+    routing: str = "xy"  # dimension order: xy (X first) or yx
+    ew_latency: int = 1  # a router link along x
+    ns_latency: int = 1  # a router link along y
+    local_latency: int = 1  # a core <-> router link, each way
+    offchip_latency: int = 1  # a router link where two chips meet
+    offchip_serialization: int = 1  # cycles per flit on an off-chip link
+    flit_bits: int = 32  # a message of links.message_bits is ceil(message_bits / flit_bits) flits
+    cycle_ns: float = 1.0  # clock period
+    ew_pj: float = 0.0  # energy per flit and hop along x
+    ns_pj: float = 0.0  # … along y
+    local_pj: float = 0.0  # … over a core link
+    offchip_pj: float = 0.0  # … over an off-chip link
+
+    def __post_init__(self):
+        positive = (
+            "vcs", "buf", "vc_alloc_delay", "sw_alloc_delay", "st_delay", "alloc_iters",
+            "ew_latency", "ns_latency", "local_latency", "offchip_latency",
+            "offchip_serialization", "flit_bits",
+        )  # fmt: skip
+        for name in positive:
+            if int(getattr(self, name)) < 1:
+                raise InvalidHardwareError(
+                    f"noc {name} must be at least 1, not {getattr(self, name)}"
+                )
+        for name in ("routing_delay", "credit_delay"):
+            if int(getattr(self, name)) < 0:
+                raise InvalidHardwareError(f"noc {name} must not be negative")
+        if self.allocator not in NOC_ALLOCATORS:
+            raise InvalidHardwareError(f"noc allocator must be one of {', '.join(NOC_ALLOCATORS)}")
+        if self.routing not in NOC_ROUTINGS:
+            raise InvalidHardwareError(f"noc routing must be one of {', '.join(NOC_ROUTINGS)}")
+        if not self.cycle_ns > 0:
+            raise InvalidHardwareError("noc cycle_ns must be positive")
+        if self.vcs > 64 or self.buf > 4096:
+            raise InvalidHardwareError("noc vcs must be at most 64 and buf at most 4096")
+
+    @property
+    def hop_cycles(self) -> int:
+        """One router's pipeline: routing + VC allocation + switch allocation + traversal."""
+        return self.routing_delay + self.vc_alloc_delay + self.sw_alloc_delay + self.st_delay
+
+
 @dataclass(frozen=True)
 class Hardware:
     name: str
@@ -109,6 +175,7 @@ class Hardware:
     links: LinkSpec
     model: ModelConstants
     energy: EnergyConstants
+    noc: NocConstants = NocConstants()
 
     def __post_init__(self):
         for f in ("chips_x", "chips_y", "width", "height", "cores_per_router"):
@@ -239,9 +306,11 @@ class Hardware:
     # ---------------------------------------------------------- identity
     @cached_property
     def fingerprint(self) -> str:
+        """A short hash of the topology, limits and analytic constants (not of the name, nor of
+        the simulator's ``noc`` constants, which do not change what a mapping is)."""
         payload = asdict(self)
-        payload.pop("name")
-        payload.pop("description")
+        for key in ("name", "description", "noc"):
+            payload.pop(key)
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
 
     def summary(self) -> dict:
@@ -273,7 +342,7 @@ def _section(cls, table: dict, where: str):
     return cls(**table)
 
 
-_TOP_KEYS = {"name", "description", "topology", "limits", "links", "model", "energy"}
+_TOP_KEYS = {"name", "description", "topology", "limits", "links", "model", "energy", "noc"}
 _TOPOLOGY_KEYS = {"chips", "routers", "cores_per_router"}
 
 
@@ -298,6 +367,7 @@ def hardware_from_dict(data: dict, where: str = "hardware") -> Hardware:
             links=_section(LinkSpec, data["links"], f"{where} [links]"),
             model=_section(ModelConstants, data["model"], f"{where} [model]"),
             energy=_section(EnergyConstants, data["energy"], f"{where} [energy]"),
+            noc=_section(NocConstants, data.get("noc", {}), f"{where} [noc]"),
         )
     except KeyError as e:
         raise InputFileError(f"{where}: missing {e.args[0]!r}") from None

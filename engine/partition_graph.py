@@ -25,7 +25,23 @@ from engine.network import Network
 from engine.resources import CoreUse, memory_bytes, synmem_words, violations_by_population
 from engine.traffic import FIXED
 
-__all__ = ["PartitionGraph", "partition_graph"]
+__all__ = ["Messages", "PartitionGraph", "partition_graph"]
+
+
+@dataclass(frozen=True, eq=False)
+class Messages:
+    """The messages of a set of spikes: one per (spiking neuron, distinct destination
+    partition other than its own), as the default traffic mode sends them."""
+
+    neuron: np.ndarray  # the spiking neuron of each message
+    src: np.ndarray  # its partition
+    dst: np.ndarray  # the destination partition
+    synapses: np.ndarray  # the neuron's synapses in the destination partition (SynOps)
+    words: np.ndarray  # the synaptic-memory words their reading takes (SynMem reads)
+
+    @property
+    def size(self) -> int:
+        return int(self.neuron.size)
 
 
 @dataclass(frozen=True, eq=False)
@@ -119,6 +135,34 @@ class PartitionGraph:
         order = np.argsort(ends, kind="stable")
         indptr = np.concatenate([[0], np.cumsum(np.bincount(ends, minlength=self.n_parts))])
         return indptr.astype(np.int64), ids[order].astype(np.int64)
+
+    def messages(self, model, spikes: np.ndarray | None = None) -> Messages:
+        """The messages of the neurons ``spikes`` marks (every neuron when None).
+
+        ``model``: the hardware's ``ModelConstants`` (the SynMem words per message).
+        """
+        net, part = self.network, self.assignment
+        rows = np.arange(net.n_neurons) if spikes is None else np.flatnonzero(spikes)
+        counts = np.diff(net.indptr)[rows]
+        starts = net.indptr[rows]
+        flat = np.repeat(starts - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts)
+        syn = net.indices[flat + np.arange(flat.size)] if flat.size else flat
+        indptr = np.concatenate([[0], np.cumsum(counts)])
+        a = sp.csr_matrix(
+            (np.ones(syn.size, dtype=np.int64), part[syn], indptr),
+            shape=(rows.size, self.n_parts),
+        )
+        a.sum_duplicates()
+        k = np.repeat(np.arange(rows.size), np.diff(a.indptr))
+        dst = a.indices.astype(np.int64)
+        neuron = rows[k]
+        src = part[neuron].astype(np.int64)
+        keep = dst != src
+        neuron, src, dst, count = neuron[keep], src[keep], dst[keep], a.data[keep]
+        wbits = np.asarray(net.weight_bits)[self.population[dst]]
+        dense = np.asarray([e == "dense" for e in net.encoding])[self.population[dst]]
+        words = synmem_words(count, self.neurons[dst], wbits, dense, model)
+        return Messages(neuron, src, dst, count.astype(np.int64), np.asarray(words, np.int64))
 
     @cached_property
     def adjacency(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -20,27 +20,40 @@ import numpy as np
 
 from engine.hardware import Hardware
 
-__all__ = ["FIXED", "link_summary", "route_loads", "router_loads", "swap_cores_inplace"]
+__all__ = [
+    "FIXED",
+    "link_summary",
+    "multicast_loads",
+    "route_loads",
+    "router_loads",
+    "swap_cores_inplace",
+]
 
 FIXED = 1 << 20  # fixed-point units per message
 
 
 # ------------------------------------------------------------------ routing
 def router_loads(hardware: Hardware, src_core, dst_core, fixed) -> np.ndarray:
-    """Loads (int64 fixed point) of the 4 router-link slots of every router.
-
-    X-then-Y routing as difference arrays: a message from router (sx, sy) to (dx, dy)
-    loads the E (or W) links of row ``sy`` between ``sx`` and ``dx``, then the S (or N)
-    links of column ``dx`` between ``sy`` and ``dy``. Each message adds +w and -w at the
-    two ends of its two segments; one weighted bincount and cumulative sums along rows
-    and columns give every link. A message with no horizontal (vertical) leg adds +w and
-    -w at the same place.
-    """
+    """Loads (int64 fixed point) of the 4 router-link slots of every router, for messages
+    from cores ``src_core`` to cores ``dst_core`` weighing ``fixed`` each."""
     ct = hardware.core_table
+    return _xy_loads(
+        hardware, ct["gx"][src_core], ct["gy"][src_core], ct["gx"][dst_core], ct["gy"][dst_core],
+        fixed,
+    )  # fmt: skip
+
+
+def _xy_loads(hardware: Hardware, sx, sy, dx, dy, fixed) -> np.ndarray:
+    """X-then-Y routing of router-to-router messages as difference arrays.
+
+    A message from router (sx, sy) to (dx, dy) loads the E (or W) links of row ``sy``
+    between ``sx`` and ``dx``, then the S (or N) links of column ``dx`` between ``sy`` and
+    ``dy``. Each message adds +w and -w at the two ends of its two segments; one weighted
+    bincount and cumulative sums along rows and columns give every link. A message with no
+    horizontal (vertical) leg adds +w and -w at the same place.
+    """
     gw, gh = hardware.grid_width, hardware.grid_height
-    sx, sy = ct["gx"][src_core], ct["gy"][src_core]
-    dx, dy = ct["gx"][dst_core], ct["gy"][dst_core]
-    w = fixed.astype(np.float64)  # integers below 2**53 stay exact in float64 sums
+    w = np.asarray(fixed).astype(np.float64)  # integers below 2**53 stay exact in float64 sums
     n_h, n_v = gh * (gw + 1), (gh + 1) * gw  # E and W rows have gw+1 columns; S and N gh+1 rows
     east, south = dx > sx, dy > sy
     h_base = np.where(east, 0, n_h) + sy * (gw + 1)
@@ -57,6 +70,61 @@ def router_loads(hardware: Hardware, src_core, dst_core, fixed) -> np.ndarray:
     h = np.cumsum(diff[: 2 * n_h].reshape(2, gh, gw + 1), axis=2)[:, :, :gw]
     v = np.cumsum(diff[2 * n_h :].reshape(2, gh + 1, gw), axis=1)[:, :gh]
     return np.rint(np.stack([h[0], h[1], v[0], v[1]], axis=-1).ravel()).astype(np.int64)
+
+
+def multicast_loads(hardware: Hardware, src_core, dst_ptr, dst_core, fixed) -> np.ndarray:
+    """Per-link loads (int64, one per link id) of multicast messages routed as X-then-Y trees.
+
+    Message ``m`` goes from core ``src_core[m]`` to the cores
+    ``dst_core[dst_ptr[m]:dst_ptr[m + 1]]`` (distinct) and weighs ``fixed[m]``. It crosses
+    each link of the union of its destinations' X-then-Y routes once: along its source's
+    row to the westmost and the eastmost destination column, then along each destination
+    column to that column's northmost and southmost destination; it leaves its source
+    core once and reaches each destination core once.
+    """
+    ct = hardware.core_table
+    dst_ptr = np.asarray(dst_ptr, dtype=np.int64)
+    dst_core = np.asarray(dst_core, dtype=np.int64)
+    w = np.asarray(fixed, dtype=np.float64)
+    n_m = dst_ptr.size - 1
+    msg = np.repeat(np.arange(n_m), np.diff(dst_ptr))
+    sx, sy = ct["gx"][src_core], ct["gy"][src_core]
+    dx, dy = ct["gx"][dst_core], ct["gy"][dst_core]
+    has = np.diff(dst_ptr) > 0
+    x_min = np.full(n_m, np.iinfo(np.int64).max)
+    x_max = np.full(n_m, -1)
+    np.minimum.at(x_min, msg, dx)
+    np.maximum.at(x_max, msg, dx)
+    # horizontal legs: to the westmost and the eastmost destination column
+    west = has & (x_min < sx)
+    east = has & (x_max > sx)
+    hx0 = np.concatenate([sx[west], sx[east]])
+    hy = np.concatenate([sy[west], sy[east]])
+    hx1 = np.concatenate([x_min[west], x_max[east]])
+    hw = np.concatenate([w[west], w[east]])
+    # vertical legs: per (message, destination column), to its northmost and southmost row
+    key = msg * hardware.grid_width + dx
+    cols, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    y_min = np.full(cols.size, np.iinfo(np.int64).max)
+    y_max = np.full(cols.size, -1)
+    np.minimum.at(y_min, inverse, dy)
+    np.maximum.at(y_max, inverse, dy)
+    cm = msg[first]
+    cx = dx[first]
+    north = y_min < sy[cm]
+    south = y_max > sy[cm]
+    vx = np.concatenate([cx[north], cx[south]])
+    vy0 = np.concatenate([sy[cm][north], sy[cm][south]])
+    vy1 = np.concatenate([y_min[north], y_max[south]])
+    vw = np.concatenate([w[cm][north], w[cm][south]])
+    router = _xy_loads(
+        hardware, np.concatenate([hx0, vx]), np.concatenate([hy, vy0]),
+        np.concatenate([hx1, vx]), np.concatenate([hy, vy1]), np.concatenate([hw, vw]),
+    )  # fmt: skip
+    n_c = hardware.n_cores
+    c2r = np.rint(np.bincount(src_core, weights=w * has, minlength=n_c)).astype(np.int64)
+    r2c = np.rint(np.bincount(dst_core, weights=w[msg], minlength=n_c)).astype(np.int64)
+    return np.concatenate([router, c2r, r2c])
 
 
 def route_loads(hardware: Hardware, src_core, dst_core, fixed) -> np.ndarray:

@@ -1,0 +1,1 @@
+"""The cycle-level mesh simulator: flits, virtual channels, credits, back-pressure."""

@@ -1,0 +1,323 @@
+"""One time step of a mapped network, simulated flit by flit.
+
+The spikes of the step are drawn first: every neuron spikes with probability ``rate``
+(``spikes="sample"``, seeded), or deterministically by systematic sampling, neuron ``i``
+spiking when the running sum of the rates crosses an integer (``spikes="expected"``: the
+expected number of spikes of every run of neurons, rounded). Each spike becomes the default
+traffic mode's messages — one packet per distinct destination core other than its own —
+or, with ``multicast``, one packet for all of them, replicated where their routes part.
+A message is ``ceil(message_bits / flit_bits)`` flits.
+
+Two ways to run a step:
+
+* **pipelined** (the Loihi 2 mapping ES measures this way): every layer sends in the same
+  step, so every packet is ready at cycle 0 and all layers' traffic is in flight together;
+* **fall-through** (the Loihi 2 runtime model's §VII): layer l's packets enter once every
+  message of layer l − 1 has been delivered and processed, and after its own cores'
+  dendritic updates.
+
+Cores are servers: a destination core takes a message's synaptic work — its SynOps and its
+SynMem reads, in parallel units, so ``max(synapses · T_SO, words · T_SMR)`` — before the
+next, and frees the message's buffer slots only then, so a busy core pushes back into the
+mesh. A core's neurons update (``neurons · T_DO``) after its last message. The step ends
+when the last core has updated (and not before the barrier).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from engine.cost import link_rows
+from engine.errors import SpecError
+from engine.hardware import Hardware
+from engine.partition_graph import Messages
+from engine.simulate import kernel as K
+from engine.simulate.machine import Machine
+from engine.simulate.synthetic import zero_load_cycles
+from engine.simulate.topology import Topology
+
+__all__ = ["MODES", "SPIKES", "StepResult", "draw_spikes", "simulate_step", "step_messages"]
+
+MODES = ("pipelined", "fall-through")
+SPIKES = ("sample", "expected")
+
+
+def draw_spikes(rate: np.ndarray, how: str = "sample", *, seed: int = 0) -> np.ndarray:
+    """Which neurons spike this step: sampled with ``seed``, or by systematic sampling."""
+    if how == "sample":
+        return np.random.default_rng(seed).random(rate.size) < rate
+    if how == "expected":
+        c = np.floor(np.cumsum(rate) + 1e-9)
+        return np.diff(np.concatenate([[0.0], c])) > 0
+    raise SpecError(f"spikes are drawn by {' or '.join(SPIKES)}, not {how!r}")
+
+
+def step_messages(mapped, spikes: np.ndarray) -> Messages:
+    """The messages the spikes send on ``mapped`` (an ``engine.pipeline.Mapped``)."""
+    return mapped.graph.messages(mapped.hardware.model, spikes)
+
+
+@dataclass(frozen=True, eq=False)
+class StepResult:
+    """One simulated time step of a mapping."""
+
+    mode: str
+    multicast: bool
+    step_cycles: int
+    step_us: float
+    bound: str  # what the critical core waited for: link, synops, synmem, dendops, barrier
+    bound_core: int  # global core id on the critical path (-1: the barrier)
+    spikes: int
+    messages: int  # unicast messages (packets), or multicast packets
+    flits: int  # flits injected by the cores
+    packet_flits: int
+    link_flits: np.ndarray = field(repr=False)  # per engine link id
+    phases: list = field(default_factory=list)  # fall-through: per layer, cycles
+    latency: dict = field(default_factory=dict)  # packet latency, transit and queueing
+    stalls: dict = field(default_factory=dict, repr=False)
+    wall_s: float = 0.0
+    cycles: int = 0  # simulated
+    machine: Machine = field(default=None, repr=False)
+
+    @property
+    def cycles_per_s(self) -> float:
+        return self.cycles / self.wall_s if self.wall_s > 0 else float("inf")
+
+    def links(self, hardware: Hardware) -> list[dict]:
+        """Every link that carried flits: id, kind, ends, flits (as ``Evaluation.links``)."""
+        ids = np.flatnonzero(self.link_flits)
+        rows = link_rows(hardware, ids)
+        for row, i in zip(rows, ids.tolist(), strict=True):
+            row["flits"] = int(self.link_flits[i])
+        return rows
+
+    def to_dict(self, hardware: Hardware | None = None, *, links: bool = True) -> dict:
+        d = {
+            "mode": self.mode,
+            "multicast": self.multicast,
+            "step_cycles": self.step_cycles,
+            "step_us": self.step_us,
+            "bound": self.bound,
+            "spikes": self.spikes,
+            "messages": self.messages,
+            "flits": self.flits,
+            "packet_flits": self.packet_flits,
+            "phases": self.phases,
+            "latency": self.latency,
+            "cycles": self.cycles,
+            "wall_s": self.wall_s,
+            "cycles_per_s": self.cycles_per_s,
+        }
+        if hardware is not None:
+            d["bound_core"] = (
+                list(hardware.core_address(self.bound_core)) if self.bound_core >= 0 else None
+            )
+            if links:
+                d["links"] = self.links(hardware)
+        return d
+
+
+def _cycles(ns, cycle_ns: float) -> np.ndarray:
+    return np.ceil(np.asarray(ns, dtype=float) / cycle_ns - 1e-9).astype(np.int64)
+
+
+def simulate_step(
+    mapped,
+    *,
+    mode: str = "pipelined",
+    multicast: bool = False,
+    spikes: str | np.ndarray = "sample",
+    seed: int = 0,
+    window: int = 0,
+    limit_cycles: int = 50_000_000,
+) -> StepResult:
+    """Simulate one time step of ``mapped`` (an ``engine.pipeline.Mapped``).
+
+    ``spikes``: ``"sample"``, ``"expected"`` or a boolean array (which neurons spike).
+    ``window``: cycles per trace window (0: no trace). Deterministic for a seed.
+    """
+    if mode not in MODES:
+        raise SpecError(f"mode must be {' or '.join(MODES)}, not {mode!r}")
+    start = time.perf_counter()
+    net, hw, mapping, graph = mapped.network, mapped.hardware, mapped.mapping, mapped.graph
+    noc, model = hw.noc, hw.model
+    fired = spikes if isinstance(spikes, np.ndarray) else draw_spikes(net.rate, spikes, seed=seed)
+    msgs = step_messages(mapped, fired)
+    cores = mapping.placement.cores
+    topo = Topology.of_hardware(hw)
+    flits = max(1, math.ceil(hw.links.message_bits / noc.flit_bits))
+    if flits > 255:
+        raise SpecError(f"a message of {hw.links.message_bits} bits is {flits} flits; at most 255")
+    # per message: its destination core, service cycles there, and the group of its source
+    svc = np.maximum(
+        1, _cycles(np.maximum(msgs.synapses * model.synop_ns, msgs.words * model.synmem_read_ns),
+                   noc.cycle_ns),
+    )  # fmt: skip
+    src_core, dst_core = cores[msgs.src], cores[msgs.dst]
+    n_groups = net.n_populations if mode == "fall-through" else 1
+    group = net.population[msgs.neuron] if mode == "fall-through" else np.zeros(msgs.size, int)
+    dendop = _cycles(graph.neurons * model.dendop_ns, noc.cycle_ns)  # per partition
+    # packets: one per message (unicast) or per spike (multicast), destinations sorted for
+    # the routing (X, then Y, then port; Y first for yx)
+    x, y = topo.node_xy
+    if noc.routing == "yx":
+        sort = np.lexsort((topo.node_port[dst_core], x[dst_core], y[dst_core]))
+    else:
+        sort = np.lexsort((topo.node_port[dst_core], y[dst_core], x[dst_core]))
+    if multicast:
+        order = np.lexsort((sort.argsort(), msgs.neuron))  # by spike, then routing order
+        first = np.concatenate([[True], msgs.neuron[order][1:] != msgs.neuron[order][:-1]])
+        pk_lo = np.flatnonzero(first)
+        pk_hi = np.concatenate([pk_lo[1:], [order.size]])
+    else:
+        order = np.arange(msgs.size)
+        pk_lo = np.arange(msgs.size)
+        pk_hi = pk_lo + 1
+    dest = dst_core[order]
+    dsvc = svc[order]
+    pk_src = src_core[order][pk_lo]
+    pk_group = group[order][pk_lo]
+    pk_part = msgs.src[order][pk_lo]
+    n_pk = pk_lo.size
+    n_dest = dest.size
+    # release: group by group; within one, after the source core's dendritic updates
+    rel_off = dendop[pk_part] if mode == "fall-through" else np.zeros(n_pk, dtype=np.int64)
+    rel_order = np.lexsort((np.arange(n_pk), rel_off, pk_group))
+    grp_ptr = np.concatenate([[0], np.cumsum(np.bincount(pk_group, minlength=n_groups))])
+    max_branch = 4 + hw.cores_per_router if multicast else 1
+    max_svc = int(dsvc.max(initial=1))
+    machine = Machine(
+        topo, noc, multicast_branches=max_branch, sink_mode=1, seed=seed,
+        packets=n_pk + n_dest + 4 * topo.n_nodes + 64, dest=dest, window=window,
+        watchdog=max(20_000, 4 * max_svc + 1000),
+    )  # fmt: skip
+    a = machine.arrays
+    pk = a["pk"]
+    pk[K.PK_NEXT, :n_pk] = -1
+    pk[K.PK_SRC, :n_pk] = pk_src
+    pk[K.PK_LO, :n_pk] = pk_lo
+    pk[K.PK_HI, :n_pk] = pk_hi
+    pk[K.PK_SIZE, :n_pk] = flits
+    pk[K.PK_CTIME, :n_pk] = -1
+    pk[K.PK_ITIME, :n_pk] = -1
+    pk[K.PK_ATIME, :n_pk] = -1
+    pk[K.PK_MEAS, :n_pk] = 1
+    pk[K.PK_DONE, :n_pk] = -1
+    pk[K.PK_PARENT, :n_pk] = np.arange(n_pk)
+    pk[K.PK_GROUP, :n_pk] = pk_group
+    a["ctr"][K.C_NPK] = n_pk
+    a["dsvc"] = dsvc.astype(np.int64)
+    a["rel_order"] = rel_order.astype(np.int64)
+    a["rel_off"] = rel_off[rel_order].astype(np.int64)
+    a["grp_ptr"] = grp_ptr.astype(np.int64)
+    grp = np.zeros((3, n_groups), dtype=np.int64)
+    grp[K.G_OPEN] = -1
+    grp[K.G_OPEN, 0] = 0
+    if mode == "pipelined":
+        grp[K.G_OPEN] = 0
+    grp[K.G_LEFT] = np.bincount(group, minlength=n_groups)  # deliveries expected per group
+    grp[K.G_DONE] = -1
+    a["grp"] = grp
+    status = machine.advance(limit_cycles, stop_when_idle=True)
+    if status != K.IDLE_END:
+        raise SpecError(
+            f"the step did not finish within {limit_cycles} cycles; raise the limit or check "
+            "the mapping's traffic"
+        )
+    wall = time.perf_counter() - start
+    return _step_result(
+        mapped, machine, topo, msgs, fired, mode, multicast, flits, dendop, n_pk, wall
+    )
+
+
+def _step_result(mapped, machine, topo, msgs, fired, mode, multicast, flits, dendop, n_pk, wall):
+    hw, graph, cores = mapped.hardware, mapped.graph, mapped.mapping.placement.cores
+    noc = hw.noc
+    a = machine.arrays
+    pkt = machine.packets()
+    n_all = pkt["src"].size
+    leaf = (pkt["done"] >= 0) & (pkt["hi"] - pkt["lo"] == 1)
+    dest_core = machine.dest[pkt["lo"][leaf]]
+    done = pkt["done"][leaf]
+    # per core: its last message processed, and when its layer could start
+    last = np.zeros(hw.n_cores, dtype=np.int64)
+    np.maximum.at(last, dest_core, done)
+    busy = np.zeros(hw.n_cores, dtype=np.int64)
+    np.add.at(busy, dest_core, a["dsvc"][pkt["lo"][leaf]])
+    opened = np.zeros(hw.n_cores, dtype=np.int64)
+    if mode == "fall-through":
+        g_open = a["grp"][K.G_OPEN]
+        g_open = np.where(g_open < 0, 0, g_open)
+        opened[cores] = g_open[np.minimum(graph.population, g_open.size - 1)]
+    base = np.maximum(last, opened)
+    end = np.zeros(hw.n_cores, dtype=np.int64)
+    end[cores] = base[cores] + dendop
+    barrier = int(math.ceil(hw.model.barrier_us * 1000 / noc.cycle_ns - 1e-9))
+    critical = int(np.argmax(end))
+    step = int(max(end.max(initial=0), barrier))
+    if barrier >= end.max(initial=0):
+        bound, bound_core = "barrier", -1
+    else:
+        part = int(np.flatnonzero(cores == critical)[0])
+        message_part = int(base[critical] - opened[critical])
+        if dendop[part] >= message_part:
+            bound = "dendops"
+        elif busy[critical] * 2 >= message_part:  # its own synaptic work filled the wait
+            so = graph.synops[part] * hw.model.synop_ns
+            smr = graph.synmem_reads[part] * hw.model.synmem_read_ns
+            bound = "synops" if so >= smr else "synmem"
+        else:
+            bound = "link"
+        bound_core = critical
+    phases = []
+    if mode == "fall-through":
+        names = mapped.network.population_names
+        g_open, g_done = a["grp"][K.G_OPEN], a["grp"][K.G_DONE]
+        for g in range(g_open.size):
+            start = int(max(g_open[g], 0))
+            stop = int(max(g_done[g], start))
+            phases.append(
+                {
+                    "layer": names[g],
+                    "start_cycles": start,
+                    "end_cycles": stop,
+                    "start_us": start * noc.cycle_ns / 1000,
+                    "end_us": stop * noc.cycle_ns / 1000,
+                }
+            )
+    roots = np.arange(n_all) == pkt["parent"]
+    arrived = leaf & (pkt["atime"] >= 0)
+    lat = (pkt["atime"] - pkt["ctime"])[arrived]
+    zero = zero_load_cycles(
+        topo, noc, pkt["src"][arrived], machine.dest[pkt["lo"][arrived]], flits
+    ) if arrived.any() else np.zeros(0)  # fmt: skip
+    latency = {
+        "packets": int(arrived.sum()),
+        "avg_cycles": float(lat.mean()) if lat.size else 0.0,
+        "max_cycles": int(lat.max()) if lat.size else 0,
+        "transit_avg_cycles": float(zero.mean()) if lat.size else 0.0,
+        "queueing_avg_cycles": float((lat - zero).mean()) if lat.size else 0.0,
+    }
+    return StepResult(
+        mode=mode,
+        multicast=multicast,
+        step_cycles=step,
+        step_us=step * noc.cycle_ns / 1000,
+        bound=bound,
+        bound_core=bound_core,
+        spikes=int(np.count_nonzero(fired)),
+        messages=int(roots[:n_pk].sum()),
+        flits=int(n_pk * flits),
+        packet_flits=flits,
+        link_flits=machine.link_flits.copy(),
+        phases=phases,
+        latency=latency,
+        stalls=machine.stalls(),
+        wall_s=wall,
+        cycles=machine.t,
+        machine=machine,
+    )
