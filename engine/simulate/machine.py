@@ -97,7 +97,7 @@ class Machine:
         nodes_s = np.stack([topology.node_router, topology.node_port, x, y,
                             topology.inject_latency]).astype(i64)  # fmt: skip
         vc = np.zeros((K.N_VC, R, P, V), dtype=i64)
-        vc[[K.VC_PK, K.VC_VA_T, K.VC_SA_T, K.VC_SA_GR, K.VC_OWNER]] = -1
+        vc[[K.VC_PK, K.VC_VA_T, K.VC_SA_T, K.VC_SA_GR, K.VC_OWNER, K.VC_BLOCKED]] = -1
         vc[K.VC_CREDITS][topology.nbr >= 0] = D
         vc[K.VC_CREDITS][topology.out_node >= 0] = D
         br = np.zeros((K.N_BR, R, P, V, B), dtype=i64)
@@ -123,6 +123,7 @@ class Machine:
             "cq": np.zeros((2, R, P, qc), dtype=i64),
             "va_ptr": np.zeros((2, R, P * V * B), dtype=i64),
             "rbusy": np.zeros(R, dtype=i64),
+            "act": np.zeros((2, R, P * V), dtype=i64),
             "node": node,
             "nodev": nodev,
             "ncq": np.zeros((2, n_nodes, qc), dtype=i64),
@@ -139,6 +140,14 @@ class Machine:
             "stall": np.zeros((R, 4), dtype=i64),
             "ctr": ctr,
             "rng": kernel.rng_seed(seed),
+            "rheap": np.zeros(R, dtype=i64),
+            "rpri": np.zeros(R),
+            "rpos": np.full(R, -1, dtype=i64),
+            "gheap": np.zeros(n_nodes, dtype=i64),
+            "gpri": np.zeros(n_nodes),
+            "gpos": np.full(n_nodes, -1, dtype=i64),
+            "src_list": np.zeros(n_nodes, dtype=i64),
+            **kernel.workspace(P, V, B),
             "perm": pattern.perm.astype(i64),
             "row_ptr": pattern.row_ptr.astype(i64),
             "dest_tab": pattern.dest.astype(i64),
@@ -180,10 +189,12 @@ class Machine:
         while True:
             status = kernel.run(
                 a["cfg"], a["topo"], a["nodes_s"], a["vc"], a["br"], a["buf"], a["port"], a["lq"],
-                a["cq"], a["va_ptr"], a["rbusy"], a["node"], a["nodev"], a["ncq"], a["pk"],
+                a["cq"], a["va_ptr"], a["rbusy"], a["act"], a["node"], a["nodev"], a["ncq"], a["pk"],
                 a["dest"], a["dsvc"], a["rel_order"], a["rel_off"], a["grp_ptr"], a["grp"], a["link_flits"],
-                a["win_link"], a["win_occ"], a["stall"], a["ctr"], a["rng"], a["perm"],
-                a["row_ptr"], a["dest_tab"], a["cum"], self.fraction, int(t_end),
+                a["win_link"], a["win_occ"], a["stall"], a["ctr"], a["rng"], a["rheap"],
+                a["rpri"], a["rpos"], a["gheap"], a["gpri"], a["gpos"], a["src_list"], a["perm"],
+                a["row_ptr"], a["dest_tab"], a["cum"], self.fraction, a["req_in"], a["req_out"],
+                a["m_in"], a["m_out"], a["cand"], a["sw_vc"], a["sw_br"], a["cur"], int(t_end),
                 float(inject_p), int(packet_flits), 1 if measured else 0, int(self.window),
                 bool(stop_when_idle),
             )  # fmt: skip
@@ -197,11 +208,8 @@ class Machine:
     def _grow(self, t_end: int) -> None:
         a = self.arrays
         cap = a["pk"].shape[1]
-        need = (
-            self.n_packets
-            + self.topology.n_nodes
-            + self.topology.n_routers * (self.topology.n_ports * a["cfg"][K.CF_B])
-        )
+        topo = self.topology
+        need = 1 + self.n_packets + 2 * topo.n_nodes + topo.n_routers * topo.n_ports * a["cfg"][K.CF_B]
         if need >= cap:
             new = max(2 * cap, need + 1024)
             grown = np.zeros((a["pk"].shape[0], new), dtype=np.int64)
