@@ -26,15 +26,19 @@ packet for destination ``dest[k]`` taking ``dsvc[k]`` cycles; its buffer slots' 
 back only then, so a busy core pushes back into the mesh.
 
 The loop is event-driven but cycle-exact: a router is visited only in the cycles in which
-something is due there (a flit or a credit arrives, or a VC may take its next stage), found
-in an addressable heap of next-due times; a cycle in which nothing is due anywhere is
-skipped. A VC that waits for a free output VC or a credit is not visited, and the cycles it
-waits are added to its router's stall counters when it moves again.
+something is due there (a flit or a credit arrives, or a VC may take its next stage). Due
+routers wait on a timing wheel of ``WHEEL`` cycles (later ones in a heap); a cycle in which
+nothing is due anywhere is skipped. A VC that waits for a free output VC or a credit is not
+visited, and the cycles it waits are added to its router's stall counters when it moves
+again. The order in which a cycle's routers are visited does not matter: everything one
+router sends another arrives in a later cycle.
 
-State lives in a few flat arrays, one field per row (``VC_*``, ``BR_*``, ``PK_*`` … index
-them); a kernel function never receives a tuple of arrays (numba would touch every array's
-reference count on each call). ``run`` advances a whole span of cycles per call and returns
-a status, so Python only steps in to grow arrays, change phase or stop.
+State is flat. All of router ``r`` lives in one block of ``st`` (``r · cfg[CF_RS]`` on),
+its records field-last (``VC_*`` per input VC, ``OV_*`` per output VC, ``BR_*`` per branch,
+``PT_*`` per port, then buffers, link and credit queues, allocator pointers, the busy list
+and stall counters, at the offsets ``layout`` gives); a terminal's state is one block of
+``nd``, a packet one row of ``pk``. ``run`` advances a whole span of cycles per call and
+returns a status, so Python only steps in to grow arrays, change phase or stop.
 """
 
 from __future__ import annotations
@@ -44,43 +48,57 @@ import math
 import numba
 import numpy as np
 
-from engine.heap import pop, push, update
+from engine.heap import pop, update
 
-__all__ = ["DEADLOCK", "DONE", "FULL", "IDLE_END", "rng_seed", "run"]
+__all__ = ["DEADLOCK", "DONE", "FULL", "IDLE_END", "layout", "rng_seed", "run", "workspace"]
 
 RUNNING, DONE, FULL, DEADLOCK, IDLE_END = 0, 1, 2, 3, 4  # run() status
 FLIT = 256  # flit code = packet id * FLIT + index in the packet (packets of up to 255 flits)
 V_IDLE, V_VCALLOC, V_ACTIVE = 0, 1, 2
 NEVER = 1 << 62
+WHEEL = 64  # cycles ahead the timing wheel holds (a power of two)
 
-# cfg: scalars
+# cfg: scalars, then the layout of a router's block and of a terminal's block
 (CF_W, CF_H, CF_P, CF_V, CF_D, CF_B, CF_RD, CF_VD, CF_SD, CF_ST, CF_CD, CF_ALLOC, CF_ITERS,
- CF_YX, CF_SINK, CF_WATCHDOG, CF_PATTERN, CF_SHARED, CF_NODES) = range(19)  # fmt: skip
-N_CF = 19
-# topo[f, r, p]: per router output port
+ CF_YX, CF_SINK, CF_WATCHDOG, CF_PATTERN, CF_SHARED, CF_NODES,
+ CF_RS, CF_OVC, CF_OOV, CF_OBR, CF_OPT, CF_OBUF, CF_OLQ, CF_OCQ, CF_OVA, CF_OACT, CF_OMISC,
+ CF_QL, CF_QC, CF_NS, CF_ONV, CF_ONCQ) = range(35)  # fmt: skip
+N_CF = 35
+# tp[(r * P + o) * N_T + f]: per router output port, static
 T_NBR, T_OUT_NODE, T_LINK, T_LAT, T_SER = range(5)
-# nodes_s[f, n]: per terminal, static
+N_T = 5
+# ns[n * N_NS + f]: per terminal, static
 NS_ROUTER, NS_PORT, NS_X, NS_Y, NS_INJ_LAT = range(5)
-# vc[f, r, p, v]: per input VC; VC_OWNER and VC_CREDITS are per output VC
+N_NS = 5
+# a router's block: per input VC (i * V + v)
 (VC_STATE, VC_FROM, VC_HEAD, VC_N, VC_PK, VC_POPPED, VC_BRN, VC_VA_T, VC_SA_T, VC_SA_GR,
- VC_OWNER, VC_CREDITS, VC_BLOCKED, VC_BLOCK_WHY) = range(14)  # fmt: skip
-N_VC = 14
-# br[f, r, p, v, b]: per branch of an input VC's packet
+ VC_BLOCKED, VC_BLOCK_WHY) = range(12)  # fmt: skip
+N_VC = 12
+# … per output VC (o * V + v)
+OV_OWNER, OV_CREDITS = range(2)
+N_OV = 2
+# … per branch of an input VC's packet ((i * V + v) * B + b)
 BR_PORT, BR_OVC, BR_SENT, BR_LO, BR_HI, BR_PK, BR_VAGR = range(7)
 N_BR = 7
-# port[f, r, p]
+# … per port
 PT_OUT_FREE, PT_LQ_H, PT_LQ_N, PT_CQ_H, PT_CQ_N, PT_SW_RR, PT_SW_G, PT_SW_A = range(8)
 N_PT = 8
-# lq[f, r, p, k] link queues (flits on their way to an input); cq[f, r, p, k] credits
+# … link queue entries (flits on their way to an input), credit queue entries
 LQ_F, LQ_V, LQ_T = range(3)
+N_LQ = 3
 CQ_V, CQ_T = range(2)
-# node[f, n]: per terminal, changing
+N_CQ = 2
+# … misc: busy VCs, stall cycles by cause
+M_BUSY, M_STALL = 0, 1
+S_VC_BUSY, S_VC_LOST, S_NO_CREDIT, S_SW_LOST = range(4)
+N_MISC = 5
+# a terminal's block: fields, then per VC (NV_*), then its credit queue (CQ_*)
 (ND_QHEAD, ND_QTAIL, ND_SENT, ND_LAST, ND_VC, ND_CQ_H, ND_CQ_N, ND_FREE, ND_ACC,
- ND_CREATED, ND_ACTIVE, ND_NEXT_GEN) = range(12)  # fmt: skip
-N_ND = 12
-# nodev[f, n, v]
+ ND_CREATED, ND_ACTIVE) = range(11)  # fmt: skip
+N_ND = 11
 NV_CRED, NV_OWNER = range(2)
-# pk[f, k]: per packet record
+N_NV = 2
+# pk[p * N_PK + f]: per packet record
 (PK_NEXT, PK_SRC, PK_LO, PK_HI, PK_SIZE, PK_CTIME, PK_ITIME, PK_ATIME, PK_HOPS, PK_MEAS,
  PK_DONE, PK_PARENT, PK_GROUP) = range(13)  # fmt: skip
 N_PK = 13
@@ -88,10 +106,34 @@ N_PK = 13
 G_OPEN, G_LEFT, G_DONE = range(3)
 # ctr
 (C_T, C_NPK, C_INFLIGHT, C_PROGRESS, C_MEASURE_FROM, C_MEASURE_TO, C_DELIVERED, C_LAST_DONE,
- C_OPEN_GROUP, C_REL_PTR, C_WINDOW, C_RHEAP_N, C_GHEAP_N, C_NSRC, C_GEN_P) = range(15)  # fmt: skip
-N_CTR = 15
-# stall[r, k]: cycles VCs waited, by cause
-S_VC_BUSY, S_VC_LOST, S_NO_CREDIT, S_SW_LOST = range(4)
+ C_OPEN_GROUP, C_REL_PTR, C_WINDOW, C_FHEAP_N, C_GHEAP_N, C_NSRC, C_GEN_P, C_STAMP,
+ C_VISITS) = range(17)  # fmt: skip
+N_CTR = 17
+
+
+def layout(P: int, V: int, B: int, D: int, ql: int, qc: int) -> dict:  # noqa: N803
+    """Offsets of the records in a router's block and a terminal's block (``CF_*`` keys)."""
+    off, at = {}, 0
+    for key, size in (
+        (CF_OVC, P * V * N_VC),
+        (CF_OOV, P * V * N_OV),
+        (CF_OBR, P * V * B * N_BR),
+        (CF_OPT, P * N_PT),
+        (CF_OBUF, P * V * D),
+        (CF_OLQ, P * ql * N_LQ),
+        (CF_OCQ, P * qc * N_CQ),
+        (CF_OVA, P * V + P * V * B),  # VC allocator: grant pointers, then accept pointers
+        (CF_OACT, 2 * P * V),  # the busy VCs, then each VC's place in that list
+        (CF_OMISC, N_MISC),
+    ):
+        off[key] = at
+        at += size
+    off[CF_RS] = at
+    off[CF_ONV] = N_ND
+    off[CF_ONCQ] = N_ND + V * N_NV
+    off[CF_NS] = N_ND + V * N_NV + qc * N_CQ
+    off[CF_QL], off[CF_QC] = ql, qc
+    return off
 
 
 # ------------------------------------------------------------------ random numbers
@@ -138,15 +180,35 @@ def _gap(rng, p):
 
 
 # ------------------------------------------------------------------ scheduling
-@numba.njit(cache=True, _nrt=False, error_model="numpy")
-def _schedule(rheap, rpri, rpos, ctr, r, when):
-    """Router r has something due at cycle ``when`` (keeps the earliest of its due times)."""
-    key = -float(when)
-    if rpos[r] < 0:
-        rpri[r] = key
-        ctr[C_RHEAP_N] = push(rheap, rpri, rpos, ctr[C_RHEAP_N], r)
-    elif key > rpri[r]:
-        ctr[C_RHEAP_N] = update(rheap, rpri, rpos, ctr[C_RHEAP_N], r, key)
+@numba.njit(cache=True, _nrt=False, forceinline=True, error_model="numpy")
+def _schedule(due, wheel, wn, fheap, fpri, fpos, mark, ctr, r, when):
+    """Router r has something due at cycle ``when`` (> now); keeps the earliest due time.
+
+    A router due within ``WHEEL`` cycles goes on the wheel's slot for that cycle, a later
+    one into the heap; an entry whose cycle is no longer the router's due time is stale and
+    skipped (a router moved earlier leaves its old entry behind).
+    """
+    if when >= due[r]:
+        return
+    due[r] = when
+    if when - ctr[C_T] < WHEEL:
+        s = when & (WHEEL - 1)
+        cap = wheel.shape[1]
+        k = wn[s]
+        if k == cap:  # full of stale entries: keep each router due at ``when`` once
+            ctr[C_STAMP] += 1
+            stamp = ctr[C_STAMP]
+            k = 0
+            for j in range(cap):
+                e = wheel[s, j]
+                if due[e] == when and mark[e] != stamp:
+                    mark[e] = stamp
+                    wheel[s, k] = e
+                    k += 1
+        wheel[s, k] = r
+        wn[s] = k + 1
+    else:
+        ctr[C_FHEAP_N] = update(fheap, fpri, fpos, ctr[C_FHEAP_N], r, -float(when))
 
 
 # ------------------------------------------------------------------ allocation
@@ -165,16 +227,17 @@ def _rr_first(cands, n, base, size):
 
 
 @numba.njit(cache=True, _nrt=False, error_model="numpy")
-def _match(req_in, req_out, n_req, n_in, n_out, ptr, g, a_, row, iters, alloc, in_match,
-           out_match, cand):  # fmt: skip
+def _match(req_in, req_out, n_req, n_in, n_out, st, g_at, g_step, a_at, a_step, iters, alloc,
+           in_match, out_match, cand):  # fmt: skip
     """Match requesting inputs to outputs over the sparse requests ``(req_in[k], req_out[k])``.
 
-    iSLIP (``alloc`` 0): each free output grants the requesting free input nearest its grant
-    pointer ``ptr[g, row, out]``, each input accepts the granting output nearest its accept
-    pointer ``ptr[a_, row, in]``; pointers move only on an accept in the first iteration
-    (BookSim2's ``iSLIP_Sparse``). Separable input-first round robin (``alloc`` 1): each
-    input picks one request, each output one of the inputs that picked it. ``in_match`` and
-    ``out_match`` (of size ``n_in`` / ``n_out``, -1 = unmatched) hold the result.
+    Output b's grant pointer is ``st[g_at + b · g_step]``, input a's accept pointer
+    ``st[a_at + a · a_step]``. iSLIP (``alloc`` 0): each free output grants the requesting
+    free input nearest its grant pointer, each input accepts the granting output nearest its
+    accept pointer; pointers move only on an accept in the first iteration (BookSim2's
+    ``iSLIP_Sparse``). Separable input-first round robin (``alloc`` 1): each input picks one
+    request, each output one of the inputs that picked it. ``in_match`` and ``out_match``
+    (of size ``n_in`` / ``n_out``, -1 = unmatched) hold the result.
     """
     for k in range(n_req):
         in_match[req_in[k]] = -1
@@ -189,7 +252,7 @@ def _match(req_in, req_out, n_req, n_in, n_out, ptr, g, a_, row, iters, alloc, i
                 if req_in[k2] == a:
                     cand[n] = req_out[k2]
                     n += 1
-            in_match[a] = _rr_first(cand, n, ptr[a_, row, a], n_out)
+            in_match[a] = _rr_first(cand, n, st[a_at + a * a_step], n_out)
         for k in range(n_req):
             b = req_out[k]
             if out_match[b] >= 0 or in_match[req_in[k]] != b:
@@ -199,10 +262,10 @@ def _match(req_in, req_out, n_req, n_in, n_out, ptr, g, a_, row, iters, alloc, i
                 if req_out[k2] == b and in_match[req_in[k2]] == b:
                     cand[n] = req_in[k2]
                     n += 1
-            a = _rr_first(cand, n, ptr[g, row, b], n_in)
+            a = _rr_first(cand, n, st[g_at + b * g_step], n_in)
             out_match[b] = a
-            ptr[g, row, b] = (a + 1) % n_in
-            ptr[a_, row, a] = (b + 1) % n_out
+            st[g_at + b * g_step] = (a + 1) % n_in
+            st[a_at + a * a_step] = (b + 1) % n_out
         for k in range(n_req):
             a = req_in[k]
             b = in_match[a]
@@ -222,7 +285,7 @@ def _match(req_in, req_out, n_req, n_in, n_out, ptr, g, a_, row, iters, alloc, i
                     cand[n] = a
                     n += 1
             if n > 0:
-                out_match[b] = -2 - _rr_first(cand, n, ptr[g, row, b], n_in)  # a grant
+                out_match[b] = -2 - _rr_first(cand, n, st[g_at + b * g_step], n_in)  # a grant
         # accept: every unmatched input picks among the outputs that granted it
         for k in range(n_req):
             a = req_in[k]
@@ -235,12 +298,12 @@ def _match(req_in, req_out, n_req, n_in, n_out, ptr, g, a_, row, iters, alloc, i
                     cand[n] = b
                     n += 1
             if n > 0:
-                b = _rr_first(cand, n, ptr[a_, row, a], n_out)
+                b = _rr_first(cand, n, st[a_at + a * a_step], n_out)
                 in_match[a] = b
                 out_match[b] = a
                 if it == 0:
-                    ptr[g, row, b] = (a + 1) % n_in
-                    ptr[a_, row, a] = (b + 1) % n_out
+                    st[g_at + b * g_step] = (a + 1) % n_in
+                    st[a_at + a * a_step] = (b + 1) % n_out
         for k in range(n_req):  # grants not accepted are released for the next iteration
             b = req_out[k]
             if out_match[b] < -1:
@@ -248,21 +311,23 @@ def _match(req_in, req_out, n_req, n_in, n_out, ptr, g, a_, row, iters, alloc, i
 
 
 # ------------------------------------------------------------------ routing
-@numba.njit(cache=True, _nrt=False, error_model="numpy")
-def _start_packet(cfg, nodes_s, vc, br, buf, pk, dest, r, i, v, t_from):
-    """The front flit of (r, i, v) is a head: split its destinations into branches (route);
-    VC allocation may start at ``t_from + routing_delay``."""
+@numba.njit(cache=True, _nrt=False, forceinline=True, error_model="numpy")
+def _start_packet(cfg, ns, st, pk, dest, rb, r, iv, t_from):
+    """The front flit of input VC ``iv`` of router r (block ``rb``) is a head: split its
+    destinations into branches (route); VC allocation may start at ``t_from + routing_delay``."""
+    V, B, D = cfg[CF_V], cfg[CF_B], cfg[CF_D]  # noqa: N806
+    vb = rb + cfg[CF_OVC] + iv * N_VC
+    bb = rb + cfg[CF_OBR] + iv * B * N_BR
+    p = st[rb + cfg[CF_OBUF] + iv * D + st[vb + VC_HEAD]] // FLIT
+    st[vb + VC_PK] = p
+    st[vb + VC_POPPED] = 0
     width = cfg[CF_W]
-    f = buf[r, i, v, vc[VC_HEAD, r, i, v]]
-    p = f // FLIT
-    vc[VC_PK, r, i, v] = p
-    vc[VC_POPPED, r, i, v] = 0
     x, y = r % width, r // width
     yx = cfg[CF_YX]
     nb = 0
-    for k in range(pk[PK_LO, p], pk[PK_HI, p]):
+    for k in range(pk[p * N_PK + PK_LO], pk[p * N_PK + PK_HI]):
         d = dest[k]
-        dx, dy = nodes_s[NS_X, d], nodes_s[NS_Y, d]
+        dx, dy = ns[d * N_NS + NS_X], ns[d * N_NS + NS_Y]
         if yx == 0:
             if dx < x:
                 port = 1
@@ -273,7 +338,7 @@ def _start_packet(cfg, nodes_s, vc, br, buf, pk, dest, r, i, v, t_from):
             elif dy > y:
                 port = 2
             else:
-                port = nodes_s[NS_PORT, d]
+                port = ns[d * N_NS + NS_PORT]
         else:
             if dy < y:
                 port = 3
@@ -284,450 +349,484 @@ def _start_packet(cfg, nodes_s, vc, br, buf, pk, dest, r, i, v, t_from):
             elif dx > x:
                 port = 0
             else:
-                port = nodes_s[NS_PORT, d]
+                port = ns[d * N_NS + NS_PORT]
         # a branch is a run of consecutive destinations that leave by the same port
-        if nb > 0 and br[BR_PORT, r, i, v, nb - 1] == port:
-            br[BR_HI, r, i, v, nb - 1] = k + 1
+        if nb > 0 and st[bb + (nb - 1) * N_BR + BR_PORT] == port:
+            st[bb + (nb - 1) * N_BR + BR_HI] = k + 1
         else:
-            br[BR_PORT, r, i, v, nb] = port
-            br[BR_OVC, r, i, v, nb] = -1
-            br[BR_SENT, r, i, v, nb] = 0
-            br[BR_LO, r, i, v, nb] = k
-            br[BR_HI, r, i, v, nb] = k + 1
-            br[BR_PK, r, i, v, nb] = -1
-            br[BR_VAGR, r, i, v, nb] = -1
+            e = bb + nb * N_BR
+            st[e + BR_PORT] = port
+            st[e + BR_OVC] = -1
+            st[e + BR_SENT] = 0
+            st[e + BR_LO] = k
+            st[e + BR_HI] = k + 1
+            st[e + BR_PK] = -1
+            st[e + BR_VAGR] = -1
             nb += 1
-    vc[VC_BRN, r, i, v] = nb
-    vc[VC_STATE, r, i, v] = V_VCALLOC
-    vc[VC_FROM, r, i, v] = t_from + cfg[CF_RD]
-    vc[VC_VA_T, r, i, v] = -1
-    vc[VC_SA_T, r, i, v] = -1
+    st[vb + VC_BRN] = nb
+    st[vb + VC_STATE] = V_VCALLOC
+    st[vb + VC_FROM] = t_from + cfg[CF_RD]
+    st[vb + VC_VA_T] = -1
+    st[vb + VC_SA_T] = -1
 
 
 # ------------------------------------------------------------------ queues
 @numba.njit(cache=True, inline="always", error_model="numpy")
-def _lq_push(lq, port, r, i, f, v, t):
-    q = lq.shape[3]
-    k = port[PT_LQ_H, r, i] + port[PT_LQ_N, r, i]
-    if k >= q:
-        k -= q
-    lq[LQ_F, r, i, k] = f
-    lq[LQ_V, r, i, k] = v
-    lq[LQ_T, r, i, k] = t
-    port[PT_LQ_N, r, i] += 1
+def _lq_push(cfg, st, r, i, f, v, t):
+    """A flit for input port i of router r, arriving at cycle t."""
+    ql = cfg[CF_QL]
+    rb = r * cfg[CF_RS]
+    pb = rb + cfg[CF_OPT] + i * N_PT
+    k = st[pb + PT_LQ_H] + st[pb + PT_LQ_N]
+    if k >= ql:
+        k -= ql
+    e = rb + cfg[CF_OLQ] + (i * ql + k) * N_LQ
+    st[e + LQ_F] = f
+    st[e + LQ_V] = v
+    st[e + LQ_T] = t
+    st[pb + PT_LQ_N] += 1
 
 
 @numba.njit(cache=True, inline="always", error_model="numpy")
-def _cq_push(cq, port, r, o, v, t):
-    q = cq.shape[3]
-    k = port[PT_CQ_H, r, o] + port[PT_CQ_N, r, o]
-    if k >= q:
-        k -= q
-    cq[CQ_V, r, o, k] = v
-    cq[CQ_T, r, o, k] = t
-    port[PT_CQ_N, r, o] += 1
+def _cq_push(cfg, st, r, o, v, t):
+    """A credit for output VC (o, v) of router r, arriving at cycle t."""
+    qc = cfg[CF_QC]
+    rb = r * cfg[CF_RS]
+    pb = rb + cfg[CF_OPT] + o * N_PT
+    k = st[pb + PT_CQ_H] + st[pb + PT_CQ_N]
+    if k >= qc:
+        k -= qc
+    e = rb + cfg[CF_OCQ] + (o * qc + k) * N_CQ
+    st[e + CQ_V] = v
+    st[e + CQ_T] = t
+    st[pb + PT_CQ_N] += 1
 
 
 @numba.njit(cache=True, inline="always", error_model="numpy")
-def _ncq_push(ncq, node, n, v, t):
-    q = ncq.shape[2]
-    k = node[ND_CQ_H, n] + node[ND_CQ_N, n]
-    if k >= q:
-        k -= q
-    ncq[CQ_V, n, k] = v
-    ncq[CQ_T, n, k] = t
-    node[ND_CQ_N, n] += 1
+def _ncq_push(cfg, nd, n, v, t):
+    """A credit for VC v of terminal n, arriving at cycle t."""
+    qc = cfg[CF_QC]
+    nb = n * cfg[CF_NS]
+    k = nd[nb + ND_CQ_H] + nd[nb + ND_CQ_N]
+    if k >= qc:
+        k -= qc
+    e = nb + cfg[CF_ONCQ] + k * N_CQ
+    nd[e + CQ_V] = v
+    nd[e + CQ_T] = t
+    nd[nb + ND_CQ_N] += 1
 
 
 @numba.njit(cache=True, inline="always", error_model="numpy")
-def _block(vc, stall, r, i, v, t, why):
-    """VC (r, i, v) waits from cycle t for a reason (a stall counter) it cannot act on."""
-    if vc[VC_BLOCKED, r, i, v] < 0:
-        vc[VC_BLOCKED, r, i, v] = t
-        vc[VC_BLOCK_WHY, r, i, v] = why
+def _block(st, vb, t, why):
+    """The VC at ``vb`` waits from cycle t for a reason (a stall counter) it cannot act on."""
+    if st[vb + VC_BLOCKED] < 0:
+        st[vb + VC_BLOCKED] = t
+        st[vb + VC_BLOCK_WHY] = why
 
 
 @numba.njit(cache=True, inline="always", error_model="numpy")
-def _unblock(vc, stall, r, i, v, t):
-    """VC (r, i, v) is evaluated again at t: the cycles it waited count as stalls."""
-    b = vc[VC_BLOCKED, r, i, v]
+def _unblock(st, vb, sb, t):
+    """The VC at ``vb`` is evaluated again at t: the cycles it waited count as stalls (``sb``:
+    its router's stall counters)."""
+    b = st[vb + VC_BLOCKED]
     if b >= 0:
         if t > b:
-            stall[r, vc[VC_BLOCK_WHY, r, i, v]] += t - b
-        vc[VC_BLOCKED, r, i, v] = -1
+            st[sb + st[vb + VC_BLOCK_WHY]] += t - b
+        st[vb + VC_BLOCKED] = -1
 
 
 # ------------------------------------------------------------------ a router's cycle
-@numba.njit(cache=True, _nrt=False, error_model="numpy")
-def _router(cfg, topo, nodes_s, vc, br, buf, port, lq, cq, va_ptr, rbusy, act, node, ncq, pk,
-            dest, dsvc, grp, link_flits, win_link, win_occ, stall, ctr, rheap, rpri, rpos,
-            src_list, r, t, req_in, req_out, m_in, m_out, cand, sw_vc, sw_br, cur):  # fmt: skip
+@numba.njit(cache=True, _nrt=False, forceinline=True, error_model="numpy")
+def _router(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, link_flits, win_link, win_occ, ctr, due,
+            wheel, wn, fheap, fpri, fpos, mark, r, t, req_in, req_out, m_in, m_out, cand, sw_vc,
+            sw_br, cur):  # fmt: skip
     """Everything router r does in cycle t (it has something due); returns the flits it moved
     and schedules its next due cycle."""
     P, V, B, D = cfg[CF_P], cfg[CF_V], cfg[CF_B], cfg[CF_D]  # noqa: N806
     vd, sd, st_delay = cfg[CF_VD], cfg[CF_SD], cfg[CF_ST]
+    ql, qc = cfg[CF_QL], cfg[CF_QC]
+    rb = r * cfg[CF_RS]
+    o_vc, o_ov, o_br, o_pt = rb + cfg[CF_OVC], rb + cfg[CF_OOV], rb + cfg[CF_OBR], rb + cfg[CF_OPT]
+    o_act = rb + cfg[CF_OACT]
+    busy = rb + cfg[CF_OMISC] + M_BUSY
+    stalls = rb + cfg[CF_OMISC] + M_STALL
     moved = 0
     win = ctr[C_WINDOW]
     # ---------------------------------------------------------- read inputs
-    q = lq.shape[3]
     for i in range(P):
-        while port[PT_LQ_N, r, i] > 0:
-            h = port[PT_LQ_H, r, i]
-            if lq[LQ_T, r, i, h] > t:
+        pb = o_pt + i * N_PT
+        while st[pb + PT_LQ_N] > 0:
+            h = st[pb + PT_LQ_H]
+            e = rb + cfg[CF_OLQ] + (i * ql + h) * N_LQ
+            if st[e + LQ_T] > t:
                 break
-            f, v = lq[LQ_F, r, i, h], lq[LQ_V, r, i, h]
+            f, v = st[e + LQ_F], st[e + LQ_V]
             h += 1
-            port[PT_LQ_H, r, i] = 0 if h == q else h
-            port[PT_LQ_N, r, i] -= 1
-            n = vc[VC_N, r, i, v]
-            k = vc[VC_HEAD, r, i, v] + n
-            buf[r, i, v, k - D if k >= D else k] = f
-            vc[VC_N, r, i, v] = n + 1
+            st[pb + PT_LQ_H] = 0 if h == ql else h
+            st[pb + PT_LQ_N] -= 1
+            iv = i * V + v
+            vb = o_vc + iv * N_VC
+            n = st[vb + VC_N]
+            k = st[vb + VC_HEAD] + n
+            st[rb + cfg[CF_OBUF] + iv * D + (k - D if k >= D else k)] = f
+            st[vb + VC_N] = n + 1
             if win >= 0:
                 occ = 0
                 for vv in range(V):
-                    occ += vc[VC_N, r, i, vv]
+                    occ += st[o_vc + (i * V + vv) * N_VC + VC_N]
                 if occ > win_occ[win, r * P + i]:
                     win_occ[win, r * P + i] = occ
-            if vc[VC_STATE, r, i, v] == V_IDLE:  # the VC joins the router's busy list
-                act[0, r, rbusy[r]] = i * V + v
-                act[1, r, i * V + v] = rbusy[r]
-                rbusy[r] += 1
-                _start_packet(cfg, nodes_s, vc, br, buf, pk, dest, r, i, v, t)
-    qc = cq.shape[3]
+            if st[vb + VC_STATE] == V_IDLE:  # the VC joins the router's busy list
+                nbusy = st[busy]
+                st[o_act + nbusy] = iv
+                st[o_act + P * V + iv] = nbusy
+                st[busy] = nbusy + 1
+                _start_packet(cfg, ns, st, pk, dest, rb, r, iv, t)
     for o in range(P):
-        while port[PT_CQ_N, r, o] > 0:
-            h = port[PT_CQ_H, r, o]
-            if cq[CQ_T, r, o, h] > t:
+        pb = o_pt + o * N_PT
+        while st[pb + PT_CQ_N] > 0:
+            h = st[pb + PT_CQ_H]
+            e = rb + cfg[CF_OCQ] + (o * qc + h) * N_CQ
+            if st[e + CQ_T] > t:
                 break
-            vc[VC_CREDITS, r, o, cq[CQ_V, r, o, h]] += 1
+            st[o_ov + (o * V + st[e + CQ_V]) * N_OV + OV_CREDITS] += 1
             h += 1
-            port[PT_CQ_H, r, o] = 0 if h == qc else h
-            port[PT_CQ_N, r, o] -= 1
-    na = rbusy[r]
+            st[pb + PT_CQ_H] = 0 if h == qc else h
+            st[pb + PT_CQ_N] -= 1
+    na = st[busy]
     if na > 0:
         for k in range(na):  # the busy VCs (a copy: sending may take some off the list)
-            cur[k] = act[0, r, k]
+            cur[k] = st[o_act + k]
         # ------------------------------------------------------ VC allocation
-        n_vi, n_vo = P * V * B, P * V
         n_req = 0
         for kv in range(na):
-            i = cur[kv] // V
-            v = cur[kv] - i * V
-            if True:
-                if vc[VC_STATE, r, i, v] != V_VCALLOC or vc[VC_VA_T, r, i, v] >= 0:
+            iv = cur[kv]
+            vb = o_vc + iv * N_VC
+            if st[vb + VC_STATE] != V_VCALLOC or st[vb + VC_VA_T] >= 0:
+                continue
+            if st[vb + VC_FROM] > t:
+                continue
+            asked = False
+            bb = o_br + iv * B * N_BR
+            for b in range(st[vb + VC_BRN]):
+                e = bb + b * N_BR
+                if st[e + BR_OVC] >= 0:
                     continue
-                if vc[VC_FROM, r, i, v] > t:
-                    continue
-                asked = False
-                for b in range(vc[VC_BRN, r, i, v]):
-                    if br[BR_OVC, r, i, v, b] >= 0:
-                        continue
-                    o = br[BR_PORT, r, i, v, b]
-                    for ov in range(V):
-                        if vc[VC_OWNER, r, o, ov] < 0:
-                            req_in[n_req] = (i * V + v) * B + b
-                            req_out[n_req] = o * V + ov
-                            n_req += 1
-                            asked = True
-                if not asked:
-                    _block(vc, stall, r, i, v, t, S_VC_BUSY)  # every VC it needs is held
-                    continue
-                _unblock(vc, stall, r, i, v, t)
-                vc[VC_VA_T, r, i, v] = t + vd - 1
+                o = st[e + BR_PORT]
+                for ov in range(V):
+                    if st[o_ov + (o * V + ov) * N_OV + OV_OWNER] < 0:
+                        req_in[n_req] = iv * B + b
+                        req_out[n_req] = o * V + ov
+                        n_req += 1
+                        asked = True
+            if not asked:
+                _block(st, vb, t, S_VC_BUSY)  # every VC it needs is held
+                continue
+            _unblock(st, vb, stalls, t)
+            st[vb + VC_VA_T] = t + vd - 1
         if n_req > 0:
-            _match(req_in, req_out, n_req, n_vi, n_vo, va_ptr, 0, 1, r, cfg[CF_ITERS],
-                   cfg[CF_ALLOC], m_in, m_out, cand)  # fmt: skip
+            va = rb + cfg[CF_OVA]
+            _match(req_in, req_out, n_req, P * V * B, P * V, st, va, 1, va + P * V, 1,
+                   cfg[CF_ITERS], cfg[CF_ALLOC], m_in, m_out, cand)  # fmt: skip
             for k in range(n_req):
                 a = req_in[k]
-                iv = a // B
-                b = a - iv * B
-                i, v = iv // V, iv % V
                 if m_in[a] >= 0:
-                    br[BR_VAGR, r, i, v, b] = m_in[a] % V
+                    st[o_br + a * N_BR + BR_VAGR] = m_in[a] % V
         # VC allocation ends (this cycle's, and earlier ones with longer delays)
         for kv in range(na):
-            i = cur[kv] // V
-            v = cur[kv] - i * V
-            if True:
-                if vc[VC_STATE, r, i, v] != V_VCALLOC or vc[VC_VA_T, r, i, v] != t:
+            iv = cur[kv]
+            vb = o_vc + iv * N_VC
+            if st[vb + VC_STATE] != V_VCALLOC or st[vb + VC_VA_T] != t:
+                continue
+            done = True
+            lost = False
+            bb = o_br + iv * B * N_BR
+            for b in range(st[vb + VC_BRN]):
+                e = bb + b * N_BR
+                if st[e + BR_OVC] >= 0:
                     continue
-                done = True
-                lost = False
-                for b in range(vc[VC_BRN, r, i, v]):
-                    if br[BR_OVC, r, i, v, b] >= 0:
-                        continue
-                    ov = br[BR_VAGR, r, i, v, b]
-                    o = br[BR_PORT, r, i, v, b]
-                    if ov >= 0 and vc[VC_OWNER, r, o, ov] < 0:
-                        vc[VC_OWNER, r, o, ov] = (i * V + v) * B + b
-                        br[BR_OVC, r, i, v, b] = ov
-                    else:
-                        done = False
-                        lost = True
-                    br[BR_VAGR, r, i, v, b] = -1
-                if lost:
-                    stall[r, S_VC_LOST] += 1
-                vc[VC_VA_T, r, i, v] = -1
-                vc[VC_FROM, r, i, v] = t + 1
-                if done:
-                    vc[VC_STATE, r, i, v] = V_ACTIVE
+                ov = st[e + BR_VAGR]
+                ob = o_ov + (st[e + BR_PORT] * V + ov) * N_OV
+                if ov >= 0 and st[ob + OV_OWNER] < 0:
+                    st[ob + OV_OWNER] = iv * B + b
+                    st[e + BR_OVC] = ov
+                else:
+                    done = False
+                    lost = True
+                st[e + BR_VAGR] = -1
+            if lost:
+                st[stalls + S_VC_LOST] += 1
+            st[vb + VC_VA_T] = -1
+            st[vb + VC_FROM] = t + 1
+            if done:
+                st[vb + VC_STATE] = V_ACTIVE
         # ------------------------------------------------------ switch allocation
         n_req = 0
         for kv in range(na):
-            i = cur[kv] // V
-            v = cur[kv] - i * V
-            if True:
-                if vc[VC_STATE, r, i, v] != V_ACTIVE or vc[VC_SA_T, r, i, v] >= 0:
+            iv = cur[kv]
+            vb = o_vc + iv * N_VC
+            if st[vb + VC_STATE] != V_ACTIVE or st[vb + VC_SA_T] >= 0:
+                continue
+            if st[vb + VC_FROM] > t or st[vb + VC_N] == 0:
+                continue
+            i = iv // V
+            v = iv - i * V
+            avail = st[vb + VC_POPPED] + st[vb + VC_N]  # flits of the packet received
+            size = pk[st[vb + VC_PK] * N_PK + PK_SIZE]
+            if avail > size:
+                avail = size
+            asked = False
+            waiting = False
+            bb = o_br + iv * B * N_BR
+            for b in range(st[vb + VC_BRN]):
+                e = bb + b * N_BR
+                if st[e + BR_SENT] >= avail:
+                    continue  # this branch waits for the next flit
+                o = st[e + BR_PORT]
+                if st[o_ov + (o * V + st[e + BR_OVC]) * N_OV + OV_CREDITS] <= 0:
+                    waiting = True  # the downstream buffer is full
                     continue
-                if vc[VC_FROM, r, i, v] > t or vc[VC_N, r, i, v] == 0:
-                    continue
-                p = vc[VC_PK, r, i, v]
-                avail = vc[VC_POPPED, r, i, v] + vc[VC_N, r, i, v]  # flits of p received
-                size = pk[PK_SIZE, p]
-                if avail > size:
-                    avail = size
-                asked = False
-                waiting = False
-                for b in range(vc[VC_BRN, r, i, v]):
-                    if br[BR_SENT, r, i, v, b] >= avail:
-                        continue  # this branch waits for the next flit
-                    o, ov = br[BR_PORT, r, i, v, b], br[BR_OVC, r, i, v, b]
-                    if vc[VC_CREDITS, r, o, ov] <= 0:
-                        waiting = True  # the downstream buffer is full
-                        continue
-                    if port[PT_OUT_FREE, r, o] > t + sd - 1 + st_delay:
-                        continue  # the link still serializes an earlier flit
-                    # one VC per (input, output), round robin from sw_rr (BookSim2's Supersedes)
-                    held = sw_vc[i * P + o]
-                    rr = port[PT_SW_RR, r, i]
-                    if held < 0:
-                        req_in[n_req] = i
-                        req_out[n_req] = o
-                        n_req += 1
+                if st[o_pt + o * N_PT + PT_OUT_FREE] > t + sd - 1 + st_delay:
+                    continue  # the link still serializes an earlier flit
+                # one VC per (input, output), round robin from sw_rr (BookSim2's Supersedes)
+                held = sw_vc[i * P + o]
+                if held < 0:
+                    req_in[n_req] = i
+                    req_out[n_req] = o
+                    n_req += 1
+                    sw_vc[i * P + o] = v
+                    sw_br[i * P + o] = b
+                else:
+                    rr = st[o_pt + i * N_PT + PT_SW_RR]
+                    dv, dc = v - rr, held - rr
+                    if dv < 0:
+                        dv += V
+                    if dc < 0:
+                        dc += V
+                    if dv < dc:
                         sw_vc[i * P + o] = v
                         sw_br[i * P + o] = b
-                    else:
-                        dv, dc = v - rr, held - rr
-                        if dv < 0:
-                            dv += V
-                        if dc < 0:
-                            dc += V
-                        if dv < dc:
-                            sw_vc[i * P + o] = v
-                            sw_br[i * P + o] = b
-                    asked = True
-                if asked:
-                    _unblock(vc, stall, r, i, v, t)
-                    vc[VC_SA_T, r, i, v] = t + sd - 1
-                    vc[VC_SA_GR, r, i, v] = -1
-                elif waiting:
-                    _block(vc, stall, r, i, v, t, S_NO_CREDIT)
+                asked = True
+            if asked:
+                _unblock(st, vb, stalls, t)
+                st[vb + VC_SA_T] = t + sd - 1
+                st[vb + VC_SA_GR] = -1
+            elif waiting:
+                _block(st, vb, t, S_NO_CREDIT)
         if n_req > 0:
-            _match(req_in, req_out, n_req, P, P, port, PT_SW_G, PT_SW_A, r, cfg[CF_ITERS],
-                   cfg[CF_ALLOC], m_in, m_out, cand)  # fmt: skip
+            _match(req_in, req_out, n_req, P, P, st, o_pt + PT_SW_G, N_PT, o_pt + PT_SW_A, N_PT,
+                   cfg[CF_ITERS], cfg[CF_ALLOC], m_in, m_out, cand)  # fmt: skip
             for k in range(n_req):
                 i, o = req_in[k], req_out[k]
                 v = sw_vc[i * P + o]
                 if m_in[i] == o:
-                    vc[VC_SA_GR, r, i, v] = sw_br[i * P + o]
-                    port[PT_SW_RR, r, i] = (v + 1) % V
+                    st[o_vc + (i * V + v) * N_VC + VC_SA_GR] = sw_br[i * P + o]
+                    st[o_pt + i * N_PT + PT_SW_RR] = (v + 1) % V
             for k in range(n_req):
                 sw_vc[req_in[k] * P + req_out[k]] = -1
             for kv in range(na):
-                i = cur[kv] // V
-                v = cur[kv] - i * V
-                if vc[VC_SA_T, r, i, v] == t + sd - 1 and vc[VC_SA_GR, r, i, v] == -1:
-                    vc[VC_SA_GR, r, i, v] = -2
-                    stall[r, S_SW_LOST] += 1  # lost the switch (or its port's turn)
+                vb = o_vc + cur[kv] * N_VC
+                if st[vb + VC_SA_T] == t + sd - 1 and st[vb + VC_SA_GR] == -1:
+                    st[vb + VC_SA_GR] = -2
+                    st[stalls + S_SW_LOST] += 1  # lost the switch (or its port's turn)
         # switch allocation ends: the grants whose delay has passed send their flits
         for kv in range(na):
-            i = cur[kv] // V
-            v = cur[kv] - i * V
-            if True:
-                if vc[VC_STATE, r, i, v] != V_ACTIVE or vc[VC_SA_T, r, i, v] != t:
-                    continue
-                b = vc[VC_SA_GR, r, i, v]
-                vc[VC_SA_T, r, i, v] = -1
-                vc[VC_FROM, r, i, v] = t + 1
-                if b >= 0:
-                    moved += _send(cfg, topo, nodes_s, vc, br, buf, port, lq, cq, rbusy, act,
-                                   node, ncq, pk, dest, dsvc, grp, link_flits, win_link, ctr,
-                                   rheap, rpri, rpos, src_list, r, i, v, b, t)  # fmt: skip
+            iv = cur[kv]
+            vb = o_vc + iv * N_VC
+            if st[vb + VC_STATE] != V_ACTIVE or st[vb + VC_SA_T] != t:
+                continue
+            b = st[vb + VC_SA_GR]
+            st[vb + VC_SA_T] = -1
+            st[vb + VC_FROM] = t + 1
+            if b >= 0:
+                moved += _send(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, link_flits, win_link,
+                               ctr, due, wheel, wn, fheap, fpri, fpos, mark, rb, r, iv, b, t)  # fmt: skip
     # ---------------------------------------------------------- when is it due next?
     nxt = NEVER
     for i in range(P):
-        if port[PT_LQ_N, r, i] > 0:
-            tt = lq[LQ_T, r, i, port[PT_LQ_H, r, i]]
+        pb = o_pt + i * N_PT
+        if st[pb + PT_LQ_N] > 0:
+            tt = st[rb + cfg[CF_OLQ] + (i * ql + st[pb + PT_LQ_H]) * N_LQ + LQ_T]
             if tt < nxt:
                 nxt = tt
-        if port[PT_CQ_N, r, i] > 0:
-            tt = cq[CQ_T, r, i, port[PT_CQ_H, r, i]]
+        if st[pb + PT_CQ_N] > 0:
+            tt = st[rb + cfg[CF_OCQ] + (i * qc + st[pb + PT_CQ_H]) * N_CQ + CQ_T]
             if tt < nxt:
                 nxt = tt
-    if rbusy[r] > 0 and nxt > t + 1:
-        for kv in range(rbusy[r]):
-            i = act[0, r, kv] // V
-            v = act[0, r, kv] - i * V
-            if True:
-                s = vc[VC_STATE, r, i, v]
-                if s == V_IDLE:
-                    continue
-                when = NEVER
-                if vc[VC_VA_T, r, i, v] >= 0:
-                    when = vc[VC_VA_T, r, i, v]
-                elif vc[VC_SA_T, r, i, v] >= 0:
-                    when = vc[VC_SA_T, r, i, v]
-                elif s == V_VCALLOC:
-                    for b in range(vc[VC_BRN, r, i, v]):
-                        if br[BR_OVC, r, i, v, b] >= 0:
-                            continue
-                        o = br[BR_PORT, r, i, v, b]
-                        for ov in range(V):
-                            if vc[VC_OWNER, r, o, ov] < 0:
-                                when = vc[VC_FROM, r, i, v]
-                                break
-                    if when == NEVER:
-                        _block(vc, stall, r, i, v, t + 1, S_VC_BUSY)
-                elif vc[VC_N, r, i, v] > 0:  # active, with a flit: is some branch able to go?
-                    p = vc[VC_PK, r, i, v]
-                    avail = vc[VC_POPPED, r, i, v] + vc[VC_N, r, i, v]
-                    if avail > pk[PK_SIZE, p]:
-                        avail = pk[PK_SIZE, p]
-                    for b in range(vc[VC_BRN, r, i, v]):
-                        if br[BR_SENT, r, i, v, b] >= avail:
-                            continue
-                        o, ov = br[BR_PORT, r, i, v, b], br[BR_OVC, r, i, v, b]
-                        if vc[VC_CREDITS, r, o, ov] <= 0:
-                            _block(vc, stall, r, i, v, t + 1, S_NO_CREDIT)
-                            continue
-                        w = port[PT_OUT_FREE, r, o] - (sd - 1 + st_delay)
-                        if w < vc[VC_FROM, r, i, v]:
-                            w = vc[VC_FROM, r, i, v]
-                        if w < when:
-                            when = w
-                if when < t + 1:
-                    when = t + 1
-                if when < nxt:
-                    nxt = when
+    if nxt > t + 1:
+        for kv in range(st[busy]):
+            iv = st[o_act + kv]
+            vb = o_vc + iv * N_VC
+            s = st[vb + VC_STATE]
+            when = NEVER
+            bb = o_br + iv * B * N_BR
+            if st[vb + VC_VA_T] >= 0:
+                when = st[vb + VC_VA_T]
+            elif st[vb + VC_SA_T] >= 0:
+                when = st[vb + VC_SA_T]
+            elif s == V_VCALLOC:
+                for b in range(st[vb + VC_BRN]):
+                    e = bb + b * N_BR
+                    if st[e + BR_OVC] >= 0:
+                        continue
+                    o = st[e + BR_PORT]
+                    for ov in range(V):
+                        if st[o_ov + (o * V + ov) * N_OV + OV_OWNER] < 0:
+                            when = st[vb + VC_FROM]
+                            break
+                if when == NEVER:
+                    _block(st, vb, t + 1, S_VC_BUSY)
+            elif st[vb + VC_N] > 0:  # active, with a flit: is some branch able to go?
+                avail = st[vb + VC_POPPED] + st[vb + VC_N]
+                size = pk[st[vb + VC_PK] * N_PK + PK_SIZE]
+                if avail > size:
+                    avail = size
+                for b in range(st[vb + VC_BRN]):
+                    e = bb + b * N_BR
+                    if st[e + BR_SENT] >= avail:
+                        continue
+                    o = st[e + BR_PORT]
+                    if st[o_ov + (o * V + st[e + BR_OVC]) * N_OV + OV_CREDITS] <= 0:
+                        _block(st, vb, t + 1, S_NO_CREDIT)
+                        continue
+                    w = st[o_pt + o * N_PT + PT_OUT_FREE] - (sd - 1 + st_delay)
+                    if w < st[vb + VC_FROM]:
+                        w = st[vb + VC_FROM]
+                    if w < when:
+                        when = w
+            if when < t + 1:
+                when = t + 1
+            if when < nxt:
+                nxt = when
     if nxt < NEVER:
-        _schedule(rheap, rpri, rpos, ctr, r, nxt)
+        _schedule(due, wheel, wn, fheap, fpri, fpos, mark, ctr, r, nxt)
     return moved
 
 
-@numba.njit(cache=True, _nrt=False, error_model="numpy")
-def _send(cfg, topo, nodes_s, vc, br, buf, port, lq, cq, rbusy, act, node, ncq, pk, dest, dsvc,
-          grp, link_flits, win_link, ctr, rheap, rpri, rpos, src_list, r, i, v, b, t):  # fmt: skip
-    """Branch b of input VC (r, i, v) sends its next flit (its switch allocation ends at t)."""
-    D = cfg[CF_D]  # noqa: N806
-    p = vc[VC_PK, r, i, v]
-    k = br[BR_SENT, r, i, v, b]
-    o, ov = br[BR_PORT, r, i, v, b], br[BR_OVC, r, i, v, b]
-    size = pk[PK_SIZE, p]
+@numba.njit(cache=True, _nrt=False, forceinline=True, error_model="numpy")
+def _send(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, link_flits, win_link, ctr, due, wheel, wn,
+          fheap, fpri, fpos, mark, rb, r, iv, b, t):  # fmt: skip
+    """Branch b of input VC ``iv`` of router r sends its next flit (its switch allocation
+    ends at t)."""
+    P, V, B, D = cfg[CF_P], cfg[CF_V], cfg[CF_B], cfg[CF_D]  # noqa: N806
+    vb = rb + cfg[CF_OVC] + iv * N_VC
+    bb = rb + cfg[CF_OBR] + iv * B * N_BR
+    e = bb + b * N_BR
+    p = st[vb + VC_PK]
+    k = st[e + BR_SENT]
+    o, ov = st[e + BR_PORT], st[e + BR_OVC]
+    size = pk[p * N_PK + PK_SIZE]
     if k == 0:  # the head: the branch carries p itself, or a new record for its sub-range
-        lo, hi = br[BR_LO, r, i, v, b], br[BR_HI, r, i, v, b]
-        if lo == pk[PK_LO, p] and hi == pk[PK_HI, p]:
+        lo, hi = st[e + BR_LO], st[e + BR_HI]
+        if lo == pk[p * N_PK + PK_LO] and hi == pk[p * N_PK + PK_HI]:
             child = p
         else:
             child = ctr[C_NPK]
             ctr[C_NPK] += 1
             for f in range(N_PK):
-                pk[f, child] = pk[f, p]
-            pk[PK_LO, child] = lo
-            pk[PK_HI, child] = hi
-            pk[PK_ATIME, child] = -1
-            pk[PK_DONE, child] = -1
-        br[BR_PK, r, i, v, b] = child
-        pk[PK_HOPS, child] += 1
-    child = br[BR_PK, r, i, v, b]
+                pk[child * N_PK + f] = pk[p * N_PK + f]
+            pk[child * N_PK + PK_LO] = lo
+            pk[child * N_PK + PK_HI] = hi
+            pk[child * N_PK + PK_ATIME] = -1
+            pk[child * N_PK + PK_DONE] = -1
+        st[e + BR_PK] = child
+        pk[child * N_PK + PK_HOPS] += 1
+    child = st[e + BR_PK]
     f = child * FLIT + k
-    vc[VC_CREDITS, r, o, ov] -= 1
+    ob = rb + cfg[CF_OOV] + (o * V + ov) * N_OV
+    st[ob + OV_CREDITS] -= 1
     t_send = t + cfg[CF_ST]
-    port[PT_OUT_FREE, r, o] = t_send + topo[T_SER, r, o]
-    arrive = t_send + topo[T_LAT, r, o] + 1
-    lid = topo[T_LINK, r, o]
+    tb = (r * P + o) * N_T
+    st[rb + cfg[CF_OPT] + o * N_PT + PT_OUT_FREE] = t_send + tp[tb + T_SER]
+    arrive = t_send + tp[tb + T_LAT] + 1
+    lid = tp[tb + T_LINK]
     link_flits[lid] += 1
     win = ctr[C_WINDOW]
     if win >= 0:
         win_link[win, lid] += 1
     if o < 4:
-        nb = topo[T_NBR, r, o]
-        _lq_push(lq, port, nb, o ^ 1, f, ov, arrive)
-        _schedule(rheap, rpri, rpos, ctr, nb, arrive)
+        nb = tp[tb + T_NBR]
+        _lq_push(cfg, st, nb, o ^ 1, f, ov, arrive)
+        _schedule(due, wheel, wn, fheap, fpri, fpos, mark, ctr, nb, arrive)
         ctr[C_INFLIGHT] += 1
     else:  # it leaves the network, reaching the terminal at ``arrive``
-        _sink(cfg, topo, cq, port, node, pk, dsvc, grp, ctr, rheap, rpri, rpos, r, o, ov, f,
-              arrive)  # fmt: skip
-    br[BR_SENT, r, i, v, b] = k + 1
+        _sink(cfg, tp, st, nd, pk, dsvc, grp, ctr, due, wheel, wn, fheap, fpri, fpos, mark, r,
+              o, ov, f, arrive)  # fmt: skip
+    st[e + BR_SENT] = k + 1
     if k + 1 == size:
-        vc[VC_OWNER, r, o, ov] = -1  # the tail has left: the output VC is free again
+        st[ob + OV_OWNER] = -1  # the tail has left: the output VC is free again
     # free the buffer slots every branch has sent
     least = size
-    for bb in range(vc[VC_BRN, r, i, v]):
-        if br[BR_SENT, r, i, v, bb] < least:
-            least = br[BR_SENT, r, i, v, bb]
-    while vc[VC_POPPED, r, i, v] < least:
-        h = vc[VC_HEAD, r, i, v] + 1
-        vc[VC_HEAD, r, i, v] = 0 if h == D else h
-        vc[VC_N, r, i, v] -= 1
-        vc[VC_POPPED, r, i, v] += 1
+    for j in range(st[vb + VC_BRN]):
+        if st[bb + j * N_BR + BR_SENT] < least:
+            least = st[bb + j * N_BR + BR_SENT]
+    i = iv // V
+    v = iv - i * V
+    while st[vb + VC_POPPED] < least:
+        h = st[vb + VC_HEAD] + 1
+        st[vb + VC_HEAD] = 0 if h == D else h
+        st[vb + VC_N] -= 1
+        st[vb + VC_POPPED] += 1
         ctr[C_INFLIGHT] -= 1
         if i < 4:  # a credit to the neighbour in direction i, for its output i ^ 1
-            up = topo[T_NBR, r, i]
-            when = t + topo[T_LAT, up, i ^ 1] + 1 + cfg[CF_CD]
-            _cq_push(cq, port, up, i ^ 1, v, when)
-            _schedule(rheap, rpri, rpos, ctr, up, when)
+            up = tp[(r * P + i) * N_T + T_NBR]
+            when = t + tp[(up * P + (i ^ 1)) * N_T + T_LAT] + 1 + cfg[CF_CD]
+            _cq_push(cfg, st, up, i ^ 1, v, when)
+            _schedule(due, wheel, wn, fheap, fpri, fpos, mark, ctr, up, when)
         else:  # … or to the terminal of this local port
-            n = topo[T_OUT_NODE, r, i]
-            _ncq_push(ncq, node, n, v, t + nodes_s[NS_INJ_LAT, n] + 1)
+            n = tp[(r * P + i) * N_T + T_OUT_NODE]
+            _ncq_push(cfg, nd, n, v, t + ns[n * N_NS + NS_INJ_LAT] + 1)
     if least == size:  # every branch sent the tail: the next packet, or idle
-        if vc[VC_N, r, i, v] > 0:
-            _start_packet(cfg, nodes_s, vc, br, buf, pk, dest, r, i, v, t + 1)
+        if st[vb + VC_N] > 0:
+            _start_packet(cfg, ns, st, pk, dest, rb, r, iv, t + 1)
         else:  # idle: off the router's busy list
-            vc[VC_STATE, r, i, v] = V_IDLE
-            V = cfg[CF_V]  # noqa: N806
-            me = i * V + v
-            at = act[1, r, me]
-            last = act[0, r, rbusy[r] - 1]
-            act[0, r, at] = last
-            act[1, r, last] = at
-            rbusy[r] -= 1
+            st[vb + VC_STATE] = V_IDLE
+            o_act = rb + cfg[CF_OACT]
+            busy = rb + cfg[CF_OMISC] + M_BUSY
+            at = st[o_act + P * V + iv]
+            last = st[o_act + st[busy] - 1]
+            st[o_act + at] = last
+            st[o_act + P * V + last] = at
+            st[busy] -= 1
     return 1
 
 
-@numba.njit(cache=True, _nrt=False, error_model="numpy")
-def _sink(cfg, topo, cq, port, node, pk, dsvc, grp, ctr, rheap, rpri, rpos, r, o, ov, f, arrive):
-    """A flit reaches terminal ``T_OUT_NODE[r, o]`` at cycle ``arrive``; its credit returns
-    once the terminal has processed it."""
-    n = topo[T_OUT_NODE, r, o]
+@numba.njit(cache=True, _nrt=False, forceinline=True, error_model="numpy")
+def _sink(cfg, tp, st, nd, pk, dsvc, grp, ctr, due, wheel, wn, fheap, fpri, fpos, mark, r, o, ov,
+          f, arrive):  # fmt: skip
+    """A flit reaches the terminal of output o of router r at cycle ``arrive``; its credit
+    returns once the terminal has processed it."""
+    tb = (r * cfg[CF_P] + o) * N_T
+    n = tp[tb + T_OUT_NODE]
+    nb = n * cfg[CF_NS]
     p = f // FLIT
     k = f - p * FLIT
-    size = pk[PK_SIZE, p]
+    size = pk[p * N_PK + PK_SIZE]
     if ctr[C_MEASURE_FROM] <= arrive < ctr[C_MEASURE_TO]:
-        node[ND_ACC, n] += 1
-    back = topo[T_LAT, r, o] + 1 + cfg[CF_CD]
+        nd[nb + ND_ACC] += 1
+    back = tp[tb + T_LAT] + 1 + cfg[CF_CD]
     if k < size - 1:
         if cfg[CF_SINK] == 0:
-            _cq_push(cq, port, r, o, ov, arrive + back)
-            _schedule(rheap, rpri, rpos, ctr, r, arrive + back)
+            _cq_push(cfg, st, r, o, ov, arrive + back)
+            _schedule(due, wheel, wn, fheap, fpri, fpos, mark, ctr, r, arrive + back)
         return
     # the tail: the packet is whole at the terminal
-    pk[PK_ATIME, p] = arrive
+    pk[p * N_PK + PK_ATIME] = arrive
     if cfg[CF_SINK] == 1:  # a core's server: packets one after another
-        start = arrive if arrive > node[ND_FREE, n] else node[ND_FREE, n]
-        done = start + dsvc[pk[PK_LO, p]]
-        node[ND_FREE, n] = done
+        start = arrive if arrive > nd[nb + ND_FREE] else nd[nb + ND_FREE]
+        done = start + dsvc[pk[p * N_PK + PK_LO]]
+        nd[nb + ND_FREE] = done
         for _ in range(size):  # the packet's slots are freed once it is processed
-            _cq_push(cq, port, r, o, ov, done + back)
+            _cq_push(cfg, st, r, o, ov, done + back)
     else:
         done = arrive
-        _cq_push(cq, port, r, o, ov, done + back)
-    _schedule(rheap, rpri, rpos, ctr, r, done + back)
-    pk[PK_DONE, p] = done
+        _cq_push(cfg, st, r, o, ov, done + back)
+    _schedule(due, wheel, wn, fheap, fpri, fpos, mark, ctr, r, done + back)
+    pk[p * N_PK + PK_DONE] = done
     ctr[C_DELIVERED] += 1
     if done > ctr[C_LAST_DONE]:
         ctr[C_LAST_DONE] = done
-    g = pk[PK_GROUP, p]
+    g = pk[p * N_PK + PK_GROUP]
     if g >= 0:
         grp[G_LEFT, g] -= 1
         if done > grp[G_DONE, g]:
@@ -736,15 +835,16 @@ def _sink(cfg, topo, cq, port, node, pk, dsvc, grp, ctr, rheap, rpri, rpos, r, o
 
 # ------------------------------------------------------------------ terminals
 @numba.njit(cache=True, inline="always", error_model="numpy")
-def _enqueue(node, pk, src_list, ctr, n, p):
-    pk[PK_NEXT, p] = -1
-    if node[ND_QTAIL, n] < 0:
-        node[ND_QHEAD, n] = p
+def _enqueue(cfg, nd, pk, src_list, ctr, n, p):
+    nb = n * cfg[CF_NS]
+    pk[p * N_PK + PK_NEXT] = -1
+    if nd[nb + ND_QTAIL] < 0:
+        nd[nb + ND_QHEAD] = p
     else:
-        pk[PK_NEXT, node[ND_QTAIL, n]] = p
-    node[ND_QTAIL, n] = p
-    if node[ND_ACTIVE, n] == 0:  # the terminal joins the list of those with a queue
-        node[ND_ACTIVE, n] = 1
+        pk[nd[nb + ND_QTAIL] * N_PK + PK_NEXT] = p
+    nd[nb + ND_QTAIL] = p
+    if nd[nb + ND_ACTIVE] == 0:  # the terminal joins the list of those with a queue
+        nd[nb + ND_ACTIVE] = 1
         src_list[ctr[C_NSRC]] = n
         ctr[C_NSRC] += 1
 
@@ -769,8 +869,8 @@ def _pattern_dest(cfg, perm, row_ptr, dest_tab, cum, fraction, rng, src):
 
 
 @numba.njit(cache=True, _nrt=False, error_model="numpy")
-def _generate(cfg, node, pk, dest, src_list, gheap, gpri, gpos, ctr, perm, row_ptr, dest_tab,
-              cum, fraction, rng, t, inject_p, size, measured):  # fmt: skip
+def _generate(cfg, nd, pk, dest, src_list, gheap, gpri, gpos, ctr, perm, row_ptr, dest_tab, cum,
+              fraction, rng, t, inject_p, size, measured):  # fmt: skip
     """New synthetic packets of cycle t (each terminal a Bernoulli(inject_p) process)."""
     n_nodes = cfg[CF_NODES]
     if ctr[C_GEN_P] != np.int64(inject_p * 1e15):  # a new rate: draw every first arrival
@@ -780,102 +880,108 @@ def _generate(cfg, node, pk, dest, src_list, gheap, gpri, gpos, ctr, perm, row_p
             gpos[n] = -1
         if inject_p > 0.0:
             for n in range(n_nodes):
-                gpri[n] = -float(t + _gap(rng, inject_p))
-                ctr[C_GHEAP_N] = push(gheap, gpri, gpos, ctr[C_GHEAP_N], n)
+                ctr[C_GHEAP_N] = update(gheap, gpri, gpos, ctr[C_GHEAP_N], n,
+                                        -float(t + _gap(rng, inject_p)))  # fmt: skip
     while ctr[C_GHEAP_N] > 0 and -gpri[gheap[0]] <= t:
         n = gheap[0]
         d = _pattern_dest(cfg, perm, row_ptr, dest_tab, cum, fraction, rng, n)
         p = ctr[C_NPK]
         ctr[C_NPK] += 1
         dest[p] = d  # one destination: the range [p, p + 1)
-        pk[PK_SRC, p] = n
-        pk[PK_LO, p] = p
-        pk[PK_HI, p] = p + 1
-        pk[PK_SIZE, p] = size
-        pk[PK_CTIME, p] = t
-        pk[PK_ITIME, p] = -1
-        pk[PK_ATIME, p] = -1
-        pk[PK_HOPS, p] = 0
-        pk[PK_MEAS, p] = measured
-        pk[PK_DONE, p] = -1
-        pk[PK_PARENT, p] = p
-        pk[PK_GROUP, p] = -1
-        _enqueue(node, pk, src_list, ctr, n, p)
-        node[ND_CREATED, n] += 1
+        q = p * N_PK
+        pk[q + PK_SRC] = n
+        pk[q + PK_LO] = p
+        pk[q + PK_HI] = p + 1
+        pk[q + PK_SIZE] = size
+        pk[q + PK_CTIME] = t
+        pk[q + PK_ITIME] = -1
+        pk[q + PK_ATIME] = -1
+        pk[q + PK_HOPS] = 0
+        pk[q + PK_MEAS] = measured
+        pk[q + PK_DONE] = -1
+        pk[q + PK_PARENT] = p
+        pk[q + PK_GROUP] = -1
+        _enqueue(cfg, nd, pk, src_list, ctr, n, p)
+        nd[n * cfg[CF_NS] + ND_CREATED] += 1
         ctr[C_GHEAP_N] = update(gheap, gpri, gpos, ctr[C_GHEAP_N], n,
                                 -float(t + 1 + _gap(rng, inject_p)))  # fmt: skip
 
 
 @numba.njit(cache=True, _nrt=False, error_model="numpy")
-def _inject(cfg, nodes_s, node, nodev, ncq, lq, port, pk, link_flits, win_link, ctr, rheap,
-            rpri, rpos, src_list, t):  # fmt: skip
+def _inject(cfg, ns, st, nd, pk, link_flits, win_link, ctr, due, wheel, wn, fheap, fpri, fpos,
+            mark, src_list, t):  # fmt: skip
     """Every terminal with a queue sends one flit into its router, if it has a credit."""
     V = cfg[CF_V]  # noqa: N806
     n_r = cfg[CF_W] * cfg[CF_H]
-    q = ncq.shape[2]
+    qc = cfg[CF_QC]
+    o_nv, o_ncq = cfg[CF_ONV], cfg[CF_ONCQ]
     win = ctr[C_WINDOW]
     moved = 0
     j = 0
     while j < ctr[C_NSRC]:
         n = src_list[j]
-        while node[ND_CQ_N, n] > 0:
-            h = node[ND_CQ_H, n]
-            if ncq[CQ_T, n, h] > t:
+        nb = n * cfg[CF_NS]
+        while nd[nb + ND_CQ_N] > 0:
+            h = nd[nb + ND_CQ_H]
+            e = nb + o_ncq + h * N_CQ
+            if nd[e + CQ_T] > t:
                 break
-            nodev[NV_CRED, n, ncq[CQ_V, n, h]] += 1
+            nd[nb + o_nv + nd[e + CQ_V] * N_NV + NV_CRED] += 1
             h += 1
-            node[ND_CQ_H, n] = 0 if h == q else h
-            node[ND_CQ_N, n] -= 1
-        p = node[ND_QHEAD, n]
+            nd[nb + ND_CQ_H] = 0 if h == qc else h
+            nd[nb + ND_CQ_N] -= 1
+        p = nd[nb + ND_QHEAD]
         if p < 0:  # its queue is empty: it leaves the list
-            node[ND_ACTIVE, n] = 0
+            nd[nb + ND_ACTIVE] = 0
             ctr[C_NSRC] -= 1
             src_list[j] = src_list[ctr[C_NSRC]]
             continue
         j += 1
-        if pk[PK_CTIME, p] > t:
+        if pk[p * N_PK + PK_CTIME] > t:
             continue
-        k = node[ND_SENT, n]
+        k = nd[nb + ND_SENT]
         if k == 0:  # a head: take a free VC, round robin after the last one used
             c = -1
             for jj in range(1, V + 1):
-                cc = (node[ND_LAST, n] + jj) % V
-                if nodev[NV_OWNER, n, cc] == 0 and nodev[NV_CRED, n, cc] > 0:
+                cc = (nd[nb + ND_LAST] + jj) % V
+                cb = nb + o_nv + cc * N_NV
+                if nd[cb + NV_OWNER] == 0 and nd[cb + NV_CRED] > 0:
                     c = cc
                     break
             if c < 0:
                 continue
-            nodev[NV_OWNER, n, c] = 1
-            node[ND_LAST, n] = c
-            node[ND_VC, n] = c
-            pk[PK_ITIME, p] = t
-        c = node[ND_VC, n]
-        if nodev[NV_CRED, n, c] <= 0:
+            nd[nb + o_nv + c * N_NV + NV_OWNER] = 1
+            nd[nb + ND_LAST] = c
+            nd[nb + ND_VC] = c
+            pk[p * N_PK + PK_ITIME] = t
+        c = nd[nb + ND_VC]
+        cb = nb + o_nv + c * N_NV
+        if nd[cb + NV_CRED] <= 0:
             continue
-        nodev[NV_CRED, n, c] -= 1
-        r = nodes_s[NS_ROUTER, n]
-        arrive = t + nodes_s[NS_INJ_LAT, n] + 1
-        _lq_push(lq, port, r, nodes_s[NS_PORT, n], p * FLIT + k, c, arrive)
-        _schedule(rheap, rpri, rpos, ctr, r, arrive)
+        nd[cb + NV_CRED] -= 1
+        r = ns[n * N_NS + NS_ROUTER]
+        arrive = t + ns[n * N_NS + NS_INJ_LAT] + 1
+        _lq_push(cfg, st, r, ns[n * N_NS + NS_PORT], p * FLIT + k, c, arrive)
+        _schedule(due, wheel, wn, fheap, fpri, fpos, mark, ctr, r, arrive)
         ctr[C_INFLIGHT] += 1
         lid = 4 * n_r + n
         link_flits[lid] += 1
         if win >= 0:
             win_link[win, lid] += 1
         moved += 1
-        if k + 1 == pk[PK_SIZE, p]:
-            node[ND_SENT, n] = 0
-            nodev[NV_OWNER, n, c] = 0
-            node[ND_QHEAD, n] = pk[PK_NEXT, p]
-            if node[ND_QHEAD, n] < 0:
-                node[ND_QTAIL, n] = -1
+        if k + 1 == pk[p * N_PK + PK_SIZE]:
+            nd[nb + ND_SENT] = 0
+            nd[cb + NV_OWNER] = 0
+            nd[nb + ND_QHEAD] = pk[p * N_PK + PK_NEXT]
+            if nd[nb + ND_QHEAD] < 0:
+                nd[nb + ND_QTAIL] = -1
         else:
-            node[ND_SENT, n] = k + 1
+            nd[nb + ND_SENT] = k + 1
     return moved
 
 
 @numba.njit(cache=True, _nrt=False, error_model="numpy")
-def _release(node, pk, src_list, rel_order, rel_off, grp_ptr, grp, ctr, t):
+def _release(cfg, nd, pk, src_list, rel_order, rel_off, grp_ptr, grp, ctr, t):
     """Put a mapping's packets whose time has come into their sources' queues; returns the
     cycle of the next release (NEVER: none known yet).
 
@@ -898,8 +1004,8 @@ def _release(node, pk, src_list, rel_order, rel_off, grp_ptr, grp, ctr, t):
             if when > t:
                 return when
             p = rel_order[j]
-            pk[PK_CTIME, p] = when
-            _enqueue(node, pk, src_list, ctr, pk[PK_SRC, p], p)
+            pk[p * N_PK + PK_CTIME] = when
+            _enqueue(cfg, nd, pk, src_list, ctr, pk[p * N_PK + PK_SRC], p)
             ctr[C_REL_PTR] += 1
         g += 1
         ctr[C_OPEN_GROUP] = g
@@ -908,11 +1014,10 @@ def _release(node, pk, src_list, rel_order, rel_off, grp_ptr, grp, ctr, t):
 
 # ------------------------------------------------------------------ the loop
 @numba.njit(cache=True, _nrt=False, error_model="numpy")
-def run(cfg, topo, nodes_s, vc, br, buf, port, lq, cq, va_ptr, rbusy, act, node, nodev, ncq, pk,
-        dest, dsvc, rel_order, rel_off, grp_ptr, grp, link_flits, win_link, win_occ, stall, ctr,
-        rng, rheap, rpri, rpos, gheap, gpri, gpos, src_list, perm, row_ptr, dest_tab, cum,
-        fraction, req_in, req_out, m_in, m_out, cand, sw_vc, sw_br, cur, t_end, inject_p, size,
-        measured, window, stop_when_idle):  # fmt: skip
+def run(cfg, tp, ns, st, nd, pk, dest, dsvc, rel_order, rel_off, grp_ptr, grp, link_flits,
+        win_link, win_occ, ctr, rng, due, wheel, wn, fheap, fpri, fpos, mark, gheap, gpri, gpos,
+        src_list, perm, row_ptr, dest_tab, cum, fraction, req_in, req_out, m_in, m_out, cand,
+        sw_vc, sw_br, cur, t_end, inject_p, size, measured, window, stop_when_idle):  # fmt: skip
     """Advance from ``ctr[C_T]`` to ``t_end`` (exclusive). Returns a status.
 
     ``inject_p``: packets per terminal and cycle of the synthetic sources; ``measured``: the
@@ -923,40 +1028,57 @@ def run(cfg, topo, nodes_s, vc, br, buf, port, lq, cq, va_ptr, rbusy, act, node,
     n_r = cfg[CF_W] * cfg[CF_H]
     P, B = cfg[CF_P], cfg[CF_B]  # noqa: N806
     n_released = rel_order.size
-    cap = pk.shape[1]
+    cap = pk.size // N_PK
+    wcap = wheel.shape[1]
     watchdog = cfg[CF_WATCHDOG]
     t = ctr[C_T]
     next_release = t
     while t < t_end:
+        ctr[C_T] = t
         if window > 0:
             w = t // window
             if w >= win_link.shape[0]:
-                ctr[C_T] = t
                 return FULL
             ctr[C_WINDOW] = w
         if ctr[C_NPK] + 2 * cfg[CF_NODES] + n_r * P * B >= cap:
-            ctr[C_T] = t
             return FULL  # out of packet records: the caller grows the arrays
         if ctr[C_REL_PTR] < n_released and (t >= next_release or next_release == NEVER):
-            next_release = _release(node, pk, src_list, rel_order, rel_off, grp_ptr, grp, ctr, t)
+            next_release = _release(cfg, nd, pk, src_list, rel_order, rel_off, grp_ptr, grp,
+                                    ctr, t)  # fmt: skip
         if inject_p > 0.0 or ctr[C_GEN_P] != 0:
-            _generate(cfg, node, pk, dest, src_list, gheap, gpri, gpos, ctr, perm, row_ptr,
+            _generate(cfg, nd, pk, dest, src_list, gheap, gpri, gpos, ctr, perm, row_ptr,
                       dest_tab, cum, fraction, rng, t, inject_p, size, measured)  # fmt: skip
         moved = 0
         if ctr[C_NSRC] > 0:
-            moved += _inject(cfg, nodes_s, node, nodev, ncq, lq, port, pk, link_flits, win_link,
-                             ctr, rheap, rpri, rpos, src_list, t)  # fmt: skip
-        while ctr[C_RHEAP_N] > 0 and -rpri[rheap[0]] <= t:
-            r = rheap[0]
-            ctr[C_RHEAP_N] = pop(rheap, rpri, rpos, ctr[C_RHEAP_N])
-            moved += _router(cfg, topo, nodes_s, vc, br, buf, port, lq, cq, va_ptr, rbusy, act,
-                             node, ncq, pk, dest, dsvc, grp, link_flits, win_link, win_occ, stall,
-                             ctr, rheap, rpri, rpos, src_list, r, t, req_in, req_out, m_in, m_out,
-                             cand, sw_vc, sw_br, cur)  # fmt: skip
+            moved += _inject(cfg, ns, st, nd, pk, link_flits, win_link, ctr, due, wheel, wn,
+                             fheap, fpri, fpos, mark, src_list, t)  # fmt: skip
+        # the routers due now: on the wheel's slot, and from the heap of later ones
+        s = t & (WHEEL - 1)
+        k = 0
+        while k < wn[s]:
+            r = wheel[s, k]
+            k += 1
+            if due[r] != t:
+                continue  # a stale entry
+            due[r] = NEVER
+            ctr[C_VISITS] += 1
+            moved += _router(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, link_flits, win_link,
+                             win_occ, ctr, due, wheel, wn, fheap, fpri, fpos, mark, r, t, req_in,
+                             req_out, m_in, m_out, cand, sw_vc, sw_br, cur)  # fmt: skip
+        wn[s] = 0
+        while ctr[C_FHEAP_N] > 0 and -fpri[fheap[0]] <= t:
+            r = fheap[0]
+            ctr[C_FHEAP_N] = pop(fheap, fpri, fpos, ctr[C_FHEAP_N])
+            if due[r] != t:
+                continue
+            due[r] = NEVER
+            ctr[C_VISITS] += 1
+            moved += _router(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, link_flits, win_link,
+                             win_occ, ctr, due, wheel, wn, fheap, fpri, fpos, mark, r, t, req_in,
+                             req_out, m_in, m_out, cand, sw_vc, sw_br, cur)  # fmt: skip
         if moved > 0:
             ctr[C_PROGRESS] = t
         elif ctr[C_INFLIGHT] > 0 and t - ctr[C_PROGRESS] > watchdog:
-            ctr[C_T] = t
             return DEADLOCK
         idle_sources = ctr[C_NSRC] == 0
         if stop_when_idle and idle_sources and ctr[C_INFLIGHT] == 0:
@@ -967,18 +1089,26 @@ def run(cfg, topo, nodes_s, vc, br, buf, port, lq, cq, va_ptr, rbusy, act, node,
         nxt = t + 1
         if idle_sources:
             nxt = t_end
-            if ctr[C_RHEAP_N] > 0:
-                due = np.int64(-rpri[rheap[0]])
-                if due < nxt:
-                    nxt = due
+            routers_due = False
+            for d in range(1, WHEEL):
+                if wn[(t + d) & (WHEEL - 1)] > 0:
+                    routers_due = True
+                    if t + d < nxt:
+                        nxt = t + d
+                    break
+            if ctr[C_FHEAP_N] > 0:
+                routers_due = True
+                when = np.int64(-fpri[fheap[0]])
+                if when < nxt:
+                    nxt = when
             if ctr[C_GHEAP_N] > 0:
-                due = np.int64(-gpri[gheap[0]])
-                if due < nxt:
-                    nxt = due
+                when = np.int64(-gpri[gheap[0]])
+                if when < nxt:
+                    nxt = when
             if ctr[C_REL_PTR] < n_released:
                 if next_release == NEVER:  # a group may have just been wholly processed
-                    next_release = _release(node, pk, src_list, rel_order, rel_off, grp_ptr, grp,
-                                            ctr, t)  # fmt: skip
+                    next_release = _release(cfg, nd, pk, src_list, rel_order, rel_off, grp_ptr,
+                                            grp, ctr, t)  # fmt: skip
                 if next_release < nxt:
                     nxt = next_release
             if stop_when_idle and ctr[C_INFLIGHT] == 0 and ctr[C_LAST_DONE] > t:
@@ -986,8 +1116,7 @@ def run(cfg, topo, nodes_s, vc, br, buf, port, lq, cq, va_ptr, rbusy, act, node,
                     nxt = ctr[C_LAST_DONE]
             if nxt <= t:
                 nxt = t + 1
-            if ctr[C_INFLIGHT] > 0 and ctr[C_RHEAP_N] == 0:
-                ctr[C_T] = t
+            if ctr[C_INFLIGHT] > 0 and not routers_due:
                 return DEADLOCK  # flits in the network and nothing will ever move them
         t = nxt
     ctr[C_T] = t

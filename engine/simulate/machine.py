@@ -64,21 +64,18 @@ class Machine:
         B = max(1, multicast_branches)  # noqa: N806
         n_nodes = topology.n_nodes
         max_lat = int(max(topology.latency.max(), topology.inject_latency.max()))
-        q = noc.st_delay + max_lat + 4
-        qc = V * D + max_lat + noc.credit_delay + 8
+        ql = noc.st_delay + max_lat + 4  # flits on a link at once, at most
+        qc = V * D + max_lat + noc.credit_delay + 8  # credits on their way back, at most
         if pattern is None:
             pattern = build_pattern("uniform", topology.width, topology.height, n_nodes)
-        x, y = topology.node_xy
         i64 = np.int64
-        cfg = np.zeros(kernel.N_CF, dtype=i64)
+        off = K.layout(P, V, B, D, ql, qc)
+        cfg = np.zeros(K.N_CF, dtype=i64)
+        for key, value in off.items():
+            cfg[key] = value
         cfg[[K.CF_W, K.CF_H, K.CF_P, K.CF_V, K.CF_D, K.CF_B]] = (
-            topology.width,
-            topology.height,
-            P,
-            V,
-            D,
-            B,
-        )
+            topology.width, topology.height, P, V, D, B,
+        )  # fmt: skip
         cfg[[K.CF_RD, K.CF_VD, K.CF_SD, K.CF_ST, K.CF_CD]] = (
             noc.routing_delay, noc.vc_alloc_delay, noc.sw_alloc_delay, noc.st_delay,
             noc.credit_delay,
@@ -91,43 +88,38 @@ class Machine:
         cfg[K.CF_PATTERN] = pattern.kind
         cfg[K.CF_SHARED] = 1 if pattern.shared_row else 0
         cfg[K.CF_NODES] = n_nodes
-        topo = np.stack([topology.nbr, topology.out_node, topology.link_id, topology.latency,
-                         topology.serialization]).astype(i64)  # fmt: skip
+        self.cfg = cfg
+        tp = np.stack([topology.nbr, topology.out_node, topology.link_id, topology.latency,
+                       topology.serialization], axis=-1).astype(i64)  # (R, P, N_T)
         x, y = topology.node_xy
-        nodes_s = np.stack([topology.node_router, topology.node_port, x, y,
-                            topology.inject_latency]).astype(i64)  # fmt: skip
-        vc = np.zeros((K.N_VC, R, P, V), dtype=i64)
-        vc[[K.VC_PK, K.VC_VA_T, K.VC_SA_T, K.VC_SA_GR, K.VC_OWNER, K.VC_BLOCKED]] = -1
-        vc[K.VC_CREDITS][topology.nbr >= 0] = D
-        vc[K.VC_CREDITS][topology.out_node >= 0] = D
-        br = np.zeros((K.N_BR, R, P, V, B), dtype=i64)
-        br[[K.BR_OVC, K.BR_PK, K.BR_VAGR]] = -1
-        node = np.zeros((K.N_ND, n_nodes), dtype=i64)
-        node[[K.ND_QHEAD, K.ND_QTAIL]] = -1
-        node[K.ND_LAST] = V - 1
-        nodev = np.zeros((2, n_nodes, V), dtype=i64)
-        nodev[K.NV_CRED] = D
+        ns = np.stack([topology.node_router, topology.node_port, x, y, topology.inject_latency],
+                      axis=-1).astype(i64)  # fmt: skip
+        # every router's block
+        st = np.zeros((R, off[K.CF_RS]), dtype=i64)
+        vcs = self._records(st, K.CF_OVC, P * V, K.N_VC)
+        vcs[:, :, [K.VC_PK, K.VC_VA_T, K.VC_SA_T, K.VC_SA_GR, K.VC_BLOCKED]] = -1
+        ovs = self._records(st, K.CF_OOV, P * V, K.N_OV).reshape(R, P, V, K.N_OV)
+        ovs[..., K.OV_OWNER] = -1
+        connected = (topology.nbr >= 0) | (topology.out_node >= 0)
+        ovs[..., K.OV_CREDITS] = np.where(connected[:, :, None], D, 0)
+        brs = self._records(st, K.CF_OBR, P * V * B, K.N_BR)
+        brs[:, :, [K.BR_OVC, K.BR_PK, K.BR_VAGR]] = -1
+        # every terminal's block
+        nd = np.zeros((n_nodes, off[K.CF_NS]), dtype=i64)
+        nd[:, [K.ND_QHEAD, K.ND_QTAIL]] = -1
+        nd[:, K.ND_LAST] = V - 1
+        nd[:, off[K.CF_ONV] + K.NV_CRED : off[K.CF_ONCQ] : K.N_NV] = D
         n_pk = max(packets, 4 * n_nodes + R * P * B + 16)
         ctr = np.zeros(K.N_CTR, dtype=i64)
         ctr[K.C_MEASURE_TO] = np.iinfo(np.int64).max
         ctr[K.C_WINDOW] = -1
         self.arrays = {
             "cfg": cfg,
-            "topo": topo,
-            "nodes_s": nodes_s,
-            "vc": vc,
-            "br": br,
-            "buf": np.zeros((R, P, V, D), dtype=i64),
-            "port": np.zeros((K.N_PT, R, P), dtype=i64),
-            "lq": np.zeros((3, R, P, q), dtype=i64),
-            "cq": np.zeros((2, R, P, qc), dtype=i64),
-            "va_ptr": np.zeros((2, R, P * V * B), dtype=i64),
-            "rbusy": np.zeros(R, dtype=i64),
-            "act": np.zeros((2, R, P * V), dtype=i64),
-            "node": node,
-            "nodev": nodev,
-            "ncq": np.zeros((2, n_nodes, qc), dtype=i64),
-            "pk": np.zeros((K.N_PK, n_pk), dtype=i64),
+            "tp": tp.reshape(-1),
+            "ns": ns.reshape(-1),
+            "st": st.reshape(-1),
+            "nd": nd.reshape(-1),
+            "pk": np.zeros(n_pk * K.N_PK, dtype=i64),
             "dest": np.zeros(n_pk, dtype=i64) if dest is None else np.asarray(dest, dtype=i64),
             "dsvc": np.zeros(1 if dest is None else len(dest), dtype=i64),
             "rel_order": np.zeros(0, dtype=i64),
@@ -137,12 +129,15 @@ class Machine:
             "link_flits": np.zeros(topology.n_link_ids, dtype=i64),
             "win_link": np.zeros((1 if window else 0, topology.n_link_ids), dtype=np.int32),
             "win_occ": np.zeros((1 if window else 0, R * P), dtype=np.int32),
-            "stall": np.zeros((R, 4), dtype=i64),
             "ctr": ctr,
             "rng": kernel.rng_seed(seed),
-            "rheap": np.zeros(R, dtype=i64),
-            "rpri": np.zeros(R),
-            "rpos": np.full(R, -1, dtype=i64),
+            "due": np.full(R, K.NEVER, dtype=i64),
+            "wheel": np.zeros((K.WHEEL, 2 * R + 2), dtype=i64),
+            "wn": np.zeros(K.WHEEL, dtype=i64),
+            "fheap": np.zeros(R, dtype=i64),
+            "fpri": np.zeros(R),
+            "fpos": np.full(R, -1, dtype=i64),
+            "mark": np.zeros(R, dtype=i64),
             "gheap": np.zeros(n_nodes, dtype=i64),
             "gpri": np.zeros(n_nodes),
             "gpos": np.full(n_nodes, -1, dtype=i64),
@@ -155,6 +150,26 @@ class Machine:
         }
         self.fraction = float(pattern.fraction)
         self.watchdog = watchdog
+
+    def _records(self, st: np.ndarray, offset_key: int, count: int, fields: int) -> np.ndarray:
+        """A view of every router's ``count`` records of ``fields`` at ``cfg[offset_key]``."""
+        at = int(self.cfg[offset_key])
+        return st[:, at : at + count * fields].reshape(st.shape[0], count, fields)
+
+    def router_records(self, offset_key: int, count: int, fields: int) -> np.ndarray:
+        """Per router, a view of its records (e.g. ``K.CF_OVC``, P·V, ``K.N_VC``)."""
+        st = self.arrays["st"].reshape(self.topology.n_routers, -1)
+        return self._records(st, offset_key, count, fields)
+
+    @property
+    def packet_table(self) -> np.ndarray:
+        """Every packet record, one row each (a view: writes go to the simulation)."""
+        return self.arrays["pk"].reshape(-1, K.N_PK)
+
+    @property
+    def terminal_table(self) -> np.ndarray:
+        """Every terminal's block, one row each (a view)."""
+        return self.arrays["nd"].reshape(self.topology.n_nodes, -1)
 
     # ------------------------------------------------------------ running
     @property
@@ -188,15 +203,14 @@ class Machine:
         a = self.arrays
         while True:
             status = kernel.run(
-                a["cfg"], a["topo"], a["nodes_s"], a["vc"], a["br"], a["buf"], a["port"], a["lq"],
-                a["cq"], a["va_ptr"], a["rbusy"], a["act"], a["node"], a["nodev"], a["ncq"], a["pk"],
-                a["dest"], a["dsvc"], a["rel_order"], a["rel_off"], a["grp_ptr"], a["grp"], a["link_flits"],
-                a["win_link"], a["win_occ"], a["stall"], a["ctr"], a["rng"], a["rheap"],
-                a["rpri"], a["rpos"], a["gheap"], a["gpri"], a["gpos"], a["src_list"], a["perm"],
-                a["row_ptr"], a["dest_tab"], a["cum"], self.fraction, a["req_in"], a["req_out"],
-                a["m_in"], a["m_out"], a["cand"], a["sw_vc"], a["sw_br"], a["cur"], int(t_end),
-                float(inject_p), int(packet_flits), 1 if measured else 0, int(self.window),
-                bool(stop_when_idle),
+                a["cfg"], a["tp"], a["ns"], a["st"], a["nd"], a["pk"], a["dest"], a["dsvc"],
+                a["rel_order"], a["rel_off"], a["grp_ptr"], a["grp"], a["link_flits"],
+                a["win_link"], a["win_occ"], a["ctr"], a["rng"], a["due"], a["wheel"], a["wn"],
+                a["fheap"], a["fpri"], a["fpos"], a["mark"], a["gheap"], a["gpri"], a["gpos"],
+                a["src_list"], a["perm"], a["row_ptr"], a["dest_tab"], a["cum"], self.fraction,
+                a["req_in"], a["req_out"], a["m_in"], a["m_out"], a["cand"], a["sw_vc"],
+                a["sw_br"], a["cur"], int(t_end), float(inject_p), int(packet_flits),
+                1 if measured else 0, int(self.window), bool(stop_when_idle),
             )  # fmt: skip
             if status == kernel.FULL:
                 self._grow(t_end)
@@ -207,13 +221,13 @@ class Machine:
 
     def _grow(self, t_end: int) -> None:
         a = self.arrays
-        cap = a["pk"].shape[1]
+        cap = a["pk"].size // K.N_PK
         topo = self.topology
         need = 1 + self.n_packets + 2 * topo.n_nodes + topo.n_routers * topo.n_ports * a["cfg"][K.CF_B]
         if need >= cap:
             new = max(2 * cap, need + 1024)
-            grown = np.zeros((a["pk"].shape[0], new), dtype=np.int64)
-            grown[:, :cap] = a["pk"]
+            grown = np.zeros(new * K.N_PK, dtype=np.int64)
+            grown[: a["pk"].size] = a["pk"]
             a["pk"] = grown
             if a["rel_order"].size == 0:  # synthetic packets keep their destination in dest[p]
                 d = np.zeros(new, dtype=np.int64)
@@ -229,7 +243,8 @@ class Machine:
 
     def _deadlock_message(self) -> str:
         topo = self.topology
-        held = self.arrays["vc"][K.VC_N].sum(axis=(1, 2))
+        P, V = topo.n_ports, self.noc.vcs  # noqa: N806
+        held = self.router_records(K.CF_OVC, P * V, K.N_VC)[:, :, K.VC_N].sum(axis=1)
         stuck = np.flatnonzero(held > 0)
         names = ", ".join(f"({r % topo.width},{r // topo.width})" for r in stuck[:12].tolist())
         more = f" and {stuck.size - 12} more" if stuck.size > 12 else ""
@@ -242,9 +257,8 @@ class Machine:
     # ------------------------------------------------------------ reading back
     def packets(self) -> dict[str, np.ndarray]:
         """Every packet record so far (copies), by field name."""
-        n = self.n_packets
-        pk = self.arrays["pk"]
-        return {name: pk[k, :n].copy() for k, name in enumerate(PACKET_FIELDS)}
+        pk = self.packet_table[: self.n_packets]
+        return {name: pk[:, k].copy() for k, name in enumerate(PACKET_FIELDS)}
 
     @property
     def dest(self) -> np.ndarray:
@@ -256,13 +270,13 @@ class Machine:
 
     @property
     def accepted_flits(self) -> np.ndarray:
-        return self.arrays["node"][K.ND_ACC]
+        return self.terminal_table[:, K.ND_ACC]
 
     def stalls(self) -> dict[str, np.ndarray]:
         """Per router: cycles a VC waited because every output VC was held (``vc_busy``), lost
         VC allocation (``vc_lost``), had no downstream credit (``no_credit``), lost the switch
         (``switch_lost``)."""
-        s = self.arrays["stall"]
+        s = self.router_records(K.CF_OMISC, 1, K.N_MISC)[:, 0, K.M_STALL :]
         return {
             "vc_busy": s[:, K.S_VC_BUSY].copy(),
             "vc_lost": s[:, K.S_VC_LOST].copy(),
