@@ -88,10 +88,11 @@ LQ_F, LQ_V, LQ_T = range(3)
 N_LQ = 3
 CQ_V, CQ_T = range(2)
 N_CQ = 2
-# … misc: busy VCs, stall cycles by cause
-M_BUSY, M_STALL = 0, 1
+# … misc: busy VCs, bit masks of the ports with link / credit queue entries, the router's
+# x and y, stall cycles; then, per input VC, its port and its VC (no divisions in the loop)
+M_BUSY, M_LQ, M_CQ, M_X, M_Y, M_STALL = range(6)
 S_VC_BUSY, S_VC_LOST, S_NO_CREDIT, S_SW_LOST = range(4)
-N_MISC = 5
+N_MISC = 10
 # a terminal's block: fields, then per VC (NV_*), then its credit queue (CQ_*)
 (ND_QHEAD, ND_QTAIL, ND_SENT, ND_LAST, ND_VC, ND_CQ_H, ND_CQ_N, ND_FREE, ND_ACC,
  ND_CREATED, ND_ACTIVE) = range(11)  # fmt: skip
@@ -124,7 +125,7 @@ def layout(P: int, V: int, B: int, D: int, ql: int, qc: int) -> dict:  # noqa: N
         (CF_OCQ, P * qc * N_CQ),
         (CF_OVA, P * V + P * V * B),  # VC allocator: grant pointers, then accept pointers
         (CF_OACT, 2 * P * V),  # the busy VCs, then each VC's place in that list
-        (CF_OMISC, N_MISC),
+        (CF_OMISC, N_MISC + 2 * P * V),
     ):
         off[key] = at
         at += size
@@ -182,7 +183,7 @@ def _gap(rng, p):
 # ------------------------------------------------------------------ scheduling
 @numba.njit(cache=True, _nrt=False, forceinline=True, error_model="numpy")
 def _schedule(due, wheel, wn, fheap, fpri, fpos, mark, ctr, r, when):
-    """Router r has something due at cycle ``when`` (> now); keeps the earliest due time.
+    """Router r has something due at cycle ``when`` (≥ now); keeps the earliest due time.
 
     A router due within ``WHEEL`` cycles goes on the wheel's slot for that cycle, a later
     one into the heap; an entry whose cycle is no longer the router's due time is stale and
@@ -212,6 +213,12 @@ def _schedule(due, wheel, wn, fheap, fpri, fpos, mark, ctr, r, when):
 
 
 # ------------------------------------------------------------------ allocation
+@numba.njit(cache=True, inline="always", error_model="numpy")
+def _next(k, size):
+    """``(k + 1) % size`` for 0 ≤ k < size, without a division (the loops avoid them)."""
+    return 0 if k + 1 == size else k + 1
+
+
 @numba.njit(cache=True, _nrt=False, error_model="numpy")
 def _rr_first(cands, n, base, size):
     """The entry of ``cands[:n]`` closest at or after ``base`` in round robin over ``size``."""
@@ -239,6 +246,13 @@ def _match(req_in, req_out, n_req, n_in, n_out, st, g_at, g_step, a_at, a_step, 
     request, each output one of the inputs that picked it. ``in_match`` and ``out_match``
     (of size ``n_in`` / ``n_out``, -1 = unmatched) hold the result.
     """
+    if n_req == 1:  # one request: granted and accepted, as either allocator would
+        a, b = req_in[0], req_out[0]
+        in_match[a] = b
+        out_match[b] = a
+        st[g_at + b * g_step] = _next(a, n_in)
+        st[a_at + a * a_step] = _next(b, n_out)
+        return
     for k in range(n_req):
         in_match[req_in[k]] = -1
         out_match[req_out[k]] = -1
@@ -264,8 +278,8 @@ def _match(req_in, req_out, n_req, n_in, n_out, st, g_at, g_step, a_at, a_step, 
                     n += 1
             a = _rr_first(cand, n, st[g_at + b * g_step], n_in)
             out_match[b] = a
-            st[g_at + b * g_step] = (a + 1) % n_in
-            st[a_at + a * a_step] = (b + 1) % n_out
+            st[g_at + b * g_step] = _next(a, n_in)
+            st[a_at + a * a_step] = _next(b, n_out)
         for k in range(n_req):
             a = req_in[k]
             b = in_match[a]
@@ -302,8 +316,8 @@ def _match(req_in, req_out, n_req, n_in, n_out, st, g_at, g_step, a_at, a_step, 
                 in_match[a] = b
                 out_match[b] = a
                 if it == 0:
-                    st[g_at + b * g_step] = (a + 1) % n_in
-                    st[a_at + a * a_step] = (b + 1) % n_out
+                    st[g_at + b * g_step] = _next(a, n_in)
+                    st[a_at + a * a_step] = _next(b, n_out)
         for k in range(n_req):  # grants not accepted are released for the next iteration
             b = req_out[k]
             if out_match[b] < -1:
@@ -321,8 +335,7 @@ def _start_packet(cfg, ns, st, pk, dest, rb, r, iv, t_from):
     p = st[rb + cfg[CF_OBUF] + iv * D + st[vb + VC_HEAD]] // FLIT
     st[vb + VC_PK] = p
     st[vb + VC_POPPED] = 0
-    width = cfg[CF_W]
-    x, y = r % width, r // width
+    x, y = st[rb + cfg[CF_OMISC] + M_X], st[rb + cfg[CF_OMISC] + M_Y]
     yx = cfg[CF_YX]
     nb = 0
     for k in range(pk[p * N_PK + PK_LO], pk[p * N_PK + PK_HI]):
@@ -385,6 +398,7 @@ def _lq_push(cfg, st, r, i, f, v, t):
     st[e + LQ_V] = v
     st[e + LQ_T] = t
     st[pb + PT_LQ_N] += 1
+    st[rb + cfg[CF_OMISC] + M_LQ] |= 1 << i
 
 
 @numba.njit(cache=True, inline="always", error_model="numpy")
@@ -400,6 +414,7 @@ def _cq_push(cfg, st, r, o, v, t):
     st[e + CQ_V] = v
     st[e + CQ_T] = t
     st[pb + PT_CQ_N] += 1
+    st[rb + cfg[CF_OMISC] + M_CQ] |= 1 << o
 
 
 @numba.njit(cache=True, inline="always", error_model="numpy")
@@ -438,8 +453,8 @@ def _unblock(st, vb, sb, t):
 # ------------------------------------------------------------------ a router's cycle
 @numba.njit(cache=True, _nrt=False, forceinline=True, error_model="numpy")
 def _router(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, link_flits, win_link, win_occ, ctr, due,
-            wheel, wn, fheap, fpri, fpos, mark, r, t, req_in, req_out, m_in, m_out, cand, sw_vc,
-            sw_br, cur):  # fmt: skip
+            wheel, wn, fheap, fpri, fpos, mark, r, t, req_in, req_out, sreq_in, sreq_out, m_in,
+            m_out, cand, sw_vc, sw_br, cur):  # fmt: skip
     """Everything router r does in cycle t (it has something due); returns the flits it moved
     and schedules its next due cycle."""
     P, V, B, D = cfg[CF_P], cfg[CF_V], cfg[CF_B], cfg[CF_D]  # noqa: N806
@@ -447,28 +462,36 @@ def _router(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, link_flits, win_link, win_
     ql, qc = cfg[CF_QL], cfg[CF_QC]
     rb = r * cfg[CF_RS]
     o_vc, o_ov, o_br, o_pt = rb + cfg[CF_OVC], rb + cfg[CF_OOV], rb + cfg[CF_OBR], rb + cfg[CF_OPT]
+    o_lq, o_cq, o_buf, o_va = rb + cfg[CF_OLQ], rb + cfg[CF_OCQ], rb + cfg[CF_OBUF], rb + cfg[CF_OVA]
     o_act = rb + cfg[CF_OACT]
-    busy = rb + cfg[CF_OMISC] + M_BUSY
-    stalls = rb + cfg[CF_OMISC] + M_STALL
+    iters, alloc = cfg[CF_ITERS], cfg[CF_ALLOC]
+    misc = rb + cfg[CF_OMISC]
+    busy, stalls = misc + M_BUSY, misc + M_STALL
+    o_misc_iv = misc + N_MISC
     moved = 0
     win = ctr[C_WINDOW]
     # ---------------------------------------------------------- read inputs
+    mask = st[misc + M_LQ]
     for i in range(P):
+        if (mask >> i) & 1 == 0:
+            continue
         pb = o_pt + i * N_PT
         while st[pb + PT_LQ_N] > 0:
             h = st[pb + PT_LQ_H]
-            e = rb + cfg[CF_OLQ] + (i * ql + h) * N_LQ
+            e = o_lq + (i * ql + h) * N_LQ
             if st[e + LQ_T] > t:
                 break
             f, v = st[e + LQ_F], st[e + LQ_V]
             h += 1
             st[pb + PT_LQ_H] = 0 if h == ql else h
             st[pb + PT_LQ_N] -= 1
+            if st[pb + PT_LQ_N] == 0:
+                st[misc + M_LQ] &= ~(1 << i)
             iv = i * V + v
             vb = o_vc + iv * N_VC
             n = st[vb + VC_N]
             k = st[vb + VC_HEAD] + n
-            st[rb + cfg[CF_OBUF] + iv * D + (k - D if k >= D else k)] = f
+            st[o_buf + iv * D + (k - D if k >= D else k)] = f
             st[vb + VC_N] = n + 1
             if win >= 0:
                 occ = 0
@@ -482,177 +505,192 @@ def _router(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, link_flits, win_link, win_
                 st[o_act + P * V + iv] = nbusy
                 st[busy] = nbusy + 1
                 _start_packet(cfg, ns, st, pk, dest, rb, r, iv, t)
+    mask = st[misc + M_CQ]
     for o in range(P):
+        if (mask >> o) & 1 == 0:
+            continue
         pb = o_pt + o * N_PT
         while st[pb + PT_CQ_N] > 0:
             h = st[pb + PT_CQ_H]
-            e = rb + cfg[CF_OCQ] + (o * qc + h) * N_CQ
+            e = o_cq + (o * qc + h) * N_CQ
             if st[e + CQ_T] > t:
                 break
             st[o_ov + (o * V + st[e + CQ_V]) * N_OV + OV_CREDITS] += 1
             h += 1
             st[pb + PT_CQ_H] = 0 if h == qc else h
             st[pb + PT_CQ_N] -= 1
+            if st[pb + PT_CQ_N] == 0:
+                st[misc + M_CQ] &= ~(1 << o)
     na = st[busy]
     if na > 0:
         for k in range(na):  # the busy VCs (a copy: sending may take some off the list)
             cur[k] = st[o_act + k]
-        # ------------------------------------------------------ VC allocation
-        n_req = 0
+        # ------------------------------------------------------ requests
+        # VC allocation by the routed heads, switch allocation by the VCs that hold an
+        # output VC (a VC that wins its output VC this cycle competes for the switch from
+        # the next: one pass gathers both)
+        n_va = 0
+        n_sa = 0
+        va_open = False  # some VC is in VC allocation
+        sa_open = False  # … or in switch allocation
         for kv in range(na):
             iv = cur[kv]
             vb = o_vc + iv * N_VC
-            if st[vb + VC_STATE] != V_VCALLOC or st[vb + VC_VA_T] >= 0:
-                continue
-            if st[vb + VC_FROM] > t:
-                continue
-            asked = False
-            bb = o_br + iv * B * N_BR
-            for b in range(st[vb + VC_BRN]):
-                e = bb + b * N_BR
-                if st[e + BR_OVC] >= 0:
+            state = st[vb + VC_STATE]
+            if state == V_VCALLOC:
+                if st[vb + VC_VA_T] >= 0:
+                    va_open = True
                     continue
-                o = st[e + BR_PORT]
-                for ov in range(V):
-                    if st[o_ov + (o * V + ov) * N_OV + OV_OWNER] < 0:
-                        req_in[n_req] = iv * B + b
-                        req_out[n_req] = o * V + ov
-                        n_req += 1
-                        asked = True
-            if not asked:
-                _block(st, vb, t, S_VC_BUSY)  # every VC it needs is held
-                continue
-            _unblock(st, vb, stalls, t)
-            st[vb + VC_VA_T] = t + vd - 1
-        if n_req > 0:
-            va = rb + cfg[CF_OVA]
-            _match(req_in, req_out, n_req, P * V * B, P * V, st, va, 1, va + P * V, 1,
-                   cfg[CF_ITERS], cfg[CF_ALLOC], m_in, m_out, cand)  # fmt: skip
-            for k in range(n_req):
-                a = req_in[k]
-                if m_in[a] >= 0:
-                    st[o_br + a * N_BR + BR_VAGR] = m_in[a] % V
-        # VC allocation ends (this cycle's, and earlier ones with longer delays)
-        for kv in range(na):
-            iv = cur[kv]
-            vb = o_vc + iv * N_VC
-            if st[vb + VC_STATE] != V_VCALLOC or st[vb + VC_VA_T] != t:
-                continue
-            done = True
-            lost = False
-            bb = o_br + iv * B * N_BR
-            for b in range(st[vb + VC_BRN]):
-                e = bb + b * N_BR
-                if st[e + BR_OVC] >= 0:
+                if st[vb + VC_FROM] > t:
                     continue
-                ov = st[e + BR_VAGR]
-                ob = o_ov + (st[e + BR_PORT] * V + ov) * N_OV
-                if ov >= 0 and st[ob + OV_OWNER] < 0:
-                    st[ob + OV_OWNER] = iv * B + b
-                    st[e + BR_OVC] = ov
-                else:
-                    done = False
-                    lost = True
-                st[e + BR_VAGR] = -1
-            if lost:
-                st[stalls + S_VC_LOST] += 1
-            st[vb + VC_VA_T] = -1
-            st[vb + VC_FROM] = t + 1
-            if done:
-                st[vb + VC_STATE] = V_ACTIVE
-        # ------------------------------------------------------ switch allocation
-        n_req = 0
-        for kv in range(na):
-            iv = cur[kv]
-            vb = o_vc + iv * N_VC
-            if st[vb + VC_STATE] != V_ACTIVE or st[vb + VC_SA_T] >= 0:
-                continue
-            if st[vb + VC_FROM] > t or st[vb + VC_N] == 0:
-                continue
-            i = iv // V
-            v = iv - i * V
-            avail = st[vb + VC_POPPED] + st[vb + VC_N]  # flits of the packet received
-            size = pk[st[vb + VC_PK] * N_PK + PK_SIZE]
-            if avail > size:
-                avail = size
-            asked = False
-            waiting = False
-            bb = o_br + iv * B * N_BR
-            for b in range(st[vb + VC_BRN]):
-                e = bb + b * N_BR
-                if st[e + BR_SENT] >= avail:
-                    continue  # this branch waits for the next flit
-                o = st[e + BR_PORT]
-                if st[o_ov + (o * V + st[e + BR_OVC]) * N_OV + OV_CREDITS] <= 0:
-                    waiting = True  # the downstream buffer is full
+                asked = False
+                bb = o_br + iv * B * N_BR
+                for b in range(st[vb + VC_BRN]):
+                    e = bb + b * N_BR
+                    if st[e + BR_OVC] >= 0:
+                        continue
+                    o = st[e + BR_PORT]
+                    for ov in range(V):
+                        if st[o_ov + (o * V + ov) * N_OV + OV_OWNER] < 0:
+                            req_in[n_va] = iv * B + b
+                            req_out[n_va] = o * V + ov
+                            n_va += 1
+                            asked = True
+                if not asked:
+                    _block(st, vb, t, S_VC_BUSY)  # every VC it needs is held
                     continue
-                if st[o_pt + o * N_PT + PT_OUT_FREE] > t + sd - 1 + st_delay:
-                    continue  # the link still serializes an earlier flit
-                # one VC per (input, output), round robin from sw_rr (BookSim2's Supersedes)
-                held = sw_vc[i * P + o]
-                if held < 0:
-                    req_in[n_req] = i
-                    req_out[n_req] = o
-                    n_req += 1
-                    sw_vc[i * P + o] = v
-                    sw_br[i * P + o] = b
-                else:
-                    rr = st[o_pt + i * N_PT + PT_SW_RR]
-                    dv, dc = v - rr, held - rr
-                    if dv < 0:
-                        dv += V
-                    if dc < 0:
-                        dc += V
-                    if dv < dc:
+                _unblock(st, vb, stalls, t)
+                st[vb + VC_VA_T] = t + vd - 1
+                va_open = True
+            elif state == V_ACTIVE:
+                if st[vb + VC_SA_T] >= 0:
+                    sa_open = True
+                    continue
+                if st[vb + VC_FROM] > t or st[vb + VC_N] == 0:
+                    continue
+                i, v = st[o_misc_iv + iv], st[o_misc_iv + P * V + iv]
+                avail = st[vb + VC_POPPED] + st[vb + VC_N]  # flits of the packet received
+                size = pk[st[vb + VC_PK] * N_PK + PK_SIZE]
+                if avail > size:
+                    avail = size
+                asked = False
+                waiting = False
+                bb = o_br + iv * B * N_BR
+                for b in range(st[vb + VC_BRN]):
+                    e = bb + b * N_BR
+                    if st[e + BR_SENT] >= avail:
+                        continue  # this branch waits for the next flit
+                    o = st[e + BR_PORT]
+                    if st[o_ov + (o * V + st[e + BR_OVC]) * N_OV + OV_CREDITS] <= 0:
+                        waiting = True  # the downstream buffer is full
+                        continue
+                    if st[o_pt + o * N_PT + PT_OUT_FREE] > t + sd - 1 + st_delay:
+                        continue  # the link still serializes an earlier flit
+                    # one VC per (input, output), round robin from sw_rr (BookSim2's Supersedes)
+                    held = sw_vc[i * P + o]
+                    if held < 0:
+                        sreq_in[n_sa] = i
+                        sreq_out[n_sa] = o
+                        n_sa += 1
                         sw_vc[i * P + o] = v
                         sw_br[i * P + o] = b
-                asked = True
-            if asked:
-                _unblock(st, vb, stalls, t)
-                st[vb + VC_SA_T] = t + sd - 1
-                st[vb + VC_SA_GR] = -1
-            elif waiting:
-                _block(st, vb, t, S_NO_CREDIT)
-        if n_req > 0:
-            _match(req_in, req_out, n_req, P, P, st, o_pt + PT_SW_G, N_PT, o_pt + PT_SW_A, N_PT,
-                   cfg[CF_ITERS], cfg[CF_ALLOC], m_in, m_out, cand)  # fmt: skip
-            for k in range(n_req):
-                i, o = req_in[k], req_out[k]
+                    else:
+                        rr = st[o_pt + i * N_PT + PT_SW_RR]
+                        dv, dc = v - rr, held - rr
+                        if dv < 0:
+                            dv += V
+                        if dc < 0:
+                            dc += V
+                        if dv < dc:
+                            sw_vc[i * P + o] = v
+                            sw_br[i * P + o] = b
+                    asked = True
+                if asked:
+                    _unblock(st, vb, stalls, t)
+                    st[vb + VC_SA_T] = t + sd - 1
+                    st[vb + VC_SA_GR] = -1
+                    sa_open = True
+                elif waiting:
+                    _block(st, vb, t, S_NO_CREDIT)
+        # ------------------------------------------------------ VC allocation
+        if n_va > 0:
+            _match(req_in, req_out, n_va, P * V * B, P * V, st, o_va, 1, o_va + P * V, 1, iters,
+                   alloc, m_in, m_out, cand)  # fmt: skip
+            for k in range(n_va):
+                a = req_in[k]
+                if m_in[a] >= 0:
+                    st[o_br + a * N_BR + BR_VAGR] = m_in[a] - st[o_br + a * N_BR + BR_PORT] * V
+        if va_open:  # VC allocation ends (this cycle's, and earlier ones with longer delays)
+            for kv in range(na):
+                iv = cur[kv]
+                vb = o_vc + iv * N_VC
+                if st[vb + VC_STATE] != V_VCALLOC or st[vb + VC_VA_T] != t:
+                    continue
+                done = True
+                lost = False
+                bb = o_br + iv * B * N_BR
+                for b in range(st[vb + VC_BRN]):
+                    e = bb + b * N_BR
+                    if st[e + BR_OVC] >= 0:
+                        continue
+                    ov = st[e + BR_VAGR]
+                    ob = o_ov + (st[e + BR_PORT] * V + ov) * N_OV
+                    if ov >= 0 and st[ob + OV_OWNER] < 0:
+                        st[ob + OV_OWNER] = iv * B + b
+                        st[e + BR_OVC] = ov
+                    else:
+                        done = False
+                        lost = True
+                    st[e + BR_VAGR] = -1
+                if lost:
+                    st[stalls + S_VC_LOST] += 1
+                st[vb + VC_VA_T] = -1
+                st[vb + VC_FROM] = t + 1
+                if done:
+                    st[vb + VC_STATE] = V_ACTIVE
+        # ------------------------------------------------------ switch allocation
+        if n_sa > 0:
+            _match(sreq_in, sreq_out, n_sa, P, P, st, o_pt + PT_SW_G, N_PT, o_pt + PT_SW_A, N_PT,
+                   iters, alloc, m_in, m_out, cand)  # fmt: skip
+            for k in range(n_sa):
+                i, o = sreq_in[k], sreq_out[k]
                 v = sw_vc[i * P + o]
                 if m_in[i] == o:
                     st[o_vc + (i * V + v) * N_VC + VC_SA_GR] = sw_br[i * P + o]
-                    st[o_pt + i * N_PT + PT_SW_RR] = (v + 1) % V
-            for k in range(n_req):
-                sw_vc[req_in[k] * P + req_out[k]] = -1
+                    st[o_pt + i * N_PT + PT_SW_RR] = _next(v, V)
+                sw_vc[i * P + o] = -1
+        if sa_open:  # requests that lost; then the grants whose delay has passed send
             for kv in range(na):
-                vb = o_vc + cur[kv] * N_VC
+                iv = cur[kv]
+                vb = o_vc + iv * N_VC
                 if st[vb + VC_SA_T] == t + sd - 1 and st[vb + VC_SA_GR] == -1:
                     st[vb + VC_SA_GR] = -2
                     st[stalls + S_SW_LOST] += 1  # lost the switch (or its port's turn)
-        # switch allocation ends: the grants whose delay has passed send their flits
-        for kv in range(na):
-            iv = cur[kv]
-            vb = o_vc + iv * N_VC
-            if st[vb + VC_STATE] != V_ACTIVE or st[vb + VC_SA_T] != t:
-                continue
-            b = st[vb + VC_SA_GR]
-            st[vb + VC_SA_T] = -1
-            st[vb + VC_FROM] = t + 1
-            if b >= 0:
-                moved += _send(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, link_flits, win_link,
-                               ctr, due, wheel, wn, fheap, fpri, fpos, mark, rb, r, iv, b, t)  # fmt: skip
+                if st[vb + VC_STATE] != V_ACTIVE or st[vb + VC_SA_T] != t:
+                    continue
+                b = st[vb + VC_SA_GR]
+                st[vb + VC_SA_T] = -1
+                st[vb + VC_FROM] = t + 1
+                if b >= 0:
+                    moved += _send(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, link_flits,
+                                   win_link, ctr, due, wheel, wn, fheap, fpri, fpos, mark, rb, r,
+                                   iv, b, t)  # fmt: skip
     # ---------------------------------------------------------- when is it due next?
     nxt = NEVER
-    for i in range(P):
-        pb = o_pt + i * N_PT
-        if st[pb + PT_LQ_N] > 0:
-            tt = st[rb + cfg[CF_OLQ] + (i * ql + st[pb + PT_LQ_H]) * N_LQ + LQ_T]
-            if tt < nxt:
-                nxt = tt
-        if st[pb + PT_CQ_N] > 0:
-            tt = st[rb + cfg[CF_OCQ] + (i * qc + st[pb + PT_CQ_H]) * N_CQ + CQ_T]
-            if tt < nxt:
-                nxt = tt
+    lq_mask, cq_mask = st[misc + M_LQ], st[misc + M_CQ]
+    if st[busy] == 0:
+        cq_mask = 0  # credits matter only to a busy VC: an idle router takes them later
+    if lq_mask | cq_mask:
+        for i in range(P):
+            pb = o_pt + i * N_PT
+            if (lq_mask >> i) & 1:
+                tt = st[o_lq + (i * ql + st[pb + PT_LQ_H]) * N_LQ + LQ_T]
+                if tt < nxt:
+                    nxt = tt
+            if (cq_mask >> i) & 1:
+                tt = st[o_cq + (i * qc + st[pb + PT_CQ_H]) * N_CQ + CQ_T]
+                if tt < nxt:
+                    nxt = tt
     if nxt > t + 1:
         for kv in range(st[busy]):
             iv = st[o_act + kv]
@@ -760,8 +798,8 @@ def _send(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, link_flits, win_link, ctr, d
     for j in range(st[vb + VC_BRN]):
         if st[bb + j * N_BR + BR_SENT] < least:
             least = st[bb + j * N_BR + BR_SENT]
-    i = iv // V
-    v = iv - i * V
+    o_iv = rb + cfg[CF_OMISC] + N_MISC
+    i, v = st[o_iv + iv], st[o_iv + P * V + iv]
     while st[vb + VC_POPPED] < least:
         h = st[vb + VC_HEAD] + 1
         st[vb + VC_HEAD] = 0 if h == D else h
@@ -772,7 +810,8 @@ def _send(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, link_flits, win_link, ctr, d
             up = tp[(r * P + i) * N_T + T_NBR]
             when = t + tp[(up * P + (i ^ 1)) * N_T + T_LAT] + 1 + cfg[CF_CD]
             _cq_push(cfg, st, up, i ^ 1, v, when)
-            _schedule(due, wheel, wn, fheap, fpri, fpos, mark, ctr, up, when)
+            if st[up * cfg[CF_RS] + cfg[CF_OMISC] + M_BUSY] > 0:  # else it waits for a visit
+                _schedule(due, wheel, wn, fheap, fpri, fpos, mark, ctr, up, when)
         else:  # … or to the terminal of this local port
             n = tp[(r * P + i) * N_T + T_OUT_NODE]
             _ncq_push(cfg, nd, n, v, t + ns[n * N_NS + NS_INJ_LAT] + 1)
@@ -808,7 +847,6 @@ def _sink(cfg, tp, st, nd, pk, dsvc, grp, ctr, due, wheel, wn, fheap, fpri, fpos
     if k < size - 1:
         if cfg[CF_SINK] == 0:
             _cq_push(cfg, st, r, o, ov, arrive + back)
-            _schedule(due, wheel, wn, fheap, fpri, fpos, mark, ctr, r, arrive + back)
         return
     # the tail: the packet is whole at the terminal
     pk[p * N_PK + PK_ATIME] = arrive
@@ -821,7 +859,6 @@ def _sink(cfg, tp, st, nd, pk, dsvc, grp, ctr, due, wheel, wn, fheap, fpri, fpos
     else:
         done = arrive
         _cq_push(cfg, st, r, o, ov, done + back)
-    _schedule(due, wheel, wn, fheap, fpri, fpos, mark, ctr, r, done + back)
     pk[p * N_PK + PK_DONE] = done
     ctr[C_DELIVERED] += 1
     if done > ctr[C_LAST_DONE]:
@@ -942,8 +979,9 @@ def _inject(cfg, ns, st, nd, pk, link_flits, win_link, ctr, due, wheel, wn, fhea
         k = nd[nb + ND_SENT]
         if k == 0:  # a head: take a free VC, round robin after the last one used
             c = -1
-            for jj in range(1, V + 1):
-                cc = (nd[nb + ND_LAST] + jj) % V
+            cc = nd[nb + ND_LAST]
+            for _ in range(V):
+                cc = _next(cc, V)
                 cb = nb + o_nv + cc * N_NV
                 if nd[cb + NV_OWNER] == 0 and nd[cb + NV_CRED] > 0:
                     c = cc
@@ -1016,8 +1054,8 @@ def _release(cfg, nd, pk, src_list, rel_order, rel_off, grp_ptr, grp, ctr, t):
 @numba.njit(cache=True, _nrt=False, error_model="numpy")
 def run(cfg, tp, ns, st, nd, pk, dest, dsvc, rel_order, rel_off, grp_ptr, grp, link_flits,
         win_link, win_occ, ctr, rng, due, wheel, wn, fheap, fpri, fpos, mark, gheap, gpri, gpos,
-        src_list, perm, row_ptr, dest_tab, cum, fraction, req_in, req_out, m_in, m_out, cand,
-        sw_vc, sw_br, cur, t_end, inject_p, size, measured, window, stop_when_idle):  # fmt: skip
+        src_list, perm, row_ptr, dest_tab, cum, fraction, req_in, req_out, sreq_in, sreq_out, m_in,
+        m_out, cand, sw_vc, sw_br, cur, t_end, inject_p, size, measured, window, stop_when_idle):  # fmt: skip
     """Advance from ``ctr[C_T]`` to ``t_end`` (exclusive). Returns a status.
 
     ``inject_p``: packets per terminal and cycle of the synthetic sources; ``measured``: the
@@ -1052,8 +1090,14 @@ def run(cfg, tp, ns, st, nd, pk, dest, dsvc, rel_order, rel_off, grp_ptr, grp, l
         if ctr[C_NSRC] > 0:
             moved += _inject(cfg, ns, st, nd, pk, link_flits, win_link, ctr, due, wheel, wn,
                              fheap, fpri, fpos, mark, src_list, t)  # fmt: skip
-        # the routers due now: on the wheel's slot, and from the heap of later ones
+        # the routers due now: on the wheel's slot (the heap's are moved there first)
         s = t & (WHEEL - 1)
+        while ctr[C_FHEAP_N] > 0 and -fpri[fheap[0]] <= t:
+            r = fheap[0]
+            ctr[C_FHEAP_N] = pop(fheap, fpri, fpos, ctr[C_FHEAP_N])
+            if due[r] == t:
+                due[r] = NEVER  # on the wheel now, due at t
+                _schedule(due, wheel, wn, fheap, fpri, fpos, mark, ctr, r, t)
         k = 0
         while k < wn[s]:
             r = wheel[s, k]
@@ -1064,18 +1108,9 @@ def run(cfg, tp, ns, st, nd, pk, dest, dsvc, rel_order, rel_off, grp_ptr, grp, l
             ctr[C_VISITS] += 1
             moved += _router(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, link_flits, win_link,
                              win_occ, ctr, due, wheel, wn, fheap, fpri, fpos, mark, r, t, req_in,
-                             req_out, m_in, m_out, cand, sw_vc, sw_br, cur)  # fmt: skip
+                             req_out, sreq_in, sreq_out, m_in, m_out, cand, sw_vc, sw_br,
+                             cur)  # fmt: skip
         wn[s] = 0
-        while ctr[C_FHEAP_N] > 0 and -fpri[fheap[0]] <= t:
-            r = fheap[0]
-            ctr[C_FHEAP_N] = pop(fheap, fpri, fpos, ctr[C_FHEAP_N])
-            if due[r] != t:
-                continue
-            due[r] = NEVER
-            ctr[C_VISITS] += 1
-            moved += _router(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, link_flits, win_link,
-                             win_occ, ctr, due, wheel, wn, fheap, fpri, fpos, mark, r, t, req_in,
-                             req_out, m_in, m_out, cand, sw_vc, sw_br, cur)  # fmt: skip
         if moved > 0:
             ctr[C_PROGRESS] = t
         elif ctr[C_INFLIGHT] > 0 and t - ctr[C_PROGRESS] > watchdog:
@@ -1129,6 +1164,8 @@ def workspace(P: int, V: int, B: int) -> dict:  # noqa: N803
     return {
         "req_in": np.zeros(n_req, dtype=np.int64),
         "req_out": np.zeros(n_req, dtype=np.int64),
+        "sreq_in": np.zeros(P * P, dtype=np.int64),
+        "sreq_out": np.zeros(P * P, dtype=np.int64),
         "m_in": np.full(P * V * B + P, -1, dtype=np.int64),
         "m_out": np.full(P * V + P, -1, dtype=np.int64),
         "cand": np.zeros(n_req, dtype=np.int64),

@@ -104,6 +104,10 @@ class Machine:
         ovs[..., K.OV_CREDITS] = np.where(connected[:, :, None], D, 0)
         brs = self._records(st, K.CF_OBR, P * V * B, K.N_BR)
         brs[:, :, [K.BR_OVC, K.BR_PK, K.BR_VAGR]] = -1
+        misc = self._records(st, K.CF_OMISC, 1, K.N_MISC + 2 * P * V)[:, 0]
+        misc[:, K.M_X], misc[:, K.M_Y] = np.arange(R) % topology.width, np.arange(R) // topology.width
+        misc[:, K.N_MISC : K.N_MISC + P * V] = np.arange(P * V) // V  # per input VC: its port
+        misc[:, K.N_MISC + P * V :] = np.arange(P * V) % V  # … and its VC
         # every terminal's block
         nd = np.zeros((n_nodes, off[K.CF_NS]), dtype=i64)
         nd[:, [K.ND_QHEAD, K.ND_QTAIL]] = -1
@@ -208,7 +212,7 @@ class Machine:
                 a["win_link"], a["win_occ"], a["ctr"], a["rng"], a["due"], a["wheel"], a["wn"],
                 a["fheap"], a["fpri"], a["fpos"], a["mark"], a["gheap"], a["gpri"], a["gpos"],
                 a["src_list"], a["perm"], a["row_ptr"], a["dest_tab"], a["cum"], self.fraction,
-                a["req_in"], a["req_out"], a["m_in"], a["m_out"], a["cand"], a["sw_vc"],
+                a["req_in"], a["req_out"], a["sreq_in"], a["sreq_out"], a["m_in"], a["m_out"], a["cand"], a["sw_vc"],
                 a["sw_br"], a["cur"], int(t_end), float(inject_p), int(packet_flits),
                 1 if measured else 0, int(self.window), bool(stop_when_idle),
             )  # fmt: skip
