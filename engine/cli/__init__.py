@@ -1,0 +1,62 @@
+"""The ``meshscope`` command (the explorer adds ``serve``; see ``explorer.cli``).
+
+    meshscope list [networks|hardware|partitioners|placers|objectives|strategies] [--json]
+    meshscope evaluate [--network SPEC] [--hardware SPEC] [--partition SPEC]
+                       [--placement NAME | --mapping FILE] [--links] [--simulate] [--multicast]
+                       [--json] [--save FILE]
+    meshscope map [--network SPEC] [--hardware SPEC] [--partition SPEC] [--placement NAME]
+                  [--json] [--save FILE]
+    meshscope convert --network SPEC --out FILE.hgr|FILE.npz
+    meshscope evolve [--network SPEC] [--hardware SPEC] [--budget N] [--seed S] [options]
+    meshscope simulate [mapping options | --pattern NAME --mesh WxH --rate R] [options]
+    meshscope sweep --pattern NAME --mesh WxH --rates START:STOP:STEP [options]
+
+One module per family of commands (``mapping``, ``evolve``, ``simulate``), each adding its
+subcommands to the parser; ``common`` holds what they share. Every command builds its
+mapping through ``engine.pipeline``. On bad input: one line on stderr and exit code 2;
+output files are checked before any work starts and written whole or not at all. On a
+terminal, long work shows a progress bar (quiet when piped).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Iterable
+
+from engine.cli import evolve, mapping, simulate
+from engine.cli.common import Parser
+from engine.errors import MeshScopeError
+
+__all__ = ["build_parser", "main"]
+
+
+def build_parser(
+    extra_commands: Iterable[Callable[[argparse._SubParsersAction], None]] = (),
+) -> argparse.ArgumentParser:
+    """The ``meshscope`` parser; each of ``extra_commands`` adds a subcommand (``serve``)."""
+    p = Parser(
+        prog="meshscope",
+        description="Map spiking neural networks onto mesh accelerators: evaluate, map, "
+        "convert, evolve and simulate mappings, or serve the explorer.",
+    )
+    sub = p.add_subparsers(dest="command", required=True, parser_class=Parser)
+    for add in (mapping.add_commands, evolve.add_commands, simulate.add_commands, *extra_commands):
+        add(sub)
+    return p
+
+
+def main(argv=None, extra_commands=()) -> int:
+    """Run ``meshscope argv``; returns the exit code (2 on bad input, one line on stderr)."""
+    args = build_parser(extra_commands).parse_args(argv)
+    try:
+        return args.func(args)
+    except MeshScopeError as e:
+        sys.stderr.write(f"meshscope: error: {' '.join(str(e).split())}\n")
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,137 @@
+"""What the commands share: the parser, progress on a terminal, output checks, and the
+options that name a mapping."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import shutil
+import sys
+from collections.abc import Iterable
+
+from engine.errors import SpecError
+from engine.io.files import check_writable
+from engine.specs import DEFAULT_HARDWARE, DEFAULT_NETWORK
+
+__all__ = [
+    "HARDWARE_HELP",
+    "NETWORK_HELP",
+    "PARTITION_HELP",
+    "PLACEMENT_HELP",
+    "Parser",
+    "Steps",
+    "bar",
+    "build",
+    "check_outputs",
+    "mapping_options",
+    "on_terminal",
+    "work",
+]
+
+NETWORK_HELP = (
+    f"workload spec (see 'meshscope list networks') or network file (default {DEFAULT_NETWORK})"
+)
+HARDWARE_HELP = (
+    f"hardware preset, preset TOML file or mesh:WxH[xK][@CXxCY] (default {DEFAULT_HARDWARE})"
+)
+PARTITION_HELP = (
+    "min, min+K, natural, cores:C1,C2,…, file:PATH or a partitioner "
+    "(see 'meshscope list partitioners'; without it, the network's natural split, else min)"
+)
+PLACEMENT_HELP = "placer, or PLACER+force to refine it (see 'meshscope list placers')"
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, exit 2
+        sys.stderr.write(f"meshscope: error: {message} (see meshscope --help)\n")
+        sys.exit(2)
+
+
+def on_terminal(args) -> bool:
+    """Progress is shown on a terminal, never when stderr is piped or with --json."""
+    return sys.stderr.isatty() and not getattr(args, "json", False)
+
+
+def bar(args, total: int, **kwargs):
+    """A tqdm bar on stderr when on a terminal, else None."""
+    if not on_terminal(args):
+        return None
+    from tqdm import tqdm
+
+    ncols = shutil.get_terminal_size((100, 24)).columns or 100  # a 0-wide pty: 100 columns
+    return tqdm(total=total, file=sys.stderr, ncols=min(ncols, 120), leave=False, **kwargs)
+
+
+@contextlib.contextmanager
+def work(args):
+    """Around a command's work: on a terminal, say when numba compiles its kernels."""
+    if not on_terminal(args):
+        yield
+        return
+    from engine.kernels import compiling_notice
+
+    with compiling_notice(lambda text: sys.stderr.write(f"meshscope: {text}\n")):
+        yield
+
+
+class Steps:
+    """On a terminal, a bar over a command's steps (partition, place, evaluate …)."""
+
+    def __init__(self, args, names: Iterable[str]):
+        self.names = list(names)
+        self.bar = bar(args, len(self.names), bar_format="{desc:<24} {bar} {n}/{total}")
+        self.done = -1
+
+    def __call__(self, name: str) -> None:
+        """Step ``name`` starts (the steps before it are done)."""
+        if self.bar is not None:
+            done = self.names.index(name)
+            self.bar.update(done - max(self.done, 0))
+            self.bar.set_description_str(f"{name}…")
+            self.done = done
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def check_outputs(*paths) -> None:
+    """Fail before any work when an output path cannot be written."""
+    for what, path in paths:
+        if path:
+            check_writable(path, what)
+
+
+def build(args, steps: Steps | None = None):
+    """The ``Mapped`` the mapping options name (``engine.pipeline.build_mapping``)."""
+    from engine.pipeline import build_mapping
+
+    if getattr(args, "mapping", None):
+        if args.partition or args.placement:
+            raise SpecError("give either --mapping or --partition/--placement, not both")
+        return build_mapping(args.network, args.hardware, mapping_file=args.mapping)
+    return build_mapping(
+        args.network,
+        args.hardware,
+        partition=args.partition or args.default_partition,
+        placement=args.placement or args.default_placement,
+        seed=args.seed,
+        progress=steps,
+    )
+
+
+def mapping_options(p, *, partition: str | None, placement: str):
+    """The options that name a mapping; ``--partitioner``/``--placer`` are aliases."""
+    p.add_argument("--network", help=NETWORK_HELP)
+    p.add_argument("--hardware", help=HARDWARE_HELP)
+    p.add_argument(
+        "--partition", "--partitioner", dest="partition",
+        help=PARTITION_HELP + (f" (default {partition})" if partition else ""),
+    )  # fmt: skip
+    p.add_argument(
+        "--placement", "--placer", dest="placement", help=f"{PLACEMENT_HELP} (default {placement})"
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of random partitioners and placers")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    p.add_argument("--save", metavar="FILE", help="write the mapping as a MeshScope mapping file")
+    p.set_defaults(default_partition=partition, default_placement=placement)

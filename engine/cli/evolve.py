@@ -1,0 +1,192 @@
+"""``evolve``: the nested evolutionary search (Loihi 2 mapping ES), with progress,
+checkpoints and hardware in the loop."""
+
+from __future__ import annotations
+
+import json
+
+from engine.cli.common import HARDWARE_HELP, NETWORK_HELP, bar, check_outputs, work
+from engine.errors import SpecError
+from engine.io.files import check_readable
+from engine.specs import DEFAULT_HARDWARE, DEFAULT_NETWORK
+
+__all__ = ["add_commands"]
+
+
+def cmd_evolve(args) -> int:
+    if args.resume:
+        check_readable(args.resume, "checkpoint")
+    check_outputs(
+        ("mapping file", args.out),
+        ("history file", args.history),
+        ("checkpoint", args.checkpoint or args.resume),
+    )
+    with work(args):
+        return _evolve(args)
+
+
+def _evolve(args) -> int:
+    import threading
+
+    from engine.cost import evaluate
+    from engine.pipeline import Mapped, resolve_hardware, resolve_network, write_mapping_file
+    from engine.search import (
+        CommandEvaluator,
+        ESConfig,
+        NestedES,
+        default_evaluator,
+        make_search,
+        objectives,
+    )
+
+    network = resolve_network(args.network or DEFAULT_NETWORK)
+    hardware = resolve_hardware(args.hardware or DEFAULT_HARDWARE)
+    config = ESConfig(
+        budget=args.budget,
+        lambda_part=args.lambda_part,
+        lambda_place=args.lambda_place,
+        reorder=not args.no_reorder,
+        elitist=not args.no_elitism,
+        objective=args.objective,
+        init_k=args.init_k,
+        seed=args.seed,
+    )
+    if args.evaluator_cmd:
+        if objectives[config.objective].simulated:
+            raise SpecError(
+                f"--objective {config.objective} is the simulator's; it cannot rate the "
+                "results of --evaluator-cmd (use latency or energy)"
+            )
+        evaluator = CommandEvaluator(
+            network, hardware, args.evaluator_cmd, timeout_s=args.eval_timeout, workers=args.workers
+        )
+    else:
+        evaluator = default_evaluator(network, hardware, config.objective, workers=args.workers)
+    pbar = None
+    try:
+        if args.resume:
+            if args.strategy != "global":
+                raise SpecError("--resume continues a global run; chipwise runs keep no checkpoint")
+            search = NestedES.resume(
+                args.resume, network, hardware, evaluator=evaluator, budget=args.budget
+            )
+            config = search.config
+        else:
+            search = make_search(
+                network, hardware, config, strategy=args.strategy, evaluator=evaluator
+            )
+        pbar = bar(args, config.budget, initial=len(search.history), unit="eval")
+
+        def progress(event):
+            if pbar is not None:
+                pbar.update(1)
+                pbar.set_postfix_str(f"best {event.best.fitness:.3f}", refresh=False)
+
+        cancel = threading.Event()
+        try:
+            result = search.run(
+                cancel=cancel, checkpoint=args.checkpoint or args.resume, callback=progress
+            )
+        except KeyboardInterrupt:  # keep the best found so far
+            result = search.result(cancelled=True)
+    finally:
+        if pbar is not None:
+            pbar.close()
+        evaluator.close()
+    best_mapping = result.mapping(network)
+    best_eval = evaluate(network, hardware, best_mapping)
+    if args.out:
+        write_mapping_file(args.out, Mapped.of(network, hardware, best_mapping), best_eval)
+    if args.history:
+        result.history.write(args.history)
+    initial_eval = evaluate(network, hardware, result.initial.mapping(network))
+    summary = {
+        "network": network.name,
+        "hardware": hardware.name,
+        "strategy": args.strategy,
+        "objective": config.objective,
+        "best": best_eval.to_dict(hardware),
+        "heuristics": {name: r.latency_us for name, r in result.heuristics.items()},
+        "initial": initial_eval.to_dict(hardware),
+        "evaluations": result.evaluations,
+        "failed": result.failed,
+        "improvement_pct": result.improvement_pct,
+        "cancelled": result.cancelled,
+        "cores_per_population": list(result.best.cores_per_population),
+    }
+    if objectives[config.objective].simulated:
+        summary["best_simulated_us"] = result.best.simulated_us
+        summary["heuristics_simulated_us"] = {
+            name: r.simulated_us for name, r in result.heuristics.items()
+        }
+    if args.json:
+        print(json.dumps(summary, indent=2))
+        return 0
+    heur = ", ".join(f"{n} {v:.2f}" for n, v in summary["heuristics"].items())
+    print(f"{network.name} on {hardware.name}, {args.strategy}, objective {config.objective}")
+    print(f"  heuristics (latency us): {heur}")
+    print(
+        f"  best: latency {best_eval.latency_us:.3f} us, energy {best_eval.energy_uj:.3f} uJ, "
+        f"power {best_eval.power_w:.3f} W, bound by {best_eval.bottleneck}, "
+        f"{best_eval.cores_used} cores {list(result.best.cores_per_population)}"
+    )
+    if "best_simulated_us" in summary:
+        print(f"  simulated step of the best: {summary['best_simulated_us']:.3f} us")
+    print(
+        f"  {result.improvement_pct:.1f}% better than the best heuristic after "
+        f"{result.evaluations} evaluations ({result.failed} failed)"
+        + (" — cancelled" if result.cancelled else "")
+    )
+    for what, path in (("best mapping", args.out), ("history", args.history)):
+        if path:
+            print(f"  {what} written to {path}")
+    return 0
+
+
+def add_commands(sub) -> None:
+    """``evolve``."""
+    from engine.search import ESConfig, objectives, strategies
+
+    d = ESConfig()
+    es = sub.add_parser(
+        "evolve", help="search partition and placement (Loihi 2 mapping ES, nested (1+λ)-ES)"
+    )
+    es.add_argument("--network", help=NETWORK_HELP)
+    es.add_argument("--hardware", help=HARDWARE_HELP)
+    es.add_argument("--budget", type=int, default=d.budget, help=ESConfig.help("budget"))
+    es.add_argument("--seed", type=int, default=d.seed, help=ESConfig.help("seed"))
+    es.add_argument(
+        "--lambda-part", type=int, default=d.lambda_part, help=ESConfig.help("lambda_part")
+    )
+    es.add_argument(
+        "--lambda-place", type=int, default=d.lambda_place, help=ESConfig.help("lambda_place")
+    )
+    es.add_argument("--no-reorder", action="store_true", help="ablation: no reordering operator")
+    es.add_argument("--no-elitism", action="store_true", help="ablation: (1,λ) partitioning")
+    es.add_argument("--init-k", type=int, default=d.init_k, help=ESConfig.help("init_k"))
+    es.add_argument(
+        "--strategy", choices=strategies.names(), default="global",
+        help="global: one search over every chip; chipwise: one search per chip (default global)",
+    )  # fmt: skip
+    es.add_argument(
+        "--objective", choices=objectives.names(), default=d.objective,
+        help=ESConfig.help("objective"),
+    )  # fmt: skip
+    es.add_argument(
+        "--evaluator-cmd", metavar="CMD",
+        help="rate mappings with this command (hardware in the loop): mapping JSON on its stdin, "
+        '{"latency_us": …, "energy_uj": …} on its stdout',
+    )  # fmt: skip
+    es.add_argument(
+        "--eval-timeout", type=float, default=60.0, metavar="SEC",
+        help="seconds before an evaluator command counts as failed (default 60)",
+    )  # fmt: skip
+    es.add_argument(
+        "--workers", type=int, default=1, help="evaluations run in parallel (default 1)"
+    )
+    es.add_argument("--out", metavar="FILE", help="write the best mapping as a mapping file")
+    es.add_argument("--history", metavar="FILE", help="every evaluation, as .csv or JSON lines")
+    es.add_argument("--checkpoint", metavar="FILE", help="write a checkpoint every generation")
+    es.add_argument("--resume", metavar="FILE", help="continue the run of this checkpoint")
+    es.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    es.set_defaults(func=cmd_evolve)

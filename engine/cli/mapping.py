@@ -1,0 +1,254 @@
+"""``list``, ``evaluate``, ``map`` and ``convert``: one mapping at a time."""
+
+from __future__ import annotations
+
+import json
+
+from engine.cli.common import (
+    NETWORK_HELP,
+    Steps,
+    build,
+    check_outputs,
+    mapping_options,
+    work,
+)
+from engine.errors import SpecError
+from engine.specs import DEFAULT_PLACEMENT
+
+__all__ = ["LIST_KINDS", "add_commands"]
+
+LIST_KINDS = ("networks", "hardware", "partitioners", "placers", "objectives", "strategies")
+
+
+def _listing(what: str) -> dict:
+    from engine.hardware import load_hardware, preset_names
+    from engine.partition import partitioners
+    from engine.placement import placers
+    from engine.search import objectives, strategies
+    from engine.specs import demo_files
+    from engine.workloads import workload_info
+
+    if what == "networks":
+        return {"generators": workload_info(), "files": [str(p) for p in demo_files()]}
+    if what == "hardware":
+        return {
+            "presets": [load_hardware(n).summary() for n in preset_names()],
+            "generic": "mesh:WxH[xK][@CXxCY]",
+        }
+    registry = {
+        "partitioners": partitioners,
+        "placers": placers,
+        "objectives": objectives,
+        "strategies": strategies,
+    }[what]
+    return registry.describe()
+
+
+def cmd_list(args) -> int:
+    kinds = [args.what] if args.what else list(LIST_KINDS)
+    data = {k: _listing(k) for k in kinds}
+    if args.json:
+        print(json.dumps(data if len(kinds) > 1 else data[kinds[0]], indent=2))
+        return 0
+    for kind, items in data.items():
+        print(f"{kind}:")
+        if kind == "networks":
+            for g in items["generators"]:
+                params = ",".join(f"{k}={v}" for k, v in g["params"].items())
+                print(f"  {g['name']}{':' + params if params else ''}\n      {g['description']}")
+            for f in items["files"]:
+                print(f"  {f}")
+        elif kind == "hardware":
+            for h in items["presets"]:
+                print(f"  {h['name']:<15} {h['cores']:>5} cores  {h['description']}")
+            print(f"  {items['generic']}")
+        else:
+            for name, doc in items.items():
+                print(f"  {name:<16} {doc}")
+    return 0
+
+
+def metrics_line(m: dict) -> str:
+    return (
+        f"  SNN hypergraphs metrics: connectivity {m['connectivity']:.1f}, average latency "
+        f"{m['average_latency_ns']:.1f} ns, congestion {m['congestion']:.1f}, synaptic reuse "
+        f"{m['synaptic_reuse']:.2f}, connection locality {m['connection_locality']:.2f}"
+    )
+
+
+def cmd_evaluate(args) -> int:
+    from engine.pipeline import evaluate, write_mapping_file
+
+    check_outputs(("mapping file", args.save))
+    step = None
+    with work(args):
+        mapped = build(args)
+        ev = evaluate(mapped, multicast=args.multicast)
+        if args.simulate:
+            from engine.simulate import simulate_step
+
+            step = simulate_step(mapped, mode=args.mode, multicast=args.multicast, seed=args.seed)
+    network, hardware = mapped.network, mapped.hardware
+    if args.save:
+        write_mapping_file(args.save, mapped, ev)
+    if args.json:
+        out = {"network": network.name, "hardware": hardware.name}
+        out.update(ev.to_dict(hardware, links=args.links))
+        if args.multicast:
+            out["multicast"] = True
+        if step is not None:
+            out["simulated"] = step.to_dict(hardware, links=args.links)
+        print(json.dumps(out, indent=2))
+        return 0
+    print(f"{network.name} on {hardware.name}: {ev.cores_used} cores on {ev.chips_used} chip(s)")
+    print(f"  latency  {ev.latency_us:10.3f} us/step   bound by {ev.bottleneck}")
+    if step is not None:
+        from engine.cli.simulate import step_lines
+
+        for line in step_lines(step, hardware):
+            print(line)
+    print(f"  energy   {ev.energy_uj:10.3f} uJ/step   power {ev.power_w:.3f} W")
+    terms = "  ".join(f"{k} {v:.3f}" for k, v in ev.terms_us.items())
+    print(f"  terms    {terms}  (us)")
+    print(f"  heaviest link {ev.max_link_messages:.1f} messages/step")
+    print(metrics_line(ev.metrics))
+    if args.links:
+        print("  links (kind src -> dst: messages, utilization):")
+        for link in sorted(ev.links(hardware), key=lambda d: -d["messages"]):
+            print(
+                f"    {link['kind']:<15} {link['src']} -> {link['dst']}: "
+                f"{link['messages']:.1f}, {link['utilization']:.1%}"
+            )
+    if args.save:
+        print(f"  saved mapping to {args.save}")
+    return 0
+
+
+def cmd_map(args) -> int:
+    import time
+
+    from engine.pipeline import PHASES, evaluate, write_mapping_file
+
+    check_outputs(("mapping file", args.save))
+    steps = Steps(args, [*PHASES, "evaluate"])
+    try:
+        with work(args):
+            mapped = build(args, steps)
+            steps("evaluate")
+            t0 = time.perf_counter()
+            ev = evaluate(mapped)
+            seconds = {**mapped.seconds, "evaluate": time.perf_counter() - t0}
+    finally:
+        steps.close()
+    if args.save:
+        write_mapping_file(args.save, mapped, ev)
+    network, hardware = mapped.network, mapped.hardware
+    partition = args.partition or args.default_partition
+    placement = args.placement or args.default_placement
+    out = {
+        "network": network.name,
+        "hardware": hardware.name,
+        "partitioner": partition,
+        "placer": placement,
+        "partitions": mapped.mapping.partition.n_parts,
+        "connectivity": ev.metrics["connectivity"],
+        "metrics": ev.metrics,
+        "latency_us": ev.latency_us,
+        "energy_uj": ev.energy_uj,
+        "bottleneck": ev.bottleneck,
+        "seconds": seconds,
+    }
+    if args.json:
+        print(json.dumps(out, indent=2))
+        return 0
+    m = ev.metrics
+    print(f"{network.name} on {hardware.name}: {partition} + {placement}")
+    print(f"  partitions     {out['partitions']}")
+    print(f"  connectivity   {m['connectivity']:.1f} messages/step (SNN hypergraphs eq. 7, λ−1)")
+    print(
+        f"  hypergraphs    energy {m['routing_energy_pj']:.4g} pJ, average latency "
+        f"{m['average_latency_ns']:.2f} ns, congestion {m['congestion']:.4g}, ELP {m['elp']:.4g}"
+    )
+    print(
+        f"                 synaptic reuse {m['synaptic_reuse']:.2f}, connection locality "
+        f"{m['connection_locality']:.2f}"
+    )
+    print(f"  max-affine     {ev.latency_us:.3f} us/step bound by {ev.bottleneck}")
+    print(
+        f"  time           partition {seconds['partition']:.2f} s, partition graph "
+        f"{seconds['partition_graph']:.2f} s, place {seconds['place']:.2f} s, "
+        f"evaluate {seconds['evaluate']:.2f} s"
+    )
+    if args.save:
+        print(f"  saved mapping to {args.save}")
+    return 0
+
+
+# ------------------------------------------------------------------ convert
+def cmd_convert(args) -> int:
+    from pathlib import Path
+
+    from engine.io.hgr import write_hgr
+    from engine.io.network_file import save_network
+    from engine.pipeline import resolve_network
+
+    writers = {".hgr": write_hgr, ".npz": save_network}
+    suffix = Path(args.out).suffix
+    if suffix not in writers:
+        raise SpecError(f"--out must end in .hgr (hMETIS) or .npz (MeshScope), not {suffix!r}")
+    check_outputs(("output file", args.out))
+    steps = Steps(args, ["read network", "write"])
+    try:
+        with work(args):
+            steps("read network")
+            network = resolve_network(args.network)
+            steps("write")
+            writers[suffix](network, args.out)
+    finally:
+        steps.close()
+    print(
+        f"wrote {network.name} ({network.n_neurons} neurons, {network.n_synapses} synapses) "
+        f"to {args.out}"
+    )
+    return 0
+
+
+def add_commands(sub) -> None:
+    """``list``, ``evaluate``, ``map`` and ``convert``."""
+    ls = sub.add_parser("list", help="list networks, hardware, partitioners, placers …")
+    ls.add_argument("what", nargs="?", choices=LIST_KINDS, help="one kind only (default: all)")
+    ls.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    ls.set_defaults(func=cmd_list)
+
+    ev = sub.add_parser("evaluate", help="latency, energy and link loads of one mapping")
+    mapping_options(ev, partition=None, placement=DEFAULT_PLACEMENT)
+    ev.add_argument(
+        "--mapping", metavar="FILE", help="a mapping file instead of --partition/--placement"
+    )
+    ev.add_argument("--links", action="store_true", help="also report every loaded link")
+    ev.add_argument(
+        "--simulate", action="store_true",
+        help="also simulate one time step flit by flit and report it beside the model "
+        "(spikes sampled with --seed)",
+    )  # fmt: skip
+    ev.add_argument(
+        "--mode", choices=("pipelined", "fall-through"), default="pipelined",
+        help="how the simulated step runs: pipelined (every layer at once) or fall-through "
+        "(layer after layer) (default pipelined)",
+    )  # fmt: skip
+    ev.add_argument(
+        "--multicast", action="store_true",
+        help="one message per spike, replicated where its routes part (model and simulator)",
+    )  # fmt: skip
+    ev.set_defaults(func=cmd_evaluate)
+
+    mp = sub.add_parser(
+        "map", help="partition and place with the SNN hypergraphs algorithms, timed"
+    )
+    mapping_options(mp, partition="overlap", placement="spectral+force")
+    mp.set_defaults(func=cmd_map)
+
+    cv = sub.add_parser("convert", help="write a network as hMETIS .hgr or MeshScope .npz")
+    cv.add_argument("--network", required=True, help=NETWORK_HELP.split(" (default")[0])
+    cv.add_argument("--out", required=True, metavar="FILE", help="FILE.hgr (hMETIS) or FILE.npz")
+    cv.set_defaults(func=cmd_convert)
