@@ -30,7 +30,13 @@ from engine.mapping import Mapping, Partition, Placement
 from engine.network import Network
 from engine.partition_graph import PartitionGraph, partition_graph
 from engine.resources import check_mapping, require_cores
-from engine.traffic import FIXED, link_summary, router_loads, swap_cores_inplace
+from engine.traffic import (
+    FIXED,
+    link_summary,
+    multicast_loads,
+    router_loads,
+    swap_cores_inplace,
+)
 
 __all__ = ["TERMS", "TERM_LABELS", "Evaluation", "Evaluator", "evaluate", "link_rows"]
 
@@ -132,8 +138,10 @@ class Evaluator:
         *,
         graph: PartitionGraph | None = None,
         check: bool = True,
+        multicast: bool = False,
     ):
         self.network, self.hardware, self.partition = network, hardware, partition
+        self.multicast = multicast
         self.graph = graph or partition_graph(network, hardware, partition)
         s, m, e = self.graph, hardware.model, hardware.energy
         if check:
@@ -166,6 +174,12 @@ class Evaluator:
         ct = hardware.core_table
         self._gx, self._gy = ct["gx"].astype(np.int64), ct["gy"].astype(np.int64)
         self._chip = ct["chip"]
+        if multicast:  # every neuron's destination partitions, its expected spikes the weight
+            msgs = s.messages(hardware.model)
+            starts = np.flatnonzero(np.diff(msgs.neuron, prepend=-1)) if msgs.size else msgs.src
+            self._mc_ptr = np.append(starts, msgs.size).astype(np.int64)
+            self._mc_src, self._mc_dst = msgs.src[starts], msgs.dst
+            self._mc_fixed = np.rint(network.rate[msgs.neuron[starts]] * FIXED)
         if placement is None:
             placement = Placement(np.arange(s.n_parts))
         self.set_placement(placement)
@@ -181,12 +195,18 @@ class Evaluator:
         self.part_of_core = np.full(self.hardware.n_cores, -1, dtype=np.int64)
         self.part_of_core[cores] = np.arange(s.n_parts)
         n_r4, n_c = 4 * self.hardware.n_routers, self.hardware.n_cores
-        self.loads = np.zeros(n_r4 + 2 * n_c, dtype=np.int64)
-        self.loads[:n_r4] = router_loads(
-            self.hardware, cores[s.pair_src], cores[s.pair_dst], s.pair_fixed
-        )
-        self.loads[n_r4 + cores] = s.out_fixed  # core links travel with their partitions
-        self.loads[n_r4 + n_c + cores] = s.in_fixed
+        if self.multicast:  # one packet per spike, replicated where its routes part
+            self.loads = multicast_loads(
+                self.hardware, cores[self._mc_src], self._mc_ptr, cores[self._mc_dst],
+                self._mc_fixed,
+            )  # fmt: skip
+        else:
+            self.loads = np.zeros(n_r4 + 2 * n_c, dtype=np.int64)
+            self.loads[:n_r4] = router_loads(
+                self.hardware, cores[s.pair_src], cores[s.pair_dst], s.pair_fixed
+            )
+            self.loads[n_r4 + cores] = s.out_fixed  # core links travel with their partitions
+            self.loads[n_r4 + n_c + cores] = s.in_fixed
         self._chip_count = np.bincount(self._chip[cores], minlength=self.hardware.n_chips)
         return self._summarize()
 
@@ -215,6 +235,13 @@ class Evaluator:
                 self._chip_count[moved_from] -= 1
                 self._chip_count[moved_to] += 1
         s, hw = self.graph, self.hardware
+        if self.multicast:  # trees change as a whole: route them again
+            cores = self.core_of_part.copy()
+            if pa >= 0:
+                cores[pa] = core_b
+            if pb >= 0:
+                cores[pb] = core_a
+            return self.set_placement(Placement(cores))
         swap_cores_inplace(
             self.loads, self.core_of_part, self.part_of_core, core_a, core_b,
             self._pp_indptr, self._pp_ids, s.pair_src, s.pair_dst, s.pair_fixed,

@@ -20,6 +20,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from engine.cost import Evaluation, Evaluator
 from engine.errors import SpecError
 from engine.hardware import Hardware
@@ -39,6 +41,7 @@ from engine.resources import check_mapping
 from engine.specs import DEFAULT_HARDWARE, DEFAULT_NETWORK, DEFAULT_PLACEMENT
 from engine.specs import load_hardware_spec as resolve_hardware
 from engine.specs import load_network_spec as resolve_network
+from engine.traffic import message_loads
 
 __all__ = [
     "PHASES",
@@ -48,6 +51,7 @@ __all__ = [
     "evaluator",
     "resolve_hardware",
     "resolve_network",
+    "spike_loads",
     "write_mapping_file",
 ]
 
@@ -135,19 +139,31 @@ def build_mapping(
     return Mapped(net, hw, Mapping(partition, place), graph, seconds)
 
 
-def evaluator(mapped: Mapped) -> Evaluator:
+def evaluator(mapped: Mapped, *, multicast: bool = False) -> Evaluator:
     """An ``Evaluator`` of the mapping (fast swaps and re-placements), after checking that it
-    fits: every reason it cannot run is named in one ``CapacityError``."""
+    fits: every reason it cannot run is named in one ``CapacityError``. With ``multicast``,
+    a spike is one message to all its destination cores, replicated where routes part."""
     check_mapping(mapped.network, mapped.hardware, mapped.mapping, mapped.graph)
     m = mapped.mapping
     return Evaluator(
-        mapped.network, mapped.hardware, m.partition, m.placement, graph=mapped.graph, check=False
-    )
+        mapped.network, mapped.hardware, m.partition, m.placement, graph=mapped.graph,
+        check=False, multicast=multicast,
+    )  # fmt: skip
 
 
-def evaluate(mapped: Mapped) -> Evaluation:
+def evaluate(mapped: Mapped, *, multicast: bool = False) -> Evaluation:
     """The full cost of the mapping under the max-affine model (checks feasibility first)."""
-    return evaluator(mapped).evaluation()
+    return evaluator(mapped, multicast=multicast).evaluation()
+
+
+def spike_loads(mapped: Mapped, spikes, *, multicast: bool = False):
+    """The analytic model's per-link message counts for one step's actual spikes (a boolean
+    array over neurons) rather than their expected rates: the integers the cycle-level
+    simulator's per-link flit counts must equal (times the flits per message)."""
+    messages = mapped.graph.messages(mapped.hardware.model, np.asarray(spikes, dtype=bool))
+    return message_loads(
+        mapped.hardware, mapped.mapping.placement.cores, messages, multicast=multicast
+    )
 
 
 def write_mapping_file(path, mapped: Mapped, evaluation: Evaluation | None = None) -> None:

@@ -23,6 +23,7 @@ from engine.hardware import Hardware
 __all__ = [
     "FIXED",
     "link_summary",
+    "message_loads",
     "multicast_loads",
     "route_loads",
     "router_loads",
@@ -134,6 +135,26 @@ def route_loads(hardware: Hardware, src_core, dst_core, fixed) -> np.ndarray:
     c2r = np.rint(np.bincount(src_core, weights=w, minlength=n_c)).astype(np.int64)
     r2c = np.rint(np.bincount(dst_core, weights=w, minlength=n_c)).astype(np.int64)
     return np.concatenate([router_loads(hardware, src_core, dst_core, fixed), c2r, r2c])
+
+
+def message_loads(hardware: Hardware, cores, messages, *, multicast: bool = False) -> np.ndarray:
+    """Per-link message counts (int64, one per link id) of one set of messages.
+
+    ``cores``: the placement (partition id → global core id); ``messages``: the messages of
+    the spikes of one step (``PartitionGraph.messages``: per message its spiking
+    ``neuron``, source partition ``src`` and destination partition ``dst``, grouped by
+    neuron). By default every message is routed on its own; with ``multicast`` the
+    messages of one spike are one tree (``multicast_loads``). These are the counts the
+    cycle-level simulator must reproduce from the same spikes, message for message.
+    """
+    cores = np.asarray(cores, dtype=np.int64)
+    src, dst = cores[np.asarray(messages.src)], cores[np.asarray(messages.dst)]
+    if not multicast:
+        return route_loads(hardware, src, dst, np.ones(src.size, dtype=np.int64))
+    neuron = np.asarray(messages.neuron)
+    starts = np.flatnonzero(np.diff(neuron, prepend=-1)) if neuron.size else neuron
+    ptr = np.append(starts, neuron.size).astype(np.int64)
+    return multicast_loads(hardware, src[starts], ptr, dst, np.ones(starts.size))
 
 
 # --------------------------------------------------------- incremental swap

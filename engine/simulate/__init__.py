@@ -1,1 +1,53 @@
-"""The cycle-level mesh simulator: flits, virtual channels, credits, back-pressure."""
+"""The cycle-level mesh simulator: routers, virtual channels and credits, flit by flit.
+
+The engine's second traffic model beside the analytic one (``engine.traffic``,
+``engine.cost``): where the analytic model bounds a step by its heaviest link, the
+simulator moves every flit through input-queued wormhole routers (BookSim2's
+``iq_router``) and reports when the step really ends, where packets queued and why.
+
+    from engine.simulate import simulate_step, run_synthetic, SyntheticRun, sweep
+
+    step = simulate_step(mapped, mode="pipelined", seed=1)        # a mapping's time step
+    step.step_us, step.bound, step.links(mapped.hardware)
+    res = run_synthetic(NocConstants(), SyntheticRun("transpose", 8, 8, rate=0.1))
+    curve = sweep(NocConstants(), SyntheticRun("uniform"), parse_rates("0.01:0.5:0.01"))
+
+Modules, in pipeline order: ``topology`` (the mesh as arrays), ``patterns`` (BookSim2's
+synthetic traffic), ``kernel`` (the numba cycle loop), ``machine`` (its state in Python),
+``synthetic`` and ``sweep`` (NoC-paper runs), ``step`` (a mapping's step), ``trace``
+(window-by-window records, ``.npz``), ``export`` (BookSim2 and Noxim files).
+"""
+
+from engine.simulate.export import booksim_files, noxim_table
+from engine.simulate.machine import Machine, SimulationError
+from engine.simulate.patterns import build_pattern, channel_load_bound, patterns
+from engine.simulate.step import MODES, SPIKES, StepResult, draw_spikes, simulate_step
+from engine.simulate.sweep import SweepResult, parse_rates, sweep
+from engine.simulate.synthetic import SyntheticResult, SyntheticRun, run_synthetic, zero_load_cycles
+from engine.simulate.topology import Topology
+from engine.simulate.trace import Trace, load_trace
+
+__all__ = [
+    "MODES",
+    "SPIKES",
+    "Machine",
+    "SimulationError",
+    "StepResult",
+    "SweepResult",
+    "SyntheticResult",
+    "SyntheticRun",
+    "Topology",
+    "Trace",
+    "booksim_files",
+    "build_pattern",
+    "channel_load_bound",
+    "draw_spikes",
+    "load_trace",
+    "noxim_table",
+    "parse_rates",
+    "patterns",
+    "run_synthetic",
+    "simulate_step",
+    "sweep",
+    "zero_load_cycles",
+]

@@ -21,7 +21,7 @@ import numpy as np
 from engine.errors import InputFileError, SpecError
 from engine.registry import Registry
 
-__all__ = ["Pattern", "build_pattern", "patterns"]
+__all__ = ["Pattern", "build_pattern", "channel_load_bound", "patterns"]
 
 UNIFORM, PERMUTATION, TABLE = 0, 1, 2
 
@@ -48,13 +48,65 @@ class Pattern:
             return self.perm[sources]
         rows = np.zeros_like(sources) if self.shared_row else sources
         u = rng.random(sources.size)
-        out = np.empty(sources.size, dtype=np.int64)
-        for k, (row, x) in enumerate(zip(rows.tolist(), u.tolist(), strict=True)):
-            lo, hi = self.row_ptr[row], self.row_ptr[row + 1]
-            out[k] = self.dest[lo + np.searchsorted(self.cum[lo:hi], x, side="right")]
+        # each row's cumulative probabilities lie in (0, 1]: shifted by the row number they
+        # form one increasing array, searched once for every packet
+        row_of = np.repeat(np.arange(self.row_ptr.size - 1), np.diff(self.row_ptr))
+        at = np.searchsorted(self.cum + row_of, rows + u, side="right")
+        out = self.dest[np.minimum(at, self.row_ptr[rows + 1] - 1)]
         mix = rng.random(sources.size) >= self.fraction
         out[mix] = rng.integers(0, n_nodes, size=int(mix.sum()))
         return out
+
+    def entries(self, n_nodes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+        """The pattern as ``P(d | s) = p[k]`` at ``(s[k], d[k])`` plus ``u / n_nodes``
+        everywhere: ``(s, d, p, u)``."""
+        if self.kind == UNIFORM:
+            empty = np.zeros(0, dtype=np.int64)
+            return empty, empty, np.zeros(0), 1.0
+        if self.kind == PERMUTATION:
+            return np.arange(n_nodes), self.perm.astype(np.int64), np.ones(n_nodes), 0.0
+        p_row = np.diff(np.concatenate([[0.0], self.cum]))
+        starts = np.zeros(self.cum.size, dtype=bool)
+        starts[self.row_ptr[:-1][self.row_ptr[:-1] < self.cum.size]] = True
+        p_row = np.where(starts, self.cum, p_row) * self.fraction
+        if self.shared_row:
+            s = np.repeat(np.arange(n_nodes), self.dest.size)
+            d = np.tile(self.dest, n_nodes)
+            return s, d.astype(np.int64), np.tile(p_row, n_nodes), 1.0 - self.fraction
+        s = np.repeat(np.arange(self.row_ptr.size - 1), np.diff(self.row_ptr))
+        return s, self.dest.astype(np.int64), p_row, 1.0 - self.fraction
+
+
+def channel_load_bound(pattern: Pattern, width: int, height: int) -> float:
+    """The highest injection rate (flits per terminal and cycle) the pattern's X-then-Y
+    routes allow on a ``width × height`` mesh with one terminal per router: one over the
+    load of its busiest channel (mesh links, and the terminals' own links) per unit rate.
+    For uniform traffic on a k × k mesh (k even) that is 4/k."""
+    n = width * height
+    s, d, p, u = pattern.entries(n)
+    # to_col[y, sx, dx]: the rate source (sx, y) sends into column dx
+    to_col = np.full((height, width, width), u * height / n)
+    np.add.at(to_col, (s // width, s % width, d % width), p)
+    # from_row[sy, dy, dx]: the rate all sources of row sy send to terminal (dx, dy)
+    from_row = np.full((height, height, width), u * width / n)
+    np.add.at(from_row, (s // width, d // width, d % width), p)
+    loads = [np.ones(1)]  # each terminal injects at the rate
+
+    def crossing(m):
+        """m[a, b, c] summed over b ≤ i and c ≥ i + 1, for each a and i (one leg's links)."""
+        upto = np.cumsum(m, axis=1)  # over b ≤ i
+        beyond = np.cumsum(upto[:, :, ::-1], axis=2)[:, :, ::-1]  # over c ≥ i
+        k = m.shape[1]
+        return beyond[:, np.arange(k - 1), np.arange(1, k)]
+
+    loads.append(crossing(to_col))  # eastward X links
+    loads.append(crossing(to_col[:, ::-1, ::-1]))  # westward
+    by_col = np.moveaxis(from_row, 2, 0)  # [dx, sy, dy]
+    loads.append(crossing(by_col))  # southward Y links
+    loads.append(crossing(by_col[:, ::-1, ::-1]))  # northward
+    loads.append(from_row.sum(axis=0))  # each terminal's ejection link
+    heaviest = max(float(np.max(x)) if x.size else 0.0 for x in loads)
+    return 1.0 / heaviest
 
 
 patterns: Registry = Registry("traffic pattern")

@@ -35,10 +35,11 @@ from engine.cost import link_rows
 from engine.errors import SpecError
 from engine.hardware import Hardware
 from engine.partition_graph import Messages
-from engine.simulate import kernel as K
+from engine.simulate import kernel as K  # noqa: N812 - the kernel's field constants
 from engine.simulate.machine import Machine
 from engine.simulate.synthetic import zero_load_cycles
 from engine.simulate.topology import Topology
+from engine.simulate.trace import Trace, make_trace
 
 __all__ = ["MODES", "SPIKES", "StepResult", "draw_spikes", "simulate_step", "step_messages"]
 
@@ -79,8 +80,10 @@ class StepResult:
     phases: list = field(default_factory=list)  # fall-through: per layer, cycles
     latency: dict = field(default_factory=dict)  # packet latency, transit and queueing
     stalls: dict = field(default_factory=dict, repr=False)
+    noc_energy_uj: float = 0.0  # flits × per-hop energy of the links they crossed
     wall_s: float = 0.0
     cycles: int = 0  # simulated
+    trace: Trace | None = field(default=None, repr=False)  # when simulated with a window
     machine: Machine = field(default=None, repr=False)
 
     @property
@@ -108,6 +111,8 @@ class StepResult:
             "packet_flits": self.packet_flits,
             "phases": self.phases,
             "latency": self.latency,
+            "noc_energy_uj": self.noc_energy_uj,
+            "stalls": {k: int(v.sum()) for k, v in self.stalls.items()},
             "cycles": self.cycles,
             "wall_s": self.wall_s,
             "cycles_per_s": self.cycles_per_s,
@@ -288,9 +293,8 @@ def _step_result(mapped, machine, topo, msgs, fired, mode, multicast, flits, den
     roots = np.arange(n_all) == pkt["parent"]
     arrived = leaf & (pkt["atime"] >= 0)
     lat = (pkt["atime"] - pkt["ctime"])[arrived]
-    zero = zero_load_cycles(
-        topo, noc, pkt["src"][arrived], machine.dest[pkt["lo"][arrived]], flits
-    ) if arrived.any() else np.zeros(0)  # fmt: skip
+    delivered_to = machine.dest[pkt["lo"][arrived]]
+    zero = zero_load_cycles(topo, noc, pkt["src"][arrived], delivered_to, flits)
     latency = {
         "packets": int(arrived.sum()),
         "avg_cycles": float(lat.mean()) if lat.size else 0.0,
@@ -298,6 +302,18 @@ def _step_result(mapped, machine, topo, msgs, fired, mode, multicast, flits, den
         "transit_avg_cycles": float(zero.mean()) if lat.size else 0.0,
         "queueing_avg_cycles": float((lat - zero).mean()) if lat.size else 0.0,
     }
+    trace = None
+    if machine.window:
+        packets = {
+            "src": pkt["src"][arrived], "dst": delivered_to, "ctime": pkt["ctime"][arrived],
+            "itime": pkt["itime"][arrived], "atime": pkt["atime"][arrived],
+            "hops": pkt["hops"][arrived], "transit": zero,
+        }  # fmt: skip
+        meta = {
+            "kind": "step", "network": mapped.network.name, "hardware": hw.name, "mode": mode,
+            "multicast": multicast, "cycle_ns": noc.cycle_ns, "step_cycles": step,
+        }  # fmt: skip
+        trace = make_trace(meta, machine, topo, packets)
     return StepResult(
         mode=mode,
         multicast=multicast,
@@ -313,7 +329,9 @@ def _step_result(mapped, machine, topo, msgs, fired, mode, multicast, flits, den
         phases=phases,
         latency=latency,
         stalls=machine.stalls(),
+        noc_energy_uj=float(machine.link_flits @ topo.link_energy_pj) * 1e-6,
         wall_s=wall,
         cycles=machine.t,
+        trace=trace,
         machine=machine,
     )

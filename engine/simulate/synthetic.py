@@ -18,6 +18,7 @@ drain finishes within ``drain_limit`` cycles.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -27,8 +28,11 @@ from engine.hardware import NocConstants
 from engine.simulate.machine import Machine
 from engine.simulate.patterns import build_pattern
 from engine.simulate.topology import Topology
+from engine.simulate.trace import Trace, make_trace
 
 __all__ = ["SyntheticResult", "SyntheticRun", "run_synthetic", "zero_load_cycles"]
+
+PROGRESS_CYCLES = 2000  # cycles between two progress calls
 
 
 @dataclass(frozen=True)
@@ -83,6 +87,7 @@ class SyntheticResult:
     queueing_avg: float = 0.0  # latency beyond the zero-load latency of each packet's path
     stalls: dict = field(default_factory=dict, repr=False)
     link_flits: np.ndarray = field(default=None, repr=False)
+    trace: Trace | None = field(default=None, repr=False)  # when run with a window
     machine: Machine = field(default=None, repr=False)
 
     @property
@@ -127,46 +132,51 @@ def zero_load_cycles(topology: Topology, noc: NocConstants, src, dst, flits: int
     ``inject latency + 1`` to reach the first router, then per router crossed
     ``routing + VC alloc + switch alloc + traversal`` plus the latency of the link it leaves
     by, then ``flits − 1`` cycles for the body (more if switch allocation or an off-chip link
-    takes longer per flit). XY routes; arrays broadcast.
+    takes longer per flit). XY routes; arrays broadcast. Sums along the route are prefix
+    sums along rows (the X leg) and columns (the Y leg).
     """
-    src, dst = np.asarray(src), np.asarray(dst)
+    src, dst = np.broadcast_arrays(np.asarray(src, dtype=np.int64), np.asarray(dst, np.int64))
     x, y = topology.node_xy
     sx, sy, dx, dy = x[src], y[src], x[dst], y[dst]
-    w = topology.width
-    lat = topology.latency
-    ser = topology.serialization
-    out = np.empty(np.broadcast(src, dst).shape, dtype=np.int64)
-    spacing = np.empty_like(out)
-    for k, (a, b, c, d, n_out, n_in) in enumerate(
-        zip(
-            np.ravel(sx), np.ravel(sy), np.ravel(dx), np.ravel(dy),
-            np.ravel(np.broadcast_to(dst, out.shape)), np.ravel(np.broadcast_to(src, out.shape)),
-            strict=True,
-        )
-    ):  # fmt: skip
-        total = int(topology.inject_latency[n_in]) + 1
-        worst = max(noc.sw_alloc_delay, 1)
-        cx, cy = int(a), int(b)
-        path = []
-        step = 1 if c > cx else -1
-        while cx != c:
-            path.append((cy * w + cx, 0 if step > 0 else 1))
-            cx += step
-        step = 1 if d > cy else -1
-        while cy != d:
-            path.append((cy * w + cx, 2 if step > 0 else 3))
-            cy += step
-        path.append((cy * w + cx, int(topology.node_port[n_out])))
-        for r, o in path:
-            total += noc.hop_cycles + int(lat[r, o])
-            worst = max(worst, int(ser[r, o]))
-        out.flat[k] = total
-        spacing.flat[k] = worst
-    return out + (int(flits) - 1) * spacing
+    w, h = topology.width, topology.height
+    lat = topology.latency[:, :4].reshape(h, w, 4)
+    slow = (topology.serialization[:, :4] > 1).reshape(h, w, 4).astype(np.int64)
+
+    def legs(per_link):
+        """Per packet: the sum of ``per_link`` (h, w, 4) over its route's router links."""
+        zero_x = np.zeros((h, 1), dtype=per_link.dtype)
+        zero_y = np.zeros((1, w), dtype=per_link.dtype)
+        east = np.hstack([zero_x, np.cumsum(per_link[:, :, 0], axis=1)])  # east[y, x]: x' < x
+        west = np.hstack([zero_x, np.cumsum(per_link[:, :, 1], axis=1)])
+        south = np.vstack([zero_y, np.cumsum(per_link[:, :, 2], axis=0)])  # south[y, x]: y' < y
+        north = np.vstack([zero_y, np.cumsum(per_link[:, :, 3], axis=0)])
+        go_e, go_s = dx > sx, dy > sy
+        leg_x = np.where(go_e, east[sy, dx] - east[sy, sx], west[sy, sx + 1] - west[sy, dx + 1])
+        leg_y = np.where(go_s, south[dy, dx] - south[sy, dx], north[sy + 1, dx] - north[dy + 1, dx])
+        return np.where(dx == sx, 0, leg_x) + np.where(dy == sy, 0, leg_y)
+
+    routers = np.abs(dx - sx) + np.abs(dy - sy) + 1
+    eject = topology.latency[topology.node_router[dst], topology.node_port[dst]]
+    total = topology.inject_latency[src] + 1 + routers * noc.hop_cycles + legs(lat) + eject
+    spacing = np.maximum(
+        max(noc.sw_alloc_delay, 1),
+        np.where(legs(slow) > 0, int(topology.serialization.max()), 1),
+    )
+    return (total + (int(flits) - 1) * spacing).astype(np.int64)
 
 
-def run_synthetic(noc: NocConstants, run: SyntheticRun, *, seed: int = 0) -> SyntheticResult:
-    """Simulate ``run`` on a mesh with router and links ``noc``; deterministic for a seed."""
+def run_synthetic(
+    noc: NocConstants,
+    run: SyntheticRun,
+    *,
+    seed: int = 0,
+    progress: Callable[[int], None] | None = None,
+) -> SyntheticResult:
+    """Simulate ``run`` on a mesh with router and links ``noc``; deterministic for a seed.
+
+    ``progress``, when given, is called with the cycle reached every ``PROGRESS_CYCLES``
+    cycles of the warm-up and measurement (the results do not depend on it).
+    """
     start = time.perf_counter()
     topo = Topology.mesh(run.width, run.height, noc)
     pattern = build_pattern(run.pattern, run.width, run.height, topo.n_nodes)
@@ -177,8 +187,15 @@ def run_synthetic(noc: NocConstants, run: SyntheticRun, *, seed: int = 0) -> Syn
     p = run.rate / run.packet_flits
     w0, w1 = run.warmup, run.warmup + run.cycles
     machine.measure(w0, w1)
-    machine.advance(w0, inject_p=p, packet_flits=run.packet_flits)
-    machine.advance(w1, inject_p=p, packet_flits=run.packet_flits, measured=True)
+    step = PROGRESS_CYCLES if progress is not None else w1 + 1
+    for stop, measured in ((w0, False), (w1, True)):
+        while machine.t < stop:
+            machine.advance(
+                min(stop, machine.t + step), inject_p=p, packet_flits=run.packet_flits,
+                measured=measured,
+            )  # fmt: skip
+            if progress is not None:
+                progress(machine.t)
     end_of_measure = machine.t
     # drain: keep the load on until every measured packet has arrived
     limit = w1 + run.drain_limit
@@ -225,6 +242,23 @@ def _summarize(run, noc, topo, machine, end_of_measure, wall) -> SyntheticResult
     every = (pk["parent"] == ids) & (pk["ctime"] >= 0)
     src_all = pk["src"][every]
     zl_all = zero_load_cycles(topo, noc, src_all, machine.dest[ids][every], run.packet_flits)
+    trace = None
+    if machine.window:
+        arrived = (pk["parent"] == ids) & (pk["atime"] >= 0)
+        packets = {
+            "src": pk["src"][arrived], "dst": dest[arrived], "ctime": pk["ctime"][arrived],
+            "itime": pk["itime"][arrived], "atime": pk["atime"][arrived],
+            "hops": pk["hops"][arrived],
+            "transit": zero_load_cycles(
+                topo, noc, pk["src"][arrived], dest[arrived], run.packet_flits
+            ),
+        }  # fmt: skip
+        meta = {
+            "kind": "synthetic", "pattern": run.pattern, "rate": run.rate,
+            "packet_flits": run.packet_flits, "warmup": run.warmup, "measured_cycles": run.cycles,
+            "cycle_ns": noc.cycle_ns,
+        }  # fmt: skip
+        trace = make_trace(meta, machine, topo, packets)
     return SyntheticResult(
         run=run,
         latency_avg=stat(lat, np.mean),
@@ -246,5 +280,6 @@ def _summarize(run, noc, topo, machine, end_of_measure, wall) -> SyntheticResult
         queueing_avg=stat(lat - zero, np.mean) if lat.size else float("nan"),
         stalls=machine.stalls(),
         link_flits=machine.link_flits.copy(),
+        trace=trace,
         machine=machine,
     )

@@ -61,6 +61,15 @@ class Topology:
     def node_xy(self) -> tuple[np.ndarray, np.ndarray]:
         return self.node_router % self.width, self.node_router // self.width
 
+    @property
+    def link_energy_pj(self) -> np.ndarray:
+        """Per engine link id: the energy of one flit crossing it."""
+        out = np.zeros(self.n_link_ids)
+        ports = self.link_id >= 0
+        out[self.link_id[ports]] = self.energy_pj[ports]
+        out[self.inject_link] = self.inject_pj
+        return out
+
     def hops(self, src_node, dst_node) -> np.ndarray:
         """Routers a packet crosses from ``src_node`` to ``dst_node`` (Manhattan distance + 1)."""
         x, y = self.node_xy

@@ -1,0 +1,188 @@
+"""Latency and throughput against offered load: one synthetic run per rate, in parallel.
+
+``sweep`` runs ``run_synthetic`` at every rate of a list, each in a worker process (the
+runs are independent; a run is deterministic for its seed, so the workers change nothing
+but the wall time), and reads the curve the way NoC papers do:
+
+* **zero-load latency**: the average packet latency at the lowest rate swept;
+* **saturation**: the highest rate, counting up from the lowest, whose run is stable with
+  an average latency under three times the zero-load latency (as the BookSim2 reference
+  figures in ``../shared/anchors/booksim2.md`` define it);
+* **channel-load bound**: the throughput the pattern's routes allow at best
+  (``patterns.channel_load_bound``); no accepted rate may exceed it.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, replace
+
+from engine.errors import SpecError
+from engine.hardware import NocConstants
+from engine.io.files import atomic_open
+from engine.simulate.patterns import build_pattern, channel_load_bound
+from engine.simulate.synthetic import SyntheticRun, run_synthetic
+
+__all__ = ["SweepResult", "parse_rates", "sweep"]
+
+CSV_COLUMNS = (
+    "rate",
+    "offered_flit_rate",
+    "accepted_flit_rate",
+    "latency_avg",
+    "latency_min",
+    "latency_max",
+    "network_latency_avg",
+    "queueing_avg",
+    "hops_avg",
+    "stable",
+    "measured_packets",
+    "cycles",
+    "wall_s",
+)
+SATURATION_FACTOR = 3.0
+
+
+def parse_rates(text: str) -> list[float]:
+    """``start:stop:step`` (stop included) or ``r1,r2,…`` as a list of rates."""
+    text = text.strip()
+    try:
+        if ":" in text:
+            start, stop, step = (float(v) for v in text.split(":"))
+            if step <= 0 or stop < start:
+                raise ValueError
+            n = int(round((stop - start) / step)) + 1
+            rates = [round(start + k * step, 10) for k in range(n)]
+        else:
+            rates = [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise SpecError(
+            f"rates are START:STOP:STEP (e.g. 0.01:0.5:0.01) or a list (0.1,0.2): {text!r}"
+        ) from None
+    if not rates or min(rates) < 0 or max(rates) > 1:
+        raise SpecError(f"rates are flits per node and cycle, within [0, 1]: {text!r}")
+    return rates
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    """The points of a sweep (``SyntheticResult.to_dict`` each, by rate) and its reading."""
+
+    base: SyntheticRun
+    points: tuple[dict, ...]
+    zero_load_latency: float
+    saturation_rate: float | None  # None: even the lowest rate is past saturation
+    channel_bound: float
+
+    def to_dict(self) -> dict:
+        return {
+            "pattern": self.base.pattern,
+            "mesh": f"{self.base.width}x{self.base.height}",
+            "packet_flits": self.base.packet_flits,
+            "zero_load_latency": self.zero_load_latency,
+            "saturation_rate": self.saturation_rate,
+            "channel_bound": self.channel_bound,
+            "points": list(self.points),
+        }
+
+    def csv_text(self) -> str:
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(CSV_COLUMNS)
+        for p in self.points:
+            writer.writerow([p[c] for c in CSV_COLUMNS])
+        return out.getvalue()
+
+    def write_csv(self, path) -> None:
+        with atomic_open(path, "w", what="CSV file") as f:
+            f.write(self.csv_text())
+
+    def write_figure(self, path) -> None:
+        """Latency against offered load, and accepted against offered load (PNG, SVG or PDF
+        by the path's suffix)."""
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        rates = [p["rate"] for p in self.points]
+        fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4), layout="constrained")
+        stable = [p for p in self.points if p["stable"]]
+        left.plot([p["rate"] for p in stable], [p["latency_avg"] for p in stable], "o-",
+                  color="#1f77b4", label="stable")  # fmt: skip
+        gone = [p for p in self.points if not p["stable"]]
+        if gone:
+            left.plot([p["rate"] for p in gone], [p["latency_avg"] for p in gone], "x",
+                      color="#d62728", label="unstable (past saturation)")  # fmt: skip
+        left.axhline(self.zero_load_latency, color="gray", lw=0.8, ls=":",
+                     label=f"zero-load {self.zero_load_latency:.1f} cycles")  # fmt: skip
+        if self.saturation_rate is not None:
+            left.axvline(self.saturation_rate, color="#ff7f0e", lw=0.8, ls="--",
+                         label=f"saturation {self.saturation_rate:g}")  # fmt: skip
+        left.set_yscale("log")
+        left.set_xlabel("offered load (flits/node/cycle)")
+        left.set_ylabel("average packet latency (cycles)")
+        left.legend(fontsize=8)
+        right.plot(rates, [p["accepted_flit_rate"] for p in self.points], "o-", color="#1f77b4",
+                   label="accepted")  # fmt: skip
+        top = max(rates + [self.channel_bound])
+        right.plot([0, top], [0, top], color="gray", lw=0.8, ls=":", label="accepted = offered")
+        right.axhline(self.channel_bound, color="#2ca02c", lw=0.8, ls="--",
+                      label=f"channel-load bound {self.channel_bound:.3g}")  # fmt: skip
+        right.set_xlabel("offered load (flits/node/cycle)")
+        right.set_ylabel("accepted (flits/node/cycle)")
+        right.legend(fontsize=8)
+        b = self.base
+        fig.suptitle(
+            f"{b.pattern} traffic on a {b.width}×{b.height} mesh, {b.packet_flits}-flit packets"
+        )
+        with atomic_open(path, "wb", what="figure") as f:
+            fig.savefig(f, format=str(path).rsplit(".", 1)[-1].lower(), dpi=110)
+        plt.close(fig)
+
+
+def _one(job) -> dict:
+    noc, run, seed = job
+    return run_synthetic(noc, run, seed=seed).to_dict()
+
+
+def sweep(
+    noc: NocConstants,
+    base: SyntheticRun,
+    rates: Sequence[float],
+    *,
+    seed: int = 0,
+    workers: int | None = None,
+    progress: Callable[[dict], None] | None = None,
+) -> SweepResult:
+    """Run ``base`` at every rate (in ``workers`` processes; default: every core)."""
+    if not rates:
+        raise SpecError("a sweep needs at least one rate")
+    pattern = build_pattern(base.pattern, base.width, base.height, base.width * base.height)
+    bound = channel_load_bound(pattern, base.width, base.height)
+    rates = sorted(set(rates))
+    jobs = [(noc, replace(base, rate=r), seed) for r in rates]
+    workers = max(1, min(workers or os.cpu_count() or 1, len(jobs)))
+    points = []
+    if workers == 1:
+        for job in jobs:
+            points.append(_one(job))
+            if progress:
+                progress(points[-1])
+    else:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            for point in pool.map(_one, jobs):
+                points.append(point)
+                if progress:
+                    progress(point)
+    zero = points[0]["latency_avg"]
+    saturation = None
+    for p in points:
+        if not p["stable"] or not p["latency_avg"] < SATURATION_FACTOR * zero:
+            break
+        saturation = p["rate"]
+    return SweepResult(base, tuple(points), zero, saturation, bound)

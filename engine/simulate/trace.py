@@ -1,0 +1,169 @@
+"""A simulated run over time: what each link carried and how full each input got, window
+by window, and every packet's life — saved as ``.npz`` and read back to scrub through.
+
+A run traced with a window of ``w`` cycles records, for window ``k`` (cycles ``k·w`` to
+``(k+1)·w``):
+
+* ``link_flits[k, link]``: flits that entered each link (engine link ids, as the analytic
+  model's loads), so ``utilization(k)`` is that over the link's capacity in the window;
+* ``occupancy[k, router · ports + port]``: the most flits the input port's buffers held
+  (all its virtual channels together).
+
+and, per packet delivered (one record per destination core reached): its source and
+destination terminals, the cycles it was created, injected and arrived, the routers it
+crossed, and its zero-load (``transit``) latency, so that latency splits into transit and
+queueing. The file holds plain arrays and one JSON header (``meta``): what ran, on what.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from engine.errors import InputFileError
+from engine.io.files import atomic_open, check_readable, reason
+
+__all__ = ["PACKET_COLUMNS", "Trace", "load_trace", "make_trace"]
+
+FORMAT = "meshscope-trace"
+VERSION = 1
+PACKET_COLUMNS = ("src", "dst", "ctime", "itime", "atime", "hops", "transit")
+
+
+@dataclass(frozen=True, eq=False)
+class Trace:
+    """One run, window by window (see the module's docstring)."""
+
+    meta: dict  # kind ("step" | "synthetic"), width, height, ports, window, cycle_ns, …
+    link_flits: np.ndarray = field(repr=False)  # (windows, link ids) int32
+    occupancy: np.ndarray = field(repr=False)  # (windows, routers · ports) int32
+    link_capacity: np.ndarray = field(repr=False)  # per link id: flits per cycle it can carry
+    packets: dict = field(repr=False)  # PACKET_COLUMNS -> int64 arrays, one row per delivery
+    stalls: dict = field(default_factory=dict, repr=False)  # per router, cycles by cause
+
+    @property
+    def window(self) -> int:
+        return int(self.meta["window"])
+
+    @property
+    def n_windows(self) -> int:
+        return int(self.link_flits.shape[0])
+
+    @property
+    def cycles(self) -> int:
+        return int(self.meta["cycles"])
+
+    def utilization(self, k: int) -> np.ndarray:
+        """Per link id: the share of window k's capacity its flits used (0 … 1)."""
+        return self.link_flits[k] / (self.window * np.maximum(self.link_capacity, 1e-12))
+
+    def in_flight(self, k: int) -> int:
+        """Packets created before the end of window k and not arrived by its start."""
+        p = self.packets
+        start, stop = k * self.window, (k + 1) * self.window
+        return int(np.count_nonzero((p["ctime"] < stop) & (p["atime"] >= start)))
+
+    def frame(self, k: int) -> dict:
+        """Window k as the explorer draws it."""
+        if not 0 <= k < self.n_windows:
+            raise IndexError(f"window {k} of {self.n_windows}")
+        return {
+            "window": k,
+            "start_cycle": k * self.window,
+            "end_cycle": (k + 1) * self.window,
+            "link_flits": self.link_flits[k],
+            "utilization": self.utilization(k),
+            "occupancy": self.occupancy[k],
+            "in_flight": self.in_flight(k),
+        }
+
+    def latency(self) -> dict:
+        """Per delivered packet: latency, its transit (zero-load) part and its queueing."""
+        p = self.packets
+        total = p["atime"] - p["ctime"]
+        return {"latency": total, "transit": p["transit"], "queueing": total - p["transit"]}
+
+    # ------------------------------------------------------------ files
+    def save(self, path) -> None:
+        """Write the trace as one ``.npz`` (whole or not at all)."""
+        arrays = {
+            "meta": np.frombuffer(json.dumps(self.meta).encode(), dtype=np.uint8),
+            "link_flits": self.link_flits.astype(np.int32),
+            "occupancy": self.occupancy.astype(np.int32),
+            "link_capacity": self.link_capacity.astype(np.float64),
+        }
+        for name in PACKET_COLUMNS:
+            arrays[f"packet_{name}"] = np.asarray(self.packets[name], dtype=np.int64)
+        for name, values in self.stalls.items():
+            arrays[f"stall_{name}"] = np.asarray(values, dtype=np.int64)
+        with atomic_open(path, "wb", what="trace file") as f:
+            np.savez_compressed(f, **arrays)
+
+
+def load_trace(path) -> Trace:
+    """A trace written by ``Trace.save``, or ``InputFileError`` saying what is wrong."""
+    path = check_readable(path, "trace file")
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            data = {k: z[k] for k in z.files}
+    except Exception as e:  # noqa: BLE001 - whatever numpy and zipfile raise, the file is bad
+        raise InputFileError(f"{path} is not a MeshScope trace (.npz): {reason(e)}") from None
+    need = ["meta", "link_flits", "occupancy", "link_capacity"]
+    need += [f"packet_{c}" for c in PACKET_COLUMNS]
+    missing = [k for k in need if k not in data]
+    if missing:
+        raise InputFileError(f"{path} is not a MeshScope trace: no {', '.join(missing)}")
+    try:
+        meta = json.loads(data["meta"].tobytes().decode())
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise InputFileError(f"{path}: the trace's header is not JSON") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        raise InputFileError(f"{path} is not a MeshScope trace (its header names no format)")
+    if meta.get("version") != VERSION:
+        raise InputFileError(
+            f"{path} is a trace of version {meta.get('version')}; this MeshScope reads {VERSION}"
+        )
+    lf, occ, cap = data["link_flits"], data["occupancy"], data["link_capacity"]
+    packets = {c: data[f"packet_{c}"] for c in PACKET_COLUMNS}
+    sizes = {a.size for a in packets.values()}
+    if (
+        lf.ndim != 2
+        or occ.ndim != 2
+        or lf.shape[0] != occ.shape[0]
+        or cap.shape != (lf.shape[1],)
+        or len(sizes) != 1
+        or not isinstance(meta.get("window"), int)
+        or meta["window"] < 1
+    ):
+        raise InputFileError(f"{path}: the trace's arrays do not fit together")
+    stalls = {k[len("stall_") :]: v for k, v in data.items() if k.startswith("stall_")}
+    return Trace(meta, lf, occ, cap, packets, stalls)
+
+
+def make_trace(meta: dict, machine, topology, packets: dict) -> Trace:
+    """The trace of a finished run of ``machine`` (traced with ``machine.window`` > 0)."""
+    a = machine.arrays
+    n_windows = max(1, -(-machine.t // machine.window))
+    link_flits = a["win_link"][:n_windows].copy()
+    occupancy = a["win_occ"][:n_windows].copy()
+    if link_flits.shape[0] < n_windows:  # the run ended before its last window opened
+        pad = n_windows - link_flits.shape[0]
+        link_flits = np.vstack([link_flits, np.zeros((pad, link_flits.shape[1]), np.int32)])
+        occupancy = np.vstack([occupancy, np.zeros((pad, occupancy.shape[1]), np.int32)])
+    capacity = np.zeros(topology.n_link_ids)
+    ports = topology.link_id >= 0
+    capacity[topology.link_id[ports]] = 1.0 / topology.serialization[ports]
+    capacity[topology.inject_link] = 1.0
+    header = {
+        "format": FORMAT,
+        "version": VERSION,
+        "width": topology.width,
+        "height": topology.height,
+        "ports": topology.n_ports,
+        "window": machine.window,
+        "cycles": machine.t,
+        **meta,
+    }
+    return Trace(header, link_flits, occupancy, capacity, packets, machine.stalls())
