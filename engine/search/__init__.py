@@ -6,7 +6,13 @@ Settings, objectives and strategies are listed in ``engine.search.config``.
 """
 
 from engine.search.config import ESConfig, Objective, heuristics, objectives, strategies
-from engine.search.evaluators import CommandEvaluator, ModelEvaluator, Outcome
+from engine.search.evaluators import (
+    CommandEvaluator,
+    ModelEvaluator,
+    Outcome,
+    SimulatorEvaluator,
+    default_evaluator,
+)
 from engine.search.evolution import ESResult, NestedES
 from engine.search.history import Event, History, Record
 from engine.search.multichip import ChipwiseSearch
@@ -25,6 +31,8 @@ __all__ = [
     "OperatorParams",
     "Outcome",
     "Record",
+    "SimulatorEvaluator",
+    "default_evaluator",
     "heuristics",
     "make_search",
     "objectives",

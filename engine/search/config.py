@@ -26,6 +26,7 @@ class Objective:
     name: str
     field: str
     label: str
+    simulated: bool = False  # needs the cycle-level simulator (``SimulatorEvaluator``)
 
 
 objectives: Registry[Objective] = Registry("objective")
@@ -38,6 +39,11 @@ objectives.add(
     "energy",
     Objective("energy", "energy_uj", "energy (µJ / step)"),
     doc="energy per step (static + operations + routing)",
+)
+objectives.add(
+    "simulated-latency",
+    Objective("simulated-latency", "simulated_us", "simulated latency (µs / step)", simulated=True),
+    doc="time per step simulated flit by flit (pipelined; same spikes for every mapping)",
 )
 
 strategies: Registry[type] = Registry("strategy")  # filled by evolution.py and multichip.py

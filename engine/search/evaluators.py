@@ -1,4 +1,5 @@
-"""Fitness evaluators: the built-in model, or an external command (hardware in the loop).
+"""Fitness evaluators: the built-in model, the cycle-level simulator, or an external command
+(hardware in the loop).
 
 An evaluator maps a *candidate* — cores per population and the physical cores of
 its partitions — to an ``Outcome``. ``evaluate_batch`` evaluates the offspring of one
@@ -24,13 +25,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from engine.cost import Evaluator
-from engine.errors import EvaluatorError, MeshScopeError
+from engine.errors import EvaluatorError, MeshScopeError, SpecError
 from engine.hardware import Hardware
 from engine.mapping import Mapping, Partition, Placement, mapping_to_dict
 from engine.network import Network
 from engine.partition_graph import partition_graph
 
-__all__ = ["Candidate", "Outcome", "ModelEvaluator", "CommandEvaluator"]
+__all__ = ["Candidate", "Outcome", "ModelEvaluator", "SimulatorEvaluator", "CommandEvaluator"]
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,7 @@ class Outcome:
     bottleneck: str = ""
     error: str = ""
     terms_us: dict = field(default_factory=dict)  # the max-affine terms, when the model rated it
+    simulated_us: float = math.nan  # the simulated step, when the simulator rated it
 
     @property
     def failed(self) -> bool:
@@ -107,12 +109,101 @@ class ModelEvaluator:
             self._pool = None
 
 
+class SimulatorEvaluator(ModelEvaluator):
+    """The max-affine model's figures plus one time step simulated flit by flit.
+
+    Every candidate is simulated with the same spikes (drawn once from ``seed``: common
+    random numbers, so two mappings differ only by where their cores are), in ``mode``
+    (``pipelined`` or ``fall-through``) and optionally with multicast packets. Outcomes are
+    cached by mapping (core split and placement), so a search that revisits a mapping does
+    not simulate it again.
+    """
+
+    name = "simulator"
+
+    def __init__(
+        self,
+        network: Network,
+        hardware: Hardware,
+        *,
+        mode: str = "pipelined",
+        multicast: bool = False,
+        seed: int = 0,
+        workers: int = 1,
+        cache: int = 32,
+        outcomes: int = 4096,
+    ):
+        from engine.simulate import MODES, draw_spikes
+
+        if mode not in MODES:
+            raise SpecError(f"the simulated step's mode is {' or '.join(MODES)}, not {mode!r}")
+        super().__init__(network, hardware, workers=workers, cache=cache)
+        self.mode, self.multicast, self.seed = mode, multicast, seed
+        self.spikes = draw_spikes(network.rate, "sample", seed=seed)
+        self._outcomes: OrderedDict[tuple, Outcome] = OrderedDict()
+        self._outcomes_size = outcomes
+
+    def evaluate(self, candidate: Candidate) -> Outcome:
+        from engine.pipeline import Mapped
+        from engine.simulate import simulate_step
+
+        key = (candidate.cores_per_population, np.asarray(candidate.placement).tobytes())
+        hit = self._outcomes.get(key)
+        if hit is not None:
+            self._outcomes.move_to_end(key)
+            return hit
+        try:
+            placement = Placement(candidate.placement)
+            ev = self._evaluator(candidate.cores_per_population, placement)
+            full = ev.evaluation(locality=False)
+            mapped = Mapped(self.network, self.hardware, Mapping(ev.partition, placement), ev.graph)
+            step = simulate_step(
+                mapped, mode=self.mode, multicast=self.multicast, spikes=self.spikes
+            )
+        except MeshScopeError as e:
+            return Outcome.failure(str(e))
+        out = Outcome(
+            full.latency_us, full.energy_uj, full.power_w, full.bottleneck, "",
+            dict(full.terms_us), step.step_us,
+        )  # fmt: skip
+        self._outcomes[key] = out
+        if len(self._outcomes) > self._outcomes_size:
+            self._outcomes.popitem(last=False)
+        return out
+
+    def evaluate_batch(self, candidates: list[Candidate]) -> list[Outcome]:
+        if self.workers <= 1 or len(candidates) <= 1:
+            return [self.evaluate(c) for c in candidates]
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(
+                self.workers, initializer=_init_worker,
+                initargs=(self.network, self.hardware, self._settings()),
+            )  # fmt: skip
+        return list(self._pool.map(_worker_evaluate, candidates))
+
+    def _settings(self) -> dict:
+        return {"mode": self.mode, "multicast": self.multicast, "seed": self.seed}
+
+
+def default_evaluator(network: Network, hardware: Hardware, objective: str, **kwargs):
+    """The evaluator an objective needs: the simulator for a simulated objective, else the
+    model (``kwargs``: the evaluator's options, e.g. ``workers``)."""
+    from engine.search.config import objectives
+
+    if objectives[objective].simulated:
+        return SimulatorEvaluator(network, hardware, **kwargs)
+    return ModelEvaluator(network, hardware, **kwargs)
+
+
 _worker: ModelEvaluator | None = None
 
 
-def _init_worker(network, hardware):
+def _init_worker(network, hardware, simulator: dict | None = None):
     global _worker
-    _worker = ModelEvaluator(network, hardware)
+    if simulator is None:
+        _worker = ModelEvaluator(network, hardware)
+    else:
+        _worker = SimulatorEvaluator(network, hardware, **simulator)
 
 
 def _worker_evaluate(candidate: Candidate) -> Outcome:

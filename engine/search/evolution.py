@@ -30,7 +30,7 @@ from engine.mapping import Mapping
 from engine.network import Network
 from engine.placement.fill import core_order
 from engine.search.config import ESConfig, objectives, strategies
-from engine.search.evaluators import Candidate, ModelEvaluator, Outcome
+from engine.search.evaluators import Candidate, Outcome, default_evaluator
 from engine.search.genotype import Layout, PartitionGenotype, decode, layout_for
 from engine.search.history import Event, History, Record
 from engine.search.operators import mutate_partition, mutate_placement, reorder
@@ -92,7 +92,7 @@ class NestedES:
         self.network, self.hardware = network, hardware
         self.config = config or ESConfig()
         self.layout = layout or layout_for(network, hardware)
-        self.evaluator = evaluator or ModelEvaluator(network, hardware)
+        self.evaluator = evaluator or default_evaluator(network, hardware, self.config.objective)
         self.rng = np.random.default_rng(self.config.seed)
         self.history = History()
         self.generation = 0
@@ -139,6 +139,7 @@ class NestedES:
                 bottleneck=o.bottleneck,
                 note=o.error or note,
                 terms_us=o.terms_us,
+                simulated_us=o.simulated_us,
             )
             self.history.append(record)
             out.append(_Individual(x, omega, record))

@@ -42,6 +42,7 @@ class Record:
     bottleneck: str = ""
     note: str = ""  # heuristic name, or the failure message
     terms_us: dict = field(default_factory=dict)  # the model's terms (empty from a command)
+    simulated_us: float = math.nan  # the simulated step (the simulator evaluator only)
 
     def mapping(self, network) -> Mapping:
         """The mapping this record describes, on ``network``."""
@@ -51,7 +52,7 @@ class Record:
         d = asdict(self)
         d["cores_per_population"] = list(self.cores_per_population)
         d["placement"] = list(self.placement)
-        for k in ("latency_us", "energy_uj", "power_w", "fitness"):
+        for k in ("latency_us", "energy_uj", "power_w", "fitness", "simulated_us"):
             if not math.isfinite(d[k]):
                 d[k] = None
         return d
@@ -62,6 +63,8 @@ class Record:
         for k in ("latency_us", "energy_uj", "power_w", "fitness"):
             if d[k] is None:
                 d[k] = math.nan if k == "power_w" else math.inf
+        if d.get("simulated_us") is None:
+            d["simulated_us"] = math.nan
         d["cores_per_population"] = tuple(d["cores_per_population"])
         d["placement"] = tuple(d["placement"])
         d["terms_us"] = dict(d.get("terms_us") or {})
@@ -88,7 +91,7 @@ class History(list):
 
     COLUMNS = (
         "index", "generation", "level", "latency_us", "energy_uj", "power_w", "cores_used",
-        "accepted", "failed", "bottleneck", "note", "cores_per_population",
+        "accepted", "failed", "bottleneck", "note", "cores_per_population", "simulated_us",
     )  # fmt: skip
 
     def write_jsonl(self, path) -> None:

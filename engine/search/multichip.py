@@ -22,7 +22,7 @@ from engine.network import Network
 from engine.partition_graph import partition_graph
 from engine.placement.fill import ORDERS, core_order
 from engine.search.config import ESConfig, strategies
-from engine.search.evaluators import ModelEvaluator
+from engine.search.evaluators import default_evaluator
 from engine.search.evolution import ESResult, NestedES
 from engine.search.genotype import layout_for
 from engine.search.history import Event, History, Record
@@ -102,7 +102,7 @@ class ChipwiseSearch:
                 "one: use --strategy global"
             )
         self.network, self.hardware, self.config = network, hardware, config
-        self.evaluator = evaluator or ModelEvaluator(network, hardware)
+        self.evaluator = evaluator or default_evaluator(network, hardware, config.objective)
         full = layout_for(network, hardware)
         c0 = np.minimum(full.c_min + config.init_k, full.c_max)
         crossing = layer_crossing_traffic(network, hardware, c0)

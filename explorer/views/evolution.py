@@ -401,8 +401,13 @@ class EvolutionView(pn.viewable.Viewer):
             self._current_label.visible = False
             return
         self.current_source.data = {"latency_us": [ev.latency_us], "energy_uj": [ev.energy_uj]}
-        value = ev.latency_us if self._run_objective == "latency" else ev.energy_uj
-        unit = "µs" if self._run_objective == "latency" else "µJ"
+        field = objectives[self._run_objective].field
+        value = getattr(ev, field, None)  # the model's number (none for a simulated objective)
+        if value is None:
+            self._current_line.data = {"value": []}
+            self._current_label.visible = False
+            return
+        unit = "µJ" if field == "energy_uj" else "µs"
         self._current_line.data = {"value": [value]}
         self._current_label.update(y=value, text=f"current mapping {value:,.3f} {unit}")
         self._current_label.visible = True
