@@ -73,7 +73,7 @@ def _synthetic_run(args, **extra):
 
     width, height = parse_mesh(args.mesh)
     return SyntheticRun(
-        args.pattern, width, height, rate=args.rate, packet_flits=args.packet,
+        args.pattern, width, height, rate=getattr(args, "rate", 0.0), packet_flits=args.packet,
         warmup=args.warmup, cycles=args.cycles, **extra,
     )  # fmt: skip
 

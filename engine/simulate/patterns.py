@@ -13,12 +13,15 @@ per source — mixed with uniform traffic with probability ``1 − fraction``.
 
 from __future__ import annotations
 
+import io
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from engine.errors import InputFileError, SpecError
+from engine.io.files import read_text
 from engine.registry import Registry
 
 __all__ = ["Pattern", "build_pattern", "channel_load_bound", "patterns"]
@@ -215,12 +218,17 @@ def hotspot(
 @patterns.register("matrix", grammar="matrix:file=PATH")
 def matrix(width: int, height: int, n_nodes: int, file: str = "") -> Pattern:
     """A traffic matrix: row s of a CSV of n × n non-negative weights is where s sends to."""
+    if not file:
+        raise SpecError("the matrix pattern needs its file: matrix:file=PATH.csv")
+    text = read_text(file, "traffic matrix")
     try:
-        weights = np.loadtxt(file, delimiter=",", ndmin=2)
-    except OSError as e:
-        raise InputFileError(f"cannot read traffic matrix {file}: {e.strerror or e}") from None
+        with warnings.catch_warnings():  # an empty file is reported below, not warned about
+            warnings.simplefilter("ignore")
+            weights = np.loadtxt(io.StringIO(text), delimiter=",", ndmin=2)
     except ValueError as e:
         raise InputFileError(f"traffic matrix {file} is not a CSV of numbers ({e})") from None
+    if weights.size == 0:
+        raise InputFileError(f"traffic matrix {file} is empty; write one row of weights per node")
     return matrix_pattern(weights, n_nodes, str(Path(file).name))
 
 

@@ -250,9 +250,11 @@ def _step_result(mapped, machine, topo, msgs, fired, mode, multicast, flits, den
     busy = np.zeros(hw.n_cores, dtype=np.int64)
     np.add.at(busy, dest_core, a["dsvc"][pkt["lo"][leaf]])
     opened = np.zeros(hw.n_cores, dtype=np.int64)
+    g_open, g_done = a["grp"][K.G_OPEN].copy(), a["grp"][K.G_DONE]
+    for g in range(1, g_open.size):  # a layer with nothing left to release never opened in
+        if g_open[g] < 0:  # the kernel: it opens once the layer before is wholly processed
+            g_open[g] = max(g_open[g - 1], g_done[g - 1])
     if mode == "fall-through":
-        g_open = a["grp"][K.G_OPEN]
-        g_open = np.where(g_open < 0, 0, g_open)
         opened[cores] = g_open[np.minimum(graph.population, g_open.size - 1)]
     base = np.maximum(last, opened)
     end = np.zeros(hw.n_cores, dtype=np.int64)
@@ -277,7 +279,6 @@ def _step_result(mapped, machine, topo, msgs, fired, mode, multicast, flits, den
     phases = []
     if mode == "fall-through":
         names = mapped.network.population_names
-        g_open, g_done = a["grp"][K.G_OPEN], a["grp"][K.G_DONE]
         for g in range(g_open.size):
             start = int(max(g_open[g], 0))
             stop = int(max(g_done[g], start))

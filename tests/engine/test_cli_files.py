@@ -34,7 +34,16 @@ OUTPUTS = [
     (["evolve", "--network", NET, "--budget", "6"], "--out", "best.json"),
     (["evolve", "--network", NET, "--budget", "6"], "--history", "history.csv"),
     (["evolve", "--network", NET, "--budget", "6"], "--checkpoint", "run.ckpt"),
-]
+    (["simulate", "--network", NET], "--save-trace", "step.npz"),
+    (["simulate", "--network", NET], "--save", "mapping.json"),
+    (["simulate", "--network", NET], "--export-noxim", "step.noxim"),
+    (["simulate", "--pattern", "uniform", "--mesh", "4x4", "--cycles", "300"], "--save-trace",
+     "run.npz"),
+    (["sweep", "--mesh", "4x4", "--rates", "0.1,0.2", "--cycles", "300", "--workers", "1"],
+     "--csv", "sweep.csv"),
+    (["sweep", "--mesh", "4x4", "--rates", "0.1,0.2", "--cycles", "300", "--workers", "1"],
+     "--figure", "sweep.png"),
+]  # fmt: skip
 
 
 def run(capsys, argv) -> tuple[int, str, str]:
@@ -122,6 +131,7 @@ INPUTS = [
     ("mapping", "m.json", ["--mapping"], '{"format": "meshscope-mapping", "version": 1}'),
     ("partition", "blocks.part", ["--partition", "file:"], "0\n1\n"),
     ("checkpoint", "run.ckpt", ["--resume"], '{"format": "meshscope-es-checkpoint"}'),
+    ("traffic matrix", "m.csv", ["--pattern", "matrix:file="], "1,2\n3,x\n"),
 ]
 
 COMMANDS = {  # which subcommands read each kind of input, with an output to watch
@@ -130,7 +140,10 @@ COMMANDS = {  # which subcommands read each kind of input, with an output to wat
     "mapping": [["evaluate", "--save", "o.json"]],
     "partition": [["evaluate", "--save", "o.json"], ["map", "--save", "o.json"]],
     "checkpoint": [["evolve", "--out", "o.json", "--budget", "6"]],
+    "traffic matrix": [["simulate", "--mesh", "4x4", "--save-trace", "o.npz"]],
 }
+for kind in ("network", "hardware", "mapping", "partition"):
+    COMMANDS[kind].append(["simulate", "--save-trace", "o.npz"])
 
 
 def input_cases():
@@ -149,7 +162,9 @@ def test_an_unreadable_input_is_one_line_and_writes_nothing(
     monkeypatch.chdir(tmp_path)
     path = write(tmp_path / name, content)
     argv = [command[0]]
-    if option[-1].endswith(":"):  # --partition file:PATH
+    if what == "traffic matrix":  # --pattern matrix:file=PATH
+        argv += [*option[:-1], f"{option[-1]}{path}"]
+    elif option[-1].endswith(":"):  # --partition file:PATH
         argv += [*option[:-1], f"{option[-1]}{path}", "--network", NET]
     else:
         argv += [*option, path]

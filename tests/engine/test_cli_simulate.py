@@ -1,0 +1,224 @@
+"""``meshscope simulate``, ``sweep``, ``evaluate --simulate`` and the simulated objective, as
+a user and a script meet them: the documented JSON keys, the same numbers as the Python
+API, one-line errors, outputs written whole, progress on a terminal."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+
+import numpy as np
+import pytest
+
+from engine.hardware import NocConstants
+from engine.pipeline import build_mapping, evaluate, spike_loads
+from engine.simulate import SyntheticRun, draw_spikes, load_trace, run_synthetic, simulate_step
+from tests.engine.test_cli import _run_on_a_terminal, run, run_json
+
+NET = "mlp:widths=64-96-48"
+HW = "mesh:3x3x2"
+PATTERN = ["--pattern", "uniform", "--mesh", "4x4", "--warmup", "300", "--cycles", "1500"]
+
+SYNTHETIC_KEYS = {
+    "latency_avg", "network_latency_avg", "offered_flit_rate", "accepted_flit_rate",
+    "hops_avg", "stable", "cycles", "wall_s", "cycles_per_s",
+}  # fmt: skip
+STEP_KEYS = {"step_cycles", "step_us", "mode", "bound", "links"}
+
+
+def assert_one_line_error(code, out, err, *words):
+    assert code == 2, err
+    assert out == ""
+    assert err.startswith("meshscope: error: ") and err.count("\n") == 1, err
+    for word in words:
+        assert word in err, err
+
+
+# ------------------------------------------------------------------ synthetic traffic
+def test_a_synthetic_run_prints_the_documented_keys_and_the_api_numbers(capsys):
+    data = run_json(capsys, "simulate", *PATTERN, "--rate", "0.15", "--seed", "3", "--json")
+    assert set(data) >= SYNTHETIC_KEYS
+    run_ = SyntheticRun("uniform", 4, 4, rate=0.15, warmup=300, cycles=1500)
+    api = run_synthetic(NocConstants(), run_, seed=3).to_dict()
+    for key in SYNTHETIC_KEYS - {"wall_s", "cycles_per_s"}:
+        assert data[key] == api[key], key
+    assert data["stable"] is True
+    assert math.isclose(data["accepted_flit_rate"], 0.15, rel_tol=0.1)
+    assert data["cycles_per_s"] > 0
+    assert sum(data["latency_histogram"]["counts"]) == data["measured_packets"]
+
+
+def test_router_options_change_the_router(capsys):
+    """Deeper pipelines add latency: one more cycle of VC allocation per router crossed."""
+    base = run_json(capsys, "simulate", *PATTERN, "--rate", "0.01", "--json")
+    slower = run_json(capsys, "simulate", *PATTERN, "--rate", "0.01", "--vc-alloc-delay", "2",
+                      "--json")  # fmt: skip
+    assert slower["zero_load_latency"] == pytest.approx(
+        base["zero_load_latency"] + base["hops_avg"], rel=0.02
+    )
+    assert slower["latency_avg"] > base["latency_avg"] + 2
+
+
+def test_a_synthetic_trace_is_written_and_reads_back(capsys, tmp_path):
+    path = tmp_path / "run.npz"
+    data = run_json(capsys, "simulate", *PATTERN, "--rate", "0.1", "--save-trace", str(path),
+                    "--window", "50", "--json")  # fmt: skip
+    trace = load_trace(path)
+    assert trace.window == 50 and trace.meta["kind"] == "synthetic"
+    assert trace.n_windows == math.ceil(data["cycles"] / 50)
+    assert trace.link_flits.sum() > 0
+
+
+def test_the_text_report_names_the_verdict_and_speed(capsys):
+    code, out, err = run(capsys, "simulate", *PATTERN, "--rate", "1.0")
+    assert code == 0, err
+    assert "UNSTABLE" in out  # at the channel-load bound of a 4x4 mesh, past saturation
+    assert "cycles/s" in out
+
+
+# ------------------------------------------------------------------ a mapping's step
+@pytest.fixture(scope="module")
+def mapped():
+    return build_mapping(NET, HW, partition="min+1", placement="spread-row")
+
+
+def test_a_step_prints_the_documented_keys_and_the_api_numbers(capsys, mapped):
+    data = run_json(capsys, "simulate", "--network", NET, "--hardware", HW, "--partition",
+                    "min+1", "--placement", "spread-row", "--seed", "4", "--json")  # fmt: skip
+    assert set(data) >= STEP_KEYS
+    api = simulate_step(mapped, seed=4)
+    assert (data["step_cycles"], data["step_us"], data["bound"]) == (
+        api.step_cycles, api.step_us, api.bound,
+    )  # fmt: skip
+    assert data["mode"] == "pipelined"
+    flits = np.zeros_like(api.link_flits)
+    for link in data["links"]:
+        flits[link["id"]] = link["flits"]
+    np.testing.assert_array_equal(flits, api.link_flits)
+    spikes = draw_spikes(mapped.network.rate, "sample", seed=4)
+    np.testing.assert_array_equal(flits, spike_loads(mapped, spikes) * api.packet_flits)
+    assert data["analytic"]["latency_us"] == pytest.approx(evaluate(mapped).latency_us)
+
+
+def test_fall_through_reports_one_phase_per_layer(capsys, mapped):
+    data = run_json(capsys, "simulate", "--network", NET, "--hardware", HW, "--partition",
+                    "min+1", "--placement", "spread-row", "--mode", "fall-through",
+                    "--json")  # fmt: skip
+    assert data["mode"] == "fall-through"
+    assert [p["layer"] for p in data["phases"]] == list(mapped.network.population_names)
+    starts = [p["start_cycles"] for p in data["phases"]]
+    assert starts == sorted(starts)
+
+
+def test_a_step_writes_its_trace_and_exports(capsys, tmp_path):
+    argv = ["simulate", "--network", NET, "--hardware", HW, "--partition", "min+1",
+            "--save-trace", tmp_path / "step.npz", "--export-booksim", tmp_path / "bs",
+            "--export-noxim", tmp_path / "step.noxim"]  # fmt: skip
+    code, out, err = run(capsys, *map(str, argv))
+    assert code == 0, err
+    names = {p.name for p in tmp_path.iterdir()}
+    assert names == {"step.npz", "bs.anynet", "bs.cfg", "bs.trace", "step.noxim"}
+    assert load_trace(tmp_path / "step.npz").meta["kind"] == "step"
+    assert "simulated" in out and "analytic" in out
+
+
+def test_router_options_apply_to_a_step(capsys):
+    argv = ["simulate", "--network", NET, "--hardware", HW, "--partition", "min+1", "--json"]
+    base = run_json(capsys, *argv)
+    deep = run_json(capsys, *argv, "--vc-alloc-delay", "4")
+    assert deep["latency"]["transit_avg_cycles"] > base["latency"]["transit_avg_cycles"] + 3
+    assert deep["step_cycles"] >= base["step_cycles"]
+
+
+def test_evaluate_simulate_reports_both_models(capsys, mapped):
+    data = run_json(capsys, "evaluate", "--network", NET, "--hardware", HW, "--partition",
+                    "min+1", "--placement", "spread-row", "--simulate", "--json")  # fmt: skip
+    assert data["latency_us"] == pytest.approx(evaluate(mapped).latency_us)
+    assert data["simulated"]["step_us"] == simulate_step(mapped, seed=0).step_us
+    code, out, _ = run(capsys, "evaluate", "--network", NET, "--hardware", HW, "--simulate")
+    assert code == 0 and "latency" in out and "simulated" in out
+
+
+def test_evaluate_multicast_lowers_the_loads(capsys):
+    argv = ["evaluate", "--network", NET, "--hardware", HW, "--partition", "min+1",
+            "--placement", "spread-row", "--json"]  # fmt: skip
+    unicast = run_json(capsys, *argv)
+    multicast = run_json(capsys, *argv, "--multicast")
+    assert multicast["multicast"] is True
+    assert multicast["max_link_messages"] <= unicast["max_link_messages"] * (1 + 1e-6)
+
+
+# ------------------------------------------------------------------ sweep
+def test_sweep_reads_the_curve_and_writes_csv_and_figure(capsys, tmp_path):
+    rates = [0.05, 0.2, 0.45]
+    data = run_json(capsys, "sweep", "--mesh", "4x4", "--rates", ",".join(map(str, rates)),
+                    "--warmup", "300", "--cycles", "1500", "--workers", "2", "--csv",
+                    str(tmp_path / "s.csv"), "--figure", str(tmp_path / "s.png"),
+                    "--json")  # fmt: skip
+    assert [p["rate"] for p in data["points"]] == rates
+    assert data["channel_bound"] == pytest.approx(1.0)  # 4/k on a 4x4 mesh
+    assert data["zero_load_latency"] == data["points"][0]["latency_avg"]
+    assert all(p["accepted_flit_rate"] <= data["channel_bound"] + 0.02 for p in data["points"])
+    rows = list(csv.DictReader((tmp_path / "s.csv").open()))
+    assert [float(r["rate"]) for r in rows] == rates
+    assert (tmp_path / "s.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_sweep_text(capsys):
+    code, out, err = run(capsys, "sweep", "--mesh", "4x4", "--rates", "0.05:0.1:0.05",
+                         "--cycles", "500", "--warmup", "100", "--workers", "1")  # fmt: skip
+    assert code == 0, err
+    assert "zero-load latency" in out and "channel-load bound 1.0000" in out
+
+
+# ------------------------------------------------------------------ bad input
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["simulate", "--pattern", "uniform", "--network", NET], ["--network", "mapping"]),
+        (["simulate", "--rate", "0.1"], ["--rate", "--pattern"]),
+        (["simulate", "--pattern", "uniform", "--mesh", "8by8"], ["--mesh", "8by8"]),
+        (["simulate", "--pattern", "nosuch"], ["nosuch", "uniform"]),
+        (["simulate", "--pattern", "transpose", "--mesh", "3x3"], ["power-of-two"]),
+        (["simulate", "--pattern", "uniform", "--rate", "1.5"], ["[0, 1]"]),
+        (["simulate", "--pattern", "uniform", "--vcs", "0"], ["vcs"]),
+        (["simulate", "--pattern", "hotspot:nodes=99", "--mesh", "4x4"], ["hotspot"]),
+        (["simulate", "--pattern", "matrix"], ["matrix:file="]),
+        (["sweep", "--rates", "0.5:0.1:0.1"], ["START:STOP:STEP"]),
+        (["sweep", "--rates", "0.1", "--figure", "x.gif"], [".png"]),
+        (["evolve", "--objective", "simulated-latency", "--evaluator-cmd", "true"],
+         ["simulated-latency", "--evaluator-cmd"]),
+    ],
+    ids=["pattern+network", "rate alone", "mesh", "pattern", "transpose 3x3", "rate",
+         "vcs", "hotspot node", "matrix file", "rates", "figure", "objective+cmd"],
+)  # fmt: skip
+def test_bad_simulator_input_is_one_line(capsys, tmp_path, monkeypatch, argv, words):
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, *argv)
+    assert_one_line_error(code, out, err, *words)
+    assert list(tmp_path.iterdir()) == []
+
+
+# ------------------------------------------------------------------ the simulated objective
+def test_evolve_can_minimise_the_simulated_step(capsys, tmp_path):
+    history = tmp_path / "h.jsonl"
+    data = run_json(capsys, "evolve", "--network", "linear-dense:M=2,N=8", "--hardware", HW,
+                    "--budget", "10", "--objective", "simulated-latency", "--history",
+                    str(history), "--json")  # fmt: skip
+    records = [json.loads(line) for line in history.read_text().splitlines()]
+    assert len(records) == 10
+    simulated = [r["simulated_us"] for r in records if not r["failed"]]
+    assert simulated and all(s > 0 for s in simulated)
+    best = min(records, key=lambda r: r["fitness"])
+    assert best["fitness"] == best["simulated_us"] == data["best_simulated_us"]
+    assert set(data["heuristics_simulated_us"]) == set(data["heuristics"])
+
+
+# ------------------------------------------------------------------ progress
+def test_a_long_synthetic_run_shows_a_bar_on_a_terminal(tmp_path):
+    code, terminal = _run_on_a_terminal(
+        ["simulate", "--pattern", "uniform", "--mesh", "4x4", "--cycles", "8000"], tmp_path
+    )
+    assert code == 0, terminal
+    assert "█" in terminal and "cycle" in terminal
