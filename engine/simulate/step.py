@@ -251,11 +251,11 @@ def _step_result(mapped, machine, topo, msgs, fired, mode, multicast, flits, den
     np.add.at(busy, dest_core, a["dsvc"][pkt["lo"][leaf]])
     opened = np.zeros(hw.n_cores, dtype=np.int64)
     g_open, g_done = a["grp"][K.G_OPEN].copy(), a["grp"][K.G_DONE]
-    for g in range(1, g_open.size):  # a layer with nothing left to release never opened in
-        if g_open[g] < 0:  # the kernel: it opens once the layer before is wholly processed
+    if mode == "fall-through":  # a layer that sends nothing waits only for its own messages
+        opened[cores] = np.maximum(g_open, 0)[np.minimum(graph.population, g_open.size - 1)]
+    for g in range(1, g_open.size):  # … but its phase, for the report, opens once the layer
+        if g_open[g] < 0:  # before is wholly processed (the kernel never opened it)
             g_open[g] = max(g_open[g - 1], g_done[g - 1])
-    if mode == "fall-through":
-        opened[cores] = g_open[np.minimum(graph.population, g_open.size - 1)]
     base = np.maximum(last, opened)
     end = np.zeros(hw.n_cores, dtype=np.int64)
     end[cores] = base[cores] + dendop
