@@ -1,0 +1,150 @@
+"""Speed of the cycle-level simulator, beside BookSim2 on the same configuration.
+
+Prints one JSON object. ``synthetic``: per configuration of the BookSim2 reference figures
+(uniform traffic, 1-flit packets, the reference router; 8×8 at 0.05 and 0.2 flits/node/cycle,
+16×16 at 0.05, 32×32 at 0.02; one measured period, no warm-up, then the drain), MeshScope's
+simulated cycles and flits per second (median of ``--repeats`` warm runs) and — when the
+environment variable ``BOOKSIM`` names a BookSim2 binary — BookSim2's, its whole process
+timed the same number of times, and the ratio. ``steps``: one pipelined time step of
+sparse-mlp-1 on loihi2 and of sparse-mlp-2 on loihi2-x8 (min+2, spread-col), warm.
+
+    .venv/bin/python benchmarks/simulate.py [--repeats 3]
+    BOOKSIM=/path/to/booksim .venv/bin/python benchmarks/simulate.py
+
+BookSim2 builds from its ``src/`` with a C++ compiler, flex and bison (``make``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from engine.hardware import NocConstants
+from engine.pipeline import build_mapping
+from engine.simulate import SyntheticRun, run_synthetic, simulate_step
+
+CONFIGS = [  # (mesh side, offered rate, measured cycles): the reference speed table's
+    (8, 0.05, 20_000),
+    (8, 0.20, 20_000),
+    (16, 0.05, 5_000),
+    (32, 0.02, 1_000),
+]
+STEPS = [("sparse-mlp-1", "loihi2"), ("sparse-mlp-2", "loihi2-x8")]
+
+
+def booksim_config(k: int, rate: float, cycles: int, noc: NocConstants) -> str:
+    """The BookSim2 configuration of one run: the reference router, one sample period."""
+    allocator = "islip" if noc.allocator == "islip" else "separable_input_first"
+    return (
+        f"topology = mesh; k = {k}; n = 2; routing_function = dor;\n"
+        f"num_vcs = {noc.vcs}; vc_buf_size = {noc.buf}; vc_allocator = {allocator}; "
+        f"sw_allocator = {allocator}; alloc_iters = {noc.alloc_iters};\n"
+        f"credit_delay = {noc.credit_delay}; routing_delay = {noc.routing_delay}; "
+        f"vc_alloc_delay = {noc.vc_alloc_delay}; sw_alloc_delay = {noc.sw_alloc_delay};\n"
+        f"traffic = uniform; packet_size = 1; sim_type = latency; injection_rate = {rate}; "
+        "injection_rate_uses_flits = 1;\n"
+        f"sample_period = {cycles}; warmup_periods = 0; max_samples = 1;\n"
+    )
+
+
+def run_booksim(binary: str, k: int, rate: float, cycles: int, noc, repeats: int) -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        cfg = Path(tmp) / "booksim.cfg"
+        cfg.write_text(booksim_config(k, rate, cycles, noc))
+        walls, out = [], ""
+        for _ in range(repeats):
+            start = time.perf_counter()
+            done = subprocess.run([binary, str(cfg)], capture_output=True, text=True, timeout=600)
+            walls.append(time.perf_counter() - start)
+            out = done.stdout
+    simulated = cycles  # one sample period; BookSim2's drain is in the wall time too
+    m = re.search(r"Time taken is (\d+) cycles", out)
+    if m:
+        simulated = int(m.group(1))
+    lat = re.search(r"Packet latency average = ([\d.]+)", out)
+    wall = statistics.median(walls)
+    return {
+        "cycles": simulated,
+        "wall_s": wall,
+        "cycles_per_s": simulated / wall,
+        "latency_avg": float(lat.group(1)) if lat else None,
+    }
+
+
+def run_meshscope(k: int, rate: float, cycles: int, noc, repeats: int) -> dict:
+    run = SyntheticRun("uniform", k, k, rate=rate, warmup=0, cycles=cycles)
+    run_synthetic(noc, SyntheticRun("uniform", k, k, rate=rate, warmup=0, cycles=50))  # compile
+    results = [run_synthetic(noc, run, seed=s) for s in range(repeats)]
+    walls = [r.wall_s for r in results]
+    wall = statistics.median(walls)
+    mid = results[walls.index(wall)] if wall in walls else results[0]
+    flits = int(mid.machine.link_flits[: 4 * k * k].sum())  # router-to-router hops
+    return {
+        "cycles": mid.cycles,
+        "wall_s": wall,
+        "cycles_per_s": mid.cycles / wall,
+        "hop_flits_per_s": flits / wall,
+        "latency_avg": mid.latency_avg,
+        "wall_s_runs": walls,
+    }
+
+
+def time_steps(repeats: int) -> list[dict]:
+    out = []
+    for network, hardware in STEPS:
+        mapped = build_mapping(network, hardware, partition="min+2", placement="spread-col")
+        simulate_step(mapped, seed=0)  # compile, and warm the caches
+        runs = [simulate_step(mapped, seed=s) for s in range(repeats)]
+        walls = [r.wall_s for r in runs]
+        r = runs[0]
+        out.append(
+            {
+                "network": network,
+                "hardware": hardware,
+                "mode": r.mode,
+                "messages": r.messages,
+                "step_cycles": r.step_cycles,
+                "cycles_simulated": r.cycles,
+                "wall_s": statistics.median(walls),
+                "wall_s_runs": walls,
+            }
+        )
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeats", type=int, default=3, help="runs per figure (median)")
+    args = ap.parse_args()
+    noc = NocConstants()
+    booksim = os.environ.get("BOOKSIM")
+    rows = []
+    for k, rate, cycles in CONFIGS:
+        row = {"mesh": f"{k}x{k}", "rate": rate, "cycles": cycles}
+        row["meshscope"] = run_meshscope(k, rate, cycles, noc, args.repeats)
+        if booksim:
+            row["booksim2"] = run_booksim(booksim, k, rate, cycles, noc, args.repeats)
+            row["speedup"] = row["meshscope"]["cycles_per_s"] / row["booksim2"]["cycles_per_s"]
+        rows.append(row)
+    print(
+        json.dumps(
+            {
+                "synthetic": rows,
+                "steps": time_steps(args.repeats),
+                "booksim2": booksim or None,
+                "cpus": os.cpu_count(),
+            },
+            indent=2,
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
