@@ -25,6 +25,7 @@ __all__ = [
     "check_outputs",
     "mapping_options",
     "on_terminal",
+    "step_options",
     "work",
 ]
 
@@ -135,3 +136,20 @@ def mapping_options(p, *, partition: str | None, placement: str):
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     p.add_argument("--save", metavar="FILE", help="write the mapping as a MeshScope mapping file")
     p.set_defaults(default_partition=partition, default_placement=placement)
+
+
+def step_options(p) -> None:
+    """How a time step is simulated (``simulate`` and ``evaluate --simulate``)."""
+    from engine.simulate import MODES
+
+    p.add_argument(
+        "--mode", choices=MODES, default="pipelined",
+        help="how the simulated step runs — pipelined: every layer sends in the same step "
+        "(Loihi 2 mapping ES); fall-through: layer after layer (Loihi 2 runtime model §VII) "
+        "(default pipelined)",
+    )  # fmt: skip
+    p.add_argument(
+        "--multicast", action="store_true",
+        help="one message per spike, replicated where its routes part, in the model and the "
+        "simulator (default: one per destination core)",
+    )  # fmt: skip

@@ -10,6 +10,7 @@ from engine.cli.common import (
     build,
     check_outputs,
     mapping_options,
+    step_options,
     work,
 )
 from engine.errors import SpecError
@@ -231,15 +232,7 @@ def add_commands(sub) -> None:
         help="also simulate one time step flit by flit and report it beside the model "
         "(spikes sampled with --seed)",
     )  # fmt: skip
-    ev.add_argument(
-        "--mode", choices=("pipelined", "fall-through"), default="pipelined",
-        help="how the simulated step runs: pipelined (every layer at once) or fall-through "
-        "(layer after layer) (default pipelined)",
-    )  # fmt: skip
-    ev.add_argument(
-        "--multicast", action="store_true",
-        help="one message per spike, replicated where its routes part (model and simulator)",
-    )  # fmt: skip
+    step_options(ev)
     ev.set_defaults(func=cmd_evaluate)
 
     mp = sub.add_parser(

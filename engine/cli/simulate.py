@@ -15,7 +15,15 @@ import dataclasses
 import json
 import re
 
-from engine.cli.common import Steps, bar, build, check_outputs, mapping_options, work
+from engine.cli.common import (
+    Steps,
+    bar,
+    build,
+    check_outputs,
+    mapping_options,
+    step_options,
+    work,
+)
 from engine.errors import SpecError
 from engine.hardware import NOC_ALLOCATORS, NOC_ROUTINGS, NocConstants
 from engine.specs import DEFAULT_PLACEMENT
@@ -337,7 +345,7 @@ def _traffic_options(p, *, sweep: bool) -> None:
 
 def add_commands(sub) -> None:
     """``simulate`` and ``sweep``."""
-    from engine.simulate import MODES, SPIKES
+    from engine.simulate import SPIKES
 
     sm = sub.add_parser(
         "simulate",
@@ -350,16 +358,7 @@ def add_commands(sub) -> None:
     g.add_argument(
         "--mapping", metavar="FILE", help="a mapping file instead of --partition/--placement"
     )
-    g.add_argument(
-        "--mode", choices=MODES, default="pipelined",
-        help="pipelined: every layer sends in the same step (Loihi 2 mapping ES); "
-        "fall-through: layer by layer (Loihi 2 runtime model §VII) (default pipelined)",
-    )  # fmt: skip
-    g.add_argument(
-        "--multicast", action="store_true",
-        help="one packet per spike, replicated where its routes part (default: one packet per "
-        "destination core)",
-    )  # fmt: skip
+    step_options(g)
     g.add_argument(
         "--spikes", choices=SPIKES, default="sample",
         help="sample: each neuron spikes with its rate (seeded by --seed); expected: the "
