@@ -14,7 +14,7 @@ from engine.partition import make_partition
 from engine.partition_graph import partition_graph
 from engine.placement import placers
 from engine.specs import load_network_spec
-from engine.traffic import FIXED, route_loads
+from engine.traffic import FIXED, message_loads, multicast_loads, route_loads
 from tests.engine.conftest import random_network
 
 N = 16  # neurons per core in the linear-layer cases
@@ -131,6 +131,89 @@ def test_route_loads_match_hop_by_hop_walk(spec, seed, n_pairs):
     got = route_loads(hw, src, dst, fixed)
     np.testing.assert_array_equal(got, expected)
     assert np.all(got[hw.link_table["kind"] < 0] == 0), "traffic on a link that does not exist"
+
+
+@settings(max_examples=40, deadline=None)
+@given(spec=hardware_specs, seed=st.integers(0, 2**32 - 1), n_msgs=st.integers(1, 30))
+def test_multicast_loads_are_the_union_of_the_xy_walks(spec, seed, n_msgs):
+    """A multicast message crosses each link of its destinations' X-then-Y routes once,
+    leaves its core once and enters each destination core once."""
+    hw = load_hardware(spec)
+    rng = np.random.default_rng(seed)
+    src = rng.integers(0, hw.n_cores, n_msgs)
+    sets = [rng.choice(hw.n_cores, int(rng.integers(0, min(6, hw.n_cores) + 1)), replace=False)
+            for _ in range(n_msgs)]  # fmt: skip
+    fixed = rng.integers(1, 10 * FIXED, n_msgs)
+    expected = np.zeros(hw.n_link_ids, dtype=np.int64)
+    for s, dsts, f in zip(src, sets, fixed, strict=True):
+        tree = {link for d in dsts for link in walk_xy(hw, s, d)}
+        for link in tree:
+            expected[link] += f
+    ptr = np.concatenate([[0], np.cumsum([len(d) for d in sets])])
+    dst = np.concatenate(sets).astype(np.int64) if ptr[-1] else np.zeros(0, dtype=np.int64)
+    got = multicast_loads(hw, src, ptr, dst, fixed)
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_message_loads_of_one_destination_are_unicast_loads():
+    """With one destination per spike, multicast and unicast routing agree to the message."""
+    rng = np.random.default_rng(5)
+    hw = load_hardware("mesh:4x3x2@2x1")
+    network = random_network(rng, 80, 1, n_pop=2)  # at most one synapse: one destination
+    partition = Partition(rng.integers(0, 12, network.n_neurons))
+    partition = Partition(np.unique(partition.assignment, return_inverse=True)[1])
+    graph = partition_graph(network, hw, partition)
+    cores = rng.permutation(hw.n_cores)[: partition.n_parts]
+    msgs = graph.messages(hw.model, rng.random(network.n_neurons) < 0.7)
+    assert msgs.size > 10
+    uni = message_loads(hw, cores, msgs)
+    multi = message_loads(hw, cores, msgs, multicast=True)
+    np.testing.assert_array_equal(uni, multi)
+    assert uni[hw.link_table["kind"] == CORE_TO_ROUTER].sum() == msgs.size
+
+
+def test_multicast_never_loads_a_link_more_than_unicast():
+    rng = np.random.default_rng(6)
+    hw = load_hardware("mesh:4x4x2")
+    network = random_network(rng, 120, 12, n_pop=3)
+    partition = Partition(rng.integers(0, 20, network.n_neurons))
+    partition = Partition(np.unique(partition.assignment, return_inverse=True)[1])
+    graph = partition_graph(network, hw, partition)
+    cores = rng.permutation(hw.n_cores)[: partition.n_parts]
+    msgs = graph.messages(hw.model, np.ones(network.n_neurons, dtype=bool))
+    uni = message_loads(hw, cores, msgs)
+    multi = message_loads(hw, cores, msgs, multicast=True)
+    assert np.all(multi <= uni) and multi.sum() < uni.sum()
+    kind = hw.link_table["kind"]
+    # one packet leaves a core per spike that has a destination elsewhere …
+    spiking = np.unique(msgs.neuron)
+    assert multi[kind == CORE_TO_ROUTER].sum() == spiking.size
+    # … and every destination core still receives its message
+    assert multi[kind == ROUTER_TO_CORE].sum() == msgs.size
+
+
+def test_the_multicast_evaluator_equals_the_multicast_loads_of_expected_rates():
+    rng = np.random.default_rng(7)
+    hw = load_hardware("mesh:3x3x2")
+    network = random_network(rng, 90, 10, n_pop=3)
+    partition = Partition(np.unique(rng.integers(0, 12, network.n_neurons), return_inverse=True)[1])
+    placement = Placement(rng.permutation(hw.n_cores)[: partition.n_parts])
+    ev = Evaluator(network, hw, partition, placement, check=False, multicast=True)
+    graph = partition_graph(network, hw, partition)
+    msgs = graph.messages(hw.model)
+    starts = np.flatnonzero(np.diff(msgs.neuron, prepend=-1))
+    ptr = np.append(starts, msgs.size)
+    weights = np.rint(network.rate[msgs.neuron[starts]] * FIXED)
+    cores = placement.cores
+    expected = multicast_loads(hw, cores[msgs.src[starts]], ptr, cores[msgs.dst], weights)
+    np.testing.assert_array_equal(ev.loads, expected)
+    # a swap re-routes the trees: the same as a fresh evaluation of the swapped placement
+    a, b = int(cores[0]), int(cores[1])
+    ev.swap_cores(a, b)
+    swapped = cores.copy()
+    swapped[[0, 1]] = swapped[[1, 0]]
+    fresh = Evaluator(network, hw, partition, Placement(swapped), check=False, multicast=True)
+    np.testing.assert_array_equal(ev.loads, fresh.loads)
 
 
 # ---------------------------------------------------------------- conservation
