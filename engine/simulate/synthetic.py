@@ -9,10 +9,13 @@ drain, in which terminals keep injecting until every measured packet has arrived
 
 Figures, with BookSim2's definitions: packet latency from a packet's creation to its tail's
 arrival (source queueing included), network latency from its head's injection, hops as
-the routers crossed, accepted flits per terminal and cycle. The run is *stable* when its
-average latency (counting the measured packets still in flight at the end of measurement
-by their age) stays under ``latency_threshold`` (BookSim2's default, 500 cycles) and the
-drain finishes within ``drain_limit`` cycles.
+the routers crossed, accepted flits per terminal and cycle. The run is *stable* unless
+BookSim2's test finds it past saturation — every 5000 cycles (the reference configuration's
+sample period), at the end of the warm-up and of the measurement, and every 1000 cycles of
+the drain, the average latency of the packets delivered so far, every flit still in flight
+(queued at its source too) counted by its age, is over ``latency_threshold`` (BookSim2's
+default, 500 cycles); the run then stops, as BookSim2's does, and reports what it has —
+and unless the drain fails to finish within ``drain_limit`` cycles.
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ from engine.simulate.trace import Trace, make_trace
 __all__ = ["SyntheticResult", "SyntheticRun", "run_synthetic", "zero_load_cycles"]
 
 PROGRESS_CYCLES = 2000  # cycles between two progress calls
+SAMPLE_PERIOD = 5000  # cycles between two latency checks (the reference's sample_period)
+DRAIN_CHECK = 1000  # cycles between two latency checks in the drain (BookSim2's)
 
 
 @dataclass(frozen=True)
@@ -187,48 +192,79 @@ def run_synthetic(
     p = run.rate / run.packet_flits
     w0, w1 = run.warmup, run.warmup + run.cycles
     machine.measure(w0, w1)
-    step = PROGRESS_CYCLES if progress is not None else w1 + 1
+    step = PROGRESS_CYCLES if progress is not None else SAMPLE_PERIOD
+    exceeded = in_warmup = False
     for stop, measured in ((w0, False), (w1, True)):
-        while machine.t < stop:
+        check = min(stop, machine.t + SAMPLE_PERIOD)
+        while machine.t < stop and not exceeded:
             machine.advance(
-                min(stop, machine.t + step), inject_p=p, packet_flits=run.packet_flits,
+                min(check, machine.t + step), inject_p=p, packet_flits=run.packet_flits,
                 measured=measured,
             )  # fmt: skip
             if progress is not None:
                 progress(machine.t)
-    end_of_measure = machine.t
-    # drain: keep the load on until every measured packet has arrived
-    limit = w1 + run.drain_limit
-    chunk = max(200, 2 * noc.hop_cycles * (run.width + run.height))
-    while machine.t < limit:
-        pk = machine.packets()
-        pending = (pk["meas"] == 1) & (pk["atime"] < 0)
-        if not pending.any():
+            if machine.t == check:  # the end of a sample period, or of the phase
+                # BookSim2 aborts when the latency is over its threshold: past saturation
+                exceeded = _latency_exceeded(machine, run, counted_measured=measured)
+                in_warmup = exceeded and not measured  # … and reports the warm-up's figures
+                check = min(stop, check + SAMPLE_PERIOD)
+        if exceeded:
             break
-        machine.advance(min(limit, machine.t + chunk), inject_p=p, packet_flits=run.packet_flits)
+    # drain: keep the load on until every measured packet has arrived, checking the
+    # latency every DRAIN_CHECK cycles as BookSim2 does
+    limit = w1 + run.drain_limit
+    while not exceeded and machine.t < limit:
+        pk = machine.packets()
+        if not ((pk["meas"] == 1) & (pk["atime"] < 0)).any():
+            break
+        machine.advance(min(limit, machine.t + DRAIN_CHECK), inject_p=p,
+                        packet_flits=run.packet_flits)  # fmt: skip
+        exceeded = _latency_exceeded(machine, run, counted_measured=True)
     wall = time.perf_counter() - start
-    return _summarize(run, noc, topo, machine, end_of_measure, wall)
+    return _summarize(run, noc, topo, machine, exceeded, in_warmup, wall)
 
 
-def _summarize(run, noc, topo, machine, end_of_measure, wall) -> SyntheticResult:
+def _latency_exceeded(machine, run: SyntheticRun, *, counted_measured: bool) -> bool:
+    """BookSim2's test of a run past saturation (its ``_SingleSim``): the average latency of
+    the packets delivered so far (the measured ones, or during warm-up every one), with
+    every flit still in flight — queued at its source included — counted by its age, is
+    over ``latency_threshold``."""
+    pk = machine.packets()
+    now = machine.t
+    roots = pk["parent"] == np.arange(pk["parent"].size)
+    arrived = roots & (pk["atime"] >= 0) & (pk["atime"] < now)
+    if counted_measured:
+        arrived &= pk["meas"] == 1
+    created = roots & (pk["ctime"] >= 0) & (pk["ctime"] < now)
+    flying = created & ((pk["atime"] < 0) | (pk["atime"] >= now))
+    total = np.sum(pk["atime"][arrived] - pk["ctime"][arrived])
+    total += np.sum((now - pk["ctime"][flying]) * pk["size"][flying])
+    count = np.count_nonzero(arrived) + np.sum(pk["size"][flying])
+    return bool(count > 0 and total / count > run.latency_threshold)
+
+
+def _summarize(run, noc, topo, machine, exceeded, in_warmup, wall) -> SyntheticResult:
+    """The run's figures; a run stopped at the end of its warm-up reports the warm-up's
+    packets, as BookSim2 prints the statistics it has when it aborts."""
     pk = machine.packets()
     ids = np.arange(pk["src"].size)
-    measured = (pk["meas"] == 1) & (pk["parent"] == ids)
-    done = measured & (pk["atime"] >= 0)
+    roots = pk["parent"] == ids
+    if in_warmup:
+        measured = roots & (pk["ctime"] >= 0)
+        done = measured & (pk["atime"] >= 0) & (pk["atime"] < machine.t)
+        window = run.warmup
+        accepted_flits = int(pk["size"][done].sum())
+    else:
+        measured = (pk["meas"] == 1) & roots
+        done = measured & (pk["atime"] >= 0)
+        window = min(machine.t, run.warmup + run.cycles) - run.warmup  # less when it stopped
+        accepted_flits = int(machine.accepted_flits.sum())
     dest = machine.dest[ids]
     lat = (pk["atime"] - pk["ctime"])[done].astype(float)
     nlat = (pk["atime"] - pk["itime"])[done].astype(float)
     hops = pk["hops"][done].astype(float)
-    # the measured packets in flight at the end of measurement count by their age (BookSim2)
-    late = measured & ((pk["atime"] < 0) | (pk["atime"] >= end_of_measure))
-    ages = np.where(late, end_of_measure - pk["ctime"], 0)[late]
-    early = done & (pk["atime"] < end_of_measure)
-    avg_for_stability = float(
-        (np.sum((pk["atime"] - pk["ctime"])[early]) + np.sum(ages))
-        / max(1, early.sum() + ages.size)
-    )
-    unfinished = int((measured & (pk["atime"] < 0)).sum())
-    stable = unfinished == 0 and avg_for_stability <= run.latency_threshold
+    unfinished = int((measured & ~done).sum())
+    stable = unfinished == 0 and not exceeded
     zero = zero_load_cycles(topo, noc, pk["src"][done], dest[done], run.packet_flits)
     n_nodes = topo.n_nodes
     created = int(measured.sum())
@@ -238,7 +274,7 @@ def _summarize(run, noc, topo, machine, end_of_measure, wall) -> SyntheticResult
 
     edges = np.unique(np.concatenate([[0], np.geomspace(1, max(2.0, stat(lat, np.max) + 1), 48)]))
     counts, edges = np.histogram(lat, bins=edges)
-    accepted = machine.accepted_flits.sum() / run.cycles / n_nodes
+    accepted = accepted_flits / window / n_nodes
     every = (pk["parent"] == ids) & (pk["ctime"] >= 0)
     src_all = pk["src"][every]
     zl_all = zero_load_cycles(topo, noc, src_all, machine.dest[ids][every], run.packet_flits)
@@ -267,7 +303,7 @@ def _summarize(run, noc, topo, machine, end_of_measure, wall) -> SyntheticResult
         network_latency_avg=stat(nlat, np.mean),
         network_latency_min=stat(nlat, np.min),
         network_latency_max=stat(nlat, np.max),
-        offered_flit_rate=created * run.packet_flits / run.cycles / n_nodes,
+        offered_flit_rate=created * run.packet_flits / window / n_nodes,
         accepted_flit_rate=float(accepted),
         hops_avg=stat(hops, np.mean),
         zero_load_latency=stat(zl_all.astype(float), np.mean),
