@@ -629,13 +629,27 @@ def _router(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, link_flits, win_link, win_
                 done = True
                 lost = False
                 bb = o_br + iv * B * N_BR
-                for b in range(st[vb + VC_BRN]):
+                nbr = st[vb + VC_BRN]
+                # a multicast head takes its branches' output VCs in port order (E, W, S, N,
+                # then the local ports): a grant is kept only when every branch on a lower
+                # port holds its VC, so heads never wait on each other in a cycle
+                missing = P
+                if nbr > 1:
+                    for b in range(nbr):
+                        e = bb + b * N_BR
+                        if st[e + BR_OVC] >= 0:
+                            continue
+                        ov = st[e + BR_VAGR]
+                        ob = o_ov + (st[e + BR_PORT] * V + ov) * N_OV
+                        if (ov < 0 or st[ob + OV_OWNER] >= 0) and st[e + BR_PORT] < missing:
+                            missing = st[e + BR_PORT]
+                for b in range(nbr):
                     e = bb + b * N_BR
                     if st[e + BR_OVC] >= 0:
                         continue
                     ov = st[e + BR_VAGR]
                     ob = o_ov + (st[e + BR_PORT] * V + ov) * N_OV
-                    if ov >= 0 and st[ob + OV_OWNER] < 0:
+                    if ov >= 0 and st[ob + OV_OWNER] < 0 and st[e + BR_PORT] < missing:
                         st[ob + OV_OWNER] = iv * B + b
                         st[e + BR_OVC] = ov
                     else:
