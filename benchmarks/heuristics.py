@@ -35,9 +35,11 @@ VARIANTS = [  # (name, mode, multicast)
 ]
 
 
-def tau(values: dict) -> float:
+def tau(values: dict) -> float | None:
+    """Kendall's τ against the hardware's order; None when the model ties every placement."""
     names = list(HARDWARE_US)
-    return float(kendalltau([HARDWARE_US[n] for n in names], [values[n] for n in names])[0])
+    t = float(kendalltau([HARDWARE_US[n] for n in names], [values[n] for n in names])[0])
+    return None if np.isnan(t) else t
 
 
 def main() -> None:
@@ -79,6 +81,10 @@ def main() -> None:
         draw(rows, taus, args.figure)
 
 
+def fmt(t: float | None) -> str:
+    return "n/a (ties)" if t is None else f"{t:+.2f}"
+
+
 def draw(rows: dict, taus: dict, path: str) -> None:
     import matplotlib
 
@@ -88,7 +94,7 @@ def draw(rows: dict, taus: dict, path: str) -> None:
     names = list(rows)
     series = [("hardware (Loihi 2 mapping ES §5.2)", [rows[n]["hardware_us"] for n in names],
                None, "#444444"),
-              (f"analytic model (τ = {taus['analytic']:+.2f})",
+              (f"analytic model (τ = {fmt(taus['analytic'])})",
                [rows[n]["analytic_us"] for n in names], None, "#1f77b4")]  # fmt: skip
     colors = {"pipelined": "#ff7f0e", "pipelined-multicast": "#ffbb78",
               "fall-through": "#2ca02c", "fall-through-multicast": "#98df8a"}  # fmt: skip
@@ -96,7 +102,7 @@ def draw(rows: dict, taus: dict, path: str) -> None:
         mean = [rows[n][name]["mean_us"] for n in names]
         err = [[m - rows[n][name]["min_us"] for n, m in zip(names, mean, strict=True)],
                [rows[n][name]["max_us"] - m for n, m in zip(names, mean, strict=True)]]  # fmt: skip
-        series.append((f"simulated, {name} (τ = {taus[name]:+.2f})", mean, err, colors[name]))
+        series.append((f"simulated, {name} (τ = {fmt(taus[name])})", mean, err, colors[name]))
     fig, ax = plt.subplots(figsize=(10, 4.2), layout="constrained")
     width = 0.8 / len(series)
     x = np.arange(len(names))
