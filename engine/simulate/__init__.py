@@ -14,12 +14,14 @@ simulator moves every flit through input-queued wormhole routers (BookSim2's
 
 Modules, in pipeline order: ``topology`` (the mesh as arrays), ``patterns`` (BookSim2's
 synthetic traffic), ``kernel`` (the numba cycle loop), ``machine`` (its state in Python),
-``synthetic`` and ``sweep`` (NoC-paper runs), ``step`` (a mapping's step), ``trace``
+``synthetic`` and ``sweep`` (NoC-paper runs), ``step`` (a mapping's step), ``packets``
+(given packets at given cycles), ``trace``
 (window-by-window records, ``.npz``), ``export`` (BookSim2 and Noxim files).
 """
 
 from engine.simulate.export import booksim_files, noxim_table
 from engine.simulate.machine import Machine, SimulationError
+from engine.simulate.packets import PacketRun, run_packets
 from engine.simulate.patterns import build_pattern, channel_load_bound, patterns
 from engine.simulate.step import MODES, SPIKES, StepResult, draw_spikes, simulate_step
 from engine.simulate.sweep import SweepResult, parse_rates, sweep
@@ -31,6 +33,7 @@ __all__ = [
     "MODES",
     "SPIKES",
     "Machine",
+    "PacketRun",
     "SimulationError",
     "StepResult",
     "SweepResult",
@@ -46,6 +49,7 @@ __all__ = [
     "noxim_table",
     "parse_rates",
     "patterns",
+    "run_packets",
     "run_synthetic",
     "simulate_step",
     "sweep",

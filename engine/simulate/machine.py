@@ -175,6 +175,64 @@ class Machine:
         """Every terminal's block, one row each (a view)."""
         return self.arrays["nd"].reshape(self.topology.n_nodes, -1)
 
+    def load_packets(
+        self,
+        src: np.ndarray,
+        lo: np.ndarray,
+        hi: np.ndarray,
+        size,
+        *,
+        service: np.ndarray | None = None,
+        group: np.ndarray | None = None,
+        release: np.ndarray | None = None,
+        opened: np.ndarray | None = None,
+    ) -> None:
+        """Packets to send instead of (or beside) the synthetic sources.
+
+        Packet k leaves terminal ``src[k]`` for the terminals ``dest[lo[k]:hi[k]]`` (the
+        ``dest`` this machine was built with, in routing order: one for unicast, several
+        for multicast) with ``size`` flits. ``service[j]``: cycles the server of the
+        terminal takes for destination entry j (sink mode 1). Packets come in release
+        groups (``group[k]``, default all 0): group g opens at ``opened[g]`` when that is
+        ≥ 0, else once group g − 1 is wholly processed, and packet k enters its source's
+        queue ``release[k]`` cycles after its group opened (default 0).
+        """
+        src = np.asarray(src, dtype=np.int64)
+        n = src.size
+        group = np.zeros(n, dtype=np.int64) if group is None else np.asarray(group, np.int64)
+        release = np.zeros(n, dtype=np.int64) if release is None else np.asarray(release, np.int64)
+        n_groups = int(group.max(initial=-1)) + 1 if opened is None else len(opened)
+        if opened is None:
+            opened = np.full(n_groups, -1, dtype=np.int64)
+            opened[:1] = 0
+        a = self.arrays
+        if n + 2 * self.topology.n_nodes + 16 > a["pk"].size // K.N_PK:
+            a["pk"] = np.zeros((n + 4 * self.topology.n_nodes + 64) * K.N_PK, dtype=np.int64)
+        pk = self.packet_table[:n]
+        pk[:, [K.PK_NEXT, K.PK_CTIME, K.PK_ITIME, K.PK_ATIME, K.PK_DONE]] = -1
+        pk[:, K.PK_SRC] = src
+        pk[:, K.PK_LO] = lo
+        pk[:, K.PK_HI] = hi
+        pk[:, K.PK_SIZE] = size
+        pk[:, K.PK_HOPS] = 0
+        pk[:, K.PK_MEAS] = 1
+        pk[:, K.PK_PARENT] = np.arange(n)
+        pk[:, K.PK_GROUP] = group
+        a["ctr"][K.C_NPK] = n
+        n_dest = int(np.max(hi, initial=0))
+        a["dsvc"] = (np.zeros(max(1, n_dest), dtype=np.int64) if service is None
+                     else np.asarray(service, dtype=np.int64))  # fmt: skip
+        order = np.lexsort((np.arange(n), release, group))
+        a["rel_order"] = order.astype(np.int64)
+        a["rel_off"] = release[order].astype(np.int64)
+        a["grp_ptr"] = np.concatenate([[0], np.cumsum(np.bincount(group, minlength=n_groups))])
+        grp = np.zeros((3, n_groups), dtype=np.int64)
+        grp[K.G_OPEN] = opened
+        deliveries = np.asarray(hi) - np.asarray(lo)  # one per destination entry
+        grp[K.G_LEFT] = np.bincount(group, weights=deliveries, minlength=n_groups)
+        grp[K.G_DONE] = -1
+        a["grp"] = grp
+
     # ------------------------------------------------------------ running
     @property
     def t(self) -> int:

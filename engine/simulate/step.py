@@ -191,8 +191,6 @@ def simulate_step(
     n_dest = dest.size
     # release: group by group; within one, after the source core's dendritic updates
     rel_off = dendop[pk_part] if mode == "fall-through" else np.zeros(n_pk, dtype=np.int64)
-    rel_order = np.lexsort((np.arange(n_pk), rel_off, pk_group))
-    grp_ptr = np.concatenate([[0], np.cumsum(np.bincount(pk_group, minlength=n_groups))])
     max_branch = 4 + hw.cores_per_router if multicast else 1
     max_svc = int(dsvc.max(initial=1))
     machine = Machine(
@@ -200,29 +198,13 @@ def simulate_step(
         packets=n_pk + n_dest + 4 * topo.n_nodes + 64, dest=dest, window=window,
         watchdog=max(20_000, 4 * max_svc + 1000),
     )  # fmt: skip
-    a = machine.arrays
-    pk = machine.packet_table[:n_pk]
-    pk[:, [K.PK_NEXT, K.PK_CTIME, K.PK_ITIME, K.PK_ATIME, K.PK_DONE]] = -1
-    pk[:, K.PK_SRC] = pk_src
-    pk[:, K.PK_LO] = pk_lo
-    pk[:, K.PK_HI] = pk_hi
-    pk[:, K.PK_SIZE] = flits
-    pk[:, K.PK_MEAS] = 1
-    pk[:, K.PK_PARENT] = np.arange(n_pk)
-    pk[:, K.PK_GROUP] = pk_group
-    a["ctr"][K.C_NPK] = n_pk
-    a["dsvc"] = dsvc.astype(np.int64)
-    a["rel_order"] = rel_order.astype(np.int64)
-    a["rel_off"] = rel_off[rel_order].astype(np.int64)
-    a["grp_ptr"] = grp_ptr.astype(np.int64)
-    grp = np.zeros((3, n_groups), dtype=np.int64)
-    grp[K.G_OPEN] = -1
-    grp[K.G_OPEN, 0] = 0
-    if mode == "pipelined":
-        grp[K.G_OPEN] = 0
-    grp[K.G_LEFT] = np.bincount(group, minlength=n_groups)  # deliveries expected per group
-    grp[K.G_DONE] = -1
-    a["grp"] = grp
+    opened = np.zeros(n_groups, dtype=np.int64)  # pipelined: every layer at once
+    if mode == "fall-through":  # layer after layer
+        opened[1:] = -1
+    machine.load_packets(
+        pk_src, pk_lo, pk_hi, flits, service=dsvc, group=pk_group, release=rel_off,
+        opened=opened,
+    )  # fmt: skip
     status = machine.advance(limit_cycles, stop_when_idle=True)
     if status != K.IDLE_END:
         raise SpecError(

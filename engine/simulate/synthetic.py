@@ -136,16 +136,16 @@ def zero_load_cycles(topology: Topology, noc: NocConstants, src, dst, flits: int
 
     ``inject latency + 1`` to reach the first router, then per router crossed
     ``routing + VC alloc + switch alloc + traversal`` plus the latency of the link it leaves
-    by, then ``flits − 1`` cycles for the body (more if switch allocation or an off-chip link
-    takes longer per flit). XY routes; arrays broadcast. Sums along the route are prefix
-    sums along rows (the X leg) and columns (the Y leg).
+    by, then the body: ``flits − 1`` switch allocations, or, behind a serializing off-chip
+    link, ``flits − 1`` serializations less the head's routing and VC allocation at each
+    router after it (the body skips those), whichever is longer. Arrays broadcast; sums
+    along a route are prefix sums along rows (the X leg) and columns (the Y leg).
     """
     src, dst = np.broadcast_arrays(np.asarray(src, dtype=np.int64), np.asarray(dst, np.int64))
     x, y = topology.node_xy
     sx, sy, dx, dy = x[src], y[src], x[dst], y[dst]
     w, h = topology.width, topology.height
     lat = topology.latency[:, :4].reshape(h, w, 4)
-    slow = (topology.serialization[:, :4] > 1).reshape(h, w, 4).astype(np.int64)
 
     def legs(per_link):
         """Per packet: the sum of ``per_link`` (h, w, 4) over its route's router links."""
@@ -163,11 +163,44 @@ def zero_load_cycles(topology: Topology, noc: NocConstants, src, dst, flits: int
     routers = np.abs(dx - sx) + np.abs(dy - sy) + 1
     eject = topology.latency[topology.node_router[dst], topology.node_port[dst]]
     total = topology.inject_latency[src] + 1 + routers * noc.hop_cycles + legs(lat) + eject
-    spacing = np.maximum(
-        max(noc.sw_alloc_delay, 1),
-        np.where(legs(slow) > 0, int(topology.serialization.max()), 1),
-    )
-    return (total + (int(flits) - 1) * spacing).astype(np.int64)
+    # the body: a router passes a body flit one switch allocation after the one before; a
+    # serializing (off-chip) link spaces them ``serialization`` apart, and every router
+    # behind it closes the gaps by what the head spends there on routing and VC allocation
+    gap = max(noc.sw_alloc_delay, 1)
+    after = _routers_after_last_slow_link(topology, sx, sy, dx, dy, noc.routing == "yx")
+    k = int(flits) - 1
+    spread = k * max(int(topology.serialization.max()), gap)
+    spread = spread - after * (noc.routing_delay + noc.vc_alloc_delay)
+    tail = np.where(after > 0, np.maximum(k * gap, spread), k * gap)
+    return (total + tail).astype(np.int64)
+
+
+def _routers_after_last_slow_link(topology: Topology, sx, sy, dx, dy, yx=False) -> np.ndarray:
+    """Per route: the routers it visits after its last serializing link (0: none). X then Y;
+    with ``yx``, Y then X (the same walk on the transposed grid)."""
+    w, h = topology.width, topology.height
+    slow = (topology.serialization[:, :4] > 1).reshape(h, w, 4)
+    if yx:  # transpose: x ↔ y, and E, W, S, N become S, N, E, W
+        slow = slow.transpose(1, 0, 2)[:, :, [2, 3, 0, 1]]
+        w, h, sx, sy, dx, dy = h, w, sy, sx, dy, dx
+    big = np.iinfo(np.int64).max // 4
+    ix, iy = np.arange(w)[None, :], np.arange(h)[:, None]
+    # east (x → x+1) and south (y → y+1): the last slow link at or before an index
+    last_e = np.maximum.accumulate(np.where(slow[:, :, 0], ix, -1), axis=1)
+    last_s = np.maximum.accumulate(np.where(slow[:, :, 2], iy, -1), axis=0)
+    # west (x → x−1) and north (y → y−1): the first slow link at or after an index
+    first_w = np.minimum.accumulate(np.where(slow[:, :, 1], ix, big)[:, ::-1], axis=1)[:, ::-1]
+    first_n = np.minimum.accumulate(np.where(slow[:, :, 3], iy, big)[::-1], axis=0)[::-1]
+    y_len = np.abs(dy - sy)
+    le = last_e[sy, np.maximum(dx - 1, 0)]
+    fw = first_w[sy, np.minimum(dx + 1, w - 1)]
+    x_after = np.where((dx > sx) & (le >= sx), dx - le + y_len, 0)
+    x_after = np.where((dx < sx) & (fw <= sx), fw - dx + y_len, x_after)
+    ls = last_s[np.maximum(dy - 1, 0), dx]
+    fn = first_n[np.minimum(dy + 1, h - 1), dx]
+    y_after = np.where((dy > sy) & (ls >= sy), dy - ls, 0)
+    y_after = np.where((dy < sy) & (fn <= sy), fn - dy, y_after)
+    return np.where(y_after > 0, y_after, x_after)
 
 
 def run_synthetic(
