@@ -329,7 +329,7 @@ def _match(req_in, req_out, n_req, n_in, n_out, st, g_at, g_step, a_at, a_step, 
 def _start_packet(cfg, ns, st, pk, dest, rb, r, iv, t_from):
     """The front flit of input VC ``iv`` of router r (block ``rb``) is a head: split its
     destinations into branches (route); VC allocation may start at ``t_from + routing_delay``."""
-    V, B, D = cfg[CF_V], cfg[CF_B], cfg[CF_D]  # noqa: N806
+    B, D = cfg[CF_B], cfg[CF_D]  # noqa: N806
     vb = rb + cfg[CF_OVC] + iv * N_VC
     bb = rb + cfg[CF_OBR] + iv * B * N_BR
     p = st[rb + cfg[CF_OBUF] + iv * D + st[vb + VC_HEAD]] // FLIT
@@ -462,7 +462,8 @@ def _router(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, link_flits, win_link, win_
     ql, qc = cfg[CF_QL], cfg[CF_QC]
     rb = r * cfg[CF_RS]
     o_vc, o_ov, o_br, o_pt = rb + cfg[CF_OVC], rb + cfg[CF_OOV], rb + cfg[CF_OBR], rb + cfg[CF_OPT]
-    o_lq, o_cq, o_buf, o_va = rb + cfg[CF_OLQ], rb + cfg[CF_OCQ], rb + cfg[CF_OBUF], rb + cfg[CF_OVA]
+    o_lq, o_cq = rb + cfg[CF_OLQ], rb + cfg[CF_OCQ]
+    o_buf, o_va = rb + cfg[CF_OBUF], rb + cfg[CF_OVA]
     o_act = rb + cfg[CF_OACT]
     iters, alloc = cfg[CF_ITERS], cfg[CF_ALLOC]
     misc = rb + cfg[CF_OMISC]
@@ -1069,7 +1070,8 @@ def _release(cfg, nd, pk, src_list, rel_order, rel_off, grp_ptr, grp, ctr, t):
 def run(cfg, tp, ns, st, nd, pk, dest, dsvc, rel_order, rel_off, grp_ptr, grp, link_flits,
         win_link, win_occ, ctr, rng, due, wheel, wn, fheap, fpri, fpos, mark, gheap, gpri, gpos,
         src_list, perm, row_ptr, dest_tab, cum, fraction, req_in, req_out, sreq_in, sreq_out, m_in,
-        m_out, cand, sw_vc, sw_br, cur, t_end, inject_p, size, measured, window, stop_when_idle):  # fmt: skip
+        m_out, cand, sw_vc, sw_br, cur, t_end, inject_p, size, measured, window,
+        stop_when_idle):  # fmt: skip
     """Advance from ``ctr[C_T]`` to ``t_end`` (exclusive). Returns a status.
 
     ``inject_p``: packets per terminal and cycle of the synthetic sources; ``measured``: the
@@ -1081,7 +1083,6 @@ def run(cfg, tp, ns, st, nd, pk, dest, dsvc, rel_order, rel_off, grp_ptr, grp, l
     P, B = cfg[CF_P], cfg[CF_B]  # noqa: N806
     n_released = rel_order.size
     cap = pk.size // N_PK
-    wcap = wheel.shape[1]
     watchdog = cfg[CF_WATCHDOG]
     t = ctr[C_T]
     next_release = t
@@ -1130,10 +1131,10 @@ def run(cfg, tp, ns, st, nd, pk, dest, dsvc, rel_order, rel_off, grp_ptr, grp, l
         elif ctr[C_INFLIGHT] > 0 and t - ctr[C_PROGRESS] > watchdog:
             return DEADLOCK
         idle_sources = ctr[C_NSRC] == 0
-        if stop_when_idle and idle_sources and ctr[C_INFLIGHT] == 0:
-            if ctr[C_REL_PTR] >= n_released and t >= ctr[C_LAST_DONE]:
-                ctr[C_T] = t + 1
-                return IDLE_END
+        if (stop_when_idle and idle_sources and ctr[C_INFLIGHT] == 0
+                and ctr[C_REL_PTR] >= n_released and t >= ctr[C_LAST_DONE]):  # fmt: skip
+            ctr[C_T] = t + 1
+            return IDLE_END
         # the next cycle in which anything is due
         nxt = t + 1
         if idle_sources:
@@ -1160,9 +1161,8 @@ def run(cfg, tp, ns, st, nd, pk, dest, dsvc, rel_order, rel_off, grp_ptr, grp, l
                                             grp, ctr, t)  # fmt: skip
                 if next_release < nxt:
                     nxt = next_release
-            if stop_when_idle and ctr[C_INFLIGHT] == 0 and ctr[C_LAST_DONE] > t:
-                if ctr[C_LAST_DONE] < nxt:
-                    nxt = ctr[C_LAST_DONE]
+            if stop_when_idle and ctr[C_INFLIGHT] == 0 and t < ctr[C_LAST_DONE] < nxt:
+                nxt = ctr[C_LAST_DONE]
             if nxt <= t:
                 nxt = t + 1
             if ctr[C_INFLIGHT] > 0 and not routers_due:

@@ -15,7 +15,7 @@ import numpy as np
 from engine.errors import EvaluatorError
 from engine.hardware import NocConstants
 from engine.simulate import kernel
-from engine.simulate import kernel as K
+from engine.simulate import kernel as K  # noqa: N812 - the kernel's field constants
 from engine.simulate.patterns import Pattern, build_pattern
 from engine.simulate.topology import Topology
 
@@ -89,8 +89,16 @@ class Machine:
         cfg[K.CF_SHARED] = 1 if pattern.shared_row else 0
         cfg[K.CF_NODES] = n_nodes
         self.cfg = cfg
-        tp = np.stack([topology.nbr, topology.out_node, topology.link_id, topology.latency,
-                       topology.serialization], axis=-1).astype(i64)  # (R, P, N_T)
+        tp = np.stack(
+            [
+                topology.nbr,
+                topology.out_node,
+                topology.link_id,
+                topology.latency,
+                topology.serialization,
+            ],
+            axis=-1,
+        ).astype(i64)  # (R, P, N_T)
         x, y = topology.node_xy
         ns = np.stack([topology.node_router, topology.node_port, x, y, topology.inject_latency],
                       axis=-1).astype(i64)  # fmt: skip
@@ -105,7 +113,8 @@ class Machine:
         brs = self._records(st, K.CF_OBR, P * V * B, K.N_BR)
         brs[:, :, [K.BR_OVC, K.BR_PK, K.BR_VAGR]] = -1
         misc = self._records(st, K.CF_OMISC, 1, K.N_MISC + 2 * P * V)[:, 0]
-        misc[:, K.M_X], misc[:, K.M_Y] = np.arange(R) % topology.width, np.arange(R) // topology.width
+        misc[:, K.M_X] = np.arange(R) % topology.width
+        misc[:, K.M_Y] = np.arange(R) // topology.width
         misc[:, K.N_MISC : K.N_MISC + P * V] = np.arange(P * V) // V  # per input VC: its port
         misc[:, K.N_MISC + P * V :] = np.arange(P * V) % V  # … and its VC
         # every terminal's block
@@ -270,9 +279,9 @@ class Machine:
                 a["win_link"], a["win_occ"], a["ctr"], a["rng"], a["due"], a["wheel"], a["wn"],
                 a["fheap"], a["fpri"], a["fpos"], a["mark"], a["gheap"], a["gpri"], a["gpos"],
                 a["src_list"], a["perm"], a["row_ptr"], a["dest_tab"], a["cum"], self.fraction,
-                a["req_in"], a["req_out"], a["sreq_in"], a["sreq_out"], a["m_in"], a["m_out"], a["cand"], a["sw_vc"],
-                a["sw_br"], a["cur"], int(t_end), float(inject_p), int(packet_flits),
-                1 if measured else 0, int(self.window), bool(stop_when_idle),
+                a["req_in"], a["req_out"], a["sreq_in"], a["sreq_out"], a["m_in"], a["m_out"],
+                a["cand"], a["sw_vc"], a["sw_br"], a["cur"], int(t_end), float(inject_p),
+                int(packet_flits), 1 if measured else 0, int(self.window), bool(stop_when_idle),
             )  # fmt: skip
             if status == kernel.FULL:
                 self._grow(t_end)
@@ -285,7 +294,8 @@ class Machine:
         a = self.arrays
         cap = a["pk"].size // K.N_PK
         topo = self.topology
-        need = 1 + self.n_packets + 2 * topo.n_nodes + topo.n_routers * topo.n_ports * a["cfg"][K.CF_B]
+        branches = topo.n_routers * topo.n_ports * int(a["cfg"][K.CF_B])
+        need = 1 + self.n_packets + 2 * topo.n_nodes + branches
         if need >= cap:
             new = max(2 * cap, need + 1024)
             grown = np.zeros(new * K.N_PK, dtype=np.int64)
