@@ -84,7 +84,10 @@ def channel_load_bound(pattern: Pattern, width: int, height: int) -> float:
     """The highest injection rate (flits per terminal and cycle) the pattern's X-then-Y
     routes allow on a ``width × height`` mesh with one terminal per router: one over the
     load of its busiest channel (mesh links, and the terminals' own links) per unit rate.
-    For uniform traffic on a k × k mesh (k even) that is 4/k."""
+    For uniform traffic on a k × k mesh (k even) that is 4/k. It bounds the rate every
+    terminal can inject at once; past it, the flows that avoid the busiest channel may
+    still be served faster (the average accepted rate of a permutation can exceed it), the
+    ones through it cannot: together they get at most the channel."""
     n = width * height
     s, d, p, u = pattern.entries(n)
     # to_col[y, sx, dx]: the rate source (sx, y) sends into column dx

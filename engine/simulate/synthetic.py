@@ -138,8 +138,10 @@ def zero_load_cycles(topology: Topology, noc: NocConstants, src, dst, flits: int
     ``routing + VC alloc + switch alloc + traversal`` plus the latency of the link it leaves
     by, then the body: ``flits − 1`` switch allocations, or, behind a serializing off-chip
     link, ``flits − 1`` serializations less the head's routing and VC allocation at each
-    router after it (the body skips those), whichever is longer. Arrays broadcast; sums
-    along a route are prefix sums along rows (the X leg) and columns (the Y leg).
+    router after it (the body skips those), whichever is longer. Buffers are assumed deep
+    enough that credits never hold a lone packet back (``buf`` at least the credit round
+    trip, as in every preset). Arrays broadcast; sums along a route are prefix sums along
+    rows (the X leg) and columns (the Y leg).
     """
     src, dst = np.broadcast_arrays(np.asarray(src, dtype=np.int64), np.asarray(dst, np.int64))
     x, y = topology.node_xy
