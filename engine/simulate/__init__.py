@@ -14,8 +14,8 @@ simulator moves every flit through input-queued wormhole routers (BookSim2's
 
 Modules, in pipeline order: ``topology`` (the mesh as arrays), ``patterns`` (BookSim2's
 synthetic traffic), ``kernel`` (the numba cycle loop), ``machine`` (its state in Python),
-``synthetic`` and ``sweep`` (NoC-paper runs), ``step`` (a mapping's step), ``packets``
-(given packets at given cycles), ``trace``
+``zeroload`` (a lone packet's latency), ``synthetic`` and ``sweep`` (NoC-paper runs), ``step``
+(a mapping's step), ``packets`` (given packets at given cycles), ``trace``
 (window-by-window records, ``.npz``), ``export`` (BookSim2 and Noxim files).
 """
 
@@ -25,9 +25,10 @@ from engine.simulate.packets import PacketRun, run_packets
 from engine.simulate.patterns import build_pattern, channel_load_bound, patterns
 from engine.simulate.step import MODES, SPIKES, StepResult, draw_spikes, simulate_step
 from engine.simulate.sweep import SweepResult, parse_rates, sweep
-from engine.simulate.synthetic import SyntheticResult, SyntheticRun, run_synthetic, zero_load_cycles
+from engine.simulate.synthetic import SyntheticResult, SyntheticRun, run_synthetic
 from engine.simulate.topology import Topology
 from engine.simulate.trace import Trace, load_trace
+from engine.simulate.zeroload import zero_load_cycles
 
 __all__ = [
     "MODES",

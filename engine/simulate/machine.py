@@ -306,7 +306,7 @@ class Machine:
                 d[: a["dest"].size] = a["dest"]
                 a["dest"] = d
         if self.window and self.t // self.window >= a["win_link"].shape[0]:
-            rows = max(2 * a["win_link"].shape[0], (t_end - 1) // self.window + 1)
+            rows = max(2 * a["win_link"].shape[0], self.t // self.window + 1)  # as it goes
             for name in ("win_link", "win_occ"):
                 old = a[name]
                 grown = np.zeros((rows, old.shape[1]), dtype=old.dtype)

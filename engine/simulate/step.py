@@ -37,9 +37,9 @@ from engine.hardware import Hardware
 from engine.partition_graph import Messages
 from engine.simulate import kernel as K  # noqa: N812 - the kernel's field constants
 from engine.simulate.machine import Machine
-from engine.simulate.synthetic import zero_load_cycles
 from engine.simulate.topology import Topology
 from engine.simulate.trace import Trace, make_trace
+from engine.simulate.zeroload import zero_load_cycles
 
 __all__ = ["MODES", "SPIKES", "StepResult", "draw_spikes", "simulate_step", "step_messages"]
 
@@ -175,7 +175,7 @@ def simulate_step(
         sort = np.lexsort((topo.node_port[dst_core], y[dst_core], x[dst_core]))
     if multicast:
         order = np.lexsort((sort.argsort(), msgs.neuron))  # by spike, then routing order
-        first = np.concatenate([[True], msgs.neuron[order][1:] != msgs.neuron[order][:-1]])
+        first = np.diff(msgs.neuron[order], prepend=-1) != 0  # (empty when nothing is sent)
         pk_lo = np.flatnonzero(first)
         pk_hi = np.concatenate([pk_lo[1:], [order.size]])
     else:

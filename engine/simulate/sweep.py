@@ -4,7 +4,8 @@
 runs are independent; a run is deterministic for its seed, so the workers change nothing
 but the wall time), and reads the curve the way NoC papers do:
 
-* **zero-load latency**: the average packet latency at the lowest rate swept;
+* **zero-load latency**: the average packet latency at the lowest rate swept that sent
+  anything;
 * **saturation**: the highest rate, counting up from the lowest, whose run is stable with
   an average latency under three times the zero-load latency (as the BookSim2 reference
   figures in ``../shared/anchors/booksim2.md`` define it);
@@ -20,6 +21,8 @@ import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
+
+import numpy as np
 
 from engine.errors import SpecError
 from engine.hardware import NocConstants
@@ -55,7 +58,7 @@ def parse_rates(text: str) -> list[float]:
             start, stop, step = (float(v) for v in text.split(":"))
             if step <= 0 or stop < start:
                 raise ValueError
-            n = int(round((stop - start) / step)) + 1
+            n = int(np.floor((stop - start) / step + 1e-9)) + 1  # never past stop
             rates = [round(start + k * step, 10) for k in range(n)]
         else:
             rates = [float(v) for v in text.split(",") if v.strip()]
@@ -179,9 +182,10 @@ def sweep(
                 points.append(point)
                 if progress:
                     progress(point)
-    zero = points[0]["latency_avg"]
+    carried = [p for p in points if p["measured_packets"] > 0]  # a rate of 0 sends nothing
+    zero = carried[0]["latency_avg"] if carried else float("nan")
     saturation = None
-    for p in points:
+    for p in carried:
         if not p["stable"] or not p["latency_avg"] < SATURATION_FACTOR * zero:
             break
         saturation = p["rate"]

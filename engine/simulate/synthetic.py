@@ -32,6 +32,7 @@ from engine.simulate.machine import Machine
 from engine.simulate.patterns import build_pattern
 from engine.simulate.topology import Topology
 from engine.simulate.trace import Trace, make_trace
+from engine.simulate.zeroload import zero_load_cycles
 
 __all__ = ["SyntheticResult", "SyntheticRun", "run_synthetic", "zero_load_cycles"]
 
@@ -129,80 +130,6 @@ class SyntheticResult:
             if self.wall_s > 0
             else 0.0,
         }
-
-
-def zero_load_cycles(topology: Topology, noc: NocConstants, src, dst, flits: int = 1):
-    """Cycles from creation to the tail's arrival of a lone packet, in closed form.
-
-    ``inject latency + 1`` to reach the first router, then per router crossed
-    ``routing + VC alloc + switch alloc + traversal`` plus the latency of the link it leaves
-    by, then the body: ``flits − 1`` switch allocations, or, behind a serializing off-chip
-    link, ``flits − 1`` serializations less the head's routing and VC allocation at each
-    router after it (the body skips those), whichever is longer. Buffers are assumed deep
-    enough that credits never hold a lone packet back (``buf`` at least the credit round
-    trip, as in every preset). Arrays broadcast; sums along a route are prefix sums along
-    rows (the X leg) and columns (the Y leg).
-    """
-    src, dst = np.broadcast_arrays(np.asarray(src, dtype=np.int64), np.asarray(dst, np.int64))
-    x, y = topology.node_xy
-    sx, sy, dx, dy = x[src], y[src], x[dst], y[dst]
-    w, h = topology.width, topology.height
-    lat = topology.latency[:, :4].reshape(h, w, 4)
-
-    def legs(per_link):
-        """Per packet: the sum of ``per_link`` (h, w, 4) over its route's router links."""
-        zero_x = np.zeros((h, 1), dtype=per_link.dtype)
-        zero_y = np.zeros((1, w), dtype=per_link.dtype)
-        east = np.hstack([zero_x, np.cumsum(per_link[:, :, 0], axis=1)])  # east[y, x]: x' < x
-        west = np.hstack([zero_x, np.cumsum(per_link[:, :, 1], axis=1)])
-        south = np.vstack([zero_y, np.cumsum(per_link[:, :, 2], axis=0)])  # south[y, x]: y' < y
-        north = np.vstack([zero_y, np.cumsum(per_link[:, :, 3], axis=0)])
-        go_e, go_s = dx > sx, dy > sy
-        leg_x = np.where(go_e, east[sy, dx] - east[sy, sx], west[sy, sx + 1] - west[sy, dx + 1])
-        leg_y = np.where(go_s, south[dy, dx] - south[sy, dx], north[sy + 1, dx] - north[dy + 1, dx])
-        return np.where(dx == sx, 0, leg_x) + np.where(dy == sy, 0, leg_y)
-
-    routers = np.abs(dx - sx) + np.abs(dy - sy) + 1
-    eject = topology.latency[topology.node_router[dst], topology.node_port[dst]]
-    total = topology.inject_latency[src] + 1 + routers * noc.hop_cycles + legs(lat) + eject
-    # the body: a router passes a body flit one switch allocation after the one before; a
-    # serializing (off-chip) link spaces them ``serialization`` apart, and every router
-    # behind it closes the gaps by what the head spends there on routing and VC allocation
-    gap = max(noc.sw_alloc_delay, 1)
-    after = _routers_after_last_slow_link(topology, sx, sy, dx, dy, noc.routing == "yx")
-    k = int(flits) - 1
-    spread = k * max(int(topology.serialization.max()), gap)
-    spread = spread - after * (noc.routing_delay + noc.vc_alloc_delay)
-    tail = np.where(after > 0, np.maximum(k * gap, spread), k * gap)
-    return (total + tail).astype(np.int64)
-
-
-def _routers_after_last_slow_link(topology: Topology, sx, sy, dx, dy, yx=False) -> np.ndarray:
-    """Per route: the routers it visits after its last serializing link (0: none). X then Y;
-    with ``yx``, Y then X (the same walk on the transposed grid)."""
-    w, h = topology.width, topology.height
-    slow = (topology.serialization[:, :4] > 1).reshape(h, w, 4)
-    if yx:  # transpose: x ↔ y, and E, W, S, N become S, N, E, W
-        slow = slow.transpose(1, 0, 2)[:, :, [2, 3, 0, 1]]
-        w, h, sx, sy, dx, dy = h, w, sy, sx, dy, dx
-    big = np.iinfo(np.int64).max // 4
-    ix, iy = np.arange(w)[None, :], np.arange(h)[:, None]
-    # east (x → x+1) and south (y → y+1): the last slow link at or before an index
-    last_e = np.maximum.accumulate(np.where(slow[:, :, 0], ix, -1), axis=1)
-    last_s = np.maximum.accumulate(np.where(slow[:, :, 2], iy, -1), axis=0)
-    # west (x → x−1) and north (y → y−1): the first slow link at or after an index
-    first_w = np.minimum.accumulate(np.where(slow[:, :, 1], ix, big)[:, ::-1], axis=1)[:, ::-1]
-    first_n = np.minimum.accumulate(np.where(slow[:, :, 3], iy, big)[::-1], axis=0)[::-1]
-    y_len = np.abs(dy - sy)
-    le = last_e[sy, np.maximum(dx - 1, 0)]
-    fw = first_w[sy, np.minimum(dx + 1, w - 1)]
-    x_after = np.where((dx > sx) & (le >= sx), dx - le + y_len, 0)
-    x_after = np.where((dx < sx) & (fw <= sx), fw - dx + y_len, x_after)
-    ls = last_s[np.maximum(dy - 1, 0), dx]
-    fn = first_n[np.minimum(dy + 1, h - 1), dx]
-    y_after = np.where((dy > sy) & (ls >= sy), dy - ls, 0)
-    y_after = np.where((dy < sy) & (fn <= sy), fn - dy, y_after)
-    return np.where(y_after > 0, y_after, x_after)
 
 
 def run_synthetic(
