@@ -46,7 +46,7 @@ def booksim_files(result, hardware, prefix) -> list[Path]:
     """Write ``PREFIX.anynet``, ``PREFIX.cfg`` and ``PREFIX.trace``; returns the paths."""
     topo, noc = result.machine.topology, hardware.noc
     prefix = Path(prefix)
-    paths = [prefix.with_suffix(s) for s in (".anynet", ".cfg", ".trace")]
+    paths = [prefix.with_name(prefix.name + s) for s in (".anynet", ".cfg", ".trace")]
     lines = []
     for r in range(topo.n_routers):
         parts = [f"router {r}"]

@@ -10,7 +10,9 @@ but the wall time), and reads the curve the way NoC papers do:
   an average latency under three times the zero-load latency (as the BookSim2 reference
   figures in ``../shared/anchors/booksim2.md`` define it);
 * **channel-load bound**: the throughput the pattern's routes allow at best
-  (``patterns.channel_load_bound``); no accepted rate may exceed it.
+  (``patterns.channel_load_bound``): the rate every terminal can inject at once. Past
+  saturation the average accepted rate of uniform traffic stays under it; a permutation's
+  flows that avoid its busiest channel may go faster.
 """
 
 from __future__ import annotations
