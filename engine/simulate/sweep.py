@@ -7,7 +7,7 @@ but the wall time), and reads the curve the way NoC papers do:
 * **zero-load latency**: the average packet latency at the lowest rate swept that sent
   anything;
 * **saturation**: the highest rate, counting up from the lowest, whose run is stable with
-  an average latency under three times the zero-load latency (as the BookSim2 reference
+  an average latency under three times the zero-load latency (as the BookSim2
   reference figures define it, README: Simulating the mesh);
 * **channel-load bound**: the throughput the pattern's routes allow at best
   (``patterns.channel_load_bound``): the rate every terminal can inject at once. Past
