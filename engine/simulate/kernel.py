@@ -31,7 +31,9 @@ routers wait on a timing wheel of ``WHEEL`` cycles (later ones in a heap); a cyc
 nothing is due anywhere is skipped. A VC that waits for a free output VC or a credit is not
 visited, and the cycles it waits are added to its router's stall counters when it moves
 again. The order in which a cycle's routers are visited does not matter: everything one
-router sends another arrives in a later cycle.
+router sends another arrives in a later cycle. A router visited in cycle t goes on with its
+next cycles at once while they are within ``cfg[CF_AHEAD]`` of t (``machine.run_ahead``: no
+flit or credit still to be sent can reach it before then), never past the span's end.
 
 State is flat. All of router ``r`` lives in one block of ``st`` (``r · cfg[CF_RS]`` on),
 its records field-last (``VC_*`` per input VC, ``OV_*`` per output VC, ``BR_*`` per branch,
@@ -50,7 +52,10 @@ import numpy as np
 
 from engine.heap import pop, update
 
-__all__ = ["DEADLOCK", "DONE", "FULL", "IDLE_END", "layout", "rng_seed", "run", "workspace"]
+__all__ = [
+    "DEADLOCK", "DONE", "FULL", "IDLE_END", "latency_load", "layout", "measured_pending",
+    "rng_seed", "run", "workspace",
+]  # fmt: skip
 
 RUNNING, DONE, FULL, DEADLOCK, IDLE_END = 0, 1, 2, 3, 4  # run() status
 FLIT = 256  # flit code = packet id * FLIT + index in the packet (packets of up to 255 flits)
@@ -62,8 +67,8 @@ WHEEL = 64  # cycles ahead the timing wheel holds (a power of two)
 (CF_W, CF_H, CF_P, CF_V, CF_D, CF_B, CF_RD, CF_VD, CF_SD, CF_ST, CF_CD, CF_ALLOC, CF_ITERS,
  CF_YX, CF_SINK, CF_WATCHDOG, CF_PATTERN, CF_SHARED, CF_NODES,
  CF_RS, CF_OVC, CF_OOV, CF_OBR, CF_OPT, CF_OBUF, CF_OLQ, CF_OCQ, CF_OVA, CF_OACT, CF_OMISC,
- CF_QL, CF_QC, CF_NS, CF_ONV, CF_ONCQ) = range(35)  # fmt: skip
-N_CF = 35
+ CF_QL, CF_QC, CF_NS, CF_ONV, CF_ONCQ, CF_AHEAD) = range(36)  # fmt: skip
+N_CF = 36
 # tp[(r * P + o) * N_T + f]: per router output port, static
 T_NBR, T_OUT_NODE, T_LINK, T_LAT, T_SER = range(5)
 N_T = 5
@@ -246,16 +251,27 @@ def _match(req_in, req_out, n_req, n_in, n_out, st, g_at, g_step, a_at, a_step, 
     request, each output one of the inputs that picked it. ``in_match`` and ``out_match``
     (of size ``n_in`` / ``n_out``, -1 = unmatched) hold the result.
     """
-    if n_req == 1:  # one request: granted and accepted, as either allocator would
-        a, b = req_in[0], req_out[0]
+    for k in range(n_req):
+        in_match[req_in[k]] = -1
+        out_match[req_out[k]] = -1
+    # one input, or one output: either allocator matches the pair nearest the one side's
+    # pointer and moves both pointers past it (the common case below saturation)
+    one_in = one_out = True
+    for k in range(1, n_req):
+        one_in = one_in and req_in[k] == req_in[0]
+        one_out = one_out and req_out[k] == req_out[0]
+    if one_in or one_out:
+        if one_in:
+            a = req_in[0]
+            b = _rr_first(req_out, n_req, st[a_at + a * a_step], n_out)
+        else:
+            b = req_out[0]
+            a = _rr_first(req_in, n_req, st[g_at + b * g_step], n_in)
         in_match[a] = b
         out_match[b] = a
         st[g_at + b * g_step] = _next(a, n_in)
         st[a_at + a * a_step] = _next(b, n_out)
         return
-    for k in range(n_req):
-        in_match[req_in[k]] = -1
-        out_match[req_out[k]] = -1
     if alloc == 1:
         for k in range(n_req):  # each input's pick: its request nearest its accept pointer
             a = req_in[k]
@@ -455,8 +471,8 @@ def _unblock(st, vb, sb, t):
 def _router(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, link_flits, win_link, win_occ, ctr, due,
             wheel, wn, fheap, fpri, fpos, mark, r, t, req_in, req_out, sreq_in, sreq_out, m_in,
             m_out, cand, sw_vc, sw_br, cur):  # fmt: skip
-    """Everything router r does in cycle t (it has something due); returns the flits it moved
-    and schedules its next due cycle."""
+    """Everything router r does in cycle t (it has something due); returns the next cycle in
+    which it has something due (``NEVER``: none until a flit or credit arrives)."""
     P, V, B, D = cfg[CF_P], cfg[CF_V], cfg[CF_B], cfg[CF_D]  # noqa: N806
     vd, sd, st_delay = cfg[CF_VD], cfg[CF_SD], cfg[CF_ST]
     ql, qc = cfg[CF_QL], cfg[CF_QC]
@@ -727,8 +743,8 @@ def _router(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, link_flits, win_link, win_
                         if st[o_ov + (o * V + ov) * N_OV + OV_OWNER] < 0:
                             when = st[vb + VC_FROM]
                             break
-                if when == NEVER:
-                    _block(st, vb, t + 1, S_VC_BUSY)
+                if when == NEVER:  # it waits from when it is ready
+                    _block(st, vb, max(t + 1, st[vb + VC_FROM]), S_VC_BUSY)
             elif st[vb + VC_N] > 0:  # active, with a flit: is some branch able to go?
                 avail = st[vb + VC_POPPED] + st[vb + VC_N]
                 size = pk[st[vb + VC_PK] * N_PK + PK_SIZE]
@@ -740,7 +756,7 @@ def _router(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, link_flits, win_link, win_
                         continue
                     o = st[e + BR_PORT]
                     if st[o_ov + (o * V + st[e + BR_OVC]) * N_OV + OV_CREDITS] <= 0:
-                        _block(st, vb, t + 1, S_NO_CREDIT)
+                        _block(st, vb, max(t + 1, st[vb + VC_FROM]), S_NO_CREDIT)
                         continue
                     w = st[o_pt + o * N_PT + PT_OUT_FREE] - (sd - 1 + st_delay)
                     if w < st[vb + VC_FROM]:
@@ -751,9 +767,9 @@ def _router(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, link_flits, win_link, win_
                 when = t + 1
             if when < nxt:
                 nxt = when
-    if nxt < NEVER:
-        _schedule(due, wheel, wn, fheap, fpri, fpos, mark, ctr, r, nxt)
-    return moved
+    if moved > 0 and ctr[C_PROGRESS] < t:
+        ctr[C_PROGRESS] = t
+    return nxt
 
 
 @numba.njit(cache=True, _nrt=False, forceinline=True, error_model="numpy")
@@ -1081,6 +1097,7 @@ def run(cfg, tp, ns, st, nd, pk, dest, dsvc, rel_order, rel_off, grp_ptr, grp, l
     """
     n_r = cfg[CF_W] * cfg[CF_H]
     P, B = cfg[CF_P], cfg[CF_B]  # noqa: N806
+    ahead = cfg[CF_AHEAD]
     n_released = rel_order.size
     cap = pk.size // N_PK
     watchdog = cfg[CF_WATCHDOG]
@@ -1089,11 +1106,10 @@ def run(cfg, tp, ns, st, nd, pk, dest, dsvc, rel_order, rel_off, grp_ptr, grp, l
     while t < t_end:
         ctr[C_T] = t
         if window > 0:
-            w = t // window
-            if w >= win_link.shape[0]:
+            if (t + ahead) // window >= win_link.shape[0]:
                 return FULL
-            ctr[C_WINDOW] = w
-        if ctr[C_NPK] + 2 * cfg[CF_NODES] + n_r * P * B >= cap:
+            ctr[C_WINDOW] = t // window
+        if ctr[C_NPK] + 2 * cfg[CF_NODES] + n_r * P * B * (ahead + 1) >= cap:
             return FULL  # out of packet records: the caller grows the arrays
         if ctr[C_REL_PTR] < n_released and (t >= next_release or next_release == NEVER):
             next_release = _release(cfg, nd, pk, src_list, rel_order, rel_off, grp_ptr, grp,
@@ -1121,14 +1137,27 @@ def run(cfg, tp, ns, st, nd, pk, dest, dsvc, rel_order, rel_off, grp_ptr, grp, l
                 continue  # a stale entry
             due[r] = NEVER
             ctr[C_VISITS] += 1
-            moved += _router(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, link_flits, win_link,
-                             win_occ, ctr, due, wheel, wn, fheap, fpri, fpos, mark, r, t, req_in,
-                             req_out, sreq_in, sreq_out, m_in, m_out, cand, sw_vc, sw_br,
-                             cur)  # fmt: skip
+            # run ahead: the router's cycles up to t + ahead depend on nothing that is not
+            # already in its queues, so it goes on while it is due (and its state is in cache)
+            last = t + ahead if t + ahead < t_end else t_end - 1
+            u = t
+            while True:
+                if window > 0:
+                    ctr[C_WINDOW] = u // window
+                u = _router(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, link_flits, win_link,
+                            win_occ, ctr, due, wheel, wn, fheap, fpri, fpos, mark, r, u, req_in,
+                            req_out, sreq_in, sreq_out, m_in, m_out, cand, sw_vc, sw_br,
+                            cur)  # fmt: skip
+                if u > last:
+                    break
+            if u < NEVER:
+                _schedule(due, wheel, wn, fheap, fpri, fpos, mark, ctr, r, u)
         wn[s] = 0
-        if moved > 0:
+        if window > 0:
+            ctr[C_WINDOW] = t // window
+        if moved > 0 and ctr[C_PROGRESS] < t:
             ctr[C_PROGRESS] = t
-        elif ctr[C_INFLIGHT] > 0 and t - ctr[C_PROGRESS] > watchdog:
+        if ctr[C_INFLIGHT] > 0 and t - ctr[C_PROGRESS] > watchdog:
             return DEADLOCK
         idle_sources = ctr[C_NSRC] == 0
         if (stop_when_idle and idle_sources and ctr[C_INFLIGHT] == 0
@@ -1170,6 +1199,39 @@ def run(cfg, tp, ns, st, nd, pk, dest, dsvc, rel_order, rel_off, grp_ptr, grp, l
         t = nxt
     ctr[C_T] = t
     return DONE
+
+
+@numba.njit(cache=True, _nrt=False, error_model="numpy")
+def latency_load(pk, n, now, measured_only):
+    """BookSim2's running latency figure at cycle ``now`` over the first ``n`` packet records:
+    the cycles the packets delivered before ``now`` took (only the measured ones when
+    ``measured_only``) plus the age of every flit created before ``now`` and not yet
+    delivered; returns (that sum, the number of packets and flits it counts). Branch records
+    of multicast packets (``PK_PARENT`` another packet) are not counted."""
+    total = 0
+    count = 0
+    for p in range(n):
+        q = p * N_PK
+        if pk[q + PK_PARENT] != p:
+            continue
+        ctime, atime = pk[q + PK_CTIME], pk[q + PK_ATIME]
+        if 0 <= atime < now:
+            if not measured_only or pk[q + PK_MEAS] == 1:
+                total += atime - ctime
+                count += 1
+        elif 0 <= ctime < now:
+            total += (now - ctime) * pk[q + PK_SIZE]
+            count += pk[q + PK_SIZE]
+    return total, count
+
+
+@numba.njit(cache=True, _nrt=False, error_model="numpy")
+def measured_pending(pk, n):
+    """Whether some measured packet among the first ``n`` records has not arrived yet."""
+    for p in range(n):  # noqa: SIM110 - a loop that stops early, compiled
+        if pk[p * N_PK + PK_MEAS] == 1 and pk[p * N_PK + PK_ATIME] < 0:
+            return True
+    return False
 
 
 def workspace(P: int, V: int, B: int) -> dict:  # noqa: N803

@@ -28,6 +28,7 @@ import numpy as np
 
 from engine.errors import SpecError
 from engine.hardware import NocConstants
+from engine.simulate import kernel
 from engine.simulate.machine import Machine
 from engine.simulate.patterns import build_pattern
 from engine.simulate.topology import Topology
@@ -176,8 +177,7 @@ def run_synthetic(
     # latency every DRAIN_CHECK cycles as BookSim2 does
     limit = w1 + run.drain_limit
     while not exceeded and machine.t < limit:
-        pk = machine.packets()
-        if not ((pk["meas"] == 1) & (pk["atime"] < 0)).any():
+        if not kernel.measured_pending(machine.arrays["pk"], machine.n_packets):
             break
         machine.advance(min(limit, machine.t + DRAIN_CHECK), inject_p=p,
                         packet_flits=run.packet_flits)  # fmt: skip
@@ -191,17 +191,9 @@ def _latency_exceeded(machine, run: SyntheticRun, *, counted_measured: bool) -> 
     the packets delivered so far (the measured ones, or during warm-up every one), with
     every flit still in flight — queued at its source included — counted by its age, is
     over ``latency_threshold``."""
-    pk = machine.packets()
-    now = machine.t
-    roots = pk["parent"] == np.arange(pk["parent"].size)
-    arrived = roots & (pk["atime"] >= 0) & (pk["atime"] < now)
-    if counted_measured:
-        arrived &= pk["meas"] == 1
-    created = roots & (pk["ctime"] >= 0) & (pk["ctime"] < now)
-    flying = created & ((pk["atime"] < 0) | (pk["atime"] >= now))
-    total = np.sum(pk["atime"][arrived] - pk["ctime"][arrived])
-    total += np.sum((now - pk["ctime"][flying]) * pk["size"][flying])
-    count = np.count_nonzero(arrived) + np.sum(pk["size"][flying])
+    total, count = kernel.latency_load(
+        machine.arrays["pk"], machine.n_packets, machine.t, counted_measured
+    )
     return bool(count > 0 and total / count > run.latency_threshold)
 
 
