@@ -11,6 +11,7 @@ import socket
 import sys
 
 from engine.cli import main as engine_main
+from engine.cli.common import whole
 from engine.errors import SpecError
 from engine.specs import DEFAULT_HARDWARE, DEFAULT_NETWORK
 
@@ -34,7 +35,10 @@ def add_serve(sub) -> None:
         "--mapping", metavar="FILE", help="open this mapping file (network and hardware from it)"
     )
     sv.add_argument(
-        "--port", type=int, default=DEFAULT_PORT, help=f"port to listen on (default {DEFAULT_PORT})"
+        "--port",
+        type=whole(1, 65535),
+        default=DEFAULT_PORT,
+        help=f"port to listen on (default {DEFAULT_PORT})",
     )
     sv.add_argument(
         "--address",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import shutil
 import sys
 from collections.abc import Iterable
@@ -25,7 +26,9 @@ __all__ = [
     "check_outputs",
     "mapping_options",
     "on_terminal",
+    "seconds",
     "step_options",
+    "whole",
     "work",
 ]
 
@@ -40,6 +43,33 @@ PARTITION_HELP = (
     "(see 'meshscope list partitioners'; without it, the network's natural split, else min)"
 )
 PLACEMENT_HELP = "placer, or PLACER+force to refine it (see 'meshscope list placers')"
+
+
+def whole(minimum: int, maximum: int | None = None):
+    """An option's type: a whole number of at least ``minimum`` (and at most ``maximum``)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < minimum or (maximum is not None and value > maximum):
+            within = f"from {minimum} to {maximum}" if maximum is not None else f"≥ {minimum}"
+            raise argparse.ArgumentTypeError(f"must be {within}, not {value}")
+        return value
+
+    return parse
+
+
+def seconds(text: str) -> float:
+    """An option's type: a finite, positive number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text}")
+    return value
 
 
 class Parser(argparse.ArgumentParser):
@@ -132,7 +162,9 @@ def mapping_options(p, *, partition: str | None, placement: str):
     p.add_argument(
         "--placement", "--placer", dest="placement", help=f"{PLACEMENT_HELP} (default {placement})"
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of random partitioners and placers")
+    p.add_argument(
+        "--seed", type=whole(0), default=0, help="seed of random partitioners and placers"
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     p.add_argument("--save", metavar="FILE", help="write the mapping as a MeshScope mapping file")
     p.set_defaults(default_partition=partition, default_placement=placement)

@@ -5,8 +5,16 @@ from __future__ import annotations
 
 import json
 
-from engine.cli.common import HARDWARE_HELP, NETWORK_HELP, bar, check_outputs, work
-from engine.errors import SpecError
+from engine.cli.common import (
+    HARDWARE_HELP,
+    NETWORK_HELP,
+    bar,
+    check_outputs,
+    seconds,
+    whole,
+    work,
+)
+from engine.errors import EvaluatorError, SpecError
 from engine.io.files import check_readable
 from engine.specs import DEFAULT_HARDWARE, DEFAULT_NETWORK
 
@@ -23,6 +31,19 @@ def cmd_evolve(args) -> int:
     )
     with work(args):
         return _evolve(args)
+
+
+def _result_or_history(search, args, *, cancelled: bool):
+    """The run's result; when every evaluation failed, the history is still written (it
+    holds each failure's reason) before the error says the first reasons."""
+    if any(not r.failed for r in search.history):
+        return search.result(cancelled=cancelled)
+    if args.history and len(search.history):
+        search.history.write(args.history)
+    error = search.history.all_failed_error()
+    if args.history and len(search.history):
+        error.args = (f"{error.args[0]}; every reason is in {args.history}",)
+    raise error
 
 
 def _evolve(args) -> int:
@@ -88,7 +109,9 @@ def _evolve(args) -> int:
                 cancel=cancel, checkpoint=args.checkpoint or args.resume, callback=progress
             )
         except KeyboardInterrupt:  # keep the best found so far
-            result = search.result(cancelled=True)
+            result = _result_or_history(search, args, cancelled=True)
+        except EvaluatorError:
+            result = _result_or_history(search, args, cancelled=False)
     finally:
         if pbar is not None:
             pbar.close()
@@ -153,17 +176,17 @@ def add_commands(sub) -> None:
     )
     es.add_argument("--network", help=NETWORK_HELP)
     es.add_argument("--hardware", help=HARDWARE_HELP)
-    es.add_argument("--budget", type=int, default=d.budget, help=ESConfig.help("budget"))
-    es.add_argument("--seed", type=int, default=d.seed, help=ESConfig.help("seed"))
+    es.add_argument("--budget", type=whole(1), default=d.budget, help=ESConfig.help("budget"))
+    es.add_argument("--seed", type=whole(0), default=d.seed, help=ESConfig.help("seed"))
     es.add_argument(
-        "--lambda-part", type=int, default=d.lambda_part, help=ESConfig.help("lambda_part")
+        "--lambda-part", type=whole(1), default=d.lambda_part, help=ESConfig.help("lambda_part")
     )
     es.add_argument(
-        "--lambda-place", type=int, default=d.lambda_place, help=ESConfig.help("lambda_place")
+        "--lambda-place", type=whole(1), default=d.lambda_place, help=ESConfig.help("lambda_place")
     )
     es.add_argument("--no-reorder", action="store_true", help="ablation: no reordering operator")
     es.add_argument("--no-elitism", action="store_true", help="ablation: (1,λ) partitioning")
-    es.add_argument("--init-k", type=int, default=d.init_k, help=ESConfig.help("init_k"))
+    es.add_argument("--init-k", type=whole(0), default=d.init_k, help=ESConfig.help("init_k"))
     es.add_argument(
         "--strategy", choices=strategies.names(), default="global",
         help="global: one search over every chip; chipwise: one search per chip (default global)",
@@ -178,11 +201,11 @@ def add_commands(sub) -> None:
         '{"latency_us": …, "energy_uj": …} on its stdout',
     )  # fmt: skip
     es.add_argument(
-        "--eval-timeout", type=float, default=60.0, metavar="SEC",
+        "--eval-timeout", type=seconds, default=60.0, metavar="SEC",
         help="seconds before an evaluator command counts as failed (default 60)",
     )  # fmt: skip
     es.add_argument(
-        "--workers", type=int, default=1, help="evaluations run in parallel (default 1)"
+        "--workers", type=whole(1), default=1, help="evaluations run in parallel (default 1)"
     )
     es.add_argument("--out", metavar="FILE", help="write the best mapping as a mapping file")
     es.add_argument("--history", metavar="FILE", help="every evaluation, as .csv or JSON lines")

@@ -22,6 +22,7 @@ from engine.cli.common import (
     check_outputs,
     mapping_options,
     step_options,
+    whole,
     work,
 )
 from engine.errors import SpecError
@@ -329,15 +330,15 @@ def _traffic_options(p, *, sweep: bool) -> None:
             "--rate", type=float, help="offered load, flits per node and cycle (default 0.1)"
         )
     g.add_argument(
-        "--packet", type=int, default=1 if sweep else None, metavar="FLITS",
+        "--packet", type=whole(1, 255), default=1 if sweep else None, metavar="FLITS",
         help="flits per packet (default 1)",
     )  # fmt: skip
     g.add_argument(
-        "--warmup", type=int, default=5000 if sweep else None, metavar="W",
+        "--warmup", type=whole(0), default=5000 if sweep else None, metavar="W",
         help="warm-up cycles before measuring (default 5000)",
     )  # fmt: skip
     g.add_argument(
-        "--cycles", type=int, default=10000 if sweep else None, metavar="C",
+        "--cycles", type=whole(1), default=10000 if sweep else None, metavar="C",
         help="measured cycles (default 10000); a drain follows until every measured packet "
         "has arrived",
     )  # fmt: skip
@@ -378,7 +379,7 @@ def add_commands(sub) -> None:
         help="record link loads and buffer occupancy per window and every packet, for replay",
     )  # fmt: skip
     o.add_argument(
-        "--window", type=int, default=100, metavar="CYCLES",
+        "--window", type=whole(0), default=100, metavar="CYCLES",
         help="cycles per trace window (default 100)",
     )  # fmt: skip
     sm.set_defaults(func=cmd_simulate)
@@ -395,9 +396,9 @@ def add_commands(sub) -> None:
     )  # fmt: skip
     _traffic_options(sw, sweep=True)
     _router_options(sw)
-    sw.add_argument("--seed", type=int, default=0, help="seed of the traffic (default 0)")
+    sw.add_argument("--seed", type=whole(0), default=0, help="seed of the traffic (default 0)")
     sw.add_argument(
-        "--workers", type=int, default=None,
+        "--workers", type=whole(1), default=None,
         help="processes running rates in parallel (default: every core)",
     )  # fmt: skip
     sw.add_argument("--csv", metavar="FILE", help="write every point as CSV")

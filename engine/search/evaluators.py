@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import math
 import shlex
-import subprocess
 from collections import OrderedDict
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ import numpy as np
 from engine.cost import Evaluator
 from engine.errors import EvaluatorError, MeshScopeError, SpecError
 from engine.hardware import Hardware
+from engine.io.process import ProcessGroups, run_bounded
 from engine.mapping import Mapping, Partition, Placement, mapping_to_dict
 from engine.network import Network
 from engine.partition_graph import partition_graph
@@ -225,10 +225,20 @@ class CommandEvaluator:
         workers: int = 1,
     ):
         self.network, self.hardware = network, hardware
-        self.argv = shlex.split(command)
+        try:
+            self.argv = shlex.split(command)
+        except ValueError as e:  # an unclosed quotation, a trailing escape
+            raise SpecError(f"cannot read the evaluator command {command!r}: {e}") from None
         if not self.argv:
             raise EvaluatorError("the evaluator command is empty: give --evaluator-cmd a command")
+        if not (math.isfinite(timeout_s) and timeout_s > 0):
+            raise SpecError(
+                f"the evaluator's time-out must be a positive number of seconds, not {timeout_s}"
+            )
+        if workers < 1:
+            raise SpecError(f"workers must be at least 1, not {workers}")
         self.timeout_s, self.workers = timeout_s, workers
+        self._groups = ProcessGroups()
 
     def evaluate(self, candidate: Candidate) -> Outcome:
         mapping = Mapping(
@@ -237,17 +247,11 @@ class CommandEvaluator:
         )
         payload = json.dumps(mapping_to_dict(self.network, self.hardware, mapping))
         try:
-            done = subprocess.run(
-                self.argv,
-                input=payload,
-                capture_output=True,
-                text=True,
-                timeout=self.timeout_s,
-            )
-        except subprocess.TimeoutExpired:
-            return Outcome.failure(f"timed out after {self.timeout_s:g} s")
+            done = run_bounded(self.argv, payload, timeout_s=self.timeout_s, groups=self._groups)
         except OSError as e:
-            return Outcome.failure(f"could not run {self.argv[0]!r}: {e.strerror}")
+            return Outcome.failure(f"could not run {self.argv[0]!r}: {e.strerror or e}")
+        if done.failure:
+            return Outcome.failure(done.failure)
         if done.returncode != 0:
             tail = done.stderr.strip().splitlines()[-1:] or [""]
             return Outcome.failure(f"exit code {done.returncode}: {tail[0][:200]}")
@@ -260,7 +264,8 @@ class CommandEvaluator:
             return list(pool.map(self.evaluate, candidates))
 
     def close(self):
-        """Nothing to release: each evaluation's subprocess has already ended."""
+        """End every evaluation still running, with all the processes it started."""
+        self._groups.kill_all()
 
 
 def parse_command_output(stdout: str) -> Outcome:

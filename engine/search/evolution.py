@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.errors import EvaluatorError, InputFileError
+from engine.errors import InputFileError
 from engine.hardware import Hardware
 from engine.io.files import read_json, write_text
 from engine.mapping import Mapping
@@ -237,7 +237,7 @@ class NestedES:
 
     def result(self, cancelled: bool = False) -> ESResult:
         if self.best is None:
-            raise EvaluatorError("every evaluation failed; nothing to report (see the history)")
+            raise self.history.all_failed_error()
         initial = min(
             (self.history[i] for i in self.heuristic_index.values()), key=lambda r: r.fitness
         )

@@ -14,6 +14,7 @@ import json
 import math
 from dataclasses import asdict, dataclass, field
 
+from engine.errors import EvaluatorError
 from engine.io.files import atomic_open
 from engine.mapping import Mapping
 from engine.search.genotype import to_mapping
@@ -93,6 +94,23 @@ class History(list):
         "index", "generation", "level", "latency_us", "energy_uj", "power_w", "cores_used",
         "accepted", "failed", "bottleneck", "note", "cores_per_population", "simulated_us",
     )  # fmt: skip
+
+    def failures(self, first: int = 3) -> str:
+        """The first distinct reasons evaluations failed for, with how often each came."""
+        counts: dict[str, int] = {}
+        for r in self:
+            if r.failed:
+                note = r.note or "no reason given"
+                counts[note] = counts.get(note, 0) + 1
+        shown = [f"{note!r} ({n}×)" for note, n in list(counts.items())[:first]]
+        more = f" and {len(counts) - first} other reasons" if len(counts) > first else ""
+        return ", ".join(shown) + more
+
+    def all_failed_error(self):
+        """The error of a run in which every evaluation failed, naming the first reasons."""
+        return EvaluatorError(
+            f"every evaluation failed ({len(self)} of {len(self)}): {self.failures()}"
+        )
 
     def write_jsonl(self, path) -> None:
         with atomic_open(path, "w", what="history file") as f:

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from engine.errors import CapacityError, EvaluatorError, SpecError
+from engine.errors import CapacityError, SpecError
 from engine.hardware import Hardware
 from engine.mapping import Partition
 from engine.network import Network
@@ -195,7 +195,7 @@ class ChipwiseSearch:
 
     def result(self, cancelled: bool = False) -> ESResult:
         if self._best is None:
-            raise EvaluatorError("every evaluation failed; nothing to report (see the history)")
+            raise self.history.all_failed_error()
         initial = min(self.heuristics.values(), key=lambda r: r.fitness)
         return ESResult(self._best, initial, self.heuristics, self.history, cancelled)
 

@@ -139,7 +139,6 @@ def test_evolve_with_an_external_evaluator(capsys, tmp_path):
 @pytest.mark.parametrize(
     "args,message",
     [
-        (["--budget", "0"], "at least 1"),
         (["--network", "nope"], "unknown network"),
         (["--strategy", "chipwise"], "several chips"),
         (["--resume", "/nonexistent/ckpt"], "cannot read checkpoint"),

@@ -1,0 +1,104 @@
+"""The command line against hostile or unlucky input: one line, exit 2, nothing lost.
+
+* Every numeric option is checked where it is read: a negative seed, zero workers, a
+  time-out that is not a finite positive number, a port outside 1–65535, a packet of no
+  flits — each a one-line error naming the option, never a traceback from deep inside.
+* An evaluator command that cannot be read (unbalanced quotes) is a one-line error.
+* A run in which every evaluation fails still writes its history, each record with its
+  reason, and its error names the first reasons.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+from explorer.cli import main
+
+NET = "mlp:widths=256-512-256-10"
+
+
+def run_cli(capsys, *args):
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def run_error(capsys, *args) -> str:
+    with pytest.raises(SystemExit) as exc:
+        main(list(args))
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    return err
+
+
+BAD_NUMBERS = [
+    (["evaluate", "--placement", "random", "--seed", "-3"], "--seed: must be ≥ 0, not -3"),
+    (["map", "--seed", "x"], "--seed: 'x' is not a whole number"),
+    (["evolve", "--seed", "-1"], "--seed: must be ≥ 0"),
+    (["evolve", "--workers", "0"], "--workers: must be ≥ 1, not 0"),
+    (["evolve", "--budget", "0"], "--budget: must be ≥ 1"),
+    (["evolve", "--lambda-part", "-2"], "--lambda-part: must be ≥ 1"),
+    (["evolve", "--init-k", "-1"], "--init-k: must be ≥ 0"),
+    (["evolve", "--eval-timeout", "0"], "--eval-timeout: must be a positive number of seconds"),
+    (["evolve", "--eval-timeout", "nan"], "--eval-timeout: must be a positive number"),
+    (["evolve", "--eval-timeout", "inf"], "--eval-timeout: must be a positive number"),
+    (["evolve", "--eval-timeout", "soon"], "--eval-timeout: 'soon' is not a number of seconds"),
+    (["simulate", "--pattern", "uniform", "--packet", "0"], "--packet: must be from 1 to 255"),
+    (["simulate", "--pattern", "uniform", "--packet", "256"], "--packet: must be from 1 to 255"),
+    (["simulate", "--pattern", "uniform", "--window", "-1"], "--window: must be ≥ 0"),
+    (["simulate", "--pattern", "uniform", "--cycles", "0"], "--cycles: must be ≥ 1"),
+    (["simulate", "--pattern", "uniform", "--warmup", "-5"], "--warmup: must be ≥ 0"),
+    (["sweep", "--rates", "0.1", "--seed", "-1"], "--seed: must be ≥ 0"),
+    (["sweep", "--rates", "0.1", "--workers", "0"], "--workers: must be ≥ 1"),
+    (["serve", "--port", "0"], "--port: must be from 1 to 65535, not 0"),
+    (["serve", "--port", "70000"], "--port: must be from 1 to 65535"),
+]
+
+
+@pytest.mark.parametrize("args, words", BAD_NUMBERS, ids=[" ".join(a) for a, _ in BAD_NUMBERS])
+def test_a_bad_number_is_one_line_naming_the_option(capsys, args, words):
+    assert words in run_error(capsys, *args)
+
+
+def test_an_unreadable_evaluator_command_is_one_line(capsys):
+    code, _, err = run_cli(
+        capsys, "evolve", "--network", NET, "--budget", "3", "--evaluator-cmd", "python 'x"
+    )
+    assert code == 2 and err.count("\n") == 1
+    assert "cannot read the evaluator command" in err and "No closing quotation" in err
+
+
+def test_every_evaluation_failing_still_writes_the_history_with_reasons(capsys, tmp_path):
+    script = tmp_path / "fail.py"
+    script.write_text("import sys\nsys.stdin.read()\nsys.exit('no board attached')\n")
+    history = tmp_path / "h.jsonl"
+    code, out, err = run_cli(
+        capsys, "evolve", "--network", NET, "--budget", "6", "--history", str(history),
+        "--evaluator-cmd", f"{sys.executable} {script}",
+    )  # fmt: skip
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1
+    assert "every evaluation failed (6 of 6)" in err
+    assert "'exit code 1: no board attached' (6×)" in err and str(history) in err
+    records = [json.loads(line) for line in history.read_text().splitlines()]
+    assert len(records) == 6
+    assert all(r["failed"] and r["note"] == "exit code 1: no board attached" for r in records)
+
+
+def test_different_failure_reasons_are_named_first_ones_first(capsys, tmp_path):
+    script = tmp_path / "fail.py"
+    script.write_text(
+        "import json, sys\nm = json.load(sys.stdin)\n"
+        "sys.exit('board %d busy' % (len(m['placement']) % 2))\n"
+    )
+    code, _, err = run_cli(
+        capsys, "evolve", "--network", NET, "--budget", "8", "--seed", "1",
+        "--evaluator-cmd", f"{sys.executable} {script}",
+    )  # fmt: skip
+    assert code == 2
+    reasons = [w for w in ("board 0 busy", "board 1 busy") if w in err]
+    assert reasons and "every evaluation failed (8 of 8)" in err

@@ -1,0 +1,179 @@
+"""External commands run bounded: no process left behind, no answer read past its cap.
+
+Each case runs a small shell or Python program the way an evaluator command is run and
+then looks, through ``/proc``, for every process the program started: after the run none
+may be alive, however it ended (exit, time-out, too much output, cancelled from another
+thread, a background child holding the pipes open).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+import threading
+import time
+
+import pytest
+
+from engine.errors import SpecError
+from engine.hardware import load_hardware
+from engine.io.process import ProcessGroups, run_bounded
+from engine.pipeline import build_mapping
+from engine.search import CommandEvaluator
+from engine.search.evaluators import Candidate
+from engine.specs import load_network_spec
+
+SHELL = "/bin/sh"
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` is a live process (a zombie waiting to be reaped counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            state = f.read().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state not in ("Z", "X")
+
+
+def gone(pids, wait_s: float = 2.0) -> bool:
+    end = time.monotonic() + wait_s
+    while time.monotonic() < end:
+        if not any(alive(p) for p in pids):
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def pids_in(path) -> list[int]:
+    return [int(x) for x in path.read_text().split()]
+
+
+def test_a_timed_out_command_takes_its_children_with_it(tmp_path):
+    pids = tmp_path / "pids"
+    cmd = f"sleep 1000 & echo $! >> {pids}; sleep 1000 & echo $! >> {pids}; echo $$ >> {pids}; wait"
+    start = time.monotonic()
+    done = run_bounded([SHELL, "-c", cmd], "", timeout_s=0.5)
+    assert done.failure == "timed out after 0.5 s"
+    assert time.monotonic() - start < 5
+    assert len(pids_in(pids)) == 3
+    assert gone(pids_in(pids))
+
+
+def test_a_child_left_behind_after_a_clean_exit_is_not_waited_for_and_is_ended(tmp_path):
+    pids = tmp_path / "pids"
+    cmd = f"sleep 1000 & echo $! > {pids}; echo '{{\"latency_us\": 1}}'"
+    start = time.monotonic()
+    done = run_bounded([SHELL, "-c", cmd], "", timeout_s=20)
+    assert time.monotonic() - start < 5  # the child still holds stdout: not waited for
+    assert done.failure == "" and done.returncode == 0
+    assert done.stdout.strip() == '{"latency_us": 1}'
+    assert gone(pids_in(pids))
+
+
+@pytest.mark.parametrize("stream, cap", [("stdout", 1 << 20), ("stderr", 64 << 10)])
+def test_output_past_its_cap_is_a_failure_not_a_memory_hog(stream, cap):
+    code = f"import sys\nwhile True:\n    sys.{stream}.write('x' * 65536)\n"
+    done = run_bounded([sys.executable, "-c", code], "", timeout_s=20)
+    unit = "1 MB" if cap == 1 << 20 else "64 KB"
+    assert done.failure == f"wrote more than {unit} to {stream}"
+    assert len(getattr(done, stream)) <= cap + 65536
+
+
+def test_an_answer_within_the_cap_is_read_whole():
+    code = "import sys\nsys.stdout.write('y' * 900000 + '\\n')\nsys.stderr.write('warn\\n')\n"
+    done = run_bounded([sys.executable, "-c", code], "", timeout_s=20)
+    assert done.failure == "" and done.returncode == 0
+    assert len(done.stdout) == 900001 and done.stderr == "warn\n"
+
+
+def test_a_command_that_never_reads_its_large_input_does_not_hang():
+    done = run_bounded([SHELL, "-c", "echo ok"], "z" * (8 << 20), timeout_s=20)
+    assert done.failure == "" and done.stdout == "ok\n"
+
+
+def test_the_input_reaches_the_command():
+    done = run_bounded([sys.executable, "-c", "import sys; print(len(sys.stdin.read()))"],
+                       "é" * 100_000, timeout_s=20)  # fmt: skip
+    assert done.stdout.strip() == "100000"
+
+
+def test_the_exit_code_and_stderr_come_back():
+    done = run_bounded([SHELL, "-c", "echo first >&2; echo last >&2; exit 3"], "", timeout_s=20)
+    assert done.failure == "" and done.returncode == 3
+    assert done.stderr.splitlines() == ["first", "last"]
+
+
+def test_kill_all_ends_running_commands_and_refuses_new_ones(tmp_path):
+    groups = ProcessGroups()
+    pids = tmp_path / "pids"
+    results = []
+
+    def one():
+        cmd = f"sleep 1000 & echo $! >> {pids}; wait"
+        results.append(run_bounded([SHELL, "-c", cmd], "", timeout_s=60, groups=groups))
+
+    threads = [threading.Thread(target=one) for _ in range(3)]
+    for t in threads:
+        t.start()
+    end = time.monotonic() + 10
+    while (not pids.exists() or len(pids_in(pids)) < 3) and time.monotonic() < end:
+        time.sleep(0.02)
+    groups.kill_all()
+    for t in threads:
+        t.join(timeout=10)
+    assert not any(t.is_alive() for t in threads)
+    assert [r.failure for r in results] == ["cancelled"] * 3
+    assert gone(pids_in(pids))
+    late = run_bounded([SHELL, "-c", "echo never"], "", timeout_s=5, groups=groups)
+    assert late.failure == "cancelled" and late.stdout == ""
+
+
+def test_a_missing_program_is_an_os_error():
+    with pytest.raises(OSError):
+        run_bounded(["/nonexistent/evaluator"], "", timeout_s=1)
+
+
+# ------------------------------------------------------------------ the evaluator command
+@pytest.fixture(scope="module")
+def mlp():
+    return load_network_spec("mlp:widths=256-512-256-10"), load_hardware("loihi2")
+
+
+@pytest.mark.parametrize(
+    "command, timeout, workers, words",
+    [
+        ("python 'unclosed", 1.0, 1, "cannot read the evaluator command"),
+        ("true", 0.0, 1, "positive number of seconds"),
+        ("true", float("inf"), 1, "positive number of seconds"),
+        ("true", float("nan"), 1, "positive number of seconds"),
+        ("true", 1.0, 0, "at least 1"),
+    ],
+)
+def test_evaluator_command_settings_are_checked(mlp, command, timeout, workers, words):
+    net, hw = mlp
+    with pytest.raises(SpecError, match=words):
+        CommandEvaluator(net, hw, command, timeout_s=timeout, workers=workers)
+
+
+def test_closing_the_evaluator_ends_its_running_evaluations(mlp, tmp_path):
+    net, hw = mlp
+    pids = tmp_path / "pids"
+    script = tmp_path / "slow.sh"
+    script.write_text(f"cat > /dev/null\nsleep 1000 & echo $! >> {pids}\nwait\n")
+    evaluator = CommandEvaluator(net, hw, shlex.join([SHELL, str(script)]), timeout_s=60)
+    mapping = build_mapping(net, hw, partition="min", placement="packed-row").mapping
+    candidate = Candidate(mapping.partition.cores_per_population, mapping.placement.cores)
+    out = []
+    t = threading.Thread(target=lambda: out.append(evaluator.evaluate(candidate)))
+    t.start()
+    end = time.monotonic() + 10
+    while not pids.exists() and time.monotonic() < end:
+        time.sleep(0.02)
+    evaluator.close()
+    t.join(timeout=10)
+    assert not t.is_alive()
+    assert out[0].failed and out[0].error == "cancelled"
+    assert gone(pids_in(pids))
+    assert os.path.exists(pids)
