@@ -102,11 +102,15 @@ def atomic_open(path, mode: str = "w", *, what: str = "output file") -> Iterator
     """Open a temporary file beside ``path``; on success it replaces ``path`` atomically.
 
     If the body raises (or the process dies), ``path`` is untouched and the temporary
-    file is removed (a killed process may leave a ``.*.tmp`` file, never a partial target).
+    file is removed (a killed process may leave a ``.*.tmp`` file, never a partial target;
+    the next write of ``path`` removes what writers no longer alive left).
     """
     path = check_writable(path, what)
+    _remove_stale_temps(path)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+        fd, tmp = tempfile.mkstemp(
+            prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent or "."
+        )
     except OSError as e:
         raise OutputFileError(f"cannot write {what} {path}: {e.strerror}") from None
     try:
@@ -127,6 +131,30 @@ def atomic_open(path, mode: str = "w", *, what: str = "output file") -> Iterator
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def _remove_stale_temps(path: Path) -> None:
+    """Remove the temporary files of ``path`` whose writer (the pid in their name) is gone."""
+    prefix = f".{path.name}."
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(path.parent or "."):
+            name = entry.name
+            if not (name.startswith(prefix) and name.endswith(".tmp")):
+                continue
+            pid = name[len(prefix) :].split(".", 1)[0]
+            if pid.isdigit() and not _alive(int(pid)):
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
 
 
 def write_text(path, text: str, *, what: str = "output file") -> None:

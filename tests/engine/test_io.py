@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import zipfile
 
 import numpy as np
@@ -10,6 +11,7 @@ import pytest
 
 from engine.errors import InputFileError, InvalidNetworkError
 from engine.hardware import load_hardware
+from engine.io.files import write_text
 from engine.io.network_file import FORMAT, load_network, save_network
 from engine.mapping import (
     Mapping,
@@ -407,3 +409,15 @@ def test_assignment_of_the_wrong_length(assigned, loihi2):
 def test_network_errors_are_not_bad_files():
     # guards the distinction the CLI relies on: each failure names its own cause
     assert not issubclass(InvalidNetworkError, InputFileError)
+
+
+def test_a_write_removes_the_temporary_files_of_writers_that_died(tmp_path):
+    target = tmp_path / "out.json"
+    dead = tmp_path / ".out.json.99999999.abc.tmp"  # beyond any pid: its writer is gone
+    live = tmp_path / f".out.json.{os.getpid()}.def.tmp"  # a writer still at work
+    other = tmp_path / ".other.json.99999999.abc.tmp"  # another target's: not ours to touch
+    for f in (dead, live, other):
+        f.write_text("partial")
+    write_text(target, "{}")
+    assert target.read_text() == "{}"
+    assert not dead.exists() and live.exists() and other.exists()
