@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 import tomllib
 from dataclasses import MISSING, asdict, dataclass, fields, replace
@@ -44,6 +45,7 @@ __all__ = [
 ]
 
 PRESET_DIR = Path(__file__).parent / "presets"
+MAX_CORES = 1_000_000  # cores of any hardware, a preset file or mesh: (beyond it arrays run to GiB)
 DIRECTIONS = ("E", "W", "S", "N")  # +x, -x, +y, -y; y grows downwards (row index)
 LINK_KINDS = ("router", "off-chip", "core-to-router", "router-to-core")
 ROUTER, OFF_CHIP, CORE_TO_ROUTER, ROUTER_TO_CORE = range(4)
@@ -181,6 +183,10 @@ class Hardware:
         for f in ("chips_x", "chips_y", "width", "height", "cores_per_router"):
             if int(getattr(self, f)) < 1:
                 raise InvalidHardwareError(f"hardware {self.name!r}: {f} must be at least 1")
+        if self.n_cores > MAX_CORES:
+            raise InvalidHardwareError(
+                f"hardware {self.name!r}: {self.n_cores:,} cores is more than {MAX_CORES:,}"
+            )
         lim = self.limits
         if min(lim.neurons, lim.synaptic_memory_bytes, lim.inbound_axons) < 1:
             raise InvalidHardwareError(f"hardware {self.name!r}: core limits must be positive")
@@ -326,7 +332,29 @@ class Hardware:
 
 
 # ---------------------------------------------------------------- loading
+_KINDS = {"int": (int,), "float": (int, float), "str": (str,)}
+
+
+def _check_value(name: str, kind: str, value, where: str) -> None:
+    """A TOML value against its field's type: a whole number for ``int``, a finite number
+    that is not negative for ``int`` and ``float`` (positivity, where it matters, is the
+    dataclass's own check), text for ``str``."""
+    ok = _KINDS.get(kind)
+    if ok is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, ok):
+        want = {"int": "a whole number", "float": "a number", "str": "text"}[kind]
+        raise InputFileError(f"{where}: {name} must be {want}, not {value!r}")
+    if kind != "str" and not (math.isfinite(value) and value >= 0):
+        raise InputFileError(f"{where}: {name} must be a finite number ≥ 0, not {value!r}")
+
+
 def _section(cls, table: dict, where: str):
+    if not isinstance(table, dict):
+        raise InputFileError(f"{where}: must be a table of keys, not {table!r}")
+    for f in fields(cls):
+        if f.name in table:
+            _check_value(f.name, str(f.type), table[f.name], where)
     names = {f.name for f in fields(cls)}
     unknown = set(table) - names
     required = {f.name for f in fields(cls) if f.default is MISSING}
@@ -355,6 +383,13 @@ def hardware_from_dict(data: dict, where: str = "hardware") -> Hardware:
         ):
             if set(keys) - known:
                 raise InputFileError(f"{at}: unknown keys {sorted(set(keys) - known)}")
+        for key in ("chips", "routers"):
+            pair = topo[key]
+            if not (isinstance(pair, list) and len(pair) == 2):
+                raise InputFileError(f"{where} [topology]: {key} must be [x, y], not {pair!r}")
+            for v in pair:
+                _check_value(key, "int", v, f"{where} [topology]")
+        _check_value("cores_per_router", "int", topo["cores_per_router"], f"{where} [topology]")
         return Hardware(
             name=str(data["name"]),
             description=str(data.get("description", "")),
@@ -408,8 +443,6 @@ def load_hardware(spec: str) -> Hardware:
             chips_x=1 if cx is None else cx,
             chips_y=1 if cy is None else cy,
         )
-        if hw.n_cores > 1_000_000:
-            raise InvalidHardwareError(f"{spec}: {hw.n_cores} cores is more than 1,000,000")
         return hw
     if spec.startswith("mesh:"):
         raise InvalidHardwareError(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -102,3 +103,27 @@ def test_different_failure_reasons_are_named_first_ones_first(capsys, tmp_path):
     assert code == 2
     reasons = [w for w in ("board 0 busy", "board 1 busy") if w in err]
     assert reasons and "every evaluation failed (8 of 8)" in err
+
+
+# ------------------------------------------------------------------ hardware files
+PRESET = (Path(__file__).parents[2] / "engine" / "presets" / "loihi2.toml").read_text()
+BAD_TOML = [
+    ("routers = [4, 8]", "routers = [100000, 100000]", "40,000,000,000 cores is more than"),
+    ("dendop_ns = 1.1 ", "dendop_ns = nan ", "[model]: dendop_ns must be a finite number ≥ 0"),
+    ("synop_ns = 0.2 ", "synop_ns = -0.2 ", "synop_ns must be a finite number ≥ 0, not -0.2"),
+    ("cores_per_router = 4 ", 'cores_per_router = "4" ', "must be a whole number, not '4'"),
+    ("cores_per_router = 4 ", "cores_per_router = true ", "must be a whole number, not True"),
+    ("chips = [1, 1]", "chips = 2", "chips must be [x, y], not 2"),
+    ("neurons = 8192 ", "neurons = 8192.5 ", "[limits]: neurons must be a whole number"),
+    ("[links]", "[links]\nspeed = 3", "[links]: unknown keys ['speed']"),
+]
+
+
+@pytest.mark.parametrize("old, new, words", BAD_TOML, ids=[n for _, n, _ in BAD_TOML])
+def test_a_bad_hardware_file_is_one_line_naming_the_key(capsys, tmp_path, old, new, words):
+    assert old in PRESET
+    path = tmp_path / "hw.toml"
+    path.write_text(PRESET.replace(old, new, 1))
+    code, _, err = run_cli(capsys, "evaluate", "--network", NET, "--hardware", str(path))
+    assert code == 2 and err.count("\n") == 1
+    assert words in err and str(path) in err

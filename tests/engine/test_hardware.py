@@ -329,7 +329,7 @@ MALFORMED_PRESETS = [
     (
         "negative limit",
         LOIHI2_TOML.replace("neurons = 8192", "neurons = -1"),
-        "core limits must be positive",
+        "neurons must be a finite number ≥ 0, not -1",
     ),
     (
         "text for a number",
