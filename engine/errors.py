@@ -25,6 +25,7 @@ __all__ = [
     "OutputFileError",
     "CapacityError",
     "EvaluatorError",
+    "AllFailedError",
 ]
 
 
@@ -67,3 +68,7 @@ class CapacityError(MeshScopeError):
 
 class EvaluatorError(MeshScopeError):
     """An evaluation or a search could not produce a result."""
+
+
+class AllFailedError(EvaluatorError):
+    """A search in which every evaluation failed: there is no best mapping to report."""

@@ -332,18 +332,21 @@ class Hardware:
 
 
 # ---------------------------------------------------------------- loading
-_KINDS = {"int": (int,), "float": (int, float), "str": (str,)}
+_KINDS = {  # a field's type in the dataclass -> the TOML values it takes, and how to say so
+    "int": ((int,), "a whole number"),
+    "float": ((int, float), "a number"),
+    "str": ((str,), "text"),
+}
 
 
 def _check_value(name: str, kind: str, value, where: str) -> None:
     """A TOML value against its field's type: a whole number for ``int``, a finite number
     that is not negative for ``int`` and ``float`` (positivity, where it matters, is the
     dataclass's own check), text for ``str``."""
-    ok = _KINDS.get(kind)
-    if ok is None:
+    if kind not in _KINDS:
         return
+    ok, want = _KINDS[kind]
     if isinstance(value, bool) or not isinstance(value, ok):
-        want = {"int": "a whole number", "float": "a number", "str": "text"}[kind]
         raise InputFileError(f"{where}: {name} must be {want}, not {value!r}")
     if kind != "str" and not (math.isfinite(value) and value >= 0):
         raise InputFileError(f"{where}: {name} must be a finite number ≥ 0, not {value!r}")

@@ -14,7 +14,7 @@ from engine.cli.common import (
     whole,
     work,
 )
-from engine.errors import EvaluatorError, SpecError
+from engine.errors import AllFailedError, SpecError
 from engine.io.files import check_readable
 from engine.specs import DEFAULT_HARDWARE, DEFAULT_NETWORK
 
@@ -33,22 +33,15 @@ def cmd_evolve(args) -> int:
         return _evolve(args)
 
 
-def _result_or_history(search, args, *, cancelled: bool):
-    """The run's result; when every evaluation failed, the history is still written (it
-    holds each failure's reason) before the error says the first reasons."""
-    if any(not r.failed for r in search.history):
-        return search.result(cancelled=cancelled)
-    if args.history and len(search.history):
-        search.history.write(args.history)
-    error = search.history.all_failed_error()
-    if args.history and len(search.history):
-        error.args = (f"{error.args[0]}; every reason is in {args.history}",)
-    raise error
+def _run(search, args, progress):
+    """The search's result; Ctrl-C keeps the best found so far."""
+    try:
+        return search.run(checkpoint=args.checkpoint or args.resume, callback=progress)
+    except KeyboardInterrupt:
+        return search.result(cancelled=True)
 
 
 def _evolve(args) -> int:
-    import threading
-
     from engine.cost import evaluate
     from engine.pipeline import Mapped, resolve_hardware, resolve_network, write_mapping_file
     from engine.search import (
@@ -103,15 +96,13 @@ def _evolve(args) -> int:
                 pbar.update(1)
                 pbar.set_postfix_str(f"best {event.best.fitness:.3f}", refresh=False)
 
-        cancel = threading.Event()
         try:
-            result = search.run(
-                cancel=cancel, checkpoint=args.checkpoint or args.resume, callback=progress
-            )
-        except KeyboardInterrupt:  # keep the best found so far
-            result = _result_or_history(search, args, cancelled=True)
-        except EvaluatorError:
-            result = _result_or_history(search, args, cancelled=False)
+            result = _run(search, args, progress)
+        except AllFailedError as e:  # the history still holds every failure's reason
+            if not (args.history and search.history):
+                raise
+            search.history.write(args.history)
+            raise AllFailedError(f"{e}; every reason is in {args.history}") from None
     finally:
         if pbar is not None:
             pbar.close()

@@ -14,7 +14,7 @@ import json
 import math
 from dataclasses import asdict, dataclass, field
 
-from engine.errors import EvaluatorError
+from engine.errors import AllFailedError
 from engine.io.files import atomic_open
 from engine.mapping import Mapping
 from engine.search.genotype import to_mapping
@@ -106,11 +106,10 @@ class History(list):
         more = f" and {len(counts) - first} other reasons" if len(counts) > first else ""
         return ", ".join(shown) + more
 
-    def all_failed_error(self):
+    def all_failed_error(self) -> AllFailedError:
         """The error of a run in which every evaluation failed, naming the first reasons."""
-        return EvaluatorError(
-            f"every evaluation failed ({len(self)} of {len(self)}): {self.failures()}"
-        )
+        n = len(self)
+        return AllFailedError(f"every evaluation failed ({n} of {n}): {self.failures()}")
 
     def write_jsonl(self, path) -> None:
         with atomic_open(path, "w", what="history file") as f:

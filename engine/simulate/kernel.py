@@ -1153,8 +1153,6 @@ def run(cfg, tp, ns, st, nd, pk, dest, dsvc, rel_order, rel_off, grp_ptr, grp, l
             if u < NEVER:
                 _schedule(due, wheel, wn, fheap, fpri, fpos, mark, ctr, r, u)
         wn[s] = 0
-        if window > 0:
-            ctr[C_WINDOW] = t // window
         if moved > 0 and ctr[C_PROGRESS] < t:
             ctr[C_PROGRESS] = t
         if ctr[C_INFLIGHT] > 0 and t - ctr[C_PROGRESS] > watchdog:

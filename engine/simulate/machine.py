@@ -49,12 +49,12 @@ def run_ahead(topology: Topology, noc: NocConstants) -> int:
     cycle t all it will read up to t + d − 1 is in its queues — up to t + d − 2 for flits
     of routers still to be visited in cycle t, and up to t + d for injections, which come
     first."""
+    d_inject = int(topology.inject_latency.min()) + 1
     router_links = topology.latency[:, :4][topology.nbr[:, :4] >= 0]
-    d_inject = int(topology.inject_latency.min()) + 1 if topology.inject_latency.size else 1
-    if router_links.size == 0:
-        return max(0, d_inject)
+    if router_links.size == 0:  # one router: only its cores send to it
+        return d_inject
     d_router = int(router_links.min()) + 1 + min(noc.st_delay, noc.credit_delay)
-    return max(0, min(d_inject, d_router - 1))
+    return min(d_inject, d_router - 1)
 
 
 class Machine:
@@ -73,16 +73,13 @@ class Machine:
         dest: np.ndarray | None = None,
         window: int = 0,
         watchdog: int = 20_000,
-        ahead: bool = True,
     ):
-        """``ahead``: let a router simulate the cycles it can before the others reach them
-        (``run_ahead``; the same results, faster — off only to check that)."""
         self.topology, self.noc, self.window = topology, noc, window
         R, P, V, D = topology.n_routers, topology.n_ports, noc.vcs, noc.buf  # noqa: N806
         B = max(1, multicast_branches)  # noqa: N806
         n_nodes = topology.n_nodes
         max_lat = int(max(topology.latency.max(), topology.inject_latency.max()))
-        self.ahead = ahead = run_ahead(topology, noc) if ahead else 0
+        ahead = run_ahead(topology, noc)
         ql = noc.st_delay + max_lat + 4 + ahead  # flits on a link at once, at most
         qc = V * D + max_lat + noc.credit_delay + 8  # credits on their way back, at most
         if pattern is None:
@@ -314,7 +311,8 @@ class Machine:
         a = self.arrays
         cap = a["pk"].size // K.N_PK
         topo = self.topology
-        branches = topo.n_routers * topo.n_ports * int(a["cfg"][K.CF_B]) * (self.ahead + 1)
+        ahead = int(a["cfg"][K.CF_AHEAD])  # a router may make branches for ahead + 1 cycles
+        branches = topo.n_routers * topo.n_ports * int(a["cfg"][K.CF_B]) * (ahead + 1)
         need = 1 + self.n_packets + 2 * topo.n_nodes + branches
         if need >= cap:
             new = max(2 * cap, need + 1024)
@@ -325,7 +323,7 @@ class Machine:
                 d = np.zeros(new, dtype=np.int64)
                 d[: a["dest"].size] = a["dest"]
                 a["dest"] = d
-        last = (self.t + self.ahead) // self.window if self.window else 0
+        last = (self.t + ahead) // self.window if self.window else 0
         if self.window and last >= a["win_link"].shape[0]:
             rows = max(2 * a["win_link"].shape[0], last + 1)  # as it goes
             for name in ("win_link", "win_occ"):
