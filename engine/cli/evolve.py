@@ -47,6 +47,7 @@ def _evolve(args) -> int:
     from engine.search import (
         CommandEvaluator,
         ESConfig,
+        HistoryLog,
         NestedES,
         default_evaluator,
         make_search,
@@ -76,7 +77,7 @@ def _evolve(args) -> int:
         )
     else:
         evaluator = default_evaluator(network, hardware, config.objective, workers=args.workers)
-    pbar = None
+    pbar = log = None
     try:
         if args.resume:
             if args.strategy != "global":
@@ -89,30 +90,36 @@ def _evolve(args) -> int:
             search = make_search(
                 network, hardware, config, strategy=args.strategy, evaluator=evaluator
             )
+        if args.history:  # the records so far (of a resumed run), then each as it comes
+            log = HistoryLog(args.history, search.history)
         pbar = bar(args, config.budget, initial=len(search.history), unit="eval")
 
         def progress(event):
+            if log is not None:
+                log.add(event.record)
             if pbar is not None:
                 pbar.update(1)
                 pbar.set_postfix_str(f"best {event.best.fitness:.3f}", refresh=False)
 
         try:
             result = _run(search, args, progress)
-        except AllFailedError as e:  # the history still holds every failure's reason
-            if not (args.history and search.history):
+        except AllFailedError as e:  # the history holds every failure's reason
+            if log is None:
                 raise
-            search.history.write(args.history)
+            log.end("failed")
             raise AllFailedError(f"{e}; every reason is in {args.history}") from None
+        if log is not None:
+            log.end("cancelled" if result.cancelled else "complete")
     finally:
         if pbar is not None:
             pbar.close()
+        if log is not None:
+            log.close()
         evaluator.close()
     best_mapping = result.mapping(network)
     best_eval = evaluate(network, hardware, best_mapping)
     if args.out:
         write_mapping_file(args.out, Mapped.of(network, hardware, best_mapping), best_eval)
-    if args.history:
-        result.history.write(args.history)
     initial_eval = evaluate(network, hardware, result.initial.mapping(network))
     summary = {
         "network": network.name,

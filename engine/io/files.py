@@ -1,10 +1,13 @@
-"""Output files that are either whole or absent.
+"""Output files that are either whole or absent, or logs that grow whole lines at a time.
 
-Every file MeshScope writes — mappings, histories, checkpoints, converted networks — goes
+Every file MeshScope writes — mappings, converted networks, the start of a checkpoint — goes
 through ``atomic_open``: the bytes go to a temporary file beside the target, which
 replaces the target only once it is complete. A run killed mid-write leaves the old file
-(or none), never a truncated one. ``check_writable`` tells before any work starts
-whether a path can be written at all, so a long run does not fail at its very end.
+(or none), never a truncated one. What a long run records as it goes (a search's
+``--history``, the rest of its checkpoint) is appended through ``appender``: a line at a
+time, flushed, so a killed run leaves every line it finished. ``check_writable`` tells
+before any work starts whether a path can be written at all, so a long run does not fail
+at its very end.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from typing import IO
 from engine.errors import InputFileError, OutputFileError
 
 __all__ = [
+    "appender",
     "atomic_open",
     "check_readable",
     "check_writable",
@@ -161,3 +165,16 @@ def write_text(path, text: str, *, what: str = "output file") -> None:
     """Write ``text`` to ``path`` atomically."""
     with atomic_open(path, "w", what=what) as f:
         f.write(text)
+
+
+def appender(path, *, what: str = "output file", fresh: bool = False) -> IO:
+    """``path`` opened to append text (emptied first when ``fresh``); errors name the file.
+
+    Write whole lines and flush them when they must survive a kill: a process killed in
+    the middle of a write can leave only its last line unfinished.
+    """
+    path = check_writable(path, what)
+    try:
+        return open(path, "w" if fresh else "a", encoding="utf-8")  # noqa: SIM115 - returned
+    except OSError as e:
+        raise OutputFileError(f"cannot write {what} {path}: {reason(e)}") from None

@@ -14,7 +14,7 @@ from engine.search.evaluators import (
     default_evaluator,
 )
 from engine.search.evolution import ESResult, NestedES
-from engine.search.history import Event, History, Record
+from engine.search.history import Event, History, HistoryLog, Record
 from engine.search.multichip import ChipwiseSearch
 from engine.search.operators import OperatorParams, resize_population
 
@@ -25,6 +25,7 @@ __all__ = [
     "ESResult",
     "Event",
     "History",
+    "HistoryLog",
     "ModelEvaluator",
     "NestedES",
     "Objective",

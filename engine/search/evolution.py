@@ -10,13 +10,13 @@ evaluations, the initial ones included.
 
 ``NestedES.iter_run`` is a generator of ``Event`` (one per evaluation); it honours a
 cancel token (anything with ``is_set()``) and writes a checkpoint after every
-generation from which ``NestedES.resume`` continues the very same run.
+generation (``engine.search.checkpoint``: appended, so it costs in proportion to the
+generation) from which ``NestedES.resume`` continues the very same run.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -25,10 +25,10 @@ import numpy as np
 
 from engine.errors import InputFileError
 from engine.hardware import Hardware
-from engine.io.files import read_json, write_text
 from engine.mapping import Mapping
 from engine.network import Network
 from engine.placement.fill import core_order
+from engine.search.checkpoint import FORMAT, VERSION, CheckpointWriter, read_checkpoint
 from engine.search.config import ESConfig, objectives, strategies
 from engine.search.evaluators import Candidate, Outcome, default_evaluator
 from engine.search.genotype import Layout, PartitionGenotype, decode, layout_for
@@ -36,8 +36,6 @@ from engine.search.history import Event, History, Record
 from engine.search.operators import mutate_partition, mutate_placement, reorder
 
 __all__ = ["ESResult", "NestedES"]
-
-CHECKPOINT_FORMAT = "meshscope-es-checkpoint"
 
 
 @dataclass(frozen=True)
@@ -100,6 +98,7 @@ class NestedES:
         self.heuristic_index: dict[str, int] = {}
         self._best: Record | None = None  # running best for events
         self.phase = "partition"  # the step the next generation half runs
+        self._writer: CheckpointWriter | None = None
 
     # ------------------------------------------------------------ bookkeeping
     @property
@@ -177,6 +176,12 @@ class NestedES:
 
     def iter_run(self, cancel=None, checkpoint=None) -> Iterator[Event]:
         """Run until the budget is spent or ``cancel.is_set()``; yield an Event per evaluation."""
+        try:
+            yield from self._generations(cancel, checkpoint)
+        finally:
+            self._close_checkpoint()
+
+    def _generations(self, cancel, checkpoint) -> Iterator[Event]:
         cfg, layout, ops = self.config, self.layout, self.config.operators
 
         def cancelled():
@@ -250,11 +255,11 @@ class NestedES:
         )
 
     # ------------------------------------------------------------ checkpoints
-    def state(self) -> dict:
-        p = self.parent
+    def header(self) -> dict:
+        """What a checkpoint says of the run once: what it maps onto what, and how."""
         return {
-            "format": CHECKPOINT_FORMAT,
-            "version": 1,
+            "format": FORMAT,
+            "version": VERSION,
             "network": {"name": self.network.name, "fingerprint": self.network.fingerprint},
             "hardware": {"name": self.hardware.name, "fingerprint": self.hardware.fingerprint},
             "config": self.config.to_dict(),
@@ -265,6 +270,12 @@ class NestedES:
                     str(k): list(map(int, v)) for k, v in self.layout.fixed_cores.items()
                 },
             },
+        }
+
+    def state(self) -> dict:
+        """What a checkpoint says after each generation: where the search stands."""
+        p = self.parent
+        return {
             "generation": self.generation,
             "phase": self.phase,
             "rng": self.rng.bit_generator.state,
@@ -275,49 +286,56 @@ class NestedES:
                 "index": p.record.index,
             },
             "heuristics": self.heuristic_index,
-            "history": [r.to_dict() for r in self.history],
         }
 
     def _checkpoint(self, path) -> None:
         if path is None:
             return
-        write_text(path, json.dumps(self.state()), what="checkpoint")
+        if self._writer is None or self._writer.path != path:
+            self._close_checkpoint()
+            self._writer = CheckpointWriter(path)
+        self._writer.commit(self.header(), self.history, self.state())
+
+    def _close_checkpoint(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
 
     @classmethod
     def resume(
         cls, path, network: Network, hardware: Hardware, *, evaluator=None, budget=None
     ) -> NestedES:
         """Continue a run from its checkpoint (optionally with a larger budget)."""
-        state = read_json(path, "checkpoint")
-        if not isinstance(state, dict) or state.get("format") != CHECKPOINT_FORMAT:
-            raise InputFileError(f"{path} is not a MeshScope evolution checkpoint")
+        ck = read_checkpoint(path)
         for what, obj in (("network", network), ("hardware", hardware)):
-            if state.get(what, {}).get("fingerprint") != obj.fingerprint:
-                raise InputFileError(
-                    f"{path} is a run of {what} {state.get(what, {}).get('name')!r}, "
-                    f"not of {obj.name!r}"
-                )
+            entry = ck.header.get(what)
+            if not isinstance(entry, dict) or entry.get("fingerprint") != obj.fingerprint:
+                name = entry.get("name") if isinstance(entry, dict) else None
+                raise InputFileError(f"{path} is a run of {what} {name!r}, not of {obj.name!r}")
         try:
-            es = cls._from_state(state, network, hardware, evaluator, budget)
-        except (KeyError, TypeError, ValueError, IndexError) as e:
+            es = cls._from_checkpoint(ck, network, hardware, evaluator, budget)
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as e:
             raise InputFileError(
                 f"{path} is a malformed checkpoint ({type(e).__name__}: {e})"
             ) from None
         return es
 
     @classmethod
-    def _from_state(cls, state, network, hardware, evaluator, budget) -> NestedES:
-        config = ESConfig.from_dict(state["config"])
+    def _from_checkpoint(cls, ck, network, hardware, evaluator, budget) -> NestedES:
+        header, state = ck.header, ck.state
+        config = ESConfig.from_dict(header["config"])
         if budget is not None:
             config = dataclasses.replace(config, budget=budget)
-        lay = state["layout"]
+        lay = header["layout"]
         fixed = {int(k): np.asarray(v) for k, v in lay["fixed_cores"].items()}
         layout = layout_for(
             network, hardware, cores=np.asarray(lay["cores"]), free=lay["free"], fixed_cores=fixed
         )
         es = cls(network, hardware, config, evaluator=evaluator, layout=layout)
         es.rng.bit_generator.state = state["rng"]
-        es.history = History(Record.from_dict(d) for d in state["history"])
+        es.history = History(Record.from_dict(d) for d in ck.records)
+        if state.get("records", len(es.history)) != len(es.history):
+            raise ValueError(f"{len(es.history)} records where the state counts {state['records']}")
         es.generation = int(state["generation"])
         es.phase = state["phase"]
         if es.phase not in ("partition", "placement"):

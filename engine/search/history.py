@@ -14,14 +14,15 @@ import json
 import math
 from dataclasses import asdict, dataclass, field
 
-from engine.errors import AllFailedError
-from engine.io.files import atomic_open
+from engine.errors import AllFailedError, OutputFileError
+from engine.io.files import appender, atomic_open, reason
 from engine.mapping import Mapping
 from engine.search.genotype import to_mapping
 
-__all__ = ["Event", "History", "LEVELS", "Record"]
+__all__ = ["ENDS", "Event", "History", "HistoryLog", "LEVELS", "Record"]
 
 LEVELS = ("init", "partition", "placement")
+ENDS = ("complete", "cancelled", "failed")  # how a run ended: the last line of its log
 
 
 @dataclass(frozen=True)
@@ -118,13 +119,76 @@ class History(list):
 
     def write_csv(self, path) -> None:
         with atomic_open(path, "w", what="history file") as f:
-            w = csv.writer(f)
+            w = csv.writer(f, lineterminator="\n")
             w.writerow(self.COLUMNS)
             for r in self:
-                d = r.to_dict()
-                d["cores_per_population"] = " ".join(map(str, r.cores_per_population))
-                w.writerow(["" if d[c] is None else d[c] for c in self.COLUMNS])
+                w.writerow(_csv_row(r))
 
     def write(self, path) -> None:
         """By extension: ``.csv`` or JSON lines (anything else)."""
         (self.write_csv if str(path).endswith(".csv") else self.write_jsonl)(path)
+
+
+def _csv_row(r: Record) -> list:
+    d = r.to_dict()
+    d["cores_per_population"] = " ".join(map(str, r.cores_per_population))
+    return ["" if d[c] is None else d[c] for c in History.COLUMNS]
+
+
+class HistoryLog:
+    """A run's history written as it goes (``evolve --history``).
+
+    Every record is appended and flushed as soon as its evaluation is final, so a run killed
+    at any moment leaves a valid history of what it did; a run that ends writes one last
+    line saying how: JSON lines ``{"end": "complete", "evaluations": N, "failed": F}``, CSV
+    a comment ``# end: complete, N evaluations, F failed``. A history without that line is
+    the record of a run that was killed. ``.csv`` by extension, JSON lines otherwise.
+    """
+
+    def __init__(self, path, records=()):
+        self.path = path
+        self.csv = str(path).endswith(".csv")
+        self.count = self.failed = 0
+        self._file = appender(path, what="history file", fresh=True)
+        self._writer = csv.writer(self._file, lineterminator="\n") if self.csv else None
+        if self.csv:
+            self._writer.writerow(History.COLUMNS)
+        self.extend(records)
+
+    def _write(self, text: str | None = None, row: list | None = None) -> None:
+        try:
+            if row is not None:
+                self._writer.writerow(row)
+            else:
+                self._file.write(text)
+            self._file.flush()
+        except OSError as e:
+            raise OutputFileError(f"cannot write history file {self.path}: {reason(e)}") from None
+
+    def add(self, record: Record) -> None:
+        """Append one final record (an ``Event``'s)."""
+        self.count += 1
+        self.failed += record.failed
+        if self.csv:
+            self._write(row=_csv_row(record))
+        else:
+            self._write(json.dumps(record.to_dict()) + "\n")
+
+    def extend(self, records) -> None:
+        for r in records:
+            self.add(r)
+
+    def end(self, how: str) -> None:
+        """The run ended (``complete``, ``cancelled`` or ``failed``): the last line."""
+        if how not in ENDS:
+            raise ValueError(f"a run ends {' or '.join(ENDS)}, not {how!r}")
+        if self.csv:
+            self._write(f"# end: {how}, {self.count} evaluations, {self.failed} failed\n")
+        else:
+            self._write(
+                json.dumps({"end": how, "evaluations": self.count, "failed": self.failed}) + "\n"
+            )
+        self.close()
+
+    def close(self) -> None:
+        self._file.close()

@@ -100,8 +100,10 @@ def test_a_writable_output_is_written_whole_and_only_it(capsys, tmp_path, argv, 
     code, _, err = run(capsys, [*argv, flag, target])
     assert code == 0, err
     assert files_in(tmp_path) == {name}
-    if name.endswith((".json", ".ckpt")):
+    if name.endswith(".json"):
         assert json.loads(target.read_text())  # complete JSON
+    if name.endswith(".ckpt"):  # JSON lines, the last a state
+        assert "state" in json.loads(target.read_text().splitlines()[-1])
 
 
 # ------------------------------------------------------------------ unreadable inputs
@@ -192,36 +194,55 @@ def test_atomic_open_keeps_the_old_file_when_the_writer_fails(tmp_path):
     assert files_in(tmp_path) == {"m.json"}
 
 
-def test_a_run_killed_while_checkpointing_leaves_a_whole_checkpoint(tmp_path):
-    """SIGKILL an evolve run at random moments: its checkpoint always parses, and resumes."""
-    ckpt = tmp_path / "run.ckpt"
+def _records(path) -> list[dict]:
+    """The records of a JSON-lines history, without its end line."""
+    rows = [json.loads(line) for line in Path(path).read_text().splitlines()]
+    return [row for row in rows if "end" not in row]
+
+
+def test_a_killed_run_leaves_valid_files_and_resumes_to_the_uninterrupted_result(tmp_path):
+    """SIGKILL an evolve run at several moments. Its history is valid up to the kill and has
+    no end line; its checkpoint resumes; the resumed run's history is the uninterrupted
+    run's, record for record."""
     script = Path(sys.executable).with_name("meshscope")
-    argv = [script, "evolve", "--network", "mlp:widths=64-256-256-32", "--hardware", "loihi2",
-            "--budget", "100000", "--checkpoint", ckpt, "--json"]  # fmt: skip
-    for delay in (0.05, 0.2, 0.35):
+    budget = "1200"
+    base = [script, "evolve", "--network", "mlp:widths=64-256-256-32", "--hardware", "loihi2",
+            "--budget", budget, "--seed", "5"]  # fmt: skip
+    done = subprocess.run([str(a) for a in [*base, "--history", "whole.jsonl"]],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    whole = _records(tmp_path / "whole.jsonl")
+    lines = (tmp_path / "whole.jsonl").read_text().splitlines()
+    assert json.loads(lines[-1]) == {"end": "complete", "evaluations": 1200, "failed": 0}
+    ckpt, hist = tmp_path / "run.ckpt", tmp_path / "part.jsonl"
+    argv = [*base, "--checkpoint", ckpt, "--history", hist]
+    for delay in (0.0, 0.15, 0.4):
         proc = subprocess.Popen([str(a) for a in argv], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, cwd=tmp_path)  # fmt: skip
         deadline = time.monotonic() + 120
         while not ckpt.exists() and time.monotonic() < deadline and proc.poll() is None:
-            time.sleep(0.01)
+            time.sleep(0.005)
         assert ckpt.exists(), proc.stderr.read().decode() if proc.poll() is not None else ""
-        time.sleep(delay)  # mid-run: the checkpoint is rewritten after every generation
+        time.sleep(delay)
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(30)
-        state = json.loads(ckpt.read_text())  # whole: never a truncated file
-        assert state["format"] == "meshscope-es-checkpoint" and state["history"]
-        # a kill in the middle of a write may leave that write's hidden temporary file, never
-        # a partial checkpoint; the next write removes it (its writer is gone)
-        left = files_in(tmp_path) - {"run.ckpt"}
+        text = hist.read_text()
+        kept = text[: text.rfind("\n") + 1]  # a kill mid-write may cut the last line only
+        part = [json.loads(line) for line in kept.splitlines()]
+        assert all("end" not in row for row in part), "a killed run's history says it ended"
+        assert part == whole[: len(part)]
+        assert len(part) < len(whole), "the run ended before the kill: the test proves nothing"
+        # a kill while the first generation is written may leave that write's hidden
+        # temporary file, never a partial checkpoint; the next write removes it
+        left = files_in(tmp_path) - {"run.ckpt", "part.jsonl", "whole.jsonl"}
         assert len(left) <= 1 and all(f.startswith(".run.ckpt.") for f in left), left
-    budget = len(state["history"]) + 8
     done = subprocess.run(
-        [str(a) for a in argv[:-5]] + ["--budget", str(budget), "--resume", str(ckpt), "--json"],
+        [str(a) for a in [*base, "--resume", ckpt, "--history", "resumed.jsonl"]],
         capture_output=True, text=True, cwd=tmp_path, timeout=300,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["evaluations"] == budget
-    assert files_in(tmp_path) == {"run.ckpt"}  # what the killed writers left is gone
+    assert _records(tmp_path / "resumed.jsonl") == whole
+    assert files_in(tmp_path) == {"run.ckpt", "part.jsonl", "whole.jsonl", "resumed.jsonl"}
 
 
 def test_a_network_file_written_by_convert_loads_back(capsys, tmp_path):

@@ -85,7 +85,8 @@ def test_every_evaluation_failing_still_writes_the_history_with_reasons(capsys, 
     assert err.count("\n") == 1
     assert "every evaluation failed (6 of 6)" in err
     assert "'exit code 1: no board attached' (6×)" in err and str(history) in err
-    records = [json.loads(line) for line in history.read_text().splitlines()]
+    *records, end = [json.loads(line) for line in history.read_text().splitlines()]
+    assert end == {"end": "failed", "evaluations": 6, "failed": 6}
     assert len(records) == 6
     assert all(r["failed"] and r["note"] == "exit code 1: no board attached" for r in records)
 

@@ -327,15 +327,32 @@ def test_a_foreign_checkpoint_is_a_bad_file(mlp, checkpoint_text, tmp_path):
         NestedES.resume(path, net, load_hardware("mesh:2x2x4"))
 
 
+def _with_header(text, **changes):
+    """The checkpoint ``text`` with its first line (the header) changed."""
+    first, rest = text.split("\n", 1)
+    return json.dumps({**json.loads(first), **changes}) + "\n" + rest
+
+
 @pytest.mark.parametrize(
     "corrupt",
     [
-        lambda text: text[: len(text) // 2],  # truncated
+        lambda text: text[:40],  # killed while writing the header
         lambda text: "[1, 2, 3]",
-        lambda text: json.dumps({**json.loads(text), "format": "meshscope-mapping"}),
+        lambda text: _with_header(text, format="meshscope-mapping"),
         lambda text: "",
+        lambda text: text.split("\n", 1)[0] + "\n",  # a header and no generation yet
+        lambda text: text.replace('{"record"', "{oops", 1),  # a damaged line within
+        lambda text: text.replace('{"record"', '{"other"', 1),
     ],
-    ids=["truncated", "a-list", "another-format", "empty"],
+    ids=[
+        "truncated-header",
+        "a-list",
+        "another-format",
+        "empty",
+        "no-generation",
+        "damaged-line",
+        "unknown-line",
+    ],  # fmt: skip
 )
 def test_a_corrupt_checkpoint_is_a_bad_file(mlp, checkpoint_text, tmp_path, corrupt):
     net, hw = mlp
@@ -347,15 +364,62 @@ def test_a_corrupt_checkpoint_is_a_bad_file(mlp, checkpoint_text, tmp_path, corr
         NestedES.resume(tmp_path / "missing.json", net, hw)
 
 
-@pytest.mark.parametrize("missing", ["network", "history"])
-def test_a_checkpoint_missing_a_field_is_a_bad_file(mlp, checkpoint_text, tmp_path, missing):
-    # BUG: resume checks only "format"; a checkpoint of the right format that lacks a
-    # field (an older or hand-edited file) raises KeyError instead of InputFileError
+@pytest.mark.parametrize("cut", [0.3, 0.6, 0.9, 0.999])
+def test_a_checkpoint_cut_anywhere_resumes_from_its_last_whole_generation(
+    mlp, checkpoint_text, tmp_path, cut
+):
+    """A run killed mid-write leaves a prefix of the file: it resumes from the last state
+    line in it, with exactly the records before that line."""
     net, hw = mlp
-    state = json.loads(checkpoint_text)
-    del state[missing]
+    header_end = checkpoint_text.index("\n") + 1
+    at = max(header_end + 1, int(len(checkpoint_text) * cut))
+    prefix = checkpoint_text[:at]
+    whole_lines = prefix[: prefix.rfind("\n") + 1].splitlines()
+    states = [i for i, line in enumerate(whole_lines) if line.startswith('{"state"')]
     path = tmp_path / "run.json"
-    path.write_text(json.dumps(state))
+    path.write_text(prefix)
+    if not states:
+        with pytest.raises(InputFileError, match="no whole generation"):
+            NestedES.resume(path, net, hw)
+        return
+    expected = sum(line.startswith('{"record"') for line in whole_lines[: states[-1]])
+    es = NestedES.resume(path, net, hw)
+    assert len(es.history) == expected
+    assert es.generation == json.loads(whole_lines[states[-1]])["state"]["generation"]
+
+
+def test_a_version_1_checkpoint_still_resumes(mlp, checkpoint_text, tmp_path):
+    """The format before checkpoints were appended: one JSON object with the history."""
+    net, hw = mlp
+    lines = [json.loads(line) for line in checkpoint_text.splitlines()]
+    state = [row["state"] for row in lines if "state" in row][-1]
+    records = [row["record"] for row in lines if "record" in row]
+    old = {**lines[0], "version": 1, **state, "history": records}
+    del old["records"]
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(old))
+    es = NestedES.resume(path, net, hw)
+    new = NestedES.resume(_write(tmp_path / "new.json", checkpoint_text), net, hw)
+    assert dicts(es.history) == dicts(new.history)
+    assert dicts(es.run().history) == dicts(new.run().history)
+
+
+def _write(path, text):
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("missing", ["network", "config", "rng", "parent"])
+def test_a_checkpoint_missing_a_field_is_a_bad_file(mlp, checkpoint_text, tmp_path, missing):
+    # BUG: resume checked only "format"; a checkpoint of the right format that lacked a
+    # field (an older or hand-edited file) raised KeyError instead of InputFileError
+    net, hw = mlp
+    rows = [json.loads(line) for line in checkpoint_text.splitlines()]
+    for row in rows:
+        row.pop(missing, None)
+        row.get("state", {}).pop(missing, None)
+    path = tmp_path / "run.json"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
     with pytest.raises(InputFileError):
         NestedES.resume(path, net, hw)
 
