@@ -42,6 +42,7 @@ __all__ = [
     "DIRECTIONS",
     "load_hardware",
     "preset_names",
+    "spec_cores",
 ]
 
 PRESET_DIR = Path(__file__).parent / "presets"
@@ -54,6 +55,16 @@ PREVIOUS_NAMES = {  # preset names of earlier versions (mapping files may name t
     "seed004-large": "hypergraph-large",
 }
 _MESH_SPEC = re.compile(r"^mesh:(\d+)x(\d+)(?:x(\d+))?(?:@(\d+)x(\d+))?$")
+_PRESET_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
+
+
+def spec_cores(spec: str) -> int | None:
+    """The cores a ``mesh:`` spec names, without building it (None for other specs)."""
+    m = _MESH_SPEC.match(PREVIOUS_NAMES.get(spec.strip(), spec.strip()))
+    if not m:
+        return None
+    w, h, k, cx, cy = (int(v) if v else 1 for v in m.groups())
+    return w * h * k * cx * cy
 
 
 @dataclass(frozen=True)
@@ -458,6 +469,6 @@ def load_hardware(spec: str) -> Hardware:
             raise InputFileError(f"hardware file {path} does not exist")
         return hardware_from_dict(_read_toml(path), str(path))
     preset = PRESET_DIR / f"{spec}.toml"
-    if not preset.exists():
+    if not _PRESET_NAME.match(spec) or not preset.exists():  # a name, never a path
         raise UnknownNameError("hardware", spec, preset_names() + ["mesh:WxH[xK][@CXxCY]"])
     return hardware_from_dict(_read_toml(preset), str(preset))

@@ -9,7 +9,7 @@ from engine.errors import InputFileError
 from engine.hardware import Hardware, load_hardware
 from engine.io.network_file import load_network
 from engine.network import Network
-from engine.workloads import build_workload
+from engine.workloads import build_workload, workloads
 
 __all__ = [
     "DEFAULT_HARDWARE",
@@ -45,6 +45,8 @@ def load_network_spec(spec: str) -> Network:
     """
     spec = spec.strip()
     path = Path(spec)
+    if spec.partition(":")[0] in workloads and path.suffix not in NETWORK_SUFFIXES:
+        return _cached_workload(spec)  # a workload's name, even if a file is called so too
     if path.suffix in NETWORK_SUFFIXES or path.exists():
         if not path.exists() and (DEMO_DIR / path.name).exists():
             path = DEMO_DIR / path.name

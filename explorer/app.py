@@ -16,13 +16,15 @@ from __future__ import annotations
 
 import contextlib
 import secrets
+import socket
 import threading
 from collections import OrderedDict
 from html import escape
 
 import panel as pn
 
-from engine.errors import MeshScopeError
+from engine.errors import MeshScopeError, SpecError
+from explorer.access import ClientAccess, ClientLimits
 from explorer.compat import send_without_delay
 from explorer.state import ExplorerState
 from explorer.views._page import LiveHTML
@@ -102,22 +104,25 @@ def session_state(
     *,
     token: str | None = None,
     store: SnapshotStore = SNAPSHOTS,
+    access: ClientAccess | None = None,
 ) -> tuple[ExplorerState, str]:
     """A new session's state and its own token, kept in ``store`` from now on.
 
     With the token of a stored snapshot the state restores it (a reload); otherwise,
     or when the snapshot no longer resolves, it loads the specs (raises
-    ``MeshScopeError`` if they do not resolve).
+    ``MeshScopeError`` if they do not resolve). ``access``: what the session's client may
+    ask for (default: a server's client, the specs trusted as start-up ones).
     """
+    access = access or ClientAccess.for_server((network, hardware, mapping))
     state = None
     snap = store.get(token)
     if snap is not None:
-        candidate = ExplorerState()
+        candidate = ExplorerState(access=access)
         with contextlib.suppress(MeshScopeError):
             candidate.restore(snap)
             state = candidate
     if state is None:
-        state = ExplorerState.from_specs(network, hardware, mapping)
+        state = ExplorerState.from_specs(network, hardware, mapping, access=access)
     own = store.new_token()
     store.put(own, state.snapshot())
     state.param.watch(lambda _: store.put(own, state.snapshot()), "revision")
@@ -227,14 +232,18 @@ def build_app(
     mapping: str | None = None,
     *,
     token: str | None = None,
+    access: ClientAccess | None = None,
 ):
     """One session's page for a network spec, hardware spec and optional mapping file.
 
-    ``token``: a session token to restore (default: the page URL's ``?session=``).
+    ``token``: a session token to restore (default: the page URL's ``?session=``);
+    ``access``: what the page's client may ask for (``session_state``).
     """
     pn.extension(notifications=True)
     try:
-        state, own = session_state(network, hardware, mapping, token=token or _token_from_request())
+        state, own = session_state(
+            network, hardware, mapping, token=token or _token_from_request(), access=access
+        )
     except MeshScopeError as e:
         return _error_page(e, network, hardware, mapping)
     _when_page_is_up(own)
@@ -251,16 +260,27 @@ def build_app(
     return page
 
 
-def websocket_origins(address: str, port: int) -> list[str]:
+def websocket_origins(address: str, port: int, allow: tuple[str, ...] = ()) -> list[str]:
     """The origins whose pages may open the session's websocket.
 
-    Bokeh's default allows only ``localhost:port``, which rejects a browser that
-    opened ``127.0.0.1:port``. Listening on every interface (to show the explorer on
-    another machine in a lecture room) allows any host on that port.
+    Bokeh's default allows only ``localhost:port``, which rejects a browser that opened
+    ``127.0.0.1:port``; so the listening address, localhost and 127.0.0.1 on that port are
+    allowed, plus the ``allow`` ones (``--allow-origin``). Listening on every interface (to
+    show the explorer in a lecture room) allows exactly the ``allow`` ones, which must be
+    named: a page of any other site must not be able to drive the server.
     """
     if address in ("", "0.0.0.0", "::"):
-        return [f"*:{port}"]
-    return list(dict.fromkeys([f"{address}:{port}", f"localhost:{port}", f"127.0.0.1:{port}"]))
+        if not allow:
+            raise SpecError(
+                f"--address {address or '0.0.0.0'} lets other machines reach the explorer: name "
+                "the address their browsers will use with --allow-origin HOST:PORT (e.g. "
+                f"--allow-origin {socket.gethostname()}:{port}); the server has no login, "
+                "see the README"
+            )
+        return list(dict.fromkeys(allow))
+    return list(
+        dict.fromkeys([f"{address}:{port}", f"localhost:{port}", f"127.0.0.1:{port}", *allow])
+    )
 
 
 def serve(
@@ -271,34 +291,41 @@ def serve(
     address: str = "127.0.0.1",
     show: bool = True,
     *,
+    allow_files: tuple[str, ...] = (),
+    allow_origins: tuple[str, ...] = (),
+    limits: ClientLimits | None = None,
     threaded: bool = False,
 ):
     """Serve the explorer on ``address:port``; blocks unless ``threaded``.
 
-    ``threaded=True`` returns Panel's server thread (stop it with ``.stop()``); tests
-    use it to serve the page in-process.
+    ``allow_files``: folders whose files clients may name; ``allow_origins``: the origins
+    (``host:port``) allowed besides the local ones; ``limits``: what one client may ask
+    for (``ClientLimits``). ``threaded=True`` returns Panel's server thread (stop it with
+    ``.stop()``); tests use it to serve the page in-process.
     """
-    _warm_up(network, hardware, mapping)  # before listening: the first page is then fast
+    origins = websocket_origins(address, port, tuple(allow_origins))
+    access = ClientAccess.for_server((network, hardware, mapping), allow_files, limits)
+    _warm_up(network, hardware, mapping, access)  # before listening: the first page is fast
 
     def app():
-        return build_app(network, hardware, mapping)
+        return build_app(network, hardware, mapping, access=access)
 
     return pn.serve(
         app,
         port=port,
         address=address,
-        websocket_origin=websocket_origins(address, port),
+        websocket_origin=origins,
         show=show,
         title=TITLE,
         threaded=threaded,
     )
 
 
-def _warm_up(network, hardware, mapping) -> None:
+def _warm_up(network, hardware, mapping, access: ClientAccess) -> None:
     """Resolve and edit once before the first visitor: imports, generated workloads and
     the numba kernels of an evaluation and of a swap, so the first drag is fast too."""
     with contextlib.suppress(MeshScopeError):  # the page will say what is wrong
-        state = ExplorerState.from_specs(network, hardware, mapping)
+        state = ExplorerState.from_specs(network, hardware, mapping, access=access)
         cores = state.mapping.placement.cores
         state.swap_cores(int(cores[0]), int(cores[-1]))
         state.undo()

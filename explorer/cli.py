@@ -46,6 +46,16 @@ def add_serve(sub) -> None:
         help="address to listen on (default 127.0.0.1; 0.0.0.0 shows it to other machines)",
     )
     sv.add_argument(
+        "--allow-files", action="append", default=[], metavar="DIR",
+        help="let clients open the network, hardware and mapping files under DIR (repeatable; "
+        "by default they name only built-in networks and hardware, and upload the rest)",
+    )  # fmt: skip
+    sv.add_argument(
+        "--allow-origin", action="append", default=[], metavar="HOST:PORT",
+        help="also accept pages served as HOST:PORT (repeatable; needed with --address 0.0.0.0: "
+        "the address other machines' browsers use)",
+    )  # fmt: skip
+    sv.add_argument(
         "--no-browser", action="store_true", help="do not open a browser tab, just serve"
     )
     sv.set_defaults(func=cmd_serve)
@@ -77,8 +87,11 @@ def _listen_error(e: OSError, address: str, port: int) -> PortInUseError:
 
 
 def cmd_serve(args) -> int:
-    from explorer.app import serve
+    from explorer.access import ClientAccess
+    from explorer.app import serve, websocket_origins
 
+    websocket_origins(args.address, args.port, tuple(args.allow_origin))  # before any work
+    ClientAccess.for_server(allow_files=args.allow_files)  # every folder exists
     check_can_listen(args.address, args.port)
     try:
         serve(  # with --mapping, the network and hardware default to the file's
@@ -88,6 +101,8 @@ def cmd_serve(args) -> int:
             port=args.port,
             address=args.address,
             show=not args.no_browser,
+            allow_files=tuple(args.allow_files),
+            allow_origins=tuple(args.allow_origin),
         )
     except OSError as e:  # taken between the check and the server's own bind
         raise _listen_error(e, args.address, args.port) from None

@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 from engine.errors import MeshScopeError
 from engine.pipeline import Mapped, evaluate
-from engine.search import ESConfig, NestedES
+from engine.search import ESConfig, NestedES, SimulatorEvaluator, objectives
 from explorer.state import ActionError
 
 __all__ = ["SearchRunner"]
@@ -46,7 +46,14 @@ class SearchRunner:
         state = self.state
         if self.running or state.search_running:
             raise ActionError("a search is already running")
-        search = NestedES(state.network, state.hardware, config)  # validates before the thread
+        state.access.check_budget(config.budget)
+        evaluator = None
+        if objectives[config.objective].simulated:  # each step bounded by the session's limit
+            evaluator = SimulatorEvaluator(
+                state.network, state.hardware, limit_cycles=state.access.cycles
+            )
+        # NestedES validates the settings before the thread starts
+        search = NestedES(state.network, state.hardware, config, evaluator=evaluator)
         self._cancel = threading.Event()
         self._pending = []
         state.param.update(
@@ -99,14 +106,15 @@ class SearchRunner:
         state = self.state
         trace = state.search_trace + [(e.count, e.best.fitness) for e in events]
         points = state.search_points + [e.record for e in events if not e.record.failed]
-        best = events[-1].best
+        best = events[-1].best  # its own record while nothing has succeeded
         updates = {
             "search_trace": trace,
             "search_points": points,
             "search_status": f"{events[-1].count} / {events[-1].budget} evaluations, "
-            f"best {best.latency_us:.3f} µs",
+            + ("none succeeded yet" if best.failed else f"best {best.latency_us:.3f} µs"),
         }
-        if state.search_best is None or best.index != state.search_best.index:
+        new_best = state.search_best is None or best.index != state.search_best.index
+        if not best.failed and new_best:
             updates["search_best"] = best
             mapped = Mapped.of(state.network, state.hardware, best.mapping(state.network))
             updates["search_best_evaluation"] = evaluate(mapped)
@@ -119,7 +127,7 @@ class SearchRunner:
         if error:
             status = error
         elif state.search_best is None:
-            status = error = "no evaluation succeeded"
+            status = error = f"no evaluation succeeded: {search.history.failures()}"
         else:
             how = "stopped" if cancelled else "done"
             status = (

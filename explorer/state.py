@@ -12,6 +12,7 @@ was: a session never holds a mapping without its evaluation.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
@@ -24,6 +25,7 @@ import param
 from engine.cost import Evaluation, Evaluator
 from engine.errors import CapacityError, InputFileError, MeshScopeError, SpecError
 from engine.hardware import Hardware
+from engine.io.files import reason
 from engine.mapping import Mapping, mapping_to_dict, parse_mapping_dict
 from engine.network import Network
 from engine.pipeline import (
@@ -36,6 +38,7 @@ from engine.pipeline import (
 from engine.search import Record, resize_population
 from engine.specs import DEFAULT_HARDWARE, DEFAULT_NETWORK
 from engine.specs import DEFAULT_PLACEMENT as DEFAULT_PLACER
+from explorer.access import ClientAccess
 
 __all__ = [
     "DEFAULT_NETWORK",
@@ -103,9 +106,34 @@ def _frozen(mapping: Mapping) -> Mapping:
     return mapping
 
 
+@contextlib.contextmanager
+def _reading(name: str):
+    """Whatever goes wrong reading an uploaded file is an ``InputFileError`` naming it (a
+    reader's own ``MeshScopeError`` passes as it is)."""
+    try:
+        yield
+    except MeshScopeError:
+        raise
+    except Exception as e:  # noqa: BLE001 - any library's failure on a client's bytes
+        raise InputFileError(
+            f"{name} could not be read ({type(e).__name__}: {reason(e)})"
+        ) from None
+
+
+def _json(name: str, data: bytes):
+    try:
+        return json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise InputFileError(f"{name} is not a JSON mapping file ({reason(e)})") from None
+
+
 class ExplorerState(param.Parameterized):
     """One session's network, hardware, mapping, evaluation, history and search."""
 
+    access = param.ClassSelector(
+        class_=ClientAccess, default=ClientAccess(), instantiate=False, constant=True,
+        doc="what this session may name and ask for (a server's client by default)",
+    )  # fmt: skip
     network_spec = param.String(default=DEFAULT_NETWORK, doc="what the user typed for the network")
     hardware_spec = param.String(default=DEFAULT_HARDWARE, doc="… and for the hardware")
     partition_spec = param.String(default=None, allow_None=True, doc="None: the network's default")
@@ -181,9 +209,15 @@ class ExplorerState(param.Parameterized):
         """Resolve and evaluate a network, hardware and mapping, then switch to them at once."""
         self._require_idle()
         placer = placer or self.placer
+        access = self.access
+        network_spec = network_spec and access.network(network_spec)
+        hardware_spec = hardware_spec and access.hardware(hardware_spec)
+        mapping_path = mapping_path and access.mapping_file(mapping_path)
         network, hardware, mapping = resolve(
             network_spec, hardware_spec, mapping_path, placer=placer, partition_spec=partition_spec
         )
+        access.check_network(network, network_spec)
+        access.check_hardware(hardware, hardware_spec)
         self._switch(
             network,
             hardware,
@@ -230,37 +264,44 @@ class ExplorerState(param.Parameterized):
         """Load an uploaded file: a mapping (.json) or a network (.npz). Returns what it was.
 
         A mapping for another network or hardware switches to them when the file names
-        ones MeshScope can build; a network file keeps the current hardware.
+        ones this session may load (``access``); a network file keeps the current hardware.
+        Whatever is wrong with the file is an ``InputFileError`` naming it.
         """
         self._require_idle()
         name = Path(filename or "upload").name
         suffix = Path(name).suffix.lower()
+        access = self.access
+        access.check_upload(name, len(data))
         if suffix == ".json":
-            try:
-                doc = json.loads(data.decode("utf-8"))
-            except (UnicodeDecodeError, json.JSONDecodeError) as e:
-                raise InputFileError(f"{name} is not a JSON mapping file ({e})") from None
-            mf = parse_mapping_dict(doc, name)
+            with _reading(name):
+                mf = parse_mapping_dict(_json(name, data), name)
             same = (
                 self.network is not None
                 and mf.network_fingerprint == self.network.fingerprint
                 and mf.hardware_fingerprint == self.hardware.fingerprint
             )
             if same:
-                mapped = build_mapping(self.network, self.hardware, mapping_file=mf)
+                with _reading(name):
+                    mapped = build_mapping(self.network, self.hardware, mapping_file=mf)
                 self.set_mapping(_frozen(mapped.mapping))
                 return "mapping"
-            mapped = build_mapping(mapping_file=mf)
+            access.network(mf.network_name)  # the names inside the file are a client's too
+            access.hardware(mf.hardware_name)
+            with _reading(name):
+                mapped = build_mapping(mapping_file=mf)
+            access.check_network(mapped.network)
+            access.check_hardware(mapped.hardware)
             self._switch(
                 mapped.network, mapped.hardware, _frozen(mapped.mapping),
                 network_spec=mf.network_name, hardware_spec=mf.hardware_name, mapping_path=name,
             )  # fmt: skip
             return "mapping"
         if suffix in (".npz", ".hgr"):
-            with tempfile.TemporaryDirectory() as tmp:
+            with tempfile.TemporaryDirectory() as tmp, _reading(name):
                 path = Path(tmp) / name
                 path.write_bytes(data)
                 network = resolve_network(str(path))
+            access.check_network(network)
             hardware = self.hardware or resolve_hardware(DEFAULT_HARDWARE)
             mapped = build_mapping(network, hardware, placement=self.placer)
             self._switch(
@@ -370,11 +411,11 @@ class ExplorerState(param.Parameterized):
                 raise ActionError("no search result yet: run the evolution first")
             mapping, label = self.best_mapping(), "best of the search"
         elif which == "file":
-            try:
-                mf = parse_mapping_dict(json.loads(data.decode("utf-8")), filename or "upload")
-            except (UnicodeDecodeError, json.JSONDecodeError) as e:
-                raise InputFileError(f"{filename} is not a JSON mapping file ({e})") from None
-            mapping, label = mf.build(self.network, self.hardware), Path(filename).name
+            name = Path(filename or "upload").name
+            self.access.check_upload(name, len(data))
+            with _reading(name):
+                mf = parse_mapping_dict(_json(name, data), name)
+                mapping, label = mf.build(self.network, self.hardware), name
         else:
             raise SpecError(f"unknown reference {which!r}: start, best or file")
         evaluation = self._make_evaluator(self.network, self.hardware, mapping).evaluation()

@@ -132,6 +132,7 @@ class SimulatorEvaluator(ModelEvaluator):
         workers: int = 1,
         cache: int = 32,
         outcomes: int = 4096,
+        limit_cycles: int = 50_000_000,
     ):
         from engine.simulate import MODES, draw_spikes
 
@@ -139,6 +140,7 @@ class SimulatorEvaluator(ModelEvaluator):
             raise SpecError(f"the simulated step's mode is {' or '.join(MODES)}, not {mode!r}")
         super().__init__(network, hardware, workers=workers, cache=cache)
         self.mode, self.multicast, self.seed = mode, multicast, seed
+        self.limit_cycles = limit_cycles  # a step that takes longer is a failed evaluation
         self.spikes = draw_spikes(network.rate, "sample", seed=seed)
         self._outcomes: OrderedDict[tuple, Outcome] = OrderedDict()
         self._outcomes_size = outcomes
@@ -158,8 +160,9 @@ class SimulatorEvaluator(ModelEvaluator):
             full = ev.evaluation(locality=False)
             mapped = Mapped(self.network, self.hardware, Mapping(ev.partition, placement), ev.graph)
             step = simulate_step(
-                mapped, mode=self.mode, multicast=self.multicast, spikes=self.spikes
-            )
+                mapped, mode=self.mode, multicast=self.multicast, spikes=self.spikes,
+                limit_cycles=self.limit_cycles,
+            )  # fmt: skip
         except MeshScopeError as e:
             return Outcome.failure(str(e))
         out = Outcome(
@@ -182,7 +185,10 @@ class SimulatorEvaluator(ModelEvaluator):
         return list(self._pool.map(_worker_evaluate, candidates))
 
     def _settings(self) -> dict:
-        return {"mode": self.mode, "multicast": self.multicast, "seed": self.seed}
+        return {
+            "mode": self.mode, "multicast": self.multicast, "seed": self.seed,
+            "limit_cycles": self.limit_cycles,
+        }  # fmt: skip
 
 
 def default_evaluator(network: Network, hardware: Hardware, objective: str, **kwargs):

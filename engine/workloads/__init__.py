@@ -14,10 +14,25 @@ from engine.errors import InvalidNetworkError
 from engine.network import Network
 from engine.registry import Registry
 
-__all__ = ["workloads", "register", "build_workload", "parse_spec", "workload_info"]
+__all__ = [
+    "build_workload", "estimates", "parse_spec", "register", "workload_info", "workload_size",
+    "workloads",
+]  # fmt: skip
 
 workloads: Registry[Callable[..., Network]] = Registry("network")
 register = workloads.register
+_SIZES: dict[str, Callable[..., tuple[int, int]]] = {}
+
+
+def estimates(name: str):
+    """Decorator: the function that tells, from a workload's parameters alone, how many
+    neurons and synapses it generates (``workload_size``)."""
+
+    def deco(fn):
+        _SIZES[name] = fn
+        return fn
+
+    return deco
 
 
 def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
@@ -67,8 +82,8 @@ def canonical_name(name: str, fn, params: dict) -> str:
     return name + ":" + ",".join(f"{k}={_format(v)}" for k, v in shown.items())
 
 
-def build_workload(spec: str) -> Network:
-    """Generate the network a spec names (raises a clear error for a bad spec)."""
+def _resolve(spec: str) -> tuple[str, Callable[..., Network], dict]:
+    """A spec's workload name, generator and typed parameters (raises for a bad spec)."""
     name, raw = parse_spec(spec)
     fn = workloads[name]  # an unknown name raises, listing the known ones
     defaults = _signature(fn)
@@ -84,9 +99,23 @@ def build_workload(spec: str) -> Network:
             params[key] = kind(float(text)) if kind is int and "." not in text else kind(text)
         except (ValueError, OverflowError):
             raise InvalidNetworkError(f"{name}: {key}={text!r} is not a {kind.__name__}") from None
+    return name, fn, params
+
+
+def build_workload(spec: str) -> Network:
+    """Generate the network a spec names (raises a clear error for a bad spec)."""
+    name, fn, params = _resolve(spec)
     network = fn(**params)
     object.__setattr__(network, "name", canonical_name(name, fn, params))
     return network
+
+
+def workload_size(spec: str) -> tuple[int, int]:
+    """(neurons, synapses) the spec would generate — exactly, or as expected for random
+    generators — without generating it, so a server can refuse a request before spending
+    minutes and gigabytes on it."""
+    name, fn, params = _resolve(spec)
+    return _SIZES[name](**{**_signature(fn), **params})
 
 
 # import the generator modules so they register themselves

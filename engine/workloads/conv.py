@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine.network import Network
-from engine.workloads import register
+from engine.workloads import estimates, register
 from engine.workloads._build import csr_from_pairs, require
 
 LAYER_MEDIAN_RATES = (0.2, 0.12, 0.08, 0.05, 0.02)
@@ -69,3 +69,13 @@ def conv_snn(*, size: int = 16, seed: int = 0) -> Network:
         description="layered convolutional SNN "
         + " → ".join("x".join(map(str, s)) for s in shapes),
     )
+
+
+@estimates("conv-snn")
+def _conv_snn_size(*, size: int, **_) -> tuple[int, int]:
+    side = [size, size, (size - 1) // 2 + 1]
+    side.append((side[2] - 1) // 2 + 1)
+    channels = (2, 8, 16, 32)
+    neurons = sum(c * s * s for c, s in zip(channels, side, strict=True)) + 10
+    synapses = sum(9 * channels[k] * channels[k + 1] * side[k + 1] ** 2 for k in range(3))
+    return neurons, synapses + 10 * channels[3] * side[3] ** 2

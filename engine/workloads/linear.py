@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine.network import Network
-from engine.workloads import register
+from engine.workloads import estimates, register
 from engine.workloads._build import require
 
 
@@ -62,3 +62,13 @@ def linear_tiled_identity(*, M: int = 8, N: int = 1024) -> Network:  # noqa: N80
         f"tiled-identity {M * N}x{M * N} linear layer on {M}+{M} cores of {N} neurons "
         "(Loihi 2 runtime model §V.2)",
     )  # fmt: skip
+
+
+@estimates("linear-dense")
+def _linear_dense_size(*, M: int, N: int, **_) -> tuple[int, int]:  # noqa: N803
+    return 2 * M * N, (M * N) ** 2
+
+
+@estimates("linear-tiled-identity")
+def _linear_tiled_identity_size(*, M: int, N: int, **_) -> tuple[int, int]:  # noqa: N803
+    return 2 * M * N, M * N * M

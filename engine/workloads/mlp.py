@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine.network import Network
-from engine.workloads import register
+from engine.workloads import estimates, register
 from engine.workloads._build import require
 
 SPARSE_MLP_1_WIDTHS = (1024, 512, 4096, 1024, 2048, 3072, 512)
@@ -76,3 +76,27 @@ def mlp(*, widths: str = "256-512-256-10", density: float = 0.15, seed: int = 0)
         w = []
     require(len(w) >= 2 and min(w) >= 1, f"mlp: widths {widths!r} must look like 256-512-10")
     return sparse_mlp("mlp", w, density=density, seed=seed)
+
+
+def _mlp_size(widths, density: float) -> tuple[int, int]:
+    pairs = sum(a * b for a, b in zip(widths, widths[1:], strict=False))
+    return sum(widths), int(pairs * min(1.0, max(density, 0.0)))
+
+
+@estimates("sparse-mlp-1")
+def _sparse_mlp_1_size(**_) -> tuple[int, int]:
+    return _mlp_size(SPARSE_MLP_1_WIDTHS, 0.15)
+
+
+@estimates("sparse-mlp-2")
+def _sparse_mlp_2_size(**_) -> tuple[int, int]:
+    return _mlp_size(SPARSE_MLP_2_WIDTHS, 0.15)
+
+
+@estimates("mlp")
+def _any_mlp_size(*, widths: str, density: float, **_) -> tuple[int, int]:
+    try:
+        w = [int(v) for v in widths.split("-")]
+    except ValueError:
+        w = [0]
+    return _mlp_size(w, density)

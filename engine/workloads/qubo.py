@@ -13,7 +13,7 @@ import numpy as np
 
 from engine.arrays import distinct
 from engine.network import Network
-from engine.workloads import register
+from engine.workloads import estimates, register
 from engine.workloads._build import csr_from_pairs, require
 
 
@@ -57,3 +57,8 @@ def _sample_upper(rng, n, density):
     i = (n - 2 - np.floor(np.sqrt(-8 * flat + 4 * n * (n - 1) - 7) / 2 - 0.5)).astype(np.int64)
     j = flat + i + 1 - n * (n - 1) // 2 + (n - i) * ((n - i) - 1) // 2
     return i, j
+
+
+@estimates("qubo")
+def _qubo_size(*, n: int, density: float, **_) -> tuple[int, int]:
+    return n + 2, int(n * n * min(1.0, max(density, 0.0))) + 2 * n

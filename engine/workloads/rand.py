@@ -20,7 +20,7 @@ import numpy as np
 from scipy.spatial import cKDTree
 
 from engine.network import Network
-from engine.workloads import register
+from engine.workloads import estimates, register
 from engine.workloads._build import require
 
 RATE_MEDIAN = 0.23
@@ -71,3 +71,8 @@ def rand(*, n: int = 4096, card: int = 64, decay: float = 0.0, seed: int = 0) ->
         description=f"random cortex-like h-graph: {n} nodes, mean cardinality {card}, "
         f"distance decay {decay:.3g} (SNN hypergraphs §V-A)",
     )
+
+
+@estimates("rand")
+def _rand_size(*, n: int, card: int, **_) -> tuple[int, int]:
+    return n, n * card

@@ -21,6 +21,7 @@ from engine.hardware import (
     ROUTER_TO_CORE,
     load_hardware,
     preset_names,
+    spec_cores,
 )
 
 LOIHI2_TOML = (PRESET_DIR / "loihi2.toml").read_text()
@@ -382,3 +383,16 @@ def test_earlier_preset_names_still_load():
     for old, new in (("seed004-small", "hypergraph-small"), ("seed004-large", "hypergraph-large")):
         hw = load_hardware(old)
         assert hw.name == new and hw.fingerprint == load_hardware(new).fingerprint
+
+
+@pytest.mark.parametrize("spec", ["../presets/loihi2", "presets/loihi2", ".loihi2", "loihi2/"])
+def test_a_preset_is_a_name_never_a_path(spec):
+    with pytest.raises(UnknownNameError):
+        load_hardware(spec)
+
+
+def test_a_mesh_spec_tells_its_cores_before_it_is_built():
+    assert spec_cores("mesh:1000x1000") == 1_000_000
+    assert spec_cores("mesh:8x8x4@2x1") == 512
+    assert spec_cores("loihi2") is None
+    assert spec_cores("mesh:4x4") == load_hardware("mesh:4x4").n_cores

@@ -10,7 +10,7 @@ import pytest
 from engine.errors import InvalidNetworkError, UnknownNameError
 from engine.mapping import layered_assignment
 from engine.specs import load_network_spec
-from engine.workloads import build_workload, parse_spec, workload_info, workloads
+from engine.workloads import build_workload, parse_spec, workload_info, workload_size, workloads
 from engine.workloads.rand import RATE_CV, RATE_MEDIAN, lognormal_rates
 
 # small parameters per generator; a generator not listed here is built with its defaults
@@ -444,3 +444,25 @@ def test_conv_snn_rates_fall_with_depth():
     assert medians == sorted(medians, reverse=True)
     for median, expected in zip(medians, (0.2, 0.12, 0.08, 0.05), strict=True):
         assert median == pytest.approx(expected, rel=0.2)
+
+
+@pytest.mark.parametrize(
+    "spec",
+    ["conv-snn", "conv-snn:size=9", "linear-dense:M=3,N=7", "linear-tiled-identity:M=2,N=64",
+     "sparse-mlp-1", "mlp:widths=5-7-3,density=0.5", "qubo:n=300,density=0.3",
+     "rand:n=1000,card=10"],
+)  # fmt: skip
+def test_a_workload_size_is_known_before_it_is_built(spec):
+    """What a server checks a client's request against: exact for the deterministic
+    generators, the expectation (within a few percent) for the random ones; conv-snn's is
+    an upper bound (the zero padding drops kernel taps at the borders)."""
+    neurons, synapses = workload_size(spec)
+    net = build_workload(spec)
+    assert neurons == net.n_neurons
+    real = int(net.indptr[-1])
+    assert 0.95 * real <= synapses <= (1.5 if spec.startswith("conv") else 1.05) * real + 10
+
+
+def test_every_workload_has_a_size():
+    for name in workloads:
+        assert workload_size(name)[0] > 0

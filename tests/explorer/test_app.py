@@ -9,6 +9,7 @@ import panel as pn
 import pytest
 from bokeh.models import Div
 
+from engine.errors import SpecError
 from engine.hardware import preset_names
 from engine.partition import partitioners
 from engine.placement import placers
@@ -148,7 +149,9 @@ def test_bad_input_gives_a_page_that_says_why(network, hardware, mapping, says):
 def test_websocket_origins():
     assert websocket_origins("127.0.0.1", 5077) == ["127.0.0.1:5077", "localhost:5077"]
     assert "localhost:5006" in websocket_origins("localhost", 5006)
-    assert websocket_origins("0.0.0.0", 80) == ["*:80"]
+    assert websocket_origins("0.0.0.0", 80, ("lab-pc:80",)) == ["lab-pc:80"]
+    with pytest.raises(SpecError, match="--allow-origin"):
+        websocket_origins("0.0.0.0", 80)  # never "*": any site's page could drive the server
 
 
 # ------------------------------------------------------------------ persistence

@@ -12,6 +12,7 @@ import pytest
 from engine.cost import evaluate
 from engine.errors import MeshScopeError, UnknownNameError
 from engine.mapping import Mapping, Placement, mapping_to_dict
+from explorer.access import ClientAccess
 from explorer.state import ExplorerState, resolve
 
 
@@ -77,7 +78,8 @@ def test_load_a_mapping_file(tmp_path, demo_state):
     mapping = Mapping(demo_state.mapping.partition, Placement(cores))
     path = tmp_path / "m.json"
     path.write_text(json.dumps(mapping_to_dict(net, hw, mapping)))
-    state = ExplorerState.from_specs(None, None, str(path))  # names come from the file
+    # the Python API's user may open any file; a server's client may not (test_access)
+    state = ExplorerState.from_specs(None, None, str(path), access=ClientAccess.local())
     np.testing.assert_array_equal(state.mapping.placement.cores, cores)
     assert state.mapping_path == str(path)
     assert state.evaluation.latency_us == evaluate(net, hw, mapping).latency_us

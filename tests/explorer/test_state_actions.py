@@ -249,7 +249,7 @@ def test_stop_keeps_the_best_and_ends_the_run(state):
             started.set()
 
     runner.schedule = schedule
-    runner.start(ESConfig(budget=100_000, seed=2))
+    runner.start(ESConfig(budget=20_000, seed=2))
     assert started.wait(30)
     runner.stop()
     runner.join(30)
@@ -262,7 +262,7 @@ def test_stop_keeps_the_best_and_ends_the_run(state):
 
 def test_loading_is_refused_while_a_search_runs(state):
     runner = SearchRunner(state, interval_s=0.0)
-    runner.start(ESConfig(budget=100_000, seed=3))
+    runner.start(ESConfig(budget=20_000, seed=3))
     try:
         with pytest.raises(MeshScopeError, match="search is running"):
             state.load("conv-snn", "loihi2")

@@ -152,7 +152,7 @@ def test_a_search_fills_one_row_per_evaluation_and_marks_the_best(state):
 
 
 def test_start_stop_adopt_through_the_view(state):
-    view = EvolutionView(state=state, budget=100_000, seed=5)
+    view = EvolutionView(state=state, budget=20_000, seed=5)
     view.start()  # no document: the runner publishes from its thread, at most every 150 ms
     assert state.search_running and view.start_button.disabled and not view.stop_button.disabled
     with pytest.raises(MeshScopeError):
@@ -229,7 +229,7 @@ def test_closing_the_session_stops_the_search(state):
     doc = Document()
     doc._session_context = weakref.ref(context)
     with set_curdoc(doc):
-        view = EvolutionView(state=state, budget=100_000)
+        view = EvolutionView(state=state, budget=20_000)
     assert len(doc.session_destroyed_callbacks) == 1
     view.start()
     assert state.search_running

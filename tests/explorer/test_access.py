@@ -1,0 +1,258 @@
+"""The explorer as a network service: what a client may name, and how much it may ask for.
+
+Every refused request is a ``MeshScopeError`` (a notification on the page) and leaves the
+session as it was; a refused path reads the same whether or not the file exists.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from engine.errors import CapacityError, MeshScopeError, SpecError
+from engine.io.network_file import save_network
+from engine.mapping import mapping_to_dict
+from engine.search import ESConfig
+from engine.specs import load_network_spec
+from explorer.access import ClientAccess, ClientLimits, looks_like_path
+from explorer.cli import main
+from explorer.runner import SearchRunner
+from explorer.state import ExplorerState
+from tests.explorer.conftest import SMALL_NETWORK
+
+
+@pytest.fixture
+def client() -> ExplorerState:
+    """A session of a server started with the small network on Loihi 2."""
+    access = ClientAccess.for_server((SMALL_NETWORK, "loihi2", None))
+    return ExplorerState.from_specs(SMALL_NETWORK, "loihi2", access=access)
+
+
+def unchanged(state: ExplorerState):
+    """What must stay as it was after a refused request."""
+    return (state.network.name, state.hardware.name, state.revision, state.mapping_path)
+
+
+@pytest.fixture
+def secret(tmp_path):
+    """A network file and a hardware file on the server's disk, outside every allowed folder."""
+    save_network(load_network_spec("linear-dense:M=2,N=8"), tmp_path / "secret.npz")
+    (tmp_path / "secret.toml").write_text('name = "x"\n')
+    return tmp_path
+
+
+# ------------------------------------------------------------------ names
+@pytest.mark.parametrize("kind", ["network", "hardware"])
+def test_a_client_cannot_open_a_server_file_by_typing_its_path(client, secret, kind):
+    before = unchanged(client)
+    suffix = ".npz" if kind == "network" else ".toml"
+    messages = []
+    for path in (secret / f"secret{suffix}", secret / f"missing{suffix}"):
+        args = (str(path), "loihi2") if kind == "network" else (SMALL_NETWORK, str(path))
+        with pytest.raises(SpecError, match="opens no files") as e:
+            client.load(*args)
+        messages.append(str(e.value).replace(path.name, "NAME"))
+        assert unchanged(client) == before
+    assert messages[0] == messages[1]  # nothing tells whether the file exists
+
+
+@pytest.mark.parametrize(
+    "spec", ["/etc/passwd", "../../etc/passwd", "~/x.npz", "./secret.npz", "C:\\x.npz"]
+)
+def test_every_path_form_is_a_path(spec):
+    assert looks_like_path(spec)
+    with pytest.raises(SpecError, match="opens no files"):
+        ClientAccess().network(spec)
+
+
+def test_an_uploaded_mapping_cannot_name_a_server_file(client, secret):
+    """A mapping file whose network is a path on the server's disk does not open it."""
+    doc = json.loads(client.mapping_json())
+    doc["network"]["name"] = str(secret / "secret.npz")
+    doc["network"]["fingerprint"] = "another network"
+    before = unchanged(client)
+    with pytest.raises(SpecError, match="opens no files"):
+        client.upload("m.json", json.dumps(doc).encode())
+    assert unchanged(client) == before
+
+
+def test_hardware_presets_are_names_not_paths():
+    """A preset name is looked up among the presets; '..' cannot climb out of them."""
+    with pytest.raises(MeshScopeError, match="unknown hardware"):
+        ExplorerState.from_specs(SMALL_NETWORK, "../presets/loihi2", access=ClientAccess.local())
+
+
+def test_files_given_at_start_and_allowed_folders_are_open(secret, tmp_path_factory):
+    other = tmp_path_factory.mktemp("other")
+    save_network(load_network_spec("linear-dense:M=2,N=8"), other / "net.npz")
+    started = str(secret / "secret.npz")
+    access = ClientAccess.for_server((started, "loihi2", None), allow_files=[str(other)])
+    assert access.network(started) == started  # what the server was started with
+    assert access.network(str(other / "net.npz"))  # under --allow-files
+    state = ExplorerState.from_specs(started, "loihi2", access=access)
+    state.load(str(other / "net.npz"), "loihi2")
+    assert state.network.n_neurons == 32
+    save_network(load_network_spec("linear-dense:M=2,N=8"), secret / "another.npz")
+    with pytest.raises(SpecError, match="opens no files"):  # '..' out of the folder
+        access.network(str(other / ".." / secret.name / "another.npz"))
+    with pytest.raises(SpecError, match="opens no files"):  # beside a file given at start
+        access.hardware(str(secret / "secret.toml"))
+    link = other / "link.npz"
+    os.symlink(secret / "another.npz", link)  # a link out of the folder leads nowhere
+    with pytest.raises(SpecError, match="opens no files"):
+        access.network(str(link))
+
+
+def test_an_allowed_folder_must_exist():
+    with pytest.raises(SpecError, match="not a folder"):
+        ClientAccess.for_server(allow_files=["/nonexistent/folder"])
+
+
+def test_demo_files_and_registry_names_are_open(client):
+    client.load("conv-snn-16.npz", "loihi2")
+    assert client.network.n_neurons > 0
+    client.load("qubo:n=200", "mesh:4x4x2")
+    assert client.hardware.n_cores == 32
+    with pytest.raises(MeshScopeError, match="unknown network"):
+        client.load("no-such-workload", "loihi2")
+
+
+# ------------------------------------------------------------------ limits
+@pytest.mark.parametrize(
+    ("network", "hardware", "says"),
+    [
+        (SMALL_NETWORK, "mesh:1000x1000", "1,000,000 cores"),
+        (SMALL_NETWORK, "mesh:64x64x2", "8,192 cores"),
+        ("rand:n=10000000,card=100", "loihi2", "10,000,000 neurons"),
+        ("linear-dense:M=64,N=256", "loihi2", "268,435,456 synapses"),
+        ("mlp:widths=100000-100000", "loihi2", "synapses"),
+    ],
+)
+def test_a_client_asking_for_too_much_is_told_before_anything_is_built(
+    client, network, hardware, says
+):
+    before = unchanged(client)
+    with pytest.raises(CapacityError, match=says):
+        client.load(network, hardware)
+    assert unchanged(client) == before
+
+
+def test_the_server_start_is_exempt_from_the_limits():
+    tight = ClientLimits(cores=10)
+    access = ClientAccess.for_server((SMALL_NETWORK, "loihi2", None), limits=tight)
+    assert ExplorerState.from_specs(SMALL_NETWORK, "loihi2", access=access).hardware.n_cores > 10
+    state = ExplorerState.from_specs(SMALL_NETWORK, "loihi2", access=access)
+    with pytest.raises(CapacityError):  # … but not a client's choice of the same kind
+        state.load(SMALL_NETWORK, "loihi2-x8")
+
+
+def test_an_uploaded_network_over_the_limits_is_refused(client, tmp_path):
+    path = tmp_path / "big.npz"
+    save_network(load_network_spec("rand:n=3000,card=8"), path)
+    small = ClientAccess(ClientLimits(neurons=1000))
+    state = ExplorerState.from_specs(SMALL_NETWORK, "loihi2", access=small)
+    before = unchanged(state)
+    with pytest.raises(CapacityError, match="3,000 neurons"):
+        state.upload("big.npz", path.read_bytes())
+    assert unchanged(state) == before
+
+
+def test_an_upload_over_the_size_limit_is_refused_unread(client):
+    state = ExplorerState.from_specs(
+        SMALL_NETWORK, "loihi2", access=ClientAccess(ClientLimits(upload_bytes=1000))
+    )
+    with pytest.raises(CapacityError, match="uploads of at most"):
+        state.upload("m.json", b" " * 1001)
+    with pytest.raises(CapacityError, match="uploads of at most"):
+        state.set_reference("file", filename="m.json", data=b" " * 1001)
+
+
+def test_a_search_over_the_budget_limit_is_refused(client):
+    runner = SearchRunner(client)
+    with pytest.raises(CapacityError, match="at most 20,000"):
+        runner.start(ESConfig(budget=20_001))
+    assert not client.search_running
+
+
+def test_a_simulated_search_is_bounded_by_the_cycle_limit():
+    """A step that needs more cycles than a client may ask for fails its evaluation: the
+    search ends with no result instead of running for hours."""
+    access = ClientAccess(ClientLimits(cycles=50))
+    state = ExplorerState.from_specs(SMALL_NETWORK, "loihi2", access=access)
+    runner = SearchRunner(state)
+    runner.start(ESConfig(budget=6, objective="simulated-latency"))
+    runner.join(120)
+    assert not state.search_running
+    assert state.search_best is None
+    assert state.search_error.startswith("no evaluation succeeded")
+    assert "did not finish within 50 cycles" in state.search_error
+
+
+# ------------------------------------------------------------------ uploads
+def _npz(**arrays) -> bytes:
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("name", "data"),
+    [
+        ("empty.npz", b""),
+        ("empty-archive.npz", _npz()),
+        ("wrong-arrays.npz", _npz(indptr=np.array([0, 5]), indices=np.array([7.5]))),
+        ("garbage.npz", b"PK\x03\x04" + bytes(range(256)) * 4),
+        ("garbage.hgr", b"\xff\xfe 3 x\n1 2\n"),
+        ("list.json", b"[1, 2, 3]"),
+        ("deep.json", b"[" * 100_000 + b"]" * 100_000),
+        ("latin1.json", '{"network": "\xe9"}'.encode("latin-1")),
+        (
+            "huge-int.json",
+            b'{"format": "meshscope-mapping", "placement": [[99999999999999999999]]}',
+        ),
+        ("notes.txt", b"hello"),
+    ],
+)
+def test_a_broken_upload_is_a_clear_error_and_changes_nothing(client, name, data):
+    before = unchanged(client)
+    with pytest.raises(MeshScopeError) as e:
+        client.upload(name, data)
+    assert name in str(e.value) or "mapping" in str(e.value)
+    assert unchanged(client) == before
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=st.binary(max_size=600), suffix=st.sampled_from([".npz", ".hgr", ".json"]))
+def test_any_bytes_uploaded_are_loaded_or_refused_with_the_projects_error(client, data, suffix):
+    before = unchanged(client)
+    try:
+        client.upload("f" + suffix, data)
+    except MeshScopeError:
+        assert unchanged(client) == before
+
+
+def test_a_good_upload_still_loads(client):
+    doc = mapping_to_dict(client.network, client.hardware, client.mapping)
+    doc["placement"] = doc["placement"][::-1]
+    assert client.upload("m.json", json.dumps(doc).encode()) == "mapping"
+
+
+# ------------------------------------------------------------------ serve's options
+def test_listening_everywhere_needs_named_origins(capsys):
+    code = main(["serve", "--address", "0.0.0.0", "--port", "5999", "--no-browser"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "--allow-origin" in err
+
+
+def test_allow_files_must_name_a_folder(capsys):
+    code = main(["serve", "--allow-files", "/nonexistent/dir", "--no-browser"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "not a folder" in err
