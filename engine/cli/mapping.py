@@ -81,10 +81,13 @@ def cmd_evaluate(args) -> int:
     from engine.pipeline import evaluate, write_mapping_file
 
     check_outputs(("mapping file", args.save))
+    if args.flows and args.multicast:
+        raise SpecError("--flows explains the unicast model's link loads; drop --multicast")
     step = None
     with work(args):
         mapped = build(args)
         ev = evaluate(mapped, multicast=args.multicast)
+        flows = _flows(mapped, ev, args.flows) if args.flows else None
         if args.simulate:
             from engine.simulate import simulate_step
 
@@ -97,6 +100,8 @@ def cmd_evaluate(args) -> int:
         out.update(ev.to_dict(hardware, links=args.links))
         if args.multicast:
             out["multicast"] = True
+        if flows is not None:
+            out["flows"] = flows
         if step is not None:
             out["simulated"] = step.to_dict(hardware, links=args.links)
         print(json.dumps(out, indent=2))
@@ -120,9 +125,47 @@ def cmd_evaluate(args) -> int:
                 f"    {link['kind']:<15} {link['src']} -> {link['dst']}: "
                 f"{link['messages']:.1f}, {link['utilization']:.1%}"
             )
+    if flows is not None:
+        print(flow_lines(flows))
     if args.save:
         print(f"  saved mapping to {args.save}")
     return 0
+
+
+def _flows(mapped, ev, text: str) -> dict:
+    """``--flows``: the link ``text`` names and every flow that crosses it."""
+    from engine.flows import flows_through, link_label, parse_link
+
+    hardware = mapped.hardware
+    link = parse_link(hardware, text, ev.link_messages)
+    table = flows_through(hardware, mapped.graph, mapped.mapping.placement.cores, link)
+    return {
+        "link": link_label(hardware, link),
+        "id": link,
+        "messages": float(ev.link_messages[link]),
+        "utilization": float(ev.link_utilization[link]),
+        "flows": table.rows(hardware, mapped.graph),
+    }
+
+
+def flow_lines(flows: dict) -> str:
+    """The ``--flows`` answer as a table."""
+    rows = flows["flows"]
+    head = (
+        f"  flows through {flows['link']} (link {flows['id']}): {flows['messages']:.1f} "
+        f"messages/step, {flows['utilization']:.1%} of the step, {len(rows)} flows"
+    )
+    if not rows:
+        return head + "\n    (no flow crosses this link)"
+    lines = [head, f"    {'from (layer partition core)':<40} {'to':<40} {'msgs/step':>10} "
+             f"{'share':>6} {'hops':>4}"]  # fmt: skip
+    for r in rows:
+        src = f"{r['src_layer']} p{r['src_partition']} {r['src_core']}"
+        dst = f"{r['dst_layer']} p{r['dst_partition']} {r['dst_core']}"
+        lines.append(
+            f"    {src:<40} {dst:<40} {r['messages']:>10.1f} {r['share']:>6.1%} {r['hops']:>4}"
+        )
+    return "\n".join(lines)
 
 
 def cmd_map(args) -> int:
@@ -227,6 +270,11 @@ def add_commands(sub) -> None:
         "--mapping", metavar="FILE", help="a mapping file instead of --partition/--placement"
     )
     ev.add_argument("--links", action="store_true", help="also report every loaded link")
+    ev.add_argument(
+        "--flows", metavar="LINK",
+        help='the flows that cross one link, heaviest first: "E (x,y)->(x+1,y)" (E, W, S or N '
+        'between global routers), "core C out" / "core C in", a link id, or "max"',
+    )  # fmt: skip
     ev.add_argument(
         "--simulate", action="store_true",
         help="also simulate one time step flit by flit and report it beside the model "

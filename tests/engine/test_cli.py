@@ -455,3 +455,23 @@ def test_the_first_compilation_is_announced():
     with compiling_notice(said.append):
         add_one(3)  # nothing compiles: nothing said
     assert said == [NOTICE]
+
+
+def test_evaluate_flows_names_what_makes_the_heaviest_link_hot(capsys):
+    args = ["evaluate", "--network", "mlp:widths=64-256-128-32", "--hardware", "loihi2"]
+    code, out, err = run(capsys, *args, "--flows", "max", "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    flows = d["flows"]
+    assert flows["messages"] == pytest.approx(d["max_link_messages"])
+    assert sum(f["messages"] for f in flows["flows"]) == pytest.approx(flows["messages"])
+    # the same link by its name, as a table
+    code, text, _ = run(capsys, *args, "--flows", flows["link"])
+    assert code == 0 and f"flows through {flows['link']}" in text
+    assert text.count(" p") >= 2 * len(flows["flows"])  # a row per flow
+
+
+@pytest.mark.parametrize("value", ["N (0,0)", "nowhere", "core 99999 in"])
+def test_evaluate_flows_of_a_bad_link_is_one_line(capsys, value):
+    code, out, err = run(capsys, "evaluate", "--network", SMALL, "--flows", value)
+    assert code == 2 and out == "" and err.count("\n") == 1

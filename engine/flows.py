@@ -1,0 +1,217 @@
+"""Flows: which core-to-core message flows make a link hot, and the routes of a core.
+
+A *flow* is one pair of partitions that exchange messages (``PartitionGraph.pair_src``,
+``pair_dst``, ``pair_messages``): its messages go from the source's core to the
+destination's core over the core→router link, the X-then-Y router links
+(``engine.traffic``) and the router→core link. ``flows_through`` finds every flow that
+crosses one link — the answer to "why is this link hot" — and ``core_flows`` the flows
+that leave or reach one core. Both are vectorized over all flows; ``route_links`` lists
+one flow's links in order, for drawing it.
+
+Links are named as the command line prints and reads them (``link_label``,
+``parse_link``): a router link ``E (x,y)->(x+1,y)`` by its direction and the global
+router coordinates at both ends, a core's links ``core C out`` (core→router) and ``core C
+in`` (router→core), or its id; ``max`` is the most loaded link.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.errors import SpecError
+from engine.hardware import DIRECTIONS, Hardware
+
+__all__ = ["FlowTable", "core_flows", "flows_through", "link_label", "parse_link", "route_links"]
+
+_STEP = {0: (1, 0), 1: (-1, 0), 2: (0, 1), 3: (0, -1)}  # E W S N (y grows downwards)
+
+
+# ------------------------------------------------------------------ naming links
+def link_label(hardware: Hardware, link: int) -> str:
+    """The name of a link id, as ``parse_link`` reads it back."""
+    link = int(link)
+    n_r4 = 4 * hardware.n_routers
+    if link >= n_r4:
+        core = (link - n_r4) % hardware.n_cores
+        return f"core {core} {'out' if link - n_r4 < hardware.n_cores else 'in'}"
+    router, d = divmod(link, 4)
+    x, y = router % hardware.grid_width, router // hardware.grid_width
+    sx, sy = _STEP[d]
+    return f"{DIRECTIONS[d]} ({x},{y})->({x + sx},{y + sy})"
+
+
+_ROUTER_LINK = re.compile(
+    r"^\s*([EWSN])\s*\(\s*(\d+)\s*,\s*(\d+)\s*\)\s*(?:->\s*\(\s*(\d+)\s*,\s*(\d+)\s*\))?\s*$"
+)
+_CORE_LINK = re.compile(r"^\s*core\s+(\d+)\s+(in|out)\s*$")
+
+
+def parse_link(hardware: Hardware, text: str, loads: np.ndarray | None = None) -> int:
+    """The link id ``text`` names: ``E (x,y)->(x+1,y)`` (the target optional), ``core C
+    out``/``core C in``, a link id, or ``max`` (the most loaded of ``loads``)."""
+    text = str(text).strip()
+    n_links = hardware.n_link_ids
+    kind = hardware.link_table["kind"]
+    how = (
+        'write a router link as "E (x,y)->(x+1,y)" (E, W, S or N; global router x and y), '
+        'a core\'s links as "core C out" or "core C in", a link id, or "max"'
+    )
+    if text == "max":
+        if loads is None or not np.any(np.asarray(loads) > 0):
+            raise SpecError("--flows max: no link carries any message")
+        return int(np.argmax(loads))
+    if text.isdigit():
+        link = int(text)
+        if link >= n_links or kind[link] < 0:
+            raise SpecError(f"link {link} does not exist on {hardware.name}; {how}")
+        return link
+    m = _CORE_LINK.match(text)
+    if m:
+        core = int(m.group(1))
+        if core >= hardware.n_cores:
+            raise SpecError(f"{text!r}: {hardware.name} has cores 0..{hardware.n_cores - 1}")
+        return 4 * hardware.n_routers + (hardware.n_cores if m.group(2) == "in" else 0) + core
+    m = _ROUTER_LINK.match(text)
+    if not m:
+        raise SpecError(f"{text!r} is not a link; {how}")
+    d = DIRECTIONS.index(m.group(1))
+    x, y = int(m.group(2)), int(m.group(3))
+    gw, gh = hardware.grid_width, hardware.grid_height
+    if not (x < gw and y < gh):
+        raise SpecError(f"{text!r}: routers lie at x 0..{gw - 1}, y 0..{gh - 1}")
+    link = (y * gw + x) * 4 + d
+    to = (x + _STEP[d][0], y + _STEP[d][1])
+    if m.group(4) is not None and (int(m.group(4)), int(m.group(5))) != to:
+        raise SpecError(
+            f"{text!r}: {m.group(1)} from ({x},{y}) leads to ({to[0]},{to[1]}) (routers are "
+            "(x,y), x growing to the E, y to the S)"
+        )
+    if kind[link] < 0:
+        raise SpecError(f"{text!r}: router ({x},{y}) has no neighbour to the {m.group(1)}")
+    return link
+
+
+# ------------------------------------------------------------------ flows
+@dataclass(frozen=True)
+class FlowTable:
+    """Flows (one row each, heaviest first): partitions, layers, cores, messages, hops."""
+
+    pair: np.ndarray  # index into the partition graph's pairs
+    src_part: np.ndarray
+    dst_part: np.ndarray
+    src_core: np.ndarray
+    dst_core: np.ndarray
+    messages: np.ndarray  # expected messages per step
+    hops: np.ndarray  # router-to-router links on the route
+    share: np.ndarray  # of the link's load (flows_through), else of the core's traffic
+
+    def __len__(self) -> int:
+        return int(self.pair.size)
+
+    def rows(self, hardware: Hardware, graph) -> list[dict]:
+        """The table as dicts, with layer names and core addresses ``[chip, x, y, slot]``."""
+        names = graph.network.population_names
+        layer = graph.population
+        return [
+            {
+                "src_layer": names[layer[s]],
+                "src_partition": int(s),
+                "src_core": list(hardware.core_address(int(cs))),
+                "dst_layer": names[layer[d]],
+                "dst_partition": int(d),
+                "dst_core": list(hardware.core_address(int(cd))),
+                "messages": float(m),
+                "share": float(f),
+                "hops": int(h),
+            }
+            for s, d, cs, cd, m, f, h in zip(
+                self.src_part.tolist(),
+                self.dst_part.tolist(),
+                self.src_core.tolist(),
+                self.dst_core.tolist(),
+                self.messages.tolist(),
+                self.share.tolist(),
+                self.hops.tolist(),
+                strict=True,
+            )  # fmt: skip
+        ]
+
+
+def _endpoints(hardware: Hardware, graph, cores: np.ndarray):
+    cores = np.asarray(cores, dtype=np.int64)
+    src, dst = cores[graph.pair_src], cores[graph.pair_dst]
+    ct = hardware.core_table
+    return src, dst, ct["gx"][src], ct["gy"][src], ct["gx"][dst], ct["gy"][dst]
+
+
+def _table(graph, hits, src, dst, sx, sy, dx, dy, total: float) -> FlowTable:
+    idx = np.flatnonzero(hits)
+    messages = graph.pair_messages[idx]
+    order = idx[np.argsort(-messages, kind="stable")]
+    m = graph.pair_messages[order]
+    hops = np.abs(dx[order] - sx[order]) + np.abs(dy[order] - sy[order])
+    return FlowTable(
+        pair=order,
+        src_part=graph.pair_src[order],
+        dst_part=graph.pair_dst[order],
+        src_core=src[order],
+        dst_core=dst[order],
+        messages=m,
+        hops=hops,
+        share=m / total if total > 0 else np.zeros_like(m),
+    )
+
+
+def flows_through(hardware: Hardware, graph, cores, link: int) -> FlowTable:
+    """Every flow whose route crosses ``link``, heaviest first, with its share of the link's
+    load (the shares sum to 1 over a loaded link: the model's load is exactly these flows)."""
+    link = int(link)
+    src, dst, sx, sy, dx, dy = _endpoints(hardware, graph, cores)
+    n_r4 = 4 * hardware.n_routers
+    if link >= n_r4:
+        core = (link - n_r4) % hardware.n_cores
+        hits = (src == core) if link - n_r4 < hardware.n_cores else (dst == core)
+    else:
+        router, d = divmod(link, 4)
+        x, y = router % hardware.grid_width, router // hardware.grid_width
+        if d == 0:  # E: along row sy, x in [sx, dx)
+            hits = (sy == y) & (sx <= x) & (x < dx)
+        elif d == 1:  # W: x in (dx, sx]
+            hits = (sy == y) & (dx < x) & (x <= sx)
+        elif d == 2:  # S: along column dx, y in [sy, dy)
+            hits = (dx == x) & (sy <= y) & (y < dy)
+        else:  # N: y in (dy, sy]
+            hits = (dx == x) & (dy < y) & (y <= sy)
+    total = float(graph.pair_messages[hits].sum())
+    return _table(graph, hits, src, dst, sx, sy, dx, dy, total)
+
+
+def core_flows(hardware: Hardware, graph, cores, core: int) -> tuple[FlowTable, FlowTable]:
+    """(outbound, inbound) flows of the partition on physical ``core`` (empty tables for an
+    empty core); shares are of the core's outbound (inbound) messages."""
+    src, dst, sx, sy, dx, dy = _endpoints(hardware, graph, cores)
+    out_hits, in_hits = src == int(core), dst == int(core)
+    return tuple(
+        _table(graph, hits, src, dst, sx, sy, dx, dy, float(graph.pair_messages[hits].sum()))
+        for hits in (out_hits, in_hits)
+    )
+
+
+def route_links(hardware: Hardware, src_core: int, dst_core: int) -> np.ndarray:
+    """The link ids one message crosses from ``src_core`` to ``dst_core``, in order: the
+    core→router link, X then Y router links, the router→core link."""
+    ct, gw = hardware.core_table, hardware.grid_width
+    sx, sy = int(ct["gx"][src_core]), int(ct["gy"][src_core])
+    dx, dy = int(ct["gx"][dst_core]), int(ct["gy"][dst_core])
+    step_x, step_y = (1 if dx > sx else -1), (1 if dy > sy else -1)
+    xs = np.arange(sx, dx, step_x)
+    ys = np.arange(sy, dy, step_y)
+    horizontal = (sy * gw + xs) * 4 + (0 if step_x > 0 else 1)
+    vertical = (ys * gw + dx) * 4 + (2 if step_y > 0 else 3)
+    n_r4 = 4 * hardware.n_routers
+    return np.concatenate(
+        [[n_r4 + src_core], horizontal, vertical, [n_r4 + hardware.n_cores + dst_core]]
+    ).astype(np.int64)

@@ -1,0 +1,122 @@
+"""Flows: the flows crossing a link are exactly its load, and links have names that read back."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from engine.errors import SpecError
+from engine.flows import core_flows, flows_through, link_label, parse_link, route_links
+from engine.hardware import load_hardware
+from engine.pipeline import build_mapping, evaluate
+
+CASES = [
+    ("mlp:widths=64-256-128-32", "loihi2", "spread-col"),  # several cores per router
+    ("mlp:widths=64-128-32-10", "mesh:2x2x2@2x1", "random"),  # two chips
+    ("qubo:n=300", "mesh:6x5", "packed-row"),  # recurrent: flows both ways
+]
+
+
+@pytest.fixture(scope="module", params=CASES, ids=[c[1] for c in CASES])
+def mapped(request):
+    network, hardware, placement = request.param
+    m = build_mapping(network, hardware, placement=placement)
+    return m, evaluate(m)
+
+
+def test_the_flows_through_each_link_are_its_load(mapped):
+    """Summed over the flows that cross it, every link carries what the model says it does
+    (the model routes the same flows), and the shares of a loaded link sum to one."""
+    m, ev = mapped
+    hw, cores = m.hardware, m.mapping.placement.cores
+    loaded = np.flatnonzero(ev.link_messages > 0)
+    assert loaded.size > 0
+    for link in loaded.tolist():
+        flows = flows_through(hw, m.graph, cores, link)
+        assert flows.messages.sum() == pytest.approx(ev.link_messages[link], rel=1e-6)
+        assert flows.share.sum() == pytest.approx(1.0)
+        assert np.all(np.diff(flows.messages) <= 0)  # heaviest first
+    for link in np.flatnonzero((ev.link_messages == 0) & (hw.link_table["kind"] >= 0))[:50]:
+        assert len(flows_through(hw, m.graph, cores, int(link))) == 0
+
+
+def test_a_flow_crosses_a_link_exactly_when_its_route_does(mapped):
+    m, ev = mapped
+    hw, g, cores = m.hardware, m.graph, m.mapping.placement.cores
+    routes = [set(route_links(hw, cores[s], cores[d]).tolist())
+              for s, d in zip(g.pair_src[:200], g.pair_dst[:200], strict=True)]  # fmt: skip
+    for link in np.argsort(-ev.link_messages)[:12].tolist():
+        crossing = set(flows_through(hw, g, cores, link).pair.tolist())
+        expected = {i for i, r in enumerate(routes) if link in r}
+        assert crossing & set(range(len(routes))) == expected
+
+
+def test_a_route_is_x_first_then_y_and_ends_at_the_cores():
+    hw = load_hardware("mesh:4x3")
+    src, dst = hw.core_id(0, 3, 0, 0), hw.core_id(0, 1, 2, 0)
+    labels = [link_label(hw, i) for i in route_links(hw, src, dst)]
+    assert labels == [f"core {src} out", "W (3,0)->(2,0)", "W (2,0)->(1,0)",
+                      "S (1,0)->(1,1)", "S (1,1)->(1,2)", f"core {dst} in"]  # fmt: skip
+
+
+def test_a_cores_flows_are_its_partitions_messages(mapped):
+    m, ev = mapped
+    hw, g, cores = m.hardware, m.graph, m.mapping.placement.cores
+    for part in range(min(g.n_parts, 6)):
+        out, inbound = core_flows(hw, g, cores, int(cores[part]))
+        assert out.messages.sum() == pytest.approx(g.pair_messages[g.pair_src == part].sum())
+        assert inbound.messages.sum() == pytest.approx(g.pair_messages[g.pair_dst == part].sum())
+        assert set(out.src_part.tolist()) <= {part} and set(inbound.dst_part.tolist()) <= {part}
+    empty = np.setdiff1d(np.arange(hw.n_cores), cores)
+    if empty.size:
+        assert [len(t) for t in core_flows(hw, g, cores, int(empty[0]))] == [0, 0]
+
+
+def test_rows_name_layers_and_core_addresses(mapped):
+    m, ev = mapped
+    link = int(np.argmax(ev.link_messages))
+    rows = flows_through(m.hardware, m.graph, m.mapping.placement.cores, link).rows(
+        m.hardware, m.graph
+    )
+    assert rows and set(rows[0]) == {
+        "src_layer", "src_partition", "src_core", "dst_layer", "dst_partition", "dst_core",
+        "messages", "share", "hops",
+    }  # fmt: skip
+    assert rows[0]["src_layer"] in m.network.population_names and len(rows[0]["src_core"]) == 4
+
+
+@pytest.mark.parametrize("hardware", ["mesh:3x2x2", "mesh:2x2@2x1"])
+def test_every_link_name_reads_back(hardware):
+    hw = load_hardware(hardware)
+    valid = np.flatnonzero(hw.link_table["kind"] >= 0)
+    for link in valid.tolist():
+        assert parse_link(hw, link_label(hw, link)) == link
+        assert parse_link(hw, str(link)) == link
+    assert parse_link(hw, " E ( 0 , 1 ) ") == parse_link(hw, "E (0,1)->(1,1)")
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("E (0,1)->(0,2)", "leads to (1,1)"),
+        ("W (0,0)", "no neighbour to the W"),
+        ("E (9,9)", "routers lie at"),
+        ("core 99 out", "has cores 0..11"),
+        ("999", "does not exist"),
+        ("the hot one", "is not a link"),
+    ],
+)
+def test_a_bad_link_name_says_how_to_write_one(text, says):
+    with pytest.raises(SpecError, match=re.escape(says)):
+        parse_link(load_hardware("mesh:3x2x2"), text)
+
+
+def test_max_is_the_most_loaded_link():
+    hw = load_hardware("mesh:3x2x2")
+    loads = np.zeros(hw.n_link_ids)
+    loads[7] = 3.0
+    assert parse_link(hw, "max", loads) == 7
+    with pytest.raises(SpecError, match="no link carries"):
+        parse_link(hw, "max", np.zeros(hw.n_link_ids))
