@@ -239,7 +239,7 @@ def build_app(
     ``token``: a session token to restore (default: the page URL's ``?session=``);
     ``access``: what the page's client may ask for (``session_state``).
     """
-    pn.extension(notifications=True)
+    pn.extension("tabulator", notifications=True)
     try:
         state, own = session_state(
             network, hardware, mapping, token=token or _token_from_request(), access=access

@@ -16,6 +16,7 @@ import contextlib
 import json
 import os
 import tempfile
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -24,10 +25,12 @@ import param
 
 from engine.cost import Evaluation, Evaluator
 from engine.errors import CapacityError, InputFileError, MeshScopeError, SpecError
+from engine.flows import FlowTable, core_flows, flows_through, link_label, route_links
 from engine.hardware import Hardware
 from engine.io.files import reason
 from engine.mapping import Mapping, mapping_to_dict, parse_mapping_dict
 from engine.network import Network
+from engine.partition_graph import partition_graph
 from engine.pipeline import (
     Mapped,
     build_mapping,
@@ -35,6 +38,7 @@ from engine.pipeline import (
     resolve_hardware,
     resolve_network,
 )
+from engine.resources import limits
 from engine.search import Record, resize_population
 from engine.specs import DEFAULT_HARDWARE, DEFAULT_NETWORK
 from engine.specs import DEFAULT_PLACEMENT as DEFAULT_PLACER
@@ -46,6 +50,7 @@ __all__ = [
     "DEFAULT_PLACER",
     "ActionError",
     "ExplorerState",
+    "Inspection",
     "resolve",
 ]
 
@@ -54,6 +59,34 @@ HISTORY_LIMIT = 200  # undo steps kept per session
 
 class ActionError(MeshScopeError):
     """An action the session cannot take now (a search runs, nothing to adopt …)."""
+
+
+@dataclass(frozen=True)
+class Inspection:
+    """What a click on a link or a core of the shown mapping explains.
+
+    ``tables``: (caption, flows) pairs, heaviest flows first; ``routes`` the link ids of
+    each table's flows, row by row (``route_links``), to highlight on the mesh; ``facts``
+    label → value lines (the link's load, the core's terms and memory against its limits).
+    """
+
+    kind: str  # "link" or "core"
+    target: int  # link id or core id
+    title: str
+    facts: dict
+    tables: list
+    routes: list  # per table, per row: np.ndarray of link ids
+    part_layers: tuple = ()  # the layer (population name) of every partition
+
+    def route_ids(self, table: int | None = None, rows=None) -> np.ndarray:
+        """The links of the chosen rows (default every row) of one table (default all)."""
+        chosen = []
+        for t, per_row in enumerate(self.routes):
+            if table is not None and t != table:
+                continue
+            picked = per_row if rows is None else [per_row[r] for r in rows if r < len(per_row)]
+            chosen.extend(picked)
+        return np.unique(np.concatenate(chosen)) if chosen else np.zeros(0, dtype=np.int64)
 
 
 def resolve(
@@ -444,6 +477,74 @@ class ExplorerState(param.Parameterized):
         if self.search_running and self.follow_best and self.search_best_evaluation is not None:
             return self.search_best_evaluation
         return self.evaluation
+
+    # ------------------------------------------------------------ inspecting
+    def shown_mapping(self) -> Mapping:
+        """The mapping behind ``shown_evaluation``."""
+        if self.shown_evaluation is not self.evaluation:
+            return self.best_mapping()
+        return self.mapping
+
+    def _shown_graph(self, mapping: Mapping):
+        if mapping.partition is self._evaluator.partition:
+            return self._evaluator.graph
+        return partition_graph(self.network, self.hardware, mapping.partition)
+
+    def _layers(self, graph) -> tuple:
+        names = self.network.population_names
+        return tuple(names[k] for k in graph.population.tolist())
+
+    def _routes(self, table: FlowTable) -> list:
+        return [
+            route_links(self.hardware, int(s), int(d))
+            for s, d in zip(table.src_core.tolist(), table.dst_core.tolist(), strict=True)
+        ]
+
+    def inspect_link(self, link: int) -> Inspection:
+        """Why a link of the shown mapping is loaded: every flow that crosses it."""
+        self._require_loaded()
+        hw, ev = self.hardware, self.shown_evaluation
+        if not (0 <= link < hw.n_link_ids) or hw.link_table["kind"][link] < 0:
+            raise SpecError(f"link {link} does not exist on {hw.name}")
+        mapping = self.shown_mapping()
+        graph = self._shown_graph(mapping)
+        table = flows_through(hw, graph, mapping.placement.cores, link)
+        label = link_label(hw, link)
+        facts = {
+            "messages / step": f"{ev.link_messages[link]:,.1f}",
+            "busy": f"{ev.link_utilization[link]:.1%} of the step",
+            "flows": f"{len(table):,}",
+        }
+        return Inspection("link", int(link), f"Link {label}", facts, [("flows", table)],
+                          [self._routes(table)], self._layers(graph))  # fmt: skip
+
+    def inspect_core(self, core: int) -> Inspection:
+        """A core of the shown mapping: its partition's terms, memory against the limits, and
+        the flows that leave and reach it."""
+        self._require_loaded()
+        hw, ev, net = self.hardware, self.shown_evaluation, self.network
+        if not 0 <= core < hw.n_cores:
+            raise SpecError(f"cores lie in 0..{hw.n_cores - 1}")
+        mapping = self.shown_mapping()
+        graph = self._shown_graph(mapping)
+        cores = mapping.placement.cores
+        held = np.flatnonzero(cores == core)
+        address = "(chip {}, x {}, y {}, slot {})".format(*hw.core_address(core))
+        if held.size == 0:
+            return Inspection("core", int(core), f"Core {core} {address}: empty", {}, [], [])
+        part = int(held[0])
+        facts = {
+            "partition": f"{part} of {net.population_names[graph.population[part]]}",
+            **{f"{k} term": f"{ev.core_terms_us[k][part]:.3f} µs" for k in ev.core_terms_us},
+        }
+        use = graph.core_use
+        for limit in limits(hw):
+            value = getattr(use, limit.field)[part]
+            facts[limit.what] = f"{value:,.0f} of {limit.bound:,} ({value / limit.bound:.0%})"
+        out, inbound = core_flows(hw, graph, cores, core)
+        tables = [("outbound flows", out), ("inbound flows", inbound)]
+        return Inspection("core", int(core), f"Core {core} {address}", facts, tables,
+                          [self._routes(t) for _, t in tables], self._layers(graph))  # fmt: skip
 
     # ------------------------------------------------------------ snapshots
     def snapshot(self) -> dict:

@@ -22,6 +22,7 @@ from html import escape
 import numpy as np
 import panel as pn
 import param
+from bokeh.events import Tap
 from bokeh.models import (
     BasicTicker,
     ColorBar,
@@ -40,10 +41,12 @@ from bokeh.plotting import figure
 from panel.io.state import set_curdoc
 
 from engine.cost import Evaluation
+from engine.errors import MeshScopeError
 from engine.hardware import Hardware
 from engine.network import Network
-from explorer.state import ExplorerState
+from explorer.state import ExplorerState, Inspection
 from explorer.views._page import LiveHTML, notify_error, run_action
+from explorer.views.inspect import InspectView
 from explorer.views.mesh_columns import (
     BOTTLENECK_COLOR,
     COLOR_MODES,
@@ -60,12 +63,15 @@ from explorer.views.mesh_columns import (
     core_columns,
     core_size,
     drop_target,
+    hit_test,
     link_columns,
     population_colors,
     router_columns,
 )
 
-__all__ = ["MeshView", "mesh_figure"]
+__all__ = ["HIGHLIGHT_COLOR", "MeshView", "mesh_figure"]
+
+HIGHLIGHT_COLOR = "#1d4ed8"  # the routes of the flows being inspected (blue: not a load)
 
 # The draggable cores carry only what they draw, so that a drop sends the server little;
 # their numbers for the tooltip sit in a second source, under an invisible twin glyph.
@@ -106,6 +112,8 @@ class _MeshSources:
         self.links = ColumnDataSource()
         self.bottleneck = ColumnDataSource()
         self.bottleneck_core = ColumnDataSource()
+        self.highlight = ColumnDataSource(data={k: [] for k in ("x0", "y0", "x1", "y1")})
+        self.link_glyph = None  # set by mesh_figure: dimmed while routes are highlighted
         self.mapper = LinearColorMapper(palette=list(LOAD_PALETTE), low=0)
         self.color_bar: ColorBar | None = None  # set by mesh_figure
         self.color_by = color_by
@@ -206,6 +214,11 @@ def mesh_figure(
     links = p.segment(
         "x0", "y0", "x1", "y1", source=sources.links, name="links", line_color="color",
         line_width="width_px", line_dash="dash",
+    )  # fmt: skip
+    sources.link_glyph = links.glyph
+    p.segment(
+        "x0", "y0", "x1", "y1", source=sources.highlight, name="highlight",
+        line_color=HIGHLIGHT_COLOR, line_width=link_px * 3.2, line_alpha=0.85, line_cap="round",
     )  # fmt: skip
     p.scatter(
         "xm", "ym", source=sources.links, marker="triangle", angle="angle", size="arrow_px",
@@ -349,7 +362,8 @@ _CAPTION_CSS = """
 
 _HINT = (
     "Each direction of a link has its own lane; arrows show the direction of travel. "
-    "Hover over a core or a link for its numbers; the toolbar saves the plot as PNG."
+    "Hover over a core or a link for its numbers; click one to see the flows through it and "
+    "their routes; the toolbar saves the plot as PNG."
 )
 
 
@@ -365,6 +379,10 @@ class MeshView(pn.viewable.Viewer):
         default="messages", objects=list(COLOR_MODES), doc="what the link colours show"
     )
     notify = param.Callable(default=None, doc="error reporter (default: a notification)")
+    inspection = param.ClassSelector(
+        class_=Inspection, default=None, allow_None=True,
+        doc="the link or core last clicked, explained (None: nothing inspected)",
+    )  # fmt: skip
 
     def __init__(self, **params):
         super().__init__(**params)
@@ -422,11 +440,16 @@ class MeshView(pn.viewable.Viewer):
             self._write(
                 lambda: self._sources.update(s.hardware, s.network, shown, color_by=self.color_by)
             )
+            if self.inspection is not None and shown is not self._shown:
+                self._shown = shown
+                self.inspect(self.inspection.kind, self.inspection.target)  # what it is now
         else:
             fig, self._sources = mesh_figure(s.hardware, s.network, shown, color_by=self.color_by)
             self._sources.cores.on_change("data", self._on_cores_change)
+            fig.on_event(Tap, self._on_tap)
             self._hardware, self._network = s.hardware, s.network
             self._pane.object = fig
+            self.inspection = None
         self._shown = shown
 
     def _update_banner(self) -> None:
@@ -487,6 +510,45 @@ class MeshView(pn.viewable.Viewer):
             self._snap_back()  # the refresh did not run: put the dragged point back
         return changed
 
+    # ------------------------------------------------------------ inspecting
+    def _on_tap(self, event) -> None:
+        doc = self._sources.cores.document
+        with set_curdoc(doc), pn.io.hold(doc):
+            self.tap(event.x, event.y)
+
+    def tap(self, x: float, y: float) -> bool:
+        """A click at ``(x, y)`` (router pitches): explain the core or link there; a click on
+        nothing ends the inspection. Returns whether something is inspected."""
+        hit = hit_test(self.state.hardware, self._sources.links.data, x, y)
+        if hit is None:
+            self.clear_inspection()
+            return False
+        return self.inspect(*hit)
+
+    def inspect(self, kind: str, target: int) -> bool:
+        """Explain link or core ``target`` of the shown mapping and highlight its routes."""
+        s = self.state
+        try:
+            self.inspection = s.inspect_link(target) if kind == "link" else s.inspect_core(target)
+        except MeshScopeError as e:
+            notify_error(str(e), self.notify)
+            return False
+        self.highlight(self.inspection.route_ids())
+        return True
+
+    def clear_inspection(self) -> None:
+        self.inspection = None
+        self.highlight(())
+
+    def highlight(self, link_ids) -> None:
+        """Draw the links ``link_ids`` on top and dim the others (none: all as they are)."""
+        links = self._sources.links.data
+        rows = np.flatnonzero(np.isin(np.asarray(links["link"]), np.asarray(link_ids, int)))
+        self._sources.highlight.data = {
+            k: np.asarray(links[k], float)[rows] for k in ("x0", "y0", "x1", "y1")
+        }
+        self._sources.link_glyph.line_alpha = 0.3 if rows.size else 1.0
+
     def __panel__(self):
         return pn.Column(
             pn.Row(
@@ -506,4 +568,5 @@ class MeshView(pn.viewable.Viewer):
             self._search_row,
             self._pane,
             self._caption,
+            InspectView(mesh=self),
         )

@@ -39,6 +39,7 @@ __all__ = [
     "core_positions",
     "core_size",
     "drop_target",
+    "hit_test",
     "link_columns",
     "load_colors",
     "population_colors",
@@ -129,6 +130,28 @@ def drop_target(
     if dst == src or distance[dst] > radius:
         return None
     return src, dst
+
+
+def hit_test(
+    hardware: Hardware, links: dict, x: float, y: float, *, reach: float = 0.1
+) -> tuple[str, int] | None:
+    """What a click at ``(x, y)`` (router pitches) lands on: ``("core", core id)`` inside a
+    core's square, else ``("link", link id)`` for the link segment of ``links``
+    (``link_columns``) nearest within ``reach``, else None."""
+    cx, cy = core_positions(hardware)
+    half = core_size(hardware.cores_per_router) / 2
+    inside = np.flatnonzero((np.abs(cx - x) <= half) & (np.abs(cy - y) <= half))
+    if inside.size:
+        return "core", int(inside[np.argmin(np.hypot(cx[inside] - x, cy[inside] - y))])
+    x0, y0 = np.asarray(links["x0"], float), np.asarray(links["y0"], float)
+    vx, vy = np.asarray(links["x1"], float) - x0, np.asarray(links["y1"], float) - y0
+    length2 = np.maximum(vx * vx + vy * vy, 1e-12)
+    t = np.clip(((x - x0) * vx + (y - y0) * vy) / length2, 0.0, 1.0)
+    distance = np.hypot(x0 + t * vx - x, y0 + t * vy - y)
+    if distance.size == 0:
+        return None
+    k = int(np.argmin(distance))
+    return ("link", int(links["link"][k])) if distance[k] <= reach else None
 
 
 def population_colors(n_populations: int) -> list[str]:
