@@ -25,6 +25,7 @@ from engine.errors import MeshScopeError
 __all__ = [
     "ERROR_DURATION_MS",
     "FONT",
+    "ICONS",
     "LiveHTML",
     "notify_error",
     "on_page",
@@ -37,6 +38,19 @@ FONT = 'system-ui, -apple-system, "Segoe UI", Roboto, sans-serif'
 ERROR_DURATION_MS = 10_000  # long enough to read a two-line message
 
 log = logging.getLogger(__name__)
+
+# Button icons as inline SVG: a named (Tabler) icon makes the browser fetch a web font from a
+# CDN, which an air-gapped lab cannot reach; these travel with the page.
+_SVG = (
+    '<svg xmlns="http://www.w3.org/2000/svg" width="16" height="16" viewBox="0 0 24 24" '
+    'fill="none" stroke="currentColor" stroke-width="2" stroke-linecap="round" '
+    'stroke-linejoin="round">{}</svg>'
+)
+ICONS = {
+    "play": _SVG.format('<path d="M7 4v16l13 -8z" fill="currentColor"/>'),
+    "stop": _SVG.format('<rect x="5" y="5" width="14" height="14" rx="2"/>'),
+    "check": _SVG.format('<path d="M5 12l5 5l10 -10"/>'),
+}
 
 
 # ------------------------------------------------------------------ look

@@ -42,7 +42,14 @@ from engine.errors import MeshScopeError
 from engine.search import ESConfig, Record, objectives
 from explorer.runner import SearchRunner
 from explorer.state import ExplorerState
-from explorer.views._page import FONT, notify_error, on_page, session_scheduler, style_figure
+from explorer.views._page import (
+    FONT,
+    ICONS,
+    notify_error,
+    on_page,
+    session_scheduler,
+    style_figure,
+)
 
 __all__ = [
     "BEST_COLOR",
@@ -283,13 +290,13 @@ class EvolutionView(pn.viewable.Viewer):
             self.param.objective, name="objective", variant="outline", width=2 * w + 10
         )
         self._start_button = pn.widgets.Button(
-            label="Start", color="primary", icon="player-play", width=84
+            label="Start", color="primary", icon=ICONS["play"], width=84
         )
         self._stop_button = pn.widgets.Button(
-            label="Stop", color="danger", variant="outline", icon="player-stop", width=84
+            label="Stop", color="danger", variant="outline", icon=ICONS["stop"], width=84
         )
         self._adopt_button = pn.widgets.Button(
-            label="Adopt", color="success", icon="check", width=84,
+            label="Adopt", color="success", icon=ICONS["check"], width=84,
             description="make the best mapping found the current one (undoable)",
         )  # fmt: skip
         self._start_button.on_click(lambda event: self.start())

@@ -49,3 +49,24 @@ def test_every_tab_renders(page, demo_url, name, text):
     open_in(page, demo_url)
     tab(page, name).click()
     expect(page.get_by_text(text).first).to_be_visible(timeout=30_000)
+
+
+@pytest.mark.ui
+def test_the_page_works_with_the_network_blocked(page, demo_url):
+    """Air-gapped labs: every asset comes from the server; nothing asks the internet."""
+    asked: list[str] = []
+
+    def only_local(route):
+        if route.request.url.startswith(demo_url.rstrip("/")):
+            route.continue_()
+        else:
+            asked.append(route.request.url)
+            route.abort()
+
+    page.route("**/*", only_local)
+    open_in(page, demo_url)
+    for name, text in (("Evolution", "No search yet"), ("Bottlenecks", "heaviest links"),
+                       ("Compare", "Reference"), ("Mesh", "Colour links by")):  # fmt: skip
+        tab(page, name).click()
+        expect(page.get_by_text(text).first).to_be_visible(timeout=30_000)
+    assert asked == []
