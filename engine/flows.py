@@ -23,8 +23,12 @@ import numpy as np
 
 from engine.errors import SpecError
 from engine.hardware import DIRECTIONS, Hardware
+from engine.traffic import FIXED, route_loads
 
-__all__ = ["FlowTable", "core_flows", "flows_through", "link_label", "parse_link", "route_links"]
+__all__ = [
+    "FlowTable", "core_flows", "flows_through", "layer_link_messages", "link_label",
+    "parse_link", "route_links",
+]  # fmt: skip
 
 _STEP = {0: (1, 0), 1: (-1, 0), 2: (0, 1), 3: (0, -1)}  # E W S N (y grows downwards)
 
@@ -215,3 +219,13 @@ def route_links(hardware: Hardware, src_core: int, dst_core: int) -> np.ndarray:
     return np.concatenate(
         [[n_r4 + src_core], horizontal, vertical, [n_r4 + hardware.n_cores + dst_core]]
     ).astype(np.int64)
+
+
+def layer_link_messages(hardware: Hardware, graph, cores, layers) -> np.ndarray:
+    """Messages per step on every link (one per link id) of the flows that leave the
+    partitions of the populations ``layers`` — the load one layer's output puts on the mesh
+    (over all populations, the model's whole load)."""
+    cores = np.asarray(cores, dtype=np.int64)
+    keep = np.isin(graph.population[graph.pair_src], np.asarray(list(layers), dtype=np.int64))
+    src, dst = cores[graph.pair_src[keep]], cores[graph.pair_dst[keep]]
+    return route_loads(hardware, src, dst, graph.pair_fixed[keep]) / FIXED

@@ -13,6 +13,7 @@ was: a session never holds a mapping without its evaluation.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import tempfile
@@ -25,7 +26,14 @@ import param
 
 from engine.cost import Evaluation, Evaluator
 from engine.errors import CapacityError, InputFileError, MeshScopeError, SpecError
-from engine.flows import FlowTable, core_flows, flows_through, link_label, route_links
+from engine.flows import (
+    FlowTable,
+    core_flows,
+    flows_through,
+    layer_link_messages,
+    link_label,
+    route_links,
+)
 from engine.hardware import Hardware
 from engine.io.files import reason
 from engine.mapping import Mapping, mapping_to_dict, parse_mapping_dict
@@ -489,6 +497,22 @@ class ExplorerState(param.Parameterized):
         if mapping.partition is self._evaluator.partition:
             return self._evaluator.graph
         return partition_graph(self.network, self.hardware, mapping.partition)
+
+    def layer_evaluation(self, layers) -> Evaluation:
+        """The shown evaluation with its link loads narrowed to the flows that leave the
+        populations ``layers`` (everything else — latency, terms, the bottleneck — as is)."""
+        self._require_loaded()
+        ev, hw = self.shown_evaluation, self.hardware
+        mapping = self.shown_mapping()
+        graph = self._shown_graph(mapping)
+        messages = layer_link_messages(hw, graph, mapping.placement.cores, layers)
+        existing = hw.link_table["kind"] >= 0
+        return dataclasses.replace(
+            ev,
+            link_messages=messages,
+            link_us=messages * hw.link_table["us_per_message"],
+            max_link_messages=float(messages[existing].max()) if existing.any() else 0.0,
+        )
 
     def _layers(self, graph) -> tuple:
         names = self.network.population_names

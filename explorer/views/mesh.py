@@ -379,6 +379,10 @@ class MeshView(pn.viewable.Viewer):
         default="messages", objects=list(COLOR_MODES), doc="what the link colours show"
     )
     notify = param.Callable(default=None, doc="error reporter (default: a notification)")
+    layers = param.List(
+        default=[], item_type=int,
+        doc="populations whose outbound flows the link colours show (empty: every one)",
+    )  # fmt: skip
     inspection = param.ClassSelector(
         class_=Inspection, default=None, allow_None=True,
         doc="the link or core last clicked, explained (None: nothing inspected)",
@@ -405,11 +409,17 @@ class MeshView(pn.viewable.Viewer):
             label="", margin=(4, 10), variant="outline", color="primary", description=None,
             stylesheets=[":host .bk-btn { font-size: 12px; padding: 3px 10px; }"],
         )  # fmt: skip
+        self._layer_choice = pn.widgets.MultiChoice(
+            placeholder="all layers", width=300, margin=(4, 10),
+            description="Show only the load of the flows that leave these layers",
+        )  # fmt: skip
+        self._layer_choice.param.watch(lambda e: setattr(self, "layers", list(e.new)), "value")
         self._refresh()
         self.state.param.watch(
             self._refresh, ["evaluation", "search_best_evaluation", "search_running", "follow_best"]
         )
         self.param.watch(self._refresh, ["color_by"])
+        self.param.watch(self._layers_changed, ["layers"])
 
     # ------------------------------------------------------------ state → figure
     @property
@@ -420,6 +430,18 @@ class MeshView(pn.viewable.Viewer):
     def following_search(self) -> bool:
         return self.state.evaluation is not None and self.shown is not self.state.evaluation
 
+    def _coloured(self, shown: Evaluation) -> Evaluation:
+        """What the links show: the shown evaluation, or its layers' share (``layers``)."""
+        if not self.layers or shown is not self.state.shown_evaluation:
+            return shown
+        return self.state.layer_evaluation(self.layers)
+
+    def _layers_changed(self, *events) -> None:
+        if self._layer_choice.value != self.layers:
+            self._layer_choice.value = list(self.layers)
+        self._shown = None  # the same evaluation, coloured anew
+        self._refresh()
+
     def _refresh(self, *events) -> None:
         s = self.state
         shown = self.shown
@@ -428,23 +450,41 @@ class MeshView(pn.viewable.Viewer):
             self._pane.object = None
             self._caption.object = ""
             return
+        names = s.network.population_names
+        only = (
+            "Links show only the flows that leave "
+            + ", ".join(names[k] for k in self.layers if k < len(names))
+            + ". "
+            if self.layers
+            else ""
+        )
         self._caption.object = (
             f'<div class="mesh-caption" data-testid="mesh-caption">'
             f"{escape(bottleneck_text(s.hardware, shown, s.network))}</div>"
-            f'<div class="mesh-hint">{escape(_HINT)}</div>'
+            f'<div class="mesh-hint">{escape(only + _HINT)}</div>'
         )
         same_figure = s.hardware is self._hardware and s.network is self._network and self._sources
         if same_figure:
             if shown is self._shown and self._sources.color_by == self.color_by:
                 return
+            coloured = self._coloured(shown)
             self._write(
-                lambda: self._sources.update(s.hardware, s.network, shown, color_by=self.color_by)
+                lambda: self._sources.update(
+                    s.hardware, s.network, coloured, color_by=self.color_by
+                )
             )
             if self.inspection is not None and shown is not self._shown:
                 self._shown = shown
                 self.inspect(self.inspection.kind, self.inspection.target)  # what it is now
         else:
-            fig, self._sources = mesh_figure(s.hardware, s.network, shown, color_by=self.color_by)
+            if s.network is not self._network:  # another network: other layers
+                self._layer_choice.options = {
+                    n: k for k, n in enumerate(s.network.population_names)
+                }
+                self.layers = []
+            fig, self._sources = mesh_figure(
+                s.hardware, s.network, self._coloured(shown), color_by=self.color_by
+            )
             self._sources.cores.on_change("data", self._on_cores_change)
             fig.on_event(Tap, self._on_tap)
             self._hardware, self._network = s.hardware, s.network
@@ -477,7 +517,8 @@ class MeshView(pn.viewable.Viewer):
     def _snap_back(self) -> None:
         """Every core back on its slot, every column from the state."""
         s = self.state
-        self._write(lambda: self._sources.update(s.hardware, s.network, self.shown, full=True))
+        coloured = self._coloured(self.shown)
+        self._write(lambda: self._sources.update(s.hardware, s.network, coloured, full=True))
 
     # ------------------------------------------------------------ figure → state
     def _on_cores_change(self, attr, old, new) -> None:
@@ -559,11 +600,18 @@ class MeshView(pn.viewable.Viewer):
                 ),
                 self._switch,
                 pn.pane.HTML(
-                    '<span class="mesh-label"><b>Drag a core</b> onto another core to swap '
-                    "them, onto an empty slot to move it.</span>",
+                    '<span class="mesh-label">of</span>',
                     stylesheets=[_CAPTION_CSS],
-                    margin=(9, 0, 0, 16),
+                    margin=(9, 0, 0, 4),
                 ),
+                self._layer_choice,
+            ),
+            pn.pane.HTML(
+                '<span class="mesh-label"><b>Drag a core</b> onto another core to swap '
+                "them, onto an empty slot to move it; <b>click</b> a link or a core to see "
+                "its flows.</span>",
+                stylesheets=[_CAPTION_CSS],
+                margin=(0, 0, 0, 10),
             ),  # fmt: skip
             self._search_row,
             self._pane,

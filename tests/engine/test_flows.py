@@ -8,7 +8,14 @@ import numpy as np
 import pytest
 
 from engine.errors import SpecError
-from engine.flows import core_flows, flows_through, link_label, parse_link, route_links
+from engine.flows import (
+    core_flows,
+    flows_through,
+    layer_link_messages,
+    link_label,
+    parse_link,
+    route_links,
+)
 from engine.hardware import load_hardware
 from engine.pipeline import build_mapping, evaluate
 
@@ -120,3 +127,14 @@ def test_max_is_the_most_loaded_link():
     assert parse_link(hw, "max", loads) == 7
     with pytest.raises(SpecError, match="no link carries"):
         parse_link(hw, "max", np.zeros(hw.n_link_ids))
+
+
+def test_the_layers_loads_add_up_to_the_whole_load(mapped):
+    m, ev = mapped
+    hw, g, cores = m.hardware, m.graph, m.mapping.placement.cores
+    layers = range(m.network.n_populations)
+    parts = [layer_link_messages(hw, g, cores, [k]) for k in layers]
+    np.testing.assert_allclose(np.sum(parts, axis=0), ev.link_messages, rtol=1e-9, atol=1e-6)
+    np.testing.assert_allclose(layer_link_messages(hw, g, cores, layers), ev.link_messages,
+                               rtol=1e-9, atol=1e-6)  # fmt: skip
+    assert not layer_link_messages(hw, g, cores, []).any()

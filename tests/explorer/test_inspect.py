@@ -113,3 +113,23 @@ def test_the_inspection_follows_a_drag(view):
     s.swap_cores(int(cores[3]), int(cores[-1]))
     assert mesh.inspection.target == hot
     assert mesh.inspection.facts["messages / step"] != before
+
+
+def test_the_layer_filter_shows_one_layers_load(view):
+    """Links coloured by the flows that leave one layer; all layers again when cleared."""
+    mesh, _ = view
+    s = mesh.state
+    whole = np.asarray(mesh._sources.links.data["messages"]).copy()
+    mesh.layers = [2]
+    narrowed = np.asarray(mesh._sources.links.data["messages"])
+    assert narrowed.sum() < whole.sum() and np.all(narrowed <= whole + 1e-6)
+    ids = np.asarray(mesh._sources.links.data["link"])
+    g = s._evaluator.graph
+    expected = s.layer_evaluation([2]).link_messages[ids]
+    np.testing.assert_allclose(narrowed, expected)
+    assert g.pair_messages[g.population[g.pair_src] == 2].sum() > 0
+    assert "only the flows that leave layer2" in mesh._caption.object
+    mesh.layers = list(range(s.network.n_populations))  # every layer: the whole load
+    np.testing.assert_allclose(mesh._sources.links.data["messages"], whole, rtol=1e-9)
+    mesh.layers = []
+    np.testing.assert_allclose(mesh._sources.links.data["messages"], whole)

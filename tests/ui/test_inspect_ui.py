@@ -49,3 +49,22 @@ def test_clicking_the_hot_link_shows_its_flows_and_their_routes(page, demo_url):
     page.get_by_role("button", name="Clear").click()
     expect(header).to_be_hidden()
     page.wait_for_function(f"() => ({HIGHLIGHTED})() === 0")
+
+
+LOAD_SUM = """() => {
+  const plot = [...Bokeh.index.all_views()].find((v) => v.model.type === "Figure");
+  const m = plot.model.renderers.find((r) => r.name === "links").data_source.data.messages;
+  let s = 0; for (const v of m) s += v; return s;
+}"""
+
+
+@pytest.mark.ui
+def test_the_layer_filter_narrows_the_heatmap(page, demo_url):
+    open_in(page, demo_url)
+    whole = page.evaluate(LOAD_SUM)
+    box = page.get_by_placeholder("all layers")
+    box.click()
+    box.press_sequentially("layer5")  # typed: the list narrows to it
+    page.keyboard.press("Enter")
+    page.wait_for_function(f"() => ({LOAD_SUM})() < {whole}")
+    expect(page.get_by_text("Links show only the flows that leave layer5")).to_be_visible()
