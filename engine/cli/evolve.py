@@ -53,6 +53,7 @@ def _evolve(args) -> int:
         make_search,
         objectives,
     )
+    from engine.search.genotype import check_init_k
 
     network = resolve_network(args.network or DEFAULT_NETWORK)
     hardware = resolve_hardware(args.hardware or DEFAULT_HARDWARE)
@@ -63,9 +64,11 @@ def _evolve(args) -> int:
         reorder=not args.no_reorder,
         elitist=not args.no_elitism,
         objective=args.objective,
-        init_k=args.init_k,
+        init_k=ESConfig.init_k if args.init_k is None else args.init_k,
         seed=args.seed,
     )
+    if args.init_k is not None and not args.resume:  # asked for: it must fit (the default
+        check_init_k(network, hardware, args.init_k)  # is trimmed to what fits, quietly)
     if args.evaluator_cmd:
         if objectives[config.objective].simulated:
             raise SpecError(
@@ -184,7 +187,11 @@ def add_commands(sub) -> None:
     )
     es.add_argument("--no-reorder", action="store_true", help="ablation: no reordering operator")
     es.add_argument("--no-elitism", action="store_true", help="ablation: (1,λ) partitioning")
-    es.add_argument("--init-k", type=whole(0), default=d.init_k, help=ESConfig.help("init_k"))
+    es.add_argument(
+        "--init-k", type=whole(0), default=None,
+        help=f"{ESConfig.help('init_k')} (default {d.init_k}; at most the cores beyond the "
+        "minimum partition)",
+    )  # fmt: skip
     es.add_argument(
         "--strategy", choices=strategies.names(), default="global",
         help="global: one search over every chip; chipwise: one search per chip (default global)",

@@ -9,6 +9,7 @@ Arrays ``indptr``, ``indices``, ``population``, ``rate`` and optionally ``weight
 from __future__ import annotations
 
 import json
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -47,13 +48,39 @@ def save_network(network: Network, path) -> None:
         np.savez_compressed(f, **arrays)
 
 
+def _not_an_archive(path: Path) -> str | None:
+    """What is wrong with a file that is not a whole .npz (zip) archive, or None.
+
+    Asked before numpy reads it: numpy takes anything but a zip for a pickle, and would say
+    so ("contains pickled data") of an empty, truncated or foreign file.
+    """
+    with open(path, "rb") as f:
+        head = f.read(6)
+        f.seek(0, 2)
+        size = f.tell()
+    if size == 0:
+        return "the file is empty"
+    if head.startswith(b"\x93NUMPY"):
+        return "it holds one .npy array, not the .npz archive of a network"
+    if not head.startswith(b"PK"):
+        return "it is not a .npz (zip) archive"
+    if not zipfile.is_zipfile(path):
+        return f"the archive is cut short or damaged ({size:,} bytes, no zip directory)"
+    return None
+
+
 def load_network(path) -> Network:
     path = Path(path)
     try:
+        wrong = _not_an_archive(path)
+        if wrong:
+            raise InputFileError(f"{path} is not a MeshScope network file (.npz): {wrong}")
         with np.load(path, allow_pickle=False) as z:
             data = {k: z[k] for k in z.files}
     except FileNotFoundError:
         raise InputFileError(f"network file {path} does not exist") from None
+    except InputFileError:
+        raise
     except Exception as e:  # noqa: BLE001 - whatever numpy and zipfile raise, the file is bad
         raise InputFileError(
             f"{path} is not a MeshScope network file (.npz): {reason(e)}"

@@ -148,6 +148,21 @@ def to_mapping(network: Network, cores_per_population, placement) -> Mapping:
     return Mapping(Partition.layered(network, cores_per_population), Placement(placement))
 
 
+def check_init_k(network: Network, hardware: Hardware, k: int) -> None:
+    """Refuse a min+k start that asks more extra cores of one layer than the hardware has
+    beyond the minimum partition (``min_plus`` trims what fits; this is for a k asked for)."""
+    from engine.partition.layer import min_cores
+
+    need = int(np.sum(min_cores(network, hardware)))
+    spare = hardware.n_cores - need
+    if k > spare:
+        raise SpecError(
+            f"--init-k {k} asks for {k} extra cores per layer, but {hardware.name} has "
+            f"{hardware.n_cores} cores and the minimum partition of {network.name} takes "
+            f"{need}: choose --init-k {max(spare, 0)} or less"
+        )
+
+
 def layout_for(
     network: Network, hardware: Hardware, *, cores=None, free=None, fixed_cores=None
 ) -> Layout:

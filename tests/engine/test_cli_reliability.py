@@ -128,3 +128,15 @@ def test_a_bad_hardware_file_is_one_line_naming_the_key(capsys, tmp_path, old, n
     code, _, err = run_cli(capsys, "evaluate", "--network", NET, "--hardware", str(path))
     assert code == 2 and err.count("\n") == 1
     assert words in err and str(path) in err
+
+
+def test_an_init_k_beyond_the_hardware_is_refused_naming_the_largest(capsys):
+    args = ("evolve", "--network", NET, "--hardware", "mesh:2x2", "--budget", "3")
+    code, _, err = run_cli(capsys, *args, "--init-k", "1000")
+    assert code == 2 and err.count("\n") == 1
+    largest = int(err.split("choose --init-k ")[1].split()[0])
+    assert "--init-k 1000" in err and 0 <= largest < 1000
+    code, out, _ = run_cli(capsys, *args, "--init-k", str(largest))
+    assert code == 0 and "best:" in out
+    code, _, _ = run_cli(capsys, *args, "--init-k", str(largest + 1))
+    assert code == 2

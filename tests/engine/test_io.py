@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import zipfile
@@ -119,6 +120,37 @@ def test_text_file_renamed_npz(tmp_path):
         load_network(path)
     assert str(path) in str(info.value)
     assert "not a MeshScope network file" in str(info.value)
+
+
+def _npy_bytes() -> bytes:
+    buffer = io.BytesIO()
+    np.save(buffer, np.arange(4))
+    return buffer.getvalue()
+
+
+def _cut(path, size):
+    data = path.read_bytes()[:size]
+    path.write_bytes(data)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("make", "words"),
+    [
+        (lambda p: p.write_bytes(b""), "the file is empty"),
+        (lambda p: _cut(save_arrays(p, **valid_arrays()), 200), "cut short or damaged"),
+        (lambda p: p.write_bytes(_npy_bytes()), "one .npy array, not the .npz"),
+        (lambda p: p.write_bytes(b"\x80\x04K\x01."), "not a .npz (zip) archive"),
+    ],
+    ids=["empty", "truncated", "npy", "a pickle"],
+)
+def test_a_file_that_is_not_a_whole_archive_says_what_it_is(tmp_path, make, words):
+    path = tmp_path / "net.npz"
+    make(path)
+    with pytest.raises(InputFileError) as info:
+        load_network(path)
+    text = str(info.value)
+    assert str(path) in text and words in text and "pickled" not in text
 
 
 def test_zip_without_the_arrays(tmp_path):
