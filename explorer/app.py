@@ -25,7 +25,7 @@ import panel as pn
 
 from engine.errors import MeshScopeError, SpecError
 from explorer.access import ClientAccess, ClientLimits
-from explorer.compat import send_without_delay
+from explorer.compat import release_notifications, send_without_delay
 from explorer.state import ExplorerState
 from explorer.views._page import LiveHTML
 from explorer.views.compare import CompareView
@@ -136,10 +136,13 @@ def _token_from_request() -> str | None:
 
 def _when_page_is_up(token: str) -> None:
     """Once the page is connected: show the session's token in the address bar (no
-    reload), and make its websocket send small frames at once."""
+    reload), and make its websocket send small frames at once; once it is closed, let go
+    of what Panel would keep of it."""
     doc = pn.state.curdoc
     if doc is None or doc.session_context is None:
         return
+
+    doc.on_session_destroyed(release_notifications)
 
     def up():
         send_without_delay(doc)
@@ -295,13 +298,15 @@ def serve(
     allow_origins: tuple[str, ...] = (),
     limits: ClientLimits | None = None,
     threaded: bool = False,
+    session_lifetime_ms: int | None = None,
 ):
     """Serve the explorer on ``address:port``; blocks unless ``threaded``.
 
     ``allow_files``: folders whose files clients may name; ``allow_origins``: the origins
     (``host:port``) allowed besides the local ones; ``limits``: what one client may ask
     for (``ClientLimits``). ``threaded=True`` returns Panel's server thread (stop it with
-    ``.stop()``); tests use it to serve the page in-process.
+    ``.stop()``); tests use it to serve the page in-process. ``session_lifetime_ms``: how
+    long a closed page's session lives on (Bokeh's default, 15 s, when None).
     """
     origins = websocket_origins(address, port, tuple(allow_origins))
     access = ClientAccess.for_server((network, hardware, mapping), allow_files, limits)
@@ -318,6 +323,14 @@ def serve(
         show=show,
         title=TITLE,
         threaded=threaded,
+        **(
+            {}
+            if session_lifetime_ms is None
+            else {
+                "unused_session_lifetime_milliseconds": session_lifetime_ms,
+                "check_unused_sessions_milliseconds": max(1, session_lifetime_ms // 2),
+            }
+        ),
     )
 
 

@@ -1,7 +1,7 @@
 """Every use of a framework's private parts, in one place.
 
-The explorer uses one private detail of Bokeh's server, because neither Bokeh nor Panel
-offers it publicly:
+The explorer uses two private details of Bokeh and Panel, because neither offers them
+publicly:
 
 * **TCP_NODELAY on a session's websockets.** Bokeh sends one change as several small
   frames (header, metadata, content, buffers); with Nagle's algorithm each waits for the
@@ -9,6 +9,15 @@ offers it publicly:
   metric update. The connections of a session are ``ServerSession._subscribed_connections``
   and each one's websocket handler is ``ServerConnection._socket`` (a Tornado
   ``WebSocketHandler``, whose ``set_nodelay`` is public).
+
+* **The notification area of a closed session.** Panel 1.9.4 registers a session's
+  notification area in its process-wide view registry (``state._views``: model id →
+  viewable, model, document, comm) but does not find it again when the session is
+  destroyed (its ``state._notifications`` no longer holds the document by then), so every
+  closed page left its document, models and notification area in memory — about 1.4 MB a
+  session (``benchmarks/soak.py``). ``release_notifications`` does, once the session is
+  gone, what Panel means to do: the area's own ``_server_destroy``, and the registry entry
+  dropped.
 
 ``private_api_problems`` says what of this the installed Bokeh no longer has;
 ``tests/explorer/test_compat.py`` fails on any, naming it, so a Bokeh upgrade that
@@ -22,7 +31,7 @@ import contextlib
 import inspect
 import logging
 
-__all__ = ["TESTED", "private_api_problems", "send_without_delay"]
+__all__ = ["TESTED", "private_api_problems", "release_notifications", "send_without_delay"]
 
 TESTED = {"bokeh": "3.9.2", "panel": "1.9.4"}
 
@@ -42,6 +51,13 @@ def private_api_problems() -> list[str]:
         problems.append("bokeh ServerConnection no longer keeps its websocket as _socket")
     if not callable(getattr(WebSocketHandler, "set_nodelay", None)):
         problems.append("tornado WebSocketHandler has no set_nodelay")
+    from panel.io.notifications import NotificationArea
+    from panel.io.state import state
+
+    if not isinstance(getattr(state, "_views", None), dict):
+        problems.append("panel state no longer keeps its views in _views")
+    if not callable(getattr(NotificationArea, "_server_destroy", None)):
+        problems.append("panel NotificationArea has no _server_destroy")
     return problems
 
 
@@ -62,3 +78,25 @@ def send_without_delay(doc) -> int:
             connection._socket.set_nodelay(True)
             count += 1
     return count
+
+
+def release_notifications(session_context) -> int:
+    """Forget the notification areas of a destroyed session (a ``on_session_destroyed``
+    callback); returns how many were still registered. Harmless when Panel did it already."""
+    from panel.io.notifications import NotificationAreaBase
+    from panel.io.state import state
+
+    doc = session_context._document
+    views = getattr(state, "_views", {})
+    stale = [
+        (ref, view[0])
+        for ref, view in list(views.items())
+        if view[2] is doc and isinstance(view[0], NotificationAreaBase)
+    ]
+    for ref, area in stale:
+        try:  # Panel's own cleanup of the area's model
+            area._server_destroy(session_context)
+        except Exception as e:  # noqa: BLE001 - a changed Panel: still drop the entry
+            log.warning("cannot destroy a closed session's notification area: %s", e)
+        views.pop(ref, None)
+    return len(stale)
