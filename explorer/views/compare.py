@@ -2,10 +2,11 @@
 
 The reference is the starting mapping, the search's best, or an uploaded mapping file
 (``ExplorerState.set_reference``). Three panels share one zoom: the current mesh and
-the reference mesh (``explorer.views.mesh.mesh_figure``), and the per-link difference
-of messages per step, current − reference, on a diverging colour map centred on 0 (red:
-the current mapping sends more over that link; blue: fewer). Above them, the two
-mappings' metrics and the change.
+the reference mesh (``explorer.views.mesh.mesh_figure``), both coloured on one link-load
+scale (``shared_load_scale``: a colour is the same load in both), and the per-link
+difference of messages per step, current − reference, on a diverging colour map centred
+on 0 (red: the current mapping sends more over that link; blue: fewer). Above them, the
+two mappings' metrics and the change.
 
 ``summary_rows`` and ``link_difference_columns`` are plain numpy, tested without a
 browser; a bad file is a notification and changes nothing.
@@ -40,6 +41,7 @@ from explorer.state import ExplorerState
 from explorer.views._page import FONT, notify_error, on_page
 from explorer.views.mesh import mesh_figure
 from explorer.views.mesh_columns import (
+    LOAD_PALETTE,
     TILE_SIZE,
     core_columns,
     core_size,
@@ -51,10 +53,12 @@ from explorer.views.mesh_columns import (
 __all__ = [
     "DIFF_PALETTE",
     "SAME_COLOR",
+    "SHARED_SCALE_TITLE",
     "CompareView",
     "color_limit",
     "diverging_colors",
     "link_difference_columns",
+    "shared_load_scale",
     "summary_html",
     "summary_rows",
 ]
@@ -62,6 +66,7 @@ __all__ = [
 _DIFF_ANCHORS = ("#2166ac", "#67a9cf", "#d1e5f0", "#f4f4f4", "#fddbc7", "#ef8a62", "#b2182b")
 SAME_COLOR = "#d4d4d4"  # a link whose load did not change
 CHANGED_CORE_COLOR = "#374151"
+SHARED_SCALE_TITLE = "messages / step (one scale, both meshes)"
 
 
 DIFF_PALETTE = interpolate_palette(_DIFF_ANCHORS, 255)  # odd: the middle colour is exactly 0
@@ -78,6 +83,15 @@ def diverging_colors(delta: np.ndarray, vmax: float, palette=DIFF_PALETTE) -> np
     index = np.clip(np.floor((delta + vmax) / (2 * vmax) * n).astype(np.int64), 0, n - 1)
     colors = np.asarray(palette, dtype=object)[index]
     return np.where(delta != 0, colors, SAME_COLOR)
+
+
+def shared_load_scale(*evaluations: Evaluation) -> float:
+    """The top of the one link-load colour scale of several meshes: their heaviest link.
+
+    Each mesh on its own scale would draw its heaviest link in the darkest colour
+    however light it is, so the better mapping could look the hotter one.
+    """
+    return max((float(e.max_link_messages) for e in evaluations), default=0.0)
 
 
 def color_limit(delta: np.ndarray, quantile: float = 0.95) -> float:
@@ -422,6 +436,7 @@ class CompareView(pn.viewable.Viewer):
         else:
             self._current_sources.update(s.hardware, s.network, s.evaluation)
             self._reference_sources.update(s.hardware, s.network, ref)
+        self._share_load_scale(s.hardware, s.evaluation, ref)
         self._reference.title.text = f"Reference: {self.reference_label}"
         self._diff.update(s.hardware, s.network, s.evaluation, ref)
         self._summary.object = summary_html(summary_rows(s.evaluation, ref), self.reference_label)
@@ -441,12 +456,42 @@ class CompareView(pn.viewable.Viewer):
         _without_legend(self._reference)  # the current mesh's legend serves both
         for fig in (self._current, self._reference):
             _view_only(fig)
+        # Both colour bars show one mapper, which this view owns: the sources would set it
+        # to their own mesh's heaviest link and the bars' titles back to the plain one.
+        self._load_mapper = LinearColorMapper(palette=list(LOAD_PALETTE), low=0, high=1)
+        for sources in (self._current_sources, self._reference_sources):
+            sources.color_bar.update(color_mapper=self._load_mapper, title=SHARED_SCALE_TITLE)
+            sources.color_bar = None
         self._diff = _DifferencePlot(hardware, network, self._current)
         self._row[:] = [
             pn.pane.Bokeh(self._current),
             pn.pane.Bokeh(self._reference),
             pn.pane.Bokeh(self._diff.figure),
         ]
+
+    def _share_load_scale(self, hardware, current: Evaluation, reference: Evaluation) -> None:
+        """Recolour both meshes' links on one scale, up to the heavier mesh's heaviest link.
+
+        The sources have just drawn each mesh on its own scale; colour and width are
+        redone with ``link_columns(vmax=...)``. The arrows (drawn on loaded router links
+        only, in proportion to the link's width) keep their proportion to the new width.
+        """
+        vmax = shared_load_scale(current, reference)
+        for sources, evaluation in (
+            (self._current_sources, current),
+            (self._reference_sources, reference),
+        ):
+            links = link_columns(hardware, evaluation, vmax=vmax)
+            width_px = links["width"] * sources.link_px
+            old = sources.links.data
+            arrow_px = np.asarray(old["arrow_px"]) * width_px / np.asarray(old["width_px"])
+            sources.links.data.update(
+                color=links["color"].tolist(),
+                width=links["width"],
+                width_px=width_px,
+                arrow_px=arrow_px,
+            )
+        self._load_mapper.high = vmax if vmax > 0 else 1.0
 
     def __panel__(self):
         chooser = pn.Row(
@@ -460,7 +505,8 @@ class CompareView(pn.viewable.Viewer):
             "red link carries more messages per step in the current mapping than in the "
             "reference, a blue one fewer (colours saturate at the 95th percentile of the "
             "changes; the width keeps growing); a dark outline marks a core whose contents "
-            "differ. Each mesh colours its links on its own scale (see its colour bar)."
+            "differ. Both meshes colour their links on one scale, up to the heaviest link of "
+            "either, so a colour is the same load in both."
             "</div>",
             stylesheets=[_CSS],
         )

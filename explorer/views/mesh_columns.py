@@ -44,6 +44,7 @@ __all__ = [
     "load_colors",
     "population_colors",
     "router_columns",
+    "srgb_to_lab",
 ]
 
 # --------------------------------------------------------------------------- style
@@ -155,7 +156,106 @@ def hit_test(
 
 
 def population_colors(n_populations: int) -> list[str]:
-    return [POPULATION_PALETTE[i % len(POPULATION_PALETTE)] for i in range(n_populations)]
+    """One colour per population, all different: ``POPULATION_PALETTE`` first, then more.
+
+    A network with more layers than the palette (sparse-mlp-2) used to repeat its colours,
+    so two layers looked like one. Past the palette come ``_extra_population_colors``, the
+    same for every network, so ``population_colors(n)`` starts with ``population_colors(m)``
+    for m < n. Distinct for up to ``len(POPULATION_PALETTE) + len(pool)`` (thousands);
+    beyond that (no legend could show it) the colours repeat.
+    """
+    n = max(int(n_populations), 0)
+    base = list(POPULATION_PALETTE[:n])
+    if n <= len(POPULATION_PALETTE):
+        return base
+    extra = _extra_population_colors(n - len(POPULATION_PALETTE))
+    colors = base + list(extra)
+    return [colors[i % len(colors)] for i in range(n)]
+
+
+# What the extra population colours may be: points of a grid in CIELAB, muted (chroma
+# 20..60) like the palette, neither dark nor washed out (L* 35..85), and not red, orange
+# or pink (hue 85°..335°), which the mesh uses for load and for the bottleneck.
+_EXTRA_LIGHTNESS = (35.0, 85.0)
+_EXTRA_CHROMA = (20.0, 60.0)
+_EXTRA_HUE_DEG = (85.0, 335.0)
+_EXTRA_GRID_STEP = 2.5
+
+
+def _hex_rgb(colors) -> np.ndarray:
+    """``#rrggbb`` strings as sRGB in [0, 1], one row each."""
+    return np.array([[int(c[i : i + 2], 16) for i in (1, 3, 5)] for c in colors]) / 255.0
+
+
+_SRGB_TO_XYZ = np.array(
+    [[0.4124564, 0.3575761, 0.1804375],
+     [0.2126729, 0.7151522, 0.0721750],
+     [0.0193339, 0.1191920, 0.9503041]]
+)  # fmt: skip
+_WHITE_D65 = np.array([0.95047, 1.0, 1.08883])
+_LAB_EPS = 6.0 / 29.0
+
+
+def srgb_to_lab(rgb: np.ndarray) -> np.ndarray:
+    """CIELAB (D65) of sRGB rows in [0, 1]: a Euclidean distance there (ΔE*76) is about
+    how different two colours look, which a distance in RGB is not."""
+    rgb = np.asarray(rgb, dtype=float)
+    linear = np.where(rgb <= 0.04045, rgb / 12.92, ((rgb + 0.055) / 1.055) ** 2.4)
+    xyz = linear @ _SRGB_TO_XYZ.T / _WHITE_D65
+    f = np.where(xyz > _LAB_EPS**3, np.cbrt(xyz), xyz / (3 * _LAB_EPS**2) + 4 / 29)
+    return np.stack([116 * f[:, 1] - 16, 500 * (f[:, 0] - f[:, 1]), 200 * (f[:, 1] - f[:, 2])], -1)
+
+
+def _lab_to_srgb(lab: np.ndarray) -> np.ndarray:
+    fy = (lab[:, 0] + 16) / 116
+    f = np.stack([fy + lab[:, 1] / 500, fy, fy - lab[:, 2] / 200], -1)
+    xyz = np.where(f > _LAB_EPS, f**3, 3 * _LAB_EPS**2 * (f - 4 / 29)) * _WHITE_D65
+    linear = xyz @ np.linalg.inv(_SRGB_TO_XYZ).T
+    return np.where(
+        linear <= 0.0031308, 12.92 * linear, 1.055 * np.abs(linear) ** (1 / 2.4) - 0.055
+    )
+
+
+@lru_cache(maxsize=1)
+def _extra_color_pool() -> tuple[np.ndarray, np.ndarray]:
+    """The candidates for extra population colours: ``(hex strings, their CIELAB)``."""
+    lo_l, hi_l = _EXTRA_LIGHTNESS
+    lo_c, hi_c = _EXTRA_CHROMA
+    step = _EXTRA_GRID_STEP
+    ls, ab = np.arange(lo_l, hi_l + step / 2, step), np.arange(-hi_c, hi_c + step / 2, step)
+    lab = np.stack([g.ravel() for g in np.meshgrid(ls, ab, ab, indexing="ij")], -1)
+    chroma = np.hypot(lab[:, 1], lab[:, 2])
+    hue = np.degrees(np.arctan2(lab[:, 2], lab[:, 1])) % 360
+    lo_h, hi_h = _EXTRA_HUE_DEG
+    lab = lab[(chroma >= lo_c) & (chroma <= hi_c) & (hue >= lo_h) & (hue <= hi_h)]
+    rgb = _lab_to_srgb(lab)
+    rgb8 = np.unique(np.rint(rgb[np.all((rgb >= 0) & (rgb <= 1), axis=1)] * 255), axis=0)
+    hexes = np.array([f"#{r:02x}{g:02x}{b:02x}" for r, g, b in rgb8.astype(int)])
+    return hexes, srgb_to_lab(rgb8 / 255.0)
+
+
+@lru_cache(maxsize=16)
+def _extra_population_colors(count: int) -> tuple[str, ...]:
+    """``count`` colours after ``POPULATION_PALETTE``, chosen one at a time from
+    ``_extra_color_pool``: each the candidate farthest (in CIELAB) from every colour
+    already taken, the palette's and the ones that mean something else on the mesh
+    (idle and empty, the load palette, the bottleneck) among them.
+
+    Farthest-point picking keeps each new colour as different as the pool allows from
+    all before it: up to 64 populations every colour is more than 15 ΔE*76 from every
+    other (the palette's own closest pair is 4 apart), later ones less but never equal.
+    The order does not depend on ``count`` (a longer list starts with a shorter one).
+    """
+    hexes, lab = _extra_color_pool()
+    taken = (*POPULATION_PALETTE, IDLE_COLOR, EMPTY_COLOR, BOTTLENECK_COLOR, *_LOAD_ANCHORS)
+    seen = srgb_to_lab(_hex_rgb(taken))
+    nearest = np.min(np.linalg.norm(lab[:, None, :] - seen[None, :, :], axis=-1), axis=1)
+    picked = []
+    for _ in range(min(count, hexes.size)):  # one per population past the palette
+        k = int(np.argmax(nearest))
+        picked.append(str(hexes[k]))
+        nearest = np.minimum(nearest, np.linalg.norm(lab - lab[k], axis=1))
+    return tuple(picked)
 
 
 def load_colors(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from bokeh.models import ColorBar, HoverTool, LinearColorMapper
@@ -14,10 +16,12 @@ from engine.placement import make_placement
 from explorer.state import ExplorerState
 from explorer.views.mesh import MeshView, mesh_figure
 from explorer.views.mesh_columns import (
+    BOTTLENECK_COLOR,
     COLOR_MODES,
     EMPTY_COLOR,
     IDLE_COLOR,
     LOAD_PALETTE,
+    POPULATION_PALETTE,
     bottleneck_columns,
     bottleneck_text,
     chip_columns,
@@ -29,6 +33,7 @@ from explorer.views.mesh_columns import (
     load_colors,
     population_colors,
     router_columns,
+    srgb_to_lab,
 )
 
 
@@ -79,6 +84,50 @@ def test_cores_are_coloured_by_the_population_placed_there(demo_state):
     assert set(cores["population"][empty]) == {"empty"}
     assert np.all(cores["neurons"][empty] == 0)
     assert len(set(palette)) == net.n_populations  # seven layers, seven colours
+
+
+def test_population_colours_stay_distinct_past_the_palette():
+    assert population_colors(0) == []
+    for n in range(1, 65):
+        colors = population_colors(n)
+        assert len(colors) == n and len(set(colors)) == n, n
+        assert all(re.fullmatch(r"#[0-9a-f]{6}", c) for c in colors)
+    many = population_colors(64)
+    for n in range(1, 65):  # a bigger network keeps the smaller one's colours
+        assert population_colors(n) == many[:n]
+    assert len(set(population_colors(300))) == 300
+
+
+def test_the_palette_comes_first_unchanged():
+    assert population_colors(10) == list(POPULATION_PALETTE[:10])  # screenshots stay valid
+    assert population_colors(len(POPULATION_PALETTE)) == list(POPULATION_PALETTE)
+    assert population_colors(64)[: len(POPULATION_PALETTE)] == list(POPULATION_PALETTE)
+
+
+def test_extra_population_colours_are_far_from_each_other_and_from_other_meanings():
+    def lab(colors):
+        rgb = np.array([[int(c[i : i + 2], 16) for i in (1, 3, 5)] for c in colors]) / 255
+        return srgb_to_lab(rgb)
+
+    colors = population_colors(64)
+    reserved = [IDLE_COLOR, EMPTY_COLOR, BOTTLENECK_COLOR, LOAD_PALETTE[0], LOAD_PALETTE[-1]]
+    assert not set(colors) & set(reserved)
+    extra = lab(colors[len(POPULATION_PALETTE) :])
+    gap = np.linalg.norm(extra[:, None] - lab(colors)[None], axis=-1)  # ΔE*76
+    gap[np.arange(len(extra)), np.arange(len(POPULATION_PALETTE), 64)] = np.inf  # itself
+    assert gap.min() > 15  # no near-duplicates (the palette's own closest pair is ~4)
+    assert np.linalg.norm(extra[:, None] - lab(reserved)[None], axis=-1).min() > 15
+    chroma = np.hypot(extra[:, 1], extra[:, 2])
+    assert chroma.min() >= 19  # not grey, which reads as an idle link or an empty core
+    hue = np.degrees(np.arctan2(extra[:, 2], extra[:, 1])) % 360
+    assert np.all((hue > 80) & (hue < 340))  # not red or orange, which read as load
+
+
+def test_srgb_to_lab_matches_known_values():
+    white, black, red = srgb_to_lab(np.array([[1.0, 1.0, 1.0], [0, 0, 0], [1, 0, 0]]))
+    assert white == pytest.approx([100, 0, 0], abs=0.01)
+    assert black == pytest.approx([0, 0, 0], abs=0.01)
+    assert red == pytest.approx([53.24, 80.09, 67.20], abs=0.05)
 
 
 def test_cores_sit_around_their_router(demo_state):

@@ -6,7 +6,7 @@ import json
 
 import numpy as np
 import pytest
-from bokeh.models import PointDrawTool
+from bokeh.models import ColorBar, PointDrawTool
 
 from engine.mapping import mapping_to_dict
 from engine.search import ESConfig
@@ -15,14 +15,16 @@ from explorer.state import ExplorerState
 from explorer.views.compare import (
     DIFF_PALETTE,
     SAME_COLOR,
+    SHARED_SCALE_TITLE,
     CompareView,
     color_limit,
     diverging_colors,
     link_difference_columns,
+    shared_load_scale,
     summary_html,
     summary_rows,
 )
-from explorer.views.mesh_columns import link_columns
+from explorer.views.mesh_columns import LOAD_PALETTE, link_columns, load_colors
 
 NET = "mlp:widths=256-512-256-10"
 
@@ -134,6 +136,88 @@ def test_meshes_are_side_by_side_share_one_zoom_and_cannot_be_dragged(state):
         assert not any(isinstance(t, PointDrawTool) for t in fig.tools)
     assert len(view._row) == 3
     assert reference.title.text == "Reference: starting mapping"
+
+
+# A network whose default mapping loads its heaviest link four times as much as the
+# spread-row mapping does (1024 against 256 messages per step), and shares one link load.
+UNEVEN = "linear-dense:M=4,N=64"
+
+
+def _uneven_view(reference_is_lighter: bool = True):
+    heavy = ExplorerState.from_specs(UNEVEN, "loihi2")
+    light = ExplorerState.from_specs(UNEVEN, "loihi2", placer="spread-row")
+    state, other = (heavy, light) if reference_is_lighter else (light, heavy)
+    view = CompareView(state=state)
+    assert view.load_file("other.json", other.mapping_json().encode())
+    return state, view
+
+
+@pytest.mark.parametrize("reference_is_lighter", [True, False])
+def test_both_meshes_share_one_colour_scale(reference_is_lighter):
+    state, view = _uneven_view(reference_is_lighter)
+    current, reference = state.evaluation, state.reference_evaluation
+    assert current.max_link_messages != reference.max_link_messages
+    top = max(current.max_link_messages, reference.max_link_messages)
+    assert shared_load_scale(current, reference) == top
+
+    sides = [view._current_sources, view._reference_sources]
+    bar_models = [
+        next(obj for obj in fig.right if isinstance(obj, ColorBar))
+        for fig in (view._current, view._reference)
+    ]
+    assert bar_models[0].color_mapper is bar_models[1].color_mapper  # one scale, one mapper
+    assert bar_models[0].color_mapper.high == top and bar_models[0].color_mapper.low == 0
+    assert all(bar.title == SHARED_SCALE_TITLE for bar in bar_models)
+    for sources, evaluation in zip(sides, (current, reference), strict=True):
+        data = sources.links.data
+        messages = np.asarray(data["messages"])
+        assert np.array_equal(messages, evaluation.link_messages[np.asarray(data["link"])])
+        assert list(data["color"]) == load_colors(messages, top).tolist()
+        # only the heavier mesh reaches the darkest colour
+        darkest = LOAD_PALETTE[-1] in data["color"]
+        assert darkest == (evaluation.max_link_messages == top)
+
+
+def test_the_same_load_is_the_same_colour_in_both_meshes():
+    _, view = _uneven_view()
+    cur, ref = view._current_sources.links.data, view._reference_sources.links.data
+    assert list(cur["link"]) == list(ref["link"])
+    cur_load, ref_load = np.asarray(cur["messages"]), np.asarray(ref["messages"])
+    same = (cur_load == ref_load) & (cur_load > 0)
+    assert same.any()  # the 256-message link both mappings have
+    assert np.array_equal(np.asarray(cur["color"])[same], np.asarray(ref["color"])[same])
+    assert np.array_equal(np.asarray(cur["width"])[same], np.asarray(ref["width"])[same])
+    # and a lighter link is a lighter colour, across the two meshes
+    order = {color: i for i, color in enumerate(LOAD_PALETTE)}
+    hot = np.asarray(cur["color"], dtype=object)[np.argmax(cur_load)]
+    ref_hot = np.asarray(ref["color"], dtype=object)[np.argmax(ref_load)]
+    assert order[ref_hot] < order[hot] == len(LOAD_PALETTE) - 1
+
+
+def test_the_shared_scale_follows_the_mappings():
+    state, view = _uneven_view()
+    mapper = view._load_mapper
+    assert mapper.high == 1024
+    view.choose("start")  # the same mapping on both sides: its own heaviest link
+    assert mapper.high == state.evaluation.max_link_messages
+    assert list(view._current_sources.links.data["color"]) == list(
+        view._reference_sources.links.data["color"]
+    )
+    light = ExplorerState.from_specs(UNEVEN, "loihi2", placer="spread-row")
+    assert view.load_file("light.json", light.mapping_json().encode())
+    ref = state.reference_evaluation
+    assert mapper.high == max(state.evaluation.max_link_messages, ref.max_link_messages)
+
+
+def test_the_difference_is_on_a_scale_centred_on_zero():
+    _, view = _uneven_view()
+    mapper, delta = view._diff.mapper, np.asarray(view.difference.data["delta"])
+    assert np.any(delta > 0) and np.any(delta < 0)
+    assert mapper.low == -mapper.high and mapper.high == color_limit(delta) > 0
+    palette = list(mapper.palette)
+    assert len(palette) % 2 == 1 and palette[len(palette) // 2] == "#f4f4f4"  # 0 is neutral
+    colors = np.asarray(view.difference.data["color"], dtype=object)
+    assert np.array_equal(colors, diverging_colors(delta, mapper.high))
 
 
 def test_choose_best_and_file(state, errors):
