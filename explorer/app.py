@@ -24,6 +24,8 @@ from html import escape
 import panel as pn
 
 from engine.errors import MeshScopeError, SpecError
+from engine.hardware import NocConstants
+from engine.simulate import SyntheticRun, run_synthetic
 from explorer.access import ClientAccess, ClientLimits
 from explorer.compat import release_notifications, send_without_delay
 from explorer.state import ExplorerState
@@ -34,6 +36,7 @@ from explorer.views.evolution import EvolutionView
 from explorer.views.mesh import MeshView
 from explorer.views.metrics import MetricsView
 from explorer.views.roofline import BottleneckView
+from explorer.views.traffic import TrafficView
 
 __all__ = [
     "SESSION_ARG",
@@ -221,6 +224,7 @@ def tabs(state: ExplorerState) -> list[tuple[str, object]]:
         ("Evolution", _on_first_show(EvolutionView, state)),
         ("Bottlenecks", _on_first_show(BottleneckView, state)),
         ("Compare", _on_first_show(CompareView, state)),
+        ("Traffic", _on_first_show(TrafficView, state)),
     ]
 
 
@@ -342,3 +346,10 @@ def _warm_up(network, hardware, mapping, access: ClientAccess) -> None:
         cores = state.mapping.placement.cores
         state.swap_cores(int(cores[0]), int(cores[-1]))
         state.undo()
+    # the simulator's kernels load (or, on a new machine, compile: about 15 s) in the
+    # background, so the page opens at once and the Traffic tab's first run is fast
+    threading.Thread(target=_warm_simulator, name="meshscope-warm-up", daemon=True).start()
+
+
+def _warm_simulator() -> None:
+    run_synthetic(NocConstants(), SyntheticRun("uniform", 2, 2, rate=0.1, warmup=0, cycles=20))

@@ -23,11 +23,18 @@ from engine.simulate.export import booksim_files, noxim_table
 from engine.simulate.machine import Machine, SimulationError
 from engine.simulate.packets import PacketRun, run_packets
 from engine.simulate.patterns import build_pattern, channel_load_bound, patterns
-from engine.simulate.step import MODES, SPIKES, StepResult, draw_spikes, simulate_step
+from engine.simulate.step import (
+    MODES,
+    SPIKES,
+    StepResult,
+    draw_spikes,
+    simulate_step,
+    traced_step,
+)
 from engine.simulate.sweep import SweepResult, parse_rates, sweep
 from engine.simulate.synthetic import SyntheticResult, SyntheticRun, run_synthetic
 from engine.simulate.topology import Topology
-from engine.simulate.trace import Trace, load_trace
+from engine.simulate.trace import Trace, frame_window, load_trace
 from engine.simulate.zeroload import zero_load_cycles
 
 __all__ = [
@@ -46,6 +53,7 @@ __all__ = [
     "build_pattern",
     "channel_load_bound",
     "draw_spikes",
+    "frame_window",
     "load_trace",
     "noxim_table",
     "parse_rates",
@@ -54,5 +62,6 @@ __all__ = [
     "run_synthetic",
     "simulate_step",
     "sweep",
+    "traced_step",
     "zero_load_cycles",
 ]

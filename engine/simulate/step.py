@@ -38,10 +38,13 @@ from engine.partition_graph import Messages
 from engine.simulate import kernel as K  # noqa: N812 - the kernel's field constants
 from engine.simulate.machine import Machine
 from engine.simulate.topology import Topology
-from engine.simulate.trace import Trace, make_trace
+from engine.simulate.trace import Trace, frame_window, make_trace
 from engine.simulate.zeroload import zero_load_cycles
 
-__all__ = ["MODES", "SPIKES", "StepResult", "draw_spikes", "simulate_step", "step_messages"]
+__all__ = [
+    "MODES", "SPIKES", "StepResult", "draw_spikes", "simulate_step", "step_messages",
+    "traced_step",
+]  # fmt: skip
 
 MODES = ("pipelined", "fall-through")
 SPIKES = ("sample", "expected")
@@ -215,6 +218,14 @@ def simulate_step(
     return _step_result(
         mapped, machine, topo, msgs, fired, mode, multicast, flits, dendop, n_pk, wall
     )
+
+
+def traced_step(mapped, *, frames: int = 150, **options) -> StepResult:
+    """``simulate_step`` traced in about ``frames`` windows, whatever the step's length: the
+    step is simulated once to learn how long it is, then again, traced (the same spikes
+    and the same run: a seeded step is deterministic). ``options`` go to ``simulate_step``."""
+    length = simulate_step(mapped, **{**options, "window": 0}).cycles
+    return simulate_step(mapped, **{**options, "window": frame_window(length, frames)})
 
 
 def _step_result(mapped, machine, topo, msgs, fired, mode, multicast, flits, dendop, n_pk, wall):

@@ -25,11 +25,18 @@ import numpy as np
 from engine.errors import InputFileError
 from engine.io.files import atomic_open, check_readable, reason
 
-__all__ = ["PACKET_COLUMNS", "Trace", "load_trace", "make_trace"]
+__all__ = ["PACKET_COLUMNS", "Trace", "frame_window", "load_trace", "make_trace"]
 
 FORMAT = "meshscope-trace"
 VERSION = 1
 PACKET_COLUMNS = ("src", "dst", "ctime", "itime", "atime", "hops", "transit")
+
+
+def frame_window(cycles: int, frames: int) -> int:
+    """Cycles per window so that ``cycles`` make at most ``frames`` windows (at least 1)."""
+    if frames < 1:
+        raise ValueError("at least one frame")
+    return max(1, -(-int(cycles) // frames))
 
 
 @dataclass(frozen=True, eq=False)

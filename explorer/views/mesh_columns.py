@@ -41,6 +41,7 @@ __all__ = [
     "drop_target",
     "hit_test",
     "link_columns",
+    "link_geometry",
     "load_colors",
     "population_colors",
     "router_columns",
@@ -352,18 +353,12 @@ def color_scale(evaluation: Evaluation, color_by: str = "messages") -> float:
     return float(evaluation.max_link_messages)
 
 
-def link_columns(
-    hardware: Hardware,
-    evaluation: Evaluation,
-    *,
-    vmax: float | None = None,
-    color_by: str = "messages",
-) -> dict[str, np.ndarray]:
-    """One row per existing link (kind >= 0), as a segment with its load and colour.
+def link_geometry(hardware: Hardware) -> dict[str, np.ndarray]:
+    """One row per existing link (kind >= 0): its segment and what it joins, no load.
 
-    ``color_by`` picks what colour and width show: ``"messages"`` per step or
-    ``"utilization"`` (share of the step the link is busy); the ``value`` column holds it.
-    ``vmax`` is the value at the top of the colour scale (default: ``color_scale``).
+    Router links run on the right-hand lane of their direction of travel; a core's two
+    links run along the ray from its router to it, one lane each way. ``on_mesh``: a
+    router (or off-chip) link rather than a core's.
     """
     lt = hardware.link_table
     kind = lt["kind"].astype(np.int64)
@@ -371,11 +366,6 @@ def link_columns(
     kind = kind[ids]
     n_router_ids = 4 * hardware.n_routers
     gw = hardware.grid_width
-    messages = evaluation.link_messages[ids]
-    utilization = evaluation.link_utilization[ids]
-    value = utilization if color_by == "utilization" else messages
-    if vmax is None:
-        vmax = color_scale(evaluation, color_by)
 
     x0, y0, x1, y1 = (np.zeros(ids.size) for _ in range(4))
     # router → router (and off-chip): the right-hand lane of the direction of travel
@@ -415,10 +405,6 @@ def link_columns(
     dst = routers[np.maximum(lt["dst_router"][ids], 0)].astype(object)
     src[core_link] = np.where(outward, src[core_link], cores[core])
     dst[core_link] = np.where(outward, cores[core], dst[core_link])
-
-    on_mesh = (kind == ROUTER) | (kind == OFF_CHIP)
-    relative = np.minimum(value / vmax, 1.0) if vmax > 0 else np.zeros(ids.size)
-    base = np.where(on_mesh, 1.0, 0.55)
     return {
         "x0": x0,
         "y0": y0,
@@ -433,14 +419,42 @@ def link_columns(
         "direction": direction,
         "src": src,
         "dst": dst,
-        "messages": messages,
-        "utilization": utilization,
-        "value": value,
-        "color": load_colors(value, vmax),
-        "width": base * np.where(messages > 0, 1.0 + 1.2 * relative, 0.7),
         "dash": np.where(kind == OFF_CHIP, "dashed", "solid"),
-        "loaded": messages > 0,
+        "on_mesh": (kind == ROUTER) | (kind == OFF_CHIP),
     }
+
+
+def link_columns(
+    hardware: Hardware,
+    evaluation: Evaluation,
+    *,
+    vmax: float | None = None,
+    color_by: str = "messages",
+) -> dict[str, np.ndarray]:
+    """One row per existing link (kind >= 0), as a segment with its load and colour.
+
+    ``color_by`` picks what colour and width show: ``"messages"`` per step or
+    ``"utilization"`` (share of the step the link is busy); the ``value`` column holds it.
+    ``vmax`` is the value at the top of the colour scale (default: ``color_scale``).
+    """
+    columns = link_geometry(hardware)
+    ids, on_mesh = columns["link"], columns.pop("on_mesh")
+    messages = evaluation.link_messages[ids]
+    utilization = evaluation.link_utilization[ids]
+    value = utilization if color_by == "utilization" else messages
+    if vmax is None:
+        vmax = color_scale(evaluation, color_by)
+    relative = np.minimum(value / vmax, 1.0) if vmax > 0 else np.zeros(ids.size)
+    base = np.where(on_mesh, 1.0, 0.55)
+    columns.update(
+        messages=messages,
+        utilization=utilization,
+        value=value,
+        color=load_colors(value, vmax),
+        width=base * np.where(messages > 0, 1.0 + 1.2 * relative, 0.7),
+        loaded=messages > 0,
+    )
+    return columns
 
 
 def bottleneck_columns(links: dict[str, np.ndarray], evaluation: Evaluation) -> dict:

@@ -119,7 +119,13 @@ def test_build_app_shows_the_demo():
     assert 'data-testid="metric-latency-value"' in text
     assert len(_figures(page)) >= 1  # the mesh, and the other tabs' plots
     assert not page.select(pn.pane.Alert)
-    assert page.select(pn.Tabs)[0]._names == ["Mesh", "Evolution", "Bottlenecks", "Compare"]
+    assert page.select(pn.Tabs)[0]._names == [
+        "Mesh",
+        "Evolution",
+        "Bottlenecks",
+        "Compare",
+        "Traffic",
+    ]
 
 
 def test_the_mesh_tab_comes_first():

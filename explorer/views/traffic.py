@@ -1,0 +1,494 @@
+"""The Traffic tab: the cycle-level simulator's run, window by window, to watch congestion.
+
+Run the simulator on the current mapping's time step (pipelined or fall-through, unicast
+or multicast) or on a synthetic pattern on a k × k mesh (the BookSim2 reference router);
+then play, pause, step and scrub through the recorded windows (``pn.widgets.Player``):
+
+* each link coloured and thickened by the share of the window it was busy (flits over
+  what it can carry), so a saturated link is dark and wide;
+* each router's tile coloured by its fullest input port (flits held over the port's
+  buffers), outlined in red when a port was full: flits behind it wait, and the wait
+  spreads upstream (back-pressure);
+* the cycle counter with the packets in flight and delivered, and the latency histogram
+  of the packets delivered so far, which fills as the run goes.
+
+The column builders (``link_frame``, ``router_frame``, ``latency_counts``) are numpy
+functions of a ``Trace``, tested without a browser; ``TrafficView`` draws them.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+import panel as pn
+import param
+from bokeh.models import (
+    BasicTicker,
+    ColorBar,
+    ColumnDataSource,
+    FixedTicker,
+    HoverTool,
+    LinearColorMapper,
+    NumeralTickFormatter,
+    Range1d,
+)
+from bokeh.plotting import figure
+
+from engine.errors import MeshScopeError, SpecError
+from engine.hardware import Hardware, NocConstants
+from engine.pipeline import Mapped, resolve_hardware
+from engine.simulate import SyntheticRun, Trace, frame_window, patterns, run_synthetic, traced_step
+from engine.simulate.step import MODES
+from explorer.state import ExplorerState
+from explorer.views._page import (
+    FONT,
+    ICONS,
+    LiveHTML,
+    notify_error,
+    session_scheduler,
+    style_figure,
+)
+from explorer.views.mesh_columns import (
+    LOAD_PALETTE,
+    TILE_SIZE,
+    interpolate_palette,
+    link_geometry,
+    load_colors,
+    router_columns,
+)
+
+__all__ = [
+    "FRAMES",
+    "SOURCES",
+    "TrafficRun",
+    "TrafficView",
+    "latency_counts",
+    "link_frame",
+    "router_frame",
+    "simulate_traffic",
+]
+
+FRAMES = 150  # windows a run is cut into (about; a short run has windows of one cycle)
+SOURCES = ("this mapping's step", "a synthetic pattern")
+SYNTHETIC_PATTERNS = tuple(n for n in patterns.names() if n != "matrix")  # no files here
+MAX_SIDE = 32  # the largest synthetic mesh a page may ask for
+MAX_ROUTER_CYCLES = 40_000_000  # routers × cycles of one synthetic run a page may ask for
+BUFFER_PALETTE = interpolate_palette(("#f4f6f9", "#c6dbef", "#6baed6", "#2171b5", "#08306b"), 64)
+FULL_COLOR = "#e0115f"  # the outline of a router with a full input port
+_CSS = f"""
+.traffic-counter {{ font-family: {FONT}; font-size: 14px; color: #1f2937; }}
+.traffic-counter b {{ font-variant-numeric: tabular-nums; }}
+.traffic-summary {{ font-family: {FONT}; font-size: 13px; color: #374151; line-height: 1.45; }}
+.traffic-summary .muted {{ color: #6b7280; }}
+"""
+
+
+# ------------------------------------------------------------------ running
+@dataclass(frozen=True, eq=False)
+class TrafficRun:
+    """One simulated run ready to play: its trace, the hardware it ran on (for drawing) and
+    a sentence of figures."""
+
+    trace: Trace
+    hardware: Hardware
+    title: str
+    summary: str
+
+
+def simulate_traffic(
+    state: ExplorerState,
+    source: str,
+    *,
+    mode: str = "pipelined",
+    multicast: bool = False,
+    pattern: str = "uniform",
+    side: int = 8,
+    rate: float = 0.1,
+    packet_flits: int = 1,
+    cycles: int = 2000,
+    seed: int = 0,
+    frames: int = FRAMES,
+) -> TrafficRun:
+    """Simulate what the Traffic tab asked for, traced in about ``frames`` windows.
+
+    ``source`` is one of ``SOURCES``: the state's current mapping (``mode``,
+    ``multicast``; the session's cycle limit applies) or ``pattern`` on a ``side`` ×
+    ``side`` mesh of the reference router at ``rate`` flits per node and cycle, measured
+    for ``cycles`` cycles after no warm-up. Raises ``SpecError`` for what the page may not
+    ask; deterministic for a seed.
+    """
+    if source == SOURCES[0]:
+        if state.mapping is None:
+            raise SpecError("load a network and hardware first")
+        mapped = Mapped.of(state.network, state.hardware, state.mapping)
+        step = traced_step(
+            mapped, frames=frames, mode=mode, multicast=multicast, seed=seed,
+            limit_cycles=state.access.cycles,
+        )  # fmt: skip
+        title = f"{state.network.name} on {state.hardware.name}: one {mode} step" + (
+            " (multicast)" if multicast else ""
+        )
+        lat = step.latency
+        summary = (
+            f"The step took <b>{step.step_cycles:,} cycles = {step.step_us:,.2f} µs</b>, "
+            f"bounded by {step.bound}; {step.messages:,} packets of {step.packet_flits} "
+            f"flit{'s' if step.packet_flits != 1 else ''}, latency "
+            f"{lat['avg_cycles']:,.1f} cycles on average, of which "
+            f"{lat['queueing_avg_cycles']:,.1f} queueing. "
+            f"<span class='muted'>Analytic model: {state.evaluation.latency_us:,.2f} µs.</span>"
+        )
+        return TrafficRun(step.trace, state.hardware, title, summary)
+    if source != SOURCES[1]:
+        raise SpecError(f"the Traffic tab simulates {' or '.join(SOURCES)}, not {source!r}")
+    if not 2 <= side <= MAX_SIDE:
+        raise SpecError(f"a synthetic mesh here is 2×2 to {MAX_SIDE}×{MAX_SIDE}, not {side}×{side}")
+    if side * side * cycles > MAX_ROUTER_CYCLES:
+        most = MAX_ROUTER_CYCLES // (side * side)
+        raise SpecError(
+            f"{cycles:,} cycles on {side}×{side} routers is more than a page may ask for: "
+            f"at most {most:,} cycles on this mesh (the command line has no such limit)"
+        )
+    spec = f"hotspot:nodes={side * side // 2 + side // 2}" if pattern == "hotspot" else pattern
+    run = SyntheticRun(
+        spec, side, side, rate=rate, packet_flits=packet_flits, warmup=0, cycles=cycles,
+        drain_limit=min(20_000, 4 * cycles), window=frame_window(cycles, frames),
+    )  # fmt: skip
+    result = run_synthetic(NocConstants(), run, seed=seed)
+    hardware = resolve_hardware(f"mesh:{side}x{side}")
+    title = f"{pattern} traffic on a {side}×{side} mesh at {rate:g} flits/node/cycle"
+    verdict = (
+        "stable" if result.stable else "<b>past saturation</b>: latency keeps growing"
+    )  # fmt: skip
+    summary = (
+        f"Packet latency <b>{result.latency_avg:,.1f} cycles</b> on average (zero-load "
+        f"{result.zero_load_latency:,.1f}); accepted {result.accepted_flit_rate:.3f} of "
+        f"{result.offered_flit_rate:.3f} offered flits/node/cycle; {verdict}."
+    )
+    return TrafficRun(result.trace, hardware, title, summary)
+
+
+# ------------------------------------------------------------------ frames
+def link_frame(trace: Trace, links: np.ndarray, k: int) -> dict[str, np.ndarray]:
+    """Window k on the links ``links`` (engine link ids): flits, busy share, colour, width."""
+    flits = trace.link_flits[k][links]
+    busy = np.clip(trace.utilization(k)[links], 0.0, 1.0)
+    return {
+        "flits": flits,
+        "busy": busy,
+        "color": load_colors(busy, 1.0),
+        "width": np.where(flits > 0, 1.0 + 2.2 * busy, 0.7),
+    }
+
+
+def router_frame(trace: Trace, k: int, port_capacity: int) -> dict[str, np.ndarray]:
+    """Window k per router: its fullest input port's flits and share of the port's buffers,
+    and whether some port was full (``port_capacity`` flits: V virtual channels × depth)."""
+    ports = int(trace.meta["ports"])
+    occupancy = trace.occupancy[k].reshape(-1, ports)
+    fullest = occupancy.max(axis=1)
+    share = np.clip(fullest / max(port_capacity, 1), 0.0, 1.0)
+    full = fullest >= port_capacity
+    return {
+        "held": fullest,
+        "share": share,
+        "color": np.asarray(BUFFER_PALETTE, dtype=object)[
+            np.minimum((share * len(BUFFER_PALETTE)).astype(int), len(BUFFER_PALETTE) - 1)
+        ],
+        "line_color": np.where(full, FULL_COLOR, "#dde2e8"),
+        "line_width": np.where(full, 3.0, 1.0),
+    }
+
+
+def latency_counts(trace: Trace, edges: np.ndarray, k: int) -> tuple[np.ndarray, int]:
+    """Histogram (over ``edges``) of the latency of the packets arrived by the end of window
+    k, and how many arrived."""
+    p = trace.packets
+    done = p["atime"] < (k + 1) * trace.window
+    lat = (p["atime"] - p["ctime"])[done]
+    return np.histogram(lat, bins=edges)[0], int(done.sum())
+
+
+def latency_edges(trace: Trace, bins: int = 40) -> np.ndarray:
+    """Bin edges over the whole run's latencies (fixed while the run plays)."""
+    p = trace.packets
+    lat = p["atime"] - p["ctime"]
+    top = float(lat.max()) + 1 if lat.size else 1.0
+    return np.linspace(0.0, top, bins + 1)
+
+
+# ------------------------------------------------------------------ the view
+class TrafficView(pn.viewable.Viewer):
+    """Simulate, then play the run window by window."""
+
+    state = param.ClassSelector(class_=ExplorerState)
+    source = param.Selector(default=SOURCES[0], objects=list(SOURCES))
+    mode = param.Selector(default=MODES[0], objects=list(MODES))
+    multicast = param.Boolean(default=False)
+    pattern = param.Selector(default="uniform", objects=list(SYNTHETIC_PATTERNS))
+    side = param.Integer(default=8, bounds=(2, MAX_SIDE), doc="routers per side")
+    rate = param.Number(default=0.1, bounds=(0.0, 1.0), doc="offered flits per node and cycle")
+    packet_flits = param.Integer(default=1, bounds=(1, 32))
+    cycles = param.Integer(default=2000, bounds=(10, 200_000), doc="measured cycles")
+    seed = param.Integer(default=0, bounds=(0, None))
+    running = param.Boolean(default=False)
+    run = param.ClassSelector(class_=TrafficRun, default=None, allow_None=True)
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self._doc = pn.state.curdoc if pn.state.curdoc and pn.state.curdoc.session_context else None
+        self._schedule = session_scheduler(self._doc)
+        self._run_button = pn.widgets.Button(
+            label="Simulate", color="primary", icon=ICONS["play"], width=120
+        )
+        self._run_button.on_click(self._on_simulate)
+        self.player = pn.widgets.Player(
+            name="window", start=0, end=1, value=0, interval=180, loop_policy="once",
+            show_loop_controls=False, width=420, disabled=True,
+            visible_buttons=["first", "previous", "pause", "play", "next", "last"],
+        )  # fmt: skip
+        self.player.param.watch(self._on_frame, "value")
+        self.counter = LiveHTML("", css=_CSS, div_params={"css_classes": ["traffic-counter"]})
+        self.summary = LiveHTML(
+            "<span class='muted'>Simulate to see the run here.</span>", css=_CSS,
+            div_params={"css_classes": ["traffic-summary"], "width": 820}, width=820,
+        )  # fmt: skip
+        self.legend = pn.pane.HTML(
+            "<div class='traffic-summary'>Links: the share of the window each was busy. "
+            "Routers: how full their fullest input port was; <b style='color:"
+            f"{FULL_COLOR}'>outlined</b> when a port was full, so the flits behind it wait "
+            "and the wait spreads upstream (back-pressure). Packets under way: created and "
+            "not yet delivered, whether still queued at their source or in the mesh.</div>",
+            stylesheets=[_CSS],
+            width=360,
+            margin=(4, 10),
+        )
+        self._figure_pane = pn.pane.Bokeh(None, margin=(0, 0))
+        self._histogram = self._histogram_figure()
+        self._links = self._routers = None
+        self._edges = np.linspace(0, 1, 2)
+        self._options = pn.Column(margin=0)
+        self.param.watch(self._show_options, "source")
+        self._show_options()
+
+    # ------------------------------------------------------------ controls
+    def _controls(self) -> pn.Column:
+        w = 100
+        source = pn.widgets.RadioButtonGroup.from_param(
+            self.param.source, name="simulate", button_type="default", button_style="outline",
+            orientation="vertical", width=2 * w,
+        )  # fmt: skip
+        return pn.Column(
+            pn.pane.Markdown("**Simulate**", margin=(0, 5)),
+            source,
+            self._options,
+            pn.widgets.IntInput.from_param(self.param.seed, name="seed", width=w),
+            self._run_button,
+            width=2 * w + 20,
+            margin=(0, 5),
+        )
+
+    def _show_options(self, *events) -> None:
+        w = 200
+        if self.source == SOURCES[0]:
+            items = [
+                pn.widgets.Select.from_param(self.param.mode, name="execution", width=w),
+                pn.widgets.Checkbox.from_param(
+                    self.param.multicast, name="multicast (a packet per spike)"
+                ),
+            ]
+        else:
+            items = [
+                pn.widgets.Select.from_param(self.param.pattern, name="pattern", width=w),
+                pn.widgets.IntInput.from_param(self.param.side, name="mesh side", width=w),
+                pn.widgets.FloatInput.from_param(
+                    self.param.rate, name="offered flits/node/cycle", step=0.01, width=w
+                ),
+                pn.widgets.IntInput.from_param(
+                    self.param.packet_flits, name="flits per packet", width=w
+                ),
+                pn.widgets.IntInput.from_param(self.param.cycles, name="cycles", width=w),
+            ]
+        self._options.objects = items
+
+    # ------------------------------------------------------------ simulating
+    def _on_simulate(self, event=None) -> None:
+        with pn.io.hold():  # Panel may call a button's handler without the document lock
+            self._start()
+
+    def _start(self) -> None:
+        if self.running:
+            return
+        options = {
+            "mode": self.mode, "multicast": self.multicast, "pattern": self.pattern,
+            "side": self.side, "rate": self.rate, "packet_flits": self.packet_flits,
+            "cycles": self.cycles, "seed": self.seed,
+        }  # fmt: skip
+        self.running = True
+        self._run_button.disabled = True
+        self.counter.object = "simulating…"
+        thread = threading.Thread(
+            target=self._simulate, args=(self.source, options), name="meshscope-traffic",
+            daemon=True,
+        )  # fmt: skip
+        thread.start()
+
+    def simulate(self, source: str | None = None, **options) -> TrafficRun:
+        """Simulate now (in this thread) and show the run; raises ``MeshScopeError``."""
+        run = simulate_traffic(self.state, source or self.source, **options)
+        self.show(run)
+        return run
+
+    def _simulate(self, source: str, options: dict) -> None:
+        try:
+            run = simulate_traffic(self.state, source, **options)
+        except MeshScopeError as e:
+            message = str(e)
+            self._schedule(lambda: self._failed(message))
+            return
+        except Exception as e:  # noqa: BLE001 - a page must hear of any failure
+            message = f"the simulation failed: {type(e).__name__}: {e}"
+            self._schedule(lambda: self._failed(message))
+            return
+        self._schedule(lambda: self.show(run))
+
+    def _failed(self, message: str) -> None:
+        self.running = False
+        self._run_button.disabled = False
+        self.counter.object = ""
+        notify_error(message)
+
+    def show(self, run: TrafficRun) -> None:
+        """Draw ``run`` from its first window."""
+        self.running = False
+        self._run_button.disabled = False
+        self.run = run
+        trace = run.trace
+        self._edges = latency_edges(trace)
+        self._figure_pane.object = self._mesh_figure(run)
+        self.summary.object = f"<span data-testid='traffic-summary'>{run.summary}</span>"
+        self.player.param.update(end=max(trace.n_windows - 1, 1), value=0, disabled=False)
+        self._draw(0)
+
+    # ------------------------------------------------------------ drawing
+    def _mesh_figure(self, run: TrafficRun):
+        hw = run.hardware
+        gw, gh = hw.grid_width, hw.grid_height
+        ppr = float(np.clip(min(400 / gw, 460 / gh), 10, 90))
+        self._link_px = max(1.0, 0.05 * ppr)
+        pad = 0.62
+        p = figure(
+            title=run.title, width=None, height=None,
+            frame_width=int(round(ppr * (gw - 1 + 2 * pad))),
+            frame_height=int(round(ppr * (gh - 1 + 2 * pad))),
+            x_range=Range1d(-pad, gw - 1 + pad, bounds="auto"),
+            y_range=Range1d(gh - 1 + pad, -pad, bounds="auto"),
+            tools="pan,wheel_zoom,reset,save", toolbar_location="right",
+            background_fill_color="#fbfbfb", outline_line_color=None,
+        )  # fmt: skip
+        p.toolbar.logo = None
+        p.title.text_font_size = "13px"
+        p.xgrid.visible = p.ygrid.visible = False
+        for axis, n in ((p.xaxis, gw), (p.yaxis, gh)):
+            axis.ticker = FixedTicker(ticks=list(range(0, n, max(1, n // 16))))
+            axis.axis_line_color = axis.major_tick_line_color = axis.minor_tick_line_color = None
+            axis.major_label_text_color = "#777777"
+        geometry = link_geometry(hw)
+        self._link_ids = geometry["link"]
+        self._links = ColumnDataSource({k: _listed(v) for k, v in geometry.items()})
+        self._routers = ColumnDataSource(router_columns(hw))
+        self._port_capacity = NocConstants().vcs * NocConstants().buf
+        if run.trace.meta.get("kind") == "step":
+            self._port_capacity = hw.noc.vcs * hw.noc.buf
+        tiles = p.rect(
+            "x", "y", width=TILE_SIZE, height=TILE_SIZE, source=self._routers,
+            fill_color="color", fill_alpha=0.7, line_color="line_color", line_width="line_width",
+            border_radius=max(2, int(0.08 * ppr)), name="routers",
+        )  # fmt: skip
+        links = p.segment(
+            "x0", "y0", "x1", "y1", source=self._links, line_color="color",
+            line_width="width_px", name="traffic-links",
+        )  # fmt: skip
+        p.add_tools(
+            HoverTool(renderers=[links], line_policy="interp", tooltips=[
+                ("link", "@kind @direction (id @link)"), ("from → to", "@src → @dst"),
+                ("flits in window", "@flits"), ("busy", "@busy{0%}"),
+            ]),
+            HoverTool(renderers=[tiles], tooltips=[
+                ("router", "(@x{0}, @y{0})"), ("fullest input port", "@held flits"),
+                ("of its buffers", "@share{0%}"),
+            ]),
+        )  # fmt: skip
+        p.add_layout(_share_bar(LOAD_PALETTE, "link busy in the window"), "below")
+        p.add_layout(_share_bar(BUFFER_PALETTE, "fullest input port of the router"), "below")
+        return p
+
+    def _histogram_figure(self):
+        p = figure(
+            title="packets delivered so far, by latency", width=360, height=230,
+            tools="", toolbar_location=None,
+        )  # fmt: skip
+        style_figure(p, "packet latency (cycles)", "packets")
+        p.y_range.start = 0
+        self._bars = ColumnDataSource({"left": [], "right": [], "top": []})
+        p.quad(
+            left="left", right="right", bottom=0, top="top", source=self._bars,
+            fill_color="#2171b5", line_color="white", name="latency",
+        )  # fmt: skip
+        return p
+
+    def _on_frame(self, event) -> None:
+        if self.run is not None:
+            with pn.io.hold():
+                self._draw(int(event.new))
+
+    def _draw(self, k: int) -> None:
+        trace = self.run.trace
+        k = int(np.clip(k, 0, trace.n_windows - 1))
+        links = link_frame(trace, self._link_ids, k)
+        links["width_px"] = links.pop("width") * self._link_px
+        self._links.data.update({name: _listed(v) for name, v in links.items()})
+        routers = router_frame(trace, k, self._port_capacity)
+        self._routers.data.update({name: _listed(v) for name, v in routers.items()})
+        counts, delivered = latency_counts(trace, self._edges, k)
+        self._bars.data = {"left": self._edges[:-1], "right": self._edges[1:], "top": counts}
+        start, stop = k * trace.window, min((k + 1) * trace.window, trace.cycles)
+        span = f"cycle <b>{start:,}</b>" if trace.window == 1 else (
+            f"cycles <b>{start:,}–{stop:,}</b>"
+        )  # fmt: skip
+        full = int(np.count_nonzero(routers["line_color"] == FULL_COLOR))
+        self.counter.object = "<span data-testid='traffic-counter'>" + (
+            f"{span} of {trace.cycles:,} · window {k + 1} of {trace.n_windows} · "
+            f"<b>{trace.in_flight(k):,}</b> packets under way · <b>{delivered:,}</b> delivered"
+            + (f" · <b style='color:{FULL_COLOR}'>{full}</b> routers with a full input"
+               if full else "")
+        ) + "</span>"  # fmt: skip
+
+    def __panel__(self):
+        return pn.Row(
+            self._controls(),
+            pn.Column(
+                self.summary,
+                self.player,
+                self.counter,
+                pn.Row(self._figure_pane, pn.Column(self._histogram, self.legend)),
+                margin=(0, 10),
+            ),
+        )
+
+
+def _share_bar(palette, title: str) -> ColorBar:
+    """A horizontal colour bar of a share from 0 to 100 %."""
+    return ColorBar(
+        color_mapper=LinearColorMapper(palette=list(palette), low=0, high=1), title=title,
+        orientation="horizontal", height=10, width=220, padding=6, bar_line_color=None,
+        formatter=NumeralTickFormatter(format="0%"), ticker=BasicTicker(desired_num_ticks=5),
+        title_text_font_size="12px", major_label_text_font_size="11px",
+    )  # fmt: skip
+
+
+def _listed(values):
+    """A column Bokeh serializes (object arrays as lists)."""
+    values = np.asarray(values)
+    return values.tolist() if values.dtype == object else values

@@ -1,0 +1,120 @@
+"""The Traffic tab's parts without a browser: runs, frames, limits (explorer/views/traffic.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from engine.errors import SpecError
+from engine.pipeline import Mapped
+from engine.simulate import frame_window, simulate_step
+from explorer.state import ExplorerState
+from explorer.views.mesh_columns import IDLE_COLOR, link_geometry
+from explorer.views.traffic import (
+    FULL_COLOR,
+    MAX_ROUTER_CYCLES,
+    SOURCES,
+    TrafficView,
+    latency_counts,
+    latency_edges,
+    link_frame,
+    router_frame,
+    simulate_traffic,
+)
+
+
+@pytest.fixture(scope="module")
+def state():
+    return ExplorerState.from_specs("mlp:widths=256-512-256-10", "mesh:4x4x2", None)
+
+
+@pytest.fixture(scope="module")
+def step_run(state):
+    return simulate_traffic(state, SOURCES[0], frames=40, seed=3)
+
+
+def test_frame_window_cuts_a_run_into_at_most_the_frames_asked():
+    for cycles in (1, 7, 150, 151, 22_126, 10**6):
+        w = frame_window(cycles, 150)
+        assert w >= 1 and -(-cycles // w) <= 150
+        assert w == 1 or -(-cycles // (w - 1)) > 150  # and no finer window would do
+
+
+def test_a_traced_step_is_the_same_run_as_the_untraced_one(state, step_run):
+    mapped = Mapped.of(state.network, state.hardware, state.mapping)
+    plain = simulate_step(mapped, seed=3)
+    trace = step_run.trace
+    assert trace.n_windows <= 40 and trace.window == frame_window(plain.cycles, 40)
+    assert np.array_equal(trace.link_flits.sum(axis=0), plain.link_flits)  # every flit, once
+    assert trace.packets["atime"].size == plain.latency["packets"]
+
+
+def test_link_frames_show_each_window_and_add_up_to_the_run(step_run):
+    trace, hw = step_run.trace, step_run.hardware
+    links = link_geometry(hw)["link"]
+    total = np.zeros(links.size, dtype=np.int64)
+    for k in range(trace.n_windows):
+        frame = link_frame(trace, links, k)
+        assert np.array_equal(frame["flits"], trace.link_flits[k][links])
+        assert np.all((frame["busy"] >= 0) & (frame["busy"] <= 1))
+        assert np.all((frame["color"] == IDLE_COLOR) == (frame["flits"] == 0))
+        total += frame["flits"]
+    assert np.array_equal(total, trace.link_flits.sum(axis=0)[links])
+
+
+def test_router_frames_take_the_fullest_port_and_mark_the_full_ones(step_run):
+    trace = step_run.trace
+    ports = int(trace.meta["ports"])
+    capacity = step_run.hardware.noc.vcs * step_run.hardware.noc.buf
+    seen_full = False
+    for k in range(trace.n_windows):
+        frame = router_frame(trace, k, capacity)
+        fullest = trace.occupancy[k].reshape(-1, ports).max(axis=1)
+        assert np.array_equal(frame["held"], fullest)
+        assert np.array_equal(frame["line_color"] == FULL_COLOR, fullest >= capacity)
+        seen_full |= bool(np.any(fullest >= capacity))
+    assert seen_full  # a pipelined step queues every packet at once: some port fills
+
+
+def test_the_latency_histogram_fills_as_packets_arrive(step_run):
+    trace = step_run.trace
+    edges = latency_edges(trace)
+    arrived = [latency_counts(trace, edges, k) for k in range(trace.n_windows)]
+    counts = np.array([c for c, _ in arrived])
+    assert np.all(np.diff(counts, axis=0) >= 0)  # bins only grow
+    assert [n for _, n in arrived] == counts.sum(axis=1).tolist()
+    assert arrived[-1][1] == trace.packets["atime"].size  # by the end, every packet
+
+
+def test_a_synthetic_run_on_a_mesh(state):
+    run = simulate_traffic(
+        state, SOURCES[1], pattern="transpose", side=4, rate=0.2, cycles=300, frames=30
+    )
+    assert run.hardware.grid_width == run.hardware.grid_height == 4
+    assert run.trace.window == frame_window(300, 30)
+    assert "transpose" in run.title and "Packet latency" in run.summary
+
+
+@pytest.mark.parametrize(
+    "options, words",
+    [
+        ({"side": 40}, "2×2 to 32×32"),
+        ({"side": 32, "cycles": MAX_ROUTER_CYCLES}, "at most"),
+        ({"pattern": "bitrev", "side": 3}, "power-of-two"),
+    ],
+)
+def test_what_a_page_may_not_ask_is_a_clear_error(state, options, words):
+    with pytest.raises(SpecError, match=words):
+        simulate_traffic(state, SOURCES[1], **options)
+
+
+def test_the_view_draws_a_run_and_steps_through_it(state, step_run):
+    view = TrafficView(state=state)
+    view.__panel__()
+    view.show(step_run)
+    assert view.player.end == step_run.trace.n_windows - 1
+    assert "window 1 of" in view.counter.object
+    colors = list(view._links.data["color"])
+    view.player.value = step_run.trace.n_windows // 2
+    assert f"window {step_run.trace.n_windows // 2 + 1} of" in view.counter.object
+    assert list(view._links.data["color"]) != colors

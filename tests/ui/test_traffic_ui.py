@@ -1,0 +1,62 @@
+"""The Traffic tab in a real browser: simulate, then play, step and scrub the run."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from .conftest import open_in
+
+LINK_COLORS = """() => {
+  const r = Bokeh.documents[0].get_model_by_name("traffic-links");
+  return r ? Array.from(r.data_source.data.color) : null;
+}"""
+
+
+def window_shown(page) -> int:
+    text = page.get_by_test_id("traffic-counter").text_content()
+    return int(re.search(r"window (\d+) of", text).group(1))
+
+
+@pytest.mark.ui
+def test_simulate_then_step_and_scrub_the_run(page, demo_url):
+    open_in(page, demo_url)
+    page.locator(".bk-tab").filter(has_text="Traffic").first.click()
+    page.get_by_role("button", name="Simulate").click()
+    counter = page.get_by_test_id("traffic-counter")
+    expect(counter).to_contain_text("window 1 of 150", timeout=60_000)
+    expect(page.get_by_test_id("traffic-summary")).to_contain_text("The step took")
+    first = page.evaluate(LINK_COLORS)
+    assert first and len(set(first)) > 1  # some links busier than others
+    page.locator("button.next").click()  # step one window
+    expect(counter).to_contain_text("window 2 of 150")
+    assert re.search(r"cycles [\d,]+–[\d,]+ of 22,126", counter.text_content())
+    page.wait_for_function(f"(before) => JSON.stringify(({LINK_COLORS})()) !== before",
+                           arg=json.dumps(first).replace(" ", ""))  # fmt: skip
+    second = page.evaluate(LINK_COLORS)
+    assert second != first  # the colours follow the window
+    page.locator("input[type=range]").last.fill("120")  # scrub
+    expect(counter).to_contain_text("window 121 of 150")
+    page.locator("button.last").click()
+    expect(counter).to_contain_text("window 150 of 150")
+    delivered = int(re.search(r"([\d,]+) delivered", counter.text_content())[1].replace(",", ""))
+    assert delivered == 48_774  # every packet of the step has arrived by its end
+
+
+@pytest.mark.ui
+def test_a_synthetic_pattern_past_saturation_says_so(page, demo_url):
+    open_in(page, demo_url)
+    page.locator(".bk-tab").filter(has_text="Traffic").first.click()
+    page.get_by_role("button", name="a synthetic pattern").click()
+    page.get_by_label("offered flits/node/cycle").fill("0.45")
+    page.get_by_label("cycles", exact=True).fill("1500")
+    page.get_by_role("button", name="Simulate").click()
+    summary = page.get_by_test_id("traffic-summary")
+    expect(summary).to_contain_text("past saturation", timeout=60_000)
+    counter = page.get_by_test_id("traffic-counter")
+    expect(counter).not_to_contain_text("full input")  # the first window: buffers still empty
+    page.locator("button.last").click()  # the last: queues have backed up into the mesh
+    expect(counter).to_contain_text("routers with a full input")
