@@ -31,7 +31,7 @@ from engine.simulate.step import (
     simulate_step,
     traced_step,
 )
-from engine.simulate.sweep import SweepResult, parse_rates, sweep
+from engine.simulate.sweep import SweepResult, parse_rates, read_curve, sweep
 from engine.simulate.synthetic import SyntheticResult, SyntheticRun, run_synthetic
 from engine.simulate.topology import Topology
 from engine.simulate.trace import Trace, frame_window, load_trace
@@ -58,6 +58,7 @@ __all__ = [
     "noxim_table",
     "parse_rates",
     "patterns",
+    "read_curve",
     "run_packets",
     "run_synthetic",
     "simulate_step",

@@ -32,7 +32,7 @@ from engine.io.files import atomic_open
 from engine.simulate.patterns import build_pattern, channel_load_bound
 from engine.simulate.synthetic import SyntheticRun, run_synthetic
 
-__all__ = ["SweepResult", "parse_rates", "sweep"]
+__all__ = ["SweepResult", "parse_rates", "read_curve", "sweep"]
 
 CSV_COLUMNS = (
     "rate",
@@ -184,6 +184,13 @@ def sweep(
                 points.append(point)
                 if progress:
                     progress(point)
+    zero, saturation = read_curve(points)
+    return SweepResult(base, tuple(points), zero, saturation, bound)
+
+
+def read_curve(points: Sequence[dict]) -> tuple[float, float | None]:
+    """The zero-load latency and the saturation rate of points sorted by rate (see the
+    module's text); NaN and None while no point has carried a packet or none is stable."""
     carried = [p for p in points if p["measured_packets"] > 0]  # a rate of 0 sends nothing
     zero = carried[0]["latency_avg"] if carried else float("nan")
     saturation = None
@@ -191,4 +198,4 @@ def sweep(
         if not p["stable"] or not p["latency_avg"] < SATURATION_FACTOR * zero:
             break
         saturation = p["rate"]
-    return SweepResult(base, tuple(points), zero, saturation, bound)
+    return zero, saturation

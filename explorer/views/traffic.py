@@ -19,7 +19,7 @@ functions of a ``Trace``, tested without a browser; ``TrafficView`` draws them.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import panel as pn
@@ -33,13 +33,24 @@ from bokeh.models import (
     LinearColorMapper,
     NumeralTickFormatter,
     Range1d,
+    Span,
 )
 from bokeh.plotting import figure
 
 from engine.errors import MeshScopeError, SpecError
 from engine.hardware import Hardware, NocConstants
 from engine.pipeline import Mapped, resolve_hardware
-from engine.simulate import SyntheticRun, Trace, frame_window, patterns, run_synthetic, traced_step
+from engine.simulate import (
+    SyntheticRun,
+    Trace,
+    build_pattern,
+    channel_load_bound,
+    frame_window,
+    patterns,
+    read_curve,
+    run_synthetic,
+    traced_step,
+)
 from engine.simulate.step import MODES
 from explorer.state import ExplorerState
 from explorer.views._page import (
@@ -61,6 +72,10 @@ from explorer.views.mesh_columns import (
 
 __all__ = [
     "FRAMES",
+    "LoadCurve",
+    "SWEEP_RATES",
+    "curve_sentences",
+    "sweep_points",
     "SOURCES",
     "TrafficRun",
     "TrafficView",
@@ -150,7 +165,7 @@ def simulate_traffic(
             f"{cycles:,} cycles on {side}×{side} routers is more than a page may ask for: "
             f"at most {most:,} cycles on this mesh (the command line has no such limit)"
         )
-    spec = f"hotspot:nodes={side * side // 2 + side // 2}" if pattern == "hotspot" else pattern
+    spec = synthetic_spec(pattern, side)
     run = SyntheticRun(
         spec, side, side, rate=rate, packet_flits=packet_flits, warmup=0, cycles=cycles,
         drain_limit=min(20_000, 4 * cycles), window=frame_window(cycles, frames),
@@ -167,6 +182,186 @@ def simulate_traffic(
         f"{result.offered_flit_rate:.3f} offered flits/node/cycle; {verdict}."
     )
     return TrafficRun(result.trace, hardware, title, summary)
+
+
+# ------------------------------------------------------------------ latency against load
+SWEEP_RATES = tuple(round(0.02 * k, 2) for k in range(1, 41))  # 0.02 … 0.80
+SWEEP_WARMUP, SWEEP_CYCLES = 2000, 5000  # per point: about BookSim2's reading, in ~10 s a curve
+
+
+def synthetic_spec(pattern: str, side: int) -> str:
+    """The pattern spec a page's choice stands for (a hotspot at the mesh's centre)."""
+    return f"hotspot:nodes={side * side // 2 + side // 2}" if pattern == "hotspot" else pattern
+
+
+def sweep_points(
+    pattern: str,
+    side: int,
+    packet_flits: int = 1,
+    *,
+    rates=SWEEP_RATES,
+    seed: int = 0,
+    cancel: threading.Event | None = None,
+    on_point=None,
+) -> list[dict]:
+    """Run ``pattern`` on a ``side`` × ``side`` mesh at each rate in turn, lowest first,
+    until ``cancel`` is set or two rates in a row are past saturation (the curve has
+    shown what it can); ``on_point(point)`` hears of each as it comes. Points are
+    ``SyntheticResult.to_dict``."""
+    if not 2 <= side <= MAX_SIDE:
+        raise SpecError(f"a synthetic mesh here is 2×2 to {MAX_SIDE}×{MAX_SIDE}, not {side}×{side}")
+    spec = synthetic_spec(pattern, side)
+    build_pattern(spec, side, side, side * side)  # a pattern this mesh cannot have fails now
+    base = SyntheticRun(
+        spec, side, side, packet_flits=packet_flits, warmup=SWEEP_WARMUP, cycles=SWEEP_CYCLES,
+        drain_limit=4 * SWEEP_CYCLES,
+    )  # fmt: skip
+    points, unstable = [], 0
+    for rate in sorted(rates):
+        if cancel is not None and cancel.is_set():
+            break
+        point = run_synthetic(NocConstants(), replace(base, rate=rate), seed=seed).to_dict()
+        points.append(point)
+        if on_point is not None:
+            on_point(point)
+        unstable = 0 if point["stable"] else unstable + 1
+        if unstable == 2:
+            break
+    return points
+
+
+def curve_sentences(points, bound: float) -> tuple[str, str]:
+    """One sentence on the zero-load latency, one on saturation, from the points so far."""
+    zero, saturation = read_curve(points)
+    if not np.isfinite(zero):
+        return "Sweeping…", ""
+    first = (
+        f"<b>Zero-load latency {zero:,.1f} cycles</b>: what a packet takes through an empty "
+        "mesh — each router's pipeline and each link on its route, and its flits one after "
+        "another — measured at the lowest load."
+    )
+    if saturation is None:
+        second = "<b>Saturated from the lowest rate</b>: even this load is more than it carries."
+    elif len(points) == 0 or points[-1]["stable"] and points[-1]["rate"] == saturation:
+        second = (
+            f"Stable up to {saturation:.2f} flits/node/cycle so far (the routes' channel-load "
+            f"bound allows at most {bound:.2f})."
+        )
+    else:
+        second = (
+            f"<b>Saturation at {saturation:.2f} flits/node/cycle</b>: beyond it packets arrive "
+            "faster than the busiest channels drain them, queues grow without end and latency "
+            f"explodes (the channel-load bound of these routes is {bound:.2f})."
+        )
+    return first, second
+
+
+class LoadCurve(pn.viewable.Viewer):
+    """Latency against offered load for the Traffic tab's synthetic pattern, point by point."""
+
+    traffic = param.Parameter(doc="the TrafficView whose pattern, mesh and packets it sweeps")
+    sweeping = param.Boolean(default=False)
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        doc = pn.state.curdoc
+        self._schedule = session_scheduler(doc if doc is not None and doc.session_context else None)
+        self._cancel = threading.Event()
+        self.button = pn.widgets.Button(label="Sweep offered load", width=180)
+        self.button.on_click(self._on_click)
+        self.points = ColumnDataSource({"rate": [], "latency": [], "accepted": [], "color": []})
+        p = figure(
+            title="latency against offered load", width=460, height=280, tools="hover,save",
+            toolbar_location=None, y_axis_type="log",
+        )  # fmt: skip
+        style_figure(p, "offered load (flits/node/cycle)", "packet latency (cycles)")
+        p.line("rate", "latency", source=self.points, line_color="#6b7280")
+        p.scatter("rate", "latency", source=self.points, size=7, fill_color="color",
+                  line_color="white", name="curve")  # fmt: skip
+        p.hover.tooltips = [
+            ("offered", "@rate{0.00}"), ("latency", "@latency{0,0.0} cycles"),
+            ("accepted", "@accepted{0.000}"),
+        ]  # fmt: skip
+        self.zero_line = Span(dimension="width", line_dash="dashed", line_color="#2171b5",
+                              location=None)  # fmt: skip
+        self.saturation_line = Span(dimension="height", line_dash="dashed",
+                                    line_color=FULL_COLOR, location=None)  # fmt: skip
+        p.add_layout(self.zero_line)
+        p.add_layout(self.saturation_line)
+        self.figure = p
+        self.text = LiveHTML(
+            "<span class='muted'>Sweep the pattern chosen above from 0.02 flits/node/cycle "
+            "up, one run per rate, until it saturates.</span>",
+            css=_CSS, div_params={"css_classes": ["traffic-summary"], "width": 330}, width=330,
+        )  # fmt: skip
+        self._points: list[dict] = []
+        self._bound = float("nan")
+
+    def _on_click(self, event=None) -> None:
+        with pn.io.hold():
+            if self.sweeping:
+                self._cancel.set()
+                self.button.label = "Stopping…"
+                return
+            t = self.traffic
+            try:
+                spec = synthetic_spec(t.pattern, t.side)
+                pattern = build_pattern(spec, t.side, t.side, t.side * t.side)
+            except MeshScopeError as e:
+                notify_error(str(e))
+                return
+            self._bound = channel_load_bound(pattern, t.side, t.side)
+            self._points = []
+            self.points.data = {"rate": [], "latency": [], "accepted": [], "color": []}
+            self.zero_line.location = self.saturation_line.location = None
+            self._cancel = threading.Event()
+            self.sweeping = True
+            self.button.label = "Stop"
+            self.text.object = f"Sweeping {t.pattern} on {t.side}×{t.side}…"
+            args = (t.pattern, t.side, t.packet_flits)
+            threading.Thread(
+                target=self._sweep, args=args, name="meshscope-sweep", daemon=True
+            ).start()
+
+    def _sweep(self, pattern: str, side: int, flits: int) -> None:
+        try:
+            sweep_points(
+                pattern, side, flits, seed=self.traffic.seed, cancel=self._cancel,
+                on_point=lambda point: self._schedule(lambda: self.add(point)),
+            )  # fmt: skip
+        except Exception as e:  # noqa: BLE001 - a page must hear of any failure
+            message = str(e) if isinstance(e, MeshScopeError) else f"the sweep failed: {e}"
+            self._schedule(lambda: notify_error(message))
+        self._schedule(self._done)
+
+    def add(self, point: dict) -> None:
+        """Draw one more point and read the curve again."""
+        self._points.append(point)
+        self.points.stream({
+            "rate": [point["offered_flit_rate"]], "latency": [point["latency_avg"]],
+            "accepted": [point["accepted_flit_rate"]],
+            "color": ["#2171b5" if point["stable"] else FULL_COLOR],
+        })  # fmt: skip
+        zero, saturation = read_curve(self._points)
+        self.zero_line.location = zero if np.isfinite(zero) else None
+        done = not point["stable"]
+        self.saturation_line.location = saturation if (saturation and done) else None
+        first, second = curve_sentences(self._points, self._bound)
+        self.text.object = f"{first}<br><br>{second}"
+
+    def _done(self) -> None:
+        self.sweeping = False
+        self.button.label = "Sweep offered load"
+
+    def __panel__(self):
+        return pn.Row(
+            pn.Column(
+                pn.pane.Markdown("**Latency against load** (the synthetic pattern above)",
+                                 margin=(0, 5)),
+                self.button, self.text,
+            ),
+            self.figure,
+        )  # fmt: skip
 
 
 # ------------------------------------------------------------------ frames
@@ -269,6 +464,7 @@ class TrafficView(pn.viewable.Viewer):
         self._links = self._routers = None
         self._edges = np.linspace(0, 1, 2)
         self._options = pn.Column(margin=0)
+        self.curve = LoadCurve(traffic=self)
         self.param.watch(self._show_options, "source")
         self._show_options()
 
@@ -473,6 +669,7 @@ class TrafficView(pn.viewable.Viewer):
                 self.player,
                 self.counter,
                 pn.Row(self._figure_pane, pn.Column(self._histogram, self.legend)),
+                self.curve,
                 margin=(0, 10),
             ),
         )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 
@@ -15,11 +17,13 @@ from explorer.views.traffic import (
     MAX_ROUTER_CYCLES,
     SOURCES,
     TrafficView,
+    curve_sentences,
     latency_counts,
     latency_edges,
     link_frame,
     router_frame,
     simulate_traffic,
+    sweep_points,
 )
 
 
@@ -118,3 +122,28 @@ def test_the_view_draws_a_run_and_steps_through_it(state, step_run):
     view.player.value = step_run.trace.n_windows // 2
     assert f"window {step_run.trace.n_windows // 2 + 1} of" in view.counter.object
     assert list(view._links.data["color"]) != colors
+
+
+def test_a_sweep_stops_after_two_rates_past_saturation_and_reads_the_curve():
+    heard = []
+    points = sweep_points("uniform", 4, rates=(0.05, 0.3, 0.7, 0.8, 0.9, 1.0),
+                          on_point=heard.append)  # fmt: skip
+    assert heard == points and [p["rate"] for p in points] == sorted(p["rate"] for p in points)
+    assert [p["stable"] for p in points][-2:] == [False, False]  # then it stopped
+    assert len(points) < 6
+    first, second = curve_sentences(points, 0.5)
+    assert f"{points[0]['latency_avg']:,.1f} cycles" in first
+    assert "Saturation at" in second and "0.50" in second
+
+
+def test_a_cancelled_sweep_stops_before_the_next_rate():
+    cancel = threading.Event()
+    points = sweep_points("transpose", 4, rates=(0.05, 0.1, 0.2), cancel=cancel,
+                          on_point=lambda point: cancel.set())  # fmt: skip
+    assert len(points) == 1
+
+
+def test_a_curve_still_stable_says_so():
+    points = sweep_points("uniform", 4, rates=(0.02, 0.04))
+    first, second = curve_sentences(points, 0.5)
+    assert "Zero-load latency" in first and second.startswith("Stable up to 0.04")

@@ -60,3 +60,23 @@ def test_a_synthetic_pattern_past_saturation_says_so(page, demo_url):
     expect(counter).not_to_contain_text("full input")  # the first window: buffers still empty
     page.locator("button.last").click()  # the last: queues have backed up into the mesh
     expect(counter).to_contain_text("routers with a full input")
+
+
+CURVE = """() => {
+  const r = Bokeh.documents[0].get_model_by_name("curve");
+  return r ? r.data_source.get_length() : -1;
+}"""
+
+
+@pytest.mark.ui
+def test_the_latency_load_curve_grows_point_by_point_and_marks_saturation(page, demo_url):
+    open_in(page, demo_url)
+    page.locator(".bk-tab").filter(has_text="Traffic").first.click()
+    page.get_by_role("button", name="a synthetic pattern").click()
+    page.get_by_label("mesh side").fill("4")
+    page.get_by_role("button", name="Sweep offered load").click()
+    page.wait_for_function(f"() => ({CURVE})() >= 2", timeout=60_000)  # it grows …
+    expect(page.get_by_text("Zero-load latency")).to_be_visible()
+    expect(page.get_by_text("Saturation at")).to_be_visible(timeout=120_000)  # … to the end
+    assert page.evaluate(CURVE) >= 4
+    expect(page.get_by_role("button", name="Sweep offered load")).to_be_visible()
