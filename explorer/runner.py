@@ -41,8 +41,9 @@ class SearchRunner:
     def running(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
 
-    def start(self, config: ESConfig) -> None:
-        """Start a search of the state's network and hardware (raises if one runs)."""
+    def start(self, config: ESConfig, *, from_current: bool = False) -> None:
+        """Start a search of the state's network and hardware (raises if one runs);
+        ``from_current``: the current mapping is a starting point besides the heuristics."""
         state = self.state
         if self.running or state.search_running:
             raise ActionError("a search is already running")
@@ -53,7 +54,8 @@ class SearchRunner:
                 state.network, state.hardware, limit_cycles=state.access.cycles
             )
         # NestedES validates the settings before the thread starts
-        search = NestedES(state.network, state.hardware, config, evaluator=evaluator)
+        start = state.mapping if from_current else None
+        search = NestedES(state.network, state.hardware, config, evaluator=evaluator, start=start)
         self._cancel = threading.Event()
         self._pending = []
         state.param.update(
@@ -62,8 +64,10 @@ class SearchRunner:
             search_points=[],
             search_best=None,
             search_best_evaluation=None,
-            search_status=f"starting: budget {config.budget}, seed {config.seed}",
+            search_status=f"starting: budget {config.budget}, seed {config.seed}"
+            + (", from the current mapping and the heuristics" if from_current else ""),
             search_error="",
+            best_on_mesh=True,
         )
         self._thread = threading.Thread(
             target=self._run, args=(search,), name="meshscope-search", daemon=True

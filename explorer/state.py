@@ -210,7 +210,12 @@ class ExplorerState(param.Parameterized):
     )
     search_best_evaluation = param.ClassSelector(class_=Evaluation, default=None, allow_None=True)
     follow_best = param.Boolean(
-        default=True, doc="show the search's best on the mesh while it runs"
+        default=True, doc="show the search's best on the mesh (while it runs and after)"
+    )
+    best_on_mesh = param.Boolean(
+        default=False,
+        doc="a search's best is on offer: shown (with follow_best) from its start until it is "
+        "adopted or another network or hardware is loaded",
     )
 
     def __init__(self, **params):
@@ -294,6 +299,7 @@ class ExplorerState(param.Parameterized):
             search_best_evaluation=None,
             search_status="",
             search_error="",
+            best_on_mesh=False,
             **specs,
         )
 
@@ -477,12 +483,31 @@ class ExplorerState(param.Parameterized):
         """Make the search's best mapping the current one (an undoable step)."""
         if self.search_best is None:
             raise ActionError("no search result to adopt yet")
-        self.set_mapping(_frozen(self.best_mapping()))
+        with param.parameterized.batch_call_watchers(self):
+            self.set_mapping(_frozen(self.best_mapping()))
+            self.best_on_mesh = False
+
+    @property
+    def start_mapping(self) -> Mapping | None:
+        """The mapping the session started from (loaded, or reset to)."""
+        return self._start
+
+    @property
+    def edited(self) -> bool:
+        """Whether the current mapping differs from the one the session started from."""
+        a, b = self.mapping, self._start
+        if a is None or b is None or a is b:
+            return False
+        return not (
+            np.array_equal(a.partition.assignment, b.partition.assignment)
+            and np.array_equal(a.placement.cores, b.placement.cores)
+        )
 
     @property
     def shown_evaluation(self) -> Evaluation:
-        """What the mesh shows: the search's best while it runs and is followed."""
-        if self.search_running and self.follow_best and self.search_best_evaluation is not None:
+        """What the mesh shows: the search's best, from the start of a search until it is
+        adopted (``best_on_mesh``), while ``follow_best``; else the current mapping."""
+        if self.best_on_mesh and self.follow_best and self.search_best_evaluation is not None:
             return self.search_best_evaluation
         return self.evaluation
 

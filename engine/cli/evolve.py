@@ -43,7 +43,13 @@ def _run(search, args, progress):
 
 def _evolve(args) -> int:
     from engine.cost import evaluate
-    from engine.pipeline import Mapped, resolve_hardware, resolve_network, write_mapping_file
+    from engine.pipeline import (
+        Mapped,
+        build_mapping,
+        resolve_hardware,
+        resolve_network,
+        write_mapping_file,
+    )
     from engine.search import (
         CommandEvaluator,
         ESConfig,
@@ -69,6 +75,11 @@ def _evolve(args) -> int:
     )
     if args.init_k is not None and not args.resume:  # asked for: it must fit (the default
         check_init_k(network, hardware, args.init_k)  # is trimmed to what fits, quietly)
+    start = None
+    if args.start:
+        if args.resume:
+            raise SpecError("--start begins a new run and --resume continues one: give one")
+        start = build_mapping(network, hardware, mapping_file=args.start).mapping
     if args.evaluator_cmd:
         if objectives[config.objective].simulated:
             raise SpecError(
@@ -91,8 +102,9 @@ def _evolve(args) -> int:
             config = search.config
         else:
             search = make_search(
-                network, hardware, config, strategy=args.strategy, evaluator=evaluator
-            )
+                network, hardware, config, strategy=args.strategy, evaluator=evaluator,
+                start=start,
+            )  # fmt: skip
         if args.history:  # the records so far (of a resumed run), then each as it comes
             log = HistoryLog(args.history, search.history)
         pbar = bar(args, config.budget, initial=len(search.history), unit="eval")
@@ -212,6 +224,12 @@ def add_commands(sub) -> None:
     es.add_argument(
         "--workers", type=whole(1), default=1, help="evaluations run in parallel (default 1)"
     )
+    es.add_argument(
+        "--start", metavar="FILE",
+        help="a mapping file (a hand-tuned mapping) to start from besides the heuristics; its "
+        "layers split uniformly into consecutive cores, as evolve and the layer partitioner "
+        "write them",
+    )  # fmt: skip
     es.add_argument("--out", metavar="FILE", help="write the best mapping as a mapping file")
     es.add_argument("--history", metavar="FILE", help="every evaluation, as .csv or JSON lines")
     es.add_argument("--checkpoint", metavar="FILE", help="write a checkpoint every generation")

@@ -5,6 +5,7 @@ its ``iter_run`` yields an ``Event`` per evaluation and ``run`` returns an ``ESR
 Settings, objectives and strategies are listed in ``engine.search.config``.
 """
 
+from engine.errors import SpecError
 from engine.search.config import ESConfig, Objective, heuristics, objectives, strategies
 from engine.search.evaluators import (
     CommandEvaluator,
@@ -42,6 +43,13 @@ __all__ = [
 ]
 
 
-def make_search(network, hardware, config: ESConfig, *, strategy: str = "global", evaluator=None):
-    """A run of the named strategy, with ``iter_run``/``run``/``result``."""
-    return strategies[strategy](network, hardware, config, evaluator=evaluator)
+def make_search(
+    network, hardware, config: ESConfig, *, strategy: str = "global", evaluator=None, start=None
+):
+    """A run of the named strategy, with ``iter_run``/``run``/``result``; ``start``: a
+    ``Mapping`` the global strategy starts from besides its heuristics."""
+    if start is None:
+        return strategies[strategy](network, hardware, config, evaluator=evaluator)
+    if strategy != "global":
+        raise SpecError(f"only the global strategy starts from a given mapping, not {strategy}")
+    return strategies[strategy](network, hardware, config, evaluator=evaluator, start=start)

@@ -5,8 +5,8 @@ parent's placement to every offspring with the reordering operator, and selects
 (elitist ``(1+λ)`` by default, ``(1,λ)`` for the ablation); then it mutates the
 placement of the new parent λ_place times and selects elitistically. The search starts
 from ``min+k`` placed by each heuristic of §4.3.1 (packed/spread × row/column and a
-random placement), the best of them as parent. The budget counts fitness
-evaluations, the initial ones included.
+random placement) — and from a given mapping too, a hand-tuned one (``start=``) — the
+best of them as parent. The budget counts fitness evaluations, the initial ones included.
 
 ``NestedES.iter_run`` is a generator of ``Event`` (one per evaluation); it honours a
 cancel token (anything with ``is_set()``) and writes a checkpoint after every
@@ -31,11 +31,13 @@ from engine.placement.fill import core_order
 from engine.search.checkpoint import FORMAT, VERSION, CheckpointWriter, read_checkpoint
 from engine.search.config import ESConfig, objectives, strategies
 from engine.search.evaluators import Candidate, Outcome, default_evaluator
-from engine.search.genotype import Layout, PartitionGenotype, decode, layout_for
+from engine.search.genotype import Layout, PartitionGenotype, decode, encode, layout_for
 from engine.search.history import Event, History, Record
 from engine.search.operators import mutate_partition, mutate_placement, reorder
 
-__all__ = ["ESResult", "NestedES"]
+__all__ = ["START", "ESResult", "NestedES"]
+
+START = "start"  # the note of the given starting mapping's evaluation (``NestedES(start=)``)
 
 
 @dataclass(frozen=True)
@@ -86,10 +88,13 @@ class NestedES:
         *,
         evaluator=None,
         layout: Layout | None = None,
+        start: Mapping | None = None,
     ):
         self.network, self.hardware = network, hardware
         self.config = config or ESConfig()
         self.layout = layout or layout_for(network, hardware)
+        # a mapping to start from besides the heuristics (a hand-tuned one): evaluated first
+        self._start = None if start is None else encode(self.layout, network, start)
         self.evaluator = evaluator or default_evaluator(network, hardware, self.config.objective)
         self.rng = np.random.default_rng(self.config.seed)
         self.history = History()
@@ -189,10 +194,13 @@ class NestedES:
 
         if self.parent is None:
             x0 = PartitionGenotype.min_plus(layout, cfg.init_k)
-            starts = self._initial_omegas()[: self._remaining()]
-            inds = self._evaluate([(x0, om, name) for name, om in starts], "init")
+            items = [(x0, om, name) for name, om in self._initial_omegas()]
+            if self._start is not None:
+                items.insert(0, (*self._start, START))
+            items = items[: self._remaining()]
+            inds = self._evaluate(items, "init")
             self.heuristic_index = {
-                name: ind.record.index for (name, _), ind in zip(starts, inds, strict=True)
+                note: ind.record.index for (_, _, note), ind in zip(items, inds, strict=True)
             }
             self._accept(min(inds, key=lambda i: i.fitness))
             yield from self._events(0)

@@ -20,7 +20,7 @@ from engine.hardware import Hardware
 from engine.mapping import Mapping, Partition, Placement
 from engine.network import Network
 
-__all__ = ["Layout", "PartitionGenotype", "decode", "layout_for", "to_mapping"]
+__all__ = ["Layout", "PartitionGenotype", "decode", "encode", "layout_for", "to_mapping"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -142,6 +142,58 @@ def decode(layout: Layout, x: PartitionGenotype, omega: np.ndarray):
         else:
             chunks.append(np.asarray(layout.fixed_cores[k], dtype=np.int64))
     return tuple(counts.tolist()), np.concatenate(chunks).astype(np.int64)
+
+
+def encode(layout: Layout, network: Network, mapping: Mapping):
+    """The genotype pair ``(x, ω)`` that ``decode`` turns back into ``mapping``.
+
+    A search can start from a mapping only if its genotypes can say it: each population
+    split uniformly into consecutive cores (``Partition.layered``), every free population
+    within its minimum and maximum, on cores the layout may use, and the fixed populations
+    where the layout keeps them. ω lists the free populations' cores in order, then the
+    unused cores in the layout's order. Raises ``SpecError`` saying what does not fit.
+    """
+    counts = mapping.partition.cores_per_population
+    if counts is None or not np.array_equal(
+        mapping.partition.assignment, Partition.layered(network, counts).assignment
+    ):
+        raise SpecError(
+            "the search starts from mappings whose layers are split uniformly into "
+            "consecutive cores (as the search and the layer partitioner make them); this "
+            "mapping's partition is not one of those"
+        )
+    counts = np.asarray(counts, dtype=np.int64)
+    placed = np.asarray(mapping.placement.cores, dtype=np.int64)
+    ends = np.cumsum(counts)
+    per_population = np.split(placed, ends[:-1])
+    for k, cores in layout.fixed_cores.items():
+        if not np.array_equal(per_population[k], np.asarray(cores, dtype=np.int64)):
+            raise SpecError(
+                f"layer {network.population_names[k]} is kept on its cores by this search, "
+                "and the mapping moves it"
+            )
+    free_counts = counts[layout.free]
+    extra = free_counts - layout.c_min
+    bad = np.flatnonzero((extra < 0) | (free_counts > layout.c_max))
+    if bad.size:
+        k = int(layout.free[bad[0]])
+        raise SpecError(
+            f"layer {network.population_names[k]} has {counts[k]} cores in the mapping; the "
+            f"search gives it {layout.c_min[bad[0]]} to {layout.c_max[bad[0]]}"
+        )
+    used = (
+        np.concatenate([per_population[int(k)] for k in layout.free])
+        if layout.free.size
+        else np.zeros(0, dtype=np.int64)
+    )
+    outside = np.setdiff1d(used, layout.cores)
+    if outside.size:
+        raise SpecError(
+            f"the mapping uses core {int(outside[0])}, which this search may not place on"
+        )
+    x = PartitionGenotype(extra, layout.spare - int(extra.sum()))
+    rest = layout.cores[~np.isin(layout.cores, used)]
+    return x, np.concatenate([used, rest]).astype(np.int64)
 
 
 def to_mapping(network: Network, cores_per_population, placement) -> Mapping:

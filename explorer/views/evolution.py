@@ -303,8 +303,16 @@ class EvolutionView(pn.viewable.Viewer):
         self._stop_button.on_click(lambda event: self.stop())
         self._adopt_button.on_click(lambda event: self.adopt())
         self._follow = pn.widgets.Checkbox.from_param(
-            self.state.param.follow_best, name="mesh follows the best while the search runs"
+            self.state.param.follow_best, name="the Mesh tab shows the search's best"
         )
+        # ticked while the mapping is edited, until the person sets it themselves
+        self._from_current = pn.widgets.Checkbox(
+            label="start from the current mapping", value=self.state.edited,
+        )  # fmt: skip
+        self._from_current_set = False  # the person ticked or unticked it
+        self._following_edits = False  # … or we did, following the edits
+        self._from_current.param.watch(self._on_from_current, "value")
+        self.state.param.watch(self._follow_edits, ["revision"])
         self._progress = pn.indicators.Progress(
             value=0, max=self.budget, bar_color="warning", width=2 * w + 10, height=10,
             margin=(8, 10, 2, 10),
@@ -332,9 +340,14 @@ class EvolutionView(pn.viewable.Viewer):
                 lambda_place=self.lambda_place, seed=self.seed, objective=self.objective,
             )  # fmt: skip
             runner = SearchRunner(self.state, schedule=session_scheduler(pn.state.curdoc))
-            runner.start(config)
+            runner.start(config, from_current=self._from_current.value)
         except MeshScopeError as e:
-            notify_error(str(e))
+            hint = (
+                "; untick 'start from the current mapping' to start from the heuristics only"
+                if self._from_current.value and "uniformly" in str(e)
+                else ""
+            )
+            notify_error(f"{e}{hint}")
             return
         self.runner = runner
         self._progress.max = config.budget
@@ -359,6 +372,19 @@ class EvolutionView(pn.viewable.Viewer):
             f"adopted the best: {best.latency_us:,.3f} µs, {best.energy_uj:,.3f} µJ per step, "
             f"{best.cores_used} cores is now the current mapping (undo brings the previous back)"
         )
+
+    def _on_from_current(self, event) -> None:
+        if not self._following_edits:
+            self._from_current_set = True
+
+    def _follow_edits(self, *events) -> None:
+        if self._from_current_set:
+            return
+        self._following_edits = True
+        try:
+            self._from_current.value = self.state.edited
+        finally:
+            self._following_edits = False
 
     def _on_session_destroyed(self, session_context) -> None:
         if self.runner is not None:
@@ -436,7 +462,7 @@ class EvolutionView(pn.viewable.Viewer):
         self._start_button.disabled = running
         self._stop_button.disabled = not running
         self._adopt_button.disabled = self.state.search_best is None
-        for widget in (*self._settings, self._objective):
+        for widget in (*self._settings, self._objective, self._from_current):
             widget.disabled = running
 
     # ------------------------------------------------------------ layout
@@ -453,6 +479,7 @@ class EvolutionView(pn.viewable.Viewer):
             pn.pane.HTML('<div class="evo-note">objective</div>', stylesheets=[_CSS],
                          margin=(4, 10, 0, 10)),
             self._objective,
+            self._from_current,
             pn.Row(self._start_button, self._stop_button, self._adopt_button),
             self._follow,
             self._progress,

@@ -45,7 +45,7 @@ from engine.errors import MeshScopeError
 from engine.hardware import Hardware
 from engine.network import Network
 from explorer.state import ExplorerState, Inspection
-from explorer.views._page import LiveHTML, notify_error, run_action
+from explorer.views._page import ICONS, LiveHTML, notify_error, run_action
 from explorer.views.inspect import InspectView
 from explorer.views.mesh_columns import (
     BOTTLENECK_COLOR,
@@ -370,8 +370,9 @@ _HINT = (
 class MeshView(pn.viewable.Viewer):
     """The mesh of a state's hardware, kept in step with what the state shows.
 
-    It shows ``state.shown_evaluation``: the current mapping, or the search's best while
-    a search runs and ``state.follow_best`` is on (then dragging is paused).
+    It shows ``state.shown_evaluation``: the current mapping, or a search's best from the
+    search's start until it is adopted, while ``state.follow_best`` is on (then dragging
+    is paused); a banner says which.
     """
 
     state = param.ClassSelector(class_=ExplorerState)
@@ -402,7 +403,12 @@ class MeshView(pn.viewable.Viewer):
             self.state.param.follow_best, label="show the search's best",
             margin=(8, 10),
         )  # fmt: skip
-        self._search_row = pn.Row(self._follow, self._banner, visible=False)
+        self._adopt = pn.widgets.Button(
+            label="Adopt", color="success", icon=ICONS["check"], width=84, margin=(6, 4),
+            description="make the search's best your current mapping (undoable)",
+        )  # fmt: skip
+        self._adopt.on_click(lambda event: run_action(self.state.adopt_best, notify=self.notify))
+        self._search_row = pn.Row(self._follow, self._adopt, self._banner, visible=False)
         self._switch = pn.widgets.RadioButtonGroup.from_param(
             self.param.color_by,
             options={"messages / step": "messages", "utilization": "utilization"},
@@ -416,8 +422,10 @@ class MeshView(pn.viewable.Viewer):
         self._layer_choice.param.watch(lambda e: setattr(self, "layers", list(e.new)), "value")
         self._refresh()
         self.state.param.watch(
-            self._refresh, ["evaluation", "search_best_evaluation", "search_running", "follow_best"]
-        )
+            self._refresh,
+            ["evaluation", "search_best_evaluation", "search_running", "follow_best",
+             "best_on_mesh"],
+        )  # fmt: skip
         self.param.watch(self._refresh, ["color_by"])
         self.param.watch(self._layers_changed, ["layers"])
 
@@ -494,17 +502,27 @@ class MeshView(pn.viewable.Viewer):
 
     def _update_banner(self) -> None:
         s = self.state
-        self._search_row.visible = bool(s.search_running)
-        if not s.search_running:
+        offered = s.best_on_mesh and s.search_best_evaluation is not None
+        self._search_row.visible = bool(s.search_running or offered)
+        self._adopt.visible = offered
+        if not self._search_row.visible:
             return
+        what = "Search running" if s.search_running else "Search over"
+        yours = f"yours: {s.evaluation.latency_us:,.3f} µs"
         if self.following_search:
             text = (
-                "Search running: the cards and the mesh show its best mapping so far "
-                f"({self.shown.latency_us:,.3f} µs). Yours is unchanged until you adopt the "
-                "best; dragging is paused."
+                f"{what}: the cards and the mesh show <b>its best mapping</b>"
+                + (" so far" if s.search_running else "")
+                + f" ({self.shown.latency_us:,.3f} µs; {yours}, unchanged until you adopt "
+                "the best). Untick to see and edit yours."
+            )
+        elif offered:
+            text = (
+                f"{what}: the cards and the mesh show <b>your mapping</b> ({yours}); tick to "
+                f"see the search's best ({s.search_best_evaluation.latency_us:,.3f} µs)."
             )
         else:
-            text = "Search running: the cards and the mesh show your own mapping."
+            text = f"{what}: the cards and the mesh show <b>your mapping</b>."
         self._banner.object = f'<div class="mesh-banner" data-testid="mesh-banner">{text}</div>'
 
     def _write(self, fn) -> None:
@@ -540,7 +558,7 @@ class MeshView(pn.viewable.Viewer):
         if target is not None and self.following_search:
             notify_error(
                 "The mesh shows the search's best mapping: untick 'show the search's best' "
-                "or stop the search to edit your own.",
+                "to edit your own, or adopt the best to make it yours.",
                 self.notify,
             )
         elif target is not None:

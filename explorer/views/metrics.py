@@ -130,7 +130,7 @@ class MetricsView(pn.viewable.Viewer):
         self.state.param.watch(
             self._refresh,
             ["evaluation", "start_evaluation", "search_best_evaluation", "search_running",
-             "follow_best"],
+             "follow_best", "best_on_mesh"],
         )  # fmt: skip
 
     @property

@@ -475,3 +475,41 @@ def test_evaluate_flows_names_what_makes_the_heaviest_link_hot(capsys):
 def test_evaluate_flows_of_a_bad_link_is_one_line(capsys, value):
     code, out, err = run(capsys, "evaluate", "--network", SMALL, "--flows", value)
     assert code == 2 and out == "" and err.count("\n") == 1
+
+
+def test_evolve_starts_from_a_given_mapping_file(capsys, tmp_path):
+    """The best mapping of one run, given as --start to the next, is that run's first
+    evaluation, and the new run ends no worse than it."""
+    first = tmp_path / "first.json"
+    run_json(capsys, "evolve", "--network", "mlp:widths=256-512-256-10", "--hardware",
+             "mesh:2x2x4", "--budget", "12", "--out", str(first), "--json")  # fmt: skip
+    start_us = json.loads(first.read_text())["evaluation"]["latency_us"]
+    history = tmp_path / "h.jsonl"
+    data = run_json(capsys, "evolve", "--network", "mlp:widths=256-512-256-10", "--hardware",
+                    "mesh:2x2x4", "--budget", "12", "--seed", "5", "--start", str(first),
+                    "--history", str(history), "--json")  # fmt: skip
+    opening = json.loads(history.read_text().splitlines()[0])
+    assert opening["note"] == "start" and opening["latency_us"] == pytest.approx(start_us)
+    assert data["heuristics"]["start"] == pytest.approx(start_us)
+    assert data["best"]["latency_us"] <= start_us + 1e-9
+
+
+@pytest.mark.parametrize(
+    ("extra", "words"),
+    [
+        (["--strategy", "chipwise"], ["global strategy"]),
+        (["--resume", "RUN"], ["--start", "--resume"]),
+    ],
+)
+def test_evolve_start_refuses_what_it_cannot_do(capsys, tmp_path, extra, words):
+    start = tmp_path / "m.json"
+    code, _, err = run(capsys, "evaluate", "--network", SMALL, "--hardware", "mesh:2x2x4",
+                       "--save", str(start))  # fmt: skip
+    assert code == 0, err
+    extra = [str(tmp_path / "run.ckpt") if a == "RUN" else a for a in extra]
+    if "--resume" in extra:
+        (tmp_path / "run.ckpt").write_text("{}\n")
+    code, out, err = run(capsys, "evolve", "--network", SMALL, "--hardware", "mesh:2x2x4",
+                         "--budget", "5", "--start", str(start), *extra)  # fmt: skip
+    assert code == 2, err
+    assert len(err.strip().splitlines()) == 1 and all(w in err for w in words), err

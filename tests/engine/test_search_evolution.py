@@ -562,3 +562,56 @@ def test_history_exports_one_line_per_record(mlp, tmp_path):
             assert d["latency_us"] == "" and d["failed"] == "True"
         else:
             assert float(d["latency_us"]) == r.latency_us
+
+
+# ------------------------------------------------------------------ starting from a mapping
+def hand_tuned(network, hardware):
+    """A layered mapping no heuristic makes: 2 extra cores on layer 0, cores reversed."""
+    from engine.mapping import Mapping, Partition, Placement
+    from engine.partition.layer import min_cores
+
+    counts = np.asarray(min_cores(network, hardware)) + np.array(
+        [2] + [0] * (network.n_populations - 1)
+    )
+    partition = Partition.layered(network, counts)
+    cores = np.arange(hardware.n_cores)[::-1][: partition.n_parts]
+    return Mapping(partition, Placement(cores))
+
+
+def test_encode_then_decode_gives_the_mapping_back(mlp_small_mesh):
+    from engine.search.genotype import decode, encode, layout_for
+
+    net, hw = mlp_small_mesh
+    mapping = hand_tuned(net, hw)
+    layout = layout_for(net, hw)
+    x, omega = encode(layout, net, mapping)
+    assert x.is_valid(layout)
+    assert sorted(omega.tolist()) == list(range(hw.n_cores))  # a permutation of every core
+    counts, placement = decode(layout, x, omega)
+    assert counts == mapping.partition.cores_per_population
+    np.testing.assert_array_equal(placement, mapping.placement.cores)
+
+
+def test_a_search_cannot_start_from_a_partition_it_cannot_express(mlp_small_mesh):
+    from engine.errors import SpecError
+    from engine.mapping import Mapping, Partition
+
+    net, hw = mlp_small_mesh
+    mapping = hand_tuned(net, hw)
+    shuffled = Partition(np.random.default_rng(0).permutation(mapping.partition.assignment))
+    with pytest.raises(SpecError, match="split uniformly"):
+        NestedES(net, hw, ESConfig(budget=5), start=Mapping(shuffled, mapping.placement))
+
+
+def test_a_search_started_from_a_mapping_evaluates_it_first_and_never_ends_worse(mlp_small_mesh):
+    net, hw = mlp_small_mesh
+    start = hand_tuned(net, hw)
+    cost = evaluate(net, hw, start).latency_us
+    result = NestedES(net, hw, ESConfig(budget=30, seed=3), start=start).run()
+    first = result.history[0]
+    assert first.note == "start" and first.level == "init"
+    assert first.latency_us == pytest.approx(cost)
+    np.testing.assert_array_equal(first.mapping(net).placement.cores, start.placement.cores)
+    assert result.heuristics["start"] is first
+    assert len([r for r in result.history if r.level == "init"]) == 1 + len(heuristics())
+    assert result.best.latency_us <= cost

@@ -104,7 +104,7 @@ def test_cards_show_the_search_best_while_it_is_followed(demo_state):
     state = ExplorerState.from_specs("sparse-mlp-1", "loihi2")
     cards = MetricsView(state=state)
     other = ExplorerState.from_specs("sparse-mlp-1", "loihi2", placer="spread-col").evaluation
-    state.param.update(search_running=True, search_best_evaluation=other)
+    state.param.update(search_running=True, best_on_mesh=True, search_best_evaluation=other)
     assert "Latency (search best)" in cards.html
     assert f">{format_quantity(other.latency_us)}<" in cards.html
     state.follow_best = False

@@ -412,10 +412,10 @@ def test_a_search_followed_on_the_mesh_pauses_dragging():
     stats = partition_graph(state.network, state.hardware, state.mapping.partition)
     other = Mapping(state.mapping.partition, make_placement(stats, state.hardware, "spread-col"))
     best = evaluate(state.network, state.hardware, other)
-    state.param.update(search_running=True, search_best_evaluation=best)
+    state.param.update(search_running=True, best_on_mesh=True, search_best_evaluation=best)
     placed = np.flatnonzero(np.asarray(view._sources.core_info.data["partition"]) >= 0)
     np.testing.assert_array_equal(np.sort(placed), np.sort(other.placement.cores))
-    assert view._search_row.visible and "best mapping so far" in view._banner.object
+    assert view._search_row.visible and "best mapping</b> so far" in view._banner.object
     cores = state.mapping.placement.cores
     before = state.mapping
     assert not view.drop(*_dropped(state.hardware, int(cores[0]), int(cores[8])))
@@ -423,7 +423,14 @@ def test_a_search_followed_on_the_mesh_pauses_dragging():
     state.follow_best = False  # back to the user's own mapping
     placed = np.flatnonzero(np.asarray(view._sources.core_info.data["partition"]) >= 0)
     np.testing.assert_array_equal(np.sort(placed), np.sort(cores))
-    state.search_running = False
+    state.search_running = False  # over: the best stays on offer, and says so
+    assert view._search_row.visible and view._adopt.visible
+    assert "Search over" in view._banner.object and "your mapping" in view._banner.object
+    state.follow_best = True
+    assert "its best mapping" in view._banner.object and " so far" not in view._banner.object
+    view._adopt.clicks += 1  # wired to the state's adopt (which needs a search's Record)
+    assert "no search result to adopt" in errors[-1]
+    state.best_on_mesh = False  # as adopting does: the banner goes
     assert not view._search_row.visible
 
 

@@ -273,11 +273,43 @@ def test_loading_is_refused_while_a_search_runs(state):
         runner.join(30)
 
 
-def test_shown_evaluation_follows_the_best_while_running(state):
-    state.param.update(search_running=True, search_best_evaluation=state.start_evaluation)
-    assert state.shown_evaluation is state.start_evaluation
+def test_the_best_is_shown_from_the_search_start_until_it_is_adopted(state):
+    cores = state.mapping.placement.cores
+    state.swap_cores(int(cores[0]), int(cores[8]))
+    mine = state.evaluation
+    runner = SearchRunner(state, interval_s=0.0)
+    runner.start(ESConfig(budget=12, seed=1))
+    runner.join(60)
+    assert not state.search_running and state.best_on_mesh
+    best = state.search_best_evaluation
+    assert state.shown_evaluation is best and state.evaluation is mine  # after the run too
     state.follow_best = False
+    assert state.shown_evaluation is mine
+    state.follow_best = True
+    state.adopt_best()
+    assert not state.best_on_mesh and state.shown_evaluation is state.evaluation
+    assert state.evaluation.latency_us == pytest.approx(best.latency_us)
+    state.undo()
     assert state.shown_evaluation is state.evaluation
-    state.param.update(search_running=False, follow_best=True)
-    assert state.shown_evaluation is state.evaluation
+    assert state.evaluation.latency_us == pytest.approx(mine.latency_us)
+
+
+def test_a_new_network_ends_the_offer_of_the_best(state):
+    state.param.update(best_on_mesh=True, search_best_evaluation=state.start_evaluation)
+    state.load("linear-dense:M=4,N=64", "loihi2")
+    assert not state.best_on_mesh and state.shown_evaluation is state.evaluation
+
+
+def test_a_search_can_start_from_the_edited_mapping(state):
+    assert not state.edited
+    cores = state.mapping.placement.cores
+    state.swap_cores(int(cores[0]), int(cores[8]))
+    assert state.edited
+    runner = SearchRunner(state, interval_s=0.0)
+    runner.start(ESConfig(budget=8, seed=2), from_current=True)
+    runner.join(60)
+    first = state.search_points[0]
+    assert first.note == "start" and first.latency_us == pytest.approx(state.evaluation.latency_us)
+    assert "from the current mapping" not in state.search_status  # the end says how it went
+    assert state.search_best.latency_us <= state.evaluation.latency_us + 1e-9
     assert isinstance(state.mapping, Mapping)

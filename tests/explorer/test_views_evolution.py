@@ -169,6 +169,27 @@ def test_start_stop_adopt_through_the_view(state):
     assert view.current_source.data["latency_us"] == [state.evaluation.latency_us]
 
 
+def test_start_from_the_current_mapping_is_ticked_once_it_is_edited(state):
+    view = EvolutionView(state=state, budget=8, seed=2)
+    box = view._from_current
+    assert not box.value  # nothing edited yet: the heuristics are the start
+    cores = state.mapping.placement.cores
+    empty = [c for c in range(state.hardware.n_cores) if c not in set(cores.tolist())]
+    state.swap_cores(int(cores[0]), empty[40])  # moved onto an empty slot
+    assert box.value  # an edited mapping is where a search should start
+    view.start()
+    view.runner.join(60)
+    assert state.search_points[0].note == "start"
+    assert state.search_points[0].latency_us == pytest.approx(state.evaluation.latency_us)
+    box.value = False  # the person's choice stands from now on
+    state.undo()
+    state.swap_cores(int(cores[1]), empty[41])
+    assert not box.value
+    view.start()
+    view.runner.join(60)
+    assert all(r.note != "start" for r in state.search_points)
+
+
 def test_a_second_run_starts_the_plots_again(state):
     view = EvolutionView(state=state, budget=30)
     view.start()

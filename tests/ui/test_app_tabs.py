@@ -7,7 +7,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from .conftest import open_in
+from .conftest import drag_core, open_in
 
 
 def tab(page, name: str):
@@ -41,6 +41,39 @@ def test_the_evolution_tab_starts_and_stops_a_search_that_the_mesh_follows(page,
     page.get_by_role("button", name="Adopt").click()
     tab(page, "Mesh").click()
     expect(latency).not_to_have_text(before)
+
+
+@pytest.mark.ui
+def test_a_search_from_a_hand_tuned_mapping_stays_on_the_mesh_until_adopted(page, demo_url):
+    open_in(page, demo_url)
+    drag_core(page, 0, 8)  # the input core onto a layer3 one: 34.95 → 30.58 µs
+    latency = page.get_by_test_id("metric-latency-value")
+    expect(page.get_by_test_id("metric-change-value")).not_to_have_text("0 %")
+    mine = latency.text_content()
+    tab(page, "Evolution").click()
+    status = page.get_by_test_id("search-status")
+    expect(status).to_contain_text("No search yet")
+    from_current = page.locator(".bk-Checkbox", has_text="start from the current mapping")
+    expect(from_current.locator("input")).to_be_checked()  # the mapping was edited
+    page.get_by_label("budget (evaluations)").fill("40")
+    page.get_by_role("button", name="Start").click()
+    expect(status).to_contain_text("done after 40", timeout=60_000)
+    tab(page, "Mesh").click()
+    banner = page.get_by_test_id("mesh-banner")
+    expect(banner).to_contain_text("Search over")
+    expect(banner).to_contain_text("its best mapping")
+    expect(page.get_by_test_id("metric-latency").get_by_text("search best")).to_be_visible()
+    best = latency.text_content()
+    assert float(best.replace(",", "")) <= float(mine.replace(",", ""))  # it started from mine
+    follow = page.locator(".bk-Checkbox", has_text="show the search's best").locator("input")
+    follow.click()  # untick: my own mapping, editable
+    expect(latency).to_have_text(mine)
+    expect(banner).to_contain_text("your mapping")
+    follow.click()
+    expect(latency).to_have_text(best)
+    page.get_by_role("button", name="Adopt").click()  # the best is mine now; the banner goes
+    expect(banner).to_be_hidden()
+    expect(latency).to_have_text(best)
 
 
 @pytest.mark.ui
