@@ -26,6 +26,7 @@ __all__ = [
     "CapacityError",
     "EvaluatorError",
     "AllFailedError",
+    "Cancelled",
 ]
 
 
@@ -72,3 +73,7 @@ class EvaluatorError(MeshScopeError):
 
 class AllFailedError(EvaluatorError):
     """A search in which every evaluation failed: there is no best mapping to report."""
+
+
+class Cancelled(Exception):  # noqa: N818 - what happened, not a fault
+    """A run stopped because its caller asked it to (not an error: nothing is wrong)."""

@@ -29,7 +29,8 @@ from engine.simulate import SyntheticRun, run_synthetic
 from explorer.access import ClientAccess, ClientLimits
 from explorer.compat import release_notifications, send_without_delay
 from explorer.state import ExplorerState
-from explorer.views._page import LiveHTML
+from explorer.step_runner import StepRunner
+from explorer.views._page import LiveHTML, session_scheduler
 from explorer.views.compare import CompareView
 from explorer.views.controls import ControlsView
 from explorer.views.evolution import EvolutionView
@@ -137,21 +138,28 @@ def _token_from_request() -> str | None:
     return values[0].decode(errors="replace") if values else None
 
 
-def _when_page_is_up(token: str) -> None:
+def _when_page_is_up(token: str, state: ExplorerState) -> None:
     """Once the page is connected: show the session's token in the address bar (no
-    reload), and make its websocket send small frames at once; once it is closed, let go
-    of what Panel would keep of it."""
+    reload), make its websocket send small frames at once, and simulate the shown
+    mapping's step in the background from now on; once it is closed, let go of what
+    Panel would keep of it."""
     doc = pn.state.curdoc
     if doc is None or doc.session_context is None:
         return
+    steps = StepRunner(state, session_scheduler(doc))
 
-    doc.on_session_destroyed(release_notifications)
+    def closed(session_context):
+        steps.close()
+        release_notifications(session_context)
+
+    doc.on_session_destroyed(closed)
 
     def up():
         send_without_delay(doc)
         location = pn.state.location
         if location is not None:
             location.update_query(**{SESSION_ARG: token})
+        steps.request()
 
     pn.state.onload(up)
 
@@ -214,7 +222,7 @@ def _error_page(error: MeshScopeError, network, hardware, mapping) -> pn.Column:
 
 def mesh_tab(state: ExplorerState) -> pn.Column:
     """The main tab: metric cards, the mesh, and its bottleneck caption."""
-    return pn.Column(MetricsView(state=state), MeshView(state=state), margin=0)
+    return pn.Column(MetricsView(state=state, simulated=True), MeshView(state=state), margin=0)
 
 
 def tabs(state: ExplorerState) -> list[tuple[str, object]]:
@@ -253,7 +261,7 @@ def build_app(
         )
     except MeshScopeError as e:
         return _error_page(e, network, hardware, mapping)
-    _when_page_is_up(own)
+    _when_page_is_up(own, state)
     page = pn.Column(
         _header(state),
         pn.Row(

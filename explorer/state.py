@@ -212,6 +212,19 @@ class ExplorerState(param.Parameterized):
     follow_best = param.Boolean(
         default=True, doc="show the search's best on the mesh (while it runs and after)"
     )
+    # the simulated step of what the mesh shows (written by explorer.step_runner)
+    simulated = param.Parameter(
+        default=None, doc="engine.simulate.StepResult of simulated_of's mapping, or None"
+    )
+    simulated_of = param.ClassSelector(
+        class_=Evaluation, default=None, allow_None=True,
+        doc="the evaluation whose mapping `simulated` is (stale when not the shown one)",
+    )  # fmt: skip
+    simulating = param.Boolean(default=False, doc="a simulation of the shown mapping is running")
+    simulated_error = param.String(default="", doc="why the shown mapping was not simulated")
+    start_simulated_us = param.Number(
+        default=None, allow_None=True, doc="the starting mapping's simulated step (µs)"
+    )
     best_on_mesh = param.Boolean(
         default=False,
         doc="a search's best is on offer: shown (with follow_best) from its start until it is "
@@ -300,6 +313,10 @@ class ExplorerState(param.Parameterized):
             search_status="",
             search_error="",
             best_on_mesh=False,
+            simulated=None,
+            simulated_of=None,
+            simulated_error="",
+            start_simulated_us=None,
             **specs,
         )
 

@@ -1082,7 +1082,7 @@ def _release(cfg, nd, pk, src_list, rel_order, rel_off, grp_ptr, grp, ctr, t):
 
 
 # ------------------------------------------------------------------ the loop
-@numba.njit(cache=True, _nrt=False, error_model="numpy")
+@numba.njit(cache=True, _nrt=False, nogil=True, error_model="numpy")
 def run(cfg, tp, ns, st, nd, pk, dest, dsvc, rel_order, rel_off, grp_ptr, grp, link_flits,
         win_link, win_occ, ctr, rng, due, wheel, wn, fheap, fpri, fpos, mark, gheap, gpri, gpos,
         src_list, perm, row_ptr, dest_tab, cum, fraction, req_in, req_out, sreq_in, sreq_out, m_in,

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from engine.cost import link_rows
-from engine.errors import SpecError
+from engine.errors import Cancelled, SpecError
 from engine.hardware import Hardware
 from engine.partition_graph import Messages
 from engine.simulate import kernel as K  # noqa: N812 - the kernel's field constants
@@ -47,6 +47,7 @@ __all__ = [
 ]  # fmt: skip
 
 MODES = ("pipelined", "fall-through")
+CANCEL_CHECK_CYCLES = 5_000  # a cancelled step stops within this many cycles (~10 ms)
 SPIKES = ("sample", "expected")
 
 
@@ -142,11 +143,14 @@ def simulate_step(
     seed: int = 0,
     window: int = 0,
     limit_cycles: int = 50_000_000,
+    cancel=None,
 ) -> StepResult:
     """Simulate one time step of ``mapped`` (an ``engine.pipeline.Mapped``).
 
     ``spikes``: ``"sample"``, ``"expected"`` or a boolean array (which neurons spike).
-    ``window``: cycles per trace window (0: no trace). Deterministic for a seed.
+    ``window``: cycles per trace window (0: no trace). ``cancel``: anything with
+    ``is_set()``, looked at every ``CANCEL_CHECK_CYCLES`` cycles; once set, the step
+    raises ``engine.errors.Cancelled``. Deterministic for a seed.
     """
     if mode not in MODES:
         raise SpecError(f"mode must be {' or '.join(MODES)}, not {mode!r}")
@@ -208,7 +212,14 @@ def simulate_step(
         pk_src, pk_lo, pk_hi, flits, service=dsvc, group=pk_group, release=rel_off,
         opened=opened,
     )  # fmt: skip
-    status = machine.advance(limit_cycles, stop_when_idle=True)
+    status = K.RUNNING
+    while status != K.IDLE_END and machine.t < limit_cycles:  # in slices, to hear a cancel
+        if cancel is not None and cancel.is_set():
+            raise Cancelled("the step's simulation was cancelled")
+        until = (
+            limit_cycles if cancel is None else min(limit_cycles, machine.t + CANCEL_CHECK_CYCLES)
+        )
+        status = machine.advance(until, stop_when_idle=True)
     if status != K.IDLE_END:
         raise SpecError(
             f"the step did not finish within {limit_cycles} cycles; raise the limit or check "

@@ -1,5 +1,7 @@
 """Metric cards: latency, energy, power, bounding term, cores used and the change against
-the starting mapping, for what the mesh shows (``state.shown_evaluation``).
+the starting mapping, for what the mesh shows (``state.shown_evaluation``); on the page,
+also the simulated step, which arrives from the background (``explorer.step_runner``)
+a moment after the analytic numbers and is greyed while a newer one runs.
 
 Each card's markup carries ``data-testid`` attributes (``metric-latency`` …, value
 ``metric-latency-value``) so a browser test can read the rendered text inside the shadow
@@ -24,6 +26,7 @@ from explorer.views._page import LiveHTML
 __all__ = [
     "CARD_CSS",
     "METRICS", "MetricsView", "format_change", "format_quantity", "metric_values",
+    "simulated_card",
 ]  # fmt: skip
 
 METRICS = ("latency", "change", "energy", "power", "bottleneck", "cores")
@@ -45,6 +48,8 @@ CARD_CSS = """
 .metric-label { font-size: 12px; color: #6b7280; text-transform: uppercase; letter-spacing: .04em; }
 .metric-value { font-size: 26px; font-weight: 600; color: #1f2933; line-height: 1.2; }
 .metric-unit { font-size: 12px; color: #6b7280; }
+.metric-card.sim { border-left-color: #7c3aed; }
+.metric-card.pending .metric-value { color: #9ca3af; }
 """
 
 
@@ -118,10 +123,34 @@ def card_html(key: str, label: str, value: str, unit: str, extra_class: str = ""
     )
 
 
+def simulated_card(state: ExplorerState) -> str:
+    """The card of the shown mapping's simulated step: its value once the background
+    simulation (``explorer.step_runner``) has it, greyed while a newer one runs."""
+    s = state
+    current = s.simulated_of is s.shown_evaluation
+    result = s.simulated
+    extra = "sim" + (" pending" if s.simulating or not current else "")
+    if current and s.simulated_error:
+        reason = s.simulated_error.split(";")[0]
+        return card_html("simulated", "Simulated step", "—", f"not simulated: {reason}", extra)
+    if result is None:
+        return card_html("simulated", "Simulated step", "…", "simulating, flit by flit", extra)
+    unit = f"µs, bound by {result.bound}"
+    if s.simulating or not current:
+        unit = "simulating the change…"
+    elif s.start_simulated_us:
+        pct = 100.0 * (result.step_us - s.start_simulated_us) / s.start_simulated_us
+        unit = f"µs, {format_change(pct)} vs start"
+    return card_html("simulated", "Simulated step", format_quantity(result.step_us), unit, extra)
+
+
 class MetricsView(pn.viewable.Viewer):
     """A row of metric cards, updated in place when the state's evaluation changes."""
 
     state = param.ClassSelector(class_=ExplorerState)
+    simulated = param.Boolean(
+        default=False, doc="show the simulated step's card (a StepRunner feeds the state)"
+    )
 
     def __init__(self, **params):
         super().__init__(**params)
@@ -130,7 +159,8 @@ class MetricsView(pn.viewable.Viewer):
         self.state.param.watch(
             self._refresh,
             ["evaluation", "start_evaluation", "search_best_evaluation", "search_running",
-             "follow_best", "best_on_mesh"],
+             "follow_best", "best_on_mesh", "simulated", "simulating", "simulated_error",
+             "start_simulated_us"],
         )  # fmt: skip
 
     @property
@@ -153,6 +183,8 @@ class MetricsView(pn.viewable.Viewer):
             if searching and key == "latency":
                 label = "Latency (search best)"
             cards.append(card_html(key, label, value, unit, " ".join(filter(None, extra))))
+            if key == "change" and self.simulated:
+                cards.append(simulated_card(s))
         self._cards.object = f'<div class="metric-row">{"".join(cards)}</div>'
 
     def __panel__(self):

@@ -298,3 +298,37 @@ def test_the_simulated_and_analytic_numbers_agree_on_what_bounds_a_link_bound_ma
     assert by["packed-col"][0].bottleneck == "link" and by["packed-col"][1].bound == "link"
     assert by["packed-col"][1].step_us > by["spread-col"][1].step_us
     assert by["packed-col"][0].latency_us > by["spread-col"][0].latency_us
+
+
+# ------------------------------------------------------------------ cancelling
+class _CancelAfter:
+    """A cancel token that is set from its ``n``-th look on."""
+
+    def __init__(self, n: int):
+        self.n, self.looks = n, 0
+
+    def is_set(self) -> bool:
+        self.looks += 1
+        return self.looks > self.n
+
+
+def test_a_step_run_in_slices_is_the_step_run_at_once():
+    mapped = mlp1("packed-row")
+    whole = simulate_step(mapped, seed=SEED)
+    sliced = simulate_step(mapped, seed=SEED, cancel=_CancelAfter(10**9))
+    assert sliced.step_cycles == whole.step_cycles and sliced.cycles == whole.cycles
+    assert sliced.latency == whole.latency and sliced.bound == whole.bound
+    np.testing.assert_array_equal(sliced.link_flits, whole.link_flits)
+
+
+def test_a_cancelled_step_stops_within_a_slice():
+    from engine.errors import Cancelled
+    from engine.simulate.step import CANCEL_CHECK_CYCLES
+
+    mapped = mlp1("packed-row")
+    whole = simulate_step(mapped, seed=SEED)
+    assert whole.cycles > 2 * CANCEL_CHECK_CYCLES  # long enough to be cut
+    token = _CancelAfter(2)
+    with pytest.raises(Cancelled):
+        simulate_step(mapped, seed=SEED, cancel=token)
+    assert token.looks == 3  # two slices ran, the third look stopped it

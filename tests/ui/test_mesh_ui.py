@@ -18,7 +18,9 @@ from engine.cost import evaluate
 from engine.mapping import Mapping, Placement
 from engine.partition import make_partition
 from engine.partition_graph import partition_graph
+from engine.pipeline import Mapped
 from engine.placement import make_placement
+from engine.simulate import simulate_step
 from engine.specs import load_hardware_spec, load_network_spec
 from explorer.views.metrics import format_change, format_quantity
 
@@ -44,7 +46,14 @@ def demo():
     swapped[[0, 8]] = b, a
     tuned = evaluate(network, hardware, Mapping(partition, Placement(swapped)))
     assert format_quantity(tuned.latency_us) != format_quantity(start.latency_us)
+    steps = [
+        simulate_step(Mapped.of(network, hardware, Mapping(partition, p)), seed=0).step_us
+        for p in (placement, Placement(swapped))
+    ]
     return {
+        "simulated_start": format_quantity(steps[0]),
+        "simulated_tuned": format_quantity(steps[1]),
+        "simulated_change": format_change(100 * (steps[1] - steps[0]) / steps[0]),
         "a": a,
         "b": b,
         "start": format_quantity(start.latency_us),
@@ -77,6 +86,18 @@ def test_dragging_a_core_onto_another_swaps_them(page, demo_url, demo):
         f"\nmouse-up → latency card updated (measured in the page): {ms:.0f} ms for the "
         f"first drag, {back:.0f} ms for the drag back"
     )
+
+
+@pytest.mark.ui
+def test_the_simulated_step_follows_a_drag(page, demo_url, demo):
+    open_in(page, demo_url)
+    simulated = page.get_by_test_id("metric-simulated-value")
+    expect(simulated).to_have_text(demo["simulated_start"], timeout=20_000)
+    drag_core(page, demo["a"], demo["b"], watch="metric-latency-value")
+    expect(page.get_by_test_id("metric-latency-value")).to_have_text(demo["tuned"])
+    expect(simulated).to_have_text(demo["simulated_tuned"], timeout=20_000)  # arrives after
+    card = page.get_by_test_id("metric-simulated")
+    expect(card).to_contain_text(f"{demo['simulated_change']} vs start")
 
 
 @pytest.mark.ui

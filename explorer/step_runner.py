@@ -1,0 +1,121 @@
+"""The shown mapping's time step, simulated in the background after every change.
+
+A person hand-tuning a mapping sees the analytic latency at once; ``StepRunner`` then
+simulates the step flit by flit (``engine.simulate.simulate_step``, pipelined, spikes
+sampled with seed 0, so the same mapping always gives the same number) in a daemon
+thread and publishes the result to the state (``simulated``, ``simulated_of``) through
+``schedule``, like ``SearchRunner``. The next change cancels a simulation still running
+(``simulate_step(cancel=)`` stops within a few thousand cycles) and starts its own; a
+result that arrives for a mapping no longer shown is dropped. The starting mapping is
+simulated once too, for the change against the start. While a search runs nothing is
+simulated (the search has the processor). No UI toolkit is imported here.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from engine.errors import Cancelled, MeshScopeError
+from engine.pipeline import Mapped
+from engine.simulate import simulate_step
+
+__all__ = ["StepRunner"]
+
+WATCHED = ("evaluation", "search_best_evaluation", "follow_best", "best_on_mesh", "search_running")
+
+
+class StepRunner:
+    """Keeps ``state.simulated`` the simulated step of ``state.shown_evaluation``'s mapping."""
+
+    def __init__(
+        self,
+        state,
+        schedule: Callable[[Callable[[], None]], None] | None = None,
+        *,
+        mode: str = "pipelined",
+        seed: int = 0,
+    ):
+        self.state = state
+        self.schedule = schedule or (lambda fn: fn())
+        self.mode, self.seed = mode, seed
+        self._cancel = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._for = None  # the evaluation the running thread simulates
+        self._watcher = state.param.watch(lambda *_: self.request(), list(WATCHED))
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def request(self) -> None:
+        """Simulate what the state shows now, unless it is simulated already (call on the
+        session's thread)."""
+        s = self.state
+        shown = s.shown_evaluation
+        if shown is None or s.simulated_of is shown or (self.running and self._for is shown):
+            return
+        self._cancel.set()  # whatever runs is for a mapping no longer shown
+        self._for = None
+        if s.search_running:
+            s.param.update(simulating=False)
+            return
+        cancel = self._cancel = threading.Event()
+        jobs = []
+        if s.start_simulated_us is None and s.start_mapping is not None:
+            jobs.append((s.start_evaluation, s.start_mapping))
+        if shown is not s.start_evaluation or not jobs:
+            jobs.append((shown, s.shown_mapping()))
+        self._for = shown
+        s.param.update(simulating=True, simulated_error="")
+        args = (s.network, s.hardware, jobs, s.access.cycles, cancel)
+        self._thread = threading.Thread(
+            target=self._run, args=args, name="meshscope-step", daemon=True
+        )
+        self._thread.start()
+
+    def join(self, timeout: float | None = None) -> None:
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def close(self) -> None:
+        """Stop simulating and stop watching the state (the session is gone)."""
+        self._cancel.set()
+        self.state.param.unwatch(self._watcher)
+
+    # ------------------------------------------------------------ thread side
+    def _run(self, network, hardware, jobs, limit_cycles: int, cancel: threading.Event) -> None:
+        for evaluation, mapping in jobs:
+            try:
+                result = simulate_step(
+                    Mapped.of(network, hardware, mapping), mode=self.mode, seed=self.seed,
+                    limit_cycles=limit_cycles, cancel=cancel,
+                )  # fmt: skip
+            except Cancelled:
+                return
+            except MeshScopeError as e:
+                message = str(e)
+                self.schedule(lambda ev=evaluation, m=message: self._failed(ev, m, cancel))
+                return
+            except Exception as e:  # noqa: BLE001 - a page must hear of any failure
+                message = f"the simulation failed: {type(e).__name__}: {e}"
+                self.schedule(lambda ev=evaluation, m=message: self._failed(ev, m, cancel))
+                return
+            self.schedule(lambda ev=evaluation, r=result: self._publish(ev, r, cancel))
+
+    # ------------------------------------------------------------ session side
+    def _publish(self, evaluation, result, cancel: threading.Event) -> None:
+        s = self.state
+        updates = {}
+        if evaluation is s.start_evaluation:
+            updates["start_simulated_us"] = result.step_us
+        if evaluation is s.shown_evaluation and not cancel.is_set():
+            updates.update(simulated=result, simulated_of=evaluation, simulating=False)
+        if updates:
+            s.param.update(**updates)
+
+    def _failed(self, evaluation, message: str, cancel: threading.Event) -> None:
+        s = self.state
+        if evaluation is s.shown_evaluation and not cancel.is_set():
+            s.param.update(simulated=None, simulated_of=evaluation, simulating=False,
+                           simulated_error=message)  # fmt: skip

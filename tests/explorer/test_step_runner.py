@@ -1,0 +1,125 @@
+"""The shown mapping's step, simulated in the background after each change (StepRunner)."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.pipeline import Mapped
+from engine.search import ESConfig
+from engine.simulate import simulate_step
+from explorer.access import ClientAccess, ClientLimits
+from explorer.runner import SearchRunner
+from explorer.state import ExplorerState
+from explorer.step_runner import StepRunner
+
+
+class Later:
+    """A ``schedule`` that keeps the calls until ``run()``, as a document's next tick does."""
+
+    def __init__(self):
+        self.calls = []
+
+    def __call__(self, fn):
+        self.calls.append(fn)
+
+    def run(self):
+        calls, self.calls = self.calls, []
+        for fn in calls:
+            fn()
+
+
+@pytest.fixture
+def state():
+    return ExplorerState.from_specs("sparse-mlp-1", "loihi2")
+
+
+def simulated_us(state, mapping) -> float:
+    return simulate_step(Mapped.of(state.network, state.hardware, mapping), seed=0).step_us
+
+
+def settle(runner, later):
+    runner.join(60)
+    later.run()
+
+
+def test_the_start_and_every_edit_are_simulated_once(state):
+    later = Later()
+    runner = StepRunner(state, later)
+    runner.request()  # a page asks once it is up
+    assert state.simulating
+    settle(runner, later)
+    start_us = simulated_us(state, state.mapping)
+    assert not state.simulating and state.simulated_of is state.evaluation
+    assert state.simulated.step_us == pytest.approx(start_us)
+    assert state.start_simulated_us == pytest.approx(start_us)
+    runner.request()  # the same mapping: nothing to do
+    assert not runner.running and not later.calls
+
+    cores = state.mapping.placement.cores
+    state.swap_cores(int(cores[0]), int(cores[8]))  # the watcher asks by itself
+    assert state.simulating and state.simulated_of is not state.evaluation
+    settle(runner, later)
+    assert state.simulated_of is state.evaluation
+    assert state.simulated.step_us == pytest.approx(simulated_us(state, state.mapping))
+    assert state.start_simulated_us == pytest.approx(start_us)  # the start stays
+
+
+def test_the_next_drag_cancels_the_simulation_under_way(state):
+    later = Later()
+    runner = StepRunner(state, later)
+    cores = state.mapping.placement.cores
+    state.swap_cores(int(cores[0]), int(cores[8]))
+    first = runner._thread
+    state.swap_cores(int(cores[1]), int(cores[9]))
+    second = runner._thread
+    assert first is not second
+    first.join(60)
+    settle(runner, later)
+    assert state.simulated_of is state.evaluation  # only the last drag's step is shown
+    assert state.simulated.step_us == pytest.approx(simulated_us(state, state.mapping))
+
+
+def test_nothing_is_simulated_while_a_search_runs_and_the_best_after(state):
+    later = Later()
+    runner = StepRunner(state, later)
+    settle(runner, later)
+    search = SearchRunner(state, interval_s=0.0)
+    search.start(ESConfig(budget=10, seed=1))
+    search.join(60)
+    later.run()
+    assert state.best_on_mesh and not state.search_running
+    settle(runner, later)  # the search's end asked for the best's step
+    assert state.simulated_of is state.search_best_evaluation
+    best = state.best_mapping()
+    assert state.simulated.step_us == pytest.approx(simulated_us(state, best))
+
+
+def test_a_step_longer_than_the_clients_limit_is_said_not_simulated():
+    access = ClientAccess(ClientLimits(cycles=1_000))
+    state = ExplorerState.from_specs("sparse-mlp-1", "loihi2", access=access)
+    later = Later()
+    runner = StepRunner(state, later)
+    runner.request()
+    settle(runner, later)
+    assert state.simulated is None and state.simulated_of is state.evaluation
+    assert "1000 cycles" in state.simulated_error and not state.simulating
+
+
+def test_the_card_shows_the_step_when_it_arrives_and_greys_it_while_a_newer_runs(state):
+    from explorer.views.metrics import MetricsView, format_change, format_quantity
+
+    later = Later()
+    runner = StepRunner(state, later)
+    cards = MetricsView(state=state, simulated=True)
+    runner.request()
+    assert 'data-testid="metric-simulated"' in cards.html and ">…<" in cards.html
+    settle(runner, later)
+    assert f">{format_quantity(state.simulated.step_us)}<" in cards.html
+    assert "pending" not in cards.html
+    cores = state.mapping.placement.cores
+    state.swap_cores(int(cores[0]), int(cores[8]))
+    assert "metric-card sim pending" in cards.html and "simulating the change" in cards.html
+    settle(runner, later)
+    pct = 100 * (state.simulated.step_us / state.start_simulated_us - 1)
+    assert f"{format_change(pct)} vs start" in cards.html and "pending" not in cards.html
+    assert 'data-testid="metric-simulated"' not in MetricsView(state=state).html  # opt-in
