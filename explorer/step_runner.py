@@ -90,6 +90,7 @@ class StepRunner:
                 result = simulate_step(
                     Mapped.of(network, hardware, mapping), mode=self.mode, seed=self.seed,
                     limit_cycles=limit_cycles, cancel=cancel,
+                    window=limit_cycles,  # one window: each buffer's peak over the step
                 )  # fmt: skip
             except Cancelled:
                 return

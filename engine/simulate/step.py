@@ -102,6 +102,27 @@ class StepResult:
             row["flits"] = int(self.link_flits[i])
         return rows
 
+    def link_figures(self) -> dict[str, np.ndarray]:
+        """Per engine link id, what the step did to each link: ``flits`` it carried,
+        ``busy`` — the share of the step it was sending (flits × cycles per flit over the
+        step's cycles) — and, for a traced step, ``buffer``: the most flits the input port
+        it feeds held at once (its virtual channels together; -1 for a link into a core,
+        which feeds no router buffer), with ``buffer_capacity`` the flits a port holds."""
+        topo = self.machine.topology
+        capacity = topo.link_capacity
+        flits = self.link_flits.astype(np.int64)
+        busy = np.divide(
+            flits, capacity * max(self.step_cycles, 1), out=np.zeros(flits.size),
+            where=capacity > 0,
+        )  # fmt: skip
+        out = {"flits": flits, "busy": busy}
+        if self.trace is not None:
+            peak = self.trace.occupancy.max(axis=0, initial=0)
+            feeds = topo.link_input
+            out["buffer"] = np.where(feeds >= 0, peak[np.maximum(feeds, 0)], -1)
+            out["buffer_capacity"] = self.machine.noc.vcs * self.machine.noc.buf
+        return out
+
     def to_dict(self, hardware: Hardware | None = None, *, links: bool = True) -> dict:
         d = {
             "mode": self.mode,

@@ -70,6 +70,25 @@ class Topology:
         out[self.inject_link] = self.inject_pj
         return out
 
+    @property
+    def link_capacity(self) -> np.ndarray:
+        """Per engine link id: the flits it can carry per cycle (0 for ids with no link)."""
+        out = np.zeros(self.n_link_ids)
+        ports = self.link_id >= 0
+        out[self.link_id[ports]] = 1.0 / self.serialization[ports]
+        out[self.inject_link] = 1.0
+        return out
+
+    @property
+    def link_input(self) -> np.ndarray:
+        """Per engine link id: the input port it feeds, as ``router · ports + port`` (-1 for a
+        link into a core, which feeds no router buffer, and for ids with no link)."""
+        out = np.full(self.n_link_ids, -1, dtype=np.int64)
+        r, o = np.nonzero((self.link_id[:, :4] >= 0) & (self.nbr[:, :4] >= 0))
+        out[self.link_id[r, o]] = self.nbr[r, o] * self.n_ports + (o ^ 1)
+        out[self.inject_link] = self.node_router * self.n_ports + self.node_port
+        return out
+
     def hops(self, src_node, dst_node) -> np.ndarray:
         """Routers a packet crosses from ``src_node`` to ``dst_node`` (Manhattan distance + 1)."""
         x, y = self.node_xy

@@ -159,10 +159,7 @@ def make_trace(meta: dict, machine, topology, packets: dict) -> Trace:
         pad = n_windows - link_flits.shape[0]
         link_flits = np.vstack([link_flits, np.zeros((pad, link_flits.shape[1]), np.int32)])
         occupancy = np.vstack([occupancy, np.zeros((pad, occupancy.shape[1]), np.int32)])
-    capacity = np.zeros(topology.n_link_ids)
-    ports = topology.link_id >= 0
-    capacity[topology.link_id[ports]] = 1.0 / topology.serialization[ports]
-    capacity[topology.inject_link] = 1.0
+    capacity = topology.link_capacity
     header = {
         "format": FORMAT,
         "version": VERSION,

@@ -54,6 +54,7 @@ from explorer.views.mesh_columns import (
     IDLE_COLOR,
     LOAD_PALETTE,
     ROUTER_SIZE,
+    SIMULATED_MODES,
     TILE_SIZE,
     bottleneck_columns,
     bottleneck_core_columns,
@@ -84,6 +85,7 @@ _CORE_INFO_DYNAMIC = (
 )  # fmt: skip
 _LINK_DYNAMIC = (
     "messages", "utilization", "value", "color", "width", "width_px", "arrow_px", "loaded",
+    "sim_flits", "sim_busy", "sim_buffer", "sim_text",
 )  # fmt: skip
 
 
@@ -105,7 +107,9 @@ class _MeshSources:
     the mapping (``full=True`` sends all again, e.g. after the browser deleted a point).
     """
 
-    def __init__(self, hardware, network, evaluation, *, link_px: float, color_by: str):
+    def __init__(
+        self, hardware, network, evaluation, *, link_px: float, color_by: str, simulated=None
+    ):
         self.link_px = link_px
         self.cores = ColumnDataSource()  # what is drawn and dragged
         self.core_info = ColumnDataSource()  # what the tooltip shows
@@ -117,7 +121,8 @@ class _MeshSources:
         self.mapper = LinearColorMapper(palette=list(LOAD_PALETTE), low=0)
         self.color_bar: ColorBar | None = None  # set by mesh_figure
         self.color_by = color_by
-        self.update(hardware, network, evaluation, full=True)
+        self.simulated = simulated
+        self.update(hardware, network, evaluation, full=True, simulated=simulated)
 
     def update(
         self,
@@ -127,9 +132,11 @@ class _MeshSources:
         *,
         color_by: str | None = None,
         full: bool = False,
+        simulated: dict | None = None,
     ) -> None:
         self.color_by = color_by or self.color_by
-        links = link_columns(hardware, evaluation, color_by=self.color_by)
+        self.simulated = simulated
+        links = link_columns(hardware, evaluation, color_by=self.color_by, simulated=simulated)
         links["width_px"] = links["width"] * self.link_px
         on_mesh = (links["kind"] == "router") | (links["kind"] == "off-chip")
         links["arrow_px"] = np.where(
@@ -151,7 +158,7 @@ class _MeshSources:
             self.cores.selected.indices = []
         self.bottleneck.data = _data(bottleneck_columns(links, evaluation))
         self.bottleneck_core.data = bottleneck_core_columns(hardware, evaluation)
-        vmax = color_scale(evaluation, self.color_by)
+        vmax = color_scale(evaluation, self.color_by, simulated)
         self.mapper.high = vmax if vmax > 0 else 1.0
         if self.color_bar is not None:
             title, fmt = COLOR_MODES[self.color_by]
@@ -167,12 +174,16 @@ def mesh_figure(
     *,
     color_by: str = "messages",
     title: str | None = None,
+    simulated: dict | None = None,
 ):
-    """A Bokeh figure of the mesh, and the sources to refresh it: ``(figure, sources)``."""
+    """A Bokeh figure of the mesh, and the sources to refresh it: ``(figure, sources)``.
+    ``simulated``: a simulated step's ``link_figures()``, for its colour modes and tooltips."""
     gw, gh = hardware.grid_width, hardware.grid_height
     ppr = _pixels_per_router(hardware)
     link_px = max(1.0, 0.045 * ppr)
-    sources = _MeshSources(hardware, network, evaluation, link_px=link_px, color_by=color_by)
+    sources = _MeshSources(
+        hardware, network, evaluation, link_px=link_px, color_by=color_by, simulated=simulated
+    )
     pad = 0.62
     p = figure(
         title=title,
@@ -280,6 +291,7 @@ _LINK_TOOLTIPS = [
     ("from → to", "@src → @dst"),
     ("messages / step", "@messages{0,0.0}"),
     ("utilization", "@utilization{0.0%}"),
+    ("simulated", "@sim_text"),
 ]
 
 
@@ -395,6 +407,7 @@ class MeshView(pn.viewable.Viewer):
         self._network = None
         self._shown = None
         self._sources = None
+        self._figures_of = self._figures = None  # the simulated step and its link figures
         self._writing = False  # re-entry guard: our own writes fire the source's on_change
         self._pane = pn.pane.Bokeh(margin=(0, 10))
         self._caption = LiveHTML(css=_CAPTION_CSS, margin=(4, 10, 0, 10))
@@ -411,7 +424,11 @@ class MeshView(pn.viewable.Viewer):
         self._search_row = pn.Row(self._follow, self._adopt, self._banner, visible=False)
         self._switch = pn.widgets.RadioButtonGroup.from_param(
             self.param.color_by,
-            options={"messages / step": "messages", "utilization": "utilization"},
+            options={
+                "messages / step": "messages", "utilization": "utilization",
+                "simulated flits": "flits", "simulated busy": "busy",
+                "buffer peak": "buffer",
+            },
             label="", margin=(4, 10), variant="outline", color="primary", description=None,
             stylesheets=[":host .bk-btn { font-size: 12px; padding: 3px 10px; }"],
         )  # fmt: skip
@@ -424,7 +441,7 @@ class MeshView(pn.viewable.Viewer):
         self.state.param.watch(
             self._refresh,
             ["evaluation", "search_best_evaluation", "search_running", "follow_best",
-             "best_on_mesh"],
+             "best_on_mesh", "simulated", "simulating"],
         )  # fmt: skip
         self.param.watch(self._refresh, ["color_by"])
         self.param.watch(self._layers_changed, ["layers"])
@@ -459,26 +476,36 @@ class MeshView(pn.viewable.Viewer):
             self._caption.object = ""
             return
         names = s.network.population_names
+        figures = self._simulated_figures()
+        color_by = self.color_by
+        simulated_mode = color_by in SIMULATED_MODES
+        if simulated_mode and figures is None:
+            color_by = "messages"  # until the first simulation arrives
         only = (
             "Links show only the flows that leave "
             + ", ".join(names[k] for k in self.layers if k < len(names))
             + ". "
-            if self.layers
+            if self.layers and not simulated_mode
             else ""
         )
         self._caption.object = (
             f'<div class="mesh-caption" data-testid="mesh-caption">'
             f"{escape(bottleneck_text(s.hardware, shown, s.network))}</div>"
-            f'<div class="mesh-hint">{escape(only + _HINT)}</div>'
+            + self._simulated_note(figures)
+            + f'<div class="mesh-hint">{escape(only + _HINT)}</div>'
         )
         same_figure = s.hardware is self._hardware and s.network is self._network and self._sources
         if same_figure:
-            if shown is self._shown and self._sources.color_by == self.color_by:
+            if (
+                shown is self._shown
+                and self._sources.color_by == color_by
+                and self._sources.simulated is figures
+            ):
                 return
             coloured = self._coloured(shown)
             self._write(
                 lambda: self._sources.update(
-                    s.hardware, s.network, coloured, color_by=self.color_by
+                    s.hardware, s.network, coloured, color_by=color_by, simulated=figures
                 )
             )
             if self.inspection is not None and shown is not self._shown:
@@ -491,14 +518,47 @@ class MeshView(pn.viewable.Viewer):
                 }
                 self.layers = []
             fig, self._sources = mesh_figure(
-                s.hardware, s.network, self._coloured(shown), color_by=self.color_by
-            )
+                s.hardware, s.network, self._coloured(shown), color_by=color_by,
+                simulated=figures,
+            )  # fmt: skip
             self._sources.cores.on_change("data", self._on_cores_change)
             fig.on_event(Tap, self._on_tap)
             self._hardware, self._network = s.hardware, s.network
             self._pane.object = fig
             self.inspection = None
         self._shown = shown
+
+    def _simulated_figures(self) -> dict | None:
+        """The link figures of the state's simulated step (computed once per step), or None
+        before the first arrives or when it is of another network or hardware."""
+        step = self.state.simulated
+        if step is None or self.state.simulated_of is None:
+            return None
+        if self._figures_of is not step:
+            self._figures_of, self._figures = step, step.link_figures()
+            if self._figures["flits"].size != self.state.hardware.n_link_ids:
+                self._figures = None
+        return self._figures
+
+    def _simulated_note(self, figures) -> str:
+        """A line under the caption when the links show a simulated step."""
+        s = self.state
+        if self.color_by not in SIMULATED_MODES:
+            return ""
+        if figures is None:
+            text = "Simulating the step; the links show the analytic load until it arrives."
+        else:
+            step = s.simulated
+            stale = s.simulated_of is not s.shown_evaluation or s.simulating
+            text = (
+                f"Links: the simulated step ({step.step_cycles:,} cycles, "
+                f"{step.step_us:,.2f} µs, pipelined, seed 0)"
+                + (" of the mapping before the last change; the new one is being simulated"
+                   if stale else "")
+                + "."
+                + (" The layer filter applies to the analytic load." if self.layers else "")
+            )  # fmt: skip
+        return f'<div class="mesh-hint" data-testid="mesh-simulated-note">{escape(text)}</div>'
 
     def _update_banner(self) -> None:
         s = self.state

@@ -24,6 +24,8 @@ from engine.network import Network
 __all__ = [
     "BOTTLENECK_COLOR",
     "COLOR_MODES",
+    "SIMULATED_MODES",
+    "simulated_link_columns",
     "EMPTY_COLOR",
     "IDLE_COLOR",
     "LOAD_PALETTE",
@@ -85,7 +87,11 @@ DROP_RADIUS = 0.25  # a dragged core lands on the slot nearest its drop point wi
 COLOR_MODES = {
     "messages": ("messages / step", "0,0"),
     "utilization": ("busy share of the step", "0%"),
+    "flits": ("simulated flits / step", "0,0"),
+    "busy": ("simulated busy share of the step", "0%"),
+    "buffer": ("fullest input buffer (flits)", "0,0"),
 }
+SIMULATED_MODES = ("flits", "busy", "buffer")  # read from StepResult.link_figures()
 
 
 # ------------------------------------------------------------------ column builders
@@ -343,13 +349,22 @@ def core_columns(
     }
 
 
-def color_scale(evaluation: Evaluation, color_by: str = "messages") -> float:
-    """The value at the top of the link colour scale: the heaviest link's messages per
-    step, or 1 (busy the whole step) for utilization, so that 100 % always looks the same."""
+def color_scale(
+    evaluation: Evaluation, color_by: str = "messages", simulated: dict | None = None
+) -> float:
+    """The value at the top of the link colour scale: the heaviest link's messages (or
+    simulated flits) per step, 1 (busy the whole step) for a busy share, so that 100 %
+    always looks the same, and a port's buffers for the fullest buffer."""
     if color_by not in COLOR_MODES:
         raise ValueError(f"color_by must be one of {', '.join(COLOR_MODES)}, not {color_by!r}")
-    if color_by == "utilization":
+    if color_by in ("utilization", "busy"):
         return 1.0
+    if color_by in SIMULATED_MODES:
+        if simulated is None:
+            raise ValueError(f"colouring by {color_by} needs a simulated step's link figures")
+        if color_by == "buffer":
+            return float(simulated["buffer_capacity"])
+        return float(simulated["flits"].max(initial=0))
     return float(evaluation.max_link_messages)
 
 
@@ -430,20 +445,33 @@ def link_columns(
     *,
     vmax: float | None = None,
     color_by: str = "messages",
+    simulated: dict | None = None,
 ) -> dict[str, np.ndarray]:
     """One row per existing link (kind >= 0), as a segment with its load and colour.
 
-    ``color_by`` picks what colour and width show: ``"messages"`` per step or
-    ``"utilization"`` (share of the step the link is busy); the ``value`` column holds it.
-    ``vmax`` is the value at the top of the colour scale (default: ``color_scale``).
+    ``color_by`` picks what colour and width show (``COLOR_MODES``): the analytic model's
+    ``"messages"`` per step or ``"utilization"`` (share of the step the link is busy), or
+    a simulated step's ``"flits"``, ``"busy"`` share or fullest ``"buffer"``, read from
+    ``simulated`` (``StepResult.link_figures()``); the ``value`` column holds it. The
+    simulated figures are columns too when given (``sim_flits``, ``sim_busy``,
+    ``sim_buffer``), for the tooltips. ``vmax``: the value at the top of the colour scale
+    (default: ``color_scale``).
     """
     columns = link_geometry(hardware)
     ids, on_mesh = columns["link"], columns.pop("on_mesh")
     messages = evaluation.link_messages[ids]
     utilization = evaluation.link_utilization[ids]
-    value = utilization if color_by == "utilization" else messages
+    sim = simulated_link_columns(simulated, ids)
+    if color_by in SIMULATED_MODES:
+        if simulated is None:
+            raise ValueError(f"colouring by {color_by} needs a simulated step's link figures")
+        value = np.maximum(sim[f"sim_{color_by}"], 0.0)
+        loaded = sim["sim_flits"] > 0
+    else:
+        value = utilization if color_by == "utilization" else messages
+        loaded = messages > 0
     if vmax is None:
-        vmax = color_scale(evaluation, color_by)
+        vmax = color_scale(evaluation, color_by, simulated)
     relative = np.minimum(value / vmax, 1.0) if vmax > 0 else np.zeros(ids.size)
     base = np.where(on_mesh, 1.0, 0.55)
     columns.update(
@@ -451,10 +479,36 @@ def link_columns(
         utilization=utilization,
         value=value,
         color=load_colors(value, vmax),
-        width=base * np.where(messages > 0, 1.0 + 1.2 * relative, 0.7),
-        loaded=messages > 0,
+        width=base * np.where(loaded, 1.0 + 1.2 * relative, 0.7),
+        loaded=loaded,
+        **sim,
     )
     return columns
+
+
+def simulated_link_columns(simulated: dict | None, ids: np.ndarray) -> dict[str, np.ndarray]:
+    """The simulated figures of the links ``ids`` (NaN without a simulation; a buffer of -1:
+    the link feeds a core, not a router), and ``sim_text``, one line for a tooltip."""
+    if simulated is None:
+        nan = np.full(ids.size, np.nan)
+        return {
+            "sim_flits": nan, "sim_busy": nan, "sim_buffer": nan,
+            "sim_text": np.full(ids.size, "not simulated yet", dtype=object),
+        }  # fmt: skip
+    flits = simulated["flits"][ids].astype(float)
+    busy = simulated["busy"][ids]
+    buffer = simulated["buffer"][ids].astype(float) if "buffer" in simulated else np.full(
+        ids.size, -1.0
+    )  # fmt: skip
+    top = simulated.get("buffer_capacity", 0)
+    text = [
+        f"{f:,.0f} flits, busy {b:.0%}" + (f", buffer peak {q:.0f} of {top}" if q >= 0 else "")
+        for f, b, q in zip(flits.tolist(), busy.tolist(), buffer.tolist(), strict=True)
+    ]
+    return {
+        "sim_flits": flits, "sim_busy": busy, "sim_buffer": buffer,
+        "sim_text": np.asarray(text, dtype=object),
+    }  # fmt: skip
 
 
 def bottleneck_columns(links: dict[str, np.ndarray], evaluation: Evaluation) -> dict:

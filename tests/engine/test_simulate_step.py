@@ -332,3 +332,48 @@ def test_a_cancelled_step_stops_within_a_slice():
     with pytest.raises(Cancelled):
         simulate_step(mapped, seed=SEED, cancel=token)
     assert token.looks == 3  # two slices ran, the third look stopped it
+
+
+# ------------------------------------------------------------------ per-link figures
+@pytest.mark.parametrize("case", ["mlp1", "two_chips"])
+def test_link_figures_of_a_traced_step(case):
+    from engine.simulate.topology import Topology
+
+    mapped = mlp1("packed-row") if case == "mlp1" else two_chips("packed-row")
+    whole = simulate_step(mapped, seed=SEED)
+    traced = simulate_step(mapped, seed=SEED, window=10**9)  # one window: the whole step
+    assert traced.trace.n_windows == 1
+    figures = traced.link_figures()
+    np.testing.assert_array_equal(figures["flits"], whole.link_flits)
+    topo = Topology.of_hardware(mapped.hardware)
+    cpf = np.divide(1.0, topo.link_capacity, out=np.zeros(topo.n_link_ids),
+                    where=topo.link_capacity > 0)  # fmt: skip
+    np.testing.assert_allclose(figures["busy"], whole.link_flits * cpf / whole.step_cycles)
+    assert figures["busy"].max() <= 1.0 + 1e-12
+    into_core = np.zeros(topo.n_link_ids, bool)
+    into_core[4 * topo.n_routers + topo.n_nodes :] = True
+    buffer = figures["buffer"]
+    assert np.all(buffer[into_core] == -1)
+    carried = (whole.link_flits > 0) & ~into_core
+    assert np.all(buffer[carried] >= 1)  # every flit waited in the buffer it entered
+    assert (
+        buffer.max()
+        <= figures["buffer_capacity"]
+        == mapped.hardware.noc.vcs * mapped.hardware.noc.buf
+    )
+    assert "buffer" not in whole.link_figures()  # untraced: no buffer figures
+
+
+def test_link_input_is_the_port_a_link_feeds():
+    from engine.simulate.topology import Topology
+
+    hw = load_hardware("mesh:4x4x2@2x1")
+    topo = Topology.of_hardware(hw)
+    feeds = topo.link_input
+    P = topo.n_ports  # noqa: N806
+    for r, o in [(0, 0), (5, 1), (5, 2), (9, 3)]:
+        link = topo.link_id[r, o]
+        if link >= 0:
+            assert feeds[link] == topo.nbr[r, o] * P + (o ^ 1)
+    core = 7
+    assert feeds[topo.inject_link[core]] == topo.node_router[core] * P + topo.node_port[core]

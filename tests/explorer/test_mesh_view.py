@@ -463,6 +463,43 @@ def test_the_switch_changes_colours_and_the_colour_bar():
     assert sources.mapper.high == pytest.approx(state.evaluation.max_link_messages)
 
 
+def test_simulated_modes_colour_the_links_by_the_simulated_step():
+    from explorer.step_runner import StepRunner
+
+    state, view, _ = _view()
+    sources = view._sources
+    calls = []
+    runner = StepRunner(state, calls.append)
+    view.color_by = "flits"  # nothing simulated yet: the analytic load, and a note saying so
+    assert sources.color_by == "messages"
+    assert "until it arrives" in view._caption.object
+    runner.request()
+    runner.join(60)
+    for fn in calls:
+        fn()
+    figures = state.simulated.link_figures()
+    ids = np.asarray(sources.links.data["link"])
+    assert sources.color_by == "flits"
+    np.testing.assert_array_equal(sources.links.data["value"], figures["flits"][ids])
+    assert sources.mapper.high == figures["flits"].max()
+    assert sources.color_bar.title == COLOR_MODES["flits"][0]
+    assert f"{state.simulated.step_cycles:,} cycles" in view._caption.object
+    view.color_by = "busy"
+    np.testing.assert_allclose(sources.links.data["value"], figures["busy"][ids])
+    assert sources.mapper.high == 1.0
+    view.color_by = "buffer"
+    assert sources.mapper.high == state.hardware.noc.vcs * state.hardware.noc.buf
+    value = np.asarray(sources.links.data["value"])
+    assert value.max() >= 1 and np.all(value <= sources.mapper.high)
+    hottest = int(np.argmax(figures["flits"][ids]))
+    text = sources.links.data["sim_text"][hottest]
+    assert f"{figures['flits'][ids][hottest]:,} flits" in text and "buffer peak" in text
+    cores = state.mapping.placement.cores
+    state.swap_cores(int(cores[0]), int(cores[8]))  # stale until the new step arrives
+    assert "before the last change" in view._caption.object
+    runner.close()
+
+
 def test_a_compute_bound_mapping_outlines_its_bottleneck_core():
     state, view, _ = _view("mlp:widths=256-512-256-10", "loihi2")
     ev = state.evaluation

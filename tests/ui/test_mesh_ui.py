@@ -98,6 +98,14 @@ def test_the_simulated_step_follows_a_drag(page, demo_url, demo):
     expect(simulated).to_have_text(demo["simulated_tuned"], timeout=20_000)  # arrives after
     card = page.get_by_test_id("metric-simulated")
     expect(card).to_contain_text(f"{demo['simulated_change']} vs start")
+    # the links can show the simulated step: its flits, busy share, fullest buffers
+    page.get_by_role("button", name="buffer peak").click()
+    note = page.get_by_test_id("mesh-simulated-note")
+    expect(note).to_contain_text("Links: the simulated step")
+    page.wait_for_function(
+        """() => [...Bokeh.documents[0].all_models].some(
+             m => m.type === "ColorBar" && m.title === "fullest input buffer (flits)")"""
+    )
 
 
 @pytest.mark.ui
