@@ -17,6 +17,7 @@ session's document thread: by a widget or a Bokeh callback, or by
 
 from __future__ import annotations
 
+import io
 from html import escape
 
 import numpy as np
@@ -36,6 +37,7 @@ from bokeh.models import (
     NumeralTickFormatter,
     PointDrawTool,
     Range1d,
+    SaveTool,
 )
 from bokeh.plotting import figure
 from panel.io.state import set_curdoc
@@ -66,6 +68,7 @@ from explorer.views.mesh_columns import (
     drop_target,
     hit_test,
     link_columns,
+    link_loads_frame,
     population_colors,
     router_columns,
 )
@@ -261,6 +264,7 @@ def mesh_figure(
         HoverTool(renderers=[links, halo], line_policy="interp", tooltips=_LINK_TOOLTIPS),
     )
     p.toolbar.active_drag = drag
+    p.select_one(SaveTool).filename = f"{network.name}-on-{hardware.name}"  # no prompt
     p.add_layout(_legend(p, network, link_px), "right")
     title_text, fmt = COLOR_MODES[color_by]
     sources.color_bar = ColorBar(
@@ -375,7 +379,7 @@ _CAPTION_CSS = """
 _HINT = (
     "Each direction of a link has its own lane; arrows show the direction of travel. "
     "Hover over a core or a link for its numbers; click one to see the flows through it and "
-    "their routes; the toolbar saves the plot as PNG."
+    "their routes; the toolbar saves the plot as PNG (or SVG, ticked below)."
 )
 
 
@@ -437,6 +441,14 @@ class MeshView(pn.viewable.Viewer):
             description="Show only the load of the flows that leave these layers",
         )  # fmt: skip
         self._layer_choice.param.watch(lambda e: setattr(self, "layers", list(e.new)), "value")
+        self._download = pn.widgets.FileDownload(
+            callback=self.link_loads_csv, filename="link-loads.csv", label="Link loads as CSV",
+            embed=False, width=170, margin=(4, 10), variant="outline",
+        )  # fmt: skip
+        self._svg = pn.widgets.Checkbox(
+            label="vector: the toolbar saves SVG (slower to draw)", margin=(10, 10)
+        )
+        self._svg.param.watch(self._on_svg, "value")
         self._refresh()
         self.state.param.watch(
             self._refresh,
@@ -523,10 +535,26 @@ class MeshView(pn.viewable.Viewer):
             )  # fmt: skip
             self._sources.cores.on_change("data", self._on_cores_change)
             fig.on_event(Tap, self._on_tap)
+            fig.output_backend = "svg" if self._svg.value else "canvas"
             self._hardware, self._network = s.hardware, s.network
             self._pane.object = fig
             self.inspection = None
         self._shown = shown
+
+    def link_loads_csv(self) -> io.StringIO:
+        """The shown mapping's links as CSV (``link_loads_frame``): the analytic loads, and
+        the simulated step's figures when the step simulated is the one shown."""
+        s = self.state
+        figures = self._simulated_figures() if s.simulated_of is s.shown_evaluation else None
+        out = io.StringIO()
+        link_loads_frame(s.hardware, s.shown_evaluation, figures).to_csv(out, index=False)
+        out.seek(0)
+        return out
+
+    def _on_svg(self, event) -> None:
+        # the browser picks a figure's canvas when it draws it first: a new figure
+        self._hardware = None
+        self._refresh()
 
     def _simulated_figures(self) -> dict | None:
         """The link figures of the state's simulated step (computed once per step), or None
@@ -694,5 +722,6 @@ class MeshView(pn.viewable.Viewer):
             self._search_row,
             self._pane,
             self._caption,
+            pn.Row(self._download, self._svg, margin=(0, 0, 4, 0)),
             InspectView(mesh=self),
         )

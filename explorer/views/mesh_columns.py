@@ -25,6 +25,7 @@ __all__ = [
     "BOTTLENECK_COLOR",
     "COLOR_MODES",
     "SIMULATED_MODES",
+    "link_loads_frame",
     "simulated_link_columns",
     "EMPTY_COLOR",
     "IDLE_COLOR",
@@ -484,6 +485,28 @@ def link_columns(
         **sim,
     )
     return columns
+
+
+def link_loads_frame(hardware: Hardware, evaluation: Evaluation, simulated: dict | None = None):
+    """Every existing link as a table row (a ``pandas.DataFrame``) to export: its id, kind,
+    direction and ends, the analytic messages per step and utilization, and with
+    ``simulated`` (``StepResult.link_figures()``) the simulated flits, busy share and
+    buffer peak (empty for a link into a core)."""
+    import pandas as pd
+
+    c = link_columns(hardware, evaluation, simulated=simulated)
+    frame = pd.DataFrame({
+        "link": c["link"], "kind": c["kind"], "direction": c["direction"],
+        "from": c["src"], "to": c["dst"], "messages_per_step": c["messages"],
+        "utilization": c["utilization"],
+    })  # fmt: skip
+    if simulated is not None:
+        frame["simulated_flits"] = c["sim_flits"].astype(np.int64)
+        frame["simulated_busy"] = c["sim_busy"]
+        frame["buffer_peak_flits"] = pd.array(
+            np.where(c["sim_buffer"] >= 0, c["sim_buffer"], np.nan), dtype="Int64"
+        )
+    return frame
 
 
 def simulated_link_columns(simulated: dict | None, ids: np.ndarray) -> dict[str, np.ndarray]:

@@ -500,6 +500,47 @@ def test_simulated_modes_colour_the_links_by_the_simulated_step():
     runner.close()
 
 
+def test_link_loads_export_has_every_link_and_the_simulated_step_when_current():
+    import pandas as pd
+
+    from explorer.step_runner import StepRunner
+
+    state, view, _ = _view()
+    frame = pd.read_csv(view.link_loads_csv())
+    existing = np.flatnonzero(state.hardware.link_table["kind"] >= 0)
+    assert sorted(frame["link"]) == existing.tolist()
+    ev = state.evaluation
+    np.testing.assert_allclose(frame["messages_per_step"], ev.link_messages[frame["link"]])
+    np.testing.assert_allclose(frame["utilization"], ev.link_utilization[frame["link"]])
+    assert "simulated_flits" not in frame
+    calls = []
+    runner = StepRunner(state, calls.append)
+    runner.request()
+    runner.join(60)
+    for fn in calls:
+        fn()
+    frame = pd.read_csv(view.link_loads_csv())
+    flits = state.simulated.link_flits
+    np.testing.assert_array_equal(frame["simulated_flits"], flits[frame["link"]])
+    into_core = frame["kind"] == "router-to-core"
+    assert frame.loc[into_core, "buffer_peak_flits"].isna().all()
+    assert frame.loc[~into_core & (frame["simulated_flits"] > 0), "buffer_peak_flits"].min() >= 1
+    hottest = frame.loc[frame["messages_per_step"].idxmax()]
+    assert hottest["kind"] == "router" and hottest["from"].startswith("(")
+    runner.close()
+
+
+def test_the_svg_box_switches_the_figure_to_vector_output():
+    state, view, _ = _view()
+    fig = view._pane.object
+    assert fig.output_backend == "canvas"
+    view._svg.value = True  # a new figure, drawn with an SVG canvas from the start
+    assert view._pane.object is not fig and view._pane.object.output_backend == "svg"
+    fig = view._pane.object
+    state.load("linear-dense:M=4,N=64", "loihi2")  # a new figure keeps the choice
+    assert view._pane.object is not fig and view._pane.object.output_backend == "svg"
+
+
 def test_a_compute_bound_mapping_outlines_its_bottleneck_core():
     state, view, _ = _view("mlp:widths=256-512-256-10", "loihi2")
     ev = state.evaluation

@@ -109,6 +109,28 @@ def test_the_simulated_step_follows_a_drag(page, demo_url, demo):
 
 
 @pytest.mark.ui
+def test_link_loads_download_as_csv_and_the_mesh_as_svg(page, demo_url, demo):
+    open_in(page, demo_url)
+    with page.expect_download() as got:
+        page.get_by_role("button", name="Link loads as CSV").click()
+    download = got.value
+    assert download.suggested_filename == "link-loads.csv"
+    lines = open(download.path()).read().splitlines()  # noqa: PTH123, SIM115
+    assert lines[0].startswith("link,kind,direction,from,to,messages_per_step,utilization")
+    assert len(lines) == 1 + 360  # every link of one Loihi 2 chip: 4 x 8 routers, 128 cores
+    page.locator(".bk-Checkbox", has_text="the toolbar saves SVG").locator("input").click()
+    page.wait_for_function(
+        """() => [...Bokeh.documents[0].all_models].some(
+             m => m.type === "Figure" && m.output_backend === "svg")"""
+    )
+    with page.expect_download() as got:
+        page.locator(".bk-tool-icon-save").first.click()
+    svg = got.value
+    assert svg.suggested_filename == "sparse-mlp-1-on-loihi2.svg"
+    assert "<svg" in open(svg.path()).read(2000)  # noqa: PTH123, SIM115
+
+
+@pytest.mark.ui
 def test_a_malformed_upload_shows_an_error_and_keeps_the_mapping(page, demo_url, demo):
     open_in(page, demo_url)
     latency = page.get_by_test_id("metric-latency-value")
