@@ -19,14 +19,10 @@ import numpy as np
 from scipy.stats import kendalltau
 
 from engine.pipeline import build_mapping, evaluate
+from engine.placement.fill import MEASURED_US
 from engine.simulate import simulate_step
 
-HARDWARE_US = {  # Loihi 2 mapping ES §5.2, measured on a Kapoho Point (N3D1 Loihi 2)
-    "packed-row": 30.14,
-    "spread-row": 32.58,
-    "packed-col": 34.86,
-    "spread-col": 40.76,
-}
+HARDWARE_US = MEASURED_US  # Loihi 2 mapping ES §5.2, measured on a Kapoho Point
 VARIANTS = [  # (name, mode, multicast)
     ("pipelined", "pipelined", False),
     ("pipelined-multicast", "pipelined", True),

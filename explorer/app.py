@@ -28,9 +28,10 @@ from engine.hardware import NocConstants
 from engine.simulate import SyntheticRun, run_synthetic
 from explorer.access import ClientAccess, ClientLimits
 from explorer.compat import release_notifications, send_without_delay
+from explorer.scenes import Scene, scene_from_arg
 from explorer.state import ExplorerState
 from explorer.step_runner import StepRunner
-from explorer.views._page import LiveHTML, session_scheduler
+from explorer.views._page import LiveHTML, notify_error, session_scheduler
 from explorer.views.compare import CompareView
 from explorer.views.controls import ControlsView
 from explorer.views.evolution import EvolutionView
@@ -51,6 +52,7 @@ __all__ = [
 
 TITLE = "MeshScope"
 SESSION_ARG = "session"  # the URL query parameter that carries a session's token
+SCENE_ARG = "scene"  # … and the one that names a scene for the Traffic tab
 
 _HEADER_CSS = """
 .ms-header { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
@@ -225,20 +227,42 @@ def mesh_tab(state: ExplorerState) -> pn.Column:
     return pn.Column(MetricsView(state=state, simulated=True), MeshView(state=state), margin=0)
 
 
-def tabs(state: ExplorerState) -> list[tuple[str, object]]:
-    """The page's tabs, (title, viewable), in order; the Mesh tab comes first."""
+def tabs(state: ExplorerState, scene: Scene | None = None) -> list[tuple[str, object]]:
+    """The page's tabs, (title, viewable), in order; the Mesh tab comes first. ``scene``:
+    one for the Traffic tab to load when it is built."""
+
+    def traffic():
+        view = TrafficView(state=state)
+        if scene is not None:
+            view.load_scene(scene)
+        return view
+
     return [
         ("Mesh", mesh_tab(state)),
-        ("Evolution", _on_first_show(EvolutionView, state)),
-        ("Bottlenecks", _on_first_show(BottleneckView, state)),
-        ("Compare", _on_first_show(CompareView, state)),
-        ("Traffic", _on_first_show(TrafficView, state)),
+        ("Evolution", _on_first_show(lambda: EvolutionView(state=state))),
+        ("Bottlenecks", _on_first_show(lambda: BottleneckView(state=state))),
+        ("Compare", _on_first_show(lambda: CompareView(state=state))),
+        ("Traffic", _on_first_show(traffic)),
     ]
 
 
-def _on_first_show(view_class, state: ExplorerState):
+TRAFFIC_TAB = 4
+
+
+def _on_first_show(build):
     """A tab whose view is built the first time it is shown, not with the page."""
-    return pn.param.ParamFunction(lambda: view_class(state=state), lazy=True)
+    return pn.param.ParamFunction(build, lazy=True)
+
+
+def _scene_from_request() -> tuple[Scene | None, str]:
+    """The scene the page's ``?scene=`` names, and why it cannot be read ('' if it can)."""
+    values = pn.state.session_args.get(SCENE_ARG) if pn.state.curdoc else None
+    if not values:
+        return None, ""
+    try:
+        return scene_from_arg(values[0].decode(errors="replace")), ""
+    except MeshScopeError as e:
+        return None, f"The link's scene cannot be read: {e}"
 
 
 def build_app(
@@ -262,11 +286,19 @@ def build_app(
     except MeshScopeError as e:
         return _error_page(e, network, hardware, mapping)
     _when_page_is_up(own, state)
+    scene, problem = _scene_from_request()
+    if problem:
+        pn.state.onload(lambda: notify_error(problem))
     page = pn.Column(
         _header(state),
         pn.Row(
             ControlsView(state=state),
-            pn.Tabs(*tabs(state), margin=(0, 10), dynamic=True),  # hidden tabs render on demand
+            pn.Tabs(
+                *tabs(state, scene),
+                margin=(0, 10),
+                dynamic=True,  # hidden tabs: on demand
+                active=TRAFFIC_TAB if scene is not None else 0,
+            ),  # fmt: skip
             margin=0,
         ),
         stylesheets=[_PAGE_CSS],

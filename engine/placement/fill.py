@@ -25,6 +25,15 @@ ORDERS = {
     "spread-col": ("slot", "chip", "x", "y"),
 }
 
+# What the four orders gave on hardware: sparse-mlp-1 at min+2 on one Loihi 2 chip, µs per
+# step, Loihi 2 mapping ES §5.2, measured on a Kapoho Point (N3D1 Loihi 2)
+MEASURED_US = {
+    "packed-row": 30.14,
+    "spread-row": 32.58,
+    "packed-col": 34.86,
+    "spread-col": 40.76,
+}
+
 
 def core_order(hardware: Hardware, name: str) -> np.ndarray:
     ct = hardware.core_table

@@ -178,7 +178,10 @@ class ControlsView(pn.viewable.Viewer):
             lambda _: run_action(s.reset, self.reset_select.value, notify=self.notify)
         )
         s.param.watch(self._history_changed, ["can_undo", "can_redo", "search_running"])
-        s.param.watch(self._loaded, ["network", "hardware", "network_spec", "hardware_spec"])
+        s.param.watch(
+            self._loaded,
+            ["network", "hardware", "network_spec", "hardware_spec", "partition_spec", "placer"],
+        )
         s.param.watch(self._mapping_changed, ["mapping"])
         self._history_changed()
         self._mapping_changed()
@@ -235,6 +238,11 @@ class ControlsView(pn.viewable.Viewer):
             if select.value != choice:
                 select.value = choice  # fills the text field: set it afterwards
             text.value = spec
+        # a load from elsewhere (a scene) may change the partition and placer too
+        parts = list(self.partition_select.options.values())
+        self.partition_select.value = s.partition_spec if s.partition_spec in parts else ""
+        if s.placer in self.placer_select.options:
+            self.placer_select.value = s.placer
 
     def _mapping_changed(self, *events) -> None:
         s = self.state

@@ -18,8 +18,11 @@ functions of a ``Trace``, tested without a browser; ``TrafficView`` draws them.
 
 from __future__ import annotations
 
+import io
+import json
 import threading
 from dataclasses import dataclass, replace
+from html import escape
 
 import numpy as np
 import panel as pn
@@ -39,19 +42,22 @@ from bokeh.plotting import figure
 
 from engine.errors import MeshScopeError, SpecError
 from engine.hardware import Hardware, NocConstants
-from engine.pipeline import Mapped, resolve_hardware
+from engine.pipeline import Mapped, build_mapping, evaluate, resolve_hardware
+from engine.placement.fill import MEASURED_US
 from engine.simulate import (
     SyntheticRun,
     Trace,
     build_pattern,
     channel_load_bound,
     frame_window,
-    patterns,
     read_curve,
     run_synthetic,
+    simulate_step,
     traced_step,
 )
 from engine.simulate.step import MODES
+from explorer import scenes
+from explorer.scenes import SCENES, Scene, encode_scene, parse_scene
 from explorer.state import ExplorerState
 from explorer.views._page import (
     FONT,
@@ -76,8 +82,10 @@ __all__ = [
     "SWEEP_RATES",
     "curve_sentences",
     "sweep_points",
+    "SCENE_LABELS",
     "SOURCES",
     "TrafficRun",
+    "compare_table",
     "TrafficView",
     "latency_counts",
     "link_frame",
@@ -87,7 +95,7 @@ __all__ = [
 
 FRAMES = 150  # windows a run is cut into (about; a short run has windows of one cycle)
 SOURCES = ("this mapping's step", "a synthetic pattern")
-SYNTHETIC_PATTERNS = tuple(n for n in patterns.names() if n != "matrix")  # no files here
+SYNTHETIC_PATTERNS = scenes.PATTERNS  # every pattern but a matrix file
 MAX_SIDE = 32  # the largest synthetic mesh a page may ask for
 MAX_ROUTER_CYCLES = 40_000_000  # routers × cycles of one synthetic run a page may ask for
 BUFFER_PALETTE = interpolate_palette(("#f4f6f9", "#c6dbef", "#6baed6", "#2171b5", "#08306b"), 64)
@@ -97,7 +105,19 @@ _CSS = f"""
 .traffic-counter b {{ font-variant-numeric: tabular-nums; }}
 .traffic-summary {{ font-family: {FONT}; font-size: 13px; color: #374151; line-height: 1.45; }}
 .traffic-summary .muted {{ color: #6b7280; }}
+table.compare {{ border-collapse: collapse; font-variant-numeric: tabular-nums; }}
+table.compare td, table.compare th {{ padding: 2px 10px; text-align: right;
+  border-bottom: 1px solid #e5e7eb; }}
+table.compare td:first-child, table.compare th:first-child {{ text-align: left; }}
+table.compare caption {{ text-align: left; color: #6b7280; }}
 """
+_SCENE_BUTTON_CSS = ":host .bk-btn { font-size: 12px; padding: 3px 9px; }"
+SCENE_LABELS = {
+    "uniform-below": "uniform, below saturation", "uniform-beyond": "uniform, beyond",
+    "hotspot": "hotspot", "transpose-xy": "transpose, XY", "transpose-yx": "transpose, YX",
+    "square": "layer as a square", "x-shape": "… as an X", "diagonal": "… on a diagonal",
+    "heuristics": "the four fill orders",
+}  # fmt: skip
 
 
 # ------------------------------------------------------------------ running
@@ -125,14 +145,15 @@ def simulate_traffic(
     cycles: int = 2000,
     seed: int = 0,
     frames: int = FRAMES,
+    routing: str = "xy",
 ) -> TrafficRun:
     """Simulate what the Traffic tab asked for, traced in about ``frames`` windows.
 
     ``source`` is one of ``SOURCES``: the state's current mapping (``mode``,
     ``multicast``; the session's cycle limit applies) or ``pattern`` on a ``side`` ×
     ``side`` mesh of the reference router at ``rate`` flits per node and cycle, measured
-    for ``cycles`` cycles after no warm-up. Raises ``SpecError`` for what the page may not
-    ask; deterministic for a seed.
+    for ``cycles`` cycles after no warm-up, routed ``routing`` (xy or yx). Raises
+    ``SpecError`` for what the page may not ask; deterministic for a seed.
     """
     if source == SOURCES[0]:
         if state.mapping is None:
@@ -170,9 +191,13 @@ def simulate_traffic(
         spec, side, side, rate=rate, packet_flits=packet_flits, warmup=0, cycles=cycles,
         drain_limit=min(20_000, 4 * cycles), window=frame_window(cycles, frames),
     )  # fmt: skip
-    result = run_synthetic(NocConstants(), run, seed=seed)
+    if routing not in ("xy", "yx"):
+        raise SpecError(f"routing is xy or yx, not {routing!r}")
+    result = run_synthetic(replace(NocConstants(), routing=routing), run, seed=seed)
     hardware = resolve_hardware(f"mesh:{side}x{side}")
-    title = f"{pattern} traffic on a {side}×{side} mesh at {rate:g} flits/node/cycle"
+    title = f"{pattern} traffic on a {side}×{side} mesh at {rate:g} flits/node/cycle" + (
+        ", Y then X" if routing == "yx" else ""
+    )
     verdict = (
         "stable" if result.stable else "<b>past saturation</b>: latency keeps growing"
     )  # fmt: skip
@@ -203,6 +228,7 @@ def sweep_points(
     seed: int = 0,
     cancel: threading.Event | None = None,
     on_point=None,
+    routing: str = "xy",
 ) -> list[dict]:
     """Run ``pattern`` on a ``side`` × ``side`` mesh at each rate in turn, lowest first,
     until ``cancel`` is set or two rates in a row are past saturation (the curve has
@@ -220,7 +246,8 @@ def sweep_points(
     for rate in sorted(rates):
         if cancel is not None and cancel.is_set():
             break
-        point = run_synthetic(NocConstants(), replace(base, rate=rate), seed=seed).to_dict()
+        noc = replace(NocConstants(), routing=routing)
+        point = run_synthetic(noc, replace(base, rate=rate), seed=seed).to_dict()
         points.append(point)
         if on_point is not None:
             on_point(point)
@@ -318,16 +345,17 @@ class LoadCurve(pn.viewable.Viewer):
             self.sweeping = True
             self.button.label = "Stop"
             self.text.object = f"Sweeping {t.pattern} on {t.side}×{t.side}…"
-            args = (t.pattern, t.side, t.packet_flits)
+            args = (t.pattern, t.side, t.packet_flits, t.routing)
             threading.Thread(
                 target=self._sweep, args=args, name="meshscope-sweep", daemon=True
             ).start()
 
-    def _sweep(self, pattern: str, side: int, flits: int) -> None:
+    def _sweep(self, pattern: str, side: int, flits: int, routing: str) -> None:
         try:
             sweep_points(
                 pattern, side, flits, seed=self.traffic.seed, cancel=self._cancel,
                 on_point=lambda point: self._schedule(lambda: self.add(point)),
+                routing=routing,
             )  # fmt: skip
         except Exception as e:  # noqa: BLE001 - a page must hear of any failure
             message = str(e) if isinstance(e, MeshScopeError) else f"the sweep failed: {e}"
@@ -426,9 +454,12 @@ class TrafficView(pn.viewable.Viewer):
     rate = param.Number(default=0.1, bounds=(0.0, 1.0), doc="offered flits per node and cycle")
     packet_flits = param.Integer(default=1, bounds=(1, 32))
     cycles = param.Integer(default=2000, bounds=(10, 200_000), doc="measured cycles")
+    routing = param.Selector(default="xy", objects=["xy", "yx"], doc="X then Y, or Y then X")
     seed = param.Integer(default=0, bounds=(0, None))
     running = param.Boolean(default=False)
     run = param.ClassSelector(class_=TrafficRun, default=None, allow_None=True)
+    scene = param.ClassSelector(class_=Scene, default=None, allow_None=True,
+                                doc="the scene last loaded")  # fmt: skip
 
     def __init__(self, **params):
         super().__init__(**params)
@@ -467,6 +498,7 @@ class TrafficView(pn.viewable.Viewer):
         self.curve = LoadCurve(traffic=self)
         self.param.watch(self._show_options, "source")
         self._show_options()
+        self._build_scene_widgets()
 
     # ------------------------------------------------------------ controls
     def _controls(self) -> pn.Column:
@@ -505,7 +537,11 @@ class TrafficView(pn.viewable.Viewer):
                     self.param.packet_flits, name="flits per packet", width=w
                 ),
                 pn.widgets.IntInput.from_param(self.param.cycles, name="cycles", width=w),
-            ]
+                pn.widgets.Select.from_param(
+                    self.param.routing, name="routing", width=w,
+                    options={"X then Y": "xy", "Y then X": "yx"},
+                ),
+            ]  # fmt: skip
         self._options.objects = items
 
     # ------------------------------------------------------------ simulating
@@ -519,7 +555,7 @@ class TrafficView(pn.viewable.Viewer):
         options = {
             "mode": self.mode, "multicast": self.multicast, "pattern": self.pattern,
             "side": self.side, "rate": self.rate, "packet_flits": self.packet_flits,
-            "cycles": self.cycles, "seed": self.seed,
+            "cycles": self.cycles, "seed": self.seed, "routing": self.routing,
         }  # fmt: skip
         self.running = True
         self._run_button.disabled = True
@@ -661,9 +697,178 @@ class TrafficView(pn.viewable.Viewer):
                if full else "")
         ) + "</span>"  # fmt: skip
 
+    # ------------------------------------------------------------ scenes
+    def _build_scene_widgets(self) -> None:
+        self._scene_buttons = []
+        for name, scene in SCENES.items():
+            button = pn.widgets.Button(
+                label=SCENE_LABELS.get(name, name), description=None, margin=(2, 3),
+                color="light", stylesheets=[_SCENE_BUTTON_CSS],
+            )  # fmt: skip
+            button.on_click(lambda event, scene=scene: self._on_scene(scene))
+            self._scene_buttons.append(button)
+        self._scene_text = LiveHTML(
+            "<span class='muted'>A scene sets up a simulation that shows one thing about "
+            "congestion, with a few words on what to look for. Share yours as a link or a "
+            "file.</span>",
+            css=_CSS, div_params={"css_classes": ["traffic-summary"], "width": 620}, width=620,
+        )  # fmt: skip
+        self._compare = LiveHTML("", css=_CSS, div_params={"css_classes": ["traffic-summary"]},
+                                 margin=(0, 0, 0, 16))  # fmt: skip
+        self._share_link = pn.widgets.TextInput(name="", placeholder="link to this setup",
+                                                width=200, margin=(2, 5))  # fmt: skip
+        share = pn.widgets.Button(label="Share as link", width=200, margin=(2, 5))
+        share.on_click(lambda event: self._on_share())
+        self._scene_download = pn.widgets.FileDownload(
+            callback=self._scene_json, filename="scene.json", label="Scene as JSON",
+            embed=False, width=200, margin=(2, 5), variant="outline",
+        )  # fmt: skip
+        self._scene_upload = pn.widgets.FileInput(accept=".json", width=200, margin=(2, 5))
+        self._scene_upload.param.watch(self._on_scene_file, "value")
+        self._share = pn.Column(
+            pn.pane.Markdown("**Share**", margin=(10, 5, 0, 5)), share, self._share_link,
+            self._scene_download,
+            pn.pane.HTML("<div class='traffic-summary'>Open a scene file:</div>",
+                         stylesheets=[_CSS], margin=(4, 5, 0, 5)),
+            self._scene_upload, margin=0,
+        )  # fmt: skip
+
+    def _on_scene(self, scene: Scene) -> None:
+        with pn.io.hold():
+            self.load_scene(scene)
+
+    def load_scene(self, scene: Scene) -> bool:
+        """Set everything up as ``scene`` says and start its simulation (and its sweep or
+        comparison); a scene that cannot load is a notification and changes nothing."""
+        s = self.state
+        if self.running or self.curve.sweeping:
+            notify_error("a simulation or a sweep is under way: wait for it, or stop the sweep")
+            return False
+        try:
+            if scene.kind == "mapping":
+                s.load(scene.network, scene.hardware, partition_spec=scene.partition,
+                       placer=scene.placer)  # fmt: skip
+        except MeshScopeError as e:
+            notify_error(f"The scene '{scene.title}' cannot load: {e}")
+            return False
+        settings = {"seed": scene.seed, "mode": scene.mode, "multicast": scene.multicast}
+        if scene.kind == "synthetic":
+            settings.update(
+                source=SOURCES[1], pattern=scene.pattern, side=scene.side, rate=scene.rate,
+                packet_flits=scene.packet_flits, cycles=scene.cycles, routing=scene.routing,
+            )  # fmt: skip
+        else:
+            settings["source"] = SOURCES[0]
+        self.param.update(**settings, scene=scene)
+        self._scene_text.object = (
+            f"<span data-testid='scene-text'><b>{escape(scene.title)}.</b> "
+            f"{escape(scene.text)}</span>"
+        )
+        self._compare.object = ""
+        self._start()
+        if scene.sweep and scene.kind == "synthetic":
+            self.curve._on_click()
+        if scene.compare and scene.kind == "mapping":
+            self._compare.object = "Comparing the placements…"
+            threading.Thread(
+                target=self._compare_placers, args=(scene,), name="meshscope-compare",
+                daemon=True,
+            ).start()  # fmt: skip
+        return True
+
+    def current_scene(self) -> Scene:
+        """The Traffic tab's setup as a scene (the last scene loaded, if nothing changed)."""
+        s = self.state
+        common = {"seed": self.seed, "title": "A shared setup", "text": "(no notes yet)"}
+        if self.source == SOURCES[1]:
+            scene = Scene(
+                kind="synthetic", pattern=self.pattern, side=self.side, rate=self.rate,
+                packet_flits=self.packet_flits, cycles=self.cycles, routing=self.routing,
+                **common,
+            )  # fmt: skip
+        else:
+            scene = Scene(
+                kind="mapping", network=s.network_spec, hardware=s.hardware_spec,
+                placer=s.placer, partition=s.partition_spec, mode=self.mode,
+                multicast=self.multicast, **common,
+            )  # fmt: skip
+        last = self.scene
+        if last is not None:
+            same = replace(
+                scene, title=last.title, text=last.text, sweep=last.sweep, compare=last.compare
+            )
+            if same == last:
+                return last
+        return scene
+
+    def share_query(self) -> str:
+        """The ``?scene=`` value of the current setup: a built-in's name, or the scene."""
+        scene = self.current_scene()
+        return scene.name if scene.name in SCENES else encode_scene(scene)
+
+    def _on_share(self) -> None:
+        loc = pn.state.location
+        base = ""
+        if loc is not None and loc.hostname:
+            port = f":{loc.port}" if loc.port else ""
+            base = f"{loc.protocol}//{loc.hostname}{port}{loc.pathname}"
+        self._share_link.value = f"{base}?scene={self.share_query()}"
+
+    def _scene_json(self) -> io.StringIO:
+        return io.StringIO(json.dumps(self.current_scene().to_dict(), indent=2) + "\n")
+
+    def _on_scene_file(self, event) -> None:
+        data, name = event.new, self._scene_upload.filename or "the file"
+        if not data:
+            return
+        try:
+            scene = parse_scene(json.loads(data.decode("utf-8")))
+        except (UnicodeDecodeError, json.JSONDecodeError) as e:
+            notify_error(f"{name} is not a JSON scene ({type(e).__name__})")
+            return
+        except MeshScopeError as e:
+            notify_error(f"{name}: {e}")
+            return
+        with pn.io.hold():
+            self.load_scene(scene)
+
+    def _compare_placers(self, scene: Scene) -> None:
+        s = self.state
+        network, hardware, partition = s.network, s.hardware, s.mapping.partition
+        rows = []
+        try:
+            for placer in scene.compare:
+                mapped = build_mapping(network, hardware, partition=partition, placement=placer)
+                step = simulate_step(
+                    mapped, mode=scene.mode, multicast=scene.multicast, seed=scene.seed,
+                    limit_cycles=s.access.cycles,
+                )  # fmt: skip
+                rows.append((placer, evaluate(mapped).latency_us, step.step_us))
+        except MeshScopeError as e:
+            message = f"The comparison stopped: {e}"
+            self._schedule(lambda: notify_error(message))
+            return
+        measured = scene.name == "heuristics"
+        self._schedule(lambda: self._show_compare(rows, measured))
+
+    def _show_compare(self, rows, measured: bool) -> None:
+        self._compare.object = compare_table(rows, MEASURED_US if measured else None)
+
     def __panel__(self):
+        return pn.Column(
+            pn.Row(
+                pn.pane.Markdown("**Scenes**", margin=(8, 5, 0, 5)),
+                pn.FlexBox(*self._scene_buttons, flex_wrap="wrap", max_width=980, margin=0),
+                margin=0,
+            ),
+            pn.Row(self._scene_text, self._compare, margin=(0, 5, 6, 5)),
+            self._main(),
+            margin=0,
+        )
+
+    def _main(self):
         return pn.Row(
-            self._controls(),
+            pn.Column(self._controls(), self._share, margin=0),
             pn.Column(
                 self.summary,
                 self.player,
@@ -673,6 +878,32 @@ class TrafficView(pn.viewable.Viewer):
                 margin=(0, 10),
             ),
         )
+
+
+def compare_table(rows, measured: dict | None = None) -> str:
+    """An HTML table of (placer, analytic µs, simulated µs) rows, each with its rank, and
+    the measured µs (and rank) of the placers ``measured`` knows."""
+
+    def ranks(values):
+        order = np.argsort(np.argsort(values, kind="stable"), kind="stable") + 1
+        return order.tolist()
+
+    analytic = ranks([r[1] for r in rows])
+    simulated = ranks([r[2] for r in rows])
+    hw = ranks([measured[r[0]] for r in rows]) if measured else None
+    head = "<tr><th>placement</th>" + ("<th>on the chip</th>" if measured else "")
+    head += "<th>analytic</th><th>simulated</th></tr>"
+    body = []
+    for i, (placer, a, sim) in enumerate(rows):
+        cells = f"<td>{escape(placer)}</td>"
+        if measured:
+            cells += f"<td>{measured[placer]:.2f} ({hw[i]})</td>"
+        cells += f"<td>{a:,.2f} ({analytic[i]})</td><td>{sim:,.2f} ({simulated[i]})</td>"
+        body.append(f"<tr>{cells}</tr>")
+    return (
+        "<table class='compare' data-testid='scene-compare'>"
+        f"<caption>µs per step (rank)</caption>{head}{''.join(body)}</table>"
+    )
 
 
 def _share_bar(palette, title: str) -> ColorBar:

@@ -16,6 +16,10 @@ LINK_COLORS = """() => {
 }"""
 
 
+TITLED = """(text) => [...Bokeh.documents[0].all_models].some(
+  m => m.type === "Title" && m.text === text)"""  # a plot titled so is in the page
+
+
 def window_shown(page) -> int:
     text = page.get_by_test_id("traffic-counter").text_content()
     return int(re.search(r"window (\d+) of", text).group(1))
@@ -80,3 +84,37 @@ def test_the_latency_load_curve_grows_point_by_point_and_marks_saturation(page, 
     expect(page.get_by_text("Saturation at")).to_be_visible(timeout=120_000)  # … to the end
     assert page.evaluate(CURVE) >= 4
     expect(page.get_by_role("button", name="Sweep offered load")).to_be_visible()
+
+
+@pytest.mark.ui
+def test_a_scene_loads_from_a_link_and_another_from_its_button(page, demo_url):
+    from explorer.scenes import Scene, encode_scene
+
+    mine = Scene(title="Tornado on six", text="A teacher's exercise. Where does it queue?",
+                 pattern="tornado", side=6, rate=0.05, cycles=600, routing="yx")  # fmt: skip
+    with page.expect_console_message(lambda m: "Websocket connection 0 is now open" in m.text,
+                                     timeout=30_000):  # fmt: skip
+        page.goto(f"{demo_url}?scene={encode_scene(mine)}")
+    expect(page.get_by_test_id("scene-text")).to_contain_text("Tornado on six")
+    summary = page.get_by_test_id("traffic-summary")
+    expect(summary).to_contain_text("accepted", timeout=60_000)
+    page.wait_for_function(TITLED, arg="tornado traffic on a 6×6 mesh at 0.05 flits/node/cycle, "
+                           "Y then X")  # fmt: skip
+    page.get_by_role("button", name="transpose, XY").click()
+    expect(page.get_by_test_id("scene-text")).to_contain_text("Transpose, X then Y")
+    page.wait_for_function(TITLED, arg="transpose traffic on a 8×8 mesh at 0.12 flits/node/cycle",
+                           timeout=60_000)  # fmt: skip
+    page.get_by_role("button", name="Share as link").click()
+    page.wait_for_function(
+        """() => [...Bokeh.documents[0].all_models].some(
+             m => String(m.type).endsWith("TextInput")
+                  && (m.value || "").endsWith("/?scene=transpose-xy"))"""
+    )
+
+
+@pytest.mark.ui
+def test_a_broken_scene_link_is_a_notification_and_the_page_works(page, demo_url):
+    page.goto(f"{demo_url}?scene=no-such-scene")
+    toast = page.locator(".notyf__toast--error")
+    expect(toast).to_contain_text("no scene 'no-such-scene'", timeout=30_000)
+    expect(page.get_by_test_id("metric-latency-value")).to_be_visible()

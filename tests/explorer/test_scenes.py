@@ -1,0 +1,178 @@
+"""Scenes: built-in and shared setups of the Traffic tab (explorer/scenes.py, TrafficView)."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine.errors import SpecError
+from engine.pipeline import build_mapping, evaluate
+from engine.placement.fill import MEASURED_US
+from explorer.scenes import (
+    SCENES,
+    Scene,
+    decode_scene,
+    encode_scene,
+    parse_scene,
+    scene_from_arg,
+)
+from explorer.state import ExplorerState
+from explorer.views.traffic import SOURCES, TrafficView, compare_table
+
+
+def settle(view: TrafficView, timeout_s: float = 120.0) -> None:
+    """Wait for the view's simulation thread (without a document it publishes at once)."""
+    deadline = time.monotonic() + timeout_s
+    while view.running or view.curve.sweeping:
+        assert time.monotonic() < deadline, "the scene's simulation did not finish"
+        time.sleep(0.05)  # poll interval, not a wait for a result
+
+
+# ------------------------------------------------------------------ the format
+@pytest.mark.parametrize("name", list(SCENES))
+def test_every_built_in_scene_survives_json_and_a_link(name):
+    scene = SCENES[name]
+    assert parse_scene(json.loads(json.dumps(scene.to_dict()))) == scene
+    assert scene_from_arg(encode_scene(scene)) == scene
+    assert scene_from_arg(name) is scene
+    assert 2 <= scene.text.count(". ") + scene.text.count("; ") + 1  # a few sentences
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        ({"colour": "red"}, "no field 'colour'"),
+        ({"rate": "fast"}, "'rate' has the wrong type"),
+        ({"side": True}, "'side' has the wrong type"),
+        ({"side": 500}, "'side' is 500"),
+        ({"cycles": 0}, "'cycles' is 0"),
+        ({"kind": "movie"}, "kind is synthetic or mapping"),
+        ({"pattern": "matrix"}, "pattern is one of"),
+        ({"routing": "west-first"}, "routing is xy or yx"),
+        ({"mode": "warp"}, "mode is"),
+        ({"title": ""}, "needs a title"),
+        ({"kind": "mapping"}, "names its network and its hardware"),
+        ({"format": "meshscope-mapping"}, "not a scene"),
+        ({"version": 9}, "scene version 9"),
+        ({"compare": ["packed-row", 3]}, "'compare' lists"),
+    ],
+)
+def test_a_bad_scene_says_which_field_is_wrong(change, words):
+    data = {**SCENES["hotspot"].to_dict(), **change}
+    with pytest.raises(SpecError, match=words):
+        parse_scene(data)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+        lambda children: (
+            st.lists(children, max_size=4)
+            | st.dictionaries(
+                st.sampled_from(
+                    ["title", "text", "kind", "side", "rate", "pattern", "compare", "x"]
+                ),
+                children,
+                max_size=6,
+            )
+        ),
+        max_leaves=12,
+    )
+)
+def test_any_json_is_a_scene_or_a_spec_error(data):
+    try:
+        scene = parse_scene(data)
+    except SpecError:
+        return
+    assert isinstance(scene, Scene)
+
+
+@pytest.mark.parametrize("value", ["%%%", "e30", "bm90IGpzb24", "x" * 9000, "squre"])
+def test_an_unreadable_link_is_a_spec_error(value):
+    with pytest.raises(SpecError) as raised:
+        scene_from_arg(value)
+    if value == "squre":
+        assert "built-in ones are uniform-below" in str(raised.value)
+    assert len(str(raised.value).splitlines()) == 1
+
+
+def test_decode_reads_what_encode_writes_for_a_custom_scene():
+    scene = Scene(title="Mine", text="Look here. Then there.", pattern="tornado", side=6,
+                  rate=0.07, routing="yx", seed=4)  # fmt: skip
+    assert decode_scene(encode_scene(scene)) == scene
+
+
+def test_compare_table_ranks_each_column():
+    rows = [("a", 3.0, 10.0), ("b", 1.0, 30.0), ("c", 2.0, 20.0)]
+    html = compare_table(rows, {"a": 5.0, "b": 6.0, "c": 4.0})
+    assert "<td>a</td><td>5.00 (2)</td><td>3.00 (3)</td><td>10.00 (1)</td>" in html
+    assert "<td>b</td><td>6.00 (3)</td><td>1.00 (1)</td><td>30.00 (3)</td>" in html
+
+
+# ------------------------------------------------------------------ loading in the view
+@pytest.fixture
+def view():
+    return TrafficView(state=ExplorerState.from_specs("sparse-mlp-1", "loihi2"))
+
+
+def test_a_synthetic_scene_sets_up_and_runs(view):
+    assert view.load_scene(SCENES["transpose-yx"])
+    settle(view)
+    assert view.source == SOURCES[1] and view.pattern == "transpose" and view.routing == "yx"
+    assert view.run is not None and "Y then X" in view.run.title
+    assert view.run.trace.cycles >= 3000
+    assert "mirror image" in view._scene_text.object
+    assert view.share_query() == "transpose-yx"  # nothing changed: the built-in's name
+    view.rate = 0.05
+    shared = scene_from_arg(view.share_query())
+    assert shared.rate == 0.05 and shared.routing == "yx" and shared.pattern == "transpose"
+
+
+def test_a_sweep_scene_sweeps_too(view):
+    assert view.load_scene(SCENES["uniform-beyond"])
+    settle(view, 300)
+    points = view.curve._points
+    assert points and not points[-1]["stable"]  # it swept until it saturated
+
+
+def test_a_mapping_scene_loads_its_mapping_and_simulates_its_step(view):
+    state = view.state
+    assert view.load_scene(SCENES["square"])
+    settle(view)
+    assert state.network.name.startswith("linear-tiled-identity")
+    assert state.hardware.grid_width == 36 and state.placer == "pairs-square"
+    links = state.evaluation.max_link_messages / 32
+    assert links == pytest.approx(36**1.5 / 4)  # the saturated square's M^1.5/4
+    assert view.run is not None and view.source == SOURCES[0]
+
+
+def test_the_heuristics_scene_compares_the_four_fill_orders(view):
+    assert view.load_scene(SCENES["heuristics"])
+    deadline = time.monotonic() + 120
+    while "scene-compare" not in view._compare.object:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)  # poll interval
+    settle(view)
+    html = view._compare.object
+    state = view.state
+    for placer, measured in MEASURED_US.items():
+        mapped = build_mapping(state.network, state.hardware, partition=state.mapping.partition,
+                               placement=placer)  # fmt: skip
+        assert f"<td>{placer}</td><td>{measured:.2f}" in html
+        assert f"{evaluate(mapped).latency_us:,.2f}" in html
+
+
+def test_a_scene_naming_a_path_is_refused_and_changes_nothing(view, tmp_path):
+    state = view.state
+    before = state.mapping
+    path = tmp_path / "net.npz"
+    path.write_bytes(b"")
+    scene = Scene(title="Sneaky", text="Reads a file. On the server.", kind="mapping",
+                  network=str(path), hardware="loihi2")  # fmt: skip
+    assert not view.load_scene(scene)
+    assert state.mapping is before and view.scene is None
