@@ -224,7 +224,12 @@ def _error_page(error: MeshScopeError, network, hardware, mapping) -> pn.Column:
 
 def mesh_tab(state: ExplorerState) -> pn.Column:
     """The main tab: metric cards, the mesh, and its bottleneck caption."""
-    return pn.Column(MetricsView(state=state, simulated=True), MeshView(state=state), margin=0)
+    return pn.Column(
+        MetricsView(state=state, simulated=True),
+        MeshView(state=state),
+        margin=0,
+        sizing_mode="stretch_width",
+    )
 
 
 def tabs(state: ExplorerState, scene: Scene | None = None) -> list[tuple[str, object]]:
@@ -298,8 +303,10 @@ def build_app(
                 margin=(0, 10),
                 dynamic=True,  # hidden tabs: on demand
                 active=TRAFFIC_TAB if scene is not None else 0,
-            ),  # fmt: skip
+                sizing_mode="stretch_width",
+            ),
             margin=0,
+            sizing_mode="stretch_width",  # a tab's panels wrap to the window's width
         ),
         stylesheets=[_PAGE_CSS],
         margin=0,

@@ -338,7 +338,7 @@ class CompareView(pn.viewable.Viewer):
         self._file = pn.widgets.FileInput(accept=".json", margin=(8, 10))
         self._summary = pn.pane.HTML("", stylesheets=[_CSS])
         self._reference_text = pn.pane.HTML("", stylesheets=[_CSS])
-        self._row = pn.Row()
+        self._row = pn.FlexBox(flex_wrap="wrap", sizing_mode="stretch_width")
         self._hardware = None
         self._current = self._reference = self._diff = None
         self._reverting = False
@@ -494,7 +494,7 @@ class CompareView(pn.viewable.Viewer):
         self._load_mapper.high = vmax if vmax > 0 else 1.0
 
     def __panel__(self):
-        chooser = pn.Row(
+        chooser = pn.FlexBox(
             pn.pane.HTML('<div class="cmp-ref">Compare with</div>', stylesheets=[_CSS]),
             self._choice,
             self._file,
@@ -510,4 +510,10 @@ class CompareView(pn.viewable.Viewer):
             "</div>",
             stylesheets=[_CSS],
         )
-        return pn.Column(chooser, pn.Row(self._summary, note), self._row, name="Compare")
+        return pn.Column(
+            chooser,
+            pn.FlexBox(self._summary, note, flex_wrap="wrap", sizing_mode="stretch_width"),
+            self._row,
+            name="Compare",
+            sizing_mode="stretch_width",
+        )  # fmt: skip

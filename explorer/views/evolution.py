@@ -255,7 +255,8 @@ class EvolutionView(pn.viewable.Viewer):
         )  # fmt: skip
         self.trace_figure.add_layout(self._current_label)
         self._build_widgets()
-        self._status = pn.pane.HTML("", stylesheets=[_CSS], width=1110)
+        self._status = pn.pane.HTML("", stylesheets=[_CSS], max_width=1110,
+                                    sizing_mode="stretch_width")  # fmt: skip
 
         s = self.state
         s.param.watch(self._on_trace, ["search_trace"])
@@ -485,11 +486,8 @@ class EvolutionView(pn.viewable.Viewer):
             self._progress,
             width=310,
         )  # fmt: skip
-        plots = pn.Column(
-            pn.Row(
-                pn.pane.Bokeh(self.trace_figure),
-                pn.pane.Bokeh(self.points_figure),
-            ),
-            self._status,
-        )
-        return pn.Row(controls, plots, name="Evolution")
+        # panels side by side as far as the window allows, then on the next line
+        return pn.FlexBox(
+            controls, pn.pane.Bokeh(self.trace_figure), pn.pane.Bokeh(self.points_figure),
+            self._status, flex_wrap="wrap", sizing_mode="stretch_width", name="Evolution",
+        )  # fmt: skip

@@ -98,7 +98,7 @@ def _data(columns: dict) -> dict:
 
 
 # ------------------------------------------------------------------ drawing
-def _pixels_per_router(hardware: Hardware, max_width=860, max_height=720) -> float:
+def _pixels_per_router(hardware: Hardware, max_width=640, max_height=720) -> float:
     ppr = min(max_width / hardware.grid_width, max_height / hardware.grid_height)
     return float(np.clip(ppr, 8, 110))
 
@@ -136,7 +136,11 @@ class _MeshSources:
         color_by: str | None = None,
         full: bool = False,
         simulated: dict | None = None,
+        links_only: bool = False,
     ) -> None:
+        """Refresh the sources from ``evaluation``; ``links_only``: the mapping is the same
+        and only what the links show changed, so the cores are left alone (rewriting them
+        would snap back a core the person is dragging at that moment)."""
         self.color_by = color_by or self.color_by
         self.simulated = simulated
         links = link_columns(hardware, evaluation, color_by=self.color_by, simulated=simulated)
@@ -145,22 +149,23 @@ class _MeshSources:
         links["arrow_px"] = np.where(
             on_mesh & links["loaded"], links["width"] * self.link_px * 2.2, 0
         )
-        info = core_columns(hardware, network, evaluation)
-        drawn = {k: info[k] for k in _CORE_DRAWN}
-        for source, columns, dynamic in (
-            (self.cores, drawn, _CORE_DRAWN_DYNAMIC),
-            (self.core_info, info, _CORE_INFO_DYNAMIC),
-            (self.links, links, _LINK_DYNAMIC),
-        ):
+        parts = [(self.links, links, _LINK_DYNAMIC)]
+        if not links_only:
+            info = core_columns(hardware, network, evaluation)
+            drawn = {k: info[k] for k in _CORE_DRAWN}
+            parts += [(self.cores, drawn, _CORE_DRAWN_DYNAMIC),
+                      (self.core_info, info, _CORE_INFO_DYNAMIC)]  # fmt: skip
+        for source, columns, dynamic in parts:
             if not source.data:
                 source.data = _data(columns)
             else:  # update in place: a new dict inside the source's own callback would break
                 keys = columns if full else dynamic  # Bokeh's loop over the old one
                 source.data.update(_data({k: columns[k] for k in keys}))
-        if self.cores.selected.indices:
-            self.cores.selected.indices = []
+        if not links_only:
+            if self.cores.selected.indices:
+                self.cores.selected.indices = []
+            self.bottleneck_core.data = bottleneck_core_columns(hardware, evaluation)
         self.bottleneck.data = _data(bottleneck_columns(links, evaluation))
-        self.bottleneck_core.data = bottleneck_core_columns(hardware, evaluation)
         vmax = color_scale(evaluation, self.color_by, simulated)
         self.mapper.high = vmax if vmax > 0 else 1.0
         if self.color_bar is not None:
@@ -437,7 +442,7 @@ class MeshView(pn.viewable.Viewer):
             stylesheets=[":host .bk-btn { font-size: 12px; padding: 3px 10px; }"],
         )  # fmt: skip
         self._layer_choice = pn.widgets.MultiChoice(
-            placeholder="all layers", width=300, margin=(4, 10),
+            placeholder="all layers", width=230, margin=(4, 10),
             description="Show only the load of the flows that leave these layers",
         )  # fmt: skip
         self._layer_choice.param.watch(lambda e: setattr(self, "layers", list(e.new)), "value")
@@ -517,9 +522,10 @@ class MeshView(pn.viewable.Viewer):
             coloured = self._coloured(shown)
             self._write(
                 lambda: self._sources.update(
-                    s.hardware, s.network, coloured, color_by=color_by, simulated=figures
+                    s.hardware, s.network, coloured, color_by=color_by, simulated=figures,
+                    links_only=shown is self._shown,
                 )
-            )
+            )  # fmt: skip
             if self.inspection is not None and shown is not self._shown:
                 self._shown = shown
                 self.inspect(self.inspection.kind, self.inspection.target)  # what it is now
@@ -698,8 +704,8 @@ class MeshView(pn.viewable.Viewer):
 
     def __panel__(self):
         return pn.Column(
-            pn.Row(
-                pn.pane.HTML(
+            pn.Row(  # not a wrapping FlexBox: it would wrap after the first paint and shift
+                pn.pane.HTML(  # the mesh under a drag already aimed
                     '<span class="mesh-label">Colour links by</span>',
                     stylesheets=[_CAPTION_CSS],
                     margin=(9, 0, 0, 10),
@@ -724,4 +730,5 @@ class MeshView(pn.viewable.Viewer):
             self._caption,
             pn.Row(self._download, self._svg, margin=(0, 0, 4, 0)),
             InspectView(mesh=self),
+            sizing_mode="stretch_width",
         )

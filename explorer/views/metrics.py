@@ -37,7 +37,7 @@ CARD_CSS = """
 .metric-card {
   font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
   background: #ffffff; border: 1px solid #e3e6ea; border-left: 4px solid #4e79a7;
-  border-radius: 8px; padding: 8px 14px 10px; min-width: 128px; box-sizing: border-box;
+  border-radius: 8px; padding: 8px 14px 10px; width: 160px; box-sizing: border-box;
 }
 .metric-card.bound { border-left-color: #e6550d; }
 .metric-card.better { border-left-color: #2f9e44; }
@@ -48,6 +48,9 @@ CARD_CSS = """
 .metric-label { font-size: 12px; color: #6b7280; text-transform: uppercase; letter-spacing: .04em; }
 .metric-value { font-size: 26px; font-weight: 600; color: #1f2933; line-height: 1.2; }
 .metric-unit { font-size: 12px; color: #6b7280; }
+/* one fixed size per card, whatever it says: a new value never moves the page */
+.metric-label, .metric-value, .metric-unit { white-space: nowrap; overflow: hidden;
+  text-overflow: ellipsis; }
 .metric-card.sim { border-left-color: #7c3aed; }
 .metric-card.pending .metric-value { color: #9ca3af; }
 """
@@ -119,7 +122,7 @@ def card_html(key: str, label: str, value: str, unit: str, extra_class: str = ""
         f'<div class="{classes}" data-testid="metric-{key}">'
         f'<div class="metric-label">{escape(label)}</div>'
         f'<div class="metric-value" data-testid="metric-{key}-value">{escape(value)}</div>'
-        f'<div class="metric-unit">{escape(unit)}</div></div>'
+        f'<div class="metric-unit" title="{escape(unit)}">{escape(unit)}</div></div>'
     )
 
 

@@ -568,9 +568,11 @@ class BottleneckView(pn.viewable.Viewer):
     def __panel__(self):
         return pn.Column(
             pn.pane.Bokeh(self.terms_plot.figure),
-            pn.Row(
+            pn.FlexBox(
                 pn.Column(self._links, self._caption),
                 pn.pane.Bokeh(self.roofline.figure),
+                flex_wrap="wrap",
+                sizing_mode="stretch_width",
             ),
             name="Bottlenecks",
         )

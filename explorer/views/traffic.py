@@ -382,13 +382,13 @@ class LoadCurve(pn.viewable.Viewer):
         self.button.label = "Sweep offered load"
 
     def __panel__(self):
-        return pn.Row(
+        return pn.FlexBox(
             pn.Column(
                 pn.pane.Markdown("**Latency against load** (the synthetic pattern above)",
                                  margin=(0, 5)),
                 self.button, self.text,
             ),
-            self.figure,
+            self.figure, flex_wrap="wrap", sizing_mode="stretch_width",
         )  # fmt: skip
 
 
@@ -856,27 +856,44 @@ class TrafficView(pn.viewable.Viewer):
 
     def __panel__(self):
         return pn.Column(
-            pn.Row(
+            pn.FlexBox(
                 pn.pane.Markdown("**Scenes**", margin=(8, 5, 0, 5)),
-                pn.FlexBox(*self._scene_buttons, flex_wrap="wrap", max_width=980, margin=0),
+                *self._scene_buttons,
+                flex_wrap="wrap",
+                sizing_mode="stretch_width",
                 margin=0,
             ),
-            pn.Row(self._scene_text, self._compare, margin=(0, 5, 6, 5)),
+            pn.FlexBox(
+                self._scene_text,
+                self._compare,
+                margin=(0, 5, 6, 5),
+                flex_wrap="wrap",
+                sizing_mode="stretch_width",
+            ),
             self._main(),
             margin=0,
+            sizing_mode="stretch_width",
         )
 
     def _main(self):
-        return pn.Row(
+        return pn.FlexBox(
             pn.Column(self._controls(), self._share, margin=0),
             pn.Column(
                 self.summary,
                 self.player,
                 self.counter,
-                pn.Row(self._figure_pane, pn.Column(self._histogram, self.legend)),
+                pn.FlexBox(
+                    self._figure_pane,
+                    pn.Column(self._histogram, self.legend),
+                    flex_wrap="wrap",
+                    sizing_mode="stretch_width",
+                ),
                 self.curve,
                 margin=(0, 10),
+                sizing_mode="stretch_width",
             ),
+            flex_wrap="wrap",
+            sizing_mode="stretch_width",
         )
 
 

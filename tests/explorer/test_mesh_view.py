@@ -500,6 +500,28 @@ def test_simulated_modes_colour_the_links_by_the_simulated_step():
     runner.close()
 
 
+def test_a_simulated_step_arriving_rewrites_the_links_but_never_the_cores():
+    """A person may be dragging a core just then: rewriting the cores would snap it back."""
+    from explorer.step_runner import StepRunner
+
+    state, view, _ = _view()
+    changed = []
+    view._sources.cores.on_change("data", lambda attr, old, new: changed.append("cores"))
+    view._sources.links.on_change("data", lambda attr, old, new: changed.append("links"))
+    calls = []
+    runner = StepRunner(state, calls.append)
+    runner.request()
+    runner.join(60)
+    for fn in calls:
+        fn()
+    assert state.simulated is not None
+    assert "links" in changed and "cores" not in changed
+    changed.clear()
+    view.color_by = "busy"  # another colouring: links only too
+    assert "links" in changed and "cores" not in changed
+    runner.close()
+
+
 def test_link_loads_export_has_every_link_and_the_simulated_step_when_current():
     import pandas as pd
 

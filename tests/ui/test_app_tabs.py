@@ -103,3 +103,18 @@ def test_the_page_works_with_the_network_blocked(page, demo_url):
         tab(page, name).click()
         expect(page.get_by_text(text).first).to_be_visible(timeout=30_000)
     assert asked == []
+
+
+@pytest.mark.ui
+def test_every_tab_fits_a_1366_by_768_screen(page, demo_url):
+    """No horizontal scrolling on a common laptop screen: panels wrap instead."""
+    page.set_viewport_size({"width": 1366, "height": 768})
+    open_in(page, demo_url)
+    for name, text in (("Mesh", "Colour links by"), ("Evolution", "No search yet"),
+                       ("Bottlenecks", "heaviest links"), ("Compare", "Reference"),
+                       ("Traffic", "Scenes")):  # fmt: skip
+        tab(page, name).click()
+        expect(page.get_by_text(text).first).to_be_visible(timeout=30_000)
+        page.wait_for_timeout(300)  # a frame or two for the layout to settle
+        width = page.evaluate("() => document.documentElement.scrollWidth")
+        assert width <= 1366, f"the {name} tab is {width} px wide"
