@@ -1,0 +1,190 @@
+"""How fast the explorer answers a person: page load, first heatmap, drag, simulation.
+
+Starts a real ``meshscope serve`` for each case and drives Debian's Chromium through
+Playwright, a fresh browser context per repeat. Every time is measured in the page
+(``performance.now()``), so it is what the person waits for:
+
+* ``load_ms``: from navigation start to the mesh drawn with its link colours (the first
+  heatmap is the mesh: the page has nothing to show before it);
+* ``drag_ms``: from mouse-up on a dragged core to the latency card showing the new value;
+* ``simulated_card_ms``: from that mouse-up to the simulated step's card updated;
+* ``simulate_first_frame_ms``: from a click on the Traffic tab's Simulate to the first
+  window of the run drawn (the counter showing ``window 1 of``).
+
+Cases: the demo (sparse-mlp-1 on one Loihi 2 chip, 128 cores) and an eight-chip board
+(sparse-mlp-2 on loihi2-x8, 1,024 cores). Prints one JSON object (min, median and max of
+``--repeats`` runs) and writes it to ``benchmarks/results/page.json``.
+
+    .venv/bin/python benchmarks/page.py [--repeats 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # the browser helpers of the test suite
+
+from playwright.sync_api import expect, sync_playwright  # noqa: E402
+
+from engine.pipeline import build_mapping  # noqa: E402
+from tests.ui.conftest import (  # noqa: E402
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    CORE_XY,
+    FIGURE_DRAWN,
+    WATCH_TEXT,
+    free_port,
+    wait_for_http,
+)
+
+RESULTS = ROOT / "benchmarks" / "results" / "page.json"
+CASES = {
+    "loihi2 (128 cores)": ("sparse-mlp-1", "loihi2"),
+    "loihi2-x8 (1,024 cores)": ("sparse-mlp-2", "loihi2-x8"),
+}
+
+# ms from navigation start until the mesh is drawn (FIGURE_DRAWN not null), in the page
+LOADED_AT = f"""async () => {{
+  const drawn = {FIGURE_DRAWN};
+  while (!drawn()) await new Promise((r) => requestAnimationFrame(r));
+  return performance.now();
+}}"""
+
+# ms from the next click on the element with this text until the counter says window 1
+FIRST_FRAME = """() => {
+  const find = (root) => {
+    const hit = root.querySelector('[data-testid="traffic-counter"]');
+    if (hit) return hit;
+    for (const el of root.querySelectorAll("*")) {
+      if (el.shadowRoot) { const inner = find(el.shadowRoot); if (inner) return inner; }
+    }
+    return null;
+  };
+  let clicked = null;
+  window.addEventListener("pointerup", () => { clicked = performance.now(); },
+                          {capture: true, once: true});
+  window.__firstFrame = new Promise((resolve) => {
+    const tick = () => {
+      const el = find(document);
+      if (clicked !== null && el && /window 1 of/.test(el.textContent)) {
+        resolve(performance.now() - clicked);
+      } else requestAnimationFrame(tick);
+    };
+    tick();
+  });
+}"""
+
+
+# ms from the next mouse-up until the element with this data-testid has been greyed (a
+# newer simulation runs) and then shows a settled value again
+AFTER_UP = """(testid) => {
+  const find = (root) => {
+    const hit = root.querySelector(`[data-testid="${testid}"]`);
+    if (hit) return hit;
+    for (const el of root.querySelectorAll("*")) {
+      if (el.shadowRoot) { const inner = find(el.shadowRoot); if (inner) return inner; }
+    }
+    return null;
+  };
+  let up = null, pending = false;
+  window.addEventListener("pointerup", () => { up = performance.now(); },
+                          {capture: true, once: true});
+  window.__settled = new Promise((resolve) => {
+    setTimeout(() => resolve(null), 120000);  // never settled: reported as null
+    const tick = () => {
+      const el = find(document);
+      if (up !== null && el) {
+        if (el.classList.contains("pending")) pending = true;
+        else if (pending) { resolve(performance.now() - up); return; }
+      }
+      requestAnimationFrame(tick);
+    };
+    tick();
+  });
+}"""
+
+
+def one_run(browser, url: str, cores: list[int]) -> dict:
+    """One visit; ``cores``: the placed cores of the page's starting mapping."""
+    context = browser.new_context(viewport={"width": 1600, "height": 1000})
+    page = context.new_page()
+    page.goto(url)
+    load_ms = page.evaluate(LOADED_AT)
+    simulated = page.get_by_test_id("metric-simulated")
+    expect(simulated).to_contain_text("vs start", timeout=120_000)  # the start's step is in
+    a, b = cores[0], cores[len(cores) // 2]
+    (x0, y0), (x1, y1) = page.evaluate(CORE_XY, [a, b])
+    page.evaluate(
+        WATCH_TEXT,
+        ["metric-latency-value", page.get_by_test_id("metric-latency-value").text_content()],
+    )
+    page.evaluate(AFTER_UP, "metric-simulated")  # fmt: skip
+    page.mouse.move(x0, y0)
+    page.mouse.down()
+    page.mouse.move(x1, y1, steps=8)
+    page.mouse.up()
+    drag_ms = page.evaluate("() => window.__textChanged")
+    card_ms = page.evaluate("() => window.__settled")
+    page.locator(".bk-tab").filter(has_text="Traffic").first.click()
+    button = page.get_by_role("button", name="Simulate")
+    expect(button).to_be_visible(timeout=30_000)
+    page.evaluate(FIRST_FRAME)
+    button.click()
+    first_frame_ms = page.evaluate("() => window.__firstFrame")
+    context.close()
+    return {
+        "load_ms": load_ms,
+        "drag_ms": drag_ms,
+        "simulated_card_ms": card_ms,
+        "simulate_first_frame_ms": first_frame_ms,
+    }
+
+
+def summary(values: list[float]) -> dict:
+    return {
+        "min": round(min(values), 1),
+        "median": round(statistics.median(values), 1),
+        "max": round(max(values), 1),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    out = {"repeats": args.repeats, "cases": {}}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        for label, (network, hardware) in CASES.items():
+            port = free_port()
+            server = subprocess.Popen(
+                [str(ROOT / ".venv" / "bin" / "meshscope"), "serve", "--network", network,
+                 "--hardware", hardware, "--port", str(port), "--no-browser"],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            )  # fmt: skip
+            cores = build_mapping(network, hardware).mapping.placement.cores.tolist()
+            try:
+                url = f"http://127.0.0.1:{port}/"
+                wait_for_http(url, timeout_s=180)
+                one_run(browser, url, cores)  # a first visit: caches and kernels warm
+                runs = [one_run(browser, url, cores) for _ in range(args.repeats)]
+            finally:
+                server.terminate()
+                server.wait(timeout=30)
+            out["cases"][label] = {key: summary([r[key] for r in runs]) for key in runs[0]}
+            time.sleep(1)
+        browser.close()
+    RESULTS.parent.mkdir(exist_ok=True)
+    RESULTS.write_text(json.dumps(out, indent=2) + "\n")
+    print(json.dumps(out, indent=2))
+
+
+if __name__ == "__main__":
+    main()
