@@ -63,6 +63,8 @@ class SearchRunner:
             search_trace=[],
             search_points=[],
             search_best=None,
+            picked=None,
+            picked_evaluation=None,
             search_best_evaluation=None,
             search_status=f"starting: budget {config.budget}, seed {config.seed}"
             + (", from the current mapping and the heuristics" if from_current else ""),

@@ -42,6 +42,7 @@ from engine.partition_graph import partition_graph
 from engine.pipeline import (
     Mapped,
     build_mapping,
+    evaluate,
     evaluator,
     resolve_hardware,
     resolve_network,
@@ -225,6 +226,11 @@ class ExplorerState(param.Parameterized):
     start_simulated_us = param.Number(
         default=None, allow_None=True, doc="the starting mapping's simulated step (µs)"
     )
+    picked = param.ClassSelector(
+        class_=Record, default=None, allow_None=True,
+        doc="an evaluated mapping picked on the Evolution tab's plot, shown on the mesh",
+    )  # fmt: skip
+    picked_evaluation = param.ClassSelector(class_=Evaluation, default=None, allow_None=True)
     best_on_mesh = param.Boolean(
         default=False,
         doc="a search's best is on offer: shown (with follow_best) from its start until it is "
@@ -313,6 +319,8 @@ class ExplorerState(param.Parameterized):
             search_status="",
             search_error="",
             best_on_mesh=False,
+            picked=None,
+            picked_evaluation=None,
             simulated=None,
             simulated_of=None,
             simulated_error="",
@@ -497,12 +505,24 @@ class ExplorerState(param.Parameterized):
         return self.search_best.mapping(self.network)
 
     def adopt_best(self) -> None:
-        """Make the search's best mapping the current one (an undoable step)."""
-        if self.search_best is None:
+        """Make the mapping the search offers — the one picked on its plot, else its best —
+        the current one (an undoable step)."""
+        if self.search_best is None and self.picked is None:
             raise ActionError("no search result to adopt yet")
+        record = self.picked if self.picked is not None else self.search_best
         with param.parameterized.batch_call_watchers(self):
-            self.set_mapping(_frozen(self.best_mapping()))
-            self.best_on_mesh = False
+            self.set_mapping(_frozen(record.mapping(self.network)))
+            self.param.update(best_on_mesh=False, picked=None, picked_evaluation=None)
+
+    def pick(self, record: Record | None) -> None:
+        """Show an evaluated mapping of the search on the mesh (None: stop showing it)."""
+        if record is None:
+            self.param.update(picked=None, picked_evaluation=None)
+            return
+        if record.failed:
+            raise ActionError("that evaluation failed: it has no mapping to show")
+        mapped = Mapped.of(self.network, self.hardware, record.mapping(self.network))
+        self.param.update(picked=record, picked_evaluation=evaluate(mapped))
 
     @property
     def start_mapping(self) -> Mapping | None:
@@ -524,6 +544,8 @@ class ExplorerState(param.Parameterized):
     def shown_evaluation(self) -> Evaluation:
         """What the mesh shows: the search's best, from the start of a search until it is
         adopted (``best_on_mesh``), while ``follow_best``; else the current mapping."""
+        if self.picked_evaluation is not None:
+            return self.picked_evaluation
         if self.best_on_mesh and self.follow_best and self.search_best_evaluation is not None:
             return self.search_best_evaluation
         return self.evaluation
@@ -531,9 +553,12 @@ class ExplorerState(param.Parameterized):
     # ------------------------------------------------------------ inspecting
     def shown_mapping(self) -> Mapping:
         """The mapping behind ``shown_evaluation``."""
-        if self.shown_evaluation is not self.evaluation:
-            return self.best_mapping()
-        return self.mapping
+        shown = self.shown_evaluation
+        if shown is self.evaluation:
+            return self.mapping
+        if shown is self.picked_evaluation:
+            return self.picked.mapping(self.network)
+        return self.best_mapping()
 
     def _shown_graph(self, mapping: Mapping):
         if mapping.partition is self._evaluator.partition:

@@ -22,7 +22,14 @@ from engine.simulate import simulate_step
 
 __all__ = ["StepRunner"]
 
-WATCHED = ("evaluation", "search_best_evaluation", "follow_best", "best_on_mesh", "search_running")
+WATCHED = (
+    "evaluation",
+    "search_best_evaluation",
+    "follow_best",
+    "best_on_mesh",
+    "picked_evaluation",
+    "search_running",
+)
 
 
 class StepRunner:

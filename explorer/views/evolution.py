@@ -34,9 +34,11 @@ from bokeh.models import (
     Label,
     LinearColorMapper,
     NumeralTickFormatter,
+    TapTool,
 )
 from bokeh.palettes import Viridis256
 from bokeh.plotting import figure
+from panel.io.state import set_curdoc
 
 from engine.errors import MeshScopeError
 from engine.search import ESConfig, Record, objectives
@@ -160,7 +162,7 @@ def _trace_figure(trace: ColumnDataSource):
 def _points_figure(points, best, current, mapper):
     p = figure(
         title="Every evaluated mapping (Loihi 2 mapping ES Fig. 6)",
-        width=580, height=420, tools="pan,wheel_zoom,box_zoom,reset,save",
+        width=580, height=420, tools="pan,wheel_zoom,box_zoom,tap,reset,save",
         toolbar_location="above", border_fill_color="white",
         x_range=DataRange1d(range_padding=0.08), y_range=DataRange1d(range_padding=0.08),
     )  # fmt: skip
@@ -169,7 +171,10 @@ def _points_figure(points, best, current, mapper):
         "latency_us", "energy_uj", source=points, size=7, name="points",
         fill_color={"field": "cores", "transform": mapper}, fill_alpha=0.75,
         line_color="white", line_width=0.5, legend_label="evaluated mapping",
+        selection_line_color="#111827", selection_line_width=2.5, selection_fill_alpha=1.0,
+        nonselection_fill_alpha=0.5,
     )  # fmt: skip
+    p.select_one(TapTool).renderers = [scatter]
     p.scatter(
         "latency_us", "energy_uj", source=current, marker="diamond", size=16,
         fill_color=CURRENT_COLOR, line_color="white", legend_label="current mapping",
@@ -266,6 +271,7 @@ class EvolutionView(pn.viewable.Viewer):
         s.param.watch(self._on_status, ["search_status", "search_running"])
         s.param.watch(self._on_error, ["search_error"])
         s.param.watch(self._sync_buttons, ["search_running", "search_best"])
+        self.points_source.selected.on_change("indices", self._on_tap)
         self._on_trace()
         self._on_points()
         self._on_best()
@@ -363,15 +369,18 @@ class EvolutionView(pn.viewable.Viewer):
 
     def adopt(self) -> None:
         """Make the search's best mapping the current one (an undoable step)."""
+        s = self.state
+        picked = s.picked
         try:
-            self.state.adopt_best()
+            s.adopt_best()
         except MeshScopeError as e:
             notify_error(str(e))
             return
-        best = self.state.search_best
-        self.state.search_status = (
-            f"adopted the best: {best.latency_us:,.3f} µs, {best.energy_uj:,.3f} µJ per step, "
-            f"{best.cores_used} cores is now the current mapping (undo brings the previous back)"
+        record, what = (picked, "the picked mapping") if picked else (s.search_best, "the best")
+        s.search_status = (
+            f"adopted {what}: {record.latency_us:,.3f} µs, {record.energy_uj:,.3f} µJ per step, "
+            f"{record.cores_used} cores is now the current mapping (undo brings the previous "
+            "back)"
         )
 
     def _on_from_current(self, event) -> None:
@@ -386,6 +395,30 @@ class EvolutionView(pn.viewable.Viewer):
             self._from_current.value = self.state.edited
         finally:
             self._following_edits = False
+
+    def _on_tap(self, attr, old, new) -> None:
+        doc = self.points_source.document
+        if doc is None:
+            self.pick(new)
+            return
+        with set_curdoc(doc), pn.io.hold(doc):  # a raw Bokeh callback: no current document
+            self.pick(new)
+
+    def pick(self, indices) -> None:
+        """Show the evaluated mapping of the clicked point on the mesh (none: stop)."""
+        points = self.state.search_points
+        record = points[indices[0]] if indices and indices[0] < len(points) else None
+        try:
+            self.state.pick(record)
+        except MeshScopeError as e:
+            notify_error(str(e))
+            return
+        if record is not None:
+            self.state.search_status = (
+                f"evaluation {record.index + 1} ({record.latency_us:,.3f} µs, "
+                f"{record.energy_uj:,.3f} µJ, {record.cores_used} cores) is on the Mesh tab: "
+                "Adopt makes it yours"
+            )
 
     def _on_session_destroyed(self, session_context) -> None:
         if self.runner is not None:
@@ -408,6 +441,8 @@ class EvolutionView(pn.viewable.Viewer):
         new = self._points.update(self.state.search_points)
         if self._points.replaced:
             self._cores_range = None
+            if self.points_source.selected.indices:
+                self.points_source.selected.indices = []
         if not new:
             return
         cores = [r.cores_used for r in new]

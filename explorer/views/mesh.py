@@ -430,7 +430,14 @@ class MeshView(pn.viewable.Viewer):
             description="make the search's best your current mapping (undoable)",
         )  # fmt: skip
         self._adopt.on_click(lambda event: run_action(self.state.adopt_best, notify=self.notify))
-        self._search_row = pn.Row(self._follow, self._adopt, self._banner, visible=False)
+        self._unpick = pn.widgets.Button(
+            label="Back to mine", width=110, margin=(6, 4), variant="outline",
+            description="stop showing the mapping picked on the Evolution tab",
+        )  # fmt: skip
+        self._unpick.on_click(lambda event: run_action(self.state.pick, None, notify=self.notify))
+        self._search_row = pn.Row(
+            self._follow, self._adopt, self._unpick, self._banner, visible=False
+        )
         self._switch = pn.widgets.RadioButtonGroup.from_param(
             self.param.color_by,
             options={
@@ -458,7 +465,7 @@ class MeshView(pn.viewable.Viewer):
         self.state.param.watch(
             self._refresh,
             ["evaluation", "search_best_evaluation", "search_running", "follow_best",
-             "best_on_mesh", "simulated", "simulating"],
+             "best_on_mesh", "simulated", "simulating", "picked_evaluation"],
         )  # fmt: skip
         self.param.watch(self._refresh, ["color_by"])
         self.param.watch(self._layers_changed, ["layers"])
@@ -596,14 +603,23 @@ class MeshView(pn.viewable.Viewer):
 
     def _update_banner(self) -> None:
         s = self.state
-        offered = s.best_on_mesh and s.search_best_evaluation is not None
+        picked = s.picked_evaluation is not None
+        offered = (s.best_on_mesh and s.search_best_evaluation is not None) or picked
         self._search_row.visible = bool(s.search_running or offered)
         self._adopt.visible = offered
+        self._unpick.visible = picked
+        self._follow.visible = not picked
         if not self._search_row.visible:
             return
         what = "Search running" if s.search_running else "Search over"
         yours = f"yours: {s.evaluation.latency_us:,.3f} µs"
-        if self.following_search:
+        if picked:
+            text = (
+                f"The cards and the mesh show <b>evaluation {s.picked.index + 1}</b> of the "
+                f"search, picked on the Evolution tab ({s.picked_evaluation.latency_us:,.3f} "
+                f"µs; {yours}). Adopt it to make it yours, or go back to yours."
+            )
+        elif self.following_search:
             text = (
                 f"{what}: the cards and the mesh show <b>its best mapping</b>"
                 + (" so far" if s.search_running else "")
@@ -651,8 +667,13 @@ class MeshView(pn.viewable.Viewer):
         changed = False
         if target is not None and self.following_search:
             notify_error(
-                "The mesh shows the search's best mapping: untick 'show the search's best' "
-                "to edit your own, or adopt the best to make it yours.",
+                (
+                    "The mesh shows a mapping picked on the Evolution tab: go back to yours "
+                    "to edit it, or adopt the picked one."
+                    if self.state.picked_evaluation is not None
+                    else "The mesh shows the search's best mapping: untick 'show the search's "
+                    "best' to edit your own, or adopt the best to make it yours."
+                ),
                 self.notify,
             )
         elif target is not None:

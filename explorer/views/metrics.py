@@ -162,7 +162,8 @@ class MetricsView(pn.viewable.Viewer):
         self.state.param.watch(
             self._refresh,
             ["evaluation", "start_evaluation", "search_best_evaluation", "search_running",
-             "follow_best", "best_on_mesh", "simulated", "simulating", "simulated_error",
+             "follow_best", "best_on_mesh", "picked_evaluation", "simulated", "simulating",
+             "simulated_error",
              "start_simulated_us"],
         )  # fmt: skip
 

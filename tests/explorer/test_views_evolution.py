@@ -259,3 +259,32 @@ def test_closing_the_session_stops_the_search(state):
     view.runner.join(60)
     assert not view.runner.running
     assert state.search_status.startswith("stopped after")
+
+
+def test_a_point_picked_on_the_plot_is_shown_on_the_mesh_until_adopted_or_dropped(state):
+    from explorer.views.mesh import MeshView
+
+    view = EvolutionView(state=state, budget=30, seed=4)
+    mesh = MeshView(state=state)
+    view.start()
+    view.runner.join(60)
+    points = state.search_points
+    worst = max(range(len(points)), key=lambda i: points[i].latency_us)
+    view.pick([worst])  # what a click on the point does
+    record = points[worst]
+    assert state.picked is record
+    assert state.shown_evaluation is state.picked_evaluation
+    assert state.shown_evaluation.latency_us == pytest.approx(record.latency_us)
+    np.testing.assert_array_equal(
+        state.shown_mapping().placement.cores, record.mapping(state.network).placement.cores
+    )
+    assert f"evaluation {record.index + 1}" in mesh._banner.object and mesh._unpick.visible
+    mesh._unpick.clicks += 1  # Back to mine: the best is on offer again
+    assert state.picked is None and state.shown_evaluation is state.search_best_evaluation
+    view.pick([worst])
+    view.adopt()
+    assert state.evaluation.latency_us == pytest.approx(record.latency_us)
+    assert state.picked is None and not mesh._search_row.visible
+    assert state.search_status.startswith("adopted the picked mapping")
+    view.pick([])  # a click on nothing
+    assert state.picked is None

@@ -118,3 +118,35 @@ def test_every_tab_fits_a_1366_by_768_screen(page, demo_url):
         page.wait_for_timeout(300)  # a frame or two for the layout to settle
         width = page.evaluate("() => document.documentElement.scrollWidth")
         assert width <= 1366, f"the {name} tab is {width} px wide"
+
+
+# Page coordinates of row ``i`` of the Evolution tab's scatter of evaluated mappings.
+POINT_XY = """(i) => {
+  const plot = [...Bokeh.index.all_views()].find(
+    (v) => v.model.type === "Figure" && v.model.renderers.some((r) => r.name === "points"));
+  const data = plot.model.renderers.find((r) => r.name === "points").data_source.data;
+  const canvas = plot.canvas_view.el.getBoundingClientRect();
+  return [canvas.left + plot.frame.x_scale.compute(data.latency_us[i]),
+          canvas.top + plot.frame.y_scale.compute(data.energy_uj[i])];
+}"""
+
+
+@pytest.mark.ui
+def test_clicking_an_evaluated_mapping_shows_it_on_the_mesh(page, demo_url):
+    page.set_viewport_size({"width": 1600, "height": 1000})
+    open_in(page, demo_url)
+    tab(page, "Evolution").click()
+    status = page.get_by_test_id("search-status")
+    expect(status).to_contain_text("No search yet")
+    page.get_by_label("budget (evaluations)").fill("12")
+    page.get_by_role("button", name="Start").click()
+    expect(status).to_contain_text("done after 12", timeout=60_000)
+    x, y = page.evaluate(POINT_XY, 0)  # the first evaluation: the packed-row heuristic
+    page.mouse.click(x, y)
+    expect(status).to_contain_text("is on the Mesh tab")
+    picked = re.search(r"\(([\d,.]+) µs", status.text_content()).group(1)
+    tab(page, "Mesh").click()
+    expect(page.get_by_test_id("mesh-banner")).to_contain_text("picked on the Evolution tab")
+    expect(page.get_by_test_id("metric-latency-value")).to_have_text(
+        f"{float(picked.replace(',', '')):.2f}"
+    )
