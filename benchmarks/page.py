@@ -158,11 +158,15 @@ def summary(values: list[float]) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--case", choices=list(CASES), action="append",
+                        help="only these cases (default: all)")  # fmt: skip
     args = parser.parse_args()
     out = {"repeats": args.repeats, "cases": {}}
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         for label, (network, hardware) in CASES.items():
+            if args.case and label not in args.case:
+                continue
             port = free_port()
             server = subprocess.Popen(
                 [str(ROOT / ".venv" / "bin" / "meshscope"), "serve", "--network", network,
@@ -181,8 +185,9 @@ def main() -> None:
             out["cases"][label] = {key: summary([r[key] for r in runs]) for key in runs[0]}
             time.sleep(1)
         browser.close()
-    RESULTS.parent.mkdir(exist_ok=True)
-    RESULTS.write_text(json.dumps(out, indent=2) + "\n")
+    if not args.case:  # the results file holds whole runs only
+        RESULTS.parent.mkdir(exist_ok=True)
+        RESULTS.write_text(json.dumps(out, indent=2) + "\n")
     print(json.dumps(out, indent=2))
 
 

@@ -125,6 +125,7 @@ class _MeshSources:
         self.color_bar: ColorBar | None = None  # set by mesh_figure
         self.color_by = color_by
         self.simulated = simulated
+        self._sim_sent = None  # the simulated figures whose columns the browser has
         self.update(hardware, network, evaluation, full=True, simulated=simulated)
 
     def update(
@@ -149,7 +150,11 @@ class _MeshSources:
         links["arrow_px"] = np.where(
             on_mesh & links["loaded"], links["width"] * self.link_px * 2.2, 0
         )
-        parts = [(self.links, links, _LINK_DYNAMIC)]
+        dynamic_links = _LINK_DYNAMIC
+        if simulated is self._sim_sent and not full:  # the same figures: not sent again
+            dynamic_links = tuple(k for k in _LINK_DYNAMIC if not k.startswith("sim_"))
+        self._sim_sent = simulated
+        parts = [(self.links, links, dynamic_links)]
         if not links_only:
             info = core_columns(hardware, network, evaluation)
             drawn = {k: info[k] for k in _CORE_DRAWN}
