@@ -470,7 +470,7 @@ class TrafficView(pn.viewable.Viewer):
         )
         self._run_button.on_click(self._on_simulate)
         self.player = pn.widgets.Player(
-            name="window", start=0, end=1, value=0, interval=180, loop_policy="once",
+            label="window", start=0, end=1, value=0, interval=180, loop_policy="once",
             show_loop_controls=False, width=420, disabled=True,
             visible_buttons=["first", "previous", "pause", "play", "next", "last"],
         )  # fmt: skip
