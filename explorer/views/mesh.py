@@ -62,6 +62,8 @@ from explorer.views.mesh_columns import (
     bottleneck_core_columns,
     bottleneck_text,
     chip_columns,
+    chip_loads,
+    chip_view,
     color_scale,
     core_columns,
     core_size,
@@ -69,6 +71,7 @@ from explorer.views.mesh_columns import (
     hit_test,
     link_columns,
     link_loads_frame,
+    load_colors,
     population_colors,
     router_columns,
 )
@@ -443,6 +446,19 @@ class MeshView(pn.viewable.Viewer):
         self._search_row = pn.Row(
             self._follow, self._adopt, self._unpick, self._banner, visible=False
         )
+        # boards of several chips: an overview to jump to one chip, and back to the board
+        self._chips = ColumnDataSource()
+        self._chips.selected.on_change("indices", self._on_chip_tap)
+        self._overview = pn.pane.Bokeh(None, margin=(0, 10))
+        self._whole = pn.widgets.Button(label="Whole board", width=110, margin=(6, 4))
+        self._whole.on_click(lambda event: self.zoom_to_chip(None))
+        self._overview_row = pn.Row(
+            self._overview, self._whole,
+            pn.pane.HTML('<span class="mesh-label">Click a chip to look at it; the mesh '
+                         "pans and zooms as usual.</span>", stylesheets=[_CAPTION_CSS],
+                         margin=(10, 4)),
+            visible=False,
+        )  # fmt: skip
         self._switch = pn.widgets.RadioButtonGroup.from_param(
             self.param.color_by,
             options={
@@ -538,6 +554,8 @@ class MeshView(pn.viewable.Viewer):
                     links_only=shown is self._shown,
                 )
             )  # fmt: skip
+            if s.hardware.n_chips > 1 and shown is not self._shown:
+                self._chips.data.update(_data(self._chip_colours(s.hardware)))
             if self.inspection is not None and shown is not self._shown:
                 self._shown = shown
                 self.inspect(self.inspection.kind, self.inspection.target)  # what it is now
@@ -556,8 +574,63 @@ class MeshView(pn.viewable.Viewer):
             fig.output_backend = "svg" if self._svg.value else "canvas"
             self._hardware, self._network = s.hardware, s.network
             self._pane.object = fig
+            self._overview.object = self._overview_figure(s.hardware)
+            self._overview_row.visible = s.hardware.n_chips > 1
             self.inspection = None
         self._shown = shown
+
+    # ------------------------------------------------------------ chips
+    def _overview_figure(self, hardware: Hardware):
+        """A small map of the chips coloured by their heaviest link (None for one chip)."""
+        if hardware.n_chips < 2:
+            return None
+        columns = chip_columns(hardware)
+        columns.update(self._chip_colours(hardware))
+        self._chips.data = _data(columns)
+        px = max(6.0, min(14.0, 220 / hardware.grid_width))
+        p = figure(
+            width=int(px * hardware.grid_width) + 10, height=int(px * hardware.grid_height) + 10,
+            x_range=Range1d(-0.6, hardware.grid_width - 0.4),
+            y_range=Range1d(hardware.grid_height - 0.4, -0.6), tools="tap",
+            toolbar_location=None, min_border=0, outline_line_color=None,
+        )  # fmt: skip
+        p.axis.visible = p.grid.visible = False
+        rects = p.rect(
+            "x", "y", "width", "height", source=self._chips, fill_color="color",
+            line_color="#5b6b7c", name="chips", selection_line_width=3,
+            nonselection_fill_alpha=0.6,
+        )  # fmt: skip
+        p.text("x", "y", text="chip", source=self._chips, text_align="center",
+               text_baseline="middle", text_font_size="10px", text_color="#111827")  # fmt: skip
+        p.add_tools(HoverTool(renderers=[rects], tooltips=[
+            ("chip", "@chip"), ("heaviest link", "@load{0,0} messages / step"),
+        ]))  # fmt: skip
+        return p
+
+    def _chip_colours(self, hardware: Hardware) -> dict:
+        loads = chip_loads(hardware, self.shown)
+        return {"load": loads, "color": load_colors(loads, max(float(loads.max()), 1e-12))}
+
+    def _on_chip_tap(self, attr, old, new) -> None:
+        doc = self._chips.document
+        if doc is None:
+            self.zoom_to_chip(new[0] if new else None)
+            return
+        with set_curdoc(doc), pn.io.hold(doc):
+            self.zoom_to_chip(new[0] if new else None)
+
+    def zoom_to_chip(self, chip: int | None) -> None:
+        """Show chip ``chip`` whole on the mesh (None: the whole board)."""
+        fig, hw = self._pane.object, self.state.hardware
+        if fig is None:
+            return
+        if chip is None:
+            pad = 0.62
+            x0, x1, y0, y1 = -pad, hw.grid_width - 1 + pad, hw.grid_height - 1 + pad, -pad
+        else:
+            x0, x1, y0, y1 = chip_view(hw, int(chip))
+        fig.x_range.update(start=x0, end=x1)
+        fig.y_range.update(start=y0, end=y1)
 
     def link_loads_csv(self) -> io.StringIO:
         """The shown mapping's links as CSV (``link_loads_frame``): the analytic loads, and
@@ -752,6 +825,7 @@ class MeshView(pn.viewable.Viewer):
                 margin=(0, 0, 0, 10),
             ),  # fmt: skip
             self._search_row,
+            self._overview_row,
             self._pane,
             self._caption,
             pn.Row(self._download, self._svg, margin=(0, 0, 4, 0)),

@@ -25,6 +25,8 @@ __all__ = [
     "BOTTLENECK_COLOR",
     "COLOR_MODES",
     "SIMULATED_MODES",
+    "chip_loads",
+    "chip_view",
     "link_loads_frame",
     "simulated_link_columns",
     "EMPTY_COLOR",
@@ -584,6 +586,39 @@ def _heaviest_link_text(hardware: Hardware, e: Evaluation) -> str:
         f"{links['messages'][row]:,.0f} messages / step, busy "
         f"{links['utilization'][row]:.0%} of the step"
     )
+
+
+def chip_view(
+    hardware: Hardware, chip: int, pad: float = 0.62
+) -> tuple[float, float, float, float]:
+    """The x and y range ``(x0, x1, y0, y1)`` that shows chip ``chip`` whole in a frame
+    shaped like the whole board's (so routers stay square), centred on the chip as far as
+    the board allows (the view never leaves it); y0 is the bottom (rows grow downwards)."""
+    if not 0 <= chip < hardware.n_chips:
+        raise ValueError(f"chip {chip} of {hardware.n_chips}")
+    w, h = hardware.width, hardware.height
+    aspect = (hardware.grid_width - 1 + 2 * pad) / (hardware.grid_height - 1 + 2 * pad)
+    span_y = max(h - 1 + 2 * pad, (w - 1 + 2 * pad) / aspect)
+    span_x = span_y * aspect
+    cx = (chip % hardware.chips_x) * w + (w - 1) / 2
+    cy = (chip // hardware.chips_x) * h + (h - 1) / 2
+    lo_x, hi_x = -pad, hardware.grid_width - 1 + pad
+    lo_y, hi_y = -pad, hardware.grid_height - 1 + pad
+    x0 = float(np.clip(cx - span_x / 2, lo_x, max(lo_x, hi_x - span_x)))
+    y1 = float(np.clip(cy - span_y / 2, lo_y, max(lo_y, hi_y - span_y)))
+    return x0, x0 + span_x, y1 + span_y, y1
+
+
+def chip_loads(hardware: Hardware, evaluation: Evaluation) -> np.ndarray:
+    """Per chip: the most messages per step on a link leaving one of its routers or cores."""
+    lt = hardware.link_table
+    exists = lt["kind"] >= 0
+    router = lt["src_router"][exists]
+    gx, gy = router % hardware.grid_width, router // hardware.grid_width
+    chip = (gy // hardware.height) * hardware.chips_x + gx // hardware.width
+    out = np.zeros(hardware.n_chips)
+    np.maximum.at(out, chip, evaluation.link_messages[exists])
+    return out
 
 
 def chip_columns(hardware: Hardware) -> dict[str, np.ndarray]:

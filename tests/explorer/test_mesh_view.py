@@ -583,3 +583,29 @@ def test_core_link_addresses_are_not_cut_short(demo_state):
     links = link_columns(demo_state.hardware, demo_state.evaluation)
     out = links["kind"] == "core-to-router"
     assert all(s.count(",") == 3 and s.endswith(")") for s in links["src"][out])
+
+
+def test_a_board_of_chips_has_an_overview_that_jumps_to_a_chip():
+    from explorer.views.mesh_columns import chip_loads, chip_view
+
+    state, view, _ = _view("sparse-mlp-2", "loihi2-x8")
+    hw = state.hardware
+    assert view._overview_row.visible and view._overview.object is not None
+    chips = view._chips.data
+    assert list(chips["chip"]) == list(range(hw.n_chips))
+    loads = chip_loads(hw, state.evaluation)
+    assert loads.max() == pytest.approx(state.evaluation.max_link_messages)
+    np.testing.assert_allclose(chips["load"], loads)
+    fig = view._pane.object
+    view._chips.selected.indices = [5]  # a click on chip 5
+    x0, x1, y0, y1 = chip_view(hw, 5)
+    assert (fig.x_range.start, fig.x_range.end) == (x0, x1)
+    assert (fig.y_range.start, fig.y_range.end) == (y0, y1)
+    cx, cy = (5 % hw.chips_x) * hw.width, (5 // hw.chips_x) * hw.height
+    assert x0 <= cx and cx + hw.width - 1 <= x1 and y1 <= cy and cy + hw.height - 1 <= y0
+    aspect = (hw.grid_width - 1 + 1.24) / (hw.grid_height - 1 + 1.24)
+    assert (x1 - x0) / (y0 - y1) == pytest.approx(aspect)  # routers stay square
+    view._whole.clicks += 1
+    assert fig.x_range.start == -0.62 and fig.x_range.end == hw.grid_width - 1 + 0.62
+    one_chip, single, _ = _view()
+    assert not single._overview_row.visible  # one chip: nothing to jump between

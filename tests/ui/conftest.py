@@ -34,7 +34,8 @@ DEMO = {"network": "sparse-mlp-1", "hardware": "loihi2"}
 # The mesh figure once Bokeh has finished drawing it, with its frame on the page; null before.
 FIGURE_DRAWN = """() => {
   if (!window.Bokeh || !Bokeh.index) return null;
-  const plot = [...Bokeh.index.all_views()].find((v) => v.model.type === "Figure");
+  const plot = [...Bokeh.index.all_views()].find(
+    (v) => v.model.type === "Figure" && v.model.renderers.some((r) => r.name === "cores"));
   if (!plot || !plot.has_finished()) return null;
   const rows = (name) =>
     plot.model.renderers.find((r) => r.name === name).data_source.get_length();
@@ -49,7 +50,8 @@ FIGURE_DRAWN = """() => {
 
 # Page coordinates of physical cores (rows of the "cores" source), from the plot's scales.
 CORE_XY = """(cores) => {
-  const plot = [...Bokeh.index.all_views()].find((v) => v.model.type === "Figure");
+  const plot = [...Bokeh.index.all_views()].find(
+    (v) => v.model.type === "Figure" && v.model.renderers.some((r) => r.name === "cores"));
   const data = plot.model.renderers.find((r) => r.name === "cores").data_source.data;
   const canvas = plot.canvas_view.el.getBoundingClientRect();
   return cores.map((i) => [canvas.left + plot.frame.x_scale.compute(data.x[i]),

@@ -11,7 +11,8 @@ from playwright.sync_api import expect
 from .conftest import open_in
 
 HOT_LINK_XY = """() => {
-  const plot = [...Bokeh.index.all_views()].find((v) => v.model.type === "Figure");
+  const plot = [...Bokeh.index.all_views()].find(
+    (v) => v.model.type === "Figure" && v.model.renderers.some((r) => r.name === "cores"));
   const d = plot.model.renderers.find((r) => r.name === "links").data_source.data;
   let k = 0;
   for (let i = 0; i < d.messages.length; i++) if (d.messages[i] > d.messages[k]) k = i;
@@ -27,7 +28,8 @@ TABLE_ROWS = """() => {
 }"""
 
 HIGHLIGHTED = """() => {
-  const plot = [...Bokeh.index.all_views()].find((v) => v.model.type === "Figure");
+  const plot = [...Bokeh.index.all_views()].find(
+    (v) => v.model.type === "Figure" && v.model.renderers.some((r) => r.name === "cores"));
   return plot.model.renderers.find((r) => r.name === "highlight").data_source.get_length();
 }"""
 
@@ -52,7 +54,8 @@ def test_clicking_the_hot_link_shows_its_flows_and_their_routes(page, demo_url):
 
 
 LOAD_SUM = """() => {
-  const plot = [...Bokeh.index.all_views()].find((v) => v.model.type === "Figure");
+  const plot = [...Bokeh.index.all_views()].find(
+    (v) => v.model.type === "Figure" && v.model.renderers.some((r) => r.name === "cores"));
   const m = plot.model.renderers.find((r) => r.name === "links").data_source.data.messages;
   let s = 0; for (const v of m) s += v; return s;
 }"""
