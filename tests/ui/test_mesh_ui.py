@@ -8,6 +8,7 @@ on a condition in the page.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -192,8 +193,11 @@ def test_two_browser_sessions_never_affect_each_other(browser, demo_url, demo):
 
 
 @pytest.mark.ui
-def test_screenshot_of_the_main_view(browser, demo_url, demo):
-    """The README's picture: the demo after one hand-tuning drag."""
+def test_screenshot_of_the_main_view(browser, demo_url, demo, tmp_path):
+    """The README's picture: the demo after one hand-tuning drag, its simulated step in.
+    Written to the README's assets only with UPDATE_SCREENSHOTS=1 (a test run leaves the
+    tree as it was)."""
+    target = SCREENSHOT if os.environ.get("UPDATE_SCREENSHOTS") == "1" else tmp_path / "shot.png"
     context = browser.new_context(viewport={"width": 1440, "height": 1000})
     page = context.new_page()
     try:
@@ -203,7 +207,11 @@ def test_screenshot_of_the_main_view(browser, demo_url, demo):
         page.mouse.move(1430, 990)  # no tooltip in the picture
         page.locator("body").click(position={"x": 1430, "y": 990})  # nor a focus ring
         expect(page.get_by_test_id("mesh-caption")).to_contain_text("µs per step")
-        SCREENSHOT.parent.mkdir(exist_ok=True)
-        page.screenshot(path=SCREENSHOT, full_page=True)
+        expect(page.get_by_test_id("metric-simulated")).to_contain_text(
+            demo["simulated_change"], timeout=30_000
+        )
+        target.parent.mkdir(exist_ok=True)
+        page.screenshot(path=target, full_page=True)
+        assert target.stat().st_size > 10_000
     finally:
         context.close()
