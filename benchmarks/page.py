@@ -39,6 +39,7 @@ from tests.ui.conftest import (  # noqa: E402
     CHROMIUM_ARGS,
     CORE_XY,
     FIGURE_DRAWN,
+    FIND_TESTID,
     WATCH_TEXT,
     free_port,
     wait_for_http,
@@ -57,58 +58,44 @@ LOADED_AT = f"""async () => {{
   return performance.now();
 }}"""
 
-# ms from the next click on the element with this text until the counter says window 1
-FIRST_FRAME = """() => {
-  const find = (root) => {
-    const hit = root.querySelector('[data-testid="traffic-counter"]');
-    if (hit) return hit;
-    for (const el of root.querySelectorAll("*")) {
-      if (el.shadowRoot) { const inner = find(el.shadowRoot); if (inner) return inner; }
-    }
-    return null;
-  };
+# ms from the next mouse-up (a click on Simulate) until the counter says window 1
+FIRST_FRAME = f"""() => {{
+  {FIND_TESTID}
   let clicked = null;
-  window.addEventListener("pointerup", () => { clicked = performance.now(); },
-                          {capture: true, once: true});
-  window.__firstFrame = new Promise((resolve) => {
-    const tick = () => {
-      const el = find(document);
-      if (clicked !== null && el && /window 1 of/.test(el.textContent)) {
+  window.addEventListener("pointerup", () => {{ clicked = performance.now(); }},
+                          {{capture: true, once: true}});
+  window.__firstFrame = new Promise((resolve) => {{
+    const tick = () => {{
+      const el = find("traffic-counter");
+      if (clicked !== null && el && /window 1 of/.test(el.textContent)) {{
         resolve(performance.now() - clicked);
-      } else requestAnimationFrame(tick);
-    };
+      }} else requestAnimationFrame(tick);
+    }};
     tick();
-  });
-}"""
+  }});
+}}"""
 
 
 # ms from the next mouse-up until the element with this data-testid has been greyed (a
 # newer simulation runs) and then shows a settled value again
-AFTER_UP = """(testid) => {
-  const find = (root) => {
-    const hit = root.querySelector(`[data-testid="${testid}"]`);
-    if (hit) return hit;
-    for (const el of root.querySelectorAll("*")) {
-      if (el.shadowRoot) { const inner = find(el.shadowRoot); if (inner) return inner; }
-    }
-    return null;
-  };
+AFTER_UP = f"""(testid) => {{
+  {FIND_TESTID}
   let up = null, pending = false;
-  window.addEventListener("pointerup", () => { up = performance.now(); },
-                          {capture: true, once: true});
-  window.__settled = new Promise((resolve) => {
+  window.addEventListener("pointerup", () => {{ up = performance.now(); }},
+                          {{capture: true, once: true}});
+  window.__settled = new Promise((resolve) => {{
     setTimeout(() => resolve(null), 120000);  // never settled: reported as null
-    const tick = () => {
-      const el = find(document);
-      if (up !== null && el) {
+    const tick = () => {{
+      const el = find(testid);
+      if (up !== null && el) {{
         if (el.classList.contains("pending")) pending = true;
-        else if (pending) { resolve(performance.now() - up); return; }
-      }
+        else if (pending) {{ resolve(performance.now() - up); return; }}
+      }}
       requestAnimationFrame(tick);
-    };
+    }};
     tick();
-  });
-}"""
+  }});
+}}"""
 
 
 def one_run(browser, url: str, cores: list[int]) -> dict:

@@ -27,6 +27,7 @@ __all__ = [
     "EvaluatorError",
     "AllFailedError",
     "Cancelled",
+    "failure_text",
 ]
 
 
@@ -73,6 +74,14 @@ class EvaluatorError(MeshScopeError):
 
 class AllFailedError(EvaluatorError):
     """A search in which every evaluation failed: there is no best mapping to report."""
+
+
+def failure_text(error: BaseException, what: str) -> str:
+    """What to tell a person when ``what`` (e.g. "the simulation") raised ``error``: one of
+    ours says what is wrong as it is; anything else is named with its type."""
+    if isinstance(error, MeshScopeError):
+        return str(error)
+    return f"{what} failed: {type(error).__name__}: {error}"
 
 
 class Cancelled(Exception):  # noqa: N818 - what happened, not a fault

@@ -521,7 +521,7 @@ class ExplorerState(param.Parameterized):
             return
         if record.failed:
             raise ActionError("that evaluation failed: it has no mapping to show")
-        mapped = Mapped.of(self.network, self.hardware, record.mapping(self.network))
+        mapped = self.mapped(record.mapping(self.network))
         self.param.update(picked=record, picked_evaluation=evaluate(mapped))
 
     @property
@@ -561,9 +561,21 @@ class ExplorerState(param.Parameterized):
         return self.best_mapping()
 
     def _shown_graph(self, mapping: Mapping):
-        if mapping.partition is self._evaluator.partition:
-            return self._evaluator.graph
-        return partition_graph(self.network, self.hardware, mapping.partition)
+        return self.known_graph(mapping) or partition_graph(
+            self.network, self.hardware, mapping.partition
+        )
+
+    def known_graph(self, mapping: Mapping):
+        """The partition graph of ``mapping``'s partition if the session holds it already
+        (it does for the current partition, whatever the placement), else None."""
+        ev = self._evaluator
+        return ev.graph if ev is not None and mapping.partition is ev.partition else None
+
+    def mapped(self, mapping: Mapping | None = None) -> Mapped:
+        """``mapping`` (default: the current one) as an ``engine.pipeline.Mapped``, with
+        the session's partition graph when it has it (no second build of it)."""
+        mapping = self.mapping if mapping is None else mapping
+        return Mapped(self.network, self.hardware, mapping, self._shown_graph(mapping))
 
     def layer_evaluation(self, layers) -> Evaluation:
         """The shown evaluation with its link loads narrowed to the flows that leave the

@@ -16,7 +16,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from engine.errors import Cancelled, MeshScopeError
+from engine.errors import Cancelled, failure_text
+from engine.partition_graph import partition_graph
 from engine.pipeline import Mapped
 from engine.simulate import simulate_step
 
@@ -68,11 +69,13 @@ class StepRunner:
             s.param.update(simulating=False)
             return
         cancel = self._cancel = threading.Event()
+        # (evaluation, mapping, its partition graph if the session has it: not built twice)
         jobs = []
         if s.start_simulated_us is None and s.start_mapping is not None:
             jobs.append((s.start_evaluation, s.start_mapping))
         if shown is not s.start_evaluation or not jobs:
             jobs.append((shown, s.shown_mapping()))
+        jobs = [(ev, mapping, s.known_graph(mapping)) for ev, mapping in jobs]
         self._for = shown
         s.param.update(simulating=True, simulated_error="")
         args = (s.network, s.hardware, jobs, s.access.cycles, cancel)
@@ -92,21 +95,19 @@ class StepRunner:
 
     # ------------------------------------------------------------ thread side
     def _run(self, network, hardware, jobs, limit_cycles: int, cancel: threading.Event) -> None:
-        for evaluation, mapping in jobs:
+        for evaluation, mapping, graph in jobs:
             try:
+                if graph is None:
+                    graph = partition_graph(network, hardware, mapping.partition)
                 result = simulate_step(
-                    Mapped.of(network, hardware, mapping), mode=self.mode, seed=self.seed,
+                    Mapped(network, hardware, mapping, graph), mode=self.mode, seed=self.seed,
                     limit_cycles=limit_cycles, cancel=cancel,
                     window=limit_cycles,  # one window: each buffer's peak over the step
                 )  # fmt: skip
             except Cancelled:
                 return
-            except MeshScopeError as e:
-                message = str(e)
-                self.schedule(lambda ev=evaluation, m=message: self._failed(ev, m, cancel))
-                return
             except Exception as e:  # noqa: BLE001 - a page must hear of any failure
-                message = f"the simulation failed: {type(e).__name__}: {e}"
+                message = failure_text(e, "the simulation")
                 self.schedule(lambda ev=evaluation, m=message: self._failed(ev, m, cancel))
                 return
             self.schedule(lambda ev=evaluation, r=result: self._publish(ev, r, cancel))

@@ -19,6 +19,7 @@ from collections.abc import Callable
 
 import panel as pn
 from bokeh.models import Div, InlineStyleSheet
+from panel.io.state import set_curdoc
 
 from engine.errors import MeshScopeError
 
@@ -27,6 +28,7 @@ __all__ = [
     "FONT",
     "ICONS",
     "LiveHTML",
+    "in_document",
     "notify_error",
     "on_page",
     "run_action",
@@ -151,6 +153,18 @@ def session_scheduler(doc) -> Callable[[Callable[[], None]], None]:
 def _session_document():
     doc = pn.state.curdoc
     return doc if doc is not None and doc.session_context is not None else None
+
+
+def in_document(model, fn: Callable, *args):
+    """Run ``fn(*args)`` for a raw Bokeh callback of ``model``: with its document current
+    (Bokeh calls without Panel's current document, and Panel would defer its updates to the
+    next tick) and held, so every change goes to the browser in one message instead of one
+    each (one repaint). Without a document (tests) it just calls."""
+    doc = model.document
+    if doc is None:
+        return fn(*args)
+    with set_curdoc(doc), pn.io.hold(doc):
+        return fn(*args)
 
 
 def on_page(method: Callable) -> Callable:

@@ -38,7 +38,6 @@ from bokeh.models import (
 )
 from bokeh.palettes import Viridis256
 from bokeh.plotting import figure
-from panel.io.state import set_curdoc
 
 from engine.errors import MeshScopeError
 from engine.search import ESConfig, Record, objectives
@@ -47,6 +46,7 @@ from explorer.state import ExplorerState
 from explorer.views._page import (
     FONT,
     ICONS,
+    in_document,
     notify_error,
     on_page,
     session_scheduler,
@@ -397,12 +397,7 @@ class EvolutionView(pn.viewable.Viewer):
             self._following_edits = False
 
     def _on_tap(self, attr, old, new) -> None:
-        doc = self.points_source.document
-        if doc is None:
-            self.pick(new)
-            return
-        with set_curdoc(doc), pn.io.hold(doc):  # a raw Bokeh callback: no current document
-            self.pick(new)
+        in_document(self.points_source, self.pick, new)
 
     def pick(self, indices) -> None:
         """Show the evaluated mapping of the clicked point on the mesh (none: stop)."""

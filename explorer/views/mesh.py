@@ -40,14 +40,13 @@ from bokeh.models import (
     SaveTool,
 )
 from bokeh.plotting import figure
-from panel.io.state import set_curdoc
 
 from engine.cost import Evaluation
 from engine.errors import MeshScopeError
 from engine.hardware import Hardware
 from engine.network import Network
 from explorer.state import ExplorerState, Inspection
-from explorer.views._page import ICONS, LiveHTML, notify_error, run_action
+from explorer.views._page import ICONS, LiveHTML, in_document, notify_error, run_action
 from explorer.views.inspect import InspectView
 from explorer.views.mesh_columns import (
     BOTTLENECK_COLOR,
@@ -55,6 +54,7 @@ from explorer.views.mesh_columns import (
     EMPTY_COLOR,
     IDLE_COLOR,
     LOAD_PALETTE,
+    MESH_PAD,
     ROUTER_SIZE,
     SIMULATED_MODES,
     TILE_SIZE,
@@ -200,15 +200,16 @@ def mesh_figure(
     sources = _MeshSources(
         hardware, network, evaluation, link_px=link_px, color_by=color_by, simulated=simulated
     )
-    pad = 0.62
+    pad = MESH_PAD
+    x0, x1, y0, y1 = chip_view(hardware)  # the whole board; row 0 at the top
     p = figure(
         title=title,
         width=None,  # the frame size decides
         height=None,
         frame_width=int(round(ppr * (gw - 1 + 2 * pad))),
         frame_height=int(round(ppr * (gh - 1 + 2 * pad))),
-        x_range=Range1d(-pad, gw - 1 + pad, bounds="auto"),
-        y_range=Range1d(gh - 1 + pad, -pad, bounds="auto"),  # row 0 at the top
+        x_range=Range1d(x0, x1, bounds="auto"),
+        y_range=Range1d(y0, y1, bounds="auto"),
         tools="pan,wheel_zoom,box_zoom,reset,save",
         toolbar_location="right",
         background_fill_color="#fbfbfb",
@@ -612,23 +613,14 @@ class MeshView(pn.viewable.Viewer):
         return {"load": loads, "color": load_colors(loads, max(float(loads.max()), 1e-12))}
 
     def _on_chip_tap(self, attr, old, new) -> None:
-        doc = self._chips.document
-        if doc is None:
-            self.zoom_to_chip(new[0] if new else None)
-            return
-        with set_curdoc(doc), pn.io.hold(doc):
-            self.zoom_to_chip(new[0] if new else None)
+        in_document(self._chips, self.zoom_to_chip, new[0] if new else None)
 
     def zoom_to_chip(self, chip: int | None) -> None:
         """Show chip ``chip`` whole on the mesh (None: the whole board)."""
-        fig, hw = self._pane.object, self.state.hardware
+        fig = self._pane.object
         if fig is None:
             return
-        if chip is None:
-            pad = 0.62
-            x0, x1, y0, y1 = -pad, hw.grid_width - 1 + pad, hw.grid_height - 1 + pad, -pad
-        else:
-            x0, x1, y0, y1 = chip_view(hw, int(chip))
+        x0, x1, y0, y1 = chip_view(self.state.hardware, None if chip is None else int(chip))
         fig.x_range.update(start=x0, end=x1)
         fig.y_range.update(start=y0, end=y1)
 
@@ -649,14 +641,12 @@ class MeshView(pn.viewable.Viewer):
 
     def _simulated_figures(self) -> dict | None:
         """The link figures of the state's simulated step (computed once per step), or None
-        before the first arrives or when it is of another network or hardware."""
+        before one arrives (a load clears it, so it is always of the shown hardware)."""
         step = self.state.simulated
-        if step is None or self.state.simulated_of is None:
+        if step is None:
             return None
         if self._figures_of is not step:
             self._figures_of, self._figures = step, step.link_figures()
-            if self._figures["flits"].size != self.state.hardware.n_link_ids:
-                self._figures = None
         return self._figures
 
     def _simulated_note(self, figures) -> str:
@@ -730,12 +720,7 @@ class MeshView(pn.viewable.Viewer):
     def _on_cores_change(self, attr, old, new) -> None:
         if self._writing:
             return
-        # A raw Bokeh callback runs without Panel's current document (Panel would defer its
-        # updates to the next tick), and Bokeh would send each change as its own message
-        # (the browser repaints after each); held, they all go out in one message.
-        doc = self._sources.cores.document
-        with set_curdoc(doc), pn.io.hold(doc):
-            self.drop(new.get("x", ()), new.get("y", ()))
+        in_document(self._sources.cores, self.drop, new.get("x", ()), new.get("y", ()))
 
     def drop(self, xs, ys) -> bool:
         """The browser left the cores at ``xs, ys``: swap or move the dragged core onto the
@@ -764,9 +749,7 @@ class MeshView(pn.viewable.Viewer):
 
     # ------------------------------------------------------------ inspecting
     def _on_tap(self, event) -> None:
-        doc = self._sources.cores.document
-        with set_curdoc(doc), pn.io.hold(doc):
-            self.tap(event.x, event.y)
+        in_document(self._sources.cores, self.tap, event.x, event.y)
 
     def tap(self, x: float, y: float) -> bool:
         """A click at ``(x, y)`` (router pitches): explain the core or link there; a click on

@@ -24,6 +24,7 @@ from engine.network import Network
 __all__ = [
     "BOTTLENECK_COLOR",
     "COLOR_MODES",
+    "MESH_PAD",
     "SIMULATED_MODES",
     "chip_loads",
     "chip_view",
@@ -84,6 +85,7 @@ CORE_SIZE = 0.17  # side of a core's square (K <= 4; smaller for more cores)
 LANE = 0.062  # offset of a router link from the line between the two routers
 CORE_LANE = 0.026  # offset of a core link from the line between core and router
 GAP = 0.09  # router links start this far from a router's centre
+MESH_PAD = 0.62  # router pitches of margin around the outermost routers of a mesh figure
 DROP_RADIUS = 0.25  # a dragged core lands on the slot nearest its drop point within this distance
 
 # What the link colours can show: column of ``link_columns``, colour-bar title, tick format.
@@ -588,12 +590,14 @@ def _heaviest_link_text(hardware: Hardware, e: Evaluation) -> str:
     )
 
 
-def chip_view(
-    hardware: Hardware, chip: int, pad: float = 0.62
-) -> tuple[float, float, float, float]:
-    """The x and y range ``(x0, x1, y0, y1)`` that shows chip ``chip`` whole in a frame
-    shaped like the whole board's (so routers stay square), centred on the chip as far as
-    the board allows (the view never leaves it); y0 is the bottom (rows grow downwards)."""
+def chip_view(hardware: Hardware, chip: int | None = None) -> tuple[float, float, float, float]:
+    """The x and y range ``(x0, x1, y0, y1)`` of a mesh figure showing chip ``chip`` whole
+    in a frame shaped like the whole board's (so routers stay square), centred on the chip
+    as far as the board allows (the view never leaves it); None: the whole board, as the
+    figure first shows it. y0 is the bottom (rows grow downwards)."""
+    pad = MESH_PAD
+    if chip is None:
+        return -pad, hardware.grid_width - 1 + pad, hardware.grid_height - 1 + pad, -pad
     if not 0 <= chip < hardware.n_chips:
         raise ValueError(f"chip {chip} of {hardware.n_chips}")
     w, h = hardware.width, hardware.height

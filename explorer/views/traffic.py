@@ -40,9 +40,9 @@ from bokeh.models import (
 )
 from bokeh.plotting import figure
 
-from engine.errors import MeshScopeError, SpecError
+from engine.errors import MeshScopeError, SpecError, failure_text
 from engine.hardware import Hardware, NocConstants
-from engine.pipeline import Mapped, build_mapping, evaluate, resolve_hardware
+from engine.pipeline import build_mapping, evaluate, resolve_hardware
 from engine.placement.fill import MEASURED_US
 from engine.simulate import (
     SyntheticRun,
@@ -69,6 +69,7 @@ from explorer.views._page import (
 )
 from explorer.views.mesh_columns import (
     LOAD_PALETTE,
+    MESH_PAD,
     TILE_SIZE,
     interpolate_palette,
     link_geometry,
@@ -158,7 +159,7 @@ def simulate_traffic(
     if source == SOURCES[0]:
         if state.mapping is None:
             raise SpecError("load a network and hardware first")
-        mapped = Mapped.of(state.network, state.hardware, state.mapping)
+        mapped = state.mapped()
         step = traced_step(
             mapped, frames=frames, mode=mode, multicast=multicast, seed=seed,
             limit_cycles=state.access.cycles,
@@ -329,26 +330,29 @@ class LoadCurve(pn.viewable.Viewer):
             if self.sweeping:
                 self._cancel.set()
                 self.button.label = "Stopping…"
-                return
-            t = self.traffic
-            try:
-                spec = synthetic_spec(t.pattern, t.side)
-                pattern = build_pattern(spec, t.side, t.side, t.side * t.side)
-            except MeshScopeError as e:
-                notify_error(str(e))
-                return
-            self._bound = channel_load_bound(pattern, t.side, t.side)
-            self._points = []
-            self.points.data = {"rate": [], "latency": [], "accepted": [], "color": []}
-            self.zero_line.location = self.saturation_line.location = None
-            self._cancel = threading.Event()
-            self.sweeping = True
-            self.button.label = "Stop"
-            self.text.object = f"Sweeping {t.pattern} on {t.side}×{t.side}…"
-            args = (t.pattern, t.side, t.packet_flits, t.routing)
-            threading.Thread(
-                target=self._sweep, args=args, name="meshscope-sweep", daemon=True
-            ).start()
+            else:
+                self.start()
+
+    def start(self) -> None:
+        """Sweep the Traffic tab's synthetic pattern in the background (a notification if
+        it cannot be built on the chosen mesh)."""
+        t = self.traffic
+        try:
+            spec = synthetic_spec(t.pattern, t.side)
+            pattern = build_pattern(spec, t.side, t.side, t.side * t.side)
+        except MeshScopeError as e:
+            notify_error(str(e))
+            return
+        self._bound = channel_load_bound(pattern, t.side, t.side)
+        self._points = []
+        self.points.data = {"rate": [], "latency": [], "accepted": [], "color": []}
+        self.zero_line.location = self.saturation_line.location = None
+        self._cancel = threading.Event()
+        self.sweeping = True
+        self.button.label = "Stop"
+        self.text.object = f"Sweeping {t.pattern} on {t.side}×{t.side}…"
+        args = (t.pattern, t.side, t.packet_flits, t.routing)
+        threading.Thread(target=self._sweep, args=args, name="meshscope-sweep", daemon=True).start()
 
     def _sweep(self, pattern: str, side: int, flits: int, routing: str) -> None:
         try:
@@ -358,7 +362,7 @@ class LoadCurve(pn.viewable.Viewer):
                 routing=routing,
             )  # fmt: skip
         except Exception as e:  # noqa: BLE001 - a page must hear of any failure
-            message = str(e) if isinstance(e, MeshScopeError) else f"the sweep failed: {e}"
+            message = failure_text(e, "the sweep")
             self._schedule(lambda: notify_error(message))
         self._schedule(self._done)
 
@@ -575,12 +579,8 @@ class TrafficView(pn.viewable.Viewer):
     def _simulate(self, source: str, options: dict) -> None:
         try:
             run = simulate_traffic(self.state, source, **options)
-        except MeshScopeError as e:
-            message = str(e)
-            self._schedule(lambda: self._failed(message))
-            return
         except Exception as e:  # noqa: BLE001 - a page must hear of any failure
-            message = f"the simulation failed: {type(e).__name__}: {e}"
+            message = failure_text(e, "the simulation")
             self._schedule(lambda: self._failed(message))
             return
         self._schedule(lambda: self.show(run))
@@ -609,7 +609,7 @@ class TrafficView(pn.viewable.Viewer):
         gw, gh = hw.grid_width, hw.grid_height
         ppr = float(np.clip(min(400 / gw, 460 / gh), 10, 90))
         self._link_px = max(1.0, 0.05 * ppr)
-        pad = 0.62
+        pad = MESH_PAD
         p = figure(
             title=run.title, width=None, height=None,
             frame_width=int(round(ppr * (gw - 1 + 2 * pad))),
@@ -767,7 +767,7 @@ class TrafficView(pn.viewable.Viewer):
         self._compare.object = ""
         self._start()
         if scene.sweep and scene.kind == "synthetic":
-            self.curve._on_click()
+            self.curve.start()
         if scene.compare and scene.kind == "mapping":
             self._compare.object = "Comparing the placements…"
             threading.Thread(
@@ -844,15 +844,17 @@ class TrafficView(pn.viewable.Viewer):
                     limit_cycles=s.access.cycles,
                 )  # fmt: skip
                 rows.append((placer, evaluate(mapped).latency_us, step.step_us))
-        except MeshScopeError as e:
-            message = f"The comparison stopped: {e}"
-            self._schedule(lambda: notify_error(message))
+        except Exception as e:  # noqa: BLE001 - a page must hear of any failure
+            message = failure_text(e, "the comparison")
+            self._schedule(lambda: (notify_error(message), self._show_compare([], False)))
             return
         measured = scene.name == "heuristics"
         self._schedule(lambda: self._show_compare(rows, measured))
 
     def _show_compare(self, rows, measured: bool) -> None:
-        self._compare.object = compare_table(rows, MEASURED_US if measured else None)
+        self._compare.object = (
+            compare_table(rows, MEASURED_US if measured else None) if rows else ""
+        )
 
     def __panel__(self):
         return pn.Column(

@@ -463,20 +463,27 @@ def test_the_switch_changes_colours_and_the_colour_bar():
     assert sources.mapper.high == pytest.approx(state.evaluation.max_link_messages)
 
 
-def test_simulated_modes_colour_the_links_by_the_simulated_step():
+def _simulate_shown(state):
+    """A StepRunner that has simulated what the state shows and published it (its calls to
+    the session kept until the thread is done, as a document's next tick does)."""
     from explorer.step_runner import StepRunner
 
-    state, view, _ = _view()
-    sources = view._sources
     calls = []
     runner = StepRunner(state, calls.append)
-    view.color_by = "flits"  # nothing simulated yet: the analytic load, and a note saying so
-    assert sources.color_by == "messages"
-    assert "until it arrives" in view._caption.object
     runner.request()
     runner.join(60)
     for fn in calls:
         fn()
+    return runner
+
+
+def test_simulated_modes_colour_the_links_by_the_simulated_step():
+    state, view, _ = _view()
+    sources = view._sources
+    view.color_by = "flits"  # nothing simulated yet: the analytic load, and a note saying so
+    assert sources.color_by == "messages"
+    assert "until it arrives" in view._caption.object
+    runner = _simulate_shown(state)
     figures = state.simulated.link_figures()
     ids = np.asarray(sources.links.data["link"])
     assert sources.color_by == "flits"
@@ -502,18 +509,11 @@ def test_simulated_modes_colour_the_links_by_the_simulated_step():
 
 def test_a_simulated_step_arriving_rewrites_the_links_but_never_the_cores():
     """A person may be dragging a core just then: rewriting the cores would snap it back."""
-    from explorer.step_runner import StepRunner
-
     state, view, _ = _view()
     changed = []
     view._sources.cores.on_change("data", lambda attr, old, new: changed.append("cores"))
     view._sources.links.on_change("data", lambda attr, old, new: changed.append("links"))
-    calls = []
-    runner = StepRunner(state, calls.append)
-    runner.request()
-    runner.join(60)
-    for fn in calls:
-        fn()
+    runner = _simulate_shown(state)
     assert state.simulated is not None
     assert "links" in changed and "cores" not in changed
     changed.clear()
@@ -525,8 +525,6 @@ def test_a_simulated_step_arriving_rewrites_the_links_but_never_the_cores():
 def test_link_loads_export_has_every_link_and_the_simulated_step_when_current():
     import pandas as pd
 
-    from explorer.step_runner import StepRunner
-
     state, view, _ = _view()
     frame = pd.read_csv(view.link_loads_csv())
     existing = np.flatnonzero(state.hardware.link_table["kind"] >= 0)
@@ -535,12 +533,7 @@ def test_link_loads_export_has_every_link_and_the_simulated_step_when_current():
     np.testing.assert_allclose(frame["messages_per_step"], ev.link_messages[frame["link"]])
     np.testing.assert_allclose(frame["utilization"], ev.link_utilization[frame["link"]])
     assert "simulated_flits" not in frame
-    calls = []
-    runner = StepRunner(state, calls.append)
-    runner.request()
-    runner.join(60)
-    for fn in calls:
-        fn()
+    runner = _simulate_shown(state)
     frame = pd.read_csv(view.link_loads_csv())
     flits = state.simulated.link_flits
     np.testing.assert_array_equal(frame["simulated_flits"], flits[frame["link"]])

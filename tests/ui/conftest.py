@@ -58,29 +58,33 @@ CORE_XY = """(cores) => {
                            canvas.top + plot.frame.y_scale.compute(data.y[i])]);
 }"""
 
-# Arm a watch: resolves to the ms from the next pointerup to the moment the element with
-# this data-testid (found through every shadow root) no longer shows `before`.
-WATCH_TEXT = """([testid, before]) => {
-  const find = (root) => {
+# A JavaScript function find(testid): the element with that data-testid, looked for
+# through every shadow root (Bokeh and Panel draw inside them), or null.
+FIND_TESTID = """const find = (testid, root = document) => {
     const hit = root.querySelector(`[data-testid="${testid}"]`);
     if (hit) return hit;
     for (const el of root.querySelectorAll("*")) {
-      if (el.shadowRoot) { const inner = find(el.shadowRoot); if (inner) return inner; }
+      if (el.shadowRoot) { const inner = find(testid, el.shadowRoot); if (inner) return inner; }
     }
     return null;
-  };
+  };"""
+
+# Arm a watch: resolves to the ms from the next pointerup to the moment the element with
+# this data-testid no longer shows `before`.
+WATCH_TEXT = f"""([testid, before]) => {{
+  {FIND_TESTID}
   let up = null;
-  window.addEventListener("pointerup", () => { up = performance.now(); },
-                          {capture: true, once: true});
-  window.__textChanged = new Promise((resolve) => {
-    const tick = () => {
-      const el = find(document);
+  window.addEventListener("pointerup", () => {{ up = performance.now(); }},
+                          {{capture: true, once: true}});
+  window.__textChanged = new Promise((resolve) => {{
+    const tick = () => {{
+      const el = find(testid);
       if (up !== null && el && el.textContent !== before) resolve(performance.now() - up);
       else requestAnimationFrame(tick);
-    };
+    }};
     tick();
-  });
-}"""
+  }});
+}}"""
 
 
 def open_in(page, url: str):
