@@ -160,7 +160,8 @@ def _evolve(args) -> int:
         return 0
     heur = ", ".join(f"{n} {v:.2f}" for n, v in summary["heuristics"].items())
     print(f"{network.name} on {hardware.name}, {args.strategy}, objective {config.objective}")
-    print(f"  heuristics (latency us): {heur}")
+    starts = "starting points" if args.start else "heuristics"
+    print(f"  {starts} (latency us): {heur}")
     print(
         f"  best: latency {best_eval.latency_us:.3f} us, energy {best_eval.energy_uj:.3f} uJ, "
         f"power {best_eval.power_w:.3f} W, bound by {best_eval.bottleneck}, "
@@ -169,7 +170,7 @@ def _evolve(args) -> int:
     if "best_simulated_us" in summary:
         print(f"  simulated step of the best: {summary['best_simulated_us']:.3f} us")
     print(
-        f"  {result.improvement_pct:.1f}% better than the best heuristic after "
+        f"  {result.improvement_pct:.1f}% better than the best of the {starts} after "
         f"{result.evaluations} evaluations ({result.failed} failed)"
         + (" — cancelled" if result.cancelled else "")
     )
