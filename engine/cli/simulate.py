@@ -118,6 +118,7 @@ def _simulate_pattern(args) -> int:
     check_outputs(("trace file", args.save_trace))
     noc = noc_constants(args)
     run = _synthetic_run(args, window=args.window if args.save_trace else 0)
+    walk_ends = _walk_ends(args, f"mesh:{run.width}x{run.height}")
     progress = bar(args, run.warmup + run.cycles, unit="cycle", unit_scale=True)
     try:
         with work(args):
@@ -134,6 +135,13 @@ def _simulate_pattern(args) -> int:
     counts, edges = res.latency_histogram
     out["latency_histogram"] = {"counts": counts.tolist(), "edges": edges.tolist()}
     out["stalls"] = {k: int(v.sum()) for k, v in res.stalls.items()}
+    walk = None
+    if args.walk:
+        from engine.simulate.walk import slowest_pair, walk_synthetic
+
+        src, dst = walk_ends or slowest_pair(res.machine)
+        walk = walk_synthetic(noc, run, src, dst, which=args.walk_which, seed=args.seed, first=res)
+        out["walk"] = walk.to_dict()
     if args.json:
         print(json.dumps(out, indent=2))
         return 0
@@ -164,7 +172,38 @@ def _simulate_pattern(args) -> int:
     )
     if args.save_trace:
         print(f"  trace written to {args.save_trace}")
+    if walk is not None:
+        _print_walk(walk)
     return 0
+
+
+def _walk_ends(args, hardware):
+    """``--walk``'s source and destination terminals (None: the slowest packet's), read
+    before the run so a typo costs nothing."""
+    if not args.walk:
+        return None
+    from engine.pipeline import resolve_hardware
+    from engine.simulate.walk import parse_walk
+
+    hw = hardware if not isinstance(hardware, str) else resolve_hardware(hardware)
+    return parse_walk(hw, args.walk)
+
+
+def _print_walk(walk) -> None:
+    print(f"  walk: the {walk.choice} of {walk.candidates} packets from terminal {walk.src} to "
+          f"{walk.dst}")  # fmt: skip
+    for sentence in walk.sentences():
+        print(f"    {sentence}")
+    print(
+        f"    {'router':>8} {'from':>6} {'to':>6} {'arrived':>8} {'ready':>8} {'VC won':>8} "
+        f"{'head out':>8} {'waited':>7}  why"
+    )
+    for h in walk.hops:
+        router = f"({h.router[0]},{h.router[1]})"
+        print(
+            f"    {router:>8} {h.came_from:>6} {h.out:>6} {h.arrive:>8} {h.ready:>8} "
+            f"{h.vc_won:>8} {h.head_out:>8} {h.waited:>7}  {'; '.join(h.reasons()) or '-'}"
+        )
 
 
 def _simulate_step(args) -> int:
@@ -185,11 +224,17 @@ def _simulate_step(args) -> int:
             ev = evaluate(mapped, multicast=args.multicast)
             hw = dataclasses.replace(mapped.hardware, noc=noc_constants(args, mapped.hardware.noc))
             mapped = dataclasses.replace(mapped, hardware=hw)
+            walk_ends = _walk_ends(args, hw)
             steps("simulate")
-            step = simulate_step(
-                mapped, mode=args.mode, multicast=args.multicast, spikes=args.spikes,
-                seed=args.seed, window=args.window if args.save_trace else 0,
-            )  # fmt: skip
+            options = {"mode": args.mode, "multicast": args.multicast, "spikes": args.spikes,
+                       "seed": args.seed}  # fmt: skip
+            step = simulate_step(mapped, **options, window=args.window if args.save_trace else 0)
+            walk = None
+            if args.walk:
+                from engine.simulate.walk import slowest_pair, walk_step
+
+                src, dst = walk_ends or slowest_pair(step.machine)
+                walk = walk_step(mapped, src, dst, which=args.walk_which, first=step, **options)
     finally:
         steps.close()
     if args.save:
@@ -207,9 +252,13 @@ def _simulate_step(args) -> int:
         out = {"network": mapped.network.name, "hardware": hw.name}
         out.update(step.to_dict(hw))
         out["analytic"] = {"latency_us": ev.latency_us, "bottleneck": ev.bottleneck}
+        if walk is not None:
+            out["walk"] = walk.to_dict()
         print(json.dumps(out, indent=2))
         return 0
     _print_step(mapped, ev, step, args)
+    if walk is not None:
+        _print_walk(walk)
     for path in exported:
         print(f"  wrote {path}")
     if args.save_trace:
@@ -347,6 +396,7 @@ def _traffic_options(p, *, sweep: bool) -> None:
 def add_commands(sub) -> None:
     """``simulate`` and ``sweep``."""
     from engine.simulate import SPIKES
+    from engine.simulate.walk import CHOICES
 
     sm = sub.add_parser(
         "simulate",
@@ -381,6 +431,15 @@ def add_commands(sub) -> None:
     o.add_argument(
         "--window", type=whole(0), default=100, metavar="CYCLES",
         help="cycles per trace window (default 100)",
+    )  # fmt: skip
+    o.add_argument(
+        "--walk", metavar="SRC->DST",
+        help="follow one packet hop by hop and say why it waited: 'slowest' (the run's "
+        "slowest packet) or its ends as routers x,y or cores x,y,core, e.g. 0,0->3,2",
+    )  # fmt: skip
+    o.add_argument(
+        "--walk-which", choices=CHOICES, default="slowest",
+        help="which of the packets between the two ends to follow (default slowest)",
     )  # fmt: skip
     sm.set_defaults(func=cmd_simulate)
 

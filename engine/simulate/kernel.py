@@ -53,7 +53,7 @@ import numpy as np
 from engine.heap import pop, update
 
 __all__ = [
-    "DEADLOCK", "DONE", "FULL", "IDLE_END", "latency_load", "layout", "measured_pending",
+    "DEADLOCK", "DONE", "FULL", "IDLE_END", "N_HOP", "latency_load", "layout", "measured_pending",
     "rng_seed", "run", "workspace",
 ]  # fmt: skip
 
@@ -113,8 +113,16 @@ G_OPEN, G_LEFT, G_DONE = range(3)
 # ctr
 (C_T, C_NPK, C_INFLIGHT, C_PROGRESS, C_MEASURE_FROM, C_MEASURE_TO, C_DELIVERED, C_LAST_DONE,
  C_OPEN_GROUP, C_REL_PTR, C_WINDOW, C_FHEAP_N, C_GHEAP_N, C_NSRC, C_GEN_P, C_STAMP,
- C_VISITS) = range(17)  # fmt: skip
-N_CTR = 17
+ C_VISITS, C_TRACK, C_TRACK_K, C_TRACK_N) = range(20)  # fmt: skip
+N_CTR = 20
+# the tracked packet's hops, logged in ctr after N_CTR (H_* per hop): the router, the input
+# port its head came in by, the cycle the head arrived, the cycle its route was ready (VC
+# allocation may start), the cycle it won an output VC, the output port, the cycles its head
+# and its tail left, then what it waited for there: cycles every output VC was held, VC
+# allocations lost, cycles without a credit, switch allocations lost (the S_* order)
+(H_ROUTER, H_IN, H_ARRIVE, H_READY, H_VA, H_OUT, H_HEAD, H_TAIL, H_VC_BUSY, H_VC_LOST,
+ H_NO_CREDIT, H_SW_LOST) = range(12)  # fmt: skip
+N_HOP = 12
 
 
 def layout(P: int, V: int, B: int, D: int, ql: int, qc: int) -> dict:  # noqa: N803
@@ -466,6 +474,58 @@ def _unblock(st, vb, sb, t):
         st[vb + VC_BLOCKED] = -1
 
 
+# ------------------------------------------------------------------ the tracked packet
+@numba.njit(cache=True, inline="always", error_model="numpy")
+def _hop(ctr, r):
+    """The offset in ``ctr`` of the tracked packet's hop at router r (-1: none logged)."""
+    for h in range(ctr[C_TRACK_N] - 1, -1, -1):
+        at = N_CTR + h * N_HOP
+        if ctr[at + H_ROUTER] == r:
+            return at
+    return -1
+
+
+@numba.njit(cache=True, _nrt=False, error_model="numpy")
+def _track_arrive(ctr, r, i, t):
+    """The tracked packet's head reaches input port i of router r at cycle t: a new hop."""
+    at = N_CTR + ctr[C_TRACK_N] * N_HOP
+    if at + N_HOP > ctr.size:
+        return
+    for f in range(N_HOP):
+        ctr[at + f] = -1 if f < H_VC_BUSY else 0
+    ctr[at + H_ROUTER] = r
+    ctr[at + H_IN] = i
+    ctr[at + H_ARRIVE] = t
+    ctr[C_TRACK_N] += 1
+
+
+@numba.njit(cache=True, _nrt=False, error_model="numpy")
+def _track_go(ctr, st, vb, r, t):
+    """The tracked packet's VC at ``vb`` asks for an allocation at t: its route was ready at
+    ``VC_FROM`` (the first time), and the cycles it was blocked count as its waits."""
+    at = _hop(ctr, r)
+    if at < 0:
+        return
+    if ctr[at + H_READY] < 0:
+        ctr[at + H_READY] = st[vb + VC_FROM]
+    b = st[vb + VC_BLOCKED]
+    if b >= 0 and t > b:
+        ctr[at + H_VC_BUSY + st[vb + VC_BLOCK_WHY]] += t - b
+
+
+@numba.njit(cache=True, inline="always", error_model="numpy")
+def _track_count(ctr, st, vb, r, field, value):
+    """``ctr``'s ``field`` of the tracked packet's hop at r becomes (or, for a wait, grows
+    by) ``value``, when the VC at ``vb`` holds the tracked packet."""
+    if ctr[C_TRACK] >= 0 and st[vb + VC_PK] == ctr[C_TRACK]:
+        at = _hop(ctr, r)
+        if at >= 0:
+            if field >= H_VC_BUSY:
+                ctr[at + field] += value
+            else:
+                ctr[at + field] = value
+
+
 # ------------------------------------------------------------------ a router's cycle
 @numba.njit(cache=True, _nrt=False, forceinline=True, error_model="numpy")
 def _router(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, link_flits, win_link, win_occ, ctr, due,
@@ -499,6 +559,8 @@ def _router(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, link_flits, win_link, win_
             if st[e + LQ_T] > t:
                 break
             f, v = st[e + LQ_F], st[e + LQ_V]
+            if f == ctr[C_TRACK] * FLIT and f >= 0:
+                _track_arrive(ctr, r, i, st[e + LQ_T])
             h += 1
             st[pb + PT_LQ_H] = 0 if h == ql else h
             st[pb + PT_LQ_N] -= 1
@@ -576,6 +638,8 @@ def _router(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, link_flits, win_link, win_
                 if not asked:
                     _block(st, vb, t, S_VC_BUSY)  # every VC it needs is held
                     continue
+                if ctr[C_TRACK] >= 0 and st[vb + VC_PK] == ctr[C_TRACK]:
+                    _track_go(ctr, st, vb, r, t)
                 _unblock(st, vb, stalls, t)
                 st[vb + VC_VA_T] = t + vd - 1
                 va_open = True
@@ -623,6 +687,8 @@ def _router(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, link_flits, win_link, win_
                             sw_br[i * P + o] = b
                     asked = True
                 if asked:
+                    if ctr[C_TRACK] >= 0 and st[vb + VC_PK] == ctr[C_TRACK]:
+                        _track_go(ctr, st, vb, r, t)
                     _unblock(st, vb, stalls, t)
                     st[vb + VC_SA_T] = t + sd - 1
                     st[vb + VC_SA_GR] = -1
@@ -675,10 +741,12 @@ def _router(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, link_flits, win_link, win_
                     st[e + BR_VAGR] = -1
                 if lost:
                     st[stalls + S_VC_LOST] += 1
+                    _track_count(ctr, st, vb, r, H_VC_LOST, 1)
                 st[vb + VC_VA_T] = -1
                 st[vb + VC_FROM] = t + 1
                 if done:
                     st[vb + VC_STATE] = V_ACTIVE
+                    _track_count(ctr, st, vb, r, H_VA, t)
         # ------------------------------------------------------ switch allocation
         if n_sa > 0:
             _match(sreq_in, sreq_out, n_sa, P, P, st, o_pt + PT_SW_G, N_PT, o_pt + PT_SW_A, N_PT,
@@ -697,6 +765,7 @@ def _router(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, link_flits, win_link, win_
                 if st[vb + VC_SA_T] == t + sd - 1 and st[vb + VC_SA_GR] == -1:
                     st[vb + VC_SA_GR] = -2
                     st[stalls + S_SW_LOST] += 1  # lost the switch (or its port's turn)
+                    _track_count(ctr, st, vb, r, H_SW_LOST, 1)
                 if st[vb + VC_STATE] != V_ACTIVE or st[vb + VC_SA_T] != t:
                     continue
                 b = st[vb + VC_SA_GR]
@@ -800,7 +869,17 @@ def _send(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, link_flits, win_link, ctr, d
             pk[child * N_PK + PK_DONE] = -1
         st[e + BR_PK] = child
         pk[child * N_PK + PK_HOPS] += 1
+        if ctr[C_TRACK] == p and child != p and lo <= ctr[C_TRACK_K] < hi:
+            ctr[C_TRACK] = child  # the branch towards the tracked destination
     child = st[e + BR_PK]
+    if child == ctr[C_TRACK]:
+        at = _hop(ctr, r)
+        if at >= 0:
+            if k == 0:
+                ctr[at + H_HEAD] = t
+                ctr[at + H_OUT] = o
+            if k + 1 == size:
+                ctr[at + H_TAIL] = t
     f = child * FLIT + k
     ob = rb + cfg[CF_OOV] + (o * V + ov) * N_OV
     st[ob + OV_CREDITS] -= 1

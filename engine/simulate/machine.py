@@ -140,9 +140,11 @@ class Machine:
         nd[:, K.ND_LAST] = V - 1
         nd[:, off[K.CF_ONV] + K.NV_CRED : off[K.CF_ONCQ] : K.N_NV] = D
         n_pk = max(packets, 4 * n_nodes + R * P * B + 16)
-        ctr = np.zeros(K.N_CTR, dtype=i64)
+        hops = topology.width + topology.height + 1  # the most a route crosses, X then Y
+        ctr = np.zeros(K.N_CTR + hops * K.N_HOP, dtype=i64)  # counters, then a tracked route
         ctr[K.C_MEASURE_TO] = np.iinfo(np.int64).max
         ctr[K.C_WINDOW] = -1
+        ctr[K.C_TRACK] = -1
         self.arrays = {
             "cfg": cfg,
             "tp": tp.reshape(-1),
@@ -258,6 +260,28 @@ class Machine:
         grp[K.G_LEFT] = np.bincount(group, weights=deliveries, minlength=n_groups)
         grp[K.G_DONE] = -1
         a["grp"] = grp
+
+    def track(self, packet: int, entry: int | None = None) -> None:
+        """Log packet record ``packet``'s way through the routers (``hops``), hop by hop.
+
+        ``entry``: the destination entry (an index into ``dest``) to follow when a
+        multicast packet branches (default its first). Tracking does not change the run.
+        """
+        ctr, pk = self.arrays["ctr"], self.packet_table
+        ctr[K.C_TRACK] = packet
+        ctr[K.C_TRACK_K] = pk[packet, K.PK_LO] if entry is None else entry
+        ctr[K.C_TRACK_N] = 0
+
+    def hops(self) -> np.ndarray:
+        """The tracked packet's hops so far, one row each, in the kernel's ``H_*`` order."""
+        ctr = self.arrays["ctr"]
+        n = int(ctr[K.C_TRACK_N])
+        return ctr[K.N_CTR : K.N_CTR + n * K.N_HOP].reshape(n, K.N_HOP).copy()
+
+    @property
+    def tracked(self) -> int:
+        """The record the tracked packet travels in now (a multicast branch has its own)."""
+        return int(self.arrays["ctr"][K.C_TRACK])
 
     # ------------------------------------------------------------ running
     @property

@@ -165,13 +165,16 @@ def simulate_step(
     window: int = 0,
     limit_cycles: int = 50_000_000,
     cancel=None,
+    track: tuple[int, int] | None = None,
 ) -> StepResult:
     """Simulate one time step of ``mapped`` (an ``engine.pipeline.Mapped``).
 
     ``spikes``: ``"sample"``, ``"expected"`` or a boolean array (which neurons spike).
     ``window``: cycles per trace window (0: no trace). ``cancel``: anything with
     ``is_set()``, looked at every ``CANCEL_CHECK_CYCLES`` cycles; once set, the step
-    raises ``engine.errors.Cancelled``. Deterministic for a seed.
+    raises ``engine.errors.Cancelled``. ``track``: (packet record, destination entry) whose
+    route to log hop by hop (``Machine.track``; ``engine.simulate.walk`` reads it).
+    Deterministic for a seed.
     """
     if mode not in MODES:
         raise SpecError(f"mode must be {' or '.join(MODES)}, not {mode!r}")
@@ -233,6 +236,8 @@ def simulate_step(
         pk_src, pk_lo, pk_hi, flits, service=dsvc, group=pk_group, release=rel_off,
         opened=opened,
     )  # fmt: skip
+    if track is not None:
+        machine.track(*track)
     status = K.RUNNING
     while status != K.IDLE_END and machine.t < limit_cycles:  # in slices, to hear a cancel
         if cancel is not None and cancel.is_set():

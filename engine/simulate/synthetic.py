@@ -139,11 +139,13 @@ def run_synthetic(
     *,
     seed: int = 0,
     progress: Callable[[int], None] | None = None,
+    track: int | None = None,
 ) -> SyntheticResult:
     """Simulate ``run`` on a mesh with router and links ``noc``; deterministic for a seed.
 
     ``progress``, when given, is called with the cycle reached every ``PROGRESS_CYCLES``
-    cycles of the warm-up and measurement (the results do not depend on it).
+    cycles of the warm-up and measurement (the results do not depend on it). ``track``: a
+    packet record whose route to log hop by hop (``Machine.track``).
     """
     start = time.perf_counter()
     topo = Topology.mesh(run.width, run.height, noc)
@@ -155,6 +157,8 @@ def run_synthetic(
     p = run.rate / run.packet_flits
     w0, w1 = run.warmup, run.warmup + run.cycles
     machine.measure(w0, w1)
+    if track is not None:
+        machine.track(track, track)  # a synthetic packet's destination is dest[packet]
     step = PROGRESS_CYCLES if progress is not None else SAMPLE_PERIOD
     exceeded = in_warmup = False
     for stop, measured in ((w0, False), (w1, True)):

@@ -21,6 +21,7 @@ from __future__ import annotations
 import io
 import json
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from html import escape
 
@@ -56,6 +57,7 @@ from engine.simulate import (
     traced_step,
 )
 from engine.simulate.step import MODES
+from engine.simulate.walk import walk_step, walk_synthetic
 from explorer import scenes
 from explorer.scenes import SCENES, Scene, encode_scene, parse_scene
 from explorer.state import ExplorerState
@@ -76,6 +78,7 @@ from explorer.views.mesh_columns import (
     load_colors,
     router_columns,
 )
+from explorer.views.walk import WalkView
 
 __all__ = [
     "FRAMES",
@@ -101,6 +104,7 @@ MAX_SIDE = 32  # the largest synthetic mesh a page may ask for
 MAX_ROUTER_CYCLES = 40_000_000  # routers × cycles of one synthetic run a page may ask for
 BUFFER_PALETTE = interpolate_palette(("#f4f6f9", "#c6dbef", "#6baed6", "#2171b5", "#08306b"), 64)
 FULL_COLOR = "#e0115f"  # the outline of a router with a full input port
+WALK_COLOR = "#059669"  # a walked packet's route (apart from the links' oranges)
 _CSS = f"""
 .traffic-counter {{ font-family: {FONT}; font-size: 14px; color: #1f2937; }}
 .traffic-counter b {{ font-variant-numeric: tabular-nums; }}
@@ -131,6 +135,7 @@ class TrafficRun:
     hardware: Hardware
     title: str
     summary: str
+    walker: Callable | None = None  # (source cores, destination cores, which) -> PacketWalk
 
 
 def simulate_traffic(
@@ -160,10 +165,9 @@ def simulate_traffic(
         if state.mapping is None:
             raise SpecError("load a network and hardware first")
         mapped = state.mapped()
-        step = traced_step(
-            mapped, frames=frames, mode=mode, multicast=multicast, seed=seed,
-            limit_cycles=state.access.cycles,
-        )  # fmt: skip
+        options = {"mode": mode, "multicast": multicast, "seed": seed,
+                   "limit_cycles": state.access.cycles}  # fmt: skip
+        step = traced_step(mapped, frames=frames, **options)
         title = f"{state.network.name} on {state.hardware.name}: one {mode} step" + (
             " (multicast)" if multicast else ""
         )
@@ -176,7 +180,11 @@ def simulate_traffic(
             f"{lat['queueing_avg_cycles']:,.1f} queueing. "
             f"<span class='muted'>Analytic model: {state.evaluation.latency_us:,.2f} µs.</span>"
         )
-        return TrafficRun(step.trace, state.hardware, title, summary)
+
+        def walker(src, dst, which):
+            return walk_step(mapped, src, dst, which=which, first=step, **options)
+
+        return TrafficRun(step.trace, state.hardware, title, summary, walker)
     if source != SOURCES[1]:
         raise SpecError(f"the Traffic tab simulates {' or '.join(SOURCES)}, not {source!r}")
     if not 2 <= side <= MAX_SIDE:
@@ -194,7 +202,8 @@ def simulate_traffic(
     )  # fmt: skip
     if routing not in ("xy", "yx"):
         raise SpecError(f"routing is xy or yx, not {routing!r}")
-    result = run_synthetic(replace(NocConstants(), routing=routing), run, seed=seed)
+    noc = replace(NocConstants(), routing=routing)
+    result = run_synthetic(noc, run, seed=seed)
     hardware = resolve_hardware(f"mesh:{side}x{side}")
     title = f"{pattern} traffic on a {side}×{side} mesh at {rate:g} flits/node/cycle" + (
         ", Y then X" if routing == "yx" else ""
@@ -207,7 +216,11 @@ def simulate_traffic(
         f"{result.zero_load_latency:,.1f}); accepted {result.accepted_flit_rate:.3f} of "
         f"{result.offered_flit_rate:.3f} offered flits/node/cycle; {verdict}."
     )
-    return TrafficRun(result.trace, hardware, title, summary)
+
+    def walker(src, dst, which):
+        return walk_synthetic(noc, run, src, dst, which=which, seed=seed, first=result)
+
+    return TrafficRun(result.trace, hardware, title, summary, walker)
 
 
 # ------------------------------------------------------------------ latency against load
@@ -500,6 +513,11 @@ class TrafficView(pn.viewable.Viewer):
         self._edges = np.linspace(0, 1, 2)
         self._options = pn.Column(margin=0)
         self.curve = LoadCurve(traffic=self)
+        self.walker = WalkView(self)
+        self._route = ColumnDataSource({"x": [], "y": []})
+        self._stops = ColumnDataSource(
+            {"x": [], "y": [], "size": [], "router": [], "waited": [], "why": []}
+        )
         self.param.watch(self._show_options, "source")
         self._show_options()
         self._build_scene_widgets()
@@ -602,6 +620,30 @@ class TrafficView(pn.viewable.Viewer):
         self.summary.object = f"<span data-testid='traffic-summary'>{run.summary}</span>"
         self.player.param.update(end=max(trace.n_windows - 1, 1), value=0, disabled=False)
         self._draw(0)
+        self.walker.reset(run)
+
+    def show_walk(self, walk) -> int | None:
+        """Draw ``walk``'s route over the mesh, a dot per router sized by its wait, and go to
+        the window in which its longest wait began; returns that cycle (None: no wait)."""
+        xs = [h.router[0] for h in walk.hops]
+        ys = [h.router[1] for h in walk.hops]
+        self._route.data = {"x": xs, "y": ys}
+        waited = [h.waited for h in walk.hops]
+        self._stops.data = {
+            "x": xs, "y": ys, "size": [8 + 2.5 * min(12.0, w**0.5) for w in waited],
+            "router": [f"({x},{y})" for x, y in zip(xs, ys, strict=True)], "waited": waited,
+            "why": ["; ".join(h.reasons()) or "no wait" for h in walk.hops],
+        }  # fmt: skip
+        worst = max(walk.hops, key=lambda h: h.waited)
+        if worst.waited <= 0:
+            if walk.at_source <= 0:
+                return None
+            cycle = walk.created  # it waited only at its source
+        else:
+            cycle = worst.arrive
+        trace = self.run.trace
+        self.player.value = int(min(cycle // trace.window, trace.n_windows - 1))
+        return cycle
 
     # ------------------------------------------------------------ drawing
     def _mesh_figure(self, run: TrafficRun):
@@ -652,6 +694,17 @@ class TrafficView(pn.viewable.Viewer):
                 ("of its buffers", "@share{0%}"),
             ]),
         )  # fmt: skip
+        self._route.data = {"x": [], "y": []}
+        self._stops.data = {k: [] for k in self._stops.data}
+        p.line("x", "y", source=self._route, line_color=WALK_COLOR, line_width=4,
+               line_alpha=0.9, line_join="round", name="walk-route")  # fmt: skip
+        stops = p.scatter(
+            "x", "y", size="size", source=self._stops, fill_color=WALK_COLOR,
+            line_color="white", line_width=1.5, name="walk-stops",
+        )  # fmt: skip
+        p.add_tools(HoverTool(renderers=[stops], tooltips=[
+            ("router", "@router"), ("waited", "@waited cycles"), ("why", "@why"),
+        ]))  # fmt: skip
         p.add_layout(_share_bar(LOAD_PALETTE, "link busy in the window"), "below")
         p.add_layout(_share_bar(BUFFER_PALETTE, "fullest input port of the router"), "below")
         return p
@@ -890,6 +943,7 @@ class TrafficView(pn.viewable.Viewer):
                     flex_wrap="wrap",
                     sizing_mode="stretch_width",
                 ),
+                self.walker,
                 self.curve,
                 margin=(0, 10),
                 sizing_mode="stretch_width",

@@ -14,6 +14,7 @@ import pytest
 from engine.hardware import NocConstants
 from engine.pipeline import build_mapping, evaluate, spike_loads
 from engine.simulate import SyntheticRun, draw_spikes, load_trace, run_synthetic, simulate_step
+from engine.simulate.walk import endpoint_text
 from tests.engine.test_cli import _run_on_a_terminal, run, run_json
 
 NET = "mlp:widths=64-96-48"
@@ -172,6 +173,37 @@ def test_sweep_text(capsys):
     assert "zero-load latency" in out and "channel-load bound 1.0000" in out
 
 
+def test_walk_one_packet_from_the_command_line(capsys, mapped):
+    """``--walk`` follows a packet of the same run: the slowest by default, or one between
+    two named ends, in JSON and as text."""
+    data = run_json(capsys, "simulate", *PATTERN, "--rate", "0.3", "--walk", "slowest", "--json")
+    walk = data["walk"]
+    assert walk["latency"] == data["latency_max"]
+    assert walk["hops"][0]["came_from"] == "core" and walk["hops"][-1]["out"] == "core"
+    assert walk["latency"] - walk["zero_load"] == walk["at_source"] + sum(
+        h["waited"] for h in walk["hops"]
+    )
+    step = ["--network", NET, "--hardware", HW, "--partition", "min+1", "--placement",
+            "spread-row"]  # fmt: skip
+    first = simulate_step(mapped).machine  # a pair of the step's traffic, far apart
+    pk, table = first.packets(), mapped.hardware.core_table
+    src, dst = pk["src"], first.dest[pk["lo"]]
+    j = int(np.argmax(np.abs(table["gx"][src] - table["gx"][dst])
+                      + np.abs(table["gy"][src] - table["gy"][dst])))  # fmt: skip
+    ends = f"{endpoint_text(mapped.hardware, src[j])}->{endpoint_text(mapped.hardware, dst[j])}"
+    data = run_json(capsys, "simulate", *step, "--walk", ends, "--walk-which", "first",
+                    "--json")  # fmt: skip
+    walk = data["walk"]
+    assert (walk["src"], walk["dst"]) == (src[j], dst[j])
+    (sx, sy), (dx, dy) = [(table["gx"][c], table["gy"][c]) for c in (src[j], dst[j])]
+    route = [f"({x},{sy})" for x in range(sx, dx, 1 if dx > sx else -1)]
+    route += [f"({dx},{y})" for y in range(sy, dy + (1 if dy >= sy else -1), 1 if dy >= sy else -1)]
+    assert [h["router"] for h in walk["hops"]] == route
+    code, out, err = run(capsys, "simulate", *step, "--walk", "slowest")
+    assert code == 0, err
+    assert "walk: the slowest of" in out and "why" in out
+
+
 # ------------------------------------------------------------------ bad input
 @pytest.mark.parametrize(
     ("argv", "words"),
@@ -185,13 +217,19 @@ def test_sweep_text(capsys):
         (["simulate", "--pattern", "uniform", "--vcs", "0"], ["vcs"]),
         (["simulate", "--pattern", "hotspot:nodes=99", "--mesh", "4x4"], ["hotspot"]),
         (["simulate", "--pattern", "matrix"], ["matrix:file="]),
+        (["simulate", "--pattern", "uniform", "--mesh", "4x4", "--walk", "0,0-3,3"], ["SRC->DST"]),
+        (["simulate", "--pattern", "uniform", "--mesh", "4x4", "--walk", "0,0->4,0"],
+         ["off the 4×4 mesh"]),
+        (["simulate", "--network", NET, "--hardware", HW, "--walk", "0,0,2->1,1"],
+         ["cores 0–1"]),
         (["sweep", "--rates", "0.5:0.1:0.1"], ["START:STOP:STEP"]),
         (["sweep", "--rates", "0.1", "--figure", "x.gif"], [".png"]),
         (["evolve", "--objective", "simulated-latency", "--evaluator-cmd", "true"],
          ["simulated-latency", "--evaluator-cmd"]),
     ],
     ids=["pattern+network", "rate alone", "mesh", "pattern", "transpose 3x3", "rate",
-         "vcs", "hotspot node", "matrix file", "rates", "figure", "objective+cmd"],
+         "vcs", "hotspot node", "matrix file", "walk arrow", "walk off the mesh", "walk core",
+         "rates", "figure", "objective+cmd"],
 )  # fmt: skip
 def test_bad_simulator_input_is_one_line(capsys, tmp_path, monkeypatch, argv, words):
     monkeypatch.chdir(tmp_path)

@@ -118,3 +118,35 @@ def test_a_broken_scene_link_is_a_notification_and_the_page_works(page, demo_url
     toast = page.locator(".notyf__toast--error")
     expect(toast).to_contain_text("no scene 'no-such-scene'", timeout=30_000)
     expect(page.get_by_test_id("metric-latency-value")).to_be_visible()
+
+
+ROUTE_POINTS = """() => {
+  const r = Bokeh.documents[0].get_model_by_name("walk-route");
+  return r ? r.data_source.get_length() : -1;
+}"""
+
+
+@pytest.mark.ui
+def test_walk_the_slowest_packet_hop_by_hop(page, demo_url):
+    open_in(page, demo_url)
+    page.locator(".bk-tab").filter(has_text="Traffic").first.click()
+    page.get_by_role("button", name="a synthetic pattern").click()
+    page.get_by_label("offered flits/node/cycle").fill("0.3")
+    page.get_by_label("cycles", exact=True).fill("1000")
+    page.get_by_role("button", name="Simulate").click()
+    expect(page.get_by_test_id("traffic-summary")).to_contain_text("Packet latency",
+                                                                   timeout=60_000)  # fmt: skip
+    source = page.get_by_label("from", exact=True)
+    expect(source).to_have_value(re.compile(r"^\d+,\d+$"))  # the run's slowest packet
+    page.get_by_role("button", name="Walk", exact=True).click()
+    report = page.get_by_test_id("walk-report")
+    expect(report).to_contain_text("The slowest of", timeout=60_000)
+    expect(report).to_contain_text("cycles across")
+    hops = page.get_by_test_id("walk-hops").locator("tr")
+    n = hops.count() - 1  # the header row
+    assert n >= 2
+    assert page.evaluate(ROUTE_POINTS) == n  # the route drawn through every router
+    source.fill("8,8")  # off the mesh: a notification, the walk stays
+    page.get_by_role("button", name="Walk", exact=True).click()
+    expect(page.locator(".notyf__message")).to_contain_text("off the 8×8 mesh")
+    expect(report).to_contain_text("The slowest of")

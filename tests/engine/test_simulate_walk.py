@@ -1,0 +1,145 @@
+"""Walking one packet: the tracked packet's hops follow its X-then-Y route, every cycle of its
+latency is either the pipeline's, a link's or a wait with a stage, tracking leaves the run as
+it was, and a packet alone in the network never waits."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from engine.errors import SpecError
+from engine.hardware import NocConstants
+from engine.pipeline import build_mapping
+from engine.simulate import SyntheticRun, run_synthetic, simulate_step
+from engine.simulate.walk import choose_packet, slowest_pair, walk_step, walk_synthetic
+
+NOC = NocConstants()
+BUSY = SyntheticRun("uniform", 8, 8, rate=0.3, warmup=0, cycles=1500)
+
+
+@pytest.fixture(scope="module")
+def busy():
+    return run_synthetic(NOC, BUSY, seed=3)
+
+
+def check_route(walk, width: int) -> None:
+    """Hop by hop from the source's router to the destination's, X first, then Y."""
+    (sx, sy), (dx, dy) = divmod(walk.src, width)[::-1], divmod(walk.dst, width)[::-1]
+    x, y, route = sx, sy, [(sx, sy)]
+    while x != dx:
+        x += 1 if dx > x else -1
+        route.append((x, y))
+    while y != dy:
+        y += 1 if dy > y else -1
+        route.append((x, y))
+    assert [h.router for h in walk.hops] == route
+    assert walk.hops[0].came_from == "core" and walk.hops[-1].out == "core"
+
+
+def check_accounted(walk) -> None:
+    """Each router's time is the pipeline's plus its waits; each link's is the link's; so the
+    latency beyond the zero-load one is the source queue's wait plus the routers' waits."""
+    link = NOC.st_delay + 1 + 1  # traversal, a link of one cycle, the read
+    for h, nxt in zip(walk.hops, walk.hops[1:] + (None,), strict=True):
+        assert min(h.behind, h.vc_alloc, h.switch, h.vc_busy, h.no_credit) >= 0, h
+        assert h.vc_busy <= h.vc_alloc and h.no_credit <= h.switch
+        assert h.head_out - h.arrive == walk.pipeline + h.waited
+        assert h.ready >= h.arrive + NOC.routing_delay and h.vc_won >= h.ready
+        assert h.link == link
+        if nxt is not None:
+            assert nxt.arrive == h.head_out + h.link
+    first = walk.hops[0].arrive - walk.injected
+    assert first == 1 + 1  # the core's link into its router, then the read
+    if walk.flits == 1:
+        assert walk.arrived == walk.hops[-1].head_out + walk.hops[-1].link
+        assert walk.latency - walk.zero_load == walk.at_source + sum(h.waited for h in walk.hops)
+
+
+def test_the_slowest_packet_of_a_busy_mesh_is_walked_hop_by_hop(busy):
+    src, dst = slowest_pair(busy.machine)
+    walk = walk_synthetic(NOC, BUSY, src, dst, seed=3, first=busy)
+    check_route(walk, 8)
+    check_accounted(walk)
+    pk = busy.machine.packets()
+    assert walk.latency == int(pk["atime"][walk.record] - pk["ctime"][walk.record])
+    slowest = (pk["atime"] - pk["ctime"])[pk["atime"] >= 0].max()
+    assert walk.latency == slowest
+    assert sum(h.waited for h in walk.hops) + walk.at_source > 0
+    reasons = [r for h in walk.hops for r in h.reasons()]
+    assert reasons and all(isinstance(r, str) for r in reasons)
+    json.dumps(walk.to_dict())  # a script's JSON
+
+
+def test_tracking_leaves_the_run_as_it_was(busy):
+    src, dst = slowest_pair(busy.machine)
+    root, _, _ = choose_packet(busy.machine, src, dst)
+    tracked = run_synthetic(NOC, BUSY, seed=3, track=root)
+    assert tracked.machine.hops().shape[0] > 0
+    np.testing.assert_array_equal(tracked.link_flits, busy.link_flits)
+    assert tracked.latency_avg == busy.latency_avg
+    for cause, counts in busy.stalls.items():
+        np.testing.assert_array_equal(tracked.stalls[cause], counts)
+
+
+def test_a_packet_alone_never_waits():
+    run = SyntheticRun("uniform", 6, 6, rate=0.002, warmup=0, cycles=3000)
+    first = run_synthetic(NOC, run, seed=1)
+    pk = first.machine.packets()
+    far = np.flatnonzero(pk["atime"] >= 0)
+    pair = max(
+        ((int(pk["src"][j]), int(first.machine.dest[j])) for j in far),
+        key=lambda p: abs(p[0] % 6 - p[1] % 6) + abs(p[0] // 6 - p[1] // 6),
+    )
+    walk = walk_synthetic(NOC, run, *pair, which="fastest", seed=1, first=first)
+    check_route(walk, 6)
+    check_accounted(walk)
+    assert walk.latency == walk.zero_load
+    assert all(h.waited == 0 and not h.reasons() for h in walk.hops)
+    assert any("never waited" in s for s in walk.sentences())
+
+
+def test_a_long_packet_streams_behind_its_head():
+    run = SyntheticRun("transpose", 4, 4, rate=0.2, packet_flits=4, warmup=0, cycles=800)
+    first = run_synthetic(NOC, run, seed=2)
+    src, dst = slowest_pair(first.machine)
+    walk = walk_synthetic(NOC, run, src, dst, seed=2, first=first)
+    check_route(walk, 4)
+    check_accounted(walk)
+    assert walk.flits == 4
+    assert all(h.tail_out - h.head_out >= 3 for h in walk.hops)
+    assert walk.arrived >= walk.hops[-1].tail_out + walk.hops[-1].link
+
+
+@pytest.mark.parametrize("multicast", [False, True])
+def test_a_step_packet_is_walked_to_its_core(multicast):
+    mapped = build_mapping("sparse-mlp-1", "loihi2", partition="min+2", placement="packed-row")
+    first = simulate_step(mapped, multicast=multicast)
+    pk = first.machine.packets()
+    leaf = np.flatnonzero((pk["hi"] - pk["lo"] == 1) & (pk["atime"] >= 0))
+    j = leaf[np.argmax((pk["atime"] - pk["ctime"])[leaf])]
+    src, dst = int(pk["src"][j]), int(first.machine.dest[pk["lo"][j]])
+    walk = walk_step(mapped, src, dst, first=first, multicast=multicast)
+    assert (walk.src, walk.dst) == (src, dst)
+    assert walk.latency == int(pk["atime"][j] - pk["ctime"][j])
+    topo = first.machine.topology
+    routers = [h.router for h in walk.hops]
+    r_src, r_dst = int(topo.node_router[src]), int(topo.node_router[dst])
+    assert routers[0] == (r_src % topo.width, r_src // topo.width)
+    assert routers[-1] == (r_dst % topo.width, r_dst // topo.width)
+    assert walk.hops[-1].out == "core"
+    assert walk.at_source > 0 and walk.ahead > 0  # every layer's packets are ready at cycle 0
+    assert walk.done - walk.arrived >= walk.service > 0  # cores are servers
+    text = " ".join(walk.sentences())
+    assert "source core" in text and "process it" in text
+
+
+def test_a_pair_without_traffic_is_refused_with_a_reason(busy):
+    run = SyntheticRun("transpose", 4, 4, rate=0.1, warmup=0, cycles=200)
+    machine = run_synthetic(NOC, run, seed=0).machine  # (x, y) sends to (y, x) only
+    assert choose_packet(machine, 1, 4)[2] > 0
+    with pytest.raises(SpecError, match=r"no packet went from router \(1,0\) to router \(2,0\) in"):
+        choose_packet(machine, 1, 2)
+    with pytest.raises(SpecError, match="slowest"):
+        choose_packet(busy.machine, 0, 1, which="worst")
