@@ -173,7 +173,9 @@ def _simulate_pattern(args) -> int:
     if args.save_trace:
         print(f"  trace written to {args.save_trace}")
     if walk is not None:
-        _print_walk(walk)
+        from engine.pipeline import resolve_hardware
+
+        _print_walk(walk, resolve_hardware(f"mesh:{r.width}x{r.height}"))
     return 0
 
 
@@ -189,9 +191,11 @@ def _walk_ends(args, hardware):
     return parse_walk(hw, args.walk)
 
 
-def _print_walk(walk) -> None:
-    print(f"  walk: the {walk.choice} of {walk.candidates} packets from terminal {walk.src} to "
-          f"{walk.dst}")  # fmt: skip
+def _print_walk(walk, hardware) -> None:
+    from engine.simulate.walk import endpoint_text
+
+    ends = f"({endpoint_text(hardware, walk.src)}) to ({endpoint_text(hardware, walk.dst)})"
+    print(f"  walk: the {walk.choice} of {walk.candidates} packets from {ends}")
     for sentence in walk.sentences():
         print(f"    {sentence}")
     print(
@@ -258,7 +262,7 @@ def _simulate_step(args) -> int:
         return 0
     _print_step(mapped, ev, step, args)
     if walk is not None:
-        _print_walk(walk)
+        _print_walk(walk, hw)
     for path in exported:
         print(f"  wrote {path}")
     if args.save_trace:

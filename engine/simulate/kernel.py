@@ -502,26 +502,28 @@ def _track_arrive(ctr, r, i, t):
 @numba.njit(cache=True, _nrt=False, error_model="numpy")
 def _track_go(ctr, st, vb, r, t):
     """The tracked packet's VC at ``vb`` asks for an allocation at t: its route was ready at
-    ``VC_FROM`` (the first time), and the cycles it was blocked count as its waits."""
+    ``VC_FROM`` (the first time), and the cycles it was blocked count as its head's waits
+    (its body's, once the head has left, are the tail's lag)."""
     at = _hop(ctr, r)
     if at < 0:
         return
     if ctr[at + H_READY] < 0:
         ctr[at + H_READY] = st[vb + VC_FROM]
     b = st[vb + VC_BLOCKED]
-    if b >= 0 and t > b:
+    if b >= 0 and t > b and ctr[at + H_HEAD] < 0:
         ctr[at + H_VC_BUSY + st[vb + VC_BLOCK_WHY]] += t - b
 
 
 @numba.njit(cache=True, inline="always", error_model="numpy")
 def _track_count(ctr, st, vb, r, field, value):
-    """``ctr``'s ``field`` of the tracked packet's hop at r becomes (or, for a wait, grows
-    by) ``value``, when the VC at ``vb`` holds the tracked packet."""
+    """``ctr``'s ``field`` of the tracked packet's hop at r becomes (or, for a wait of its
+    head, grows by) ``value``, when the VC at ``vb`` holds the tracked packet."""
     if ctr[C_TRACK] >= 0 and st[vb + VC_PK] == ctr[C_TRACK]:
         at = _hop(ctr, r)
         if at >= 0:
             if field >= H_VC_BUSY:
-                ctr[at + field] += value
+                if ctr[at + H_HEAD] < 0:
+                    ctr[at + field] += value
             else:
                 ctr[at + field] = value
 

@@ -65,6 +65,8 @@ class Hop:
     no_credit: int  # … of them, the buffer ahead was full
     switch_lost: int  # switch allocations it lost
     link: int  # cycles from winning the switch to the next router's buffer (or the core's)
+    lost_cycles: int = 0  # of ``switch``, the cycles the lost allocations cost
+    body: int = 0  # cycles its tail left later than right behind its head
 
     @property
     def waited(self) -> int:
@@ -88,13 +90,14 @@ class Hop:
             if self.no_credit:
                 parts.append(f"the buffer {self._ahead} was full for {self.no_credit:,}")
             if self.switch_lost:
-                parts.append(f"lost the switch {_times(self.switch_lost)}")
-            rest = self.switch - self.no_credit - min(self.switch_lost, self.switch)
-            if rest > 0:
                 parts.append(
-                    f"{rest:,} waiting its turn: another packet of its input port went first, "
-                    "or the link was still sending"
-                )
+                    f"lost the switch {_times(self.switch_lost)} to other packets"
+                    + (f", {self.lost_cycles:,} cycles" if self.lost_cycles != self.switch_lost
+                       else "")
+                )  # fmt: skip
+            rest = self.switch - self.no_credit - self.lost_cycles
+            if rest > 0:
+                parts.append(f"{rest:,} while the link was still sending an earlier flit")
             why = f" ({'; '.join(parts)})" if parts else ""
             out.append((self.switch, f"{self.switch:,} for the switch{why}"))
         return [text for _, text in sorted(out, key=lambda w: -w[0])]
@@ -121,6 +124,7 @@ class PacketWalk:
     zero_load: int  # creation to arrival, alone in the network
     hops: tuple[Hop, ...]
     pipeline: int  # a router's cycles from a head's arrival to its switch grant, alone
+    tail_lag: int  # cycles its tail reached the last router's switch later than alone
     candidates: int  # packets of this pair in the run
     choice: str
 
@@ -157,16 +161,24 @@ class PacketWalk:
             + (f" ({extra:,} waiting)." if extra > 0 else ".")
         ]
         if self.at_source > 0:
-            lines.append(
-                f"It waited {self.at_source:,} cycles at its source core, behind "
-                f"{self.ahead:,} packet{'s' if self.ahead != 1 else ''} queued there before "
-                "it (a core injects one flit per cycle, when the router has room)."
+            why = (
+                f"behind {self.ahead:,} packet{'s' if self.ahead != 1 else ''} queued there "
+                "before it (a core injects one flit per cycle, when its router has room)"
+                if self.ahead
+                else "until its router's input buffer had room"
             )
+            lines.append(f"It waited {self.at_source:,} cycles at its source core, {why}.")
         worst = sorted(self.hops, key=lambda h: -h.waited)
         for h in worst[:3]:
             if h.waited <= 0:
                 break
-            lines.append(f"At router {h.router}: {h.waited:,} cycles — {'; '.join(h.reasons())}.")
+            x, y = h.router
+            lines.append(f"At router ({x},{y}): {h.waited:,} cycles — {'; '.join(h.reasons())}.")
+        if self.tail_lag > 0:
+            lines.append(
+                f"Its tail came {self.tail_lag:,} cycles later behind its head than it would "
+                "alone: body flits waited for credits or lost the switch on the way."
+            )
         if self.done > self.arrived:
             queued = self.done - self.arrived - self.service
             lines.append(
@@ -304,6 +316,7 @@ def _walk(machine, noc: NocConstants, root: int, entry: int, candidates: int, wh
     src, dst = int(pk["src"][c]), int(machine.dest[entry])
     log = machine.hops()
     rd, vd, sd = noc.routing_delay, noc.vc_alloc_delay, noc.sw_alloc_delay
+    gap = max(sd, 1)  # a body flit follows one switch allocation after the one before
     hops = []
     for j, row in enumerate(log):
         r, i, out = int(row[K.H_ROUTER]), int(row[K.H_IN]), int(row[K.H_OUT])
@@ -316,6 +329,9 @@ def _walk(machine, noc: NocConstants, root: int, entry: int, candidates: int, wh
         else:
             link = nxt - head
         vc_alloc = won - ready - (vd - 1)
+        switch = head - won - sd
+        no_credit = min(int(row[K.H_NO_CREDIT]), switch)
+        lost = int(row[K.H_SW_LOST])
         hops.append(
             Hop(
                 router=(r % topo.width, r // topo.width),
@@ -330,25 +346,34 @@ def _walk(machine, noc: NocConstants, root: int, entry: int, candidates: int, wh
                 vc_alloc=vc_alloc,
                 vc_busy=min(int(row[K.H_VC_BUSY]), vc_alloc),
                 vc_lost=int(row[K.H_VC_LOST]),
-                switch=head - won - sd,
-                no_credit=min(int(row[K.H_NO_CREDIT]), head - won - sd),
-                switch_lost=int(row[K.H_SW_LOST]),
+                switch=switch,
+                no_credit=no_credit,
+                switch_lost=lost,
                 link=link,
+                lost_cycles=min(sd * lost, switch - no_credit),
+                body=tail - head - (flits - 1) * gap,
             )  # fmt: skip
         )
     zero = int(zero_load_cycles(topo, noc, np.array([src]), np.array([dst]), flits)[0])
     injected = int(pk["itime"][c])
     roots = np.flatnonzero(pk["parent"] == np.arange(pk["src"].size))
-    ahead = int(np.count_nonzero(
-        (pk["src"][roots] == src) & (pk["itime"][roots] >= 0) & (pk["itime"][roots] < injected)
-        & (pk["ctime"][roots] <= pk["ctime"][c])
-    ))  # fmt: skip
+    created = int(pk["ctime"][c])
+    # the packets still queued at its source when it was created, that left before it
+    ahead = int(
+        np.count_nonzero(
+            (pk["src"][roots] == src)
+            & (pk["ctime"][roots] <= created)
+            & (pk["itime"][roots] >= created)
+            & (pk["itime"][roots] < injected)
+        )
+    )
     sinks_serve = int(machine.arrays["cfg"][K.CF_SINK]) == 1
     return PacketWalk(
-        src=src, dst=dst, record=c, flits=flits, created=int(pk["ctime"][c]),
+        src=src, dst=dst, record=c, flits=flits, created=created,
         injected=injected, arrived=int(pk["atime"][c]), done=int(pk["done"][c]),
         service=int(machine.arrays["dsvc"][entry]) if sinks_serve else 0, ahead=ahead,
-        zero_load=zero, hops=tuple(hops), pipeline=rd + vd + sd - 1, candidates=candidates,
+        zero_load=zero, hops=tuple(hops), pipeline=rd + vd + sd - 1,
+        tail_lag=hops[-1].body if hops else 0, candidates=candidates,
         choice=which,
     )  # fmt: skip
 

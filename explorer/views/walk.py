@@ -142,6 +142,8 @@ class WalkView(pn.viewable.Viewer):
         """Report ``walk`` and draw it on the tab's mesh (when ``run`` is still shown)."""
         self._busy = False
         self.button.disabled = False
+        if run is not self.traffic.run:  # a newer run came meanwhile: this walk is not its
+            return
         self.walk = walk
         hw = run.hardware
         title = (
@@ -149,14 +151,13 @@ class WalkView(pn.viewable.Viewer):
             f" from ({endpoint_text(hw, walk.src)}) to ({endpoint_text(hw, walk.dst)})"
         )
         at = ""
-        if run is self.traffic.run:
-            cycle = self.traffic.show_walk(walk)
-            if cycle is not None:
-                at = (
-                    f" <span class='muted'>The mesh shows the window of its longest wait "
-                    f"(cycle {cycle:,}); its route is drawn in green, a dot per router "
-                    "sized by the wait there.</span>"
-                )
+        cycle = self.traffic.show_walk(walk)
+        if cycle is not None:
+            at = (
+                f" <span class='muted'>The mesh shows the window of its longest wait "
+                f"(cycle {cycle:,}); its route is drawn in green, a dot per router sized by "
+                "the wait there.</span>"
+            )
         sentences = " ".join(escape(s) for s in walk.sentences())
         self.report.object = (
             f"<div data-testid='walk-report'><b>{escape(title)}</b>. {sentences}{at}"

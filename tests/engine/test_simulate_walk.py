@@ -5,6 +5,7 @@ it was, and a packet alone in the network never waits."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -38,23 +39,32 @@ def check_route(walk, width: int) -> None:
     assert walk.hops[0].came_from == "core" and walk.hops[-1].out == "core"
 
 
-def check_accounted(walk) -> None:
-    """Each router's time is the pipeline's plus its waits; each link's is the link's; so the
-    latency beyond the zero-load one is the source queue's wait plus the routers' waits."""
-    link = NOC.st_delay + 1 + 1  # traversal, a link of one cycle, the read
+def check_accounted(walk, noc: NocConstants = NOC) -> None:
+    """Every cycle of the packet's latency has a reason. On a mesh of one-cycle links: a
+    router holds a head for the pipeline's cycles plus its waits, and each wait is what the
+    kernel saw — output VCs held or allocations lost (``vc_alloc_delay`` cycles each), no
+    credit or switch allocations lost (``sw_alloc_delay`` cycles each); links take their
+    traversal and latency; so the latency beyond the zero-load one is the source queue's
+    wait, the routers' waits and the tail's lag behind the head."""
+    link = noc.st_delay + 1 + 1  # traversal, a link of one cycle, the read
     for h, nxt in zip(walk.hops, walk.hops[1:] + (None,), strict=True):
-        assert min(h.behind, h.vc_alloc, h.switch, h.vc_busy, h.no_credit) >= 0, h
-        assert h.vc_busy <= h.vc_alloc and h.no_credit <= h.switch
+        assert min(h.behind, h.vc_alloc, h.switch, h.vc_busy, h.no_credit, h.body) >= 0, h
+        assert h.vc_alloc == h.vc_busy + noc.vc_alloc_delay * h.vc_lost, h
+        assert (
+            h.switch
+            == h.no_credit + noc.sw_alloc_delay * h.switch_lost
+            == (h.no_credit + h.lost_cycles)
+        ), h
+        assert h.ready - h.arrive == noc.routing_delay + h.behind
         assert h.head_out - h.arrive == walk.pipeline + h.waited
-        assert h.ready >= h.arrive + NOC.routing_delay and h.vc_won >= h.ready
         assert h.link == link
         if nxt is not None:
             assert nxt.arrive == h.head_out + h.link
-    first = walk.hops[0].arrive - walk.injected
-    assert first == 1 + 1  # the core's link into its router, then the read
-    if walk.flits == 1:
-        assert walk.arrived == walk.hops[-1].head_out + walk.hops[-1].link
-        assert walk.latency - walk.zero_load == walk.at_source + sum(h.waited for h in walk.hops)
+    assert walk.hops[0].arrive - walk.injected == 1 + 1  # the core's link, then the read
+    assert walk.arrived == walk.hops[-1].tail_out + walk.hops[-1].link
+    assert walk.latency - walk.zero_load == (
+        walk.at_source + sum(h.waited for h in walk.hops) + walk.tail_lag
+    )
 
 
 def test_the_slowest_packet_of_a_busy_mesh_is_walked_hop_by_hop(busy):
@@ -110,6 +120,21 @@ def test_a_long_packet_streams_behind_its_head():
     assert walk.flits == 4
     assert all(h.tail_out - h.head_out >= 3 for h in walk.hops)
     assert walk.arrived >= walk.hops[-1].tail_out + walk.hops[-1].link
+
+
+@pytest.mark.parametrize("flits", [1, 4])
+def test_every_cycle_is_accounted_for_with_slower_routers(flits):
+    """Two cycles for each pipeline stage and the credit: the waits still add up."""
+    noc = replace(NOC, routing_delay=2, vc_alloc_delay=2, sw_alloc_delay=2, st_delay=2,
+                  credit_delay=2)  # fmt: skip
+    run = SyntheticRun("uniform", 6, 6, rate=0.3, packet_flits=flits, warmup=0, cycles=600)
+    first = run_synthetic(noc, run, seed=2)
+    for which in ("slowest", "median"):
+        src, dst = slowest_pair(first.machine)
+        walk = walk_synthetic(noc, run, src, dst, which=which, seed=2, first=first)
+        check_route(walk, 6)
+        check_accounted(walk, noc)
+    assert walk.pipeline == 2 + 2 + 2 - 1
 
 
 @pytest.mark.parametrize("multicast", [False, True])
