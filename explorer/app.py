@@ -53,6 +53,7 @@ __all__ = [
 TITLE = "MeshScope"
 SESSION_ARG = "session"  # the URL query parameter that carries a session's token
 SCENE_ARG = "scene"  # … and the one that names a scene for the Traffic tab
+STEP_DELAY_S = 0.15  # a simulated step starts this long after a change: the redraw goes first
 
 _HEADER_CSS = """
 .ms-header { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
@@ -148,7 +149,7 @@ def _when_page_is_up(token: str, state: ExplorerState) -> None:
     doc = pn.state.curdoc
     if doc is None or doc.session_context is None:
         return
-    steps = StepRunner(state, session_scheduler(doc))
+    steps = StepRunner(state, session_scheduler(doc), delay=STEP_DELAY_S)
 
     def closed(session_context):
         steps.close()

@@ -7,8 +7,11 @@ thread and publishes the result to the state (``simulated``, ``simulated_of``) t
 ``schedule``, like ``SearchRunner``. The next change cancels a simulation still running
 (``simulate_step(cancel=)`` stops within a few thousand cycles) and starts its own; a
 result that arrives for a mapping no longer shown is dropped. The starting mapping is
-simulated once too, for the change against the start. While a search runs nothing is
-simulated (the search has the processor). No UI toolkit is imported here.
+simulated once too, for the change against the start. A simulation waits ``delay`` seconds
+before it starts: the page's redraw after a drag goes first (on a machine of two cores the
+simulation's set-up would slow it), and a core dragged again at once costs nothing. While a
+search runs nothing is simulated (the search has the processor). No UI toolkit is imported
+here.
 """
 
 from __future__ import annotations
@@ -43,10 +46,11 @@ class StepRunner:
         *,
         mode: str = "pipelined",
         seed: int = 0,
+        delay: float = 0.0,
     ):
         self.state = state
         self.schedule = schedule or (lambda fn: fn())
-        self.mode, self.seed = mode, seed
+        self.mode, self.seed, self.delay = mode, seed, delay
         self._cancel = threading.Event()
         self._thread: threading.Thread | None = None
         self._for = None  # the evaluation the running thread simulates
@@ -95,6 +99,8 @@ class StepRunner:
 
     # ------------------------------------------------------------ thread side
     def _run(self, network, hardware, jobs, limit_cycles: int, cancel: threading.Event) -> None:
+        if self.delay > 0 and cancel.wait(self.delay):
+            return  # a newer change came first
         for evaluation, mapping, graph in jobs:
             try:
                 if graph is None:

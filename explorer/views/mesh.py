@@ -40,6 +40,7 @@ from bokeh.models import (
     SaveTool,
 )
 from bokeh.plotting import figure
+from bokeh.transform import transform
 
 from engine.cost import Evaluation
 from engine.errors import MeshScopeError
@@ -82,9 +83,9 @@ HIGHLIGHT_COLOR = "#1d4ed8"  # the routes of the flows being inspected (blue: no
 
 # The draggable cores carry only what they draw, so that a drop sends the server little;
 # their numbers for the tooltip sit in a second source, under an invisible twin glyph.
-_CORE_DRAWN = ("x", "y", "core", "color", "line_color")
+_CORE_DRAWN = ("x", "y", "core", "layer", "placed")  # numbers: coloured in the browser
 # columns that change with the mapping; the others (geometry, names) are sent once
-_CORE_DRAWN_DYNAMIC = ("x", "y", "color", "line_color")
+_CORE_DRAWN_DYNAMIC = ("x", "y", "layer", "placed")
 _CORE_INFO_DYNAMIC = (
     "partition", "population_id", "population", "neurons", "dendops", "synops",
     "synmem_reads", "t_dendops_us", "t_synops_us", "t_synmem_us",
@@ -101,6 +102,17 @@ def _data(columns: dict) -> dict:
 
 
 # ------------------------------------------------------------------ drawing
+def core_color_mappers(network: Network) -> tuple[LinearColorMapper, LinearColorMapper]:
+    """The mappers that colour ``core_columns``' ``layer`` (its population's colour, empty
+    slots ``EMPTY_COLOR``) and ``placed`` (the outline) as ``color`` and ``line_color`` do."""
+    n = network.n_populations
+    fill = LinearColorMapper(
+        palette=list(population_colors(n)), low=-0.5, high=n - 0.5, nan_color=EMPTY_COLOR
+    )
+    line = LinearColorMapper(palette=["#c8c8c8", "#ffffff"], low=-0.5, high=1.5)
+    return fill, line
+
+
 def _pixels_per_router(hardware: Hardware, max_width=640, max_height=720) -> float:
     ppr = min(max_width / hardware.grid_width, max_height / hardware.grid_height)
     return float(np.clip(ppr, 8, 110))
@@ -258,9 +270,10 @@ def mesh_figure(
         size=side + max(6.0, 0.08 * ppr), fill_color=None, line_color=BOTTLENECK_COLOR,
         line_width=max(2.5, 0.035 * ppr),
     )  # fmt: skip
+    fill, line = core_color_mappers(network)
     cores = p.scatter(
-        "x", "y", source=sources.cores, name="cores", marker="square",
-        size=side, fill_color="color", line_color="line_color", line_width=1,
+        "x", "y", source=sources.cores, name="cores", marker="square", size=side,
+        fill_color=transform("layer", fill), line_color=transform("placed", line), line_width=1,
     )  # fmt: skip
     cores.selection_glyph = None  # a dragged core keeps its look;
     cores.nonselection_glyph = None  # the others are not dimmed

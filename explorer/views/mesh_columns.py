@@ -344,6 +344,10 @@ def core_columns(
         "population": names[pop],  # pop -1 picks "empty"
         "color": colors[pop],
         "line_color": np.where(placed, "#ffffff", "#c8c8c8"),
+        # the same as numbers, mapped to those colours in the browser (``mesh.core_color_mappers``):
+        # a drag sends every core's row both ways, and numbers travel as binary, strings not
+        "layer": np.where(placed, pop, np.nan),
+        "placed": placed.astype(float),
         "neurons": per_core(evaluation.neurons),
         "dendops": per_core(evaluation.neurons),  # one DendOp per neuron per step
         "synops": per_core(evaluation.synops),

@@ -14,7 +14,7 @@ from engine.mapping import Mapping, Placement
 from engine.partition_graph import partition_graph
 from engine.placement import make_placement
 from explorer.state import ExplorerState
-from explorer.views.mesh import MeshView, mesh_figure
+from explorer.views.mesh import MeshView, core_color_mappers, mesh_figure
 from explorer.views.mesh_columns import (
     BOTTLENECK_COLOR,
     COLOR_MODES,
@@ -67,6 +67,30 @@ def test_one_row_per_core_and_router(demo_state):
 
 
 # ------------------------------------------------------------------ cores
+def mapped_colors(mapper, values) -> list[str]:
+    """What BokehJS's LinearColorMapper shows for ``values`` (NaN: its nan_color)."""
+    n = len(mapper.palette)
+    out = []
+    for v in values:
+        if np.isnan(v):
+            out.append(mapper.nan_color)
+            continue
+        k = int(np.floor((v - mapper.low) / (mapper.high - mapper.low) * n))
+        out.append(mapper.palette[min(max(k, 0), n - 1)])
+    return out
+
+
+def test_the_browser_colours_the_cores_as_the_columns_say(demo_state):
+    """The drawn cores carry numbers (a drag sends every row both ways); the figure's mappers
+    turn them into the population colours and outlines ``core_columns`` names."""
+    hw, net, ev = demo_state.hardware, demo_state.network, demo_state.evaluation
+    cores = core_columns(hw, net, ev)
+    fill, line = core_color_mappers(net)
+    assert mapped_colors(fill, cores["layer"]) == list(cores["color"])
+    assert mapped_colors(line, cores["placed"]) == list(cores["line_color"])
+    assert EMPTY_COLOR in cores["color"]  # the demo leaves slots empty: NaN is exercised
+
+
 def test_cores_are_coloured_by_the_population_placed_there(demo_state):
     hw, net, ev = demo_state.hardware, demo_state.network, demo_state.evaluation
     cores = core_columns(hw, net, ev)
@@ -351,7 +375,9 @@ def test_drop_on_an_occupied_core_swaps_and_everything_follows():
     np.testing.assert_array_equal(data["y"], y)
     palette = population_colors(state.network.n_populations)
     pop = state.evaluation.population
-    assert data["color"][b] == palette[pop[0]] and data["color"][a] == palette[pop[8]]
+    fill = view._pane.object.select_one({"name": "cores"}).glyph.fill_color.transform
+    assert fill.palette[int(data["layer"][b])] == palette[pop[0]]
+    assert fill.palette[int(data["layer"][a])] == palette[pop[8]]
     info = view._sources.core_info.data
     assert info["partition"][b] == 0 and info["partition"][a] == 8
     assert info["population"][b] == "input"
@@ -369,7 +395,7 @@ def test_drop_on_an_empty_slot_moves_the_core():
     assert state.mapping.placement.cores[5] == empty
     assert view._sources.core_info.data["partition"][empty] == 5
     assert view._sources.core_info.data["partition"][int(cores[5])] == -1
-    assert view._sources.cores.data["color"][int(cores[5])] == EMPTY_COLOR
+    assert np.isnan(view._sources.cores.data["layer"][int(cores[5])])  # drawn EMPTY_COLOR
     assert not errors
 
 

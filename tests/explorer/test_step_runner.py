@@ -64,6 +64,31 @@ def test_the_start_and_every_edit_are_simulated_once(state):
     assert state.start_simulated_us == pytest.approx(start_us)  # the start stays
 
 
+def test_a_delayed_simulation_skips_the_drags_made_before_it_starts(state, monkeypatch):
+    """With a delay (the page's: its redraw goes first), a change cancels the one before
+    while it still waits: only the last of quick drags is simulated at all."""
+    import explorer.step_runner as step_runner
+
+    simulated = []
+
+    def counting(mapped, **options):
+        simulated.append(mapped.mapping)
+        return simulate_step(mapped, **options)
+
+    monkeypatch.setattr(step_runner, "simulate_step", counting)
+    state.param.update(start_simulated_us=1.0)  # the start counts as simulated already
+    later = Later()
+    runner = StepRunner(state, later, delay=0.5)
+    cores = state.mapping.placement.cores
+    state.swap_cores(int(cores[0]), int(cores[8]))
+    first = runner._thread
+    state.swap_cores(int(cores[1]), int(cores[9]))
+    first.join(60)
+    settle(runner, later)
+    assert simulated == [state.mapping]  # the first never started
+    assert state.simulated_of is state.evaluation
+
+
 def test_the_next_drag_cancels_the_simulation_under_way(state):
     later = Later()
     runner = StepRunner(state, later)
