@@ -182,8 +182,11 @@ def _simulate_pattern(args) -> int:
 def _walk_ends(args, hardware):
     """``--walk``'s source and destination terminals (None: the slowest packet's), read
     before the run so a typo costs nothing."""
-    if not args.walk:
+    if args.walk is None:
+        if args.walk_which is not None:
+            raise SpecError("--walk-which picks among the packets --walk follows: give --walk too")
         return None
+    args.walk_which = args.walk_which or "slowest"
     from engine.pipeline import resolve_hardware
     from engine.simulate.walk import parse_walk
 
@@ -442,7 +445,7 @@ def add_commands(sub) -> None:
         "slowest packet) or its ends as routers x,y or cores x,y,core, e.g. 0,0->3,2",
     )  # fmt: skip
     o.add_argument(
-        "--walk-which", choices=CHOICES, default="slowest",
+        "--walk-which", choices=CHOICES, default=None,
         help="which of the packets between the two ends to follow (default slowest)",
     )  # fmt: skip
     sm.set_defaults(func=cmd_simulate)

@@ -222,6 +222,8 @@ def test_walk_one_packet_from_the_command_line(capsys, mapped):
          ["off the 4×4 mesh"]),
         (["simulate", "--network", NET, "--hardware", HW, "--walk", "0,0,2->1,1"],
          ["cores 0–1"]),
+        (["simulate", "--pattern", "uniform", "--walk-which", "median"], ["--walk too"]),
+        (["simulate", "--pattern", "uniform", "--walk", ""], ["SRC->DST"]),
         (["sweep", "--rates", "0.5:0.1:0.1"], ["START:STOP:STEP"]),
         (["sweep", "--rates", "0.1", "--figure", "x.gif"], [".png"]),
         (["evolve", "--objective", "simulated-latency", "--evaluator-cmd", "true"],
@@ -229,6 +231,7 @@ def test_walk_one_packet_from_the_command_line(capsys, mapped):
     ],
     ids=["pattern+network", "rate alone", "mesh", "pattern", "transpose 3x3", "rate",
          "vcs", "hotspot node", "matrix file", "walk arrow", "walk off the mesh", "walk core",
+         "walk-which alone", "walk empty",
          "rates", "figure", "objective+cmd"],
 )  # fmt: skip
 def test_bad_simulator_input_is_one_line(capsys, tmp_path, monkeypatch, argv, words):
