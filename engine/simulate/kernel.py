@@ -474,6 +474,27 @@ def _unblock(st, vb, sb, t):
         st[vb + VC_BLOCKED] = -1
 
 
+@numba.njit(cache=True, inline="always", error_model="numpy")
+def _can_ask(st, o_ov, bb, nbr, V):  # noqa: N803
+    """Whether a routed head (branches at ``bb``) may ask for output VCs: every port it still
+    needs has a free one. A multicast head that asked while one of its ports was wholly held
+    would win VCs on its other ports only to give them back (it takes them in port order),
+    and heads that can go would lose those allocations to it, round after round."""
+    for b in range(nbr):
+        e = bb + b * N_BR
+        if st[e + BR_OVC] >= 0:
+            continue
+        o = st[e + BR_PORT]
+        free = False
+        for ov in range(V):
+            if st[o_ov + (o * V + ov) * N_OV + OV_OWNER] < 0:
+                free = True
+                break
+        if not free:
+            return False
+    return True
+
+
 # ------------------------------------------------------------------ the tracked packet
 @numba.njit(cache=True, inline="always", error_model="numpy")
 def _hop(ctr, r):
@@ -624,8 +645,10 @@ def _router(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, link_flits, win_link, win_
                     continue
                 if st[vb + VC_FROM] > t:
                     continue
-                asked = False
                 bb = o_br + iv * B * N_BR
+                if not _can_ask(st, o_ov, bb, st[vb + VC_BRN], V):
+                    _block(st, vb, t, S_VC_BUSY)  # every VC of a port it needs is held
+                    continue
                 for b in range(st[vb + VC_BRN]):
                     e = bb + b * N_BR
                     if st[e + BR_OVC] >= 0:
@@ -636,10 +659,6 @@ def _router(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, link_flits, win_link, win_
                             req_in[n_va] = iv * B + b
                             req_out[n_va] = o * V + ov
                             n_va += 1
-                            asked = True
-                if not asked:
-                    _block(st, vb, t, S_VC_BUSY)  # every VC it needs is held
-                    continue
                 if ctr[C_TRACK] >= 0 and st[vb + VC_PK] == ctr[C_TRACK]:
                     _track_go(ctr, st, vb, r, t)
                 _unblock(st, vb, stalls, t)
@@ -805,16 +824,9 @@ def _router(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, link_flits, win_link, win_
             elif st[vb + VC_SA_T] >= 0:
                 when = st[vb + VC_SA_T]
             elif s == V_VCALLOC:
-                for b in range(st[vb + VC_BRN]):
-                    e = bb + b * N_BR
-                    if st[e + BR_OVC] >= 0:
-                        continue
-                    o = st[e + BR_PORT]
-                    for ov in range(V):
-                        if st[o_ov + (o * V + ov) * N_OV + OV_OWNER] < 0:
-                            when = st[vb + VC_FROM]
-                            break
-                if when == NEVER:  # it waits from when it is ready
+                if _can_ask(st, o_ov, bb, st[vb + VC_BRN], V):
+                    when = st[vb + VC_FROM]
+                else:  # it waits from when it is ready
                     _block(st, vb, max(t + 1, st[vb + VC_FROM]), S_VC_BUSY)
             elif st[vb + VC_N] > 0:  # active, with a flit: is some branch able to go?
                 avail = st[vb + VC_POPPED] + st[vb + VC_N]

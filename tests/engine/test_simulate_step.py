@@ -101,6 +101,22 @@ def test_multicast_link_flits_equal_the_analytic_multicast_loads(case, placement
     assert res.latency["packets"] == unicast.latency["packets"]
 
 
+@pytest.mark.parametrize(
+    "stage", ["routing_delay", "vc_alloc_delay", "sw_alloc_delay", "st_delay", "credit_delay"]
+)
+def test_multicast_finishes_with_slower_router_stages(stage):
+    """A multicast head asks for output VCs only once every port it needs has a free one: with
+    two-cycle VC allocation, heads that asked while a port was wholly held kept winning VCs
+    they then gave back, and the step livelocked (the watchdog called it a deadlock)."""
+    base = mlp1("packed-row")
+    noc = replace(base.hardware.noc, **{stage: 2})
+    mapped = replace(base, hardware=replace(base.hardware, noc=noc))
+    spikes = spikes_of("sparse-mlp-1", "packed-row")
+    res = simulate_step(mapped, spikes=spikes, multicast=True)
+    loads = spike_loads(mapped, spikes, multicast=True)
+    assert np.array_equal(res.link_flits, np.asarray(loads) * res.packet_flits)
+
+
 def test_the_two_chip_cases_cross_off_chip_links():
     """The two-chip mappings would test nothing about off-chip links if none carried flits."""
     hw = two_chips("random").hardware
