@@ -118,7 +118,10 @@ def _simulate_pattern(args) -> int:
     check_outputs(("trace file", args.save_trace))
     noc = noc_constants(args)
     run = _synthetic_run(args, window=args.window if args.save_trace else 0)
-    walk_ends = _walk_ends(args, f"mesh:{run.width}x{run.height}")
+    from engine.pipeline import resolve_hardware
+
+    mesh = resolve_hardware(f"mesh:{run.width}x{run.height}")  # names the walk's ends
+    walk_ends = _walk_ends(args, mesh)
     progress = bar(args, run.warmup + run.cycles, unit="cycle", unit_scale=True)
     try:
         with work(args):
@@ -173,9 +176,7 @@ def _simulate_pattern(args) -> int:
     if args.save_trace:
         print(f"  trace written to {args.save_trace}")
     if walk is not None:
-        from engine.pipeline import resolve_hardware
-
-        _print_walk(walk, resolve_hardware(f"mesh:{r.width}x{r.height}"))
+        _print_walk(walk, mesh)
     return 0
 
 
@@ -187,11 +188,9 @@ def _walk_ends(args, hardware):
             raise SpecError("--walk-which picks among the packets --walk follows: give --walk too")
         return None
     args.walk_which = args.walk_which or "slowest"
-    from engine.pipeline import resolve_hardware
     from engine.simulate.walk import parse_walk
 
-    hw = hardware if not isinstance(hardware, str) else resolve_hardware(hardware)
-    return parse_walk(hw, args.walk)
+    return parse_walk(hardware, args.walk)
 
 
 def _print_walk(walk, hardware) -> None:

@@ -263,10 +263,16 @@ def parse_walk(hardware: Hardware, text: str):
     return terminals_at(hardware, ends[0]), terminals_at(hardware, ends[1])
 
 
+def _delivered(pk) -> np.ndarray:
+    """The packet records that reached a terminal: one destination each (a unicast packet,
+    or the branch of a multicast one), arrived."""
+    return np.flatnonzero((pk["hi"] - pk["lo"] == 1) & (pk["atime"] >= 0))
+
+
 def slowest_pair(machine) -> tuple[int, int]:
     """The source and destination terminal of the run's slowest delivered packet."""
     pk = machine.packets()
-    leaf = np.flatnonzero((pk["hi"] - pk["lo"] == 1) & (pk["atime"] >= 0))
+    leaf = _delivered(pk)
     if leaf.size == 0:
         raise SpecError("no packet was delivered in this run: there is nothing to walk")
     j = leaf[np.argmax((pk["atime"] - pk["ctime"])[leaf])]
@@ -281,7 +287,7 @@ def choose_packet(machine, src, dst, which: str = "slowest") -> tuple[int, int, 
     if which not in CHOICES:
         raise SpecError(f"the packet to walk is the {', '.join(CHOICES)} one, not {which!r}")
     pk = machine.packets()
-    leaf = np.flatnonzero((pk["hi"] - pk["lo"] == 1) & (pk["atime"] >= 0))
+    leaf = _delivered(pk)
     entry = pk["lo"][leaf]
     ok = np.isin(machine.dest[entry], dst) & np.isin(pk["src"][leaf], src)
     cand = leaf[ok]

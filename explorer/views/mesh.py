@@ -90,6 +90,7 @@ _CORE_INFO_DYNAMIC = (
     "partition", "population_id", "population", "neurons", "dendops", "synops",
     "synmem_reads", "t_dendops_us", "t_synops_us", "t_synmem_us",
 )  # fmt: skip
+_CORE_INFO = ("x", "y", "core", "address", *_CORE_INFO_DYNAMIC)
 _LINK_DYNAMIC = (
     "messages", "utilization", "value", "color", "width", "width_px", "arrow_px", "loaded",
     "sim_flits", "sim_busy", "sim_buffer", "sim_text",
@@ -173,8 +174,9 @@ class _MeshSources:
         if not links_only:
             info = core_columns(hardware, network, evaluation)
             drawn = {k: info[k] for k in _CORE_DRAWN}
+            shown = {k: info[k] for k in _CORE_INFO}  # the tooltip's, not the colours
             parts += [(self.cores, drawn, _CORE_DRAWN_DYNAMIC),
-                      (self.core_info, info, _CORE_INFO_DYNAMIC)]  # fmt: skip
+                      (self.core_info, shown, _CORE_INFO_DYNAMIC)]  # fmt: skip
         for source, columns, dynamic in parts:
             if not source.data:
                 source.data = _data(columns)

@@ -20,6 +20,22 @@ TITLED = """(text) => [...Bokeh.documents[0].all_models].some(
   m => m.type === "Title" && m.text === text)"""  # a plot titled so is in the page
 
 
+ROWS = """(name) => {
+  const r = Bokeh.documents[0].get_model_by_name(name);
+  return r ? r.data_source.get_length() : -1;
+}"""  # the rows a named renderer draws (-1: no such renderer yet)
+
+
+def simulate_a_pattern(page, url: str, rate: str, cycles: str) -> None:
+    """Open the Traffic tab and simulate its synthetic pattern at ``rate`` for ``cycles``."""
+    open_in(page, url)
+    page.locator(".bk-tab").filter(has_text="Traffic").first.click()
+    page.get_by_role("button", name="a synthetic pattern").click()
+    page.get_by_label("offered flits/node/cycle").fill(rate)
+    page.get_by_label("cycles", exact=True).fill(cycles)
+    page.get_by_role("button", name="Simulate").click()
+
+
 def window_shown(page) -> int:
     text = page.get_by_test_id("traffic-counter").text_content()
     return int(re.search(r"window (\d+) of", text).group(1))
@@ -52,24 +68,13 @@ def test_simulate_then_step_and_scrub_the_run(page, demo_url):
 
 @pytest.mark.ui
 def test_a_synthetic_pattern_past_saturation_says_so(page, demo_url):
-    open_in(page, demo_url)
-    page.locator(".bk-tab").filter(has_text="Traffic").first.click()
-    page.get_by_role("button", name="a synthetic pattern").click()
-    page.get_by_label("offered flits/node/cycle").fill("0.45")
-    page.get_by_label("cycles", exact=True).fill("1500")
-    page.get_by_role("button", name="Simulate").click()
+    simulate_a_pattern(page, demo_url, "0.45", "1500")
     summary = page.get_by_test_id("traffic-summary")
     expect(summary).to_contain_text("past saturation", timeout=60_000)
     counter = page.get_by_test_id("traffic-counter")
     expect(counter).not_to_contain_text("full input")  # the first window: buffers still empty
     page.locator("button.last").click()  # the last: queues have backed up into the mesh
     expect(counter).to_contain_text("routers with a full input")
-
-
-CURVE = """() => {
-  const r = Bokeh.documents[0].get_model_by_name("curve");
-  return r ? r.data_source.get_length() : -1;
-}"""
 
 
 @pytest.mark.ui
@@ -79,10 +84,10 @@ def test_the_latency_load_curve_grows_point_by_point_and_marks_saturation(page, 
     page.get_by_role("button", name="a synthetic pattern").click()
     page.get_by_label("mesh side").fill("4")
     page.get_by_role("button", name="Sweep offered load").click()
-    page.wait_for_function(f"() => ({CURVE})() >= 2", timeout=60_000)  # it grows …
+    page.wait_for_function(f"() => ({ROWS})('curve') >= 2", timeout=60_000)  # it grows …
     expect(page.get_by_text("Zero-load latency")).to_be_visible()
     expect(page.get_by_text("Saturation at")).to_be_visible(timeout=120_000)  # … to the end
-    assert page.evaluate(CURVE) >= 4
+    assert page.evaluate(ROWS, "curve") >= 4
     expect(page.get_by_role("button", name="Sweep offered load")).to_be_visible()
 
 
@@ -120,20 +125,9 @@ def test_a_broken_scene_link_is_a_notification_and_the_page_works(page, demo_url
     expect(page.get_by_test_id("metric-latency-value")).to_be_visible()
 
 
-ROUTE_POINTS = """() => {
-  const r = Bokeh.documents[0].get_model_by_name("walk-route");
-  return r ? r.data_source.get_length() : -1;
-}"""
-
-
 @pytest.mark.ui
 def test_walk_the_slowest_packet_hop_by_hop(page, demo_url):
-    open_in(page, demo_url)
-    page.locator(".bk-tab").filter(has_text="Traffic").first.click()
-    page.get_by_role("button", name="a synthetic pattern").click()
-    page.get_by_label("offered flits/node/cycle").fill("0.3")
-    page.get_by_label("cycles", exact=True).fill("1000")
-    page.get_by_role("button", name="Simulate").click()
+    simulate_a_pattern(page, demo_url, "0.3", "1000")
     expect(page.get_by_test_id("traffic-summary")).to_contain_text("Packet latency",
                                                                    timeout=60_000)  # fmt: skip
     source = page.get_by_label("from", exact=True)
@@ -145,7 +139,7 @@ def test_walk_the_slowest_packet_hop_by_hop(page, demo_url):
     hops = page.get_by_test_id("walk-hops").locator("tr")
     n = hops.count() - 1  # the header row
     assert n >= 2
-    assert page.evaluate(ROUTE_POINTS) == n  # the route drawn through every router
+    assert page.evaluate(ROWS, "walk-route") == n  # the route drawn through every router
     source.fill("8,8")  # off the mesh: a notification, the walk stays
     page.get_by_role("button", name="Walk", exact=True).click()
     expect(page.locator(".notyf__message")).to_contain_text("off the 8×8 mesh")
