@@ -1,7 +1,10 @@
 """Hardware: chips × router grid × cores per router, per-core limits and cost constants.
 
-Presets are TOML files in ``engine/presets``; every constant there carries a comment
-with its source (a seed paper, a datasheet) or the word "illustrative".
+Presets are TOML files in ``engine/presets``; every constant there is written
+``key = { value = …, source = "…" }`` and its source says where it came from: ``"paper: …"``
+(a seed paper, a datasheet), ``"fitted: …"`` (``meshscope calibrate``) or ``"illustrative: …"``
+(a plausible value nobody measured). A bare ``key = value`` is accepted too; its source is
+then unstated. ``Hardware.sources`` keeps them (``engine.provenance`` reads them out).
 
 Addresses. A core is ``(chip, x, y, slot)``; its global id is
 ``((chip * H + y) * W + x) * K + slot`` for W×H routers per chip and K cores per
@@ -22,7 +25,7 @@ import json
 import math
 import re
 import tomllib
-from dataclasses import MISSING, asdict, dataclass, fields, replace
+from dataclasses import MISSING, asdict, dataclass, field, fields, replace
 from functools import cached_property
 from pathlib import Path
 
@@ -189,6 +192,9 @@ class Hardware:
     model: ModelConstants
     energy: EnergyConstants
     noc: NocConstants = NocConstants()
+    # ("section.key", source) for every constant whose file said where it came from; not part
+    # of what the hardware *is*: equality and the fingerprint ignore it
+    sources: tuple[tuple[str, str], ...] = field(default=(), compare=False, repr=False)
 
     def __post_init__(self):
         for f in ("chips_x", "chips_y", "width", "height", "cores_per_router"):
@@ -326,9 +332,13 @@ class Hardware:
         """A short hash of the topology, limits and analytic constants (not of the name, nor of
         the simulator's ``noc`` constants, which do not change what a mapping is)."""
         payload = asdict(self)
-        for key in ("name", "description", "noc"):
+        for key in ("name", "description", "noc", "sources"):
             payload.pop(key)
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
+
+    def source(self, key: str) -> str:
+        """Where the constant ``section.key`` (``"links.router_bits_per_us"``) came from, or ''."""
+        return dict(self.sources).get(key, "")
 
     def summary(self) -> dict:
         return {
@@ -363,9 +373,30 @@ def _check_value(name: str, kind: str, value, where: str) -> None:
         raise InputFileError(f"{where}: {name} must be a finite number ≥ 0, not {value!r}")
 
 
-def _section(cls, table: dict, where: str):
+def _unwrap(table, where: str, section: str, sources: dict) -> dict:
+    """A section's values with every ``{ value = …, source = "…" }`` replaced by its value;
+    the sources go to ``sources`` under ``"section.key"``."""
     if not isinstance(table, dict):
         raise InputFileError(f"{where}: must be a table of keys, not {table!r}")
+    plain = {}
+    for key, item in table.items():
+        if isinstance(item, dict):
+            if set(item) - {"value", "source"} or "value" not in item:
+                raise InputFileError(
+                    f"{where}: {key} must be a value or {{ value = …, source = \"…\" }}, "
+                    f"not {item!r}"
+                )
+            source = item.get("source", "")
+            if not isinstance(source, str):
+                raise InputFileError(f"{where}: the source of {key} must be text")
+            if source:
+                sources[f"{section}.{key}"] = source
+            item = item["value"]
+        plain[key] = item
+    return plain
+
+
+def _section(cls, table: dict, where: str):
     for f in fields(cls):
         if f.name in table:
             _check_value(f.name, str(f.type), table[f.name], where)
@@ -389,8 +420,14 @@ _TOPOLOGY_KEYS = {"chips", "routers", "cores_per_router"}
 
 
 def hardware_from_dict(data: dict, where: str = "hardware") -> Hardware:
+    sources: dict[str, str] = {}
+
+    def section(name: str) -> dict:  # a missing section raises KeyError (but [noc] may be left out)
+        table = data.get(name, {}) if name == "noc" else data[name]
+        return _unwrap(table, f"{where} [{name}]", name, sources)
+
     try:
-        topo = data["topology"]
+        topo = section("topology")
         for keys, known, at in (
             (data, _TOP_KEYS, where),
             (topo, _TOPOLOGY_KEYS, f"{where} [topology]"),
@@ -412,11 +449,12 @@ def hardware_from_dict(data: dict, where: str = "hardware") -> Hardware:
             width=int(topo["routers"][0]),
             height=int(topo["routers"][1]),
             cores_per_router=int(topo["cores_per_router"]),
-            limits=_section(CoreLimits, data["limits"], f"{where} [limits]"),
-            links=_section(LinkSpec, data["links"], f"{where} [links]"),
-            model=_section(ModelConstants, data["model"], f"{where} [model]"),
-            energy=_section(EnergyConstants, data["energy"], f"{where} [energy]"),
-            noc=_section(NocConstants, data.get("noc", {}), f"{where} [noc]"),
+            limits=_section(CoreLimits, section("limits"), f"{where} [limits]"),
+            links=_section(LinkSpec, section("links"), f"{where} [links]"),
+            model=_section(ModelConstants, section("model"), f"{where} [model]"),
+            energy=_section(EnergyConstants, section("energy"), f"{where} [energy]"),
+            noc=_section(NocConstants, section("noc"), f"{where} [noc]"),
+            sources=tuple(sorted(sources.items())),
         )
     except KeyError as e:
         raise InputFileError(f"{where}: missing {e.args[0]!r}") from None
@@ -456,6 +494,14 @@ def load_hardware(spec: str) -> Hardware:
             cores_per_router=1 if k is None else k,
             chips_x=1 if cx is None else cx,
             chips_y=1 if cy is None else cy,
+            sources=tuple(
+                sorted(
+                    {
+                        **dict(base.sources),
+                        **{f"topology.{k}": f"spec: {spec}" for k in _TOPOLOGY_KEYS},
+                    }.items()
+                )
+            ),
         )
         return hw
     if spec.startswith("mesh:"):

@@ -45,7 +45,38 @@ def _listing(what: str) -> dict:
     return registry.describe()
 
 
+def _hardware_listing(args) -> int:
+    """``list --hardware NAME [--constants]``: one hardware, and where its constants came from."""
+    from engine.hardware import load_hardware
+    from engine.provenance import constants, source_detail
+
+    hw = load_hardware(args.hardware)
+    data = hw.summary()
+    if args.constants:
+        data["constants"] = constants(hw)
+    if args.json:
+        print(json.dumps(data, indent=2))
+        return 0
+    print(f"{hw.name}: {hw.n_cores} cores, {hw.description}")
+    if not args.constants:
+        return 0
+    rows = data["constants"]
+    width = max(len(r["key"]) for r in rows)
+    for r in rows:
+        value = "x".join(map(str, r["value"])) if isinstance(r["value"], list) else r["value"]
+        print(f"  {r['key']:<{width}}  {value!s:>10}  {r['kind']:<12} {source_detail(r['source'])}")
+    kinds = {k: sum(r["kind"] == k for r in rows) for k in dict.fromkeys(r["kind"] for r in rows)}
+    print("  " + ", ".join(f"{n} {k}" for k, n in kinds.items()))
+    return 0
+
+
 def cmd_list(args) -> int:
+    if args.constants and not args.hardware:
+        raise SpecError("--constants lists one hardware's constants: add --hardware NAME")
+    if args.hardware:
+        if args.what not in (None, "hardware"):
+            raise SpecError(f"--hardware lists one hardware; drop {args.what!r}")
+        return _hardware_listing(args)
     kinds = [args.what] if args.what else list(LIST_KINDS)
     data = {k: _listing(k) for k in kinds}
     if args.json:
@@ -262,6 +293,12 @@ def add_commands(sub) -> None:
     ls = sub.add_parser("list", help="list networks, hardware, partitioners, placers …")
     ls.add_argument("what", nargs="?", choices=LIST_KINDS, help="one kind only (default: all)")
     ls.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    ls.add_argument("--hardware", metavar="SPEC", help="one hardware (preset, TOML file or mesh:…)")
+    ls.add_argument(
+        "--constants", action="store_true",
+        help="with --hardware: every constant, its value and where it came from (paper, fitted, "
+        "illustrative)",
+    )  # fmt: skip
     ls.set_defaults(func=cmd_list)
 
     ev = sub.add_parser("evaluate", help="latency, energy and link loads of one mapping")

@@ -7,6 +7,14 @@ patterns, as router sets P_ij on the global grid (i = row y, j = column x):
 * ``pairs-square``: a saturated n×m rectangle (near-square by default);
 * ``pairs-x``: the X shape P_ij = δ_ij + δ_{i,n−j+1} on an n×n block, n = M/2 even;
 * ``pairs-diagonal``: the identity P_ij = δ_ij on an M×M block.
+
+Two more follow the paper's microbenchmarks and validation runs, with origin and
+destination cores apart rather than paired on a router:
+
+* ``pairs-column`` (Fig. 3a, the link microbenchmark): origins fill router column 0 from
+  the bottom, destinations from the top, so every pair's messages share its middle link;
+* ``pairs-halves`` (§V-A, the dense linear layer): origins fill the bottom half of the
+  mesh row by row, destinations the top half.
 """
 
 from __future__ import annotations
@@ -86,3 +94,60 @@ def pairs_diagonal(graph: PartitionGraph, hardware: Hardware, *, rng=None):
     """Loihi 2 runtime model §VI identity placement: pairs on the diagonal of an M×M block."""
     m = _m(graph, "pairs-diagonal")
     return _pairs(graph, hardware, [(i, i) for i in range(m)], "pairs-diagonal")
+
+
+def _router_cores(hardware: Hardware, routers: np.ndarray, count: int) -> np.ndarray:
+    """The first ``count`` cores of ``routers`` in order, every slot of a router before the
+    next (``routers`` are global router indices)."""
+    k = hardware.cores_per_router
+    ct = hardware.core_table
+    first = np.full(hardware.n_routers, -1)
+    slot0 = ct["slot"] == 0
+    first[ct["router"][slot0]] = np.flatnonzero(slot0)
+    cores = (first[routers][:, None] + np.arange(k)[None, :]).ravel()
+    return cores[:count]
+
+
+def _apart(graph: PartitionGraph, hardware: Hardware, origin_cores, dest_cores) -> Placement:
+    pop = graph.population
+    cores = np.empty(graph.n_parts, dtype=np.int64)
+    cores[np.flatnonzero(pop == 0)] = origin_cores
+    cores[np.flatnonzero(pop == 1)] = dest_cores
+    return Placement(cores)
+
+
+@register("pairs-column", tags=("pattern",))
+def pairs_column(graph: PartitionGraph, hardware: Hardware, *, rng=None, column: int = 0):
+    """Loihi 2 runtime model Fig. 3a: origins up from the bottom of one router column,
+    destinations down from its top; all pairs share the column's middle links."""
+    m = _m(graph, "pairs-column")
+    k, gw, gh = hardware.cores_per_router, hardware.grid_width, hardware.grid_height
+    rows = -(-m // k)
+    if 2 * rows > gh or not 0 <= column < gw:
+        raise CapacityError(
+            f"pairs-column puts M={m} pairs in {2 * rows} routers of one column "
+            f"({k} cores each); {hardware.name} has columns of {gh} routers and columns 0.."
+            f"{gw - 1}: use a smaller M (at most {gh // 2 * k}) or a taller mesh"
+        )
+    ys = np.arange(rows)
+    origins = _router_cores(hardware, (gh - 1 - ys) * gw + column, m)
+    dests = _router_cores(hardware, ys * gw + column, m)
+    return _apart(graph, hardware, origins, dests)
+
+
+@register("pairs-halves", tags=("pattern",))
+def pairs_halves(graph: PartitionGraph, hardware: Hardware, *, rng=None):
+    """Loihi 2 runtime model §V-A: origins fill the bottom half of the mesh (from its last
+    row), destinations the top half (from its first row), row by row."""
+    m = _m(graph, "pairs-halves")
+    k, gw, gh = hardware.cores_per_router, hardware.grid_width, hardware.grid_height
+    half = gh // 2 * gw * k
+    if m > half:
+        raise CapacityError(
+            f"pairs-halves puts M={m} origin cores in half of {hardware.name}, which holds "
+            f"{half}: use a smaller M or larger hardware"
+        )
+    r = np.arange(-(-m // k))
+    origins = _router_cores(hardware, (gh - 1 - r // gw) * gw + r % gw, m)
+    dests = _router_cores(hardware, (r // gw) * gw + r % gw, m)
+    return _apart(graph, hardware, origins, dests)

@@ -119,4 +119,4 @@ def workload_size(spec: str) -> tuple[int, int]:
 
 
 # import the generator modules so they register themselves
-from engine.workloads import conv, linear, mlp, qubo, rand  # noqa: E402,F401
+from engine.workloads import conv, linear, microbench, mlp, qubo, rand  # noqa: E402,F401

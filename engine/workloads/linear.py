@@ -1,7 +1,8 @@
 """The linear-layer workloads of the Loihi 2 runtime model (§V): M + M cores of N neurons.
 
 ``linear-dense`` is the all-ones dense layer (every origin neuron to every destination
-neuron; dense-packed 1-bit weights, the SynOp microbenchmark scaled up).
+neuron; dense-packed weights of ``bits`` bits, 1 by default: the SynOp microbenchmark
+scaled up; §V-A varies them from 1 to 8).
 ``linear-tiled-identity`` connects origin neuron ``j`` of every origin core to neuron
 ``j`` of every destination core: an identity tile per core pair, sparse-packed, so
 traffic is maximal (every origin core sends N messages to every destination core)
@@ -39,16 +40,17 @@ def _linear(name, m, n, dst_of_local, per_source, encoding, weight_bits, descrip
 
 
 @register("linear-dense")
-def linear_dense(*, M: int = 4, N: int = 64) -> Network:  # noqa: N803 (names of Loihi 2 runtime model)
+def linear_dense(*, M: int = 4, N: int = 64, bits: int = 1) -> Network:  # noqa: N803 (names of Loihi 2 runtime model)
     """Dense all-ones linear layer of Loihi 2 runtime model §V.1, M+M cores of N neurons."""
     total = M * N
     require(total * total <= 50_000_000, f"linear-dense: (M*N)^2 = {total**2} synapses is too many")
+    require(1 <= bits <= 8, f"linear-dense: bits must be 1..8 (Loihi 2's weights), not {bits}")
     return _linear(
         "linear-dense", M, N,
         lambda s: np.broadcast_to(np.arange(total), (s.size, total)),
-        total, "dense", 1,
-        f"dense all-ones {total}x{total} linear layer on {M}+{M} cores of {N} neurons "
-        "(Loihi 2 runtime model §V.1)",
+        total, "dense", bits,
+        f"dense all-ones {total}x{total} linear layer of {bits}-bit weights on {M}+{M} cores "
+        f"of {N} neurons (Loihi 2 runtime model §V.1)",
     )  # fmt: skip
 
 

@@ -116,7 +116,7 @@ def test_console_script_runs(tmp_path):
 # ------------------------------------------------------------------ evaluate
 def test_evaluate_json_has_the_documented_keys(capsys):
     data = run_json(capsys, "evaluate", "--network", SMALL, "--hardware", "loihi2", "--json")
-    assert data["network"] == SMALL and data["hardware"] == "loihi2"
+    assert data["network"] == f"{SMALL},bits=1" and data["hardware"] == "loihi2"
     for key in ("latency_us", "energy_uj", "power_w", "max_link_messages"):
         assert isinstance(data[key], float) and data[key] > 0
     assert data["bottleneck"] in TERMS
@@ -196,7 +196,7 @@ def test_evaluate_links(capsys):
 def test_evaluate_text_output(capsys):
     code, out, err = run(capsys, "evaluate", "--network", SMALL, "--links")
     assert code == 0 and err == ""
-    assert out.startswith(f"{SMALL} on loihi2: 4 cores on 1 chip(s)")
+    assert out.startswith(f"{SMALL},bits=1 on loihi2: 4 cores on 1 chip(s)")
     assert "bound by barrier" in out and "links (kind src -> dst" in out
 
 

@@ -23,6 +23,7 @@ from engine.hardware import (
     preset_names,
     spec_cores,
 )
+from engine.provenance import constants, source_kind, write_preset
 
 LOIHI2_TOML = (PRESET_DIR / "loihi2.toml").read_text()
 
@@ -281,7 +282,7 @@ def write(tmp_path: Path, text: str, name: str = "custom.toml") -> str:
 
 def test_a_preset_file_loads_from_a_path(tmp_path):
     hw = load_hardware(
-        write(tmp_path, LOIHI2_TOML.replace("cores_per_router = 4", "cores_per_router = 2"))
+        write(tmp_path, LOIHI2_TOML.replace("router = { value = 4", "router = { value = 2"))
     )
     assert hw.cores_per_router == 2 and hw.n_cores == 64
     same = load_hardware(write(tmp_path, LOIHI2_TOML, "copy.toml"))
@@ -295,8 +296,8 @@ def _without_section(text: str, section: str) -> str:
 
 
 MALFORMED_PRESETS = [
-    ("bad syntax", LOIHI2_TOML.replace("neurons = 8192", "neurons = = 8192"), "not valid TOML"),
-    ("unclosed array", LOIHI2_TOML.replace("chips = [1, 1]", "chips = [1, 1"), "not valid TOML"),
+    ("bad syntax", LOIHI2_TOML.replace("neurons = { value = 8192", "neurons = = { value = 8192"), "not valid TOML"),
+    ("unclosed array", LOIHI2_TOML.replace("value = [1, 1]", "value = [1, 1"), "not valid TOML"),
     ("no [energy]", _without_section(LOIHI2_TOML, "energy"), "missing 'energy'"),
     ("no [topology]", _without_section(LOIHI2_TOML, "topology"), "missing 'topology'"),
     ("no name", LOIHI2_TOML.replace('name = "loihi2"\n', ""), "missing 'name'"),
@@ -307,7 +308,7 @@ MALFORMED_PRESETS = [
     ),
     (
         "missing link key",
-        LOIHI2_TOML.replace("message_bits = 32", "# no message size"),
+        re.sub(r"message_bits = \{[^\n]*\}", "# no message size", LOIHI2_TOML),
         "[links]: missing keys ['message_bits']",
     ),
     (
@@ -320,21 +321,21 @@ MALFORMED_PRESETS = [
         LOIHI2_TOML + "\n[thermal]\nmax_c = 80\n",
         "unknown keys ['thermal']",
     ),
-    ("routers not a pair", LOIHI2_TOML.replace("routers = [4, 8]", "routers = 4"), "custom.toml"),
-    ("one router count", LOIHI2_TOML.replace("routers = [4, 8]", "routers = [4]"), "custom.toml"),
+    ("routers not a pair", LOIHI2_TOML.replace("value = [4, 8]", "value = 4"), "custom.toml"),
+    ("one router count", LOIHI2_TOML.replace("value = [4, 8]", "value = [4]"), "custom.toml"),
     (
         "zero routers",
-        LOIHI2_TOML.replace("routers = [4, 8]", "routers = [0, 8]"),
+        LOIHI2_TOML.replace("value = [4, 8]", "value = [0, 8]"),
         "width must be at least 1",
     ),
     (
         "negative limit",
-        LOIHI2_TOML.replace("neurons = 8192", "neurons = -1"),
+        LOIHI2_TOML.replace("neurons = { value = 8192", "neurons = { value = -1"),
         "neurons must be a finite number ≥ 0, not -1",
     ),
     (
         "text for a number",
-        LOIHI2_TOML.replace("cores_per_router = 4", 'cores_per_router = "four"'),
+        LOIHI2_TOML.replace("router = { value = 4", 'router = { value = "four"'),
         "custom.toml",
     ),
 ]
@@ -353,29 +354,63 @@ def test_malformed_preset_files_raise_bad_file_error(tmp_path, text, message):
     assert path in str(info.value)  # names the file
 
 
-SOURCE = re.compile(
-    r"Loihi 2 mapping ES|Loihi 2 runtime model|SENMap|Mosaic|SNN hypergraphs|datasheet"
-    r"|illustrative|et al\.",
+PAPERS = re.compile(
+    r"Loihi 2 mapping ES|Loihi 2 runtime model|SENMap|Mosaic|SNN hypergraphs|datasheet|et al\.",
     re.IGNORECASE,
 )
 
 
 @pytest.mark.parametrize("path", sorted(PRESET_DIR.glob("*.toml")), ids=lambda p: p.name)
 def test_every_preset_constant_says_where_it_comes_from(path):
-    constants = 0
-    in_section = False
-    for number, line in enumerate(path.read_text().splitlines(), 1):
-        code, _, comment = line.partition("#")
-        if code.strip().startswith("["):
-            in_section = True  # name and description above the first section are not constants
-            continue
-        if not in_section or "=" not in code:
-            continue
-        constants += 1
-        assert SOURCE.search(comment), f"{path.name}:{number}: no source for {code.strip()!r}"
+    hw = load_hardware(str(path))
+    rows = constants(hw)
     with open(path, "rb") as f:
-        sections = [v for v in tomllib.load(f).values() if isinstance(v, dict)]
-    assert constants == sum(len(s) for s in sections)  # the scan saw every constant
+        data = tomllib.load(f)
+    in_file = sum(len(v) for v in data.values() if isinstance(v, dict))
+    assert len(rows) >= in_file  # every constant of the file, and the [noc] defaults it omits
+    for row in rows:
+        if row["key"].split(".")[0] == "noc" and row["key"].split(".")[1] not in data["noc"]:
+            continue  # a simulator default the file leaves out
+        assert row["kind"] in ("paper", "illustrative"), (path.name, row)
+        if row["kind"] == "paper":  # a published figure names its paper
+            assert PAPERS.search(row["source"]), (path.name, row)
+
+
+@pytest.mark.parametrize("name", ["loihi2", "hypergraph-small"])
+def test_a_written_preset_reads_back_equal_with_its_sources(tmp_path, name):
+    hw = load_hardware(name)
+    path = tmp_path / "again.toml"
+    write_preset(path, hw, header="written by a test")
+    again = load_hardware(str(path))
+    assert again == hw and again.fingerprint == hw.fingerprint
+    assert again.sources == hw.sources and len(hw.sources) > 40
+
+
+def test_a_bare_value_is_accepted_with_no_source(tmp_path):
+    text = LOIHI2_TOML.replace(
+        'barrier_us = { value = 2.0, source = "illustrative: barrier synchronisation floor T_BS" }',
+        "barrier_us = 2.5",
+    )
+    hw = load_hardware(write(tmp_path, text))
+    assert hw.model.barrier_us == 2.5 and hw.source("model.barrier_us") == ""
+    assert source_kind(hw.source("model.barrier_us")) == "unstated"
+    assert source_kind(hw.source("model.synop_ns")) == "illustrative"
+    assert source_kind("fitted: runs.csv, 14 points, ±2 %") == "fitted"
+
+
+def test_a_constant_table_without_a_value_is_a_clear_error(tmp_path):
+    text = LOIHI2_TOML.replace(
+        'barrier_us = { value = 2.0, source = "illustrative: barrier synchronisation floor T_BS" }',
+        'barrier_us = { source = "paper: nowhere" }',
+    )
+    with pytest.raises(InputFileError, match=r"\[model\]: barrier_us must be a value or"):
+        load_hardware(write(tmp_path, text))
+
+
+def test_a_mesh_spec_says_its_topology_comes_from_the_spec():
+    hw = load_hardware("mesh:6x5x2")
+    assert hw.source("topology.routers") == "spec: mesh:6x5x2"
+    assert hw.source("model.synop_ns") == load_hardware("loihi2").source("model.synop_ns")
 
 
 def test_earlier_preset_names_still_load():
