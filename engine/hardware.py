@@ -383,8 +383,7 @@ def _unwrap(table, where: str, section: str, sources: dict) -> dict:
         if isinstance(item, dict):
             if set(item) - {"value", "source"} or "value" not in item:
                 raise InputFileError(
-                    f"{where}: {key} must be a value or {{ value = …, source = \"…\" }}, "
-                    f"not {item!r}"
+                    f'{where}: {key} must be a value or {{ value = …, source = "…" }}, not {item!r}'
                 )
             source = item.get("source", "")
             if not isinstance(source, str):

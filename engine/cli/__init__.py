@@ -10,9 +10,12 @@
     meshscope evolve [--network SPEC] [--hardware SPEC] [--budget N] [--seed S] [options]
     meshscope simulate [mapping options | --pattern NAME --mesh WxH --rate R] [options]
     meshscope sweep --pattern NAME --mesh WxH --rates START:STOP:STEP [options]
+    meshscope microbench [--hardware SPEC] [--suite NAME] [--out runs.csv] [--mappings DIR]
+    meshscope calibrate --measurements runs.csv [--hardware SPEC] --out FILE.toml
+    meshscope validate --measurements runs.csv [--hardware SPEC] [--figure FILE]
 
-One module per family of commands (``mapping``, ``evolve``, ``simulate``), each adding its
-subcommands to the parser; ``common`` holds what they share. Every command builds its
+One module per family of commands (``mapping``, ``evolve``, ``simulate``, ``fidelity``), each
+adding its subcommands to the parser; ``common`` holds what they share. Every command builds its
 mapping through ``engine.pipeline``. On bad input: one line on stderr and exit code 2;
 output files are checked before any work starts and written whole or not at all. On a
 terminal, long work shows a progress bar (quiet when piped).
@@ -24,7 +27,7 @@ import argparse
 import sys
 from collections.abc import Callable, Iterable
 
-from engine.cli import evolve, mapping, simulate
+from engine.cli import evolve, fidelity, mapping, simulate
 from engine.cli.common import Parser
 from engine.errors import MeshScopeError
 
@@ -41,7 +44,8 @@ def build_parser(
         "convert, evolve and simulate mappings, or serve the explorer.",
     )
     sub = p.add_subparsers(dest="command", required=True, parser_class=Parser)
-    for add in (mapping.add_commands, evolve.add_commands, simulate.add_commands, *extra_commands):
+    commands = (mapping, evolve, simulate, fidelity)
+    for add in (*(c.add_commands for c in commands), *extra_commands):
         add(sub)
     return p
 

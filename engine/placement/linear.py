@@ -118,8 +118,9 @@ def _apart(graph: PartitionGraph, hardware: Hardware, origin_cores, dest_cores) 
 
 @register("pairs-column", tags=("pattern",))
 def pairs_column(graph: PartitionGraph, hardware: Hardware, *, rng=None, column: int = 0):
-    """Loihi 2 runtime model Fig. 3a: origins up from the bottom of one router column,
-    destinations down from its top; all pairs share the column's middle links."""
+    """Loihi 2 runtime model Fig. 3a: pairs apart in one router column, sharing its middle link.
+
+    Origins fill the column up from its bottom router, destinations down from its top."""
     m = _m(graph, "pairs-column")
     k, gw, gh = hardware.cores_per_router, hardware.grid_width, hardware.grid_height
     rows = -(-m // k)
@@ -137,8 +138,9 @@ def pairs_column(graph: PartitionGraph, hardware: Hardware, *, rng=None, column:
 
 @register("pairs-halves", tags=("pattern",))
 def pairs_halves(graph: PartitionGraph, hardware: Hardware, *, rng=None):
-    """Loihi 2 runtime model §V-A: origins fill the bottom half of the mesh (from its last
-    row), destinations the top half (from its first row), row by row."""
+    """Loihi 2 runtime model §V-A: origins in the bottom half of the mesh, destinations the top.
+
+    Origins fill from the last row up, destinations from the first row down, row by row."""
     m = _m(graph, "pairs-halves")
     k, gw, gh = hardware.cores_per_router, hardware.grid_width, hardware.grid_height
     half = gh // 2 * gw * k

@@ -296,7 +296,11 @@ def _without_section(text: str, section: str) -> str:
 
 
 MALFORMED_PRESETS = [
-    ("bad syntax", LOIHI2_TOML.replace("neurons = { value = 8192", "neurons = = { value = 8192"), "not valid TOML"),
+    (
+        "bad syntax",
+        LOIHI2_TOML.replace("neurons = { value", "neurons = = { value"),
+        "not valid TOML",
+    ),
     ("unclosed array", LOIHI2_TOML.replace("value = [1, 1]", "value = [1, 1"), "not valid TOML"),
     ("no [energy]", _without_section(LOIHI2_TOML, "energy"), "missing 'energy'"),
     ("no [topology]", _without_section(LOIHI2_TOML, "topology"), "missing 'topology'"),

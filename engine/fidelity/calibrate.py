@@ -1,0 +1,234 @@
+"""Fit a preset's constants to measured step times (Loihi 2 runtime model §III–IV).
+
+The model is ``T = max_k x_k θ_k`` (``engine.fidelity.predict``): five terms whose counts
+``x`` a mapping fixes and whose constants ``θ`` (T_DO, T_SO, T_SMR, 1/B, T_BS) the
+hardware does. The paper measures each constant with a workload that saturates its term
+and divides. ``fit_max_affine`` does the same for any set of runs: it assigns every run to
+the term that bounds it, sets each constant to the geometric mean of measured time over
+count across the runs it bounds (the least-squares fit of log time, so a 2 % error counts
+the same on a 2 µs run as on a 200 µs one), and repeats until no run changes term. It
+starts from the hardware's constants, from the largest constants no run contradicts (the
+model is a lower bound) and from the ``saturates`` labels of the runs, and keeps the best.
+A term no run is bound by cannot be fitted: its constant stays as it was, and says so.
+
+The simulator's clock is fitted after the model: ``cycle_ns`` is set so that one flit per
+cycle is the fitted bandwidth, then scaled by the measured/simulated ratio of the runs the
+simulator finds link-bound. Hop latencies and router delays do not show in the step time
+of a throughput-bound run; they are kept.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from engine.cost import TERMS
+from engine.errors import SpecError
+from engine.hardware import Hardware
+from engine.pipeline import Mapped
+from engine.provenance import source_detail, source_kind
+
+__all__ = ["CONSTANT_OF", "Calibration", "TermFit", "calibrate", "fit_clock", "fit_max_affine"]
+
+CONSTANT_OF = {  # the preset constant each term's θ sets
+    "dendops": "model.dendop_ns",
+    "synops": "model.synop_ns",
+    "synmem": "model.synmem_read_ns",
+    "link": "links.router_bits_per_us",
+    "barrier": "model.barrier_us",
+}
+
+
+def _objective(x, t, theta) -> float:
+    return float(np.mean(np.log((x * theta).max(axis=1) / t) ** 2))
+
+
+def _refit(x, t, theta, assign, iterations: int) -> tuple[np.ndarray, np.ndarray]:
+    theta = theta.copy()
+    for _ in range(iterations):
+        for k in range(x.shape[1]):
+            on = (assign == k) & (x[:, k] > 0)
+            if on.any():
+                theta[k] = math.exp(float(np.mean(np.log(t[on] / x[on, k]))))
+        again = np.argmax(x * theta, axis=1)
+        if np.array_equal(again, assign):
+            break
+        assign = again
+    return theta, assign
+
+
+def fit_max_affine(
+    x: np.ndarray, t: np.ndarray, theta0: np.ndarray, labels: Sequence[int] | None = None,
+    *, iterations: int = 200,
+) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """Constants ``θ`` of ``T = max_k x_k θ_k`` that fit step times ``t`` (least squares in
+    log time), and each run's bounding term. ``theta0``: the starting constants;
+    ``labels``: a term index per run that is built to saturate it (−1: unknown)."""
+    x, t = np.asarray(x, dtype=float), np.asarray(t, dtype=float)
+    if x.ndim != 2 or x.shape[0] != t.size or not np.all(t > 0):
+        raise SpecError("calibration needs a count row and a positive time for every run")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(x > 0, t[:, None] / x, np.inf)
+    upper = np.where(np.isfinite(ratio.min(axis=0)), ratio.min(axis=0), theta0)
+    starts = [np.argmax(x * theta0, axis=1), np.argmax(x * upper, axis=1)]
+    if labels is not None:
+        lab = np.asarray(labels)
+        starts.append(np.where(lab >= 0, lab, starts[0]))
+    best = None
+    for assign in starts:
+        theta, assign = _refit(x, t, np.asarray(theta0, dtype=float), assign, iterations)
+        score = _objective(x, t, theta)
+        if best is None or score < best[0] - 1e-15:
+            best = (score, theta, assign)
+    return best[1], best[2]
+
+
+@dataclass(frozen=True)
+class TermFit:
+    """One fitted constant: its term, its value before and after, the runs it came from."""
+
+    term: str
+    constant: str  # "model.synop_ns"
+    previous: float
+    value: float
+    points: int  # runs this term bounds (0: not fitted, the previous value kept)
+    spread_pct: float | None  # the runs' scatter around the fit, in % (one s.d. of log time)
+    source: str
+
+    def to_dict(self) -> dict:
+        return {
+            "term": self.term, "previous": self.previous, "value": self.value,
+            "points": self.points, "spread_pct": self.spread_pct, "source": self.source,
+        }  # fmt: skip
+
+
+@dataclass(frozen=True, eq=False)
+class Calibration:
+    hardware: Hardware  # the calibrated hardware, every constant with its source
+    terms: list[TermFit]
+    bound: list[str]  # per run: the term that bounds it under the fit
+    clock: TermFit | None = None
+
+
+def _value(hw: Hardware, key: str) -> float:
+    section, name = key.split(".")
+    return float(getattr(getattr(hw, section), name))
+
+
+def _theta_value(term: str, theta: float) -> float:
+    """A θ (µs per count) as the preset states its constant."""
+    if term == "link":
+        return 1.0 / theta  # bits per µs
+    if term == "barrier":
+        return theta  # µs
+    return theta * 1e3  # ns
+
+
+def _apply(hw: Hardware, values: dict[str, float], sources: dict[str, str]) -> Hardware:
+    model = replace(
+        hw.model,
+        **{k.split(".")[1]: v for k, v in values.items() if k.startswith("model.")},
+    )
+    links = hw.links
+    if "links.router_bits_per_us" in values:
+        scale = values["links.router_bits_per_us"] / links.router_bits_per_us
+        links = replace(
+            links,
+            router_bits_per_us=values["links.router_bits_per_us"],
+            core_bits_per_us=links.core_bits_per_us * scale,
+            offchip_bits_per_us=links.offchip_bits_per_us * scale,
+        )
+        for key in ("links.core_bits_per_us", "links.offchip_bits_per_us"):
+            old = hw.source(key)
+            kind = source_kind(old)
+            kind = "illustrative" if kind == "unstated" else kind
+            sources.setdefault(
+                key,
+                f"{kind}: {source_detail(old) or 'no source given'} (scaled ×{scale:.4g} with "
+                "the fitted router_bits_per_us, keeping its ratio to it)",
+            )
+    merged = {**dict(hw.sources), **sources}
+    return replace(hw, model=model, links=links, sources=tuple(sorted(merged.items())))
+
+
+def calibrate(
+    x: np.ndarray, measured: np.ndarray, hardware: Hardware, *, what: str,
+    labels: Sequence[str] | None = None, name: str | None = None,
+) -> Calibration:  # fmt: skip
+    """Fit ``hardware``'s five model constants to runs with counts ``x`` (n × 5, ``TERMS``
+    order) and measured step times (µs). ``what`` names the measurements in the sources
+    (``"runs.csv"``); ``labels``: per run, the term it was built to saturate, or ''."""
+    from engine.fidelity.predict import constants_vector
+
+    theta0 = constants_vector(hardware)
+    index = [TERMS.index(s) if s in TERMS else -1 for s in labels] if labels else None
+    theta, assign = fit_max_affine(x, measured, theta0, index)
+    fits, values, sources = [], {}, {}
+    t = np.asarray(measured, dtype=float)
+    for k, term in enumerate(TERMS):
+        key = CONSTANT_OF[term]
+        on = (assign == k) & (x[:, k] > 0)
+        previous = _value(hardware, key)
+        if not on.any():
+            fits.append(TermFit(term, key, previous, previous, 0, None, hardware.source(key)))
+            continue
+        value = _theta_value(term, float(theta[k]))
+        residual = np.log(t[on] / (x[on, k] * theta[k]))
+        spread = float(100 * np.std(residual, ddof=1)) if on.sum() > 1 else None
+        plus = f", ±{spread:.1f} %" if spread is not None else ""
+        n = int(on.sum())
+        source = f"fitted: {what}, {n} point{'s' if n > 1 else ''}{plus}"
+        values[key], sources[key] = value, source
+        fits.append(TermFit(term, key, previous, value, n, spread, source))
+    hw = _apply(hardware, values, sources)
+    if name:
+        hw = replace(hw, name=name, description=f"{hardware.description}; calibrated to {what}")
+    return Calibration(hw, fits, [TERMS[a] for a in assign])
+
+
+def fit_clock(
+    mapped: Sequence[Mapped], measured: np.ndarray, hardware: Hardware, *, what: str,
+    rounds: int = 3,
+) -> tuple[Hardware, TermFit]:  # fmt: skip
+    """The simulator's ``cycle_ns`` fitted to the runs it finds link-bound.
+
+    Starts from one flit per cycle at the fitted mesh bandwidth, then scales the clock by
+    the geometric mean of measured / simulated step time over the link-bound runs, a few
+    rounds (compute times are whole cycles, so they shift a little with the clock)."""
+    from engine.simulate import simulate_step
+
+    noc = hardware.noc
+    previous = noc.cycle_ns
+    cycle = 1e3 * noc.flit_bits / hardware.links.router_bits_per_us
+    t = np.asarray(measured, dtype=float)
+    ratios = np.zeros(0)
+    for _ in range(rounds):
+        hw = replace(hardware, noc=replace(noc, cycle_ns=cycle))
+        sims = [
+            simulate_step(Mapped.of(m.network, hw, m.mapping), mode="pipelined",
+                          spikes="expected")
+            for m in mapped
+        ]  # fmt: skip
+        link = np.array([s.bound == "link" for s in sims])
+        if not link.any():
+            break
+        ratios = np.log(t[link] / np.array([s.step_us for s, on in zip(sims, link, strict=True)
+                                            if on]))  # fmt: skip
+        cycle *= math.exp(float(np.mean(ratios)))
+    n = ratios.size
+    if n:
+        spread = float(100 * np.std(ratios, ddof=1)) if n > 1 else None
+        plus = f", ±{spread:.1f} %" if spread is not None else ""
+        source = f"fitted: {what}, {n} link-bound simulated point{'s' if n > 1 else ''}{plus}"
+    else:
+        spread = None
+        source = (
+            "fitted: one flit per cycle at the fitted router_bits_per_us (no run is link-bound "
+            "in the simulator to fit the clock on)"
+        )
+    sources = {**dict(hardware.sources), "noc.cycle_ns": source}
+    hw = replace(hardware, noc=replace(noc, cycle_ns=cycle), sources=tuple(sorted(sources.items())))
+    return hw, TermFit("clock", "noc.cycle_ns", previous, cycle, n, spread, source)

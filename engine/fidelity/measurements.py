@@ -1,0 +1,146 @@
+"""Measured step times: the CSV a user brings back from the hardware.
+
+One row per run. Either ``mapping`` (a MeshScope mapping file, relative to the CSV's
+folder) or ``network`` with ``hardware``, ``partition`` and ``placement`` (and optionally
+``seed``, for random placers); then ``measured_us``, the mean time per step in µs, and
+optionally ``steps`` (how many steps the mean is over), ``name``, ``note`` and
+``saturates`` (the model term the run was built to saturate, as the microbenchmarks are;
+``meshscope calibrate`` starts from it). Other
+columns (those ``meshscope microbench`` writes beside: counts, predictions) are ignored.
+A row whose ``measured_us`` is empty is a run not yet measured: it is skipped and counted.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+from engine.cost import TERMS
+from engine.errors import InputFileError
+from engine.io.files import read_text
+
+__all__ = ["COLUMNS", "Measurement", "read_measurements"]
+
+COLUMNS = (
+    "name", "mapping", "network", "hardware", "partition", "placement", "seed", "measured_us",
+    "steps", "note", "saturates",
+)  # fmt: skip
+_SPEC = ("network", "hardware", "partition", "placement")
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One measured run: what ran (a mapping file, or specs) and its mean step time."""
+
+    row: int  # line in the CSV (the header is line 1)
+    name: str
+    measured_us: float
+    mapping: str = ""  # a mapping file's path (resolved), or ""
+    network: str = ""
+    hardware: str = ""
+    partition: str = ""
+    placement: str = ""
+    seed: int = 0
+    steps: int = 0  # 0: not given
+    note: str = ""
+    saturates: str = ""  # a term of engine.cost.TERMS, or ""
+
+    @property
+    def key(self) -> tuple:
+        """What identifies the mapping (runs with equal keys share one build)."""
+        if self.mapping:
+            return ("mapping", self.mapping)
+        return (self.network, self.hardware, self.partition, self.placement, self.seed)
+
+
+def _number(text: str, what: str, where: str, *, whole: bool = False) -> float:
+    try:
+        value = int(text) if whole else float(text)
+    except ValueError:
+        kind = "a whole number" if whole else "a number"
+        raise InputFileError(f"{where}: {what} must be {kind}, not {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise InputFileError(f"{where}: {what} must be positive, not {text!r}")
+    return value
+
+
+def read_measurements(path) -> tuple[list[Measurement], int]:
+    """The measured runs of a CSV file, and how many rows were skipped as not yet measured.
+
+    Raises ``InputFileError`` naming the file, the line and what to fix.
+    """
+    path = Path(path)
+    text = read_text(path, "measurements file")
+    rows = csv.DictReader(io.StringIO(text))
+    header = [h.strip() for h in rows.fieldnames or []]
+    if "measured_us" not in header:
+        raise InputFileError(
+            f"{path}: no measured_us column; the header must name measured_us and either "
+            f"mapping or {', '.join(_SPEC)} (found: {', '.join(header) or 'nothing'})"
+        )
+    if "mapping" not in header and not set(_SPEC) <= set(header):
+        missing = sorted(set(_SPEC) - set(header))
+        raise InputFileError(
+            f"{path}: each run needs a mapping column, or the columns {', '.join(_SPEC)} "
+            f"(missing {', '.join(missing)})"
+        )
+    out, skipped = [], 0
+    for line, raw in enumerate(rows, start=2):
+        if None in raw:  # more cells than the header names
+            raise InputFileError(f"{path}:{line}: more cells than the header has columns")
+        cell = {(k or "").strip(): (v or "").strip() for k, v in raw.items()}
+        if not any(cell.values()):
+            continue  # a blank line
+        where = f"{path}:{line}"
+        if not cell.get("measured_us"):
+            skipped += 1
+            continue
+        measured = _number(cell["measured_us"], "measured_us", where)
+        mapping = cell.get("mapping", "")
+        if mapping:
+            file = Path(mapping)
+            file = file if file.is_absolute() else path.parent / file
+            if not file.exists():
+                raise InputFileError(f"{where}: mapping file {file} does not exist")
+            spec = {"mapping": str(file)}
+        else:
+            empty = [k for k in _SPEC if not cell.get(k)]
+            if empty:
+                raise InputFileError(
+                    f"{where}: no mapping file, and {', '.join(empty)} "
+                    f"{'is' if len(empty) == 1 else 'are'} empty: name the mapping file or "
+                    f"all of {', '.join(_SPEC)}"
+                )
+            spec = {k: cell[k] for k in _SPEC}
+            if cell.get("seed"):
+                seed = cell["seed"]
+                if not seed.isdigit():
+                    raise InputFileError(f"{where}: seed must be a whole number ≥ 0, not {seed!r}")
+                spec["seed"] = int(seed)
+        saturates = cell.get("saturates", "")
+        if saturates and saturates not in TERMS:
+            raise InputFileError(
+                f"{where}: saturates must be one of {', '.join(TERMS)} or empty, not {saturates!r}"
+            )
+        steps = int(_number(cell["steps"], "steps", where, whole=True)) if cell.get("steps") else 0
+        name = cell.get("name") or mapping or f"{cell.get('network')} {cell.get('placement')}"
+        out.append(
+            Measurement(
+                line,
+                name,
+                measured,
+                steps=steps,
+                note=cell.get("note", ""),
+                saturates=saturates,
+                **spec,
+            )  # fmt: skip
+        )
+    if not out:
+        raise InputFileError(
+            f"{path}: no measured runs"
+            + (f" ({skipped} rows have an empty measured_us: fill them in)" if skipped else "")
+        )
+    return out, skipped

@@ -1,0 +1,139 @@
+"""The runs a user takes to the hardware: microbenchmarks and the paper's validation sets.
+
+* ``microbench``: the Loihi 2 runtime model's Fig. 2 a–e, each scaled as in its Fig. 4
+  (the step time approaches the stressed term as N grows), sized to what fits ``hardware``.
+  Every run names the term it saturates: ``meshscope calibrate`` fits that term from it.
+* ``linear-grid``: §V-A's dense linear layer over 1, 4, 8, 16, 32, 60 origin (and
+  destination) cores × 1, 16, 32, 64, 128, 256 neurons per core × 1…8-bit weights,
+  origins in the bottom half, destinations in the top; only the configurations that fit.
+* ``tiled-identity``: §V-B's traffic-bound layer (8 + 8 cores of 1024 neurons, every
+  origin core sending to every destination core) under several placements.
+
+A run is specs only (network, partition, placement, seed); ``predict`` builds them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, replace
+
+from engine.errors import UnknownNameError
+from engine.hardware import Hardware
+from engine.resources import memory_bytes
+
+__all__ = ["SUITES", "SuiteRun", "suite_runs"]
+
+
+@dataclass(frozen=True)
+class SuiteRun:
+    """One workload to run on the hardware, by name."""
+
+    name: str  # a short label: "synop N=512"
+    network: str  # a workload spec
+    partition: str
+    placement: str
+    seed: int = 0
+    saturates: str = ""  # the model term the run is built to saturate ("" for validation runs)
+    hardware: str = ""  # the hardware spec the suite was made for
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @property
+    def key(self) -> tuple:
+        return (self.network, self.hardware, self.partition, self.placement, self.seed)
+
+
+def _fits(hw: Hardware, neurons: int, axons: int, synapses: int, bits: int, dense: bool) -> bool:
+    """Whether one destination core of the given contents is within ``hw``'s limits."""
+    lim = hw.limits
+    mem = float(memory_bytes(neurons, synapses, axons, bits, dense, hw.model))
+    return (
+        neurons <= lim.neurons
+        and axons <= lim.inbound_axons
+        and mem <= lim.synaptic_memory_bytes
+        and (not lim.synapses or synapses <= lim.synapses)
+    )
+
+
+def _microbench(hw: Hardware) -> list[SuiteRun]:
+    k, gh = hw.cores_per_router, hw.grid_height
+    runs = [SuiteRun("barrier", "mb-barrier", "natural", "pairs-halves", saturates="barrier")]
+    for n in (512, 1024, 2048, 4095):
+        if n <= hw.limits.neurons:
+            runs.append(
+                SuiteRun(f"dendop N={n}", f"mb-dendop:N={n}", "natural", "packed-row",
+                         saturates="dendops")
+            )  # fmt: skip
+    for n in (128, 256, 512, 1024, 2048, 4095):
+        if _fits(hw, n, n, n * n, 1, dense=True):
+            runs.append(
+                SuiteRun(f"synop N={n}", f"mb-synop:N={n}", "natural", "pairs-halves",
+                         saturates="synops")
+            )  # fmt: skip
+    for n in (64, 128, 256, 512, 1024, 2048, 4095):
+        if _fits(hw, n, n, n, 8, dense=True):
+            runs.append(
+                SuiteRun(f"synmem N={n}", f"mb-synmem:N={n}", "natural", "pairs-halves",
+                         saturates="synmem")
+            )  # fmt: skip
+    m = min(12, gh // 2 * k)  # the paper's 12 pairs, or as many as one column holds
+    for n in (512, 1024, 2048, 4095):
+        if n <= hw.limits.neurons and _fits(hw, n, n, n, 8, dense=False):
+            runs.append(
+                SuiteRun(f"link M={m} N={n}", f"mb-link:M={m},N={n}", "natural", "pairs-column",
+                         saturates="link")
+            )  # fmt: skip
+    return runs
+
+
+LINEAR_CORES = (1, 4, 8, 16, 32, 60)
+LINEAR_NEURONS = (1, 16, 32, 64, 128, 256)
+
+
+def _linear_grid(hw: Hardware) -> list[SuiteRun]:
+    half = hw.grid_height // 2 * hw.grid_width * hw.cores_per_router
+    runs = []
+    for m in LINEAR_CORES:
+        for n in LINEAR_NEURONS:
+            for bits in range(1, 9):
+                total = m * n
+                if m > half or total * total > 50_000_000:
+                    continue
+                if not _fits(hw, n, total, total * n, bits, dense=True):
+                    continue
+                runs.append(
+                    SuiteRun(f"dense M={m} N={n} {bits}b", f"linear-dense:M={m},N={n},bits={bits}",
+                             "natural", "pairs-halves")
+                )  # fmt: skip
+    return runs
+
+
+def _tiled_identity(hw: Hardware) -> list[SuiteRun]:
+    net = "linear-tiled-identity:M=8,N=1024"
+    runs = [
+        SuiteRun(f"tiled-identity {p}", net, "natural", p)
+        for p in ("pairs-square", "pairs-x", "pairs-halves", "packed-row", "spread-col")
+    ]
+    runs += [SuiteRun(f"tiled-identity random seed {s}", net, "natural", "random", seed=s)
+             for s in range(4)]  # fmt: skip
+    gw, gh = hw.grid_width, hw.grid_height
+    fits_pairs = {"pairs-square": gw * gh >= 8, "pairs-x": min(gw, gh) >= 4}
+    return [r for r in runs if fits_pairs.get(r.placement, True)]
+
+
+SUITES = {
+    "microbench": _microbench,
+    "linear-grid": _linear_grid,
+    "tiled-identity": _tiled_identity,
+}
+
+
+def suite_runs(name: str, hardware: str) -> list[SuiteRun]:
+    """The runs of suite ``name`` (or ``all``) that fit ``hardware`` (a hardware spec)."""
+    from engine.specs import load_hardware_spec
+
+    if name != "all" and name not in SUITES:
+        raise UnknownNameError("suite", name, [*SUITES, "all"])
+    hw = load_hardware_spec(hardware)
+    makers = SUITES.values() if name == "all" else [SUITES[name]]
+    return [replace(r, hardware=hardware) for make in makers for r in make(hw)]
