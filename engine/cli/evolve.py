@@ -71,8 +71,12 @@ def _evolve(args) -> int:
         elitist=not args.no_elitism,
         objective=args.objective,
         init_k=ESConfig.init_k if args.init_k is None else args.init_k,
+        segments=args.segments or 0,
         seed=args.seed,
     )
+    if args.segments and args.strategy != "chipwise":
+        raise SpecError("--segments splits the layers of the chipwise strategy: add --strategy "
+                        "chipwise")  # fmt: skip
     if args.init_k is not None and not args.resume:  # asked for: it must fit (the default
         check_init_k(network, hardware, args.init_k)  # is trimmed to what fits, quietly)
     start = None
@@ -149,6 +153,8 @@ def _evolve(args) -> int:
         "improvement_pct": result.improvement_pct,
         "cancelled": result.cancelled,
         "cores_per_population": list(result.best.cores_per_population),
+        "chips_used": best_eval.chips_used,
+        "segments": search.segment_summary() if hasattr(search, "segment_summary") else None,
     }
     if objectives[config.objective].simulated:
         summary["best_simulated_us"] = result.best.simulated_us
@@ -165,8 +171,12 @@ def _evolve(args) -> int:
     print(
         f"  best: latency {best_eval.latency_us:.3f} us, energy {best_eval.energy_uj:.3f} uJ, "
         f"power {best_eval.power_w:.3f} W, bound by {best_eval.bottleneck}, "
-        f"{best_eval.cores_used} cores {list(result.best.cores_per_population)}"
+        f"{best_eval.cores_used} cores {list(result.best.cores_per_population)} on "
+        f"{best_eval.chips_used} chip(s)"
     )
+    if summary["segments"]:
+        parts = [f"chip {g['chip']}: {', '.join(g['layers'])}" for g in summary["segments"]]
+        print(f"  segments: {' | '.join(parts)}")
     if "best_simulated_us" in summary:
         print(f"  simulated step of the best: {summary['best_simulated_us']:.3f} us")
     print(
@@ -208,6 +218,11 @@ def add_commands(sub) -> None:
     es.add_argument(
         "--strategy", choices=strategies.names(), default="global",
         help="global: one search over every chip; chipwise: one search per chip (default global)",
+    )  # fmt: skip
+    es.add_argument(
+        "--segments", type=whole(1), default=None, metavar="K",
+        help="chipwise: split the layers into K contiguous segments, one chip each (default "
+        "one per chip, as Loihi 2 mapping ES §5.3)",
     )  # fmt: skip
     es.add_argument(
         "--objective", choices=objectives.names(), default=d.objective,

@@ -65,6 +65,10 @@ class ESConfig:
     elitist: bool = field(default=True, metadata={"help": "(1+λ) partitioning; False: (1,λ)"})
     objective: str = field(default="latency", metadata={"help": "what to minimize"})
     init_k: int = field(default=2, metadata={"help": "start from min+K (§5.2 uses min+2)"})
+    segments: int = field(
+        default=0,
+        metadata={"help": "chipwise: segments of layers, one chip each (0: one per chip)"},
+    )
     heuristics: tuple[str, ...] = field(default_factory=heuristics)
     operators: OperatorParams = field(default_factory=OperatorParams)
     seed: int = field(default=0, metadata={"help": "seed of every random choice"})
@@ -75,6 +79,8 @@ class ESConfig:
             raise SpecError("budget, lambda-part and lambda-place must be at least 1")
         if self.init_k < 0:
             raise SpecError(f"init-k must not be negative, not {self.init_k}")
+        if self.segments < 0:
+            raise SpecError(f"segments must not be negative, not {self.segments}")
         known = heuristics()
         if not self.heuristics or set(self.heuristics) - set(known):
             raise SpecError(f"initial heuristics must come from {', '.join(known)}")

@@ -1,7 +1,9 @@
 """Loihi 2 mapping ES §5.3: mapping across several chips, globally or chip by chip.
 
 ``global`` is the nested ES over every core of every chip. ``chipwise`` divides the
-layers into contiguous segments, one per chip, balanced by their min+k core counts;
+layers into contiguous segments — as many as asked (``ESConfig.segments``), by default one
+per chip (or per layer, if there are fewer layers than chips), as the paper runs it — cut
+where the least traffic crosses, each within one chip's cores;
 then it searches each chip in turn with the nested ES, the other segments held where
 they are (each evaluation is of the whole network, so inter-chip traffic is always
 counted), and keeps each chip's best before moving on. Both start by evaluating the
@@ -31,9 +33,15 @@ __all__ = ["ChipwiseSearch", "layer_crossing_traffic", "segment_layers"]
 
 
 def segment_layers(
-    cores: np.ndarray, n_segments: int, capacity: int, crossing: np.ndarray | None = None
+    cores: np.ndarray,
+    n_segments: int,
+    capacity: int,
+    crossing: np.ndarray | None = None,
+    *,
+    exact: bool = False,
 ) -> list[np.ndarray]:
-    """Split layers, in order, into at most ``n_segments`` contiguous segments of ≤ capacity cores.
+    """Split layers, in order, into at most ``n_segments`` contiguous segments of ≤ capacity
+    cores (exactly ``n_segments`` with ``exact``).
 
     ``crossing[i]`` is the traffic (messages per step) that a cut after layer ``i`` sends
     between chips. A dynamic program picks the segmentation whose heaviest cut carries
@@ -41,6 +49,11 @@ def segment_layers(
     """
     cores = np.asarray(cores, dtype=np.int64)
     n = cores.size
+    if exact and n_segments > n:
+        raise SpecError(
+            f"{n_segments} segments need at least {n_segments} layers; the network has {n}: "
+            f"ask for at most {n} segments"
+        )
     if cores.max() > capacity:
         k = int(np.argmax(cores))
         raise CapacityError(
@@ -65,11 +78,12 @@ def segment_layers(
                 cand = (heaviest, max(best[j - 1][m][1], load))
                 if cand < best[j][i]:
                     best[j][i], cut[j, i] = cand, m
-    j = min(range(1, s + 1), key=lambda jj: best[jj][n])
+    j = s if exact else min(range(1, s + 1), key=lambda jj: best[jj][n])
     if best[j][n] == worst:
         raise CapacityError(
             f"the layers need {prefix[-1]} cores; {s} chips of {capacity} cannot hold them "
-            "in contiguous segments"
+            f"in {'exactly ' if exact else ''}{s if exact else 'at most ' + str(s)} contiguous "
+            "segments"
         )
     bounds, i = [], n
     for jj in range(j, 0, -1):
@@ -106,7 +120,13 @@ class ChipwiseSearch:
         full = layout_for(network, hardware)
         c0 = np.minimum(full.c_min + config.init_k, full.c_max)
         crossing = layer_crossing_traffic(network, hardware, c0)
-        self.segments = segment_layers(c0, hardware.n_chips, hardware.cores_per_chip, crossing)
+        wanted = config.segments or min(hardware.n_chips, network.n_populations)
+        if wanted > hardware.n_chips:
+            raise SpecError(
+                f"{wanted} segments need {wanted} chips; {hardware.name} has "
+                f"{hardware.n_chips}: ask for at most {hardware.n_chips} segments"
+            )
+        self.segments = segment_layers(c0, wanted, hardware.cores_per_chip, crossing, exact=True)
         self.c0 = c0
         self.chips = _snake(hardware)[: len(self.segments)]  # consecutive segments are neighbours
         self.placed: dict[int, np.ndarray] = {}
@@ -128,6 +148,14 @@ class ChipwiseSearch:
             for k in layers.tolist():
                 self.placed[k] = cores[start : start + self.c0[k]]
                 start += int(self.c0[k])
+
+    def segment_summary(self) -> list[dict]:
+        """Each segment: its chip and its layers' names, in order."""
+        names = self.network.population_names
+        return [
+            {"chip": int(chip), "layers": [names[k] for k in layers.tolist()]}
+            for chip, layers in zip(self.chips, self.segments, strict=True)
+        ]
 
     def _budgets(self, remaining: int) -> list[int]:
         n = len(self.segments)

@@ -149,3 +149,62 @@ def test_evolve_bad_input_is_one_line_and_exit_2(capsys, args, message):
     code, _, err = run_cli(capsys, "evolve", "--network", NET, *args)
     assert code == 2
     assert len(err.strip().splitlines()) == 1 and message in err
+
+
+# ------------------------------------------------------------------ chipwise segments
+def test_exact_segments_cut_even_when_one_segment_would_fit():
+    cores = np.array([2, 3, 3, 2, 2])
+    crossing = np.array([10.0, 1.0, 50.0, 2.0, 0.0])
+    segs = segment_layers(cores, 3, 100, crossing, exact=True)
+    assert len(segs) == 3 and [int(s[0]) for s in segs][0] == 0
+    assert np.concatenate(segs).tolist() == [0, 1, 2, 3, 4]  # contiguous, in order, all
+    assert max(crossing[s[-1]] for s in segs[:-1]) == 2.0  # the cheapest two cuts: 1 and 3
+    with pytest.raises(MeshScopeError, match="need at least 6 layers"):
+        segment_layers(cores, 6, 100, crossing, exact=True)
+
+
+@pytest.mark.parametrize("k", [2, 3, 4])
+def test_chipwise_splits_into_as_many_segments_as_asked(k):
+    net, hw = load_network_spec(NET), load_hardware("mesh:4x4x4@2x2")  # 64 cores a chip
+    search = ChipwiseSearch(net, hw, ESConfig(budget=10, seed=0, segments=k))
+    assert len(search.segments) == k
+    assert len({g["chip"] for g in search.segment_summary()}) == k
+    default = ChipwiseSearch(net, hw, ESConfig(budget=10, seed=0))
+    assert len(default.segments) == 4  # one per chip (the network has 6 layers)
+
+
+def test_evolve_chipwise_reports_chips_used_and_segments(capsys):
+    code, out, err = run_cli(
+        capsys, "evolve", "--network", NET, "--hardware", "mesh:4x4x4@2x2", "--budget", "12",
+        "--strategy", "chipwise", "--segments", "3", "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    d = json.loads(out)
+    assert len(d["segments"]) == 3 and d["chips_used"] == d["best"]["chips_used"]
+    layers = [name for g in d["segments"] for name in g["layers"]]
+    assert layers == list(load_network_spec(NET).population_names)
+    assert 1 <= d["chips_used"] <= 4  # the best may still be a whole-network heuristic
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--segments", "2"], "add --strategy chipwise"),
+        (["--strategy", "chipwise", "--segments", "5"], "ask for at most 4 segments"),
+        (["--strategy", "chipwise", "--segments", "0"], "must be ≥ 1"),
+    ],
+)
+def test_evolve_segments_refuse_what_cannot_be(capsys, args, message):
+    code, out, err = run_cli_exit(
+        capsys, "evolve", "--network", NET, "--hardware", "mesh:4x4x4@2x2", "--budget", "5", *args
+    )
+    assert code == 2 and message in err, err
+
+
+def run_cli_exit(capsys, *args):
+    try:
+        code = main(list(args))
+    except SystemExit as e:
+        code = e.code
+    out, err = capsys.readouterr()
+    return code, out, err
