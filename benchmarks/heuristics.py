@@ -1,114 +1,122 @@
-"""The Loihi 2 mapping ES's four placement heuristics: hardware, analytic model, simulator.
+"""Loihi 2 mapping ES §5.2 end to end: the four placement heuristics, hardware vs predictors.
 
 sparse-mlp-1 at min+2 on one Loihi 2 chip, placed packed/spread × row/column-major. For
-each: the latency Loihi 2 mapping ES §5.2 measured on hardware, the max-affine model's
-(unicast and multicast), and the simulated step (pipelined and fall-through, unicast and
-multicast; mean and range over ``--seeds`` spike samples). Kendall's τ of each model's
-order against the hardware's (1: the same order, −1: reversed). Prints one JSON object
-and, with ``--figure``, draws the comparison.
+each: the latency the paper measured on hardware; the max-affine model's (unicast and
+multicast); the simulated pipelined step (as the hardware runs it); and the simulator with
+one mechanism switched off at a time — per-direction hop latency (N–S hops as fast as E–W),
+core back-pressure (cores never hold the mesh), pipelining (layer after layer) — or
+multicast switched on. Each predictor's Pearson r, Kendall τ and MAPE against the
+hardware's four numbers (which no constant of the preset is fitted to). Simulated figures
+are the mean over ``--seeds`` spike samples. Beside the predictors of time, one of order
+only: the mean route length of a message (hops per message, the SNN hypergraphs paper's
+congestion over the message count), whose r and τ say whether the hardware's step tracks
+the total traffic rather than its heaviest link. Prints one JSON object; ``--figure`` draws it.
 
-    .venv/bin/python benchmarks/heuristics.py [--seeds 5] [--figure assets/heuristics.png]
+    .venv/bin/python benchmarks/heuristics.py [--seeds 3] [--figure assets/heuristics-simulated.png]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import replace
 
 import numpy as np
-from scipy.stats import kendalltau
 
-from engine.pipeline import build_mapping, evaluate
+from engine.fidelity.stats import agreement
+from engine.pipeline import Mapped, build_mapping, evaluate
 from engine.placement.fill import MEASURED_US
 from engine.simulate import simulate_step
 
 HARDWARE_US = MEASURED_US  # Loihi 2 mapping ES §5.2, measured on a Kapoho Point
-VARIANTS = [  # (name, mode, multicast)
-    ("pipelined", "pipelined", False),
-    ("pipelined-multicast", "pipelined", True),
-    ("fall-through", "fall-through", False),
-    ("fall-through-multicast", "fall-through", True),
-]
+# simulator variants: name -> (options of simulate_step, a change to the hardware or None)
+VARIANTS = {
+    "simulator": ({}, None),
+    "no per-direction latency": ({}, "flat"),
+    "no core back-pressure": ({"backpressure": False}, None),
+    "no pipelining (fall-through)": ({"mode": "fall-through"}, None),
+    "multicast": ({"multicast": True}, None),
+}
 
 
-def tau(values: dict) -> float | None:
-    """Kendall's τ against the hardware's order; None when the model ties every placement."""
-    names = list(HARDWARE_US)
-    t = float(kendalltau([HARDWARE_US[n] for n in names], [values[n] for n in names])[0])
-    return None if np.isnan(t) else t
+def flat_hops(mapped: Mapped) -> Mapped:
+    """The same mapping with N-S links as fast as E-W ones."""
+    hw = mapped.hardware
+    hw = replace(hw, noc=replace(hw.noc, ns_latency=hw.noc.ew_latency))
+    return Mapped.of(mapped.network, hw, mapped.mapping)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--seeds", type=int, default=5, help="spike samples per simulated figure")
+    ap.add_argument("--seeds", type=int, default=3, help="spike samples per simulated figure")
     ap.add_argument("--figure", help="write the comparison as a PNG")
     args = ap.parse_args()
-    rows = {}
-    for placement in HARDWARE_US:
-        mapped = build_mapping("sparse-mlp-1", "loihi2", partition="min+2", placement=placement)
-        row = {
-            "hardware_us": HARDWARE_US[placement],
-            "analytic_us": evaluate(mapped).latency_us,
-            "analytic_bound": evaluate(mapped).bottleneck,
-            "analytic_multicast_us": evaluate(mapped, multicast=True).latency_us,
-        }
-        for name, mode, multicast in VARIANTS:
-            steps = [
-                simulate_step(mapped, mode=mode, multicast=multicast, seed=s)
-                for s in range(args.seeds)
-            ]
-            us = np.array([s.step_us for s in steps])
-            bounds = [s.bound for s in steps]
-            row[name] = {
-                "mean_us": float(us.mean()),
-                "min_us": float(us.min()),
-                "max_us": float(us.max()),
-                "bound": max(set(bounds), key=bounds.count),
-            }
-        rows[placement] = row
-    taus = {
-        "analytic": tau({p: r["analytic_us"] for p, r in rows.items()}),
-        "analytic-multicast": tau({p: r["analytic_multicast_us"] for p, r in rows.items()}),
+    names = list(HARDWARE_US)
+    columns: dict[str, dict] = {"hardware": {p: HARDWARE_US[p] for p in names}}
+    bounds: dict[str, dict] = {}
+    hops: dict[str, float] = {}
+    for p in names:
+        mapped = build_mapping("sparse-mlp-1", "loihi2", partition="min+2", placement=p)
+        hops[p] = evaluate(mapped).metrics["hops_per_message"]
+        for col, multicast in (("model", False), ("model, multicast", True)):
+            ev = evaluate(mapped, multicast=multicast)
+            columns.setdefault(col, {})[p] = ev.latency_us
+            bounds.setdefault(col, {})[p] = ev.bottleneck
+        for col, (options, change) in VARIANTS.items():
+            m = flat_hops(mapped) if change == "flat" else mapped
+            steps = [simulate_step(m, seed=s, **options) for s in range(args.seeds)]
+            columns.setdefault(col, {})[p] = float(np.mean([s.step_us for s in steps]))
+            found = [s.bound for s in steps]
+            bounds.setdefault(col, {})[p] = max(set(found), key=found.count)
+    hw = [HARDWARE_US[p] for p in names]
+    stats = {
+        col: {k: v for k, v in agreement(hw, [vals[p] for p in names]).items() if k != "why"}
+        for col, vals in columns.items()
+        if col != "hardware"
     }
-    for name, _, _ in VARIANTS:
-        taus[name] = tau({p: r[name]["mean_us"] for p, r in rows.items()})
-    print(json.dumps({"placements": rows, "kendall_tau_vs_hardware": taus}, indent=2))
+    order = agreement(hw, [hops[p] for p in names])
+    stats["hops per message (order only)"] = {
+        k: order[k] for k in ("n", "pearson_r", "kendall_tau")
+    }
+    out = {"us": columns, "bound": bounds, "hops_per_message": hops, "against_hardware": stats}
+    print(json.dumps(out, indent=2))
     if args.figure:
-        draw(rows, taus, args.figure)
+        draw(names, columns, stats, hops, args.figure)
 
 
-def fmt(t: float | None) -> str:
-    return "n/a (ties)" if t is None else f"{t:+.2f}"
+def _stats(s: dict) -> str:
+    return f"τ = {s['kendall_tau']:+.2f}, r = {s['pearson_r']:+.2f}"
 
 
-def draw(rows: dict, taus: dict, path: str) -> None:
+def draw(names, columns, stats, hops, path: str) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    names = list(rows)
-    series = [("hardware (Loihi 2 mapping ES §5.2)", [rows[n]["hardware_us"] for n in names],
-               None, "#444444"),
-              (f"analytic model (τ = {fmt(taus['analytic'])})",
-               [rows[n]["analytic_us"] for n in names], None, "#1f77b4")]  # fmt: skip
-    colors = {"pipelined": "#ff7f0e", "pipelined-multicast": "#ffbb78",
-              "fall-through": "#2ca02c", "fall-through-multicast": "#98df8a"}  # fmt: skip
-    for name, _, _ in VARIANTS:
-        mean = [rows[n][name]["mean_us"] for n in names]
-        err = [[m - rows[n][name]["min_us"] for n, m in zip(names, mean, strict=True)],
-               [rows[n][name]["max_us"] - m for n, m in zip(names, mean, strict=True)]]  # fmt: skip
-        series.append((f"simulated, {name} (τ = {fmt(taus[name])})", mean, err, colors[name]))
-    fig, ax = plt.subplots(figsize=(10, 4.2), layout="constrained")
-    width = 0.8 / len(series)
+    colors = ["#444444", "#1f77b4", "#aec7e8", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+              "#c5b0d5"]  # fmt: skip
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.4), layout="constrained")
     x = np.arange(len(names))
-    for k, (label, values, err, color) in enumerate(series):
-        ax.bar(x + (k - (len(series) - 1) / 2) * width, values, width, yerr=err, label=label,
-               color=color, capsize=2)  # fmt: skip
-    ax.set_xticks(x, names)
-    ax.set_ylabel("latency per step (µs)")
-    ax.set_title("sparse-mlp-1, min+2, one Loihi 2 chip: the four placement heuristics")
-    ax.legend(fontsize=7, ncols=2)
+    width = 0.8 / len(columns)
+    for k, (col, vals) in enumerate(columns.items()):
+        v = np.array([vals[p] for p in names])
+        s = stats.get(col)
+        label = col if s is None else f"{col} ({_stats(s)})"
+        offset = (k - (len(columns) - 1) / 2) * width
+        left.bar(x + offset, v, width, label=label, color=colors[k % len(colors)])
+        right.plot(x, v / v.mean(), "o-", color=colors[k % len(colors)], lw=2.5 if k == 0 else 1)
+    h = np.array([hops[p] for p in names])
+    s = stats["hops per message (order only)"]
+    right.plot(x, h / h.mean(), "s:", color="black", label=f"hops per message ({_stats(s)})")
+    right.legend(fontsize=7)
+    left.set_xticks(x, names)
+    left.set_ylabel("latency per step (µs)")
+    left.set_title("sparse-mlp-1, min+2, one Loihi 2 chip: the four heuristics")
+    left.legend(fontsize=7)
+    right.set_xticks(x, names)
+    right.set_ylabel("latency / the predictor's mean over the four")
+    right.set_title("the shapes: hardware thick (rising = the hardware's order)")
     fig.savefig(path, dpi=110)
     plt.close(fig)
 

@@ -21,6 +21,10 @@ SynMem reads, in parallel units, so ``max(synapses · T_SO, words · T_SMR)`` �
 next, and frees the message's buffer slots only then, so a busy core pushes back into the
 mesh. A core's neurons update (``neurons · T_DO``) after its last message. The step ends
 when the last core has updated (and not before the barrier).
+
+``backpressure=False`` switches the last part off (an ablation): a core takes every message
+the cycle it arrives, frees its buffer at once, and does its synaptic work after, so its
+time is the later of its last arrival and its total work; the mesh never waits for a core.
 """
 
 from __future__ import annotations
@@ -166,6 +170,7 @@ def simulate_step(
     limit_cycles: int = 50_000_000,
     cancel=None,
     track: tuple[int, int] | None = None,
+    backpressure: bool = True,
 ) -> StepResult:
     """Simulate one time step of ``mapped`` (an ``engine.pipeline.Mapped``).
 
@@ -174,6 +179,8 @@ def simulate_step(
     ``is_set()``, looked at every ``CANCEL_CHECK_CYCLES`` cycles; once set, the step
     raises ``engine.errors.Cancelled``. ``track``: (packet record, destination entry) whose
     route to log hop by hop (``Machine.track``; ``engine.simulate.walk`` reads it).
+    ``backpressure``: cores serve messages one after another and hold their buffer slots
+    meanwhile (the default); False: cores never push back (see the module's note).
     Deterministic for a seed.
     """
     if mode not in MODES:
@@ -225,7 +232,7 @@ def simulate_step(
     max_branch = 4 + hw.cores_per_router if multicast else 1
     max_svc = int(dsvc.max(initial=1))
     machine = Machine(
-        topo, noc, multicast_branches=max_branch, sink_mode=1, seed=seed,
+        topo, noc, multicast_branches=max_branch, sink_mode=1 if backpressure else 0, seed=seed,
         packets=n_pk + n_dest + 4 * topo.n_nodes + 64, dest=dest, window=window,
         watchdog=max(20_000, 4 * max_svc + 1000),
     )  # fmt: skip
@@ -253,8 +260,9 @@ def simulate_step(
         )
     wall = time.perf_counter() - start
     return _step_result(
-        mapped, machine, topo, msgs, fired, mode, multicast, flits, dendop, n_pk, wall
-    )
+        mapped, machine, topo, msgs, fired, mode, multicast, flits, dendop, n_pk, wall,
+        backpressure,
+    )  # fmt: skip
 
 
 def traced_step(mapped, *, frames: int = 150, **options) -> StepResult:
@@ -265,7 +273,10 @@ def traced_step(mapped, *, frames: int = 150, **options) -> StepResult:
     return simulate_step(mapped, **{**options, "window": frame_window(length, frames)})
 
 
-def _step_result(mapped, machine, topo, msgs, fired, mode, multicast, flits, dendop, n_pk, wall):
+def _step_result(
+    mapped, machine, topo, msgs, fired, mode, multicast, flits, dendop, n_pk, wall,
+    backpressure=True,
+):  # fmt: skip
     hw, graph, cores = mapped.hardware, mapped.graph, mapped.mapping.placement.cores
     noc = hw.noc
     a = machine.arrays
@@ -287,6 +298,8 @@ def _step_result(mapped, machine, topo, msgs, fired, mode, multicast, flits, den
         if g_open[g] < 0:  # before is wholly processed (the kernel never opened it)
             g_open[g] = max(g_open[g - 1], g_done[g - 1])
     base = np.maximum(last, opened)
+    if not backpressure:  # messages arrive unhindered; the core's work follows at its pace
+        base = np.maximum(base, opened + busy)
     end = np.zeros(hw.n_cores, dtype=np.int64)
     end[cores] = base[cores] + dendop
     barrier = int(math.ceil(hw.model.barrier_us * 1000 / noc.cycle_ns - 1e-9))

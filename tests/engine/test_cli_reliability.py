@@ -108,15 +108,44 @@ def test_different_failure_reasons_are_named_first_ones_first(capsys, tmp_path):
 
 # ------------------------------------------------------------------ hardware files
 PRESET = (Path(__file__).parents[2] / "engine" / "presets" / "loihi2.toml").read_text()
-BAD_TOML = [
-    ("routers = [4, 8]", "routers = [100000, 100000]", "40,000,000,000 cores is more than"),
-    ("dendop_ns = 1.1 ", "dendop_ns = nan ", "[model]: dendop_ns must be a finite number ≥ 0"),
-    ("synop_ns = 0.2 ", "synop_ns = -0.2 ", "synop_ns must be a finite number ≥ 0, not -0.2"),
-    ("cores_per_router = 4 ", 'cores_per_router = "4" ', "must be a whole number, not '4'"),
-    ("cores_per_router = 4 ", "cores_per_router = true ", "must be a whole number, not True"),
-    ("chips = [1, 1]", "chips = 2", "chips must be [x, y], not 2"),
-    ("neurons = 8192 ", "neurons = 8192.5 ", "[limits]: neurons must be a whole number"),
+BAD_TOML = [  # fmt: skip
+    (
+        "routers = { value = [4, 8]",
+        "routers = { value = [100000, 100000]",
+        "40,000,000,000 cores is more than",
+    ),
+    (
+        "dendop_ns = { value = 1.1,",
+        "dendop_ns = { value = nan,",
+        "[model]: dendop_ns must be a finite number ≥ 0",
+    ),
+    (
+        "synop_ns = { value = 0.2,",
+        "synop_ns = { value = -0.2,",
+        "synop_ns must be a finite number ≥ 0, not -0.2",
+    ),
+    (
+        "cores_per_router = { value = 4,",
+        'cores_per_router = { value = "4",',
+        "must be a whole number, not '4'",
+    ),
+    (
+        "cores_per_router = { value = 4,",
+        "cores_per_router = { value = true,",
+        "must be a whole number, not True",
+    ),
+    ("chips = { value = [1, 1]", "chips = { value = 2", "chips must be [x, y], not 2"),
+    (
+        "neurons = { value = 8192,",
+        "neurons = { value = 8192.5,",
+        "[limits]: neurons must be a whole number",
+    ),
     ("[links]", "[links]\nspeed = 3", "[links]: unknown keys ['speed']"),
+    (
+        "barrier_us = { value = 2.0,",
+        'barrier_us = { value = 2.0, unit = "us",',
+        '[model]: barrier_us must be a value or { value = …, source = "…" }',
+    ),
 ]
 
 

@@ -199,7 +199,8 @@ def test_core_and_offchip_bandwidths_keep_their_ratio_to_the_fitted_mesh_link(mi
     cal = calibrate(x, synthetic_times(x, truth(**SCALES), 0.0, 0), LOIHI2, what="r.csv")
     lk = cal.hardware.links
     assert lk.router_bits_per_us == pytest.approx(1.4 * LOIHI2.links.router_bits_per_us)
-    assert lk.offchip_bits_per_us / lk.router_bits_per_us == pytest.approx(0.25)
+    before = LOIHI2.links.offchip_bits_per_us / LOIHI2.links.router_bits_per_us
+    assert lk.offchip_bits_per_us / lk.router_bits_per_us == pytest.approx(before)
     assert "scaled" in cal.hardware.source("links.offchip_bits_per_us")
 
 

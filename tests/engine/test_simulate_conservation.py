@@ -200,7 +200,8 @@ HW = "mesh:4x4x2@2x1"
 
 @pytest.fixture(scope="module")
 def small_mapped():
-    hw = load_hardware(HW)
+    base = load_hardware(HW)
+    hw = replace(base, noc=replace(base.noc, flit_bits=32))  # one flit per 32-bit message
     one = build_mapping(NET, hw, partition="min+6", placement="random")
     # the same mapping on a router whose flits are 8 bits: 4 flits per 32-bit message
     narrow = replace(hw, noc=replace(hw.noc, flit_bits=8))

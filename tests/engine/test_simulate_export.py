@@ -104,7 +104,8 @@ def test_the_anynet_file_is_the_hardwares_mesh(tmp_path):
         assert nodes == np.flatnonzero(hw.core_table["router"] == r).tolist()
         seen_nodes += nodes
     assert sorted(seen_nodes) == list(range(hw.n_cores))
-    assert "router 3 router 4 30" in path.read_text()  # a link where the two chips meet
+    # a link where the two chips meet
+    assert f"router 3 router 4 {hw.noc.offchip_latency}" in path.read_text()
 
 
 def test_the_booksim_configuration_is_the_router(tmp_path):

@@ -120,9 +120,12 @@ def test_a_lone_packet_with_several_cores_per_router():
 
 @pytest.mark.parametrize("routing", ["xy", "yx"])
 def test_a_lone_packet_across_serializing_off_chip_links(routing):
-    """Two 3×3 chips of Loihi 2 (off-chip links: latency 30, one flit every 4 cycles)."""
+    """Two 3×3 chips (off-chip links: latency 30, one flit every 4 cycles)."""
     hw = load_hardware("mesh:3x3@2x1")
-    noc = replace(hw.noc, routing=routing)
+    noc = replace(
+        hw.noc, routing=routing, offchip_latency=30, offchip_serialization=4, ew_latency=1,
+        local_latency=1, routing_delay=0,
+    )  # fmt: skip
     topo = Topology.of_hardware(replace(hw, noc=noc))
     src, dst = all_pairs(topo.n_nodes)
     for flits in (1, 2, 5):
@@ -143,7 +146,7 @@ def _short_buffers():
 
 
 def _two_loihi2_chips():
-    hw = load_hardware("mesh:2x2@2x1")  # off-chip links: 30 cycles, one flit every 4
+    hw = load_hardware("mesh:2x2@2x1")  # off-chip links: 49 cycles, one flit every 4
     return Topology.of_hardware(hw), hw.noc, 9
 
 
