@@ -5,7 +5,10 @@ a moment after the analytic numbers and is greyed while a newer one runs.
 
 Each card's markup carries ``data-testid`` attributes (``metric-latency`` …, value
 ``metric-latency-value``) so a browser test can read the rendered text inside the shadow
-DOM. The cards are a ``LiveHTML``: text that changes on every drag is a Bokeh ``Div``
+DOM. A card whose number depends on a constant the hardware preset marks illustrative (or
+gives no source for) carries a small "illustrative" badge, whose tooltip names those
+constants (``engine.provenance``); a calibrated preset's fitted constants lose it. The
+cards are a ``LiveHTML``: text that changes on every drag is a Bokeh ``Div``
 whose ``text`` alone goes to the browser (a ``pn.pane.HTML`` re-sends its stylesheets
 on each change, and Bokeh then walks the whole document: ~10–60 ms a pane).
 """
@@ -20,13 +23,14 @@ import param
 
 from engine.cost import TERM_LABELS, Evaluation
 from engine.hardware import Hardware
+from engine.provenance import ENERGY_CONSTANTS, LATENCY_CONSTANTS, illustrative_inputs
 from explorer.state import ExplorerState
 from explorer.views._page import LiveHTML
 
 __all__ = [
     "CARD_CSS",
-    "METRICS", "MetricsView", "format_change", "format_quantity", "metric_values",
-    "simulated_card",
+    "METRICS", "MetricsView", "format_change", "format_quantity", "illustrative_badges",
+    "metric_values", "simulated_card",
 ]  # fmt: skip
 
 METRICS = ("latency", "change", "energy", "power", "bottleneck", "cores")
@@ -53,7 +57,33 @@ CARD_CSS = """
   text-overflow: ellipsis; }
 .metric-card.sim { border-left-color: #7c3aed; }
 .metric-card.pending .metric-value { color: #9ca3af; }
+.metric-badge { float: right; font-size: 9px; text-transform: none; letter-spacing: 0;
+  color: #8a5a00; background: #fff4d6; border: 1px solid #f0d58c; border-radius: 6px;
+  padding: 0 4px; cursor: help; }
 """
+
+# the cards whose numbers each set of constants makes
+_DEPENDS = {
+    "latency": LATENCY_CONSTANTS,
+    "bottleneck": LATENCY_CONSTANTS,
+    "energy": ENERGY_CONSTANTS,
+    "power": ENERGY_CONSTANTS,
+    "simulated": LATENCY_CONSTANTS + ("noc.cycle_ns", "noc.flit_bits"),
+}
+
+
+def illustrative_badges(hardware: Hardware) -> dict[str, str]:
+    """Per card key: the tooltip of its "illustrative" badge (cards without one are absent)."""
+    out = {}
+    for key, depends in _DEPENDS.items():
+        names = illustrative_inputs(hardware, depends)
+        if names:
+            out[key] = (
+                f"depends on constants of {hardware.name} that are illustrative, not measured: "
+                f"{', '.join(n.split('.')[1] for n in names)} (meshscope list --hardware "
+                f"{hardware.name} --constants; meshscope calibrate fits them)"
+            )
+    return out
 
 
 def format_quantity(x: float, digits: int = 4) -> str:
@@ -115,18 +145,26 @@ def metric_values(
     }
 
 
-def card_html(key: str, label: str, value: str, unit: str, extra_class: str = "") -> str:
+def card_html(
+    key: str, label: str, value: str, unit: str, extra_class: str = "", badge: str = ""
+) -> str:
     classes = "metric-card" + (" bound" if key == "bottleneck" else "")
     classes += f" {extra_class}" if extra_class else ""
+    mark = (
+        f'<span class="metric-badge" data-testid="metric-{key}-illustrative" '
+        f'title="{escape(badge)}">illustrative</span>'
+        if badge
+        else ""
+    )
     return (
         f'<div class="{classes}" data-testid="metric-{key}">'
-        f'<div class="metric-label">{escape(label)}</div>'
+        f'<div class="metric-label">{escape(label)}{mark}</div>'
         f'<div class="metric-value" data-testid="metric-{key}-value">{escape(value)}</div>'
         f'<div class="metric-unit" title="{escape(unit)}">{escape(unit)}</div></div>'
     )
 
 
-def simulated_card(state: ExplorerState) -> str:
+def simulated_card(state: ExplorerState, badge: str = "") -> str:
     """The card of the shown mapping's simulated step: its value once the background
     simulation (``explorer.step_runner``) has it, greyed while a newer one runs."""
     s = state
@@ -137,14 +175,18 @@ def simulated_card(state: ExplorerState) -> str:
         reason = s.simulated_error.split(";")[0]
         return card_html("simulated", "Simulated step", "—", f"not simulated: {reason}", extra)
     if result is None:
-        return card_html("simulated", "Simulated step", "…", "simulating, flit by flit", extra)
+        return card_html(
+            "simulated", "Simulated step", "…", "simulating, flit by flit", extra, badge
+        )
     unit = f"µs, bound by {result.bound}"
     if s.simulating or not current:
         unit = "simulating the change…"
     elif s.start_simulated_us:
         pct = 100.0 * (result.step_us - s.start_simulated_us) / s.start_simulated_us
         unit = f"µs, {format_change(pct)} vs start"
-    return card_html("simulated", "Simulated step", format_quantity(result.step_us), unit, extra)
+    return card_html(
+        "simulated", "Simulated step", format_quantity(result.step_us), unit, extra, badge
+    )
 
 
 class MetricsView(pn.viewable.Viewer):
@@ -158,6 +200,7 @@ class MetricsView(pn.viewable.Viewer):
     def __init__(self, **params):
         super().__init__(**params)
         self._cards = LiveHTML(css=CARD_CSS, margin=(6, 10))
+        self._badges: tuple[Hardware | None, dict] = (None, {})
         self._refresh()
         self.state.param.watch(
             self._refresh,
@@ -181,14 +224,18 @@ class MetricsView(pn.viewable.Viewer):
         pct = s.change_pct(shown)
         trend = "better" if pct <= -0.05 else "worse" if pct >= 0.05 else ""
         values = metric_values(shown, s.hardware, s.start_evaluation)
+        if self._badges[0] is not s.hardware:  # the sources change only with the hardware
+            self._badges = (s.hardware, illustrative_badges(s.hardware))
+        badges = self._badges[1]
         cards = []
         for key, (label, value, unit) in values.items():
-            extra = [trend if key == "change" else "", "search" if searching else ""]
+            extra = " ".join(filter(None, [trend if key == "change" else "",
+                                           "search" if searching else ""]))  # fmt: skip
             if searching and key == "latency":
                 label = "Latency (search best)"
-            cards.append(card_html(key, label, value, unit, " ".join(filter(None, extra))))
+            cards.append(card_html(key, label, value, unit, extra, badges.get(key, "")))
             if key == "change" and self.simulated:
-                cards.append(simulated_card(s))
+                cards.append(simulated_card(s, badges.get("simulated", "")))
         self._cards.object = f'<div class="metric-row">{"".join(cards)}</div>'
 
     def __panel__(self):

@@ -15,6 +15,7 @@ from engine.partition import partitioners
 from engine.placement import placers
 from engine.specs import demo_files
 from engine.workloads import workloads
+from explorer.access import ClientAccess
 from explorer.app import SnapshotStore, build_app, session_state, tabs, websocket_origins
 from explorer.state import ExplorerState
 from explorer.views.controls import (
@@ -98,6 +99,32 @@ def test_cards_follow_the_state_and_show_the_change():
     assert f">{format_quantity(state.evaluation.latency_us)}<" in cards.html
     assert ">8<" in cards.html  # cores used: 4 + 4
     assert ">0 %<" in cards.html  # a new start
+
+
+def test_cards_mark_numbers_that_rest_on_illustrative_constants(tmp_path):
+    """loihi2's timing constants are illustrative: latency, energy, power and the bound say
+    so, naming the constants; once calibrated (fitted sources), the latency's badge goes."""
+    from dataclasses import replace
+
+    from engine.hardware import load_hardware
+    from engine.provenance import LATENCY_CONSTANTS, write_preset
+
+    state = ExplorerState.from_specs(NET, "loihi2")
+    cards = MetricsView(state=state)
+    for key in ("latency", "energy", "power", "bottleneck"):
+        assert f'data-testid="metric-{key}-illustrative"' in cards.html
+    assert 'data-testid="metric-cores-illustrative"' not in cards.html
+    assert "router_bits_per_us" in cards.html and "meshscope calibrate" in cards.html
+    hw = load_hardware("loihi2")
+    fitted = dict(hw.sources) | {k: "fitted: runs.csv, 4 points, ±1 %" for k in LATENCY_CONSTANTS}
+    write_preset(
+        tmp_path / "fitted.toml", replace(hw, name="fitted", sources=tuple(fitted.items()))
+    )
+    access = ClientAccess.for_server(allow_files=[str(tmp_path)])
+    state = ExplorerState.from_specs(NET, str(tmp_path / "fitted.toml"), access=access)
+    cards = MetricsView(state=state)
+    assert 'data-testid="metric-latency-illustrative"' not in cards.html
+    assert 'data-testid="metric-energy-illustrative"' in cards.html  # energies still guessed
 
 
 def test_cards_show_the_search_best_while_it_is_followed(demo_state):
