@@ -1,16 +1,17 @@
 """Loihi 2 mapping ES §5.2 end to end: the four placement heuristics, hardware vs predictors.
 
 sparse-mlp-1 at min+2 on one Loihi 2 chip, placed packed/spread × row/column-major. For
-each: the latency the paper measured on hardware; the max-affine model's (unicast and
-multicast); the simulated pipelined step (as the hardware runs it); and the simulator with
-one mechanism switched off at a time — per-direction hop latency (N–S hops as fast as E–W),
-core back-pressure (cores never hold the mesh), pipelining (layer after layer) — or
-multicast switched on. Each predictor's Pearson r, Kendall τ and MAPE against the
-hardware's four numbers (which no constant of the preset is fitted to). Simulated figures
-are the mean over ``--seeds`` spike samples. Beside the predictors of time, one of order
-only: the mean route length of a message (hops per message, the SNN hypergraphs paper's
-congestion over the message count), whose r and τ say whether the hardware's step tracks
-the total traffic rather than its heaviest link. Prints one JSON object; ``--figure`` draws it.
+each: the latency the paper measured on hardware; the max-affine model's (unicast,
+multicast, and read stage by stage as the paper's §5.6 does); the simulated pipelined
+step (as the hardware runs it); and the simulator with one mechanism switched off at a
+time — per-direction hop latency (N–S hops as fast as E–W), core back-pressure (cores never
+hold the mesh), pipelining (layer after layer) — or multicast switched on. Each predictor's
+Pearson r, Kendall τ and MAPE against the hardware's four numbers (which no constant of
+the preset is fitted to). Simulated figures are the mean over ``--seeds`` spike samples.
+Beside the predictors of time, one of order only: the mean route length of a message (hops
+per message, the SNN hypergraphs paper's congestion over the message count), whose r and τ
+say whether the hardware's step tracks the total traffic rather than its heaviest link.
+Prints one JSON object; ``--figure`` draws it.
 
     .venv/bin/python benchmarks/heuristics.py [--seeds 3] [--figure assets/heuristics-simulated.png]
 """
@@ -27,6 +28,7 @@ from engine.fidelity.stats import agreement
 from engine.pipeline import Mapped, build_mapping, evaluate
 from engine.placement.fill import MEASURED_US
 from engine.simulate import simulate_step
+from engine.stages import stage_breakdown
 
 HARDWARE_US = MEASURED_US  # Loihi 2 mapping ES §5.2, measured on a Kapoho Point
 # simulator variants: name -> (options of simulate_step, a change to the hardware or None)
@@ -62,6 +64,12 @@ def main() -> None:
             ev = evaluate(mapped, multicast=multicast)
             columns.setdefault(col, {})[p] = ev.latency_us
             bounds.setdefault(col, {})[p] = ev.bottleneck
+        stages = stage_breakdown(mapped)
+        columns.setdefault("model, stage by stage", {})[p] = stages.latency_us
+        slowest = next((r for r in stages.rows if r["layer"] == stages.slowest), None)
+        bounds.setdefault("model, stage by stage", {})[p] = (
+            f"{slowest['bound']} of {slowest['layer']}" if slowest else "barrier"
+        )
         for col, (options, change) in VARIANTS.items():
             m = flat_hops(mapped) if change == "flat" else mapped
             steps = [simulate_step(m, seed=s, **options) for s in range(args.seeds)]
@@ -94,8 +102,8 @@ def draw(names, columns, stats, hops, path: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    colors = ["#444444", "#1f77b4", "#aec7e8", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
-              "#c5b0d5"]  # fmt: skip
+    colors = ["#444444", "#1f77b4", "#aec7e8", "#17becf", "#ff7f0e", "#2ca02c", "#d62728",
+              "#9467bd", "#c5b0d5"]  # fmt: skip
     fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.4), layout="constrained")
     x = np.arange(len(names))
     width = 0.8 / len(columns)

@@ -119,6 +119,11 @@ def cmd_evaluate(args) -> int:
         mapped = build(args)
         ev = evaluate(mapped, multicast=args.multicast)
         flows = _flows(mapped, ev, args.flows) if args.flows else None
+        stages = None
+        if args.stages:
+            from engine.stages import stage_breakdown
+
+            stages = stage_breakdown(mapped)
         if args.simulate:
             from engine.simulate import simulate_step
 
@@ -133,6 +138,8 @@ def cmd_evaluate(args) -> int:
             out["multicast"] = True
         if flows is not None:
             out["flows"] = flows
+        if stages is not None:
+            out["stages"] = stages.to_dict()
         if step is not None:
             out["simulated"] = step.to_dict(hardware, links=args.links)
         print(json.dumps(out, indent=2))
@@ -148,6 +155,14 @@ def cmd_evaluate(args) -> int:
     terms = "  ".join(f"{k} {v:.3f}" for k, v in ev.terms_us.items())
     print(f"  terms    {terms}  (us)")
     print(f"  heaviest link {ev.max_link_messages:.1f} messages/step")
+    if stages is not None:
+        print(f"  stage by stage (Loihi 2 mapping ES §5.6): {stages.latency_us:.3f} us/step, "
+              f"slowest {stages.slowest}")  # fmt: skip
+        for r in stages.rows:
+            t = r["terms_us"]
+            print(f"    {r['layer']:<14} {r['cores']:>4} cores  {r['time_us']:9.3f} us  "
+                  f"({r['bound']}; link {t['link']:.3f}, synmem {t['synmem']:.3f}, synops "
+                  f"{t['synops']:.3f}, dendops {t['dendops']:.3f})")  # fmt: skip
     print(metrics_line(ev.metrics))
     if args.links:
         print("  links (kind src -> dst: messages, utilization):")
@@ -307,6 +322,11 @@ def add_commands(sub) -> None:
         "--mapping", metavar="FILE", help="a mapping file instead of --partition/--placement"
     )
     ev.add_argument("--links", action="store_true", help="also report every loaded link")
+    ev.add_argument(
+        "--stages", action="store_true",
+        help="also read the model stage by stage (Loihi 2 mapping ES §5.6): each layer's "
+        "incoming messages alone on the mesh, the step the slowest stage",
+    )  # fmt: skip
     ev.add_argument(
         "--flows", metavar="LINK",
         help='the flows that cross one link, heaviest first: "E (x,y)->(x+1,y)" (E, W, S or N '
