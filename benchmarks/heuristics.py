@@ -25,10 +25,12 @@ from dataclasses import replace
 import numpy as np
 
 from engine.fidelity.stats import agreement
+from engine.mapping import Mapping, Placement
 from engine.pipeline import Mapped, build_mapping, evaluate
-from engine.placement.fill import MEASURED_US
+from engine.placement.fill import MEASURED_US, core_order
 from engine.simulate import simulate_step
 from engine.stages import stage_breakdown
+from engine.traffic import FIXED, router_loads
 
 HARDWARE_US = MEASURED_US  # Loihi 2 mapping ES §5.2, measured on a Kapoho Point
 # simulator variants: name -> (options of simulate_step, a change to the hardware or None)
@@ -46,6 +48,38 @@ def flat_hops(mapped: Mapped) -> Mapped:
     hw = mapped.hardware
     hw = replace(hw, noc=replace(hw.noc, ns_latency=hw.noc.ew_latency))
     return Mapped.of(mapped.network, hw, mapped.mapping)
+
+
+# ------------------------------------------------------------------ what-ifs (not modelled yet)
+def two_meshes_us(mapped: Mapped) -> float:
+    """What if Loihi 2's two parallel meshes (Loihi 2 runtime model Fig. 3) carried the
+    traffic, a core's messages on the mesh of its slot's parity: the model with the link
+    term the heavier of the two meshes' heaviest links."""
+    hw, g = mapped.hardware, mapped.graph
+    cores = np.asarray(mapped.mapping.placement.cores)
+    plane = hw.core_table["slot"][cores[g.pair_src]] % 2
+    link = 0.0
+    for k in (0, 1):
+        on = plane == k
+        src, dst, fixed = cores[g.pair_src[on]], cores[g.pair_dst[on]], g.pair_fixed[on]
+        loads = [router_loads(hw, src, dst, fixed)]
+        loads += [np.bincount(c, weights=fixed, minlength=hw.n_cores) for c in (src, dst)]
+        link = max(link, max(float(x.max(initial=0)) for x in loads) / FIXED)
+    ev = evaluate(mapped)
+    link_us = link * hw.links.message_bits / hw.links.router_bits_per_us
+    return max([link_us] + [v for k, v in ev.terms_us.items() if k != "link"])
+
+
+def input_off_mesh(mapped: Mapped, placement: str) -> Mapped:
+    """What if the input layer were a spike source, not cores on the mesh: the other layers
+    take the fill order's first cores, the input's cores go out of the way (the order's
+    last) and send nothing (the input's traffic is dropped by the caller)."""
+    g, hw = mapped.graph, mapped.hardware
+    order = core_order(hw, placement)
+    inputs, rest = np.flatnonzero(g.population == 0), np.flatnonzero(g.population != 0)
+    cores = np.empty(g.n_parts, dtype=np.int64)
+    cores[rest], cores[inputs] = order[: rest.size], order[::-1][: inputs.size]
+    return Mapped.of(mapped.network, hw, Mapping(mapped.mapping.partition, Placement(cores)))
 
 
 def main() -> None:
@@ -76,6 +110,17 @@ def main() -> None:
             columns.setdefault(col, {})[p] = float(np.mean([s.step_us for s in steps]))
             found = [s.bound for s in steps]
             bounds.setdefault(col, {})[p] = max(set(found), key=found.count)
+        # what-ifs: two meshes (model); the input layer off the mesh (model and simulator)
+        columns.setdefault("what-if: model, two meshes", {})[p] = two_meshes_us(mapped)
+        off = input_off_mesh(mapped, p)
+        silent = off.network.population == 0
+        quiet = replace(off.network, rate=np.where(silent, 0.0, off.network.rate))
+        off = Mapped.of(quiet, off.hardware, off.mapping)
+        columns.setdefault("what-if: model, input off the mesh", {})[p] = evaluate(off).latency_us
+        steps = [simulate_step(off, seed=s) for s in range(args.seeds)]
+        columns.setdefault("what-if: simulator, input off the mesh", {})[p] = float(
+            np.mean([s.step_us for s in steps])
+        )
     hw = [HARDWARE_US[p] for p in names]
     stats = {
         col: {k: v for k, v in agreement(hw, [vals[p] for p in names]).items() if k != "why"}
@@ -103,7 +148,7 @@ def draw(names, columns, stats, hops, path: str) -> None:
     import matplotlib.pyplot as plt
 
     colors = ["#444444", "#1f77b4", "#aec7e8", "#17becf", "#ff7f0e", "#2ca02c", "#d62728",
-              "#9467bd", "#c5b0d5"]  # fmt: skip
+              "#9467bd", "#c5b0d5", "#8c564b", "#e377c2", "#bcbd22"]  # fmt: skip
     fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.4), layout="constrained")
     x = np.arange(len(names))
     width = 0.8 / len(columns)

@@ -55,7 +55,8 @@ _CORE_LINK = re.compile(r"^\s*core\s+(\d+)\s+(in|out)\s*$")
 
 def parse_link(hardware: Hardware, text: str, loads: np.ndarray | None = None) -> int:
     """The link id ``text`` names: ``E (x,y)->(x+1,y)`` (the target optional), ``core C
-    out``/``core C in``, a link id, or ``max`` (the most loaded of ``loads``)."""
+    out``/``core C in``, a link id, or ``max`` (the most loaded of ``loads``: give the links'
+    times, ``Evaluation.link_us``, for the link that bounds the step)."""
     text = str(text).strip()
     n_links = hardware.n_link_ids
     kind = hardware.link_table["kind"]

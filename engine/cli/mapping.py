@@ -183,7 +183,7 @@ def _flows(mapped, ev, text: str) -> dict:
     from engine.flows import flows_through, link_label, parse_link
 
     hardware = mapped.hardware
-    link = parse_link(hardware, text, ev.link_messages)
+    link = parse_link(hardware, text, ev.link_us)  # max: the link that bounds the link term
     table = flows_through(hardware, mapped.graph, mapped.mapping.placement.cores, link)
     return {
         "link": link_label(hardware, link),
