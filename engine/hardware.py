@@ -340,6 +340,11 @@ class Hardware:
         """Where the constant ``section.key`` (``"links.router_bits_per_us"``) came from, or ''."""
         return dict(self.sources).get(key, "")
 
+    def with_sources(self, sources: dict[str, str], **changes) -> Hardware:
+        """A copy with ``changes`` applied and ``sources`` replacing those of the same keys."""
+        merged = {**dict(self.sources), **sources}
+        return replace(self, sources=tuple(sorted(merged.items())), **changes)
+
     def summary(self) -> dict:
         return {
             "name": self.name,
@@ -493,16 +498,8 @@ def load_hardware(spec: str) -> Hardware:
             cores_per_router=1 if k is None else k,
             chips_x=1 if cx is None else cx,
             chips_y=1 if cy is None else cy,
-            sources=tuple(
-                sorted(
-                    {
-                        **dict(base.sources),
-                        **{f"topology.{k}": f"spec: {spec}" for k in _TOPOLOGY_KEYS},
-                    }.items()
-                )
-            ),
         )
-        return hw
+        return hw.with_sources({f"topology.{k}": f"spec: {spec}" for k in _TOPOLOGY_KEYS})
     if spec.startswith("mesh:"):
         raise InvalidHardwareError(
             f"malformed mesh spec {spec!r}; write mesh:WxH, mesh:WxHxK or mesh:WxHxK@CXxCY "

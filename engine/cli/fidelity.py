@@ -191,7 +191,10 @@ def cmd_calibrate(args) -> int:
         cal = calibrate(x, t, base, what=what, labels=[r.saturates for r in runs], name=name)
         hw, clock = cal.hardware, None
         if not args.no_simulator:
-            hw, clock = fit_clock([p.mapped for p in before], t, hw, what=what)
+            hw, clock = fit_clock(
+                [p.mapped for p in before], t, hw, what=what,
+                previous_bandwidth=base.links.router_bits_per_us,
+            )  # fmt: skip
         after = predict(runs, hardware=hw, simulator=not args.no_simulator)
     write_preset(
         args.out, hw,
@@ -223,8 +226,17 @@ def cmd_calibrate(args) -> int:
             plural = "s" if f.points > 1 and f.term != "clock" else ""
             print(f"  {f.constant:<26} {f.previous:>10.4g} -> {f.value:<10.4g} "
                   f"from {f.points} {bound}{plural}{spread}")  # fmt: skip
+        elif f.value != f.previous:
+            how = (
+                "scaled with the fitted bandwidth (no run is link-bound in the simulator)"
+                if f.term == "clock"
+                else "moved by the fit, though it bounds none of the runs"
+            )
+            print(f"  {f.constant:<26} {f.previous:>10.4g} -> {f.value:<10.4g} {how}")
         else:
-            print(f"  {f.constant:<26} {f.previous:>10.4g}    kept: no run is bound by {f.term}")
+            why = "the simulator finds no run link-bound" if f.term == "clock" else (
+                f"no run is bound by {f.term}")  # fmt: skip
+            print(f"  {f.constant:<26} {f.previous:>10.4g}    kept: {why}")
     print(_stats_line("model", stats["model"]))
     print(_stats_line("simulator", stats["simulator"]))
     print(f"wrote {args.out}: meshscope list --hardware {args.out} --constants shows its sources")

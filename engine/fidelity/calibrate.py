@@ -46,13 +46,16 @@ def _objective(x, t, theta) -> float:
     return float(np.mean(np.log((x * theta).max(axis=1) / t) ** 2))
 
 
-def _refit(x, t, theta, assign, iterations: int) -> tuple[np.ndarray, np.ndarray]:
-    theta = theta.copy()
+def _refit(x, t, theta0, assign, iterations: int) -> tuple[np.ndarray, np.ndarray]:
+    """Alternate: constants from the runs each term bounds, then terms from the constants.
+
+    A term that bounds no run takes its starting constant again, so the result is always
+    consistent: every constant is either fitted to the runs it bounds or the start's."""
+    theta = theta0.copy()
     for _ in range(iterations):
         for k in range(x.shape[1]):
             on = (assign == k) & (x[:, k] > 0)
-            if on.any():
-                theta[k] = math.exp(float(np.mean(np.log(t[on] / x[on, k]))))
+            theta[k] = math.exp(float(np.mean(np.log(t[on] / x[on, k])))) if on.any() else theta0[k]
         again = np.argmax(x * theta, axis=1)
         if np.array_equal(again, assign):
             break
@@ -78,8 +81,9 @@ def fit_max_affine(
         lab = np.asarray(labels)
         starts.append(np.where(lab >= 0, lab, starts[0]))
     best = None
+    theta0 = np.asarray(theta0, dtype=float)
     for assign in starts:
-        theta, assign = _refit(x, t, np.asarray(theta0, dtype=float), assign, iterations)
+        theta, assign = _refit(x, t, theta0, assign, iterations)
         score = _objective(x, t, theta)
         if best is None or score < best[0] - 1e-15:
             best = (score, theta, assign)
@@ -141,17 +145,16 @@ def _apply(hw: Hardware, values: dict[str, float], sources: dict[str, str]) -> H
             core_bits_per_us=links.core_bits_per_us * scale,
             offchip_bits_per_us=links.offchip_bits_per_us * scale,
         )
+        fitted = values["links.router_bits_per_us"]
         for key in ("links.core_bits_per_us", "links.offchip_bits_per_us"):
+            ratio = getattr(links, key.split(".")[1]) / fitted
             old = hw.source(key)
-            kind = source_kind(old)
-            kind = "illustrative" if kind == "unstated" else kind
             sources.setdefault(
                 key,
-                f"{kind}: {source_detail(old) or 'no source given'} (scaled ×{scale:.4g} with "
-                "the fitted router_bits_per_us, keeping its ratio to it)",
+                f"fitted: the fitted router_bits_per_us × {ratio:.4g}, the ratio the preset had "
+                f"({source_kind(old)}: {source_detail(old) or 'no source given'})",
             )
-    merged = {**dict(hw.sources), **sources}
-    return replace(hw, model=model, links=links, sources=tuple(sorted(merged.items())))
+    return hw.with_sources(sources, model=model, links=links)
 
 
 def calibrate(
@@ -172,15 +175,19 @@ def calibrate(
         key = CONSTANT_OF[term]
         on = (assign == k) & (x[:, k] > 0)
         previous = _value(hardware, key)
-        if not on.any():
+        if theta[k] == theta0[k]:  # nothing to fit it on: kept as it was
             fits.append(TermFit(term, key, previous, previous, 0, None, hardware.source(key)))
             continue
         value = _theta_value(term, float(theta[k]))
-        residual = np.log(t[on] / (x[on, k] * theta[k]))
-        spread = float(100 * np.std(residual, ddof=1)) if on.sum() > 1 else None
-        plus = f", ±{spread:.1f} %" if spread is not None else ""
         n = int(on.sum())
-        source = f"fitted: {what}, {n} point{'s' if n > 1 else ''}{plus}"
+        spread = None
+        if n:
+            residual = np.log(t[on] / (x[on, k] * theta[k]))
+            spread = float(100 * np.std(residual, ddof=1)) if n > 1 else None
+            plus = f", ±{spread:.1f} %" if spread is not None else ""
+            source = f"fitted: {what}, {n} point{'s' if n > 1 else ''}{plus}"
+        else:  # moved while the runs changed terms, and written so the preset is the fit
+            source = f"fitted: {what}, moved by the fit though it bounds none of the runs"
         values[key], sources[key] = value, source
         fits.append(TermFit(term, key, previous, value, n, spread, source))
     hw = _apply(hardware, values, sources)
@@ -191,18 +198,22 @@ def calibrate(
 
 def fit_clock(
     mapped: Sequence[Mapped], measured: np.ndarray, hardware: Hardware, *, what: str,
-    rounds: int = 3,
+    previous_bandwidth: float | None = None, rounds: int = 3,
 ) -> tuple[Hardware, TermFit]:  # fmt: skip
     """The simulator's ``cycle_ns`` fitted to the runs it finds link-bound.
 
-    Starts from one flit per cycle at the fitted mesh bandwidth, then scales the clock by
-    the geometric mean of measured / simulated step time over the link-bound runs, a few
-    rounds (compute times are whole cycles, so they shift a little with the clock)."""
+    Starts from the preset's clock, scaled by ``previous_bandwidth`` / the fitted
+    router_bits_per_us when calibration changed the bandwidth (a flit a cycle stays the
+    link's rate), then scales it by the geometric mean of measured / simulated step time
+    over the link-bound runs, a few rounds (compute times are whole cycles, so they shift a
+    little with the clock). With no link-bound run the clock only follows the bandwidth,
+    and says so; with neither it is kept, source and all."""
     from engine.simulate import simulate_step
 
     noc = hardware.noc
     previous = noc.cycle_ns
-    cycle = 1e3 * noc.flit_bits / hardware.links.router_bits_per_us
+    scale = previous_bandwidth / hardware.links.router_bits_per_us if previous_bandwidth else 1.0
+    cycle = previous * scale
     t = np.asarray(measured, dtype=float)
     ratios = np.zeros(0)
     for _ in range(rounds):
@@ -212,23 +223,24 @@ def fit_clock(
                           spikes="expected")
             for m in mapped
         ]  # fmt: skip
-        link = np.array([s.bound == "link" for s in sims])
+        link = np.array([s.bound == "link" for s in sims], dtype=bool)
         if not link.any():
             break
-        ratios = np.log(t[link] / np.array([s.step_us for s, on in zip(sims, link, strict=True)
-                                            if on]))  # fmt: skip
+        sim_us = np.array([s.step_us for s in sims])[link]
+        ratios = np.log(t[link] / sim_us)
         cycle *= math.exp(float(np.mean(ratios)))
     n = ratios.size
+    spread = float(100 * np.std(ratios, ddof=1)) if n > 1 else None
     if n:
-        spread = float(100 * np.std(ratios, ddof=1)) if n > 1 else None
         plus = f", ±{spread:.1f} %" if spread is not None else ""
         source = f"fitted: {what}, {n} link-bound simulated point{'s' if n > 1 else ''}{plus}"
-    else:
-        spread = None
+    elif scale != 1.0:
         source = (
-            "fitted: one flit per cycle at the fitted router_bits_per_us (no run is link-bound "
-            "in the simulator to fit the clock on)"
+            f"fitted: the preset's clock × {scale:.4g}, following the fitted router_bits_per_us "
+            "(no run is link-bound in the simulator to fit it on)"
         )
-    sources = {**dict(hardware.sources), "noc.cycle_ns": source}
-    hw = replace(hardware, noc=replace(noc, cycle_ns=cycle), sources=tuple(sorted(sources.items())))
+    else:
+        return hardware, TermFit("clock", "noc.cycle_ns", previous, previous, 0, None,
+                                 hardware.source("noc.cycle_ns"))  # fmt: skip
+    hw = hardware.with_sources({"noc.cycle_ns": source}, noc=replace(noc, cycle_ns=cycle))
     return hw, TermFit("clock", "noc.cycle_ns", previous, cycle, n, spread, source)

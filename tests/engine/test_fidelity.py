@@ -16,7 +16,7 @@ from scipy import stats
 from engine.cli import main
 from engine.cost import TERMS
 from engine.errors import CapacityError, InputFileError, UnknownNameError
-from engine.fidelity.calibrate import calibrate, fit_clock
+from engine.fidelity.calibrate import calibrate, fit_clock, fit_max_affine
 from engine.fidelity.measurements import read_measurements
 from engine.fidelity.predict import constants_vector, max_affine, predict
 from engine.fidelity.stats import agreement
@@ -201,7 +201,37 @@ def test_core_and_offchip_bandwidths_keep_their_ratio_to_the_fitted_mesh_link(mi
     assert lk.router_bits_per_us == pytest.approx(1.4 * LOIHI2.links.router_bits_per_us)
     before = LOIHI2.links.offchip_bits_per_us / LOIHI2.links.router_bits_per_us
     assert lk.offchip_bits_per_us / lk.router_bits_per_us == pytest.approx(before)
-    assert "scaled" in cal.hardware.source("links.offchip_bits_per_us")
+    source = cal.hardware.source("links.offchip_bits_per_us")
+    assert source.startswith("fitted: the fitted router_bits_per_us × 0.25")
+
+
+def test_the_written_constants_reproduce_the_fit():
+    """A run that one term's start would bound but the fit moves to another: the constant
+    it left is the start's again, so the preset predicts what the fit does."""
+    x = np.array([[0, 40_000, 0, 78_049, 1], [0, 0, 0, 0, 1]], dtype=float)  # SynOps, link
+    t = np.array([6.0, 2.0])  # faster than the start's SynOp (8 µs) and link (10 µs) terms
+    theta, _ = fit_max_affine(x, t, constants_vector(LOIHI2))
+    cal = calibrate(x, t, LOIHI2, what="r.csv")
+    written = constants_vector(cal.hardware)
+    assert max_affine(x, written) == pytest.approx(max_affine(x, theta), rel=1e-12)
+    assert np.all((written == theta) | np.isclose(written, theta, rtol=1e-12))
+    synop = next(f for f in cal.terms if f.term == "synops")
+    kept = synop.points == 0 and synop.value == LOIHI2.model.synop_ns
+    assert kept or synop.source.startswith("fitted:")
+
+
+def test_the_clock_is_kept_when_nothing_can_fit_it():
+    runs = [r for r in suite_runs("microbench", "loihi2") if r.saturates == "barrier"]
+    preds = predict(runs, simulator=False)
+    hw, fit = fit_clock([p.mapped for p in preds], np.array([1.9]), LOIHI2, what="r.csv",
+                        previous_bandwidth=LOIHI2.links.router_bits_per_us)  # fmt: skip
+    assert hw.noc.cycle_ns == LOIHI2.noc.cycle_ns and fit.points == 0
+    assert hw.source("noc.cycle_ns") == LOIHI2.source("noc.cycle_ns")
+    faster = truth(bandwidth=2.0)  # a fitted bandwidth twice the preset's: the clock follows
+    hw, fit = fit_clock([p.mapped for p in preds], np.array([1.9]), faster, what="r.csv",
+                        previous_bandwidth=LOIHI2.links.router_bits_per_us)  # fmt: skip
+    assert hw.noc.cycle_ns == pytest.approx(LOIHI2.noc.cycle_ns / 2)
+    assert hw.source("noc.cycle_ns").startswith("fitted: the preset's clock × 0.5")
 
 
 def test_the_simulator_clock_is_fitted_to_link_bound_runs():
