@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.cost import TERMS
-from engine.traffic import FIXED, router_loads
+from engine.traffic import FIXED, route_loads
 
 __all__ = ["StageBreakdown", "stage_breakdown", "stage_loads"]
 
@@ -55,14 +55,7 @@ def stage_loads(mapped, layer: int) -> np.ndarray:
     hw, g = mapped.hardware, mapped.graph
     cores = np.asarray(mapped.mapping.placement.cores, dtype=np.int64)
     on = g.population[g.pair_dst] == layer
-    src, dst, fixed = cores[g.pair_src[on]], cores[g.pair_dst[on]], g.pair_fixed[on]
-    n_r4, n_c = 4 * hw.n_routers, hw.n_cores
-    loads = np.zeros(n_r4 + 2 * n_c, dtype=np.int64)
-    if src.size:
-        loads[:n_r4] = router_loads(hw, src, dst, fixed)
-        loads[n_r4 : n_r4 + n_c] = np.bincount(src, weights=fixed, minlength=n_c)
-        loads[n_r4 + n_c :] = np.bincount(dst, weights=fixed, minlength=n_c)
-    return loads
+    return route_loads(hw, cores[g.pair_src[on]], cores[g.pair_dst[on]], g.pair_fixed[on])
 
 
 def stage_breakdown(mapped) -> StageBreakdown:

@@ -47,11 +47,10 @@ def _check_figure(path) -> None:
 
 
 def _stats_line(label: str, s: dict | None) -> str:
+    from engine.fidelity.validate import fmt as f
+
     if s is None:
         return f"  {label:<10} not run (--no-simulator)"
-
-    def f(v):
-        return "n/a" if v is None else f"{v:.3f}"
 
     line = (
         f"  {label:<10} Pearson r {f(s['pearson_r']):>6}   Kendall τ {f(s['kendall_tau']):>6}   "
@@ -97,6 +96,11 @@ def cmd_microbench(args) -> int:
             path = Path(args.mappings).resolve() / f"{i:03d}-{slug}.json"
             write_mapping_file(path, p.mapped)
             row["mapping"] = os.path.relpath(path, base)
+    hw_path = Path(args.hardware)
+    if args.out and hw_path.suffix == ".toml" and hw_path.exists():  # as the CSV will read it
+        written = os.path.relpath(hw_path.resolve(), Path(args.out).resolve().parent)
+        for row in rows:
+            row["hardware"] = written
     if args.out:
         from engine.io.files import write_text
 
@@ -174,7 +178,7 @@ def cmd_calibrate(args) -> int:
     from engine.provenance import write_preset
 
     check_outputs(("hardware file", args.out))
-    if not args.out.lower().endswith(".toml"):
+    if not args.out.endswith(".toml"):
         raise SpecError(f"--out is a hardware preset file and must end in .toml, not {args.out!r}")
     base = resolve_hardware(args.hardware)
     runs, skipped = read_measurements(args.measurements)

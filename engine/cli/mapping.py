@@ -114,6 +114,8 @@ def cmd_evaluate(args) -> int:
     check_outputs(("mapping file", args.save))
     if args.flows and args.multicast:
         raise SpecError("--flows explains the unicast model's link loads; drop --multicast")
+    if args.stages and args.multicast:
+        raise SpecError("--stages reads the unicast model stage by stage; drop --multicast")
     step = None
     with work(args):
         mapped = build(args)

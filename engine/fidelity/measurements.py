@@ -36,6 +36,7 @@ class Measurement:
     """One measured run: what ran (a mapping file, or specs) and its mean step time."""
 
     row: int  # line in the CSV (the header is line 1)
+    where: str  # "FILE:LINE", for messages about this run
     name: str
     measured_us: float
     mapping: str = ""  # a mapping file's path (resolved), or ""
@@ -73,7 +74,7 @@ def read_measurements(path) -> tuple[list[Measurement], int]:
     Raises ``InputFileError`` naming the file, the line and what to fix.
     """
     path = Path(path)
-    text = read_text(path, "measurements file")
+    text = read_text(path, "measurements file").removeprefix("\ufeff")  # a spreadsheet's BOM
     rows = csv.DictReader(io.StringIO(text))
     header = [h.strip() for h in rows.fieldnames or []]
     if "measured_us" not in header:
@@ -103,8 +104,11 @@ def read_measurements(path) -> tuple[list[Measurement], int]:
         if mapping:
             file = Path(mapping)
             file = file if file.is_absolute() else path.parent / file
-            if not file.exists():
-                raise InputFileError(f"{where}: mapping file {file} does not exist")
+            if not file.is_file():
+                raise InputFileError(
+                    f"{where}: mapping file {file} "
+                    + ("is a folder" if file.is_dir() else "does not exist")
+                )
             spec = {"mapping": str(file)}
         else:
             empty = [k for k in _SPEC if not cell.get(k)]
@@ -115,9 +119,13 @@ def read_measurements(path) -> tuple[list[Measurement], int]:
                     f"all of {', '.join(_SPEC)}"
                 )
             spec = {k: cell[k] for k in _SPEC}
+            hardware = Path(spec["hardware"])  # a preset file, beside the CSV like mappings
+            if hardware.suffix == ".toml" and not hardware.is_absolute():
+                beside = path.parent / hardware
+                spec["hardware"] = str(beside) if beside.exists() else spec["hardware"]
             if cell.get("seed"):
                 seed = cell["seed"]
-                if not seed.isdigit():
+                if not (seed.isascii() and seed.isdigit()):
                     raise InputFileError(f"{where}: seed must be a whole number ≥ 0, not {seed!r}")
                 spec["seed"] = int(seed)
         saturates = cell.get("saturates", "")
@@ -130,6 +138,7 @@ def read_measurements(path) -> tuple[list[Measurement], int]:
         out.append(
             Measurement(
                 line,
+                where,
                 name,
                 measured,
                 steps=steps,

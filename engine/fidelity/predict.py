@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from engine.cost import TERMS
-from engine.errors import SpecError
+from engine.errors import InputFileError, MeshScopeError, SpecError
 from engine.hardware import Hardware
 from engine.pipeline import Mapped, build_mapping, evaluate, resolve_hardware
 
@@ -75,7 +75,8 @@ def with_constants(base: Hardware, constants: Hardware) -> Hardware:
     if not same:
         raise SpecError(
             f"{constants.name} has another topology or other core limits than {base.name}, "
-            f"which the run was mapped on: its constants cannot stand in for {base.name}'s"
+            f"which the run was mapped on: its constants cannot stand in for {base.name}'s "
+            f"(give --hardware {base.name}, or a preset made from it)"
         )
     return replace(
         base, name=constants.name, description=constants.description, links=constants.links,
@@ -137,7 +138,11 @@ def predict(
     for i, run in enumerate(runs):
         key = run.key
         if key not in built:
-            mapped = _build(run, hardware)
+            try:
+                mapped = _build(run, hardware)
+            except MeshScopeError as e:  # name the row of the measurements file
+                where = getattr(run, "where", "") or f"run {run.name!r}"
+                raise InputFileError(f"{where}: {' '.join(str(e).split())}") from None
             x = counts(mapped)
             theta = constants_vector(mapped.hardware)
             terms = x * theta

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
 
-from engine.errors import UnknownNameError
+from engine.errors import CapacityError, UnknownNameError
 from engine.hardware import Hardware
 from engine.resources import memory_bytes
 
@@ -55,9 +55,17 @@ def _fits(hw: Hardware, neurons: int, axons: int, synapses: int, bits: int, dens
     )
 
 
+def _halves(hw: Hardware, m: int) -> bool:
+    """Whether ``pairs-halves`` can place M origin and M destination cores on ``hw``."""
+    return 1 <= m <= hw.grid_height // 2 * hw.grid_width * hw.cores_per_router
+
+
 def _microbench(hw: Hardware) -> list[SuiteRun]:
-    k, gh = hw.cores_per_router, hw.grid_height
-    runs = [SuiteRun("barrier", "mb-barrier", "natural", "pairs-halves", saturates="barrier")]
+    if hw.n_cores < 2:
+        return []
+    k = hw.cores_per_router
+    pairs = "pairs-halves" if _halves(hw, 1) else "packed-row"  # one origin, one destination
+    runs = [SuiteRun("barrier", "mb-barrier", "natural", pairs, saturates="barrier")]
     for n in (512, 1024, 2048, 4095):
         if n <= hw.limits.neurons:
             runs.append(
@@ -67,18 +75,18 @@ def _microbench(hw: Hardware) -> list[SuiteRun]:
     for n in (128, 256, 512, 1024, 2048, 4095):
         if _fits(hw, n, n, n * n, 1, dense=True):
             runs.append(
-                SuiteRun(f"synop N={n}", f"mb-synop:N={n}", "natural", "pairs-halves",
+                SuiteRun(f"synop N={n}", f"mb-synop:N={n}", "natural", pairs,
                          saturates="synops")
             )  # fmt: skip
     for n in (64, 128, 256, 512, 1024, 2048, 4095):
         if _fits(hw, n, n, n, 8, dense=True):
             runs.append(
-                SuiteRun(f"synmem N={n}", f"mb-synmem:N={n}", "natural", "pairs-halves",
+                SuiteRun(f"synmem N={n}", f"mb-synmem:N={n}", "natural", pairs,
                          saturates="synmem")
             )  # fmt: skip
-    m = min(12, gh // 2 * k)  # the paper's 12 pairs, or as many as one column holds
+    m = min(12, hw.height // 2 * k)  # the paper's 12 pairs, or as many as a chip's column holds
     for n in (512, 1024, 2048, 4095):
-        if n <= hw.limits.neurons and _fits(hw, n, n, n, 8, dense=False):
+        if m and n <= hw.limits.neurons and _fits(hw, n, n, n, 8, dense=False):
             runs.append(
                 SuiteRun(f"link M={m} N={n}", f"mb-link:M={m},N={n}", "natural", "pairs-column",
                          saturates="link")
@@ -91,13 +99,12 @@ LINEAR_NEURONS = (1, 16, 32, 64, 128, 256)
 
 
 def _linear_grid(hw: Hardware) -> list[SuiteRun]:
-    half = hw.grid_height // 2 * hw.grid_width * hw.cores_per_router
     runs = []
     for m in LINEAR_CORES:
         for n in LINEAR_NEURONS:
             for bits in range(1, 9):
                 total = m * n
-                if m > half or total * total > 50_000_000:
+                if not _halves(hw, m) or total * total > 50_000_000:
                     continue
                 if not _fits(hw, n, total, total * n, bits, dense=True):
                     continue
@@ -116,9 +123,15 @@ def _tiled_identity(hw: Hardware) -> list[SuiteRun]:
     ]
     runs += [SuiteRun(f"tiled-identity random seed {s}", net, "natural", "random", seed=s)
              for s in range(4)]  # fmt: skip
-    gw, gh = hw.grid_width, hw.grid_height
-    fits_pairs = {"pairs-square": gw * gh >= 8, "pairs-x": min(gw, gh) >= 4}
-    return [r for r in runs if fits_pairs.get(r.placement, True)]
+    if hw.n_cores < 16:
+        return []
+    gw, gh, k = hw.grid_width, hw.grid_height, hw.cores_per_router
+    fits = {  # pairs-* put a pair on one router; M = 8: a 4 × 2 rectangle, an X on 4 × 4
+        "pairs-square": k >= 2 and gw >= 4 and gh >= 2,
+        "pairs-x": k >= 2 and gw >= 4 and gh >= 4,
+        "pairs-halves": _halves(hw, 8),
+    }
+    return [r for r in runs if fits.get(r.placement, True)]
 
 
 SUITES = {
@@ -136,4 +149,11 @@ def suite_runs(name: str, hardware: str) -> list[SuiteRun]:
         raise UnknownNameError("suite", name, [*SUITES, "all"])
     hw = load_hardware_spec(hardware)
     makers = SUITES.values() if name == "all" else [SUITES[name]]
-    return [replace(r, hardware=hardware) for make in makers for r in make(hw)]
+    runs = [replace(r, hardware=hardware) for make in makers for r in make(hw)]
+    if not runs:
+        raise CapacityError(
+            f"no run of the {name} suite fits {hw.name} ({hw.n_cores} cores, "
+            f"{hw.grid_width}x{hw.grid_height} routers of {hw.cores_per_router}): choose larger "
+            "hardware, e.g. mesh:4x8x4"
+        )
+    return runs

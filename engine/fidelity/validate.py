@@ -89,16 +89,17 @@ class Validation:
         if sim is not None:
             left.scatter(m, [p.simulator_us for p in self.predictions], s=26, marker="x",
                          color="black", lw=0.8, label="simulator")  # fmt: skip
-        lo = min(m.min(), model.min()) * 0.8
-        hi = max(m.max(), model.max()) * 1.25
+        shown = [m, model] + ([np.array([p.simulator_us for p in self.predictions])] if sim else [])
+        lo = min(v.min() for v in shown) * 0.8
+        hi = max(v.max() for v in shown) * 1.25
         left.plot([lo, hi], [lo, hi], color="gray", lw=0.8, ls=":", label="predicted = measured")
         left.set(xscale="log", yscale="log", xlim=(lo, hi), ylim=(lo, hi),
                  xlabel="measured step time (µs)", ylabel="predicted step time (µs)")  # fmt: skip
         stats = self.model
-        text = f"model: r = {_fmt(stats['pearson_r'])}, τ = {_fmt(stats['kendall_tau'])}, " \
+        text = f"model: r = {fmt(stats['pearson_r'])}, τ = {fmt(stats['kendall_tau'])}, " \
                f"MAPE {stats['mape']:.1f} %"  # fmt: skip
         if sim is not None:
-            text += f"\nsimulator: r = {_fmt(sim['pearson_r'])}, τ = {_fmt(sim['kendall_tau'])}, " \
+            text += f"\nsimulator: r = {fmt(sim['pearson_r'])}, τ = {fmt(sim['kendall_tau'])}, " \
                     f"MAPE {sim['mape']:.1f} %"  # fmt: skip
         left.set_title(text, fontsize=9)
         left.legend(fontsize=7, loc="upper left")
@@ -131,7 +132,8 @@ class Validation:
         plt.close(fig)
 
 
-def _fmt(value) -> str:
+def fmt(value) -> str:
+    """A statistic to three decimals, or n/a."""
     return "n/a" if value is None else f"{value:.3f}"
 
 

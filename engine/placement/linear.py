@@ -44,11 +44,7 @@ def _pairs(graph: PartitionGraph, hardware: Hardware, xy: list[tuple[int, int]],
             f"{hardware.name} has {gw}x{gh}: use a larger mesh (e.g. mesh:{max(gw, xs.max() + 1)}x"
             f"{max(gh, ys.max() + 1)}x2)"
         )
-    ct = hardware.core_table
-    router_core = np.full(hardware.n_routers, -1)
-    first = ct["slot"] == 0
-    router_core[ct["router"][first]] = np.flatnonzero(first)
-    base = router_core[ys * gw + xs]
+    base = _router_cores(hardware, ys * gw + xs, xs.size, slots=1)  # each router's first core
     cores = np.empty(graph.n_parts, dtype=np.int64)
     cores[origins], cores[dests] = base, base + 1
     return Placement(cores)
@@ -96,15 +92,15 @@ def pairs_diagonal(graph: PartitionGraph, hardware: Hardware, *, rng=None):
     return _pairs(graph, hardware, [(i, i) for i in range(m)], "pairs-diagonal")
 
 
-def _router_cores(hardware: Hardware, routers: np.ndarray, count: int) -> np.ndarray:
-    """The first ``count`` cores of ``routers`` in order, every slot of a router before the
-    next (``routers`` are global router indices)."""
-    k = hardware.cores_per_router
+def _router_cores(hardware: Hardware, routers, count: int, *, slots: int = 0) -> np.ndarray:
+    """The first ``count`` cores of ``routers`` (global router indices) in order, the first
+    ``slots`` of each router (all by default) before the next router's."""
+    k = slots or hardware.cores_per_router
     ct = hardware.core_table
     first = np.full(hardware.n_routers, -1)
     slot0 = ct["slot"] == 0
     first[ct["router"][slot0]] = np.flatnonzero(slot0)
-    cores = (first[routers][:, None] + np.arange(k)[None, :]).ravel()
+    cores = (first[np.asarray(routers)][:, None] + np.arange(k)[None, :]).ravel()
     return cores[:count]
 
 
@@ -120,17 +116,18 @@ def _apart(graph: PartitionGraph, hardware: Hardware, origin_cores, dest_cores) 
 def pairs_column(graph: PartitionGraph, hardware: Hardware, *, rng=None, column: int = 0):
     """Loihi 2 runtime model Fig. 3a: pairs apart in one router column, sharing its middle link.
 
-    Origins fill the column up from its bottom router, destinations down from its top."""
+    Origins fill the column up from its bottom router, destinations down from its top, on
+    chip 0 (so the shared link is an on-chip one on a board of several chips)."""
     m = _m(graph, "pairs-column")
-    k, gw, gh = hardware.cores_per_router, hardware.grid_width, hardware.grid_height
+    k, gw, gh = hardware.cores_per_router, hardware.grid_width, hardware.height
     rows = -(-m // k)
-    if 2 * rows > gh or not 0 <= column < gw:
+    if 2 * rows > gh or not 0 <= column < hardware.width:
         raise CapacityError(
-            f"pairs-column puts M={m} pairs in {2 * rows} routers of one column "
-            f"({k} cores each); {hardware.name} has columns of {gh} routers and columns 0.."
-            f"{gw - 1}: use a smaller M (at most {gh // 2 * k}) or a taller mesh"
+            f"pairs-column puts M={m} pairs in {2 * rows} routers of one column of chip 0 "
+            f"({k} cores each); {hardware.name} has columns of {gh} routers a chip and columns "
+            f"0..{hardware.width - 1}: use a smaller M (at most {gh // 2 * k}) or a taller mesh"
         )
-    ys = np.arange(rows)
+    ys = np.arange(rows)  # chip 0's rows: global rows 0 .. height - 1
     origins = _router_cores(hardware, (gh - 1 - ys) * gw + column, m)
     dests = _router_cores(hardware, ys * gw + column, m)
     return _apart(graph, hardware, origins, dests)

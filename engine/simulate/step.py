@@ -25,6 +25,8 @@ when the last core has updated (and not before the barrier).
 ``backpressure=False`` switches the last part off (an ablation): a core takes every message
 the cycle it arrives, frees its buffer at once, and does its synaptic work after, so its
 time is the later of its last arrival and its total work; the mesh never waits for a core.
+In fall-through mode the next layer then opens once the last message has arrived, before
+the cores have done its work.
 """
 
 from __future__ import annotations

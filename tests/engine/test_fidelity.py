@@ -23,6 +23,7 @@ from engine.fidelity.stats import agreement
 from engine.fidelity.suites import suite_runs
 from engine.hardware import ROUTER, load_hardware
 from engine.pipeline import build_mapping, evaluate
+from engine.provenance import write_preset
 from engine.simulate import simulate_step
 
 LOIHI2 = load_hardware("loihi2")
@@ -426,3 +427,65 @@ def test_list_constants_says_where_each_came_from(capsys):
     line = next(ln for ln in out.splitlines() if "limits.neurons" in ln)
     assert "8192" in line and "paper" in line and "Loihi 2 mapping ES §3.1" in line
     assert out.strip().splitlines()[-1].endswith("illustrative")  # the tally
+
+
+# ------------------------------------------------------------------ review: edge cases
+def test_a_spreadsheets_byte_order_mark_is_not_part_of_the_first_column(tmp_path):
+    path = write_csv(tmp_path / "runs.csv", [SPEC_ROW])
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    runs, _ = read_measurements(path)
+    assert runs[0].network == SPEC_ROW["network"]
+
+
+@pytest.mark.parametrize(
+    ("cell", "message"),
+    [
+        ({"seed": "²"}, "seed must be a whole number"),
+        ({"mapping": "maps"}, "is a folder"),
+    ],
+)
+def test_odd_cells_are_one_line_errors(tmp_path, cell, message):
+    (tmp_path / "maps").mkdir()
+    path = write_csv(tmp_path / "runs.csv", [{**SPEC_ROW, **cell}])
+    with pytest.raises(InputFileError, match=message):
+        read_measurements(path)
+
+
+def test_a_run_that_cannot_be_built_names_its_row(tmp_path):
+    path = write_csv(tmp_path / "runs.csv", [SPEC_ROW, {**SPEC_ROW, "placement": "nosuch"}])
+    runs, _ = read_measurements(path)
+    with pytest.raises(InputFileError, match=r"runs.csv:3: unknown placer 'nosuch'"):
+        predict(runs, simulator=False)
+
+
+def test_a_preset_file_in_the_hardware_column_is_found_beside_the_csv(tmp_path, monkeypatch):
+    (tmp_path / "sub").mkdir()
+    write_preset(tmp_path / "sub" / "mine.toml", LOIHI2)
+    path = write_csv(tmp_path / "sub" / "runs.csv", [{**SPEC_ROW, "hardware": "mine.toml"}])
+    monkeypatch.chdir(tmp_path)  # not the CSV's folder
+    runs, _ = read_measurements(path)
+    assert predict(runs, simulator=False)[0].mapped.hardware == LOIHI2
+
+
+@pytest.mark.parametrize("hardware", ["mesh:2x1", "mesh:8x1x2", "mesh:4x1x4", "mesh:4x4"])
+def test_every_run_a_suite_lists_for_small_hardware_builds(hardware):
+    runs = suite_runs("microbench", hardware)
+    try:
+        runs += suite_runs("tiled-identity", hardware)
+    except CapacityError as e:
+        assert "no run of the tiled-identity suite fits" in str(e)
+    assert runs
+    predict(runs, simulator=False)  # every one builds and fits
+
+
+def test_the_link_microbenchmark_stays_on_one_chip_of_a_board():
+    run = next(r for r in suite_runs("microbench", "loihi2-x8") if r.saturates == "link")
+    (pred,) = predict([run], simulator=False)
+    ev = evaluate(pred.mapped)
+    kind = pred.mapped.hardware.link_table["kind"]
+    assert kind[ev.bottleneck_link] == ROUTER  # an on-chip mesh link, not an off-chip one
+
+
+def test_stages_and_multicast_are_refused_together(capsys):
+    code, out, err = run(capsys, "evaluate", "--stages", "--multicast")
+    assert code == 2 and "drop --multicast" in err
