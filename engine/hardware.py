@@ -96,6 +96,10 @@ class ModelConstants:
     barrier_us: float
     synmem_word_bits: int
     sparse_index_bits: int
+    # what a core keeps per neuron beside its synapses, in the same memory (Loihi 2 mapping
+    # ES §3.1: "neuron states, spike buffers, and synaptic weights"); 0: not counted
+    neuron_state_bits: int = 0
+    spike_buffer_bits: int = 0
 
 
 @dataclass(frozen=True)

@@ -53,7 +53,7 @@ class PartitionGraph:
     neurons: np.ndarray  # neurons per partition = DendOps per step
     synapses: np.ndarray  # stored inbound synapses
     axons: np.ndarray  # distinct inbound h-edges (axons)
-    memory_bytes: np.ndarray  # synaptic memory needed
+    memory_bytes: np.ndarray  # core memory needed (synapses, neuron state, spike buffers)
     synops: np.ndarray  # expected SynOps per step
     synmem_reads: np.ndarray  # expected SynMem word reads per step
     pair_src: np.ndarray  # partition pairs that exchange messages (src != dst)

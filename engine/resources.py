@@ -1,13 +1,16 @@
 """The per-core resource model: what a core holds, and the one check against its limits.
 
 A core holds neurons, inbound synapses, distinct inbound axons (the h-edges that reach
-it) and the synaptic memory they take. Every partitioner, the partition graph, the
+it) and the memory they take. Every partitioner, the partition graph, the
 search and the explorer measure cores with the functions here and check them with
 ``overruns`` — the only place the limits of ``hardware.limits`` are compared.
 
 Memory follows Loihi's layout (Loihi 2 runtime model §II): a *sparse* population stores one entry
 per synapse (weight bits plus an index); a *dense* one stores a whole row of its core's
-weights per inbound axon, in synaptic-memory words.
+weights per inbound axon, in synaptic-memory words. Every neuron also keeps its state and
+spike buffer in the same memory (``neuron_state_bits + spike_buffer_bits``; Loihi 2 mapping
+ES §3.1). The neuron-level partitioners count that as a few synapse entries per neuron
+(``Capacity.per_neuron``, rounded up, so what they build always fits).
 """
 
 from __future__ import annotations
@@ -63,7 +66,7 @@ def limits(hardware: Hardware) -> list[Limit]:
     lim = hardware.limits
     out = [
         Limit("neurons", "neurons", lim.neurons),
-        Limit("memory_bytes", "bytes of synaptic memory", lim.synaptic_memory_bytes),
+        Limit("memory_bytes", "bytes of core memory", lim.synaptic_memory_bytes),
         Limit("axons", "distinct inbound axons", lim.inbound_axons),
     ]
     if lim.synapses:
@@ -114,11 +117,14 @@ def require_cores(n_parts: int, hardware: Hardware, what: str) -> None:
 
 # ------------------------------------------------------------------ memory model
 def memory_bytes(neurons, synapses, axons, weight_bits, dense, model) -> np.ndarray:
-    """Synaptic memory of cores: a full weight row per axon (dense) or an entry per synapse."""
+    """Memory of cores: a full weight row per axon (dense) or an entry per synapse (sparse),
+    plus every neuron's state and spike buffer."""
     word = model.synmem_word_bits
     row_words = -(-np.asarray(neurons) * weight_bits // word)
     sparse_bytes = np.asarray(synapses) * (weight_bits + model.sparse_index_bits) / 8.0
-    return np.where(dense, np.asarray(axons) * row_words * (word // 8), sparse_bytes).astype(float)
+    synaptic = np.where(dense, np.asarray(axons) * row_words * (word // 8), sparse_bytes)
+    per_neuron = (model.neuron_state_bits + model.spike_buffer_bits) / 8.0
+    return (synaptic + np.asarray(neurons) * per_neuron).astype(float)
 
 
 def synmem_words(count, neurons, weight_bits, dense, model) -> np.ndarray:
@@ -183,25 +189,29 @@ class Capacity:
     neurons: int  # C_npc
     axons: int  # C_apc
     synapses: int  # C_spc (the tighter of the synapse limit and synaptic memory)
+    per_neuron: int = 0  # synapse entries each neuron's state and spike buffer take
 
 
 def capacity(network: Network, hardware: Hardware) -> Capacity:
     """Per-core limits as node, distinct-inbound-h-edge and synapse counts.
 
-    Synaptic memory becomes a synapse count with the widest sparse entry of any
-    population; dense encodings are checked on the finished partition.
+    Core memory becomes a synapse count with the widest sparse entry of any population, and
+    a neuron's state and spike buffer the entries they would fill (rounded up); dense
+    encodings are checked on the finished partition.
     """
     lim, model = hardware.limits, hardware.model
     entry_bits = max(b + model.sparse_index_bits for b in network.weight_bits)
     by_memory = lim.synaptic_memory_bytes * 8 // entry_bits
     synapses = min(lim.synapses, by_memory) if lim.synapses else by_memory
-    return Capacity(lim.neurons, lim.inbound_axons, int(synapses))
+    per_neuron = -(-(model.neuron_state_bits + model.spike_buffer_bits) // entry_bits)
+    return Capacity(lim.neurons, lim.inbound_axons, int(synapses), int(per_neuron))
 
 
 def require_each_neuron_fits(
     network: Network, cap: Capacity, axons: np.ndarray, synapses: np.ndarray
 ) -> None:
-    """Raise naming the first neuron whose inbound axons or synapses alone exceed a core."""
+    """Raise naming the first neuron whose inbound axons or synapses alone exceed a core
+    (``synapses`` counting its own state as ``cap.per_neuron`` entries)."""
     bad = np.flatnonzero((axons > cap.axons) | (synapses > cap.synapses))
     if bad.size:
         v = int(bad[0])

@@ -9,6 +9,8 @@ model, so a partitioner never returns something the hardware cannot hold.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from engine.errors import CapacityError
 from engine.hardware import Hardware
 from engine.hypergraph import Incidence, incidence
@@ -21,9 +23,12 @@ __all__ = ["checked_partition", "hypergraph_under_limits"]
 
 
 def hypergraph_under_limits(network: Network, hardware: Hardware) -> tuple[Capacity, Incidence]:
-    """The limits as counts and the network's incidence, once every neuron fits alone."""
+    """The limits as counts and the network's incidence, once every neuron fits alone; the
+    incidence's ``synapses`` count each neuron's own memory too (``Capacity.per_neuron``)."""
     cap = capacity(network, hardware)
     inc = incidence(network)
+    if cap.per_neuron:
+        inc = replace(inc, synapses=inc.synapses + cap.per_neuron)
     require_each_neuron_fits(network, cap, inc.axons, inc.synapses)
     return cap, inc
 

@@ -27,19 +27,23 @@ __all__ = ["fill_in_order", "sequential", "sequential_ordered"]
 def fill_in_order(network: Network, cap: Capacity, order: np.ndarray) -> np.ndarray:
     """Partition ids from filling cores with the nodes in ``order`` (O(synapses))."""
     in_indptr, in_src = transpose(network.indptr, network.indices, network.n_neurons)
-    part = _fill(order.astype(np.int64), in_indptr, in_src, cap.neurons, cap.axons, cap.synapses)
+    part = _fill(
+        order.astype(np.int64), in_indptr, in_src, cap.neurons, cap.axons, cap.synapses,
+        cap.per_neuron,
+    )  # fmt: skip
     if part[0] < 0:
         n = int(-part[0] - 1)
         raise CapacityError(
             f"neuron {n} of {network.name!r} alone exceeds a core's limits "
-            f"({np.diff(in_indptr)[n]} inbound synapses; limits: {cap.axons} axons, "
+            f"({np.diff(in_indptr)[n]} inbound synapses and its state, {cap.per_neuron} "
+            f"entries; limits: {cap.axons} axons, "
             f"{cap.synapses} synapses): choose hardware with larger cores"
         )
     return part
 
 
 @numba.njit(cache=True)
-def _fill(order, in_indptr, in_src, c_npc, c_apc, c_spc):
+def _fill(order, in_indptr, in_src, c_npc, c_apc, c_spc, per_neuron):
     n = order.size
     part = np.empty(n, dtype=np.int64)
     seen_in = np.full(n, -1, dtype=np.int64)  # last partition that counted this axon
@@ -47,7 +51,7 @@ def _fill(order, in_indptr, in_src, c_npc, c_apc, c_spc):
     p, npc, apc, spc = 0, 0, 0, 0
     for t in range(n):
         v = order[t]
-        deg = in_indptr[v + 1] - in_indptr[v]
+        deg = in_indptr[v + 1] - in_indptr[v] + per_neuron  # its synapses and its own memory
         new = 0
         for k in range(in_indptr[v], in_indptr[v + 1]):
             s = in_src[k]

@@ -199,7 +199,7 @@ def test_evaluate_refuses_an_infeasible_mapping():
     hw = load_hardware("loihi2")
     net = load_network_spec("sparse-mlp-1")
     part = Partition.layered(net, [1, 1, 1, 1, 1, 1, 1])  # far over synaptic memory
-    with pytest.raises(CapacityError, match="synaptic memory"):
+    with pytest.raises(CapacityError, match="core memory"):
         evaluate(net, hw, Mapping(part, Placement(np.arange(7))))
     part = make_partition(net, hw, "min")
     with pytest.raises(CapacityError, match="share core"):

@@ -9,6 +9,7 @@ from engine.errors import CapacityError, SpecError, UnknownNameError
 from engine.hardware import load_hardware
 from engine.mapping import Partition
 from engine.partition import make_partition, parse_partition_spec, partitioners
+from engine.partition.layer import min_cores
 from engine.partition_graph import partition_graph
 from engine.specs import load_network_spec
 
@@ -76,7 +77,8 @@ def test_clear_errors_for_impossible_partitions():
         make_partition(net, hw, "cores:1,2")
     with pytest.raises(SpecError, match="has no natural core split"):
         make_partition(net, hw, "natural")
-    with pytest.raises(CapacityError, match="needs 161 cores.*has 128"):
+    too_many = sum(min_cores(net, hw)) + 17 * net.n_populations
+    with pytest.raises(CapacityError, match=f"needs {too_many} cores.*has 128"):
         make_partition(net, hw, "min+17")
     big = load_network_spec("sparse-mlp-2")
     with pytest.raises(CapacityError, match="has 64: choose larger hardware"):

@@ -268,3 +268,30 @@ def test_refinement_only_lowers_connectivity():
     before = connectivity(net, hw, run("hierarchical", net, hw, passes=0))
     after = connectivity(net, hw, run("hierarchical", net, hw, passes=4))
     assert after < before
+
+
+# ------------------------------------------------------------------ neuron state in memory
+def _small_memory(state_bits: int):
+    """Cores of 4 KiB whose neurons keep ``state_bits`` of state each (buffers none)."""
+    from dataclasses import replace as _replace
+
+    hw = load_hardware("mesh:16x16")
+    return _replace(
+        hw,
+        limits=_replace(hw.limits, synaptic_memory_bytes=4096, neurons=1024),
+        model=_replace(hw.model, neuron_state_bits=state_bits, spike_buffer_bits=0),
+    )
+
+
+@pytest.mark.parametrize("name", ["sequential", "overlap", "hierarchical", "edgemap"])
+def test_partitioners_leave_room_for_neuron_state(name):
+    """With 96 bits of state a neuron, 4 KiB holds at most 341 neurons and fewer synapses: every
+    partitioner's cores fit (the final check would refuse them otherwise), and need more
+    cores than without state."""
+    net = load_network_spec("rand:n=2000,card=8")
+    with_state = run(name, net, _small_memory(96))
+    without = run(name, net, _small_memory(0))
+    assert with_state.n_parts > without.n_parts
+    g = partition_graph(net, _small_memory(96), with_state)
+    assert g.memory_bytes.max() <= 4096
+    assert g.memory_bytes.min() >= 12 * np.bincount(with_state.assignment).min()

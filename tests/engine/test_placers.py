@@ -182,7 +182,8 @@ def test_hilbert_fills_a_routers_cores_consecutively_along_the_curve():
     cores = make_placement(stats, hw, "hilbert").cores[partition_order(stats)]
     ct = hw.core_table
     routers = ct["router"][cores]
-    np.testing.assert_array_equal(routers[::4], routers[3::4][: routers[::4].size])
+    full = 4 * (routers.size // 4)  # routers whose four cores are all taken
+    np.testing.assert_array_equal(routers[:full:4], routers[3:full:4])
     curve = hilbert_routers(hw.grid_width, hw.grid_height)
     np.testing.assert_array_equal(routers[::4], curve[: routers[::4].size])
 

@@ -87,11 +87,25 @@ def test_metric_cards_show_the_evaluation(demo_state):
     assert f">{format_quantity(ev.latency_us)}<" in html
 
 
+def improving_swap(state: ExplorerState) -> tuple[int, int]:
+    """Two cores whose swap (or move, onto an empty core) makes the step faster."""
+    from engine.pipeline import evaluator
+
+    ev = evaluator(state.mapped())
+    base = ev.latency_us
+    for a in state.mapping.placement.cores.tolist():
+        for b in range(state.hardware.n_cores):
+            faster = ev.swap_cores(a, b)[0] < base - 1e-9
+            ev.swap_cores(a, b)  # back
+            if faster:
+                return a, b
+    raise AssertionError("no single swap improves this mapping")
+
+
 def test_cards_follow_the_state_and_show_the_change():
     state = ExplorerState.from_specs("sparse-mlp-1", "loihi2")
     cards = MetricsView(state=state)
-    cores = state.mapping.placement.cores
-    state.swap_cores(int(cores[0]), int(cores[8]))  # 34.95 → 30.58 µs
+    state.swap_cores(*improving_swap(state))
     assert f">{format_quantity(state.evaluation.latency_us)}<" in cards.html
     assert f">{format_change(state.change_pct())}<" in cards.html
     assert "metric-card better" in cards.html
@@ -200,8 +214,7 @@ def test_a_session_keeps_its_snapshot_up_to_date():
 def test_a_reload_restores_the_hand_tuned_mapping_under_a_new_token():
     store = SnapshotStore()
     state, token = session_state("sparse-mlp-1", "loihi2", store=store)
-    cores = state.mapping.placement.cores
-    state.swap_cores(int(cores[0]), int(cores[8]))
+    state.swap_cores(*improving_swap(state))
     json.dumps(store.get(token))  # a snapshot is plain data
 
     again, token2 = session_state("sparse-mlp-1", "loihi2", token=token, store=store)

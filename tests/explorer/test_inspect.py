@@ -85,8 +85,8 @@ def test_clicking_a_core_shows_its_terms_memory_and_flows(view):
     assert mesh.tap(x[core], y[core])
     ins = mesh.inspection
     assert ins.kind == "core" and ins.target == core
-    assert "synmem term" in ins.facts and "bytes of synaptic memory" in ins.facts
-    assert "of 131,072" in ins.facts["bytes of synaptic memory"]
+    assert "synmem term" in ins.facts and "bytes of core memory" in ins.facts
+    assert "of 131,072" in ins.facts["bytes of core memory"]
     assert [caption for caption, _ in ins.tables] == ["outbound flows", "inbound flows"]
     assert sum(len(t) for _, t in ins.tables) > 0
 

@@ -117,7 +117,7 @@ def test_infeasible_edits_raise_and_change_nothing(state):
     # removing cores until a layer breaks its memory limit
     big = ExplorerState.from_specs("sparse-mlp-1", "loihi2")
     b_before = snapshot(big)
-    with pytest.raises(CapacityError, match="synaptic memory"):
+    with pytest.raises(CapacityError, match="core memory"):
         big.change_layer_cores(3, -1)  # layer3 at its minimum
     assert snapshot(big) == b_before
     assert snapshot(state) == before

@@ -25,10 +25,11 @@ def coarsen(network: Network, cap: Capacity, rng) -> tuple[list[Level], list[np.
     """The levels, finest first, and the node maps from each level to the next."""
     n = network.n_neurons
     inc = incidence(network)
-    require_each_neuron_fits(network, cap, inc.axons, inc.synapses)
+    synapses = inc.synapses + cap.per_neuron  # a neuron's own memory, in synapse entries
+    require_each_neuron_fits(network, cap, inc.axons, synapses)
     ptr, pins, src_dest = _first_level(inc.out_ptr, inc.out_idx)
     w, m = network.rate[pins[ptr[:-1]]], np.ones(ptr.size - 1, dtype=np.int64)
-    loads = np.ones(n, dtype=np.int64), inc.synapses, inc.axons.astype(np.int64)
+    loads = np.ones(n, dtype=np.int64), synapses, inc.axons.astype(np.int64)
     level = make_level(ptr, pins, src_dest, w, m, *loads)
     levels, maps = [level], []
     target = -(-n // cap.neurons)
