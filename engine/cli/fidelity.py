@@ -14,6 +14,7 @@ import io
 import json
 import os
 import re
+import sys
 from pathlib import Path
 
 from engine.cli.common import HARDWARE_HELP, bar, check_outputs, work
@@ -217,7 +218,13 @@ def cmd_calibrate(args) -> int:
         "constants": {f.constant: f.to_dict() for f in fits},
         **stats,
         "before": {"model": agreement(t, [p.model_us for p in before])},
+        "warnings": cal.warnings,
+        "outliers": [{"row": runs[i].row, "name": runs[i].name} for i in cal.outliers],
     }
+    for w in cal.warnings:  # on stderr, so --json stays one object on stdout
+        names = ", ".join(runs[i].name for i in cal.outliers[:5])
+        extra = f" ({names}{', …' if len(cal.outliers) > 5 else ''})" if "off after" in w else ""
+        sys.stderr.write(f"meshscope: warning: {w}{extra}\n")
     if args.json:
         print(json.dumps(out, indent=2))
         return 0

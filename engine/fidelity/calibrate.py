@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -33,6 +33,8 @@ from engine.provenance import source_detail, source_kind
 
 __all__ = ["CONSTANT_OF", "Calibration", "TermFit", "calibrate", "fit_clock", "fit_max_affine"]
 
+OUTLIER = 1.5  # a run predicted this many times off after the fit is named
+SCATTER_PCT = 20.0  # a term whose runs scatter more than this around its fit is named
 CONSTANT_OF = {  # the preset constant each term's θ sets
     "dendops": "model.dendop_ns",
     "synops": "model.synop_ns",
@@ -115,6 +117,8 @@ class Calibration:
     terms: list[TermFit]
     bound: list[str]  # per run: the term that bounds it under the fit
     clock: TermFit | None = None
+    outliers: list[int] = field(default_factory=list)  # runs the fit misses by over 1.5×
+    warnings: list[str] = field(default_factory=list)  # what to look at before trusting it
 
 
 def _value(hw: Hardware, key: str) -> float:
@@ -193,7 +197,21 @@ def calibrate(
     hw = _apply(hardware, values, sources)
     if name:
         hw = replace(hw, name=name, description=f"{hardware.description}; calibrated to {what}")
-    return Calibration(hw, fits, [TERMS[a] for a in assign])
+    predicted = (x * theta).max(axis=1)
+    outliers = np.flatnonzero(np.abs(np.log(predicted / t)) > math.log(OUTLIER)).tolist()
+    warnings = [
+        f"the {f.points} {f.term}-bound runs scatter by ±{f.spread_pct:.0f} % around the fitted "
+        f"{f.constant.split('.')[1]}: a run there may be bound by something the model does not "
+        "count"
+        for f in fits
+        if f.spread_pct is not None and f.spread_pct > SCATTER_PCT
+    ]
+    if outliers:
+        warnings.append(
+            f"{len(outliers)} run{'s are' if len(outliers) > 1 else ' is'} predicted more than "
+            f"{OUTLIER:g}× off after the fit: check {'them' if len(outliers) > 1 else 'it'}"
+        )
+    return Calibration(hw, fits, [TERMS[a] for a in assign], None, outliers, warnings)
 
 
 def fit_clock(

@@ -374,6 +374,7 @@ def test_microbench_calibrate_validate_end_to_end(tmp_path, capsys):
     for predictor in ("model", "simulator"):
         assert set(("pearson_r", "kendall_tau", "mape")) <= set(cal[predictor])
     assert cal["model"]["mape"] < 3 < cal["before"]["model"]["mape"]
+    assert cal["warnings"] == [] and cal["outliers"] == [] and "warning" not in err
     assert cal["constants"]["links.router_bits_per_us"]["value"] == pytest.approx(
         1.4 * LOIHI2.links.router_bits_per_us, rel=0.05
     )
@@ -489,3 +490,17 @@ def test_the_link_microbenchmark_stays_on_one_chip_of_a_board():
 def test_stages_and_multicast_are_refused_together(capsys):
     code, out, err = run(capsys, "evaluate", "--stages", "--multicast")
     assert code == 2 and "drop --multicast" in err
+
+
+def test_calibration_names_runs_it_cannot_fit(tmp_path, capsys, microbench_counts):
+    """A clean fit says nothing; a run twice as slow as any constant explains is named."""
+    runs, x = microbench_counts
+    t = synthetic_times(x, truth(**SCALES), noise=0.0, seed=0)
+    assert calibrate(x, t, LOIHI2, what="r.csv").warnings == []
+    slow = t.copy()
+    k = next(i for i, r in enumerate(runs) if r.saturates == "synmem")  # barrier-bound at N=64
+    slow[k] *= 3.0  # a run something else slowed down
+    cal = calibrate(x, slow, LOIHI2, what="r.csv")
+    assert cal.outliers == [k]
+    assert any("predicted more than 1.5× off" in w for w in cal.warnings)
+    assert any("barrier-bound runs scatter" in w for w in cal.warnings)
