@@ -2,7 +2,8 @@
 
 sparse-mlp-1 at min+2 on one Loihi 2 chip, placed packed/spread × row/column-major. For
 each: the latency the paper measured on hardware; the max-affine model's (unicast,
-multicast, and read stage by stage as the paper's §5.6 does); the simulated pipelined
+multicast, read stage by stage as the paper's §5.6 does, and with one mesh instead of
+Loihi 2's two); the simulated pipelined
 step (as the hardware runs it); and the simulator with one mechanism switched off at a
 time — per-direction hop latency (N–S hops as fast as E–W), core back-pressure (cores never
 hold the mesh), pipelining (layer after layer) — or multicast switched on. Each predictor's
@@ -30,7 +31,6 @@ from engine.pipeline import Mapped, build_mapping, evaluate
 from engine.placement.fill import MEASURED_US, core_order
 from engine.simulate import simulate_step
 from engine.stages import stage_breakdown
-from engine.traffic import FIXED, router_loads
 
 HARDWARE_US = MEASURED_US  # Loihi 2 mapping ES §5.2, measured on a Kapoho Point
 # simulator variants: name -> (options of simulate_step, a change to the hardware or None)
@@ -51,23 +51,12 @@ def flat_hops(mapped: Mapped) -> Mapped:
 
 
 # ------------------------------------------------------------------ what-ifs (not modelled yet)
-def two_meshes_us(mapped: Mapped) -> float:
-    """What if Loihi 2's two parallel meshes (Loihi 2 runtime model Fig. 3) carried the
-    traffic, a core's messages on the mesh of its slot's parity: the model with the link
-    term the heavier of the two meshes' heaviest links."""
-    hw, g = mapped.hardware, mapped.graph
-    cores = np.asarray(mapped.mapping.placement.cores)
-    plane = hw.core_table["slot"][cores[g.pair_src]] % 2
-    link = 0.0
-    for k in (0, 1):
-        on = plane == k
-        src, dst, fixed = cores[g.pair_src[on]], cores[g.pair_dst[on]], g.pair_fixed[on]
-        loads = [router_loads(hw, src, dst, fixed)]
-        loads += [np.bincount(c, weights=fixed, minlength=hw.n_cores) for c in (src, dst)]
-        link = max(link, max(float(x.max(initial=0)) for x in loads) / FIXED)
-    ev = evaluate(mapped)
-    link_us = link * hw.links.message_bits / hw.links.router_bits_per_us
-    return max([link_us] + [v for k, v in ev.terms_us.items() if k != "link"])
+def one_mesh_us(mapped: Mapped) -> float:
+    """The model as if Loihi 2 had one mesh instead of its two (an ablation of the preset's
+    ``links.meshes``)."""
+    hw = mapped.hardware
+    one = replace(hw, links=replace(hw.links, meshes=1))
+    return evaluate(Mapped.of(mapped.network, one, mapped.mapping)).latency_us
 
 
 def input_off_mesh(mapped: Mapped, placement: str) -> Mapped:
@@ -110,8 +99,8 @@ def main() -> None:
             columns.setdefault(col, {})[p] = float(np.mean([s.step_us for s in steps]))
             found = [s.bound for s in steps]
             bounds.setdefault(col, {})[p] = max(set(found), key=found.count)
-        # what-ifs: two meshes (model); the input layer off the mesh (model and simulator)
-        columns.setdefault("what-if: model, two meshes", {})[p] = two_meshes_us(mapped)
+        # the model with one mesh; what-if: the input layer off the mesh (model and simulator)
+        columns.setdefault("model, one mesh", {})[p] = one_mesh_us(mapped)
         off = input_off_mesh(mapped, p)
         silent = off.network.population == 0
         quiet = replace(off.network, rate=np.where(silent, 0.0, off.network.rate))

@@ -5,7 +5,10 @@ Per step (Loihi 2 runtime model eq. 1)::
     T = max(N_DO·T_DO, N_SO·T_SO, N_SMR·T_SMR, N_LL / B, T_BS)
 
 with N_DO, N_SO, N_SMR the largest per-core DendOps, SynOps and SynMem reads and
-N_LL / B the time of the most loaded link (each link kind has its own bandwidth).
+N_LL / B the time of the most loaded link (each link kind has its own bandwidth). On
+hardware with parallel meshes (``links.meshes``; Loihi 2 has two) a message travels on the
+mesh of its source core's slot, so a router link's time is that of its busier mesh; its
+load (``link_messages``) is both meshes' together.
 Counts are expected values: a synapse's work is scaled by its source's spike rate.
 
 Energy per step = static power × T + op energies + routing energy, where a message
@@ -34,6 +37,7 @@ from engine.traffic import (
     FIXED,
     link_summary,
     multicast_loads,
+    route_loads,
     router_loads,
     swap_cores_inplace,
 )
@@ -180,6 +184,8 @@ class Evaluator:
             self._mc_ptr = np.append(starts, msgs.size).astype(np.int64)
             self._mc_src, self._mc_dst = msgs.src[starts], msgs.dst
             self._mc_fixed = np.rint(network.rate[msgs.neuron[starts]] * FIXED)
+        self._meshes = hardware.links.meshes
+        self._slot = hardware.core_table["slot"]
         if placement is None:
             placement = Placement(np.arange(s.n_parts))
         self.set_placement(placement)
@@ -195,8 +201,13 @@ class Evaluator:
         self.part_of_core = np.full(self.hardware.n_cores, -1, dtype=np.int64)
         self.part_of_core[cores] = np.arange(s.n_parts)
         n_r4, n_c = 4 * self.hardware.n_routers, self.hardware.n_cores
-        if self.multicast:  # one packet per spike, replicated where its routes part
-            self.loads = multicast_loads(
+        if self._meshes > 1:  # every mesh on its own; a link's time is its busiest mesh's
+            per_mesh = [self._mesh_loads(cores, m) for m in range(self._meshes)]
+            self.loads = np.sum(per_mesh, axis=0)
+            self._time_loads = self.loads.copy()
+            self._time_loads[:n_r4] = np.max([m[:n_r4] for m in per_mesh], axis=0)
+        elif self.multicast:  # one packet per spike, replicated where its routes part
+            self.loads = self._time_loads = multicast_loads(
                 self.hardware, cores[self._mc_src], self._mc_ptr, cores[self._mc_dst],
                 self._mc_fixed,
             )  # fmt: skip
@@ -207,8 +218,22 @@ class Evaluator:
             )
             self.loads[n_r4 + cores] = s.out_fixed  # core links travel with their partitions
             self.loads[n_r4 + n_c + cores] = s.in_fixed
+            self._time_loads = self.loads
         self._chip_count = np.bincount(self._chip[cores], minlength=self.hardware.n_chips)
         return self._summarize()
+
+    def _mesh_loads(self, cores: np.ndarray, mesh: int) -> np.ndarray:
+        """The loads of the messages that travel on ``mesh`` (those whose source core's slot
+        is ``mesh`` modulo the meshes)."""
+        s, hw = self.graph, self.hardware
+        if self.multicast:  # a spike's tree on the mesh of its source core
+            on = self._slot[cores[self._mc_src]] % self._meshes == mesh
+            sizes = np.diff(self._mc_ptr)
+            dst = cores[self._mc_dst[np.repeat(on, sizes)]]
+            ptr = np.concatenate([[0], np.cumsum(sizes[on])]).astype(np.int64)
+            return multicast_loads(hw, cores[self._mc_src[on]], ptr, dst, self._mc_fixed[on])
+        on = self._slot[cores[s.pair_src]] % self._meshes == mesh
+        return route_loads(hw, cores[s.pair_src[on]], cores[s.pair_dst[on]], s.pair_fixed[on])
 
     @property
     def placement(self) -> Placement:
@@ -235,7 +260,7 @@ class Evaluator:
                 self._chip_count[moved_from] -= 1
                 self._chip_count[moved_to] += 1
         s, hw = self.graph, self.hardware
-        if self.multicast:  # trees change as a whole: route them again
+        if self.multicast or self._meshes > 1:  # trees, or meshes, change as a whole: again
             cores = self.core_of_part.copy()
             if pa >= 0:
                 cores[pa] = core_b
@@ -252,6 +277,8 @@ class Evaluator:
     # ------------------------------------------------------------ results
     def _summarize(self) -> tuple[float, float]:
         link_us, routing_uj = link_summary(self.loads, self._us_per_fixed, self._energy_per_fixed)
+        if self._time_loads is not self.loads:  # parallel meshes: time by the busier one
+            link_us = float((self._time_loads * self._us_per_fixed).max(initial=0.0))
         self._link_us, self._routing_uj = link_us, routing_uj
         t = max(
             self._compute_max["dendops"],
@@ -280,7 +307,7 @@ class Evaluator:
         }
         bottleneck = max(TERMS, key=lambda k: (terms[k], -TERMS.index(k)))
         t = self.latency_us
-        link_us = self.loads * self._us_per_fixed
+        link_us = self._time_loads * self._us_per_fixed
         messages = self.loads / FIXED
         bottleneck_core = -1
         if bottleneck in self._core_terms:

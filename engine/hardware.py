@@ -84,6 +84,9 @@ class LinkSpec:
     router_bits_per_us: float
     core_bits_per_us: float
     offchip_bits_per_us: float
+    # parallel meshes over the same routers (Loihi 2 has two: Loihi 2 runtime model Fig. 3);
+    # a message travels on mesh ``slot % meshes`` of its source core, each with its own links
+    meshes: int = 1
 
 
 @dataclass(frozen=True)
@@ -214,6 +217,8 @@ class Hardware:
         lk = self.links
         if min(lk.router_bits_per_us, lk.core_bits_per_us, lk.offchip_bits_per_us) <= 0:
             raise InvalidHardwareError(f"hardware {self.name!r}: link bandwidths must be positive")
+        if not 1 <= lk.meshes <= 4:
+            raise InvalidHardwareError(f"hardware {self.name!r}: meshes must be 1 to 4")
 
     # -------------------------------------------------------------- geometry
     @property

@@ -48,14 +48,27 @@ class StageBreakdown:
         return {"latency_us": self.latency_us, "slowest": self.slowest, "rows": self.rows}
 
 
-def stage_loads(mapped, layer: int) -> np.ndarray:
+def stage_loads(mapped, layer: int, mesh: int | None = None) -> np.ndarray:
     """Per link id, the load (fixed point, ``engine.traffic.FIXED`` per message) of the
-    expected messages into the cores of population ``layer``; over every layer they sum to
-    the whole step's loads."""
+    expected messages into the cores of population ``layer`` (on one of the hardware's
+    parallel meshes, or all); over every layer they sum to the whole step's loads."""
     hw, g = mapped.hardware, mapped.graph
     cores = np.asarray(mapped.mapping.placement.cores, dtype=np.int64)
     on = g.population[g.pair_dst] == layer
+    if mesh is not None:
+        on &= hw.core_table["slot"][cores[g.pair_src]] % hw.links.meshes == mesh
     return route_loads(hw, cores[g.pair_src[on]], cores[g.pair_dst[on]], g.pair_fixed[on])
+
+
+def _time_loads(mapped, layer: int) -> np.ndarray:
+    """The loads that set each link's time: a router link's busiest mesh, a core link's all."""
+    hw = mapped.hardware
+    loads = stage_loads(mapped, layer)
+    if hw.links.meshes > 1:
+        n_r4 = 4 * hw.n_routers
+        per_mesh = [stage_loads(mapped, layer, m)[:n_r4] for m in range(hw.links.meshes)]
+        loads[:n_r4] = np.max(per_mesh, axis=0)
+    return loads
 
 
 def stage_breakdown(mapped) -> StageBreakdown:
@@ -72,7 +85,7 @@ def stage_breakdown(mapped) -> StageBreakdown:
     rows = []
     for layer in np.unique(g.population).tolist():
         mine = g.population == layer
-        us = stage_loads(mapped, layer) * us_per_fixed
+        us = _time_loads(mapped, layer) * us_per_fixed
         link = int(np.argmax(us))
         link_us = float(us[link])
         terms = {k: float(v[mine].max()) for k, v in compute.items()}

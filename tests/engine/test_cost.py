@@ -95,14 +95,34 @@ def test_latency_is_the_max_of_the_five_terms(mlp_eval):
     assert ev.terms_us["barrier"] == hw.model.barrier_us
 
 
+def busiest_mesh_link_messages(net, hw, mapping) -> float:
+    """The heaviest link's messages on the busier of Loihi 2's two meshes, routed here by
+    hand: a message takes the mesh of its source core's slot parity (the preset's rule)."""
+    from engine.traffic import FIXED, router_loads
+
+    g = partition_graph(net, hw, mapping.partition)
+    cores = mapping.placement.cores
+    mesh = hw.core_table["slot"][cores[g.pair_src]] % 2
+    router = max(
+        router_loads(hw, cores[g.pair_src[mesh == m]], cores[g.pair_dst[mesh == m]],
+                     g.pair_fixed[mesh == m]).max()
+        for m in (0, 1)
+    )  # fmt: skip
+    core = max(g.out_fixed.max(), g.in_fixed.max())  # one link per core, both meshes
+    return max(router, core) / FIXED
+
+
 def test_terms_come_from_the_busiest_core_and_link(mlp_eval):
-    net, hw, _, ev = mlp_eval
+    net, hw, mapping, ev = mlp_eval
     m = hw.model
     assert ev.terms_us["dendops"] == pytest.approx(ev.neurons.max() * m.dendop_ns * 1e-3)
     assert ev.terms_us["synops"] == pytest.approx(ev.synops.max() * m.synop_ns * 1e-3)
     assert ev.terms_us["synmem"] == pytest.approx(ev.synmem_reads.max() * m.synmem_read_ns * 1e-3)
     bits_per_us = hw.links.router_bits_per_us
-    assert ev.terms_us["link"] == pytest.approx(ev.max_link_messages * 32 / bits_per_us)
+    assert hw.links.meshes == 2
+    busiest = busiest_mesh_link_messages(net, hw, mapping)
+    assert ev.terms_us["link"] == pytest.approx(busiest * 32 / bits_per_us)
+    assert ev.max_link_messages / 2 <= busiest < ev.max_link_messages  # both meshes carry some
     assert ev.link_us[ev.bottleneck_link] == pytest.approx(ev.terms_us["link"])
     assert np.all(ev.link_utilization <= 1 + 1e-12)
 
@@ -204,3 +224,45 @@ def test_evaluate_refuses_an_infeasible_mapping():
     part = make_partition(net, hw, "min")
     with pytest.raises(CapacityError, match="share core"):
         evaluate(net, hw, Mapping(part, Placement(np.zeros(part.n_parts, int))))
+
+
+# ---------------------------------------------------------------- parallel meshes
+def _with_meshes(hw, meshes: int):
+    return dataclasses.replace(hw, links=dataclasses.replace(hw.links, meshes=meshes))
+
+
+def test_two_meshes_halve_the_link_microbenchmarks_shared_link():
+    """mb-link's 12 pairs fill slots 0-3 of their routers: six send on each mesh, so the
+    shared link of each mesh carries half the messages and takes half the time."""
+    from engine.pipeline import build_mapping
+    from engine.pipeline import evaluate as evaluate_mapped
+
+    hw = load_hardware("loihi2")
+    by = {}
+    for meshes in (1, 2):
+        m = build_mapping("mb-link:M=12,N=512", _with_meshes(hw, meshes), partition="natural",
+                          placement="pairs-column")  # fmt: skip
+        by[meshes] = evaluate_mapped(m)
+    assert by[1].terms_us["link"] == pytest.approx(12 * 512 * 32 / hw.links.router_bits_per_us)
+    assert by[2].terms_us["link"] == pytest.approx(by[1].terms_us["link"] / 2)
+    np.testing.assert_array_equal(by[1].link_messages, by[2].link_messages)  # loads: both
+
+
+@pytest.mark.parametrize("multicast", [False, True], ids=["unicast", "multicast"])
+def test_swaps_on_two_meshes_equal_a_full_evaluation(multicast):
+    net = load_network_spec("sparse-mlp-1")
+    hw = load_hardware("loihi2")
+    assert hw.links.meshes == 2
+    part = make_partition(net, hw, "min+2")
+    place = make_placement(partition_graph(net, hw, part), hw, "random")
+    ev = Evaluator(net, hw, part, place, multicast=multicast)
+    rng = np.random.default_rng(3)
+    for _ in range(25):
+        a = int(rng.choice(ev.core_of_part))
+        ev.swap_cores(a, int(rng.integers(0, hw.n_cores)))
+    full = Evaluator(net, hw, part, ev.placement, multicast=multicast).evaluation()
+    got = ev.evaluation()
+    assert got.latency_us == full.latency_us and got.energy_uj == pytest.approx(full.energy_uj)
+    np.testing.assert_array_equal(got.link_us, full.link_us)
+    one = Evaluator(net, _with_meshes(hw, 1), part, ev.placement, multicast=multicast)
+    assert got.terms_us["link"] <= one.evaluation().terms_us["link"]  # never slower
