@@ -127,7 +127,10 @@ def main() -> None:
 
 
 def _stats(s: dict) -> str:
-    return f"τ = {s['kendall_tau']:+.2f}, r = {s['pearson_r']:+.2f}"
+    def f(v):
+        return "n/a" if v is None else f"{v:+.2f}"
+
+    return f"τ = {f(s['kendall_tau'])}, r = {f(s['pearson_r'])}"
 
 
 def draw(names, columns, stats, hops, path: str) -> None:
