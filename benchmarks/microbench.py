@@ -5,7 +5,10 @@ simulator predict, and the constant each run implies — step time over the coun
 it stresses (µs per DendOp, SynOp, SynMem read; bits per µs of the link; µs of the barrier) —
 which approaches the preset's constant as the workload grows, as the paper's measurements
 approach the hardware's. On hardware the same runs give the measured constants
-(``meshscope calibrate``). Prints one JSON object; ``--figure`` draws the four panels.
+(``meshscope calibrate``). Also how well calibration recovers known constants from these
+runs: measurements made with the preset's constants scaled (×1.3, ×0.7, ×1.2, B ×1.4, ×0.8)
+and 2 % noise, over ten noise seeds, with and without the runs' ``saturates`` labels: the
+worst constant's relative error. Prints one JSON object; ``--figure`` draws the four panels.
 
     .venv/bin/python benchmarks/microbench.py [--hardware loihi2] [--figure assets/microbench.png]
 """
@@ -19,7 +22,8 @@ import re
 import numpy as np
 
 from engine.cost import TERMS
-from engine.fidelity.predict import constants_vector, predict
+from engine.fidelity.calibrate import calibrate
+from engine.fidelity.predict import constants_vector, max_affine, predict
 from engine.fidelity.suites import suite_runs
 from engine.pipeline import resolve_hardware
 
@@ -54,9 +58,25 @@ def main() -> None:
             row[f"{who}_implied"] = implied if count else None
         rows.append(row)
     preset = {t: (1 / theta[k] if t == "link" else theta[k]) for k, t in enumerate(TERMS)}
-    print(json.dumps({"hardware": hw.name, "preset": preset, "runs": rows}, indent=2))
+    recovery = calibration_recovery(hw, runs, np.array([p.counts for p in preds]))
+    out = {"hardware": hw.name, "preset": preset, "runs": rows, "calibration_recovery": recovery}
+    print(json.dumps(out, indent=2))
     if args.figure:
         draw(rows, preset, hw.name, args.figure)
+
+
+def calibration_recovery(hw, runs, x, seeds: int = 10) -> dict:
+    """The worst constant's relative error when calibrating from synthetic measurements."""
+    true = constants_vector(hw) * np.array([1.3, 0.7, 1.2, 1 / 1.4, 0.8])
+    errors = []
+    for seed in range(seeds):
+        noise = 1 + 0.02 * np.random.default_rng(seed).standard_normal(len(x))
+        t = max_affine(x, true) * noise
+        for labels in ([r.saturates for r in runs], None):
+            got = constants_vector(calibrate(x, t, hw, what="synthetic", labels=labels).hardware)
+            errors.append(float(np.abs(got / true - 1).max()))
+    return {"runs": len(runs), "fits": len(errors), "median_worst_error": float(np.median(errors)),
+            "max_worst_error": max(errors)}  # fmt: skip
 
 
 def draw(rows, preset, name, path) -> None:

@@ -185,7 +185,7 @@ class Evaluator:
             self._mc_src, self._mc_dst = msgs.src[starts], msgs.dst
             self._mc_fixed = np.rint(network.rate[msgs.neuron[starts]] * FIXED)
         self._meshes = hardware.links.meshes
-        self._slot = hardware.core_table["slot"]
+        self._mesh = hardware.core_table["mesh"]
         if placement is None:
             placement = Placement(np.arange(s.n_parts))
         self.set_placement(placement)
@@ -223,16 +223,15 @@ class Evaluator:
         return self._summarize()
 
     def _mesh_loads(self, cores: np.ndarray, mesh: int) -> np.ndarray:
-        """The loads of the messages that travel on ``mesh`` (those whose source core's slot
-        is ``mesh`` modulo the meshes)."""
+        """The loads of the messages that travel on ``mesh`` (their source core's)."""
         s, hw = self.graph, self.hardware
         if self.multicast:  # a spike's tree on the mesh of its source core
-            on = self._slot[cores[self._mc_src]] % self._meshes == mesh
+            on = self._mesh[cores[self._mc_src]] == mesh
             sizes = np.diff(self._mc_ptr)
             dst = cores[self._mc_dst[np.repeat(on, sizes)]]
             ptr = np.concatenate([[0], np.cumsum(sizes[on])]).astype(np.int64)
             return multicast_loads(hw, cores[self._mc_src[on]], ptr, dst, self._mc_fixed[on])
-        on = self._slot[cores[s.pair_src]] % self._meshes == mesh
+        on = self._mesh[cores[s.pair_src]] == mesh
         return route_loads(hw, cores[s.pair_src[on]], cores[s.pair_dst[on]], s.pair_fixed[on])
 
     @property

@@ -85,7 +85,7 @@ class LinkSpec:
     core_bits_per_us: float
     offchip_bits_per_us: float
     # parallel meshes over the same routers (Loihi 2 has two: Loihi 2 runtime model Fig. 3);
-    # a message travels on mesh ``slot % meshes`` of its source core, each with its own links
+    # a message travels on its source core's mesh (``Hardware.core_table["mesh"]``)
     meshes: int = 1
 
 
@@ -273,7 +273,9 @@ class Hardware:
 
     @cached_property
     def core_table(self) -> dict[str, np.ndarray]:
-        """Per global core id: chip, local x/y, slot, global router x/y and router index."""
+        """Per global core id: chip, local x/y, slot, global router x/y, router index, and the
+        mesh its messages travel on (``slot % links.meshes``: which of Loihi 2's two a message
+        takes is not published; the slot's parity is this tool's illustrative rule)."""
         c = np.arange(self.n_cores)
         k, w, h = self.cores_per_router, self.width, self.height
         slot, r = c % k, c // k
@@ -289,6 +291,7 @@ class Hardware:
             "gx": gx,
             "gy": gy,
             "router": gy * self.grid_width + gx,
+            "mesh": slot % self.links.meshes,
         }
 
     @cached_property
@@ -345,9 +348,13 @@ class Hardware:
             payload.pop(key)
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
 
+    @cached_property
+    def _source_of(self) -> dict[str, str]:
+        return dict(self.sources)
+
     def source(self, key: str) -> str:
         """Where the constant ``section.key`` (``"links.router_bits_per_us"``) came from, or ''."""
-        return dict(self.sources).get(key, "")
+        return self._source_of.get(key, "")
 
     def with_sources(self, sources: dict[str, str], **changes) -> Hardware:
         """A copy with ``changes`` applied and ``sources`` replacing those of the same keys."""

@@ -39,7 +39,13 @@ def layered_assignment(network: Network, cores_per_population) -> np.ndarray:
     Population ``k`` with ``n_k`` neurons and ``c_k`` cores gives its ``i``-th neuron the
     partition ``offset_k + floor(i * c_k / n_k)`` (Loihi 2 mapping ES §3.1's two assumptions).
     """
-    cores = np.asarray(cores_per_population, dtype=np.int64)
+    try:
+        cores = np.asarray(cores_per_population, dtype=np.int64)
+    except (OverflowError, TypeError, ValueError):
+        raise SpecError(
+            f"core counts must be whole numbers, each at most its population's size, not "
+            f"{list(cores_per_population)[:8]}"
+        ) from None
     sizes = network.population_sizes
     if cores.shape != sizes.shape:
         raise SpecError(

@@ -56,18 +56,19 @@ def stage_loads(mapped, layer: int, mesh: int | None = None) -> np.ndarray:
     cores = np.asarray(mapped.mapping.placement.cores, dtype=np.int64)
     on = g.population[g.pair_dst] == layer
     if mesh is not None:
-        on &= hw.core_table["slot"][cores[g.pair_src]] % hw.links.meshes == mesh
+        on &= hw.core_table["mesh"][cores[g.pair_src]] == mesh
     return route_loads(hw, cores[g.pair_src[on]], cores[g.pair_dst[on]], g.pair_fixed[on])
 
 
 def _time_loads(mapped, layer: int) -> np.ndarray:
     """The loads that set each link's time: a router link's busiest mesh, a core link's all."""
     hw = mapped.hardware
-    loads = stage_loads(mapped, layer)
-    if hw.links.meshes > 1:
-        n_r4 = 4 * hw.n_routers
-        per_mesh = [stage_loads(mapped, layer, m)[:n_r4] for m in range(hw.links.meshes)]
-        loads[:n_r4] = np.max(per_mesh, axis=0)
+    if hw.links.meshes == 1:
+        return stage_loads(mapped, layer)
+    per_mesh = [stage_loads(mapped, layer, m) for m in range(hw.links.meshes)]
+    loads = np.sum(per_mesh, axis=0)
+    n_r4 = 4 * hw.n_routers
+    loads[:n_r4] = np.max(per_mesh, axis=0)[:n_r4]
     return loads
 
 

@@ -16,9 +16,11 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
 
+import numpy as np
+
 from engine.errors import CapacityError, UnknownNameError
 from engine.hardware import Hardware
-from engine.resources import memory_bytes
+from engine.resources import CoreUse, memory_bytes, overruns
 
 __all__ = ["SUITES", "SuiteRun", "suite_runs"]
 
@@ -45,14 +47,9 @@ class SuiteRun:
 
 def _fits(hw: Hardware, neurons: int, axons: int, synapses: int, bits: int, dense: bool) -> bool:
     """Whether one destination core of the given contents is within ``hw``'s limits."""
-    lim = hw.limits
-    mem = float(memory_bytes(neurons, synapses, axons, bits, dense, hw.model))
-    return (
-        neurons <= lim.neurons
-        and axons <= lim.inbound_axons
-        and mem <= lim.synaptic_memory_bytes
-        and (not lim.synapses or synapses <= lim.synapses)
-    )
+    memory = memory_bytes(neurons, synapses, axons, bits, dense, hw.model)
+    use = CoreUse(*(np.atleast_1d(v) for v in (neurons, synapses, axons, memory)))
+    return not overruns(use, hw)
 
 
 def _halves(hw: Hardware, m: int) -> bool:

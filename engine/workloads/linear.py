@@ -18,7 +18,12 @@ from engine.workloads import estimates, register
 from engine.workloads._build import require
 
 
-def _linear(name, m, n, dst_of_local, per_source, encoding, weight_bits, description) -> Network:
+def _linear(
+    name, m, n, dst_of_local, per_source, encoding, weight_bits, description, rate=1.0
+) -> Network:
+    """M origin and M destination cores of N neurons; origin neuron ``s`` (of all M·N) sends
+    to destinations ``dst_of_local(s)`` (indices among the M·N destinations) and spikes with
+    probability ``rate``."""
     require(m >= 1 and n >= 1, f"{name}: M and N must be at least 1")
     total = m * n
     src = np.arange(total)
@@ -31,7 +36,7 @@ def _linear(name, m, n, dst_of_local, per_source, encoding, weight_bits, descrip
         indices=indices,
         population=np.repeat([0, 1], total),
         population_names=("origin", "destination"),
-        rate=np.ones(2 * total),
+        rate=np.concatenate([np.full(total, float(rate)), np.ones(total)]),
         weight_bits=(weight_bits, weight_bits),
         encoding=(encoding, encoding),
         natural_cores=(m, m),

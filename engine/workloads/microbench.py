@@ -28,34 +28,20 @@ import numpy as np
 from engine.network import Network
 from engine.workloads import estimates, register
 from engine.workloads._build import require
+from engine.workloads.linear import _linear
 
 MAX_N = 8192
 
 
 def _pairs(name, m, n, per_source, encoding, bits, rate, description) -> Network:
-    """M origin and M destination cores of N neurons; origin neuron ``j`` of pair ``k``
-    sends to ``per_source(j)`` (local indices) in destination core ``k``."""
+    """M origin → destination pairs of N neurons: origin neuron ``j`` of pair ``k`` sends to
+    ``per_source(j)`` (local indices) in destination core ``k`` (the linear layers' builder)."""
     require(1 <= m <= 64 and 1 <= n <= MAX_N, f"{name}: need 1 ≤ M ≤ 64 and 1 ≤ N ≤ {MAX_N}")
-    total = m * n
-    src = np.arange(total)
-    targets = per_source(src % n)  # (total, fan-out) local destination indices
-    indices = (targets + (src // n)[:, None] * n + total).ravel()
-    fan_out = targets.shape[1]
-    indptr = np.concatenate(
-        [np.arange(total + 1, dtype=np.int64) * fan_out, np.full(total, total * fan_out)]
-    )
-    return Network(
-        name=name,
-        indptr=indptr,
-        indices=indices,
-        population=np.repeat([0, 1], total),
-        population_names=("origin", "destination"),
-        rate=np.concatenate([np.full(total, float(rate)), np.zeros(total)]),
-        weight_bits=(bits, bits),
-        encoding=(encoding, encoding),
-        natural_cores=(m, m),
-        description=description,
-    )
+    fan_out = per_source(np.zeros(1, dtype=np.int64)).shape[1]
+    return _linear(
+        name, m, n, lambda s: per_source(s % n) + (s // n)[:, None] * n, fan_out, encoding, bits,
+        description, rate=rate,
+    )  # fmt: skip
 
 
 def _identity(j: np.ndarray) -> np.ndarray:

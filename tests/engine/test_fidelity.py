@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from engine.cli import main
 from engine.cost import TERMS
 from engine.errors import CapacityError, InputFileError, UnknownNameError
 from engine.fidelity.calibrate import calibrate, fit_clock, fit_max_affine
@@ -25,17 +24,9 @@ from engine.hardware import ROUTER, load_hardware
 from engine.pipeline import build_mapping, evaluate
 from engine.provenance import write_preset
 from engine.simulate import simulate_step
+from tests.engine.test_cli import run
 
 LOIHI2 = load_hardware("loihi2")
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    try:
-        code = main(list(argv))
-    except SystemExit as e:
-        code = e.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def truth(hw=LOIHI2, **scale):

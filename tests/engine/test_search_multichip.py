@@ -15,6 +15,7 @@ from engine.hardware import load_hardware
 from engine.search import ChipwiseSearch, ESConfig, make_search
 from engine.search.multichip import segment_layers
 from engine.specs import load_network_spec
+from tests.engine.test_cli import run
 
 NET = "mlp:widths=256-512-512-512-256-10"
 
@@ -197,16 +198,7 @@ def test_evolve_chipwise_reports_chips_used_and_segments(capsys):
     ],
 )
 def test_evolve_segments_refuse_what_cannot_be(capsys, args, message):
-    code, out, err = run_cli_exit(
+    code, out, err = run(
         capsys, "evolve", "--network", NET, "--hardware", "mesh:4x4x4@2x2", "--budget", "5", *args
     )
     assert code == 2 and message in err, err
-
-
-def run_cli_exit(capsys, *args):
-    try:
-        code = main(list(args))
-    except SystemExit as e:
-        code = e.code
-    out, err = capsys.readouterr()
-    return code, out, err
