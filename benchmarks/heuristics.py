@@ -1,14 +1,16 @@
 """Loihi 2 mapping ES §5.2 end to end: the four placement heuristics, hardware vs predictors.
 
-sparse-mlp-1 at min+2 on one Loihi 2 chip, placed packed/spread × row/column-major. For
-each: the latency the paper measured on hardware; the max-affine model's (unicast,
-multicast, read stage by stage as the paper's §5.6 does, and with one mesh instead of
-Loihi 2's two); the simulated pipelined
+sparse-mlp-1 at min+2 on one Loihi 2 chip, placed packed/spread × row/column-major, its
+input layer a spike source that sends from the input port. For each: the latency the paper
+measured on hardware; the max-affine model's (unicast, multicast, read stage by stage as the
+paper's §5.6 does, and with one mesh instead of Loihi 2's two); the simulated pipelined
 step (as the hardware runs it); and the simulator with one mechanism switched off at a
-time — per-direction hop latency (N–S hops as fast as E–W), core back-pressure (cores never
-hold the mesh), pipelining (layer after layer) — or multicast switched on. Each predictor's
-Pearson r, Kendall τ and MAPE against the hardware's four numbers (which no constant of
-the preset is fitted to). Simulated figures are the mean over ``--seeds`` spike samples.
+time — per-direction hop latency (N–S hops as fast as E–W), Loihi 2's second mesh, core
+back-pressure (cores never hold the mesh), pipelining (layer after layer) — or multicast
+switched on; and, as a what-if, model and simulator with the input layer on cores (min+2
+of them) as this tool read the workload before. Each predictor's Pearson r, Kendall τ and
+MAPE against the hardware's four numbers (which no constant of the preset is fitted to).
+Simulated figures are the mean over ``--seeds`` spike samples.
 Beside the predictors of time, one of order only: the mean route length of a message (hops
 per message, the SNN hypergraphs paper's congestion over the message count), whose r and τ
 say whether the hardware's step tracks the total traffic rather than its heaviest link.
@@ -26,9 +28,8 @@ from dataclasses import replace
 import numpy as np
 
 from engine.fidelity.stats import agreement
-from engine.mapping import Mapping, Placement
 from engine.pipeline import Mapped, build_mapping, evaluate
-from engine.placement.fill import MEASURED_US, core_order
+from engine.placement.fill import MEASURED_US
 from engine.simulate import simulate_step
 from engine.stages import stage_breakdown
 
@@ -37,38 +38,30 @@ HARDWARE_US = MEASURED_US  # Loihi 2 mapping ES §5.2, measured on a Kapoho Poin
 VARIANTS = {
     "simulator": ({}, None),
     "no per-direction latency": ({}, "flat"),
+    "one mesh": ({}, "one mesh"),
     "no core back-pressure": ({"backpressure": False}, None),
     "no pipelining (fall-through)": ({"mode": "fall-through"}, None),
     "multicast": ({"multicast": True}, None),
 }
 
 
-def flat_hops(mapped: Mapped) -> Mapped:
-    """The same mapping with N-S links as fast as E-W ones."""
+def changed(mapped: Mapped, change: str | None) -> Mapped:
+    """The same mapping on the hardware with one mechanism switched off: ``flat`` (N-S links
+    as fast as E-W ones) or ``one mesh`` (one mesh instead of Loihi 2's two)."""
     hw = mapped.hardware
-    hw = replace(hw, noc=replace(hw.noc, ns_latency=hw.noc.ew_latency))
-    return Mapped.of(mapped.network, hw, mapped.mapping)
+    if change == "flat":
+        hw = replace(hw, noc=replace(hw.noc, ns_latency=hw.noc.ew_latency))
+    elif change == "one mesh":
+        hw = replace(hw, links=replace(hw.links, meshes=1))
+    return mapped if change is None else Mapped.of(mapped.network, hw, mapped.mapping)
 
 
-# ------------------------------------------------------------------ what-ifs (not modelled yet)
-def one_mesh_us(mapped: Mapped) -> float:
-    """The model as if Loihi 2 had one mesh instead of its two (an ablation of the preset's
-    ``links.meshes``)."""
-    hw = mapped.hardware
-    one = replace(hw, links=replace(hw.links, meshes=1))
-    return evaluate(Mapped.of(mapped.network, one, mapped.mapping)).latency_us
-
-
-def input_off_mesh(mapped: Mapped, placement: str) -> Mapped:
-    """What if the input layer were a spike source, not cores on the mesh: the other layers
-    take the fill order's first cores, the input's cores go out of the way (the order's
-    last) and send nothing (the input's traffic is dropped by the caller)."""
-    g, hw = mapped.graph, mapped.hardware
-    order = core_order(hw, placement)
-    inputs, rest = np.flatnonzero(g.population == 0), np.flatnonzero(g.population != 0)
-    cores = np.empty(g.n_parts, dtype=np.int64)
-    cores[rest], cores[inputs] = order[: rest.size], order[::-1][: inputs.size]
-    return Mapped.of(mapped.network, hw, Mapping(mapped.mapping.partition, Placement(cores)))
+def input_on_cores(placement: str) -> Mapped:
+    """What-if: the input layer a layer of cores (min+2 of them, placed first) instead of a
+    spike source at the input port — how the model read the workload before."""
+    net = build_mapping("sparse-mlp-1", "loihi2", partition="min").network
+    on_cores = replace(net, spike_source=None)
+    return build_mapping(on_cores, "loihi2", partition="min+2", placement=placement)
 
 
 def main() -> None:
@@ -95,20 +88,19 @@ def main() -> None:
             f"{slowest['bound']} of {slowest['layer']}" if slowest else "barrier"
         )
         for col, (options, change) in VARIANTS.items():
-            m = flat_hops(mapped) if change == "flat" else mapped
+            m = changed(mapped, change)
             steps = [simulate_step(m, seed=s, **options) for s in range(args.seeds)]
             columns.setdefault(col, {})[p] = float(np.mean([s.step_us for s in steps]))
             found = [s.bound for s in steps]
             bounds.setdefault(col, {})[p] = max(set(found), key=found.count)
-        # the model with one mesh; what-if: the input layer off the mesh (model and simulator)
-        columns.setdefault("model, one mesh", {})[p] = one_mesh_us(mapped)
-        off = input_off_mesh(mapped, p)
-        silent = off.network.population == 0
-        quiet = replace(off.network, rate=np.where(silent, 0.0, off.network.rate))
-        off = Mapped.of(quiet, off.hardware, off.mapping)
-        columns.setdefault("what-if: model, input off the mesh", {})[p] = evaluate(off).latency_us
-        steps = [simulate_step(off, seed=s) for s in range(args.seeds)]
-        columns.setdefault("what-if: simulator, input off the mesh", {})[p] = float(
+        columns.setdefault("model, one mesh", {})[p] = evaluate(
+            changed(mapped, "one mesh")
+        ).latency_us
+        # what-if: the input layer on cores, as before it was a spike source
+        before = input_on_cores(p)
+        columns.setdefault("what-if: model, input on cores", {})[p] = evaluate(before).latency_us
+        steps = [simulate_step(before, seed=s) for s in range(args.seeds)]
+        columns.setdefault("what-if: simulator, input on cores", {})[p] = float(
             np.mean([s.step_us for s in steps])
         )
     hw = [HARDWARE_US[p] for p in names]

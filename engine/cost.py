@@ -8,7 +8,9 @@ with N_DO, N_SO, N_SMR the largest per-core DendOps, SynOps and SynMem reads and
 N_LL / B the time of the most loaded link (each link kind has its own bandwidth). On
 hardware with parallel meshes (``links.meshes``; Loihi 2 has two) a message travels on the
 mesh of its source core's slot, so a router link's time is that of its busier mesh; its
-load (``link_messages``) is both meshes' together.
+load (``link_messages``) is both meshes' together. A network's spike sources send from the
+hardware's input port (``Hardware.input_core``): their messages load that core's link into
+its router and the routes from there, on that core's mesh.
 Counts are expected values: a synapse's work is scaled by its source's spike rate.
 
 Energy per step = static power × T + op energies + routing energy, where a message
@@ -38,7 +40,6 @@ from engine.traffic import (
     link_summary,
     multicast_loads,
     route_loads,
-    router_loads,
     swap_cores_inplace,
 )
 
@@ -174,7 +175,16 @@ class Evaluator:
         hop = np.where(kind == OFF_CHIP, e.route_pj + e.transmit_pj + e.offchip_pj, hop)
         hop = np.where(kind == CORE_TO_ROUTER, e.route_pj, hop)  # the "+ E_R" of every message
         self._energy_per_fixed = hop * 1e-6 / FIXED
-        self._pp_indptr, self._pp_ids = s.pairs_of_part
+        # the message pairs, with the input port as one more partition (id n_parts) that sends
+        # the spike sources' messages and never moves (no core of part_of_core holds it)
+        self._port = hardware.input_core
+        self._port_fixed = int(s.input_fixed.sum())
+        self._pair_src, self._pair_dst, self._pair_fixed = s.routed_pairs
+        ends = np.concatenate([self._pair_src, self._pair_dst])
+        order = np.argsort(ends, kind="stable")
+        counts = np.bincount(ends, minlength=s.n_parts + 1)
+        self._pp_indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        self._pp_ids = np.tile(np.arange(self._pair_src.size, dtype=np.int64), 2)[order]
         ct = hardware.core_table
         self._gx, self._gy = ct["gx"].astype(np.int64), ct["gy"].astype(np.int64)
         self._chip = ct["chip"]
@@ -182,7 +192,8 @@ class Evaluator:
             msgs = s.messages(hardware.model)
             starts = np.flatnonzero(np.diff(msgs.neuron, prepend=-1)) if msgs.size else msgs.src
             self._mc_ptr = np.append(starts, msgs.size).astype(np.int64)
-            self._mc_src, self._mc_dst = msgs.src[starts], msgs.dst
+            self._mc_src = np.where(msgs.src[starts] < 0, s.n_parts, msgs.src[starts])
+            self._mc_dst = msgs.dst
             self._mc_fixed = np.rint(network.rate[msgs.neuron[starts]] * FIXED)
         self._meshes = hardware.links.meshes
         self._mesh = hardware.core_table["mesh"]
@@ -197,10 +208,12 @@ class Evaluator:
         if problems:
             raise CapacityError("; ".join(problems))
         s = self.graph
-        self.core_of_part = cores.copy()
+        self._core_ext = np.append(cores, self._port)  # … and the input port's core
+        self.core_of_part = self._core_ext[: s.n_parts]  # a view: swaps update both
         self.part_of_core = np.full(self.hardware.n_cores, -1, dtype=np.int64)
         self.part_of_core[cores] = np.arange(s.n_parts)
-        n_r4, n_c = 4 * self.hardware.n_routers, self.hardware.n_cores
+        cores = self._core_ext
+        n_r4 = 4 * self.hardware.n_routers
         if self._meshes > 1:  # every mesh on its own; a link's time is its busiest mesh's
             per_mesh = [self._mesh_loads(cores, m) for m in range(self._meshes)]
             self.loads = np.sum(per_mesh, axis=0)
@@ -212,27 +225,25 @@ class Evaluator:
                 self._mc_fixed,
             )  # fmt: skip
         else:
-            self.loads = np.zeros(n_r4 + 2 * n_c, dtype=np.int64)
-            self.loads[:n_r4] = router_loads(
-                self.hardware, cores[s.pair_src], cores[s.pair_dst], s.pair_fixed
+            self.loads = self._time_loads = route_loads(
+                self.hardware, cores[self._pair_src], cores[self._pair_dst], self._pair_fixed
             )
-            self.loads[n_r4 + cores] = s.out_fixed  # core links travel with their partitions
-            self.loads[n_r4 + n_c + cores] = s.in_fixed
-            self._time_loads = self.loads
         self._chip_count = np.bincount(self._chip[cores], minlength=self.hardware.n_chips)
         return self._summarize()
 
     def _mesh_loads(self, cores: np.ndarray, mesh: int) -> np.ndarray:
-        """The loads of the messages that travel on ``mesh`` (their source core's)."""
-        s, hw = self.graph, self.hardware
+        """The loads of the messages that travel on ``mesh`` (their source core's);
+        ``cores`` the placement with the input port's core appended."""
+        hw = self.hardware
         if self.multicast:  # a spike's tree on the mesh of its source core
             on = self._mesh[cores[self._mc_src]] == mesh
             sizes = np.diff(self._mc_ptr)
             dst = cores[self._mc_dst[np.repeat(on, sizes)]]
             ptr = np.concatenate([[0], np.cumsum(sizes[on])]).astype(np.int64)
             return multicast_loads(hw, cores[self._mc_src[on]], ptr, dst, self._mc_fixed[on])
-        on = self._mesh[cores[s.pair_src]] == mesh
-        return route_loads(hw, cores[s.pair_src[on]], cores[s.pair_dst[on]], s.pair_fixed[on])
+        src, dst, fixed = self._pair_src, self._pair_dst, self._pair_fixed
+        on = self._mesh[cores[src]] == mesh
+        return route_loads(hw, cores[src[on]], cores[dst[on]], fixed[on])
 
     @property
     def placement(self) -> Placement:
@@ -258,7 +269,7 @@ class Evaluator:
                 moved_from, moved_to = (ca, cb) if pa >= 0 else (cb, ca)
                 self._chip_count[moved_from] -= 1
                 self._chip_count[moved_to] += 1
-        s, hw = self.graph, self.hardware
+        hw = self.hardware
         if self.multicast or self._meshes > 1:  # trees, or meshes, change as a whole: again
             cores = self.core_of_part.copy()
             if pa >= 0:
@@ -266,11 +277,16 @@ class Evaluator:
             if pb >= 0:
                 cores[pb] = core_a
             return self.set_placement(Placement(cores))
+        # the input port's messages enter through its core's link, whoever is on that core
+        port_link = 4 * hw.n_routers + self._port
+        port = self._port_fixed if self._port in (core_a, core_b) else 0
+        self.loads[port_link] -= port
         swap_cores_inplace(
-            self.loads, self.core_of_part, self.part_of_core, core_a, core_b,
-            self._pp_indptr, self._pp_ids, s.pair_src, s.pair_dst, s.pair_fixed,
+            self.loads, self._core_ext, self.part_of_core, core_a, core_b,
+            self._pp_indptr, self._pp_ids, self._pair_src, self._pair_dst, self._pair_fixed,
             self._gx, self._gy, hw.grid_width, 4 * hw.n_routers, hw.n_cores,
         )  # fmt: skip
+        self.loads[port_link] += port
         return self._summarize()
 
     # ------------------------------------------------------------ results

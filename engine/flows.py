@@ -1,9 +1,10 @@
 """Flows: which core-to-core message flows make a link hot, and the routes of a core.
 
-A *flow* is one pair of partitions that exchange messages (``PartitionGraph.pair_src``,
-``pair_dst``, ``pair_messages``): its messages go from the source's core to the
-destination's core over the core→router link, the X-then-Y router links
-(``engine.traffic``) and the router→core link. ``flows_through`` finds every flow that
+A *flow* is one pair of partitions that exchange messages (``PartitionGraph.routed_pairs``):
+its messages go from the source's core to the destination's core over the core→router
+link, the X-then-Y router links (``engine.traffic``) and the router→core link. A spike
+source's flows leave from the hardware's input port (source partition ``n_parts``, on
+``Hardware.input_core``). ``flows_through`` finds every flow that
 crosses one link — the answer to "why is this link hot" — and ``core_flows`` the flows
 that leave or reach one core. Both are vectorized over all flows; ``route_links`` lists
 one flow's links in order, for drawing it.
@@ -104,9 +105,11 @@ def parse_link(hardware: Hardware, text: str, loads: np.ndarray | None = None) -
 class FlowTable:
     """Flows (one row each, heaviest first): partitions, layers, cores, messages, hops."""
 
-    pair: np.ndarray  # index into the partition graph's pairs
-    src_part: np.ndarray
+    pair: np.ndarray  # index into the partition graph's routed_pairs
+    src_part: np.ndarray  # (n_parts: the input port)
     dst_part: np.ndarray
+    src_pop: np.ndarray  # population of the source (a spike source's for the input port)
+    dst_pop: np.ndarray
     src_core: np.ndarray
     dst_core: np.ndarray
     messages: np.ndarray  # expected messages per step
@@ -119,22 +122,23 @@ class FlowTable:
     def rows(self, hardware: Hardware, graph) -> list[dict]:
         """The table as dicts, with layer names and core addresses ``[chip, x, y, slot]``."""
         names = graph.network.population_names
-        layer = graph.population
         return [
             {
-                "src_layer": names[layer[s]],
-                "src_partition": int(s),
+                "src_layer": names[sl],
+                "src_partition": int(s) if s < graph.n_parts else None,
                 "src_core": list(hardware.core_address(int(cs))),
-                "dst_layer": names[layer[d]],
+                "dst_layer": names[dl],
                 "dst_partition": int(d),
                 "dst_core": list(hardware.core_address(int(cd))),
                 "messages": float(m),
                 "share": float(f),
                 "hops": int(h),
             }
-            for s, d, cs, cd, m, f, h in zip(
+            for s, d, sl, dl, cs, cd, m, f, h in zip(
                 self.src_part.tolist(),
                 self.dst_part.tolist(),
+                self.src_pop.tolist(),
+                self.dst_pop.tolist(),
                 self.src_core.tolist(),
                 self.dst_core.tolist(),
                 self.messages.tolist(),
@@ -146,22 +150,27 @@ class FlowTable:
 
 
 def _endpoints(hardware: Hardware, graph, cores: np.ndarray):
-    cores = np.asarray(cores, dtype=np.int64)
-    src, dst = cores[graph.pair_src], cores[graph.pair_dst]
+    cores = np.append(np.asarray(cores, dtype=np.int64), hardware.input_core)
+    pair_src, pair_dst, _ = graph.routed_pairs
+    src, dst = cores[pair_src], cores[pair_dst]
     ct = hardware.core_table
     return src, dst, ct["gx"][src], ct["gy"][src], ct["gx"][dst], ct["gy"][dst]
 
 
 def _table(graph, hits, src, dst, sx, sy, dx, dy, total: float) -> FlowTable:
     idx = np.flatnonzero(hits)
-    messages = graph.pair_messages[idx]
-    order = idx[np.argsort(-messages, kind="stable")]
-    m = graph.pair_messages[order]
+    messages = graph.routed_messages
+    order = idx[np.argsort(-messages[idx], kind="stable")]
+    m = messages[order]
     hops = np.abs(dx[order] - sx[order]) + np.abs(dy[order] - sy[order])
+    pair_src, pair_dst, _ = graph.routed_pairs
+    src_pop, dst_pop = graph.routed_populations
     return FlowTable(
         pair=order,
-        src_part=graph.pair_src[order],
-        dst_part=graph.pair_dst[order],
+        src_part=pair_src[order],
+        dst_part=pair_dst[order],
+        src_pop=src_pop[order],
+        dst_pop=dst_pop[order],
         src_core=src[order],
         dst_core=dst[order],
         messages=m,
@@ -190,17 +199,19 @@ def flows_through(hardware: Hardware, graph, cores, link: int) -> FlowTable:
             hits = (dx == x) & (sy <= y) & (y < dy)
         else:  # N: y in (dy, sy]
             hits = (dx == x) & (dy < y) & (y <= sy)
-    total = float(graph.pair_messages[hits].sum())
+    total = float(graph.routed_messages[hits].sum())
     return _table(graph, hits, src, dst, sx, sy, dx, dy, total)
 
 
 def core_flows(hardware: Hardware, graph, cores, core: int) -> tuple[FlowTable, FlowTable]:
     """(outbound, inbound) flows of the partition on physical ``core`` (empty tables for an
-    empty core); shares are of the core's outbound (inbound) messages."""
+    empty core); shares are of the core's outbound (inbound) messages. The input port's
+    flows are no core's outbound flows, even where they enter through its link."""
     src, dst, sx, sy, dx, dy = _endpoints(hardware, graph, cores)
-    out_hits, in_hits = src == int(core), dst == int(core)
+    pair_src = graph.routed_pairs[0]
+    out_hits, in_hits = (src == int(core)) & (pair_src < graph.n_parts), dst == int(core)
     return tuple(
-        _table(graph, hits, src, dst, sx, sy, dx, dy, float(graph.pair_messages[hits].sum()))
+        _table(graph, hits, src, dst, sx, sy, dx, dy, float(graph.routed_messages[hits].sum()))
         for hits in (out_hits, in_hits)
     )
 
@@ -224,9 +235,10 @@ def route_links(hardware: Hardware, src_core: int, dst_core: int) -> np.ndarray:
 
 def layer_link_messages(hardware: Hardware, graph, cores, layers) -> np.ndarray:
     """Messages per step on every link (one per link id) of the flows that leave the
-    partitions of the populations ``layers`` — the load one layer's output puts on the mesh
-    (over all populations, the model's whole load)."""
-    cores = np.asarray(cores, dtype=np.int64)
-    keep = np.isin(graph.population[graph.pair_src], np.asarray(list(layers), dtype=np.int64))
-    src, dst = cores[graph.pair_src[keep]], cores[graph.pair_dst[keep]]
-    return route_loads(hardware, src, dst, graph.pair_fixed[keep]) / FIXED
+    populations ``layers`` (a spike source's from the input port) — the load one layer's
+    output puts on the mesh (over all populations, the model's whole load)."""
+    cores = np.append(np.asarray(cores, dtype=np.int64), hardware.input_core)
+    pair_src, pair_dst, fixed = graph.routed_pairs
+    keep = np.isin(graph.routed_populations[0], np.asarray(list(layers), dtype=np.int64))
+    src, dst = cores[pair_src[keep]], cores[pair_dst[keep]]
+    return route_loads(hardware, src, dst, fixed[keep]) / FIXED

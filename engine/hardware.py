@@ -199,6 +199,9 @@ class Hardware:
     model: ModelConstants
     energy: EnergyConstants
     noc: NocConstants = NocConstants()
+    # (chip, x, y, slot) of the core whose link into its router is where spikes from outside
+    # the mesh (a network's spike sources: host, embedded processors) enter it
+    input_port: tuple[int, int, int, int] = (0, 0, 0, 0)
     # ("section.key", source) for every constant whose file said where it came from; not part
     # of what the hardware *is*: equality and the fingerprint ignore it
     sources: tuple[tuple[str, str], ...] = field(default=(), compare=False, repr=False)
@@ -219,6 +222,13 @@ class Hardware:
             raise InvalidHardwareError(f"hardware {self.name!r}: link bandwidths must be positive")
         if not 1 <= lk.meshes <= 4:
             raise InvalidHardwareError(f"hardware {self.name!r}: meshes must be 1 to 4")
+        object.__setattr__(self, "input_port", tuple(int(v) for v in self.input_port))
+        if len(self.input_port) != 4:
+            raise InvalidHardwareError(
+                f"hardware {self.name!r}: input_port must be [chip, x, y, slot], not "
+                f"{list(self.input_port)}"
+            )
+        self.core_id(*self.input_port)  # a port off the hardware says which ranges exist
 
     # -------------------------------------------------------------- geometry
     @property
@@ -244,6 +254,12 @@ class Hardware:
     @property
     def n_cores(self) -> int:
         return self.n_chips * self.cores_per_chip
+
+    @cached_property
+    def input_core(self) -> int:
+        """Global id of the core at the input port: spikes from a network's spike sources
+        enter the mesh through its link into its router (and travel on its mesh)."""
+        return self.core_id(*self.input_port)
 
     @property
     def n_link_ids(self) -> int:
@@ -346,6 +362,8 @@ class Hardware:
         payload = asdict(self)
         for key in ("name", "description", "noc", "sources"):
             payload.pop(key)
+        if self.input_port == (0, 0, 0, 0):  # hardware from before the port keeps its hash
+            payload.pop("input_port")
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
 
     @cached_property
@@ -436,7 +454,7 @@ def _section(cls, table: dict, where: str):
 
 
 _TOP_KEYS = {"name", "description", "topology", "limits", "links", "model", "energy", "noc"}
-_TOPOLOGY_KEYS = {"chips", "routers", "cores_per_router"}
+_TOPOLOGY_KEYS = {"chips", "routers", "cores_per_router", "input_port"}
 
 
 def hardware_from_dict(data: dict, where: str = "hardware") -> Hardware:
@@ -461,6 +479,13 @@ def hardware_from_dict(data: dict, where: str = "hardware") -> Hardware:
             for v in pair:
                 _check_value(key, "int", v, f"{where} [topology]")
         _check_value("cores_per_router", "int", topo["cores_per_router"], f"{where} [topology]")
+        port = topo.get("input_port", [0, 0, 0, 0])
+        if not (isinstance(port, list) and len(port) == 4):
+            raise InputFileError(
+                f"{where} [topology]: input_port must be [chip, x, y, slot], not {port!r}"
+            )
+        for v in port:
+            _check_value("input_port", "int", v, f"{where} [topology]")
         return Hardware(
             name=str(data["name"]),
             description=str(data.get("description", "")),
@@ -469,6 +494,7 @@ def hardware_from_dict(data: dict, where: str = "hardware") -> Hardware:
             width=int(topo["routers"][0]),
             height=int(topo["routers"][1]),
             cores_per_router=int(topo["cores_per_router"]),
+            input_port=tuple(int(v) for v in port),
             limits=_section(CoreLimits, section("limits"), f"{where} [limits]"),
             links=_section(LinkSpec, section("links"), f"{where} [links]"),
             model=_section(ModelConstants, section("model"), f"{where} [model]"),

@@ -69,7 +69,8 @@ def unique_partition_hedges(network: Network, assignment: np.ndarray, n_parts: i
 
     Returns ``(sets, counts, weights)``: one row of ``sets`` (CSR, values 1) per distinct
     partition set, how many neurons share it, and the sum of their spike rates (w_P).
-    A set is hashed by two sums of random 64-bit keys (exact modulo 2**64) and its size.
+    A spike source's set is its destinations' partitions alone. A set is hashed by two sums
+    of random 64-bit keys (exact modulo 2**64) and its size.
     """
     n = network.n_neurons
     a = sp.csr_matrix(
@@ -77,9 +78,8 @@ def unique_partition_hedges(network: Network, assignment: np.ndarray, n_parts: i
         shape=(n, n_parts),
     )
     with_out = np.flatnonzero(np.diff(a.indptr) > 0)
-    own = sp.csr_matrix(
-        (np.ones(with_out.size), (with_out, assignment[with_out])), shape=(n, n_parts)
-    )
+    placed = with_out[assignment[with_out] >= 0]  # a spike source's h-edge has no own core
+    own = sp.csr_matrix((np.ones(placed.size), (placed, assignment[placed])), shape=(n, n_parts))
     b = (a.astype(bool).astype(np.int8) + own.astype(np.int8))[with_out]
     b.sum_duplicates()
     b.sort_indices()

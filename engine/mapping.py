@@ -23,6 +23,7 @@ __all__ = [
     "Placement",
     "Mapping",
     "MappingFile",
+    "core_counts",
     "layered_assignment",
     "mapping_to_dict",
     "parse_mapping_dict",
@@ -33,26 +34,51 @@ FORMAT = "meshscope-mapping"
 VERSION = 1
 
 
-def layered_assignment(network: Network, cores_per_population) -> np.ndarray:
-    """Split each population into its cores uniformly, in the neurons' natural order.
+def core_counts(network: Network, cores_per_population) -> np.ndarray:
+    """Cores per population as a full vector, 0 for every spike source.
 
-    Population ``k`` with ``n_k`` neurons and ``c_k`` cores gives its ``i``-th neuron the
-    partition ``offset_k + floor(i * c_k / n_k)`` (Loihi 2 mapping ES §3.1's two assumptions).
+    ``cores_per_population`` lists either every population (0 for a spike source) or only
+    the populations that run on cores, in order (the sources then get 0).
     """
     try:
-        cores = np.asarray(cores_per_population, dtype=np.int64)
+        cores = np.asarray(cores_per_population, dtype=np.int64).ravel()
     except (OverflowError, TypeError, ValueError):
         raise SpecError(
             f"core counts must be whole numbers, each at most its population's size, not "
             f"{list(cores_per_population)[:8]}"
         ) from None
-    sizes = network.population_sizes
-    if cores.shape != sizes.shape:
+    on = network.core_populations
+    if network.has_spike_sources and cores.size == on.size != network.n_populations:
+        full = np.zeros(network.n_populations, dtype=np.int64)
+        full[on] = cores
+        return full
+    if cores.size != network.n_populations:
+        names = [network.population_names[k] for k in on]
         raise SpecError(
-            f"{len(cores)} core counts given for {len(sizes)} populations "
-            f"({', '.join(network.population_names)})"
+            f"{cores.size} core counts given for {len(names)} populations on cores "
+            f"({', '.join(names)})"
         )
-    too_many = np.flatnonzero((cores < 1) | (cores > sizes))
+    return cores
+
+
+def layered_assignment(network: Network, cores_per_population) -> np.ndarray:
+    """Split each population into its cores uniformly, in the neurons' natural order.
+
+    Population ``k`` with ``n_k`` neurons and ``c_k`` cores gives its ``i``-th neuron the
+    partition ``offset_k + floor(i * c_k / n_k)`` (Loihi 2 mapping ES §3.1's two assumptions).
+    A spike source takes no cores: its neurons get -1.
+    """
+    cores = core_counts(network, cores_per_population)
+    sizes = network.population_sizes
+    source = np.asarray(network.spike_source, dtype=bool)
+    bad = np.flatnonzero(source & (cores != 0))
+    if bad.size:
+        k = int(bad[0])
+        raise CapacityError(
+            f"population {network.population_names[k]!r} is a spike source and runs on no core; "
+            f"give it 0 cores, not {cores[k]}"
+        )
+    too_many = np.flatnonzero(~source & ((cores < 1) | (cores > sizes)))
     if too_many.size:
         k = int(too_many[0])
         raise CapacityError(
@@ -66,12 +92,14 @@ def layered_assignment(network: Network, cores_per_population) -> np.ndarray:
     rank[order] = np.arange(order.size) - np.repeat(starts, sizes)
     offsets = np.concatenate([[0], np.cumsum(cores)[:-1]])
     part = offsets[pop] + (rank * cores[pop]) // sizes[pop]
+    part[source[pop]] = -1
     return part.astype(np.int32)
 
 
 @dataclass(frozen=True, eq=False)
 class Partition:
-    """Neuron → partition id, ids ``0..n_parts-1`` all used."""
+    """Neuron → partition id, ids ``0..n_parts-1`` all used; -1 for the neurons of a spike
+    source, which run on no core."""
 
     assignment: np.ndarray
     cores_per_population: tuple[int, ...] | None = None
@@ -79,9 +107,11 @@ class Partition:
     def __post_init__(self):
         a = np.ascontiguousarray(self.assignment, dtype=np.int32)
         object.__setattr__(self, "assignment", a)
-        if a.ndim != 1 or a.size == 0 or a.min() < 0:
-            raise SpecError("a partition needs a non-negative id for every neuron")
-        if np.bincount(a).min() == 0:
+        if a.ndim != 1 or a.size == 0 or a.min() < -1 or a.max() < 0:
+            raise SpecError(
+                "a partition needs a partition id for every neuron (-1 only for a spike source)"
+            )
+        if np.bincount(a[a >= 0]).min() == 0:
             raise SpecError("partition ids must be 0..P-1 with no empty partition")
         if self.cores_per_population is not None:
             object.__setattr__(
@@ -90,7 +120,8 @@ class Partition:
 
     @classmethod
     def layered(cls, network: Network, cores_per_population) -> Partition:
-        return cls(layered_assignment(network, cores_per_population), tuple(cores_per_population))
+        cores = core_counts(network, cores_per_population)
+        return cls(layered_assignment(network, cores), tuple(cores.tolist()))
 
     @cached_property
     def n_parts(self) -> int:
@@ -98,7 +129,7 @@ class Partition:
 
     @cached_property
     def sizes(self) -> np.ndarray:
-        return np.bincount(self.assignment, minlength=self.n_parts)
+        return np.bincount(self.assignment[self.assignment >= 0], minlength=self.n_parts)
 
     def describe(self) -> dict:
         if self.cores_per_population is not None:

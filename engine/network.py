@@ -4,6 +4,10 @@ Every neuron ``s`` owns one h-edge (its axon): the destination neurons
 ``indices[indptr[s]:indptr[s + 1]]``. Neurons belong to populations (the layers of a
 layered network) and spike with a probability ``rate[s]`` per time step. Everything
 stays neuron-level so every partitioner can work on it (SNN hypergraphs §II–III).
+
+A population may be a *spike source* (a network's input layer, a NIR ``Input``): its
+neurons spike and have synapses, but they run on no core — their spikes enter the mesh at
+the hardware's input port (``Hardware.input_core``). A spike source receives no synapses.
 """
 
 from __future__ import annotations
@@ -35,7 +39,10 @@ class Network:
     weights : optional weight per synapse; synapses of weight 0 are not stored.
     weight_bits : synaptic weight precision per (destination) population.
     encoding : ``"sparse"`` or ``"dense"`` synapse encoding per (destination) population.
-    natural_cores : the workload's own cores per population, if it has one.
+    natural_cores : the workload's own cores per population, if it has one (0 for a
+        spike source).
+    spike_source : per population, whether it is a spike source (no cores; its spikes
+        enter at the hardware's input port). Default: none is.
     description : one line for listings.
     """
 
@@ -49,6 +56,7 @@ class Network:
     weight_bits: tuple[int, ...] | None = None
     encoding: tuple[str, ...] | None = None
     natural_cores: tuple[int, ...] | None = None
+    spike_source: tuple[bool, ...] | None = None
     description: str = ""
     params: dict = field(default_factory=dict)
 
@@ -66,6 +74,7 @@ class Network:
         put(self, "encoding", tuple(str(e) for e in (self.encoding or ("sparse",) * n_pop)))
         if self.natural_cores is not None:
             put(self, "natural_cores", tuple(int(c) for c in self.natural_cores))
+        put(self, "spike_source", tuple(bool(v) for v in (self.spike_source or (False,) * n_pop)))
         self._validate()
         if self.weights is not None and np.any(self.weights == 0):
             self._drop_zero_weights()  # after validation: it relies on a consistent CSR
@@ -122,10 +131,27 @@ class Network:
             bad("weight_bits needs one value in 1..64 per population")
         if len(self.encoding) != n_pop or any(e not in ENCODINGS for e in self.encoding):
             bad(f"encoding needs one of {ENCODINGS} per population")
+        if len(self.spike_source) != n_pop:
+            bad(f"spike_source needs one flag per population, not {len(self.spike_source)}")
+        if all(self.spike_source):
+            bad("every population is a spike source; at least one must run on cores")
+        src = np.asarray(self.spike_source)
+        if src.any() and self.indices.size:
+            fed = np.bincount(self.population[self.indices], minlength=n_pop) > 0
+            hit = np.flatnonzero(src & fed)
+            if hit.size:
+                bad(
+                    f"population {self.population_names[hit[0]]!r} is a spike source and "
+                    "receives synapses; a spike source runs on no core, so nothing can feed it"
+                )
         if self.natural_cores is not None and (
-            len(self.natural_cores) != n_pop or min(self.natural_cores) < 1
+            len(self.natural_cores) != n_pop
+            or any((c < 1) != s for c, s in zip(self.natural_cores, src.tolist(), strict=True))
         ):
-            bad("natural_cores needs one positive core count per population")
+            bad(
+                "natural_cores needs one core count per population, positive for a population "
+                "on cores and 0 for a spike source"
+            )
 
     # ------------------------------------------------------------- properties
     @property
@@ -145,6 +171,20 @@ class Network:
         return np.bincount(self.population, minlength=self.n_populations)
 
     @cached_property
+    def core_populations(self) -> np.ndarray:
+        """Ids of the populations that run on cores (every one but the spike sources)."""
+        return np.flatnonzero(~np.asarray(self.spike_source, dtype=bool))
+
+    @cached_property
+    def on_cores(self) -> np.ndarray:
+        """Per neuron: whether it runs on a core (False for a spike source's neurons)."""
+        return ~np.asarray(self.spike_source, dtype=bool)[self.population]
+
+    @property
+    def has_spike_sources(self) -> bool:
+        return any(self.spike_source)
+
+    @cached_property
     def sources(self) -> np.ndarray:
         """Source neuron of every synapse (the CSR row expanded)."""
         return np.repeat(np.arange(self.n_neurons, dtype=np.int32), np.diff(self.indptr))
@@ -162,6 +202,8 @@ class Network:
         if self.weights is not None:
             h.update(self.weights.tobytes())
         h.update(repr((self.population_names, self.weight_bits, self.encoding)).encode())
+        if self.has_spike_sources:  # (networks without them keep their earlier fingerprints)
+            h.update(repr(self.spike_source).encode())
         return h.hexdigest()[:16]
 
     def summary(self) -> dict:
@@ -173,5 +215,8 @@ class Network:
                 zip(self.population_names, self.population_sizes.tolist(), strict=True)
             ),
             "mean_rate": float(self.rate.mean()),
+            "spike_sources": [
+                n for n, s in zip(self.population_names, self.spike_source, strict=True) if s
+            ],
             "description": self.description,
         }

@@ -8,6 +8,12 @@ SynOps and SynMem reads per step; and the message pairs — partition ``a`` send
 ``pair_messages`` expected messages per step to partition ``b``, one per spiking neuron
 of ``a`` with a synapse in ``b`` (the SNN hypergraphs paper's λ−1 traffic: cores replicate spikes
 locally). Placers place this graph; the cost model evaluates its placements.
+
+A network's spike sources run on no core (their neurons' partition is -1): their messages
+enter the mesh at the hardware's input port: the input pairs (``input_population``,
+``input_dst``, ``input_messages``) say how many per step each source population sends to
+partition ``b``, one per spiking source neuron with a synapse in ``b``. They load ``b``'s
+inbound axons, SynOps and SynMem reads like any other message.
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ class Messages:
     partition other than its own), as the default traffic mode sends them."""
 
     neuron: np.ndarray  # the spiking neuron of each message
-    src: np.ndarray  # its partition
+    src: np.ndarray  # its partition (-1: a spike source's, sent from the input port)
     dst: np.ndarray  # the destination partition
     synapses: np.ndarray  # the neuron's synapses in the destination partition (SynOps)
     words: np.ndarray  # the synaptic-memory words their reading takes (SynMem reads)
@@ -60,6 +66,10 @@ class PartitionGraph:
     pair_dst: np.ndarray
     pair_messages: np.ndarray  # expected messages per step
     remote_edge_weight: float  # Σ rate of neurons whose h-edge leaves their core
+    # the input port's pairs: (spike source population, destination partition), messages/step
+    input_population: np.ndarray
+    input_dst: np.ndarray
+    input_messages: np.ndarray
     network: Network = field(repr=False)
     assignment: np.ndarray = field(repr=False)
 
@@ -114,6 +124,37 @@ class PartitionGraph:
     def in_fixed(self) -> np.ndarray:
         return np.bincount(self.pair_dst, weights=self.pair_fixed, minlength=self.n_parts).astype(
             np.int64
+        )
+
+    @cached_property
+    def input_fixed(self) -> np.ndarray:
+        """``input_messages`` in the fixed-point units of ``engine.traffic``."""
+        return np.rint(self.input_messages * FIXED).astype(np.int64)
+
+    @cached_property
+    def routed_pairs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(src, dst, fixed) of every pair whose messages the mesh carries: the pairs between
+        partitions, then the input port's, whose source is id ``n_parts`` (placed on the
+        hardware's input core: ``np.append(cores, hardware.input_core)``)."""
+        n_in = self.input_dst.size
+        return (
+            np.concatenate([self.pair_src, np.full(n_in, self.n_parts, dtype=np.int64)]),
+            np.concatenate([self.pair_dst, self.input_dst]),
+            np.concatenate([self.pair_fixed, self.input_fixed]),
+        )
+
+    @cached_property
+    def routed_messages(self) -> np.ndarray:
+        """Expected messages per step of each of ``routed_pairs``."""
+        return np.concatenate([self.pair_messages, self.input_messages])
+
+    @cached_property
+    def routed_populations(self) -> tuple[np.ndarray, np.ndarray]:
+        """(source, destination) population of each of ``routed_pairs`` (a spike source's
+        for the input port's)."""
+        return (
+            np.concatenate([self.population[self.pair_src], self.input_population]),
+            self.population[np.concatenate([self.pair_dst, self.input_dst])],
         )
 
     @property
@@ -191,6 +232,15 @@ def partition_graph(network: Network, hardware: Hardware, partition) -> Partitio
         raise CapacityError(
             f"the partition covers {part.shape[0]} neurons; network {network.name!r} has {n}"
         )
+    on = network.on_cores
+    if np.any((part >= 0) != on):
+        k = int(np.flatnonzero((part >= 0) != on)[0])
+        name = network.population_names[network.population[k]]
+        raise CapacityError(
+            f"neuron {k} (population {name!r}) "
+            + ("is a spike source and runs on no core; its partition must be -1"
+               if not on[k] else "runs on a core and needs a partition id, not -1")
+        )  # fmt: skip
     rate = network.rate
     indptr, indices = network.indptr, network.indices
     # (source neuron, destination partition) -> synapse count, via one CSR build
@@ -203,8 +253,9 @@ def partition_graph(network: Network, hardware: Hardware, partition) -> Partitio
     src_part = part[rows]
     row_rate = rate[rows]
 
-    neurons = np.bincount(part, minlength=n_parts)
-    population = _majority(network.population, part, n_parts, network.n_populations)
+    placed = part >= 0
+    neurons = np.bincount(part[placed], minlength=n_parts)
+    population = _majority(network.population[placed], part[placed], n_parts, network.n_populations)
     synapses = np.bincount(dst, weights=count, minlength=n_parts).astype(np.int64)
     axons = np.bincount(dst, minlength=n_parts)
     synops = np.bincount(dst, weights=count * row_rate, minlength=n_parts)
@@ -215,13 +266,21 @@ def partition_graph(network: Network, hardware: Hardware, partition) -> Partitio
     words = synmem_words(count, neurons[dst], wbits[dst], dense[dst], model)
     synmem_reads = np.bincount(dst, weights=words * row_rate, minlength=n_parts)
 
-    remote = dst != src_part
+    from_port = src_part < 0  # per (source population, destination partition)
+    port = sp.coo_matrix(
+        (row_rate[from_port], (network.population[rows[from_port]], dst[from_port])),
+        shape=(network.n_populations, n_parts),
+    ).tocsr()
+    port.sum_duplicates()
+    port.eliminate_zeros()
+    input_population = np.repeat(np.arange(network.n_populations), np.diff(port.indptr))
+    remote = (dst != src_part) & ~from_port
     pairs = sp.coo_matrix(
         (row_rate[remote], (src_part[remote], dst[remote])), shape=(n_parts, n_parts)
     ).tocsr()
     pairs.sum_duplicates()
     pair_src = np.repeat(np.arange(n_parts, dtype=np.int64), np.diff(pairs.indptr))
-    has_remote = np.bincount(rows[remote], minlength=n) > 0
+    has_remote = np.bincount(rows[remote | from_port], minlength=n) > 0
 
     return PartitionGraph(
         n_parts=n_parts,
@@ -236,6 +295,9 @@ def partition_graph(network: Network, hardware: Hardware, partition) -> Partitio
         pair_dst=pairs.indices.astype(np.int64),
         pair_messages=pairs.data.astype(np.float64),
         remote_edge_weight=float(rate[has_remote].sum()),
+        input_population=input_population.astype(np.int64),
+        input_dst=port.indices.astype(np.int64),
+        input_messages=port.data.astype(np.float64),
         network=network,
         assignment=part,
     )

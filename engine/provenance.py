@@ -69,6 +69,7 @@ def _values(hardware: Hardware) -> dict[str, object]:
         "topology.chips": [hardware.chips_x, hardware.chips_y],
         "topology.routers": [hardware.width, hardware.height],
         "topology.cores_per_router": hardware.cores_per_router,
+        "topology.input_port": list(hardware.input_port),
     }
     for section in ("limits", "links", "model", "energy", "noc"):
         for key, value in asdict(getattr(hardware, section)).items():

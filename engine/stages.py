@@ -51,13 +51,15 @@ class StageBreakdown:
 def stage_loads(mapped, layer: int, mesh: int | None = None) -> np.ndarray:
     """Per link id, the load (fixed point, ``engine.traffic.FIXED`` per message) of the
     expected messages into the cores of population ``layer`` (on one of the hardware's
-    parallel meshes, or all); over every layer they sum to the whole step's loads."""
+    parallel meshes, or all), a spike source's from the input port; over every layer they
+    sum to the whole step's loads."""
     hw, g = mapped.hardware, mapped.graph
-    cores = np.asarray(mapped.mapping.placement.cores, dtype=np.int64)
-    on = g.population[g.pair_dst] == layer
+    cores = np.append(np.asarray(mapped.mapping.placement.cores, dtype=np.int64), hw.input_core)
+    src, dst, fixed = g.routed_pairs
+    on = g.population[dst] == layer
     if mesh is not None:
-        on &= hw.core_table["mesh"][cores[g.pair_src]] == mesh
-    return route_loads(hw, cores[g.pair_src[on]], cores[g.pair_dst[on]], g.pair_fixed[on])
+        on &= hw.core_table["mesh"][cores[src]] == mesh
+    return route_loads(hw, cores[src[on]], cores[dst[on]], fixed[on])
 
 
 def _time_loads(mapped, layer: int) -> np.ndarray:

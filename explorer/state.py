@@ -85,7 +85,7 @@ class Inspection:
     facts: dict
     tables: list
     routes: list  # per table, per row: np.ndarray of link ids
-    part_layers: tuple = ()  # the layer (population name) of every partition
+    layer_names: tuple = ()  # the network's population names (FlowTable.src_pop/dst_pop)
 
     def route_ids(self, table: int | None = None, rows=None) -> np.ndarray:
         """The links of the chosen rows (default every row) of one table (default all)."""
@@ -593,10 +593,6 @@ class ExplorerState(param.Parameterized):
             max_link_messages=float(messages[existing].max()) if existing.any() else 0.0,
         )
 
-    def _layers(self, graph) -> tuple:
-        names = self.network.population_names
-        return tuple(names[k] for k in graph.population.tolist())
-
     def _routes(self, table: FlowTable) -> list:
         return [
             route_links(self.hardware, int(s), int(d))
@@ -619,7 +615,7 @@ class ExplorerState(param.Parameterized):
             "flows": f"{len(table):,}",
         }
         return Inspection("link", int(link), f"Link {label}", facts, [("flows", table)],
-                          [self._routes(table)], self._layers(graph))  # fmt: skip
+                          [self._routes(table)], self.network.population_names)  # fmt: skip
 
     def inspect_core(self, core: int) -> Inspection:
         """A core of the shown mapping: its partition's terms, memory against the limits, and
@@ -646,8 +642,9 @@ class ExplorerState(param.Parameterized):
             facts[limit.what] = f"{value:,.0f} of {limit.bound:,} ({value / limit.bound:.0%})"
         out, inbound = core_flows(hw, graph, cores, core)
         tables = [("outbound flows", out), ("inbound flows", inbound)]
-        return Inspection("core", int(core), f"Core {core} {address}", facts, tables,
-                          [self._routes(t) for _, t in tables], self._layers(graph))  # fmt: skip
+        routes = [self._routes(t) for _, t in tables]
+        return Inspection("core", int(core), f"Core {core} {address}", facts, tables, routes,
+                          net.population_names)  # fmt: skip
 
     # ------------------------------------------------------------ snapshots
     def snapshot(self) -> dict:

@@ -208,7 +208,8 @@ def flow_lines(flows: dict) -> str:
     lines = [head, f"    {'from (layer partition core)':<40} {'to':<40} {'msgs/step':>10} "
              f"{'share':>6} {'hops':>4}"]  # fmt: skip
     for r in rows:
-        src = f"{r['src_layer']} p{r['src_partition']} {r['src_core']}"
+        part = "port" if r["src_partition"] is None else f"p{r['src_partition']}"
+        src = f"{r['src_layer']} {part} {r['src_core']}"
         dst = f"{r['dst_layer']} p{r['dst_partition']} {r['dst_core']}"
         lines.append(
             f"    {src:<40} {dst:<40} {r['messages']:>10.1f} {r['share']:>6.1%} {r['hops']:>4}"

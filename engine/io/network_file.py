@@ -2,7 +2,8 @@
 
 Arrays ``indptr``, ``indices``, ``population``, ``rate`` and optionally ``weights``;
 ``meta`` holds a JSON object with ``format: "meshscope-network"``, ``version``,
-``name``, ``population_names``, ``weight_bits``, ``encoding``, ``natural_cores`` and
+``name``, ``population_names``, ``weight_bits``, ``encoding``, ``natural_cores``,
+``spike_source`` (optional: per population, whether it is a spike source) and
 ``description``. Files are read without pickles.
 """
 
@@ -33,6 +34,7 @@ def save_network(network: Network, path) -> None:
         "weight_bits": list(network.weight_bits),
         "encoding": list(network.encoding),
         "natural_cores": list(network.natural_cores) if network.natural_cores else None,
+        "spike_source": list(network.spike_source),
         "description": network.description,
     }
     arrays = {
@@ -108,6 +110,7 @@ def load_network(path) -> Network:
             weight_bits=meta.get("weight_bits"),
             encoding=meta.get("encoding"),
             natural_cores=meta.get("natural_cores"),
+            spike_source=meta.get("spike_source"),
             description=str(meta.get("description", "")),
         )
     except MeshScopeError as e:

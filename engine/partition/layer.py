@@ -22,9 +22,12 @@ __all__ = ["min_cores"]
 
 
 def min_cores(network: Network, hardware: Hardware) -> list[int]:
-    """Fewest cores per population that satisfy every per-core limit."""
+    """Fewest cores per population that satisfy every per-core limit (0 for a spike source)."""
     out = []
     for k, name in enumerate(network.population_names):
+        if network.spike_source[k]:
+            out.append(0)
+            continue
         loads = PopulationSplit(network, hardware, k)
         lo = max(1, -(-loads.size // hardware.limits.neurons))
         if not loads.violations(lo):
@@ -61,7 +64,10 @@ def min_partition(network: Network, hardware: Hardware, *, rng=None, extra: int 
     """Loihi 2 mapping ES §3.1 minimum partition, plus K cores per population (min+K)."""
     if extra < 0:
         raise SpecError(f"min+{extra}: K must not be negative")
-    cores = np.minimum(np.asarray(min_cores(network, hardware)) + extra, network.population_sizes)
+    on = ~np.asarray(network.spike_source)
+    cores = np.minimum(
+        np.asarray(min_cores(network, hardware)) + extra * on, network.population_sizes
+    )
     return _fit(network, hardware, cores.tolist(), f"min+{extra}" if extra else "min")
 
 

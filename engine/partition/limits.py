@@ -5,11 +5,17 @@
 sure that every neuron fits a core on its own; ``checked_partition`` turns the block ids
 a partitioner produced into a ``Partition`` after checking it against the resource
 model, so a partitioner never returns something the hardware cannot hold.
+
+Neuron-level partitioners see a network's spike sources as vertices like any other (their
+h-edges still pull their destinations together); ``checked_partition`` then takes them off
+their cores (partition -1) and drops the blocks that held only sources.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
+
+import numpy as np
 
 from engine.errors import CapacityError
 from engine.hardware import Hardware
@@ -35,6 +41,12 @@ def hypergraph_under_limits(network: Network, hardware: Hardware) -> tuple[Capac
 
 def checked_partition(network: Network, hardware: Hardware, assignment, how: str) -> Partition:
     """A Partition after checking it fits the hardware, with a clear error if it does not."""
+    assignment = np.asarray(assignment, dtype=np.int64)
+    if network.has_spike_sources:  # sources run on no core; blocks renumbered 0..P-1
+        on = network.on_cores
+        used, dense = np.unique(assignment[on], return_inverse=True)
+        assignment = np.full(assignment.shape, -1, dtype=np.int64)
+        assignment[on] = dense.ravel() if used.size else dense
     partition = Partition(assignment)
     require_cores(partition.n_parts, hardware, f"{how} partitioning of {network.name!r}")
     problems = partition_graph(network, hardware, partition).limit_violations(hardware)

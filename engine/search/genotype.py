@@ -30,7 +30,7 @@ class Layout:
     ``free`` are the populations the search changes (all of them for a global search,
     one chip's segment for a chip-wise one), with their minimum and maximum cores and
     the physical ``cores`` they may use. The other populations keep ``fixed_cores``
-    (global core ids of their partitions, per population).
+    (global core ids of their partitions, per population); a spike source has none.
     """
 
     free: np.ndarray  # population ids the genotype covers, in order
@@ -139,8 +139,8 @@ def decode(layout: Layout, x: PartitionGenotype, omega: np.ndarray):
             c = int(free_cores[slot[k]])
             chunks.append(omega[taken : taken + c])
             taken += c
-        else:
-            chunks.append(np.asarray(layout.fixed_cores[k], dtype=np.int64))
+        else:  # kept where it is (a spike source has no cores: none)
+            chunks.append(np.asarray(layout.fixed_cores.get(k, ()), dtype=np.int64))
     return tuple(counts.tolist()), np.concatenate(chunks).astype(np.int64)
 
 
@@ -222,7 +222,9 @@ def layout_for(
     from engine.partition.layer import min_cores
     from engine.resources import PopulationSplit
 
-    free = np.arange(network.n_populations) if free is None else np.asarray(free)
+    free = network.core_populations if free is None else np.asarray(free)
+    if np.any(np.asarray(network.spike_source)[free]):
+        raise SpecError("a search cannot give cores to a spike source; leave it out of free")
     c_min = np.asarray(min_cores(network, hardware))[free]
     loads: dict[int, PopulationSplit] = {}
 

@@ -117,16 +117,20 @@ class ChipwiseSearch:
             )
         self.network, self.hardware, self.config = network, hardware, config
         self.evaluator = evaluator or default_evaluator(network, hardware, config.objective)
-        full = layout_for(network, hardware)
-        c0 = np.minimum(full.c_min + config.init_k, full.c_max)
-        crossing = layer_crossing_traffic(network, hardware, c0)
-        wanted = config.segments or min(hardware.n_chips, network.n_populations)
+        full = layout_for(network, hardware)  # the layers on cores (not the spike sources)
+        c0 = np.zeros(network.n_populations, dtype=np.int64)  # per population
+        c0[full.free] = np.minimum(full.c_min + config.init_k, full.c_max)
+        crossing = layer_crossing_traffic(network, hardware, c0)[full.free]
+        wanted = config.segments or min(hardware.n_chips, full.free.size)
         if wanted > hardware.n_chips:
             raise SpecError(
                 f"{wanted} segments need {wanted} chips; {hardware.name} has "
                 f"{hardware.n_chips}: ask for at most {hardware.n_chips} segments"
             )
-        self.segments = segment_layers(c0, wanted, hardware.cores_per_chip, crossing, exact=True)
+        segments = segment_layers(
+            c0[full.free], wanted, hardware.cores_per_chip, crossing, exact=True
+        )
+        self.segments = [full.free[seg] for seg in segments]  # population ids
         self.c0 = c0
         self.chips = _snake(hardware)[: len(self.segments)]  # consecutive segments are neighbours
         self.placed: dict[int, np.ndarray] = {}

@@ -184,6 +184,11 @@ def resize_population(
             "this partition is not a per-layer split; change cores per layer with a "
             "min, min+K or cores: partition"
         )
+    if network.spike_source[population]:
+        raise CapacityError(
+            f"{network.population_names[population]} is a spike source: it runs on no core "
+            "and sends from the hardware's input port"
+        )
     old = np.asarray(part.cores_per_population)
     new = old.copy()
     new[population] += delta

@@ -202,7 +202,9 @@ def simulate_step(
         1, _cycles(np.maximum(msgs.synapses * model.synop_ns, msgs.words * model.synmem_read_ns),
                    noc.cycle_ns),
     )  # fmt: skip
-    src_core, dst_core = cores[msgs.src], cores[msgs.dst]
+    # a spike source's messages (src -1) leave from the input port's core
+    src_core = np.where(msgs.src >= 0, cores[np.maximum(msgs.src, 0)], hw.input_core)
+    dst_core = cores[msgs.dst]
     n_groups = net.n_populations if mode == "fall-through" else 1
     group = net.population[msgs.neuron] if mode == "fall-through" else np.zeros(msgs.size, int)
     dendop = _cycles(graph.neurons * model.dendop_ns, noc.cycle_ns)  # per partition
@@ -230,7 +232,9 @@ def simulate_step(
     n_pk = pk_lo.size
     n_dest = dest.size
     # release: group by group; within one, after the source core's dendritic updates
-    rel_off = dendop[pk_part] if mode == "fall-through" else np.zeros(n_pk, dtype=np.int64)
+    rel_off = np.zeros(n_pk, dtype=np.int64)  # (the input port sends at once)
+    if mode == "fall-through":
+        rel_off = np.where(pk_part >= 0, dendop[np.maximum(pk_part, 0)], 0)
     max_branch = 4 + hw.cores_per_router if multicast else 1
     max_svc = int(dsvc.max(initial=1))
     machine = Machine(

@@ -6,7 +6,8 @@ Widths are ours (the paper gives only ranges and totals): both take 1024 inputs 
 widths from 1024 to 4096 and 33.55 M dense parameters (paper: 33.6 M). Each weight is
 kept with probability 0.15 (85 % unstructured sparsity). Activation sparsity rises
 linearly from 15 % at the input to 80 % at the output, so population ``k`` spikes with
-probability ``1 - sparsity_k`` per step.
+probability ``1 - sparsity_k`` per step. The input is a spike source (issue 13: the input
+layer is not a layer of cores): its spikes enter the mesh at the hardware's input port.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ def sparse_mlp(
         population_names=names,
         rate=(1.0 - sparsity)[population],
         weight_bits=(weight_bits,) * len(widths),
+        spike_source=(True,) + (False,) * (len(widths) - 1),
         description=f"{len(widths) - 1}-layer MLP {'-'.join(map(str, widths))}, "
         f"{(1 - density):.0%} weight sparsity, activation sparsity "
         f"{sparsity_first:.0%}→{sparsity_last:.0%} (Loihi 2 mapping ES §5.1)",

@@ -268,8 +268,9 @@ class ControlsView(pn.viewable.Viewer):
         for k, (count_pane, minus, plus) in enumerate(self._layer_widgets):
             n = int(counts[k])
             count_pane.object = f'<div class="ms-count" data-testid="cores-{k}">{n}</div>'
-            minus.disabled = n <= 1
-            plus.disabled = n >= int(sizes[k]) or free <= 0
+            source = s.network.spike_source[k]  # no cores to give or take
+            minus.disabled = n <= 1 or source
+            plus.disabled = n >= int(sizes[k]) or free <= 0 or source
 
     def _build_layer_rows(self) -> None:
         net = self.state.network
@@ -279,7 +280,9 @@ class ControlsView(pn.viewable.Viewer):
             label = pn.pane.HTML(
                 f'<div class="ms-layer"><span class="swatch" style="background:{colors[k]}">'
                 f'</span>{escape(name)} <span class="size">{int(net.population_sizes[k]):,} '
-                "neurons</span></div>",
+                + ("neurons, a spike source: no cores, it sends from the input port"
+                   if net.spike_source[k] else "neurons")
+                + "</span></div>",
                 stylesheets=[_CSS], width=160, margin=(6, 0, 0, 10),
             )  # fmt: skip
             count = LiveHTML(css=_CSS, margin=(5, 6, 0, 0), div_params={"width": 32})

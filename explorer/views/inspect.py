@@ -35,18 +35,18 @@ _CSS = """
 """
 
 
-def flow_frame(hardware, part_layers, table) -> pd.DataFrame:
-    """A ``FlowTable`` as the columns the page shows (``part_layers``: the layer of every
-    partition, by name)."""
+def flow_frame(hardware, layer_names, table) -> pd.DataFrame:
+    """A ``FlowTable`` as the columns the page shows (``layer_names``: the network's
+    population names; a spike source's flows come from the input port's core)."""
 
     def where(cores):
         return ["({}, {}, {}, {})".format(*hardware.core_address(int(c))) for c in cores.tolist()]
 
     return pd.DataFrame(
         {
-            "from layer": [part_layers[p] for p in table.src_part.tolist()],
+            "from layer": [layer_names[k] for k in table.src_pop.tolist()],
             "from core": where(table.src_core),
-            "to layer": [part_layers[p] for p in table.dst_part.tolist()],
+            "to layer": [layer_names[k] for k in table.dst_pop.tolist()],
             "to core": where(table.dst_core),
             "messages / step": table.messages,
             "share": table.share,
@@ -105,7 +105,7 @@ class InspectView(pn.viewable.Viewer):
         )
         objects, frames = [], []
         for t, (caption, table) in enumerate(ins.tables):
-            frame = flow_frame(state.hardware, ins.part_layers, table)
+            frame = flow_frame(state.hardware, ins.layer_names, table)
             frames.append(frame)
             shown = f"{caption}: {len(frame):,}" + (
                 f" (the heaviest {MAX_ROWS} shown)" if len(frame) > MAX_ROWS else ""

@@ -67,6 +67,7 @@ from explorer.views.mesh_columns import (
     chip_view,
     color_scale,
     core_columns,
+    core_positions,
     core_size,
     drop_target,
     hit_test,
@@ -95,6 +96,9 @@ _LINK_DYNAMIC = (
     "messages", "utilization", "value", "color", "width", "width_px", "arrow_px", "loaded",
     "sim_flits", "sim_busy", "sim_buffer", "sim_text",
 )  # fmt: skip
+
+
+PORT_COLOR = "#0b7a3e"  # the input port's outline
 
 
 def _data(columns: dict) -> dict:
@@ -277,6 +281,13 @@ def mesh_figure(
         "x", "y", source=sources.cores, name="cores", marker="square", size=side,
         fill_color=transform("layer", fill), line_color=transform("placed", line), line_width=1,
     )  # fmt: skip
+    if network.has_spike_sources:  # where the spike sources' messages enter the mesh
+        px, py = core_positions(hardware)
+        c = hardware.input_core
+        p.scatter(
+            x=[float(px[c])], y=[float(py[c])], name="input_port", marker="diamond",
+            size=side * 1.7, fill_color=None, line_color=PORT_COLOR, line_width=2.5,
+        )  # fmt: skip
     cores.selection_glyph = None  # a dragged core keeps its look;
     cores.nonselection_glyph = None  # the others are not dimmed
     info = p.scatter(
@@ -363,7 +374,10 @@ def _legend(p, network: Network, link_px: float) -> Legend:
     nan = [float("nan")]
     items = []
     colors = [*population_colors(network.n_populations), EMPTY_COLOR]
-    labels = [*network.population_names, "empty core"]
+    labels = [
+        f"{name} (spike source: from the input port)" if source else name
+        for name, source in zip(network.population_names, network.spike_source, strict=True)
+    ] + ["empty core"]
     for label, color in zip(labels, colors, strict=True):
         stand_in = p.rect(
             x=nan, y=nan, width=1, height=1, fill_color=color,
@@ -379,6 +393,12 @@ def _legend(p, network: Network, link_px: float) -> Legend:
         x=nan, y=nan, marker="square", size=12, fill_color=None,
         line_color=BOTTLENECK_COLOR, line_width=2.5,
     )  # fmt: skip
+    if network.has_spike_sources:
+        port = p.scatter(
+            x=nan, y=nan, marker="diamond", size=14, fill_color=None, line_color=PORT_COLOR,
+            line_width=2.5,
+        )  # fmt: skip
+        items.append(LegendItem(label="input port (spike sources enter)", renderers=[port]))
     items += [
         LegendItem(label="idle link", renderers=[idle]),
         LegendItem(label="heaviest link", renderers=[hot]),

@@ -218,9 +218,9 @@ def test_connection_locality_of_a_known_hull():
 def test_evaluate_refuses_an_infeasible_mapping():
     hw = load_hardware("loihi2")
     net = load_network_spec("sparse-mlp-1")
-    part = Partition.layered(net, [1, 1, 1, 1, 1, 1, 1])  # far over synaptic memory
+    part = Partition.layered(net, [1, 1, 1, 1, 1, 1])  # far over synaptic memory
     with pytest.raises(CapacityError, match="core memory"):
-        evaluate(net, hw, Mapping(part, Placement(np.arange(7))))
+        evaluate(net, hw, Mapping(part, Placement(np.arange(6))))
     part = make_partition(net, hw, "min")
     with pytest.raises(CapacityError, match="share core"):
         evaluate(net, hw, Mapping(part, Placement(np.zeros(part.n_parts, int))))

@@ -87,8 +87,8 @@ BAD_NETWORKS = [
     ("one encoding for two", dict(encoding=("dense",)), "encoding needs one of"),
     ("zero weight bits", dict(weight_bits=(8, 0)), "weight_bits needs one value in 1..64"),
     ("weight bits count", dict(weight_bits=(8,)), "weight_bits needs one value"),
-    ("natural cores count", dict(natural_cores=(1,)), "natural_cores needs one positive"),
-    ("natural cores zero", dict(natural_cores=(1, 0)), "natural_cores needs one positive"),
+    ("natural cores count", dict(natural_cores=(1,)), "natural_cores needs one core count"),
+    ("natural cores zero", dict(natural_cores=(1, 0)), "positive for a population on cores"),
     (
         "no neurons",
         dict(indptr=[0], indices=[], population=[], rate=[]),

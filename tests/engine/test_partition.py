@@ -39,7 +39,8 @@ def test_min_plus_k_adds_k_cores_per_population():
     net, hw = load_network_spec("sparse-mlp-1"), load_hardware("loihi2")
     base = np.asarray(make_partition(net, hw, "min").cores_per_population)
     plus = np.asarray(make_partition(net, hw, "min+2").cores_per_population)
-    np.testing.assert_array_equal(plus, base + 2)
+    np.testing.assert_array_equal(plus, base + 2 * ~np.asarray(net.spike_source))
+    assert plus[0] == base[0] == 0  # the input is a spike source: no cores, none added
 
 
 def test_layered_split_is_uniform_and_in_natural_order():
@@ -73,11 +74,11 @@ def test_spec_grammar_and_registry():
 
 def test_clear_errors_for_impossible_partitions():
     net, hw = load_network_spec("sparse-mlp-1"), load_hardware("loihi2")
-    with pytest.raises(SpecError, match="7 populations"):
+    with pytest.raises(SpecError, match="6 populations on cores"):
         make_partition(net, hw, "cores:1,2")
     with pytest.raises(SpecError, match="has no natural core split"):
         make_partition(net, hw, "natural")
-    too_many = sum(min_cores(net, hw)) + 17 * net.n_populations
+    too_many = sum(min_cores(net, hw)) + 17 * (net.n_populations - 1)  # not to the input
     with pytest.raises(CapacityError, match=f"needs {too_many} cores.*has 128"):
         make_partition(net, hw, "min+17")
     big = load_network_spec("sparse-mlp-2")

@@ -566,13 +566,13 @@ def test_history_exports_one_line_per_record(mlp, tmp_path):
 
 # ------------------------------------------------------------------ starting from a mapping
 def hand_tuned(network, hardware):
-    """A layered mapping no heuristic makes: 2 extra cores on layer 0, cores reversed."""
+    """A layered mapping no heuristic makes: 2 extra cores on the first layer on cores,
+    cores reversed."""
     from engine.mapping import Mapping, Partition, Placement
     from engine.partition.layer import min_cores
 
-    counts = np.asarray(min_cores(network, hardware)) + np.array(
-        [2] + [0] * (network.n_populations - 1)
-    )
+    counts = np.asarray(min_cores(network, hardware))
+    counts[network.core_populations[0]] += 2
     partition = Partition.layered(network, counts)
     cores = np.arange(hardware.n_cores)[::-1][: partition.n_parts]
     return Mapping(partition, Placement(cores))

@@ -175,10 +175,16 @@ def test_the_simulators_link_ids_are_the_hardwares():
     assert np.all(lt["kind"][eject] == ROUTER_TO_CORE)
     assert np.array_equal(lt["core"][eject], np.arange(hw.n_cores))
     ports = topo.link_id[:, :4] >= 0
-    ids = topo.link_id[:, :4][ports]
+    # (its two meshes: every copy's router links are copies of the engine's, by link_engine)
+    assert topo.meshes == hw.links.meshes == 2 and ports.shape[0] == 2 * hw.n_routers
+    ids = topo.link_engine[topo.link_id[:, :4][ports]]
     assert np.all(lt["kind"][ids] >= 0)
-    assert np.array_equal(lt["dst_router"][ids], topo.nbr[:, :4][ports])
-    assert np.array_equal(lt["src_router"][ids], np.nonzero(ports)[0])
+    assert np.array_equal(lt["dst_router"][ids], topo.nbr[:, :4][ports] % hw.n_routers)
+    assert np.array_equal(lt["src_router"][ids], np.nonzero(ports)[0] % hw.n_routers)
+    assert np.array_equal(topo.link_id[: hw.n_routers, :4][ports[: hw.n_routers]],
+                          ids[: ids.size // 2])  # mesh 0 carries the engine's ids  # fmt: skip
+    used = np.concatenate([topo.link_id[topo.link_id >= 0], topo.inject_link])
+    assert np.unique(used).size == used.size and used.max() < topo.n_links  # one id a link
 
 
 def test_the_drain_leaves_no_measured_packet_behind():
@@ -217,7 +223,8 @@ def test_every_message_of_a_step_is_delivered_once(small_mapped, flits, mode, mu
     hw = mapped.hardware
     spikes = draw_spikes(mapped.network.rate, "sample", seed=5)
     msgs = mapped.graph.messages(hw.model, spikes)
-    cores = mapped.mapping.placement.cores
+    assert np.any(msgs.src < 0)  # the input layer is a spike source: it sends from the port
+    cores = np.append(mapped.mapping.placement.cores, hw.input_core)  # source -1: the port
     res = simulate_step(mapped, spikes=spikes, mode=mode, multicast=multicast)
     assert res.packet_flits == flits
     assert res.machine.in_flight == 0

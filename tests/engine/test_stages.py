@@ -28,12 +28,12 @@ def test_the_stages_loads_sum_to_the_whole_steps(mapped):
 def test_stages_share_the_compute_terms_and_never_exceed_the_whole_link_term(mapped):
     ev = evaluate(mapped)
     st = stage_breakdown(mapped)
-    assert len(st.rows) == mapped.network.n_populations
+    assert len(st.rows) == mapped.network.n_populations - 1  # the input runs on no core
     for term in ("dendops", "synops", "synmem"):
         assert max(r["terms_us"][term] for r in st.rows) == pytest.approx(ev.terms_us[term])
     assert max(r["terms_us"]["link"] for r in st.rows) <= ev.terms_us["link"] + 1e-12
     assert st.latency_us <= ev.latency_us + 1e-12
-    assert st.rows[0]["terms_us"]["link"] == 0  # nothing flows into the input layer
+    assert st.rows[0]["layer"] == "layer1" and st.rows[0]["terms_us"]["link"] > 0  # the port's
     slow = max(st.rows, key=lambda r: r["time_us"])
     assert st.slowest == slow["layer"] and st.latency_us == slow["time_us"]
 
@@ -50,7 +50,7 @@ def test_evaluate_stages_on_the_command_line(capsys):
     out = json.loads(capsys.readouterr().out)
     assert code == 0
     stages = out["stages"]
-    assert [r["layer"] for r in stages["rows"]] == ["input", "layer1", "layer2", "layer3"]
+    assert [r["layer"] for r in stages["rows"]] == ["layer1", "layer2", "layer3"]
     assert stages["latency_us"] <= out["latency_us"] + 1e-12
     code = main(["evaluate", "--network", "mlp:widths=256-512-256-10", "--stages"])
     text = capsys.readouterr().out

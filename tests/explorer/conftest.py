@@ -20,10 +20,10 @@ def demo_state() -> ExplorerState:
 
 @pytest.fixture
 def two_chip_state() -> ExplorerState:
-    """A four-layer MLP spread over two chips so that traffic crosses the chip boundary."""
+    """A four-layer MLP (its input a spike source, three layers on cores) spread over two
+    chips so that traffic crosses the chip boundary."""
     state = ExplorerState.from_specs(SMALL_NETWORK, TWO_CHIPS)
     hw = state.hardware
-    cores = [hw.core_id(0, 0, 0, 0), hw.core_id(1, 1, 1, 0), hw.core_id(0, 1, 0, 1)]
-    cores.append(hw.core_id(1, 0, 0, 1))
+    cores = [hw.core_id(1, 1, 1, 0), hw.core_id(0, 1, 0, 1), hw.core_id(1, 0, 0, 1)]
     state.set_mapping(Mapping(state.mapping.partition, Placement(np.array(cores))))
     return state

@@ -207,7 +207,7 @@ def test_a_session_keeps_its_snapshot_up_to_date():
     state, token = session_state(NET, "loihi2", store=store)
     assert store.get(token)["mapping"] == state.snapshot()["mapping"]
     cores = state.mapping.placement.cores
-    state.swap_cores(int(cores[0]), int(cores[3]))
+    state.swap_cores(int(cores[0]), int(cores[2]))
     assert store.get(token)["mapping"]["placement"] == state.snapshot()["mapping"]["placement"]
 
 
@@ -257,7 +257,7 @@ def test_two_sessions_get_their_own_tokens_and_states():
     b, tb = session_state(NET, "loihi2", store=store)
     assert ta != tb and a is not b
     c = a.mapping.placement.cores
-    a.swap_cores(int(c[0]), int(c[3]))
+    a.swap_cores(int(c[0]), int(c[2]))
     assert store.get(tb)["mapping"] == b.snapshot()["mapping"]
     assert store.get(ta)["mapping"] != store.get(tb)["mapping"]
 
@@ -327,13 +327,13 @@ def test_a_bad_load_or_upload_notifies_and_changes_nothing(controls):
 def test_the_upload_widget_loads_a_saved_mapping(controls):
     state, view, errors = controls
     c = state.mapping.placement.cores
-    state.swap_cores(int(c[0]), int(c[3]))
+    state.swap_cores(int(c[0]), int(c[2]))
     saved = view._mapping_file().read()
     assert json.loads(saved)["format"] == "meshscope-mapping"
     state.undo()
     view.upload.param.update(filename="tuned.json", value=saved.encode())  # what the page sends
     assert not errors
-    np.testing.assert_array_equal(state.mapping.placement.cores[[0, 3]], c[[3, 0]])
+    np.testing.assert_array_equal(state.mapping.placement.cores[[0, 2]], c[[2, 0]])
 
 
 def test_undo_redo_buttons_follow_the_history(controls):

@@ -358,7 +358,7 @@ def test_drop_target_finds_the_nearest_slot(demo_state):
 def test_drop_on_an_occupied_core_swaps_and_everything_follows():
     state, view, errors = _view()
     cores = state.mapping.placement.cores
-    a, b = int(cores[0]), int(cores[8])  # the input core and a layer3 core
+    a, b = int(cores[0]), int(cores[8])  # a layer1 core and a layer4 core
     expected = cores.copy()
     expected[[0, 8]] = b, a
     want = evaluate(
@@ -380,7 +380,7 @@ def test_drop_on_an_occupied_core_swaps_and_everything_follows():
     assert fill.palette[int(data["layer"][a])] == palette[pop[8]]
     info = view._sources.core_info.data
     assert info["partition"][b] == 0 and info["partition"][a] == 8
-    assert info["population"][b] == "input"
+    assert info["population"][b] == "layer1"
     np.testing.assert_array_equal(
         view._sources.links.data["messages"],
         link_columns(state.hardware, state.evaluation)["messages"],

@@ -77,7 +77,7 @@ def test_undo_and_redo_walk_the_history(state):
     # a new action after an undo drops the redo branch
     state.undo()
     c = state.mapping.placement.cores
-    state.swap_cores(int(c[0]), int(c[3]))
+    state.swap_cores(int(c[0]), int(c[2]))
     assert not state.can_redo
 
 
@@ -108,7 +108,9 @@ def test_change_layer_cores_keeps_each_layers_physical_cores(state):
 def test_infeasible_edits_raise_and_change_nothing(state):
     before = snapshot(state)
     with pytest.raises(CapacityError, match="between 1 and"):
-        state.change_layer_cores(0, -100)
+        state.change_layer_cores(1, -100)
+    with pytest.raises(CapacityError, match="input is a spike source: it runs on no core"):
+        state.change_layer_cores(0, +1)
     with pytest.raises(ActionError, match="nothing to move"):
         empty = np.setdiff1d(np.arange(state.hardware.n_cores), state.mapping.placement.cores)
         state.swap_cores(int(empty[0]), int(empty[1]))
