@@ -28,6 +28,7 @@ __all__ = [
     "AllFailedError",
     "Cancelled",
     "failure_text",
+    "MeshScopeWarning",
 ]
 
 
@@ -86,3 +87,8 @@ def failure_text(error: BaseException, what: str) -> str:
 
 class Cancelled(Exception):  # noqa: N818 - what happened, not a fault
     """A run stopped because its caller asked it to (not an error: nothing is wrong)."""
+
+
+class MeshScopeWarning(UserWarning):
+    """Something MeshScope read past or chose for the user, said once (the CLI prints it as
+    one ``meshscope: warning:`` line)."""

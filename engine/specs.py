@@ -26,7 +26,7 @@ DEFAULT_HARDWARE = "loihi2"
 DEFAULT_PLACEMENT = "packed-row"
 
 DEMO_DIR = Path(__file__).resolve().parent.parent / "demo_networks"
-NETWORK_SUFFIXES = (".npz", ".hgr")
+NETWORK_SUFFIXES = (".npz", ".hgr", ".nir")
 
 
 def demo_files() -> list[Path]:
@@ -39,7 +39,8 @@ def _cached_workload(spec: str) -> Network:
 
 
 def load_network_spec(spec: str) -> Network:
-    """A workload spec (``sparse-mlp-1``, ``qubo:n=500``) or a path to a network file.
+    """A workload spec (``sparse-mlp-1``, ``qubo:n=500``) or a path to a network file
+    (``.npz``, ``.hgr``, or a NIR graph ``.nir``).
 
     Generated workloads are cached per process: they are immutable.
     """
@@ -58,6 +59,10 @@ def load_network_spec(spec: str) -> Network:
             from engine.io.hgr import read_hgr
 
             return read_hgr(path)
+        if path.suffix == ".nir":
+            from engine.io.nir_graph import read_nir
+
+            return read_nir(path)
         return load_network(path)
     return _cached_workload(spec)
 

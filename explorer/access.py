@@ -28,7 +28,7 @@ from engine.workloads import parse_spec, workload_size, workloads
 
 __all__ = ["ClientAccess", "ClientLimits", "looks_like_path"]
 
-_FILE_SUFFIXES = (".npz", ".hgr", ".toml", ".json")
+_FILE_SUFFIXES = (".npz", ".hgr", ".nir", ".toml", ".json")
 
 
 @dataclass(frozen=True)

@@ -333,7 +333,8 @@ class ExplorerState(param.Parameterized):
         return evaluator(Mapped.of(network, hardware, mapping))
 
     def upload(self, filename: str, data: bytes) -> str:
-        """Load an uploaded file: a mapping (.json) or a network (.npz). Returns what it was.
+        """Load an uploaded file: a mapping (.json) or a network (.npz, .hgr, NIR .nir).
+        Returns what it was.
 
         A mapping for another network or hardware switches to them when the file names
         ones this session may load (``access``); a network file keeps the current hardware.
@@ -368,11 +369,16 @@ class ExplorerState(param.Parameterized):
                 network_spec=mf.network_name, hardware_spec=mf.hardware_name, mapping_path=name,
             )  # fmt: skip
             return "mapping"
-        if suffix in (".npz", ".hgr"):
+        if suffix in (".npz", ".hgr", ".nir"):
             with tempfile.TemporaryDirectory() as tmp, _reading(name):
                 path = Path(tmp) / name
                 path.write_bytes(data)
-                network = resolve_network(str(path))
+                if suffix == ".nir":  # expanded only as far as this client may go
+                    from engine.io.nir_graph import read_nir
+
+                    network = read_nir(path, max_synapses=access.limits.synapses)
+                else:
+                    network = resolve_network(str(path))
             access.check_network(network)
             hardware = self.hardware or resolve_hardware(DEFAULT_HARDWARE)
             mapped = build_mapping(network, hardware, placement=self.placer)
@@ -382,7 +388,8 @@ class ExplorerState(param.Parameterized):
             )  # fmt: skip
             return "network"
         raise InputFileError(
-            f"{name}: MeshScope reads mapping files (.json) and networks (.npz, hMETIS .hgr)"
+            f"{name}: MeshScope reads mapping files (.json) and networks (.npz, hMETIS .hgr, "
+            "NIR .nir)"
         )
 
     def mapping_json(self) -> str:

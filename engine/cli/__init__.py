@@ -25,11 +25,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from collections.abc import Callable, Iterable
 
 from engine.cli import evolve, fidelity, mapping, simulate
 from engine.cli.common import Parser
-from engine.errors import MeshScopeError
+from engine.errors import MeshScopeError, MeshScopeWarning
 
 __all__ = ["build_parser", "main"]
 
@@ -50,11 +51,21 @@ def build_parser(
     return p
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """MeshScope's own warnings as one line on stderr; any other as Python shows it."""
+    if issubclass(category, MeshScopeWarning):
+        sys.stderr.write(f"meshscope: warning: {' '.join(str(message).split())}\n")
+    else:
+        sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
+
+
 def main(argv=None, extra_commands=()) -> int:
     """Run ``meshscope argv``; returns the exit code (2 on bad input, one line on stderr)."""
     args = build_parser(extra_commands).parse_args(argv)
     try:
-        return args.func(args)
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            return args.func(args)
     except MeshScopeError as e:
         sys.stderr.write(f"meshscope: error: {' '.join(str(e).split())}\n")
         return 2

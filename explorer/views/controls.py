@@ -153,7 +153,7 @@ class ControlsView(pn.viewable.Viewer):
         self.load_button = pn.widgets.Button(
             label="Load", color="primary", width=WIDTH, description="Partition and place again"
         )
-        self.upload = pn.widgets.FileInput(accept=".json,.npz", width=WIDTH)
+        self.upload = pn.widgets.FileInput(accept=".json,.npz,.hgr,.nir", width=WIDTH)
         self.download = pn.widgets.FileDownload(
             callback=self._mapping_file, filename=download_name(s.network.name),
             label="Save mapping (JSON)", embed=False, width=WIDTH, variant="outline",
@@ -311,7 +311,7 @@ class ControlsView(pn.viewable.Viewer):
             pn.Row(self.partition_select, self.placer_select, margin=0),
             self.load_button,
             _section("Mapping file"),
-            _note("Upload a mapping (.json) or a network (.npz):"),
+            _note("Upload a mapping (.json) or a network (.npz, .hgr, NIR .nir):"),
             self.upload,
             self.download,
             _section("Edit"),
