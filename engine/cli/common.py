@@ -137,12 +137,21 @@ def build(args, steps: Steps | None = None):
     """The ``Mapped`` the mapping options name (``engine.pipeline.build_mapping``)."""
     from engine.pipeline import build_mapping
 
+    network = args.network
+    if getattr(args, "rates", None):
+        from engine.io.rates import read_rate_table, with_rates
+        from engine.specs import DEFAULT_NETWORK, load_network_spec
+
+        network = with_rates(
+            load_network_spec(network or DEFAULT_NETWORK), read_rate_table(args.rates),
+            where=args.rates,
+        )  # fmt: skip
     if getattr(args, "mapping", None):
         if args.partition or args.placement:
             raise SpecError("give either --mapping or --partition/--placement, not both")
-        return build_mapping(args.network, args.hardware, mapping_file=args.mapping)
+        return build_mapping(network, args.hardware, mapping_file=args.mapping)
     return build_mapping(
-        args.network,
+        network,
         args.hardware,
         partition=args.partition or args.default_partition,
         placement=args.placement or args.default_placement,
@@ -155,6 +164,11 @@ def mapping_options(p, *, partition: str | None, placement: str):
     """The options that name a mapping; ``--partitioner``/``--placer`` are aliases."""
     p.add_argument("--network", help=NETWORK_HELP)
     p.add_argument("--hardware", help=HARDWARE_HELP)
+    p.add_argument(
+        "--rates", metavar="CSV",
+        help="spike rates per population: a CSV 'population,rate' (spikes per neuron per step; "
+        "e.g. a recorded trace's mean activity per NIR node)",
+    )  # fmt: skip
     p.add_argument(
         "--partition", "--partitioner", dest="partition",
         help=PARTITION_HELP + (f" (default {partition})" if partition else ""),

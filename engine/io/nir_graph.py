@@ -21,8 +21,9 @@ than trusted from ``input_type``. The synapses are explicit (CSR), built with sp
 products; a graph whose synapses would exceed ``max_synapses`` is refused with the layer to
 blame. A file that fails nir's own type check is read again without it, with a warning.
 
-Spike rates: ``rates`` maps population (node) names to spike probabilities per step (a
-recorded trace's mean activity); populations it does not name get ``DEFAULT_RATE``.
+Spike rates: ``rates`` maps population (node) names to spike probabilities per step, one per
+population or one per neuron (``engine.io.rates.rates_from_trace`` turns a recorded
+``nir.NIRGraphData`` into those); populations it does not name get ``DEFAULT_RATE``.
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from engine.errors import InputFileError, MeshScopeError, MeshScopeWarning
+from engine.errors import InputFileError, MeshScopeError, MeshScopeWarning, SpecError
+from engine.io.rates import with_rates
 from engine.network import Network
 
 __all__ = ["DEFAULT_RATE", "MAX_SYNAPSES", "NIR_VERSION", "NirWarning", "read_nir"]
@@ -486,22 +488,14 @@ def read_nir(
     a.eliminate_zeros()
     a.sort_indices()
     names = [n.name for n in pops]
-    rate_of = dict(rates or {})
-    unknown_rates = sorted(set(rate_of) - set(names))
-    if unknown_rates:
-        raise InputFileError(
-            f"{path}: rates given for {', '.join(map(repr, unknown_rates))}, which are not "
-            f"populations of the graph ({', '.join(names)})"
-        )
-    rate = np.repeat([float(rate_of.get(nm, DEFAULT_RATE)) for nm in names], sizes)
     info = {n.name: {"type": n.kind, "shape": list(n.shape)} for n in pops}
-    return Network(
+    network = Network(
         name=path.name,
         indptr=a.indptr,
         indices=a.indices,
         population=np.repeat(np.arange(len(pops)), sizes),
         population_names=names,
-        rate=rate,
+        rate=np.full(n_total, DEFAULT_RATE),
         weights=a.data.astype(np.float32),
         weight_bits=(weight_bits,) * len(pops),
         spike_source=tuple(n.kind == "Input" for n in pops),
@@ -509,3 +503,9 @@ def read_nir(
         + ", ".join(f"{n.name} ({n.kind} {'x'.join(map(str, n.shape))})" for n in pops),
         params={"nir": info},
     )
+    if rates:
+        try:
+            network = with_rates(network, rates, where=str(path))
+        except SpecError as e:
+            raise InputFileError(str(e)) from None
+    return network

@@ -9,6 +9,7 @@ sparse products the reader uses.
 from __future__ import annotations
 
 import itertools
+import json
 import warnings
 from pathlib import Path
 
@@ -287,7 +288,55 @@ def test_inconsistent_shapes_name_the_node(tmp_path):
 
 def test_rates_must_name_populations_and_synapses_have_a_ceiling(tmp_path):
     path = DATA / "paper_03_rnn_braille_noDelay_bias_zero.nir"
-    with pytest.raises(InputFileError, match="rates given for 'fc1', which are not populations"):
+    with pytest.raises(InputFileError, match="'fc1' is not a population of"):
         read_nir(path, rates={"fc1": 0.2})
     with pytest.raises(InputFileError, match="explicit synapses, more than 100"):
         read_nir(path, max_synapses=100)
+
+
+# ------------------------------------------------------------------ rates
+def test_a_recorded_trace_sets_every_neurons_rate():
+    from engine.io.rates import rates_from_trace
+
+    spikes = np.zeros((2, 10, 3), dtype=bool)  # 2 samples × 10 steps × 3 neurons
+    spikes[:, :, 0] = True  # neuron 0 every step
+    spikes[0, :5, 1] = True  # neuron 1 in 5 of 20 steps
+    events = nir.EventData(idx=np.array([[0, 1, 1, -1]]), time=np.array([[1.0, 2, 3, np.inf]]),
+                           n_neurons=2, t_max=4.0)  # fmt: skip
+    trace = nir.NIRGraphData(
+        {
+            "lif1.lif": nir.NIRNodeData({"spikes": nir.TimeGriddedData(spikes, dt=1.0)}),
+            "lif2": nir.NIRNodeData({"spikes": events}),
+        }
+    )
+    rates = rates_from_trace(trace)
+    np.testing.assert_allclose(rates["lif1.lif"], [1.0, 0.25, 0.0])
+    np.testing.assert_allclose(rates["lif2"], [0.25, 0.5])
+    net = read_nir(DATA / "paper_03_rnn_braille_noDelay_bias_zero.nir",
+                   rates={"lif1.lif": np.resize(rates["lif1.lif"], 38), "lif2": 0.5})  # fmt: skip
+    names = list(net.population_names)
+    lif1 = net.rate[net.population == names.index("lif1.lif")]
+    assert lif1[:3].tolist() == [1.0, 0.25, 0.0] and np.all(net.rate[net.population == 2] == 0.5)
+    with pytest.raises(InputFileError, match="2 rates for population 'lif2' of 7 neurons"):
+        read_nir(DATA / "paper_03_rnn_braille_noDelay_bias_zero.nir", rates={"lif2": [0.1, 0.2]})
+
+
+def test_a_rate_table_on_the_command_line(tmp_path, capsys):
+    table = tmp_path / "rates.csv"
+    table.write_text("population,rate\nlayer1,1.0\n")
+    args = ["evaluate", "--network", "mlp:widths=64-128-32", "--json"]
+    code, out, _ = run(capsys, *args)
+    base = json.loads(out)
+    code, out, err = run(capsys, *args, "--rates", str(table))
+    assert code == 0, err
+    # layer1 spikes every step instead of 52.5 % of them: more SynOps in layer2
+    got = json.loads(out)
+    assert got["energy_terms_uj"]["compute"] > base["energy_terms_uj"]["compute"]
+    for bad, why in [
+        ("population,rate\nlayer1,1.5\n", "rates.csv:2: each row needs a population name"),
+        ("name,rate\nlayer1,0.5\n", "needs the header 'population,rate'"),
+        ("population,rate\nlayerX,0.5\n", "'layerX' is not a population"),
+    ]:
+        table.write_text(bad)
+        code, _, err = run(capsys, *args, "--rates", str(table))
+        assert code == 2 and why in err, err
