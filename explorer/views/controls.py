@@ -276,13 +276,16 @@ class ControlsView(pn.viewable.Viewer):
         net = self.state.network
         colors = population_colors(net.n_populations)
         rows, self._layer_widgets = [], []
+        nir = net.params.get("nir", {})  # a NIR graph's node types and shapes
         for k, name in enumerate(net.population_names):
+            node = nir.get(name)
+            kind = f" · {node['type']} {'×'.join(map(str, node['shape']))}" if node else ""
             label = pn.pane.HTML(
                 f'<div class="ms-layer"><span class="swatch" style="background:{colors[k]}">'
                 f'</span>{escape(name)} <span class="size">{int(net.population_sizes[k]):,} '
                 + ("neurons, a spike source: no cores, it sends from the input port"
                    if net.spike_source[k] else "neurons")
-                + "</span></div>",
+                + f"{escape(kind)}</span></div>",
                 stylesheets=[_CSS], width=160, margin=(6, 0, 0, 10),
             )  # fmt: skip
             count = LiveHTML(css=_CSS, margin=(5, 6, 0, 0), div_params={"width": 32})

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.errors import CapacityError, MeshScopeError, SpecError
+from engine.errors import CapacityError, InputFileError, MeshScopeError, SpecError
 from engine.io.network_file import save_network
 from engine.mapping import mapping_to_dict
 from engine.search import ESConfig
@@ -24,6 +24,8 @@ from explorer.access import ClientAccess, ClientLimits, looks_like_path
 from explorer.cli import main
 from explorer.runner import SearchRunner
 from explorer.state import ExplorerState
+from tests.engine.test_nir import BROKEN as NIR_BROKEN
+from tests.engine.test_nir import DATA as NIR_DATA
 from tests.explorer.conftest import SMALL_NETWORK
 
 
@@ -217,6 +219,9 @@ def _npz(**arrays) -> bytes:
             b'{"format": "meshscope-mapping", "placement": [[99999999999999999999]]}',
         ),
         ("notes.txt", b"hello"),
+        ("garbage.nir", b"\x89HDF\r\n\x1a\n" + bytes(range(256)) * 4),
+        ("text.nir", b"Input -> LIF"),
+        ("missing-node.nir", (NIR_DATA / NIR_BROKEN[0]).read_bytes()),
     ],
 )
 def test_a_broken_upload_is_a_clear_error_and_changes_nothing(client, name, data):
@@ -230,7 +235,7 @@ def test_a_broken_upload_is_a_clear_error_and_changes_nothing(client, name, data
 @settings(
     max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
-@given(data=st.binary(max_size=600), suffix=st.sampled_from([".npz", ".hgr", ".json"]))
+@given(data=st.binary(max_size=600), suffix=st.sampled_from([".npz", ".hgr", ".json", ".nir"]))
 def test_any_bytes_uploaded_are_loaded_or_refused_with_the_projects_error(client, data, suffix):
     before = unchanged(client)
     try:
@@ -243,6 +248,21 @@ def test_a_good_upload_still_loads(client):
     doc = mapping_to_dict(client.network, client.hardware, client.mapping)
     doc["placement"] = doc["placement"][::-1]
     assert client.upload("m.json", json.dumps(doc).encode()) == "mapping"
+
+
+def test_a_nir_graph_uploads_within_the_clients_synapses():
+    data = (NIR_DATA / "paper_02_cnn_cnn_sinabs.nir").read_bytes()
+    small = ExplorerState.from_specs(
+        SMALL_NETWORK, "loihi2", access=ClientAccess(ClientLimits(synapses=100_000))
+    )
+    before = unchanged(small)
+    with pytest.raises(InputFileError, match="more than 100,000"):  # refused while expanding
+        small.upload("cnn.nir", data)
+    assert unchanged(small) == before
+    state = ExplorerState.from_specs(SMALL_NETWORK, "loihi2")
+    assert state.upload("cnn.nir", data) == "network"
+    assert state.network.population_names[0] == "input" and state.network.spike_source[0]
+    assert state.network.n_synapses == 1_122_848
 
 
 # ------------------------------------------------------------------ serve's options
