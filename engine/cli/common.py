@@ -126,6 +126,12 @@ class Steps:
             self.bar.close()
 
 
+RATES_HELP = (
+    "spike rates per population: a CSV 'population,rate' (spikes per neuron per step; e.g. a "
+    "recorded trace's mean activity per NIR node)"
+)
+
+
 def check_outputs(*paths) -> None:
     """Fail before any work when an output path cannot be written."""
     for what, path in paths:
@@ -164,11 +170,7 @@ def mapping_options(p, *, partition: str | None, placement: str):
     """The options that name a mapping; ``--partitioner``/``--placer`` are aliases."""
     p.add_argument("--network", help=NETWORK_HELP)
     p.add_argument("--hardware", help=HARDWARE_HELP)
-    p.add_argument(
-        "--rates", metavar="CSV",
-        help="spike rates per population: a CSV 'population,rate' (spikes per neuron per step; "
-        "e.g. a recorded trace's mean activity per NIR node)",
-    )  # fmt: skip
+    p.add_argument("--rates", metavar="CSV", help=RATES_HELP)
     p.add_argument(
         "--partition", "--partitioner", dest="partition",
         help=PARTITION_HELP + (f" (default {partition})" if partition else ""),

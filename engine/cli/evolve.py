@@ -8,6 +8,7 @@ import json
 from engine.cli.common import (
     HARDWARE_HELP,
     NETWORK_HELP,
+    RATES_HELP,
     bar,
     check_outputs,
     seconds,
@@ -62,6 +63,10 @@ def _evolve(args) -> int:
     from engine.search.genotype import check_init_k
 
     network = resolve_network(args.network or DEFAULT_NETWORK)
+    if args.rates:
+        from engine.io.rates import read_rate_table, with_rates
+
+        network = with_rates(network, read_rate_table(args.rates), where=args.rates)
     hardware = resolve_hardware(args.hardware or DEFAULT_HARDWARE)
     config = ESConfig(
         budget=args.budget,
@@ -199,6 +204,7 @@ def add_commands(sub) -> None:
         "evolve", help="search partition and placement (Loihi 2 mapping ES, nested (1+λ)-ES)"
     )
     es.add_argument("--network", help=NETWORK_HELP)
+    es.add_argument("--rates", metavar="CSV", help=RATES_HELP)
     es.add_argument("--hardware", help=HARDWARE_HELP)
     es.add_argument("--budget", type=whole(1), default=d.budget, help=ESConfig.help("budget"))
     es.add_argument("--seed", type=whole(0), default=d.seed, help=ESConfig.help("seed"))
