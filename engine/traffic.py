@@ -142,12 +142,13 @@ def message_loads(hardware: Hardware, cores, messages, *, multicast: bool = Fals
 
     ``cores``: the placement (partition id → global core id); ``messages``: the messages of
     the spikes of one step (``PartitionGraph.messages``: per message its spiking
-    ``neuron``, source partition ``src`` and destination partition ``dst``, grouped by
-    neuron). By default every message is routed on its own; with ``multicast`` the
-    messages of one spike are one tree (``multicast_loads``). These are the counts the
-    cycle-level simulator must reproduce from the same spikes, message for message.
+    ``neuron``, source partition ``src`` — -1 for a spike source's, sent from the input
+    port — and destination partition ``dst``, grouped by neuron). By default every message
+    is routed on its own; with ``multicast`` the messages of one spike are one tree
+    (``multicast_loads``). These are the counts the cycle-level simulator must reproduce
+    from the same spikes, message for message.
     """
-    cores = np.asarray(cores, dtype=np.int64)
+    cores = np.append(np.asarray(cores, dtype=np.int64), hardware.input_core)  # src -1: the port
     src, dst = cores[np.asarray(messages.src)], cores[np.asarray(messages.dst)]
     if not multicast:
         return route_loads(hardware, src, dst, np.ones(src.size, dtype=np.int64))

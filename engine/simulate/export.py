@@ -11,6 +11,11 @@
   per pair of routers that exchange packets, its rate the pair's packets per cycle from
   its first packet to the end of the step. Noxim has one core per tile: cores sharing a router
   are merged into that router's tile, and ids are Noxim's ``y · width + x``.
+
+Hardware with parallel meshes (``links.meshes`` > 1, as Loihi 2's two) is exported as *one*
+mesh — the copies are alike, and neither a stock BookSim2 anynet nor Noxim has a notion of a
+core's mesh — carrying every packet; both files say so in a comment, since that mesh then
+sees the traffic MeshScope spread over all of them (more contention than MeshScope's run).
 """
 
 from __future__ import annotations
@@ -42,6 +47,17 @@ def step_packets(result) -> dict[str, np.ndarray]:
     }
 
 
+def _one_mesh_note(topo, comment: str) -> str:
+    """A comment saying that a run of parallel meshes is written as one ('' for one mesh)."""
+    if topo.meshes == 1:
+        return ""
+    return (
+        f"{comment} NOTE: MeshScope simulated {topo.meshes} parallel meshes (links.meshes), each\n"
+        f"{comment} core sending on its own; this file has ONE mesh carrying every packet, so\n"
+        f"{comment} it sees more contention than MeshScope's run.\n"
+    )
+
+
 def booksim_files(result, hardware, prefix) -> list[Path]:
     """Write ``PREFIX.anynet``, ``PREFIX.cfg`` and ``PREFIX.trace``; returns the paths."""
     topo, noc = result.machine.topology, hardware.noc
@@ -64,7 +80,7 @@ def booksim_files(result, hardware, prefix) -> list[Path]:
 // {result.messages} packets, {result.step_cycles} cycles simulated by MeshScope. Stock
 // BookSim2 routes an anynet by minimal-path tables (not X-then-Y) and cannot replay
 // {paths[2].name}; this runs the topology with uniform traffic at the step's mean rate.
-topology = anynet;
+{_one_mesh_note(topo, "//")}topology = anynet;
 network_file = {paths[0].name};
 routing_function = min;
 num_vcs = {noc.vcs};
@@ -117,6 +133,7 @@ def noxim_table(result, path) -> Path:
         f"% Noxim traffic table of a MeshScope step ({result.mode}): per pair of tiles",
         "% (id = y * width + x), src dst pir por t_on t_off t_period",
     ]
+    lines += _one_mesh_note(topo, "%").splitlines()
     for s, d, p, on, off in zip(
         (pairs // topo.n_routers).tolist(), (pairs % topo.n_routers).tolist(), pir.tolist(),
         np.maximum(start - 1, 0).tolist(), [period] * pairs.size, strict=True,

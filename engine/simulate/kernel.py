@@ -35,6 +35,15 @@ router sends another arrives in a later cycle. A router visited in cycle t goes 
 next cycles at once while they are within ``cfg[CF_AHEAD]`` of t (``machine.run_ahead``: no
 flit or credit still to be sent can reach it before then), never past the span's end.
 
+Parallel meshes (``Topology.meshes``) are copies of the router grid side by side in the
+same arrays: a router's ``M_X``/``M_Y`` are its position within its copy and a terminal's
+``NS_X``/``NS_Y`` its grid position, so routing keeps a packet on the copy its source
+injected into, and every copy's local output port delivers to the core. The copies share
+only the cores: a core's server (sink mode 1) takes every copy's packets in the order they
+arrive, and since one copy's router may have run ahead of another's, a tail waits in ``sq``
+until the cycle after it left its router, when every router has simulated that cycle, and
+is served then, in (arrival, router, port) order (``_sq_push``, ``_serve_due``).
+
 State is flat. All of router ``r`` lives in one block of ``st`` (``r · cfg[CF_RS]`` on),
 its records field-last (``VC_*`` per input VC, ``OV_*`` per output VC, ``BR_*`` per branch,
 ``PT_*`` per port, then buffers, link and credit queues, allocator pointers, the busy list
@@ -67,8 +76,8 @@ WHEEL = 64  # cycles ahead the timing wheel holds (a power of two)
 (CF_W, CF_H, CF_P, CF_V, CF_D, CF_B, CF_RD, CF_VD, CF_SD, CF_ST, CF_CD, CF_ALLOC, CF_ITERS,
  CF_YX, CF_SINK, CF_WATCHDOG, CF_PATTERN, CF_SHARED, CF_NODES,
  CF_RS, CF_OVC, CF_OOV, CF_OBR, CF_OPT, CF_OBUF, CF_OLQ, CF_OCQ, CF_OVA, CF_OACT, CF_OMISC,
- CF_QL, CF_QC, CF_NS, CF_ONV, CF_ONCQ, CF_AHEAD) = range(36)  # fmt: skip
-N_CF = 36
+ CF_QL, CF_QC, CF_NS, CF_ONV, CF_ONCQ, CF_AHEAD, CF_NR, CF_SQS, CF_SQC) = range(39)  # fmt: skip
+N_CF = 39  # CF_W × CF_H is one mesh's grid; CF_NR the routers of every parallel mesh
 # tp[(r * P + o) * N_T + f]: per router output port, static
 T_NBR, T_OUT_NODE, T_LINK, T_LAT, T_SER = range(5)
 N_T = 5
@@ -113,8 +122,12 @@ G_OPEN, G_LEFT, G_DONE = range(3)
 # ctr
 (C_T, C_NPK, C_INFLIGHT, C_PROGRESS, C_MEASURE_FROM, C_MEASURE_TO, C_DELIVERED, C_LAST_DONE,
  C_OPEN_GROUP, C_REL_PTR, C_WINDOW, C_FHEAP_N, C_GHEAP_N, C_NSRC, C_GEN_P, C_STAMP,
- C_VISITS, C_TRACK, C_TRACK_K, C_TRACK_N) = range(20)  # fmt: skip
-N_CTR = 20
+ C_VISITS, C_TRACK, C_TRACK_K, C_TRACK_N, C_SQN) = range(21)  # fmt: skip
+N_CTR = 21
+# sq: tails waiting for their core's server (parallel meshes, cores as servers): cfg[CF_SQS]
+# slots, one per cycle in which they are served, each a count then cfg[CF_SQC] entries (SQ_*)
+SQ_ARR, SQ_P, SQ_R, SQ_O, SQ_OV = range(5)
+N_SQ = 5
 # the tracked packet's hops, logged in ctr after N_CTR (H_* per hop): the router, the input
 # port its head came in by, the cycle the head arrived, the cycle its route was ready (VC
 # allocation may start), the cycle it won an output VC, the output port, the cycles its head
@@ -551,9 +564,9 @@ def _track_count(ctr, st, vb, r, field, value):
 
 # ------------------------------------------------------------------ a router's cycle
 @numba.njit(cache=True, _nrt=False, forceinline=True, error_model="numpy")
-def _router(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, link_flits, win_link, win_occ, ctr, due,
-            wheel, wn, fheap, fpri, fpos, mark, r, t, req_in, req_out, sreq_in, sreq_out, m_in,
-            m_out, cand, sw_vc, sw_br, cur):  # fmt: skip
+def _router(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, win_link, win_occ, ctr,
+            due, wheel, wn, fheap, fpri, fpos, mark, r, t, req_in, req_out, sreq_in, sreq_out,
+            m_in, m_out, cand, sw_vc, sw_br, cur):  # fmt: skip
     """Everything router r does in cycle t (it has something due); returns the next cycle in
     which it has something due (``NEVER``: none until a flit or credit arrives)."""
     P, V, B, D = cfg[CF_P], cfg[CF_V], cfg[CF_B], cfg[CF_D]  # noqa: N806
@@ -793,7 +806,7 @@ def _router(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, link_flits, win_link, win_
                 st[vb + VC_SA_T] = -1
                 st[vb + VC_FROM] = t + 1
                 if b >= 0:
-                    moved += _send(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, link_flits,
+                    moved += _send(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits,
                                    win_link, ctr, due, wheel, wn, fheap, fpri, fpos, mark, rb, r,
                                    iv, b, t)  # fmt: skip
     # ---------------------------------------------------------- when is it due next?
@@ -856,8 +869,8 @@ def _router(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, link_flits, win_link, win_
 
 
 @numba.njit(cache=True, _nrt=False, forceinline=True, error_model="numpy")
-def _send(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, link_flits, win_link, ctr, due, wheel, wn,
-          fheap, fpri, fpos, mark, rb, r, iv, b, t):  # fmt: skip
+def _send(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, win_link, ctr, due, wheel,
+          wn, fheap, fpri, fpos, mark, rb, r, iv, b, t):  # fmt: skip
     """Branch b of input VC ``iv`` of router r sends its next flit (its switch allocation
     ends at t)."""
     P, V, B, D = cfg[CF_P], cfg[CF_V], cfg[CF_B], cfg[CF_D]  # noqa: N806
@@ -912,8 +925,7 @@ def _send(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, link_flits, win_link, ctr, d
         _schedule(due, wheel, wn, fheap, fpri, fpos, mark, ctr, nb, arrive)
         ctr[C_INFLIGHT] += 1
     else:  # it leaves the network, reaching the terminal at ``arrive``
-        _sink(cfg, tp, st, nd, pk, dsvc, grp, ctr, due, wheel, wn, fheap, fpri, fpos, mark, r,
-              o, ov, f, arrive)  # fmt: skip
+        _sink(cfg, tp, st, nd, pk, dsvc, grp, sq, ctr, r, o, ov, f, arrive)
     st[e + BR_SENT] = k + 1
     if k + 1 == size:
         st[ob + OV_OWNER] = -1  # the tail has left: the output VC is free again
@@ -955,8 +967,7 @@ def _send(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, link_flits, win_link, ctr, d
 
 
 @numba.njit(cache=True, _nrt=False, forceinline=True, error_model="numpy")
-def _sink(cfg, tp, st, nd, pk, dsvc, grp, ctr, due, wheel, wn, fheap, fpri, fpos, mark, r, o, ov,
-          f, arrive):  # fmt: skip
+def _sink(cfg, tp, st, nd, pk, dsvc, grp, sq, ctr, r, o, ov, f, arrive):
     """A flit reaches the terminal of output o of router r at cycle ``arrive``; its credit
     returns once the terminal has processed it."""
     tb = (r * cfg[CF_P] + o) * N_T
@@ -967,13 +978,27 @@ def _sink(cfg, tp, st, nd, pk, dsvc, grp, ctr, due, wheel, wn, fheap, fpri, fpos
     size = pk[p * N_PK + PK_SIZE]
     if ctr[C_MEASURE_FROM] <= arrive < ctr[C_MEASURE_TO]:
         nd[nb + ND_ACC] += 1
-    back = tp[tb + T_LAT] + 1 + cfg[CF_CD]
     if k < size - 1:
         if cfg[CF_SINK] == 0:
-            _cq_push(cfg, st, r, o, ov, arrive + back)
+            _cq_push(cfg, st, r, o, ov, arrive + tp[tb + T_LAT] + 1 + cfg[CF_CD])
         return
     # the tail: the packet is whole at the terminal
     pk[p * N_PK + PK_ATIME] = arrive
+    if cfg[CF_SQS] > 0:  # its server takes it with its other meshes' packets (_serve_due)
+        _sq_push(cfg, tp, sq, ctr, p, r, o, ov, arrive)
+    else:
+        _serve(cfg, tp, st, nd, pk, dsvc, grp, ctr, p, r, o, ov, arrive)
+
+
+@numba.njit(cache=True, _nrt=False, forceinline=True, error_model="numpy")
+def _serve(cfg, tp, st, nd, pk, dsvc, grp, ctr, p, r, o, ov, arrive):
+    """The terminal of output o of router r takes packet p, whole since ``arrive``: processes
+    it (sink mode 1: after the packets before it, for ``dsvc`` cycles) and sends its slots'
+    credits back; returns when they reach the router."""
+    tb = (r * cfg[CF_P] + o) * N_T
+    nb = tp[tb + T_OUT_NODE] * cfg[CF_NS]
+    size = pk[p * N_PK + PK_SIZE]
+    back = tp[tb + T_LAT] + 1 + cfg[CF_CD]
     if cfg[CF_SINK] == 1:  # a core's server: packets one after another
         start = arrive if arrive > nd[nb + ND_FREE] else nd[nb + ND_FREE]
         done = start + dsvc[pk[p * N_PK + PK_LO]]
@@ -992,6 +1017,59 @@ def _sink(cfg, tp, st, nd, pk, dsvc, grp, ctr, due, wheel, wn, fheap, fpri, fpos
         grp[G_LEFT, g] -= 1
         if done > grp[G_DONE, g]:
             grp[G_DONE, g] = done
+    return done + back
+
+
+@numba.njit(cache=True, _nrt=False, error_model="numpy")
+def _sq_push(cfg, tp, sq, ctr, p, r, o, ov, arrive):
+    """Parallel meshes: the tail of packet p reached its core at ``arrive`` from output o of
+    router r. Routers of different meshes deliver to one core's server, and a router may have
+    run ahead of the others, so the server takes the packet only once every packet that can
+    reach the core before (or with) it has: in the cycle after the one its tail left the
+    router (every router has simulated that cycle by then), in the order of (arrival, router,
+    port) within that cycle's slot, whatever order the routers were visited in."""
+    n_slots, cap = cfg[CF_SQS], cfg[CF_SQC]
+    serve = arrive - tp[(r * cfg[CF_P] + o) * N_T + T_LAT] - cfg[CF_ST]  # sent at serve - 1
+    slot = serve % n_slots
+    at = n_slots + slot * cap * N_SQ
+    key = r * cfg[CF_P] + o
+    j = sq[slot]
+    while j > 0:  # insertion: keep the slot sorted by (arrival, router, port)
+        e = at + (j - 1) * N_SQ
+        if sq[e + SQ_ARR] < arrive or (
+            sq[e + SQ_ARR] == arrive and sq[e + SQ_R] * cfg[CF_P] + sq[e + SQ_O] < key
+        ):
+            break
+        for f in range(N_SQ):
+            sq[e + N_SQ + f] = sq[e + f]
+        j -= 1
+    e = at + j * N_SQ
+    sq[e + SQ_ARR] = arrive
+    sq[e + SQ_P] = p
+    sq[e + SQ_R] = r
+    sq[e + SQ_O] = o
+    sq[e + SQ_OV] = ov
+    sq[slot] += 1
+    ctr[C_SQN] += 1
+
+
+@numba.njit(cache=True, _nrt=False, error_model="numpy")
+def _serve_due(cfg, tp, st, nd, pk, dsvc, grp, sq, ctr, due, wheel, wn, fheap, fpri, fpos, mark,
+               t):  # fmt: skip
+    """The tails of cycle t's slot go to their cores' servers (see ``_sq_push``); a router
+    with a busy VC is due when the credits come back."""
+    n_slots, cap = cfg[CF_SQS], cfg[CF_SQC]
+    slot = t % n_slots
+    at = n_slots + slot * cap * N_SQ
+    for j in range(sq[slot]):
+        e = at + j * N_SQ
+        r = sq[e + SQ_R]
+        when = _serve(cfg, tp, st, nd, pk, dsvc, grp, ctr, sq[e + SQ_P], r, sq[e + SQ_O],
+                      sq[e + SQ_OV], sq[e + SQ_ARR])  # fmt: skip
+        if st[r * cfg[CF_RS] + cfg[CF_OMISC] + M_BUSY] > 0:  # else it takes them on its next visit
+            _schedule(due, wheel, wn, fheap, fpri, fpos, mark, ctr, r, when)
+    ctr[C_SQN] -= sq[slot]
+    sq[slot] = 0
 
 
 # ------------------------------------------------------------------ terminals
@@ -1073,7 +1151,7 @@ def _inject(cfg, ns, st, nd, pk, link_flits, win_link, ctr, due, wheel, wn, fhea
             mark, src_list, t):  # fmt: skip
     """Every terminal with a queue sends one flit into its router, if it has a credit."""
     V = cfg[CF_V]  # noqa: N806
-    n_r = cfg[CF_W] * cfg[CF_H]
+    n_r = cfg[CF_W] * cfg[CF_H]  # one mesh's grid: a core's link into its router is 4·R + n
     qc = cfg[CF_QC]
     o_nv, o_ncq = cfg[CF_ONV], cfg[CF_ONCQ]
     win = ctr[C_WINDOW]
@@ -1176,7 +1254,7 @@ def _release(cfg, nd, pk, src_list, rel_order, rel_off, grp_ptr, grp, ctr, t):
 
 # ------------------------------------------------------------------ the loop
 @numba.njit(cache=True, _nrt=False, nogil=True, error_model="numpy")
-def run(cfg, tp, ns, st, nd, pk, dest, dsvc, rel_order, rel_off, grp_ptr, grp, link_flits,
+def run(cfg, tp, ns, st, nd, pk, dest, dsvc, rel_order, rel_off, grp_ptr, grp, sq, link_flits,
         win_link, win_occ, ctr, rng, due, wheel, wn, fheap, fpri, fpos, mark, gheap, gpri, gpos,
         src_list, perm, row_ptr, dest_tab, cum, fraction, req_in, req_out, sreq_in, sreq_out, m_in,
         m_out, cand, sw_vc, sw_br, cur, t_end, inject_p, size, measured, window,
@@ -1188,7 +1266,7 @@ def run(cfg, tp, ns, st, nd, pk, dest, dsvc, rel_order, rel_off, grp_ptr, grp, l
     ``stop_when_idle``: stop (``IDLE_END``) once nothing is queued, in flight or to release.
     ``req_in`` … ``cur`` are scratch arrays (see ``workspace``).
     """
-    n_r = cfg[CF_W] * cfg[CF_H]
+    n_r = cfg[CF_NR]  # every mesh's routers
     P, B = cfg[CF_P], cfg[CF_B]  # noqa: N806
     ahead = cfg[CF_AHEAD]
     n_released = rel_order.size
@@ -1204,6 +1282,9 @@ def run(cfg, tp, ns, st, nd, pk, dest, dsvc, rel_order, rel_off, grp_ptr, grp, l
             ctr[C_WINDOW] = t // window
         if ctr[C_NPK] + 2 * cfg[CF_NODES] + n_r * P * B * (ahead + 1) >= cap:
             return FULL  # out of packet records: the caller grows the arrays
+        if ctr[C_SQN] > 0:  # tails sent in cycle t − 1 (parallel meshes): to their servers
+            _serve_due(cfg, tp, st, nd, pk, dsvc, grp, sq, ctr, due, wheel, wn, fheap, fpri,
+                       fpos, mark, t)  # fmt: skip
         if ctr[C_REL_PTR] < n_released and (t >= next_release or next_release == NEVER):
             next_release = _release(cfg, nd, pk, src_list, rel_order, rel_off, grp_ptr, grp,
                                     ctr, t)  # fmt: skip
@@ -1237,7 +1318,7 @@ def run(cfg, tp, ns, st, nd, pk, dest, dsvc, rel_order, rel_off, grp_ptr, grp, l
             while True:
                 if window > 0:
                     ctr[C_WINDOW] = u // window
-                u = _router(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, link_flits, win_link,
+                u = _router(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, win_link,
                             win_occ, ctr, due, wheel, wn, fheap, fpri, fpos, mark, r, u, req_in,
                             req_out, sreq_in, sreq_out, m_in, m_out, cand, sw_vc, sw_br,
                             cur)  # fmt: skip
@@ -1251,7 +1332,7 @@ def run(cfg, tp, ns, st, nd, pk, dest, dsvc, rel_order, rel_off, grp_ptr, grp, l
         if ctr[C_INFLIGHT] > 0 and t - ctr[C_PROGRESS] > watchdog:
             return DEADLOCK
         idle_sources = ctr[C_NSRC] == 0
-        if (stop_when_idle and idle_sources and ctr[C_INFLIGHT] == 0
+        if (stop_when_idle and idle_sources and ctr[C_INFLIGHT] == 0 and ctr[C_SQN] == 0
                 and ctr[C_REL_PTR] >= n_released and t >= ctr[C_LAST_DONE]):  # fmt: skip
             ctr[C_T] = t + 1
             return IDLE_END
@@ -1275,6 +1356,13 @@ def run(cfg, tp, ns, st, nd, pk, dest, dsvc, rel_order, rel_off, grp_ptr, grp, l
                 when = np.int64(-gpri[gheap[0]])
                 if when < nxt:
                     nxt = when
+            if ctr[C_SQN] > 0:  # tails waiting for their servers (they return credits)
+                routers_due = True
+                for d in range(1, cfg[CF_SQS] + 1):
+                    if sq[(t + d) % cfg[CF_SQS]] > 0:
+                        if t + d < nxt:
+                            nxt = t + d
+                        break
             if ctr[C_REL_PTR] < n_released:
                 if next_release == NEVER:  # a group may have just been wholly processed
                     next_release = _release(cfg, nd, pk, src_list, rel_order, rel_off, grp_ptr,

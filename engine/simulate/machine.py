@@ -6,6 +6,11 @@ kernel's arrays (``engine.simulate.kernel``) — and advances it span by span wi
 grows the arrays and goes on, so callers never see it. A deadlock (no flit moved for the
 watchdog's cycles while flits are in the network) raises ``SimulationError`` naming the
 routers that hold flits.
+
+With parallel meshes (``Topology.meshes``) the machine simulates every copy's routers
+(``Topology.n_routers_all``) and its per-link arrays have the copies' own link ids
+(``Topology.n_links``); ``stalls`` and the readers of ``engine.simulate.step`` fold them
+onto the one grid and the engine's link ids.
 """
 
 from __future__ import annotations
@@ -75,7 +80,7 @@ class Machine:
         watchdog: int = 20_000,
     ):
         self.topology, self.noc, self.window = topology, noc, window
-        R, P, V, D = topology.n_routers, topology.n_ports, noc.vcs, noc.buf  # noqa: N806
+        R, P, V, D = topology.n_routers_all, topology.n_ports, noc.vcs, noc.buf  # noqa: N806
         B = max(1, multicast_branches)  # noqa: N806
         n_nodes = topology.n_nodes
         max_lat = int(max(topology.latency.max(), topology.inject_latency.max()))
@@ -105,6 +110,14 @@ class Machine:
         cfg[K.CF_SHARED] = 1 if pattern.shared_row else 0
         cfg[K.CF_NODES] = n_nodes
         cfg[K.CF_AHEAD] = ahead
+        cfg[K.CF_NR] = R
+        sq_slots = sq_cap = 0
+        if topology.meshes > 1 and sink_mode == 1:
+            # a core's server takes the packets of every mesh's copy of its router, in the
+            # order they arrive, though one copy may have run ahead of another: tails wait in
+            # ``sq`` until the cycle after they left, one slot per cycle (kernel._sq_push)
+            sq_slots, sq_cap = ahead + 2, R * topology.local
+        cfg[K.CF_SQS], cfg[K.CF_SQC] = sq_slots, sq_cap
         self.cfg = cfg
         tp = np.stack(
             [
@@ -117,8 +130,8 @@ class Machine:
             axis=-1,
         ).astype(i64)  # (R, P, N_T)
         x, y = topology.node_xy
-        ns = np.stack([topology.node_router, topology.node_port, x, y, topology.inject_latency],
-                      axis=-1).astype(i64)  # fmt: skip
+        ns = np.stack([topology.inject_router, topology.node_port, x, y,
+                       topology.inject_latency], axis=-1).astype(i64)  # fmt: skip
         # every router's block
         st = np.zeros((R, off[K.CF_RS]), dtype=i64)
         vcs = self._records(st, K.CF_OVC, P * V, K.N_VC)
@@ -130,8 +143,7 @@ class Machine:
         brs = self._records(st, K.CF_OBR, P * V * B, K.N_BR)
         brs[:, :, [K.BR_OVC, K.BR_PK, K.BR_VAGR]] = -1
         misc = self._records(st, K.CF_OMISC, 1, K.N_MISC + 2 * P * V)[:, 0]
-        misc[:, K.M_X] = np.arange(R) % topology.width
-        misc[:, K.M_Y] = np.arange(R) // topology.width
+        misc[:, K.M_X], misc[:, K.M_Y] = topology.router_xy(np.arange(R))  # within its copy
         misc[:, K.N_MISC : K.N_MISC + P * V] = np.arange(P * V) // V  # per input VC: its port
         misc[:, K.N_MISC + P * V :] = np.arange(P * V) % V  # … and its VC
         # every terminal's block
@@ -158,8 +170,9 @@ class Machine:
             "rel_off": np.zeros(0, dtype=i64),
             "grp_ptr": np.zeros(1, dtype=i64),
             "grp": np.zeros((3, 0), dtype=i64),
-            "link_flits": np.zeros(topology.n_link_ids, dtype=i64),
-            "win_link": np.zeros((1 if window else 0, topology.n_link_ids), dtype=np.int32),
+            "sq": np.zeros(max(1, sq_slots * (1 + sq_cap * K.N_SQ)), dtype=i64),
+            "link_flits": np.zeros(topology.n_links, dtype=i64),
+            "win_link": np.zeros((1 if window else 0, topology.n_links), dtype=np.int32),
             "win_occ": np.zeros((1 if window else 0, R * P), dtype=np.int32),
             "ctr": ctr,
             "rng": kernel.rng_seed(seed),
@@ -190,7 +203,7 @@ class Machine:
 
     def router_records(self, offset_key: int, count: int, fields: int) -> np.ndarray:
         """Per router, a view of its records (e.g. ``K.CF_OVC``, P·V, ``K.N_VC``)."""
-        st = self.arrays["st"].reshape(self.topology.n_routers, -1)
+        st = self.arrays["st"].reshape(self.topology.n_routers_all, -1)
         return self._records(st, offset_key, count, fields)
 
     @property
@@ -316,7 +329,7 @@ class Machine:
         while True:
             status = kernel.run(
                 a["cfg"], a["tp"], a["ns"], a["st"], a["nd"], a["pk"], a["dest"], a["dsvc"],
-                a["rel_order"], a["rel_off"], a["grp_ptr"], a["grp"], a["link_flits"],
+                a["rel_order"], a["rel_off"], a["grp_ptr"], a["grp"], a["sq"], a["link_flits"],
                 a["win_link"], a["win_occ"], a["ctr"], a["rng"], a["due"], a["wheel"], a["wn"],
                 a["fheap"], a["fpri"], a["fpos"], a["mark"], a["gheap"], a["gpri"], a["gpos"],
                 a["src_list"], a["perm"], a["row_ptr"], a["dest_tab"], a["cum"], self.fraction,
@@ -336,7 +349,7 @@ class Machine:
         cap = a["pk"].size // K.N_PK
         topo = self.topology
         ahead = int(a["cfg"][K.CF_AHEAD])  # a router may make branches for ahead + 1 cycles
-        branches = topo.n_routers * topo.n_ports * int(a["cfg"][K.CF_B]) * (ahead + 1)
+        branches = topo.n_routers_all * topo.n_ports * int(a["cfg"][K.CF_B]) * (ahead + 1)
         need = 1 + self.n_packets + 2 * topo.n_nodes + branches
         if need >= cap:
             new = max(2 * cap, need + 1024)
@@ -361,7 +374,12 @@ class Machine:
         P, V = topo.n_ports, self.noc.vcs  # noqa: N806
         held = self.router_records(K.CF_OVC, P * V, K.N_VC)[:, :, K.VC_N].sum(axis=1)
         stuck = np.flatnonzero(held > 0)
-        names = ", ".join(f"({r % topo.width},{r // topo.width})" for r in stuck[:12].tolist())
+        x, y = topo.router_xy(stuck[:12])
+        mesh = topo.router_mesh(stuck[:12])
+        names = ", ".join(
+            f"({a},{b})" + (f" on mesh {m}" if topo.meshes > 1 else "")
+            for a, b, m in zip(x.tolist(), y.tolist(), mesh.tolist(), strict=True)
+        )
         more = f" and {stuck.size - 12} more" if stuck.size > 12 else ""
         return (
             f"the network deadlocked at cycle {self.t}: no flit moved for "
@@ -381,6 +399,8 @@ class Machine:
 
     @property
     def link_flits(self) -> np.ndarray:
+        """Flits per link id of every mesh copy (``Topology.n_links``; ``Topology.fold_links``
+        sums them into the engine's link ids)."""
         return self.arrays["link_flits"]
 
     @property
@@ -388,10 +408,12 @@ class Machine:
         return self.terminal_table[:, K.ND_ACC]
 
     def stalls(self) -> dict[str, np.ndarray]:
-        """Per router: cycles a VC waited because every output VC was held (``vc_busy``), lost
-        VC allocation (``vc_lost``), had no downstream credit (``no_credit``), lost the switch
-        (``switch_lost``)."""
-        s = self.router_records(K.CF_OMISC, 1, K.N_MISC)[:, 0, K.M_STALL :]
+        """Per router of the grid: cycles a VC waited because every output VC was held
+        (``vc_busy``), lost VC allocation (``vc_lost``), had no downstream credit
+        (``no_credit``), lost the switch (``switch_lost``); with parallel meshes, the router's
+        copies summed."""
+        s = self.topology.fold_routers(self.router_records(K.CF_OMISC, 1, K.N_MISC)[:, 0])
+        s = s[:, K.M_STALL :]
         return {
             "vc_busy": s[:, K.S_VC_BUSY].copy(),
             "vc_lost": s[:, K.S_VC_LOST].copy(),

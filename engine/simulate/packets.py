@@ -29,7 +29,8 @@ __all__ = ["PacketRun", "run_packets"]
 @dataclass(frozen=True, eq=False)
 class PacketRun:
     """Per packet (in the order given): when it was ready, injected and arrived (its tail),
-    and the routers it crossed; the flits of every link; the cycles simulated."""
+    and the routers it crossed; the flits of every link (engine link ids, every mesh's
+    together: ``Topology.fold_links``); the cycles simulated."""
 
     ready: np.ndarray
     injected: np.ndarray
@@ -83,7 +84,7 @@ def run_packets(
         injected=pk["itime"][:n].copy(),
         arrived=pk["atime"][:n].copy(),
         hops=pk["hops"][:n].copy(),
-        link_flits=machine.link_flits.copy(),
+        link_flits=topology.fold_links(machine.link_flits),
         cycles=machine.t,
         wall_s=time.perf_counter() - start,
         machine=machine,

@@ -6,7 +6,11 @@ spiking when the running sum of the rates crosses an integer (``spikes="expected
 expected number of spikes of every run of neurons, rounded). Each spike becomes the default
 traffic mode's messages — one packet per distinct destination core other than its own —
 or, with ``multicast``, one packet for all of them, replicated where their routes part.
-A message is ``ceil(message_bits / flit_bits)`` flits.
+A message is ``ceil(message_bits / flit_bits)`` flits. On hardware with parallel meshes
+(``links.meshes``; Loihi 2 has two) a message travels on its source core's mesh
+(``Hardware.core_table["mesh"]``), each mesh simulated with routers and links of its own, and
+a core receives from all of them; per-link results fold the meshes onto the engine's link
+ids (``StepResult.link_figures``).
 
 Two ways to run a step:
 
@@ -86,7 +90,7 @@ class StepResult:
     messages: int  # unicast messages (packets), or multicast packets
     flits: int  # flits injected by the cores
     packet_flits: int
-    link_flits: np.ndarray = field(repr=False)  # per engine link id
+    link_flits: np.ndarray = field(repr=False)  # per engine link id, every mesh's together
     phases: list = field(default_factory=list)  # fall-through: per layer, cycles
     latency: dict = field(default_factory=dict)  # packet latency, transit and queueing
     stalls: dict = field(default_factory=dict, repr=False)
@@ -99,6 +103,13 @@ class StepResult:
     @property
     def cycles_per_s(self) -> float:
         return self.cycles / self.wall_s if self.wall_s > 0 else float("inf")
+
+    @property
+    def mesh_link_flits(self) -> np.ndarray:
+        """Per mesh (``links.meshes`` rows), per engine link id: the flits of that mesh's copy
+        of the link (a core's link into its router counts on its own mesh); the rows add up to
+        ``link_flits``."""
+        return self.machine.topology.mesh_links(self.machine.link_flits)
 
     def links(self, hardware: Hardware) -> list[dict]:
         """Every link that carried flits: id, kind, ends, flits (as ``Evaluation.links``)."""
@@ -113,16 +124,23 @@ class StepResult:
         ``busy`` — the share of the step it was sending (flits × cycles per flit over the
         step's cycles) — and, for a traced step, ``buffer``: the most flits the input port
         it feeds held at once (its virtual channels together; -1 for a link into a core,
-        which feeds no router buffer), with ``buffer_capacity`` the flits a port holds."""
+        which feeds no router buffer), with ``buffer_capacity`` the flits a port holds.
+
+        With parallel meshes (``links.meshes`` > 1) every mesh has its own copy of each
+        link: ``flits`` is every mesh's together (as the analytic model's ``link_messages``),
+        ``busy`` the busier mesh's share (as the analytic model times a router link by its
+        busier mesh; here a link into a core too, for every mesh has its own port into the
+        core), ``buffer`` the fuller copy's peak."""
         topo = self.machine.topology
         capacity = topo.link_capacity
         flits = self.link_flits.astype(np.int64)
+        busiest = self.mesh_link_flits.max(axis=0) if topo.meshes > 1 else flits
         busy = np.divide(
-            flits, capacity * max(self.step_cycles, 1), out=np.zeros(flits.size),
+            busiest, capacity * max(self.step_cycles, 1), out=np.zeros(flits.size),
             where=capacity > 0,
         )  # fmt: skip
         out = {"flits": flits, "busy": busy}
-        if self.trace is not None:
+        if self.trace is not None:  # (its occupancy is already the fuller copy's, per port)
             peak = self.trace.occupancy.max(axis=0, initial=0)
             feeds = topo.link_input
             out["buffer"] = np.where(feeds >= 0, peak[np.maximum(feeds, 0)], -1)
@@ -286,6 +304,7 @@ def _step_result(
     hw, graph, cores = mapped.hardware, mapped.graph, mapped.mapping.placement.cores
     noc = hw.noc
     a = machine.arrays
+    link_flits = topo.fold_links(machine.link_flits)  # every mesh's, per engine link id
     pkt = machine.packets()
     n_all = pkt["src"].size
     leaf = (pkt["done"] >= 0) & (pkt["hi"] - pkt["lo"] == 1)
@@ -375,11 +394,11 @@ def _step_result(
         messages=int(roots[:n_pk].sum()),
         flits=int(n_pk * flits),
         packet_flits=flits,
-        link_flits=machine.link_flits.copy(),
+        link_flits=link_flits,
         phases=phases,
         latency=latency,
         stalls=machine.stalls(),
-        noc_energy_uj=float(machine.link_flits @ topo.link_energy_pj) * 1e-6,
+        noc_energy_uj=float(link_flits @ topo.link_energy_pj) * 1e-6,
         wall_s=wall,
         cycles=machine.t,
         trace=trace,

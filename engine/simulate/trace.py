@@ -13,6 +13,11 @@ and, per packet delivered (one record per destination core reached): its source 
 destination terminals, the cycles it was created, injected and arrived, the routers it
 crossed, and its zero-load (``transit``) latency, so that latency splits into transit and
 queueing. The file holds plain arrays and one JSON header (``meta``): what ran, on what.
+
+On hardware with parallel meshes (``links.meshes`` > 1) each link and input port has a copy
+per mesh; the trace keeps the one grid: ``link_flits`` is every mesh's flits together,
+``occupancy`` the fuller copy's, and ``link_busiest[k, link]`` the busier mesh's flits, which
+``utilization`` reads (a link is as busy as its busier mesh, as the analytic model times it).
 """
 
 from __future__ import annotations
@@ -49,6 +54,8 @@ class Trace:
     link_capacity: np.ndarray = field(repr=False)  # per link id: flits per cycle it can carry
     packets: dict = field(repr=False)  # PACKET_COLUMNS -> int64 arrays, one row per delivery
     stalls: dict = field(default_factory=dict, repr=False)  # per router, cycles by cause
+    # (windows, link ids) int32: the busier mesh's flits, with parallel meshes (None: one)
+    link_busiest: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def window(self) -> int:
@@ -63,8 +70,10 @@ class Trace:
         return int(self.meta["cycles"])
 
     def utilization(self, k: int) -> np.ndarray:
-        """Per link id: the share of window k's capacity its flits used (0 … 1)."""
-        return self.link_flits[k] / (self.window * np.maximum(self.link_capacity, 1e-12))
+        """Per link id: the share of window k's capacity its flits used (0 … 1); with
+        parallel meshes, its busier mesh's flits over one mesh's capacity."""
+        flits = self.link_flits if self.link_busiest is None else self.link_busiest
+        return flits[k] / (self.window * np.maximum(self.link_capacity, 1e-12))
 
     def in_flight(self, k: int) -> int:
         """Packets created before the end of window k and not arrived by its start."""
@@ -101,6 +110,8 @@ class Trace:
             "occupancy": self.occupancy.astype(np.int32),
             "link_capacity": self.link_capacity.astype(np.float64),
         }
+        if self.link_busiest is not None:
+            arrays["link_busiest"] = self.link_busiest.astype(np.int32)
         for name in PACKET_COLUMNS:
             arrays[f"packet_{name}"] = np.asarray(self.packets[name], dtype=np.int64)
         for name, values in self.stalls.items():
@@ -133,6 +144,7 @@ def load_trace(path) -> Trace:
             f"{path} is a trace of version {meta.get('version')}; this MeshScope reads {VERSION}"
         )
     lf, occ, cap = data["link_flits"], data["occupancy"], data["link_capacity"]
+    busiest = data.get("link_busiest")  # only a run of parallel meshes has it
     packets = {c: data[f"packet_{c}"] for c in PACKET_COLUMNS}
     sizes = {a.size for a in packets.values()}
     if (
@@ -140,25 +152,32 @@ def load_trace(path) -> Trace:
         or occ.ndim != 2
         or lf.shape[0] != occ.shape[0]
         or cap.shape != (lf.shape[1],)
+        or (busiest is not None and busiest.shape != lf.shape)
         or len(sizes) != 1
         or not isinstance(meta.get("window"), int)
         or meta["window"] < 1
     ):
         raise InputFileError(f"{path}: the trace's arrays do not fit together")
     stalls = {k[len("stall_") :]: v for k, v in data.items() if k.startswith("stall_")}
-    return Trace(meta, lf, occ, cap, packets, stalls)
+    return Trace(meta, lf, occ, cap, packets, stalls, busiest)
 
 
 def make_trace(meta: dict, machine, topology, packets: dict) -> Trace:
-    """The trace of a finished run of ``machine`` (traced with ``machine.window`` > 0)."""
+    """The trace of a finished run of ``machine`` (traced with ``machine.window`` > 0),
+    its parallel meshes folded onto the one grid (see the module)."""
     a = machine.arrays
     n_windows = max(1, -(-machine.t // machine.window))
-    link_flits = a["win_link"][:n_windows].copy()
-    occupancy = a["win_occ"][:n_windows].copy()
-    if link_flits.shape[0] < n_windows:  # the run ended before its last window opened
-        pad = n_windows - link_flits.shape[0]
-        link_flits = np.vstack([link_flits, np.zeros((pad, link_flits.shape[1]), np.int32)])
-        occupancy = np.vstack([occupancy, np.zeros((pad, occupancy.shape[1]), np.int32)])
+    per_link = a["win_link"][:n_windows]  # every copy's link ids
+    per_port = a["win_occ"][:n_windows]  # every copy's routers
+    if per_link.shape[0] < n_windows:  # the run ended before its last window opened
+        pad = n_windows - per_link.shape[0]
+        per_link = np.vstack([per_link, np.zeros((pad, per_link.shape[1]), np.int32)])
+        per_port = np.vstack([per_port, np.zeros((pad, per_port.shape[1]), np.int32)])
+    link_flits = topology.fold_links(per_link)
+    occupancy = topology.fold_ports(per_port)
+    busiest = None
+    if topology.meshes > 1:
+        busiest = topology.mesh_links(per_link).max(axis=0)
     capacity = topology.link_capacity
     header = {
         "format": FORMAT,
@@ -166,8 +185,9 @@ def make_trace(meta: dict, machine, topology, packets: dict) -> Trace:
         "width": topology.width,
         "height": topology.height,
         "ports": topology.n_ports,
+        "meshes": topology.meshes,
         "window": machine.window,
         "cycles": machine.t,
         **meta,
     }
-    return Trace(header, link_flits, occupancy, capacity, packets, machine.stalls())
+    return Trace(header, link_flits, occupancy, capacity, packets, machine.stalls(), busiest)

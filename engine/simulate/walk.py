@@ -49,7 +49,7 @@ DIRECTIONS = ("east", "west", "south", "north")  # mesh ports 0–3 (+x, −x, +
 class Hop:
     """The packet at one router (cycles are the run's)."""
 
-    router: tuple[int, int]  # (x, y) on the global router grid
+    router: tuple[int, int]  # (x, y) on the global router grid (of its mesh, when several)
     came_from: str  # "west" (the neighbour it came from) or "core" (its own source core)
     arrive: int  # its head was written into the input buffer
     ready: int  # its route was computed: it may ask for an output VC
@@ -340,7 +340,7 @@ def _walk(machine, noc: NocConstants, root: int, entry: int, candidates: int, wh
         lost = int(row[K.H_SW_LOST])
         hops.append(
             Hop(
-                router=(r % topo.width, r // topo.width),
+                router=tuple(int(c) for c in topo.router_xy(r)),  # on the grid (any mesh)
                 came_from=DIRECTIONS[i] if i < 4 else "core",  # input W: from the west
                 arrive=arrive,
                 ready=ready,

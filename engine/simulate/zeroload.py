@@ -11,7 +11,8 @@ places before it. The simulator's tests hold both to a lone simulated packet, fo
 pair of routers.
 
 The split of a simulated packet's latency into *transit* (this) and *queueing* (the rest)
-rests on it.
+rests on it. Parallel meshes are copies of one grid with the same links, so a packet's
+zero-load latency is the same on any of them: these read mesh copy 0.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ def zero_load_cycles(topology: Topology, noc: NocConstants, src, dst, flits: int
     x, y = topology.node_xy
     sx, sy, dx, dy = x[src], y[src], x[dst], y[dst]
     w, h = topology.width, topology.height
-    lat = topology.latency[:, :4].reshape(h, w, 4)
+    lat = topology.latency[: w * h, :4].reshape(h, w, 4)  # (every mesh copy is alike)
 
     def legs(per_link):
         """Per packet: the sum of ``per_link`` (h, w, 4) over its route's router links."""
@@ -76,7 +77,7 @@ def _routers_after_last_slow_link(topology: Topology, sx, sy, dx, dy, yx=False) 
     """Per route: the routers it visits after its last serializing link (0: none). X then Y;
     with ``yx``, Y then X (the same walk on the transposed grid)."""
     w, h = topology.width, topology.height
-    slow = (topology.serialization[:, :4] > 1).reshape(h, w, 4)
+    slow = (topology.serialization[: w * h, :4] > 1).reshape(h, w, 4)
     if yx:  # transpose: x ↔ y, and E, W, S, N become S, N, E, W
         slow = slow.transpose(1, 0, 2)[:, :, [2, 3, 0, 1]]
         w, h, sx, sy, dx, dy = h, w, sy, sx, dy, dx
@@ -104,11 +105,13 @@ def _credit_bound(topology: Topology, noc: NocConstants, src, dst, flits: int) -
     """``zero_load_cycles`` of packets longer than their buffers, pair by distinct pair."""
     pairs, inverse = np.unique(np.stack([src.ravel(), dst.ravel()]), axis=1, return_inverse=True)
     out = np.zeros(pairs.shape[1], dtype=np.int64)
+    grid = topology.n_routers  # mesh copy 0 (routers and links of the grid's numbering)
     _credit_bound_cycles(
         topology.node_router[pairs[0]], topology.node_router[pairs[1]],
         topology.inject_latency[pairs[0]],
         topology.latency[topology.node_router[pairs[1]], topology.node_port[pairs[1]]],
-        topology.nbr, topology.latency, topology.serialization, topology.width,
+        topology.nbr[:grid], topology.latency[:grid], topology.serialization[:grid],
+        topology.width,
         noc.routing == "yx", flits, noc.buf, noc.routing_delay, noc.vc_alloc_delay,
         noc.sw_alloc_delay, noc.st_delay, noc.credit_delay, out,
     )  # fmt: skip

@@ -34,7 +34,7 @@ def messages():
     """(source core, destination core) of every message of the step's spikes."""
     m = mapped()
     msgs = m.graph.messages(m.hardware.model, draw_spikes(m.network.rate, "sample", seed=6))
-    cores = m.mapping.placement.cores
+    cores = np.append(m.mapping.placement.cores, m.hardware.input_core)  # src -1: the input port
     return cores[msgs.src], cores[msgs.dst]
 
 

@@ -87,7 +87,13 @@ def test_no_window_no_trace(mapped):
 def test_windows_never_carry_more_than_the_links_can(step, mapped):
     trace = step.trace
     noc = mapped.hardware.noc
-    assert np.all(trace.link_flits <= WINDOW * trace.link_capacity[None, :] + 1e-9)
+    # each of the hardware's two meshes has its own copy of a link: each copy carries at most
+    # its capacity, the link's flits are both copies'
+    meshes = mapped.hardware.links.meshes
+    assert meshes == 2 and trace.link_busiest.shape == trace.link_flits.shape
+    assert np.all(trace.link_busiest <= WINDOW * trace.link_capacity[None, :] + 1e-9)
+    assert np.all(trace.link_busiest <= trace.link_flits)
+    assert np.all(trace.link_flits <= meshes * trace.link_busiest)
     for k in range(trace.n_windows):
         u = trace.utilization(k)
         assert np.all((u >= 0) & (u <= 1 + 1e-9))
@@ -136,7 +142,8 @@ def test_a_trace_file_round_trips(step, tmp_path):
     trace.save(path)
     back = load_trace(path)
     assert back.meta == trace.meta
-    for name in ("link_flits", "occupancy", "link_capacity"):
+    assert trace.link_busiest is not None  # (two meshes)
+    for name in ("link_flits", "occupancy", "link_capacity", "link_busiest"):
         assert np.array_equal(getattr(back, name), getattr(trace, name)), name
     assert set(back.packets) == set(PACKET_COLUMNS)
     for c in PACKET_COLUMNS:
@@ -191,6 +198,10 @@ def bad_files(trace: Trace, tmp: "Path") -> dict:  # noqa: F821, UP037
     write_npz(tmp / "shapes.npz", **a)
     cases["mismatched-arrays"] = tmp / "shapes.npz"
     a = good_arrays(trace)
+    a["link_busiest"] = a["link_flits"][:, :-1]  # (parallel meshes' busier copy, per link)
+    write_npz(tmp / "busiest.npz", **a)
+    cases["mismatched-busiest"] = tmp / "busiest.npz"
+    a = good_arrays(trace)
     a["packet_src"] = a["packet_src"][:-1]
     write_npz(tmp / "packets.npz", **a)
     cases["ragged-packets"] = tmp / "packets.npz"
@@ -203,8 +214,8 @@ def bad_files(trace: Trace, tmp: "Path") -> dict:  # noqa: F821, UP037
 
 BAD_FILES = [
     "empty", "garbage", "text", "truncated", "other-npz", "meta-not-json", "wrong-format",
-    "wrong-version", "wrong-window", "mismatched-arrays", "ragged-packets", "folder", "missing",
-    "pickled",
+    "wrong-version", "wrong-window", "mismatched-arrays", "mismatched-busiest", "ragged-packets",
+    "folder", "missing", "pickled",
 ]  # fmt: skip
 
 
