@@ -133,8 +133,8 @@ def draw(names, columns, stats, hops, path: str) -> None:
     import matplotlib.pyplot as plt
 
     colors = ["#444444", "#1f77b4", "#aec7e8", "#17becf", "#ff7f0e", "#2ca02c", "#d62728",
-              "#9467bd", "#c5b0d5", "#8c564b", "#e377c2", "#bcbd22"]  # fmt: skip
-    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.4), layout="constrained")
+              "#9467bd", "#c5b0d5", "#8c564b", "#e377c2", "#bcbd22", "#7f7f7f", "#98df8a"]  # fmt: skip
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 6.2), layout="constrained")
     x = np.arange(len(names))
     width = 0.8 / len(columns)
     for k, (col, vals) in enumerate(columns.items()):
@@ -151,7 +151,7 @@ def draw(names, columns, stats, hops, path: str) -> None:
     left.set_xticks(x, names)
     left.set_ylabel("latency per step (µs)")
     left.set_title("sparse-mlp-1, min+2, one Loihi 2 chip: the four heuristics")
-    left.legend(fontsize=7)
+    left.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.08), ncol=2)
     right.set_xticks(x, names)
     right.set_ylabel("latency / the predictor's mean over the four")
     right.set_title("the shapes: hardware thick (rising = the hardware's order)")

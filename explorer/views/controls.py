@@ -280,12 +280,13 @@ class ControlsView(pn.viewable.Viewer):
         for k, name in enumerate(net.population_names):
             node = nir.get(name)
             kind = f" · {node['type']} {'×'.join(map(str, node['shape']))}" if node else ""
+            source = net.spike_source[k]  # runs on no core: its spikes enter at the port
+            hint = ' title="a spike source: no cores; its spikes enter at the input port"'
             label = pn.pane.HTML(
-                f'<div class="ms-layer"><span class="swatch" style="background:{colors[k]}">'
-                f'</span>{escape(name)} <span class="size">{int(net.population_sizes[k]):,} '
-                + ("neurons, a spike source: no cores, it sends from the input port"
-                   if net.spike_source[k] else "neurons")
-                + f"{escape(kind)}</span></div>",
+                f'<div class="ms-layer"{hint if source else ""}><span class="swatch" '
+                f'style="background:{colors[k]}"></span>{escape(name)} <span class="size">'
+                f"{int(net.population_sizes[k]):,} {'· source' if source else 'neurons'}"
+                f"{escape(kind)}</span></div>",
                 stylesheets=[_CSS], width=160, margin=(6, 0, 0, 10),
             )  # fmt: skip
             count = LiveHTML(css=_CSS, margin=(5, 6, 0, 0), div_params={"width": 32})
