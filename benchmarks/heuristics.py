@@ -133,7 +133,8 @@ def draw(names, columns, stats, hops, path: str) -> None:
     import matplotlib.pyplot as plt
 
     colors = ["#444444", "#1f77b4", "#aec7e8", "#17becf", "#ff7f0e", "#2ca02c", "#d62728",
-              "#9467bd", "#c5b0d5", "#8c564b", "#e377c2", "#bcbd22", "#7f7f7f", "#98df8a"]  # fmt: skip
+              "#9467bd", "#c5b0d5", "#8c564b", "#e377c2", "#bcbd22", "#7f7f7f",
+              "#98df8a"]  # fmt: skip
     fig, (left, right) = plt.subplots(1, 2, figsize=(12, 6.2), layout="constrained")
     x = np.arange(len(names))
     width = 0.8 / len(columns)

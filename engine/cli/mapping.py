@@ -6,6 +6,7 @@ import json
 
 from engine.cli.common import (
     NETWORK_HELP,
+    RATES_HELP,
     Steps,
     build,
     check_outputs,
@@ -306,8 +307,71 @@ def cmd_convert(args) -> int:
     return 0
 
 
+def network_info(network) -> dict:
+    """What ``meshscope info`` prints: totals and one row per population (synapses as the
+    engine counts them: one per non-zero weight of the expanded projections)."""
+    import numpy as np
+
+    n_pop = network.n_populations
+    fan_in = np.bincount(network.population[network.indices], minlength=n_pop)
+    fan_out = np.bincount(network.population[network.sources], minlength=n_pop)
+    nir = network.params.get("nir", {})
+    rows = []
+    for k, name in enumerate(network.population_names):
+        size = int(network.population_sizes[k])
+        node = nir.get(name, {})
+        rows.append(
+            {
+                "name": name,
+                "type": node.get("type", "spike source" if network.spike_source[k] else "layer"),
+                "shape": node.get("shape", [size]),
+                "neurons": size,
+                "synapses_in": int(fan_in[k]),
+                "synapses_out": int(fan_out[k]),
+                "spike_source": bool(network.spike_source[k]),
+                "mean_rate": float(network.rate[network.population == k].mean()),
+            }
+        )
+    return {
+        "network": network.name,
+        "neurons": network.n_neurons,
+        "synapses": network.n_synapses,
+        "populations": rows,
+        "description": network.description,
+    }
+
+
+def cmd_info(args) -> int:
+    import json
+
+    from engine.pipeline import resolve_network
+    from engine.specs import DEFAULT_NETWORK
+
+    network = resolve_network(args.network or DEFAULT_NETWORK)
+    if args.rates:
+        from engine.io.rates import read_rate_table, with_rates
+
+        network = with_rates(network, read_rate_table(args.rates), where=args.rates)
+    info = network_info(network)
+    if args.json:
+        print(json.dumps(info, indent=2))
+        return 0
+    print(f"{info['network']}: {info['neurons']:,} neurons, {info['synapses']:,} synapses")
+    if info["description"]:
+        print(f"  {info['description']}")
+    print(f"  {'population':<20} {'type':<13} {'shape':<14} {'neurons':>9} {'synapses in':>12} "
+          f"{'synapses out':>13} {'rate':>6}")  # fmt: skip
+    for r in info["populations"]:
+        shape = "x".join(map(str, r["shape"]))
+        print(
+            f"  {r['name']:<20} {r['type']:<13} {shape:<14} {r['neurons']:>9,} "
+            f"{r['synapses_in']:>12,} {r['synapses_out']:>13,} {r['mean_rate']:>6.3f}"
+        )
+    return 0
+
+
 def add_commands(sub) -> None:
-    """``list``, ``evaluate``, ``map`` and ``convert``."""
+    """``list``, ``info``, ``evaluate``, ``map`` and ``convert``."""
     ls = sub.add_parser("list", help="list networks, hardware, partitioners, placers …")
     ls.add_argument("what", nargs="?", choices=LIST_KINDS, help="one kind only (default: all)")
     ls.add_argument("--json", action="store_true", help="print one JSON object instead of text")
@@ -318,6 +382,13 @@ def add_commands(sub) -> None:
         "illustrative)",
     )  # fmt: skip
     ls.set_defaults(func=cmd_list)
+    nf = sub.add_parser(
+        "info", help="a network's neurons, synapses and populations (any spec, NIR included)"
+    )
+    nf.add_argument("--network", help=NETWORK_HELP)
+    nf.add_argument("--rates", metavar="CSV", help=RATES_HELP)
+    nf.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    nf.set_defaults(func=cmd_info)
 
     ev = sub.add_parser("evaluate", help="latency, energy and link loads of one mapping")
     mapping_options(ev, partition=None, placement=DEFAULT_PLACEMENT)
