@@ -151,6 +151,11 @@ def read_hgr(path) -> Network:
     if tokens.size == 0 or tokens[0] not in (2, 3):
         raise InputFileError(f"{path}: the first line must be 'n_edges n_vertices [fmt]'")
     n_edges, n_vertices = int(values[0]), int(values[1])
+    if n_edges < 1 or n_vertices < 1:
+        raise InputFileError(
+            f"{path}: the header says {n_edges} h-edges and {n_vertices} vertices; a network "
+            "needs at least one of each"
+        )
     fmt = int(values[2]) if tokens[0] == 3 else 0
     if fmt not in (0, 1, 10, 11):
         raise InputFileError(f"{path}: unknown hMETIS fmt {fmt} (expected 0, 1, 10 or 11)")
@@ -195,7 +200,7 @@ def read_hgr(path) -> Network:
 
 def _ranks(sizes: np.ndarray) -> np.ndarray:
     """0..size-1 for every group, concatenated."""
-    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    starts = np.cumsum(sizes) - sizes  # (no groups: none)
     return np.arange(int(sizes.sum())) - np.repeat(starts, sizes)
 
 

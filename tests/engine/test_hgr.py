@@ -53,6 +53,8 @@ def test_reads_plain_hmetis_files(tmp_path):
         ("1 3\n1 9\n", "outside 1..3"),
         ("1 3 7\n1 2\n", "unknown hMETIS fmt"),
         ("", "first line"),
+        ("0 0\n", "0 h-edges and 0 vertices"),  # found by the fuzz test
+        ("0 5\n", "a network needs at least one of each"),
     ],
 )
 def test_malformed_files_name_the_problem(tmp_path, text, message):

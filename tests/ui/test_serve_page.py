@@ -64,8 +64,9 @@ def test_demo_page_shows_latency_and_draws_the_mesh(open_page, demo_url, expecte
     def count(hex_color: str) -> int:
         return int(np.all(pixels == _rgb(hex_color), axis=1).sum())
 
-    input_color = population_colors(network.n_populations)[0]
-    assert count(input_color) > 20, "the input population's core is not drawn"
+    first = int(network.core_populations[0])  # the first layer on cores (the input has none)
+    first_color = population_colors(network.n_populations)[first]
+    assert count(first_color) > 20, "the first layer's cores are not drawn"
     assert count(IDLE_COLOR) > 200, "the idle links are not drawn"
 
     caption = page.get_by_test_id("mesh-caption")
