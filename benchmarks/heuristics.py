@@ -31,6 +31,7 @@ from engine.fidelity.stats import agreement
 from engine.pipeline import Mapped, build_mapping, evaluate
 from engine.placement.fill import MEASURED_US
 from engine.simulate import simulate_step
+from engine.specs import load_network_spec
 from engine.stages import stage_breakdown
 
 HARDWARE_US = MEASURED_US  # Loihi 2 mapping ES §5.2, measured on a Kapoho Point
@@ -59,8 +60,7 @@ def changed(mapped: Mapped, change: str | None) -> Mapped:
 def input_on_cores(placement: str) -> Mapped:
     """What-if: the input layer a layer of cores (min+2 of them, placed first) instead of a
     spike source at the input port — how the model read the workload before."""
-    net = build_mapping("sparse-mlp-1", "loihi2", partition="min").network
-    on_cores = replace(net, spike_source=None)
+    on_cores = replace(load_network_spec("sparse-mlp-1"), spike_source=None)
     return build_mapping(on_cores, "loihi2", partition="min+2", placement=placement)
 
 

@@ -39,6 +39,7 @@ from engine.traffic import (
     FIXED,
     link_summary,
     multicast_loads,
+    port_cores,
     route_loads,
     swap_cores_inplace,
 )
@@ -180,11 +181,7 @@ class Evaluator:
         self._port = hardware.input_core
         self._port_fixed = int(s.input_fixed.sum())
         self._pair_src, self._pair_dst, self._pair_fixed = s.routed_pairs
-        ends = np.concatenate([self._pair_src, self._pair_dst])
-        order = np.argsort(ends, kind="stable")
-        counts = np.bincount(ends, minlength=s.n_parts + 1)
-        self._pp_indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-        self._pp_ids = np.tile(np.arange(self._pair_src.size, dtype=np.int64), 2)[order]
+        self._pp_indptr, self._pp_ids = s.pairs_of_part
         ct = hardware.core_table
         self._gx, self._gy = ct["gx"].astype(np.int64), ct["gy"].astype(np.int64)
         self._chip = ct["chip"]
@@ -192,8 +189,7 @@ class Evaluator:
             msgs = s.messages(hardware.model)
             starts = np.flatnonzero(np.diff(msgs.neuron, prepend=-1)) if msgs.size else msgs.src
             self._mc_ptr = np.append(starts, msgs.size).astype(np.int64)
-            self._mc_src = np.where(msgs.src[starts] < 0, s.n_parts, msgs.src[starts])
-            self._mc_dst = msgs.dst
+            self._mc_src, self._mc_dst = msgs.src[starts], msgs.dst  # -1: the input port
             self._mc_fixed = np.rint(network.rate[msgs.neuron[starts]] * FIXED)
         self._meshes = hardware.links.meshes
         self._mesh = hardware.core_table["mesh"]
@@ -208,7 +204,7 @@ class Evaluator:
         if problems:
             raise CapacityError("; ".join(problems))
         s = self.graph
-        self._core_ext = np.append(cores, self._port)  # … and the input port's core
+        self._core_ext = port_cores(self.hardware, cores)  # … and the input port's core
         self.core_of_part = self._core_ext[: s.n_parts]  # a view: swaps update both
         self.part_of_core = np.full(self.hardware.n_cores, -1, dtype=np.int64)
         self.part_of_core[cores] = np.arange(s.n_parts)
@@ -228,7 +224,9 @@ class Evaluator:
             self.loads = self._time_loads = route_loads(
                 self.hardware, cores[self._pair_src], cores[self._pair_dst], self._pair_fixed
             )
-        self._chip_count = np.bincount(self._chip[cores], minlength=self.hardware.n_chips)
+        self._chip_count = np.bincount(  # the chips the partitions use (not the port's)
+            self._chip[self.core_of_part], minlength=self.hardware.n_chips
+        )
         return self._summarize()
 
     def _mesh_loads(self, cores: np.ndarray, mesh: int) -> np.ndarray:

@@ -24,7 +24,7 @@ import numpy as np
 
 from engine.errors import SpecError
 from engine.hardware import DIRECTIONS, Hardware
-from engine.traffic import FIXED, route_loads
+from engine.traffic import FIXED, port_cores, route_loads
 
 __all__ = [
     "FlowTable", "core_flows", "flows_through", "layer_link_messages", "link_label",
@@ -150,7 +150,7 @@ class FlowTable:
 
 
 def _endpoints(hardware: Hardware, graph, cores: np.ndarray):
-    cores = np.append(np.asarray(cores, dtype=np.int64), hardware.input_core)
+    cores = port_cores(hardware, cores)
     pair_src, pair_dst, _ = graph.routed_pairs
     src, dst = cores[pair_src], cores[pair_dst]
     ct = hardware.core_table
@@ -237,7 +237,7 @@ def layer_link_messages(hardware: Hardware, graph, cores, layers) -> np.ndarray:
     """Messages per step on every link (one per link id) of the flows that leave the
     populations ``layers`` (a spike source's from the input port) — the load one layer's
     output puts on the mesh (over all populations, the model's whole load)."""
-    cores = np.append(np.asarray(cores, dtype=np.int64), hardware.input_core)
+    cores = port_cores(hardware, cores)
     pair_src, pair_dst, fixed = graph.routed_pairs
     keep = np.isin(graph.routed_populations[0], np.asarray(list(layers), dtype=np.int64))
     src, dst = cores[pair_src[keep]], cores[pair_dst[keep]]

@@ -134,8 +134,8 @@ class PartitionGraph:
     @cached_property
     def routed_pairs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(src, dst, fixed) of every pair whose messages the mesh carries: the pairs between
-        partitions, then the input port's, whose source is id ``n_parts`` (placed on the
-        hardware's input core: ``np.append(cores, hardware.input_core)``)."""
+        partitions, then the input port's, whose source is id ``n_parts`` (on the hardware's
+        input core: ``engine.traffic.port_cores``)."""
         n_in = self.input_dst.size
         return (
             np.concatenate([self.pair_src, np.full(n_in, self.n_parts, dtype=np.int64)]),
@@ -170,12 +170,14 @@ class PartitionGraph:
 
     @cached_property
     def pairs_of_part(self) -> tuple[np.ndarray, np.ndarray]:
-        """CSR (indptr, pair ids) of the pairs each partition takes part in."""
-        ends = np.concatenate([self.pair_src, self.pair_dst])
-        ids = np.concatenate([np.arange(self.pair_src.size)] * 2)
+        """CSR (indptr, ids into ``routed_pairs``) of the pairs each partition takes part in,
+        with one more row for the input port (id ``n_parts``)."""
+        src, dst, _ = self.routed_pairs
+        ends = np.concatenate([src, dst])
         order = np.argsort(ends, kind="stable")
-        indptr = np.concatenate([[0], np.cumsum(np.bincount(ends, minlength=self.n_parts))])
-        return indptr.astype(np.int64), ids[order].astype(np.int64)
+        counts = np.bincount(ends, minlength=self.n_parts + 1)
+        indptr = np.concatenate([[0], np.cumsum(counts)])
+        return indptr.astype(np.int64), np.tile(np.arange(src.size, dtype=np.int64), 2)[order]
 
     def messages(self, model, spikes: np.ndarray | None = None) -> Messages:
         """The messages of the neurons ``spikes`` marks (every neuron when None).

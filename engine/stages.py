@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.cost import TERMS
-from engine.traffic import FIXED, route_loads
+from engine.traffic import FIXED, port_cores, route_loads
 
 __all__ = ["StageBreakdown", "stage_breakdown", "stage_loads"]
 
@@ -54,7 +54,7 @@ def stage_loads(mapped, layer: int, mesh: int | None = None) -> np.ndarray:
     parallel meshes, or all), a spike source's from the input port; over every layer they
     sum to the whole step's loads."""
     hw, g = mapped.hardware, mapped.graph
-    cores = np.append(np.asarray(mapped.mapping.placement.cores, dtype=np.int64), hw.input_core)
+    cores = port_cores(hw, mapped.mapping.placement.cores)
     src, dst, fixed = g.routed_pairs
     on = g.population[dst] == layer
     if mesh is not None:

@@ -25,6 +25,7 @@ __all__ = [
     "link_summary",
     "message_loads",
     "multicast_loads",
+    "port_cores",
     "route_loads",
     "router_loads",
     "swap_cores_inplace",
@@ -34,6 +35,13 @@ FIXED = 1 << 20  # fixed-point units per message
 
 
 # ------------------------------------------------------------------ routing
+def port_cores(hardware: Hardware, cores) -> np.ndarray:
+    """The placement (partition id → global core id) with the input port's core appended:
+    index ``n_parts`` — or -1, as ``PartitionGraph.messages`` names a spike source's
+    messages' source — is where a network's spike sources send from."""
+    return np.append(np.asarray(cores, dtype=np.int64), hardware.input_core)
+
+
 def router_loads(hardware: Hardware, src_core, dst_core, fixed) -> np.ndarray:
     """Loads (int64 fixed point) of the 4 router-link slots of every router, for messages
     from cores ``src_core`` to cores ``dst_core`` weighing ``fixed`` each."""
@@ -148,7 +156,7 @@ def message_loads(hardware: Hardware, cores, messages, *, multicast: bool = Fals
     (``multicast_loads``). These are the counts the cycle-level simulator must reproduce
     from the same spikes, message for message.
     """
-    cores = np.append(np.asarray(cores, dtype=np.int64), hardware.input_core)  # src -1: the port
+    cores = port_cores(hardware, cores)  # a spike source's messages (src -1) from the port
     src, dst = cores[np.asarray(messages.src)], cores[np.asarray(messages.dst)]
     if not multicast:
         return route_loads(hardware, src, dst, np.ones(src.size, dtype=np.int64))

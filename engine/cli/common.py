@@ -139,19 +139,23 @@ def check_outputs(*paths) -> None:
             check_writable(path, what)
 
 
+def network_of(args):
+    """The network ``--network`` names (the demo's by default), with ``--rates`` applied."""
+    from engine.specs import DEFAULT_NETWORK, load_network_spec
+
+    network = load_network_spec(args.network or DEFAULT_NETWORK)
+    if getattr(args, "rates", None):
+        from engine.io.rates import read_rate_table, with_rates
+
+        network = with_rates(network, read_rate_table(args.rates), where=args.rates)
+    return network
+
+
 def build(args, steps: Steps | None = None):
     """The ``Mapped`` the mapping options name (``engine.pipeline.build_mapping``)."""
     from engine.pipeline import build_mapping
 
-    network = args.network
-    if getattr(args, "rates", None):
-        from engine.io.rates import read_rate_table, with_rates
-        from engine.specs import DEFAULT_NETWORK, load_network_spec
-
-        network = with_rates(
-            load_network_spec(network or DEFAULT_NETWORK), read_rate_table(args.rates),
-            where=args.rates,
-        )  # fmt: skip
+    network = network_of(args) if getattr(args, "rates", None) else args.network
     if getattr(args, "mapping", None):
         if args.partition or args.placement:
             raise SpecError("give either --mapping or --partition/--placement, not both")

@@ -11,13 +11,14 @@ from engine.cli.common import (
     RATES_HELP,
     bar,
     check_outputs,
+    network_of,
     seconds,
     whole,
     work,
 )
 from engine.errors import AllFailedError, SpecError
 from engine.io.files import check_readable
-from engine.specs import DEFAULT_HARDWARE, DEFAULT_NETWORK
+from engine.specs import DEFAULT_HARDWARE
 
 __all__ = ["add_commands"]
 
@@ -48,7 +49,6 @@ def _evolve(args) -> int:
         Mapped,
         build_mapping,
         resolve_hardware,
-        resolve_network,
         write_mapping_file,
     )
     from engine.search import (
@@ -62,11 +62,7 @@ def _evolve(args) -> int:
     )
     from engine.search.genotype import check_init_k
 
-    network = resolve_network(args.network or DEFAULT_NETWORK)
-    if args.rates:
-        from engine.io.rates import read_rate_table, with_rates
-
-        network = with_rates(network, read_rate_table(args.rates), where=args.rates)
+    network = network_of(args)
     hardware = resolve_hardware(args.hardware or DEFAULT_HARDWARE)
     config = ESConfig(
         budget=args.budget,

@@ -11,6 +11,7 @@ from engine.cli.common import (
     build,
     check_outputs,
     mapping_options,
+    network_of,
     step_options,
     work,
 )
@@ -344,15 +345,7 @@ def network_info(network) -> dict:
 def cmd_info(args) -> int:
     import json
 
-    from engine.pipeline import resolve_network
-    from engine.specs import DEFAULT_NETWORK
-
-    network = resolve_network(args.network or DEFAULT_NETWORK)
-    if args.rates:
-        from engine.io.rates import read_rate_table, with_rates
-
-        network = with_rates(network, read_rate_table(args.rates), where=args.rates)
-    info = network_info(network)
+    info = network_info(network_of(args))
     if args.json:
         print(json.dumps(info, indent=2))
         return 0

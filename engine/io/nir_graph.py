@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from engine.errors import InputFileError, MeshScopeError, MeshScopeWarning, SpecError
+from engine.errors import InputFileError, MeshScopeWarning, SpecError
 from engine.io.rates import with_rates
 from engine.network import Network
 
@@ -272,12 +272,12 @@ def _out_shape(path: Path, n: _Node, in_shape: tuple | None) -> tuple | None:
 
 def _infer_shapes(path: Path, nodes: dict[str, _Node], preds: dict[str, list[str]]) -> None:
     """Every node's output shape, from the Inputs forward (a fixpoint: recurrent loops close
-    through neuron nodes, whose parameters give their shape)."""
+    through neuron nodes, whose parameters give their shape). A shape is set once — a later
+    path may only bring the same number of values — so it settles within a pass per node."""
     for n in nodes.values():
         if n.kind == "Input" or (n.kind in NEURONS and _param_shape(n.node) is not None):
             n.shape = _out_shape(path, n, None)
-    changed = True
-    while changed:
+    for _ in range(len(nodes) + 1):
         changed = False
         for n in nodes.values():
             if n.kind in ("Input", "Output"):
@@ -292,14 +292,17 @@ def _infer_shapes(path: Path, nodes: dict[str, _Node], preds: dict[str, list[str
                     f"{sorted(sizes)} from {', '.join(repr(p) for p in preds[n.name])}"
                 )
             shape = _out_shape(path, n, known[0])
-            if shape is not None and shape != n.shape:
-                if n.shape is not None and int(np.prod(shape)) != int(np.prod(n.shape)):
-                    raise InputFileError(
-                        f"{path}: node {n.name!r} ({n.kind}) gets shape {shape} here and {n.shape} "
-                        "from its parameters or another path"
-                    )
-                if n.shape is None or n.kind not in NEURONS:
-                    n.shape, changed = shape, n.shape is None or changed
+            if shape is None:
+                continue
+            if n.shape is None:
+                n.shape, changed = shape, True
+            elif int(np.prod(shape)) != int(np.prod(n.shape)):
+                raise InputFileError(
+                    f"{path}: node {n.name!r} ({n.kind}) gets shape {shape} here and {n.shape} "
+                    "from its parameters or another path"
+                )
+        if not changed:
+            break
     for n in nodes.values():
         if n.shape is None and n.kind not in ("Output",):
             raise InputFileError(
@@ -392,10 +395,7 @@ def read_nir(
 ) -> Network:
     """The Network a ``.nir`` file describes (see the module's note)."""
     path = Path(path)
-    try:
-        graph = _read_graph(path)
-    except MeshScopeError:
-        raise
+    graph = _read_graph(path)
     nodes, edges = _flatten_graph(graph)
     succ: dict[str, list[str]] = {k: [] for k in nodes}
     preds: dict[str, list[str]] = {k: [] for k in nodes}

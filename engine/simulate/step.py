@@ -50,6 +50,7 @@ from engine.simulate.machine import Machine
 from engine.simulate.topology import Topology
 from engine.simulate.trace import Trace, frame_window, make_trace
 from engine.simulate.zeroload import zero_load_cycles
+from engine.traffic import port_cores
 
 __all__ = [
     "MODES", "SPIKES", "StepResult", "draw_spikes", "simulate_step", "step_messages",
@@ -220,8 +221,7 @@ def simulate_step(
         1, _cycles(np.maximum(msgs.synapses * model.synop_ns, msgs.words * model.synmem_read_ns),
                    noc.cycle_ns),
     )  # fmt: skip
-    # a spike source's messages (src -1) leave from the input port's core
-    src_core = np.where(msgs.src >= 0, cores[np.maximum(msgs.src, 0)], hw.input_core)
+    src_core = port_cores(hw, cores)[msgs.src]  # a spike source's (src -1): the input port
     dst_core = cores[msgs.dst]
     n_groups = net.n_populations if mode == "fall-through" else 1
     group = net.population[msgs.neuron] if mode == "fall-through" else np.zeros(msgs.size, int)

@@ -174,15 +174,7 @@ class Topology:
         """A per-link array of every copy (last axis ``n_links``), summed over the meshes
         into engine link ids (a new array)."""
         a = np.asarray(a)
-        if self.meshes == 1:
-            return a.copy()
-        n, r4, n_n = self.n_link_ids, 4 * self.n_routers, self.n_nodes
-        out = a[..., :n].copy()
-        for m in range(1, self.meshes):
-            base = n + (m - 1) * (r4 + n_n)
-            out[..., :r4] += a[..., base : base + r4]
-            out[..., r4 + n_n :] += a[..., base + r4 : base + r4 + n_n]
-        return out
+        return a.copy() if self.meshes == 1 else self.mesh_links(a).sum(axis=0, dtype=a.dtype)
 
     def fold_ports(self, a: np.ndarray) -> np.ndarray:
         """A per-input-port array of every copy (last axis ``n_routers_all · ports``) as the

@@ -238,3 +238,18 @@ def test_the_input_port_is_a_checked_preset_constant():
     data["topology"]["input_port"] = {"value": [0, 1, 2, 3], "source": "spec: here"}
     moved = hardware_from_dict(data, "x.toml")
     assert moved.input_core == moved.core_id(0, 1, 2, 3) and moved.fingerprint != hw.fingerprint
+
+
+def test_the_input_port_uses_no_chip():
+    """A mapping wholly on chip 1 of a two-chip board uses one chip, though its spike
+    sources send from the port on chip 0."""
+    net = load_network_spec("mlp:widths=64-128-32")
+    hw = load_hardware("mesh:2x2x2@2x1")
+    part = Partition.layered(net, [0, 2, 1])
+    on_chip_1 = [hw.core_id(1, x, 0, 0) for x in range(2)] + [hw.core_id(1, 0, 1, 0)]
+    ev = evaluate(net, hw, Mapping(part, Placement(np.array(on_chip_1))))
+    assert hw.core_table["chip"][hw.input_core] == 0
+    assert ev.chips_used == 1
+    assert ev.energy_terms_uj["static"] == pytest.approx(
+        (hw.energy.static_power_per_core_w * 3 + hw.energy.static_power_per_chip_w) * ev.latency_us
+    )
