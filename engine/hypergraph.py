@@ -64,23 +64,30 @@ def incidence(network: Network) -> Incidence:
     return Incidence(out_ptr, out_idx, in_ptr, in_idx, synapses)
 
 
-def unique_partition_hedges(network: Network, assignment: np.ndarray, n_parts: int):
+def unique_partition_hedges(
+    network: Network, assignment: np.ndarray, n_parts: int, structured: sp.csr_matrix | None = None
+):
     """Distinct partition-level h-edges {ρ(s)} ∪ ρ(D) of the neurons that have synapses.
 
     Returns ``(sets, counts, weights)``: one row of ``sets`` (CSR, values 1) per distinct
     partition set, how many neurons share it, and the sum of their spike rates (w_P).
     A spike source's set is its destinations' partitions alone. A set is hashed by two sums
-    of random 64-bit keys (exact modulo 2**64) and its size.
+    of random 64-bit keys (exact modulo 2**64) and its size. ``structured``: the
+    (neuron × partition) synapse counts of the network's structured projections.
     """
     n = network.n_neurons
     a = sp.csr_matrix(
-        (np.ones(network.n_synapses, dtype=np.int8), assignment[network.indices], network.indptr),
+        (np.ones(network.n_explicit, dtype=bool), assignment[network.indices], network.indptr),
         shape=(n, n_parts),
-    )
+    )  # boolean throughout: summing repeated pins as small integers could wrap to 0
+    if structured is not None:
+        a = (a + structured.astype(bool)).tocsr()
     with_out = np.flatnonzero(np.diff(a.indptr) > 0)
     placed = with_out[assignment[with_out] >= 0]  # a spike source's h-edge has no own core
-    own = sp.csr_matrix((np.ones(placed.size), (placed, assignment[placed])), shape=(n, n_parts))
-    b = (a.astype(bool).astype(np.int8) + own.astype(np.int8))[with_out]
+    own = sp.csr_matrix(
+        (np.ones(placed.size, dtype=bool), (placed, assignment[placed])), shape=(n, n_parts)
+    )
+    b = (a + own)[with_out]
     b.sum_duplicates()
     b.sort_indices()
     keys = np.random.default_rng(0).integers(-(2**63), 2**63 - 1, size=(2, n_parts), dtype=np.int64)

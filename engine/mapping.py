@@ -4,6 +4,17 @@ A *partition* assigns every neuron a partition id (one partition = one virtual c
 a *placement* assigns every partition a physical core (a global core id of
 ``engine.hardware``). A layered partition may also be described by its cores per
 population (the Loihi 2 mapping ES paper's genotype); it is still materialized neuron by neuron.
+
+A layered partition splits each population uniformly along an order of its neurons, its
+*split* (SENMap's channel-, height- and width-wise partitioning). For a population of shape
+(C, H, W): ``channels`` — the natural C order, channel after channel; ``rows`` — position
+after position, row by row, every channel of a position together (height-wise);
+``columns`` — the same column by column (width-wise); ``tiles`` — positions along a
+Z-order curve, so a core's run is a near-square tile with all its channels. A population
+without a spatial shape is split in natural order whatever the split. By default
+(``auto``) the populations a structured convolution feeds are split in tiles (a core's
+inbound axons are then its tile plus the kernel's halo, in every channel) and every other
+population in natural order.
 """
 
 from __future__ import annotations
@@ -21,6 +32,10 @@ from engine.network import Network
 __all__ = [
     "Partition",
     "Placement",
+    "SPLITS",
+    "parse_split",
+    "population_splits",
+    "split_rank",
     "Mapping",
     "MappingFile",
     "core_counts",
@@ -32,6 +47,91 @@ __all__ = [
 
 FORMAT = "meshscope-mapping"
 VERSION = 1
+SPLITS = ("channels", "rows", "columns", "tiles")
+
+
+def parse_split(spec: str | None):
+    """``--split``: ``auto`` (or None), a split for every shaped population (``rows``), or
+    per population ``conv1=rows,conv2=tiles`` (the others ``auto``)."""
+    if spec is None or spec.strip() in ("", "auto"):
+        return None
+    spec = spec.strip()
+    if "=" not in spec:
+        if spec not in SPLITS:
+            raise SpecError(f"bad split {spec!r}: choose auto or one of {', '.join(SPLITS)}")
+        return spec
+    out = {}
+    for item in spec.split(","):
+        name, _, mode = item.partition("=")
+        if not name.strip() or mode.strip() not in (*SPLITS, "auto"):
+            raise SpecError(
+                f"bad split {item!r}: write LAYER=MODE with MODE one of auto, {', '.join(SPLITS)}"
+            )
+        out[name.strip()] = mode.strip()
+    return out
+
+
+def population_splits(network: Network, split=None) -> tuple[str, ...]:
+    """The split of every population: ``split`` is None (``auto``), one mode for every
+    population, a {population name: mode} dict (others ``auto``) or a mode per population."""
+    targets = {p.target for p in network.projections}
+    auto = tuple("tiles" if k in targets else "channels" for k in range(network.n_populations))
+    if split is None or split == "auto":
+        return auto
+    if isinstance(split, str):
+        if split not in SPLITS:
+            raise SpecError(f"bad split {split!r}: choose auto or one of {', '.join(SPLITS)}")
+        return (split,) * network.n_populations
+    if isinstance(split, dict):
+        names = network.population_names
+        unknown = [n for n in split if n not in names]
+        if unknown:
+            raise SpecError(
+                f"--split names {unknown[0]!r}, which {network.name!r} does not have "
+                f"({', '.join(names)})"
+            )
+        out = list(auto)
+        for name, mode in split.items():
+            k = names.index(name)
+            if mode != "auto" and len(network.shape_of(k)) < 2:
+                raise SpecError(
+                    f"population {name!r} has no spatial shape ({network.shape_of(k)}), so it "
+                    "cannot be split by rows, columns or tiles"
+                )
+            out[k] = auto[k] if mode == "auto" else mode
+        return tuple(out)
+    modes = tuple(str(m) for m in split)
+    if len(modes) != network.n_populations or any(m not in SPLITS for m in modes):
+        raise SpecError(f"a split per population, each one of {', '.join(SPLITS)}, is needed")
+    return modes
+
+
+def _morton(y: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Z-order keys of positions (bits of y and x interleaved)."""
+    key = np.zeros(y.shape, dtype=np.int64)
+    for bit in range(31):  # bits, not neurons
+        key |= ((y >> bit) & 1) << (2 * bit + 1) | ((x >> bit) & 1) << (2 * bit)
+    return key
+
+
+def split_rank(network: Network, k: int, mode: str) -> np.ndarray:
+    """The rank of each of population ``k``'s neurons (in id order) along split ``mode``."""
+    shape = network.shape_of(k)
+    n = int(np.prod(shape))
+    if mode == "channels" or len(shape) < 2:
+        return np.arange(n, dtype=np.int64)
+    c = shape[0]
+    spatial = np.arange(n, dtype=np.int64) % (n // c)  # flat position of every neuron
+    channel = np.arange(n, dtype=np.int64) // (n // c)
+    if mode == "columns" and len(shape) == 3:
+        y, x = np.divmod(spatial, shape[2])
+        spatial = x * shape[1] + y
+    elif mode == "tiles" and len(shape) == 3:
+        spatial = _morton(*np.divmod(spatial, shape[2]))
+    key = spatial * c + channel
+    rank = np.empty(n, dtype=np.int64)
+    rank[np.argsort(key, kind="stable")] = np.arange(n)
+    return rank
 
 
 def core_counts(network: Network, cores_per_population) -> np.ndarray:
@@ -61,11 +161,12 @@ def core_counts(network: Network, cores_per_population) -> np.ndarray:
     return cores
 
 
-def layered_assignment(network: Network, cores_per_population) -> np.ndarray:
-    """Split each population into its cores uniformly, in the neurons' natural order.
+def layered_assignment(network: Network, cores_per_population, split=None) -> np.ndarray:
+    """Split each population into its cores uniformly, along its split (``population_splits``).
 
-    Population ``k`` with ``n_k`` neurons and ``c_k`` cores gives its ``i``-th neuron the
-    partition ``offset_k + floor(i * c_k / n_k)`` (Loihi 2 mapping ES §3.1's two assumptions).
+    Population ``k`` with ``n_k`` neurons and ``c_k`` cores gives the neuron of rank ``i``
+    the partition ``offset_k + floor(i * c_k / n_k)`` (Loihi 2 mapping ES §3.1's two
+    assumptions; the rank is the natural order unless the split says otherwise).
     A spike source takes no cores: its neurons get -1.
     """
     cores = core_counts(network, cores_per_population)
@@ -90,6 +191,9 @@ def layered_assignment(network: Network, cores_per_population) -> np.ndarray:
     rank = np.empty_like(order)
     starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
     rank[order] = np.arange(order.size) - np.repeat(starts, sizes)
+    for k, mode in enumerate(population_splits(network, split)):
+        if mode != "channels" and not source[k] and len(network.shape_of(k)) >= 2:
+            rank[network.members[k]] = split_rank(network, k, mode)
     offsets = np.concatenate([[0], np.cumsum(cores)[:-1]])
     part = offsets[pop] + (rank * cores[pop]) // sizes[pop]
     part[source[pop]] = -1
@@ -103,6 +207,7 @@ class Partition:
 
     assignment: np.ndarray
     cores_per_population: tuple[int, ...] | None = None
+    split: tuple[str, ...] | None = None  # a layered partition's split per population
 
     def __post_init__(self):
         a = np.ascontiguousarray(self.assignment, dtype=np.int32)
@@ -119,9 +224,10 @@ class Partition:
             )
 
     @classmethod
-    def layered(cls, network: Network, cores_per_population) -> Partition:
+    def layered(cls, network: Network, cores_per_population, split=None) -> Partition:
         cores = core_counts(network, cores_per_population)
-        return cls(layered_assignment(network, cores), tuple(cores.tolist()))
+        modes = population_splits(network, split)
+        return cls(layered_assignment(network, cores, modes), tuple(cores.tolist()), modes)
 
     @cached_property
     def n_parts(self) -> int:
@@ -133,7 +239,10 @@ class Partition:
 
     def describe(self) -> dict:
         if self.cores_per_population is not None:
-            return {"cores_per_population": list(self.cores_per_population)}
+            out = {"cores_per_population": list(self.cores_per_population)}
+            if self.split is not None and any(m != "channels" for m in self.split):
+                out["split"] = list(self.split)
+            return out
         return {"assignment": self.assignment.tolist()}
 
 
@@ -213,7 +322,15 @@ class MappingFile:
                 )
         p = self.partition
         if "cores_per_population" in p:
-            partition = Partition.layered(network, p["cores_per_population"])
+            split = p.get("split")
+            if split is not None and (
+                not isinstance(split, list) or not all(isinstance(m, str) for m in split)
+            ):
+                raise InputFileError(f'{self.source}: "split" must be a list of split names')
+            try:
+                partition = Partition.layered(network, p["cores_per_population"], split)
+            except SpecError as e:
+                raise InputFileError(f"{self.source}: {e}") from None
         else:
             assignment = np.asarray(p["assignment"])
             if assignment.shape != (network.n_neurons,):

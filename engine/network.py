@@ -5,6 +5,12 @@ Every neuron ``s`` owns one h-edge (its axon): the destination neurons
 layered network) and spike with a probability ``rate[s]`` per time step. Everything
 stays neuron-level so every partitioner can work on it (SNN hypergraphs §II–III).
 
+Synapses are explicit (the CSR) or *structured*: a ``ConvProjection``
+(``engine.projection``) keeps a large convolution as its kernel and geometry, and the
+partition statistics are computed from that description; ``explicit()`` expands them.
+The CSR then holds every other synapse, never one of a structured projection's
+population pairs. ``n_synapses`` counts both.
+
 A population may be a *spike source* (a network's input layer, a NIR ``Input``): its
 neurons spike and have synapses, but they run on no core — their spikes enter the mesh at
 the hardware's input port (``Hardware.input_core``). A spike source receives no synapses.
@@ -13,16 +19,18 @@ the hardware's input port (``Hardware.input_core``). A spike source receives no 
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 import numpy as np
 
-from engine.errors import InvalidNetworkError
+from engine.errors import CapacityError, InvalidNetworkError
+from engine.projection import ConvProjection
 
-__all__ = ["Network", "ENCODINGS"]
+__all__ = ["Network", "ENCODINGS", "MAX_EXPLICIT"]
 
 ENCODINGS = ("sparse", "dense")
+MAX_EXPLICIT = 50_000_000  # synapses ``explicit()`` expands to at most (about 0.6 GB of CSR)
 
 
 @dataclass(frozen=True, eq=False)
@@ -43,6 +51,9 @@ class Network:
         spike source).
     spike_source : per population, whether it is a spike source (no cores; its spikes
         enter at the hardware's input port). Default: none is.
+    shapes : per population, its shape (a conv layer's (C, H, W)); default (neurons,).
+        Neuron ``i`` of a population (in id order) is entry ``i`` of its shape in C order.
+    projections : structured synapses (``ConvProjection``), beside the CSR's.
     description : one line for listings.
     """
 
@@ -57,6 +68,8 @@ class Network:
     encoding: tuple[str, ...] | None = None
     natural_cores: tuple[int, ...] | None = None
     spike_source: tuple[bool, ...] | None = None
+    shapes: tuple[tuple[int, ...], ...] | None = None
+    projections: tuple[ConvProjection, ...] = ()
     description: str = ""
     params: dict = field(default_factory=dict)
 
@@ -75,6 +88,9 @@ class Network:
         if self.natural_cores is not None:
             put(self, "natural_cores", tuple(int(c) for c in self.natural_cores))
         put(self, "spike_source", tuple(bool(v) for v in (self.spike_source or (False,) * n_pop)))
+        if self.shapes is not None:
+            put(self, "shapes", tuple(tuple(int(v) for v in s) for s in self.shapes))
+        put(self, "projections", tuple(self.projections))
         self._validate()
         if self.weights is not None and np.any(self.weights == 0):
             self._drop_zero_weights()  # after validation: it relies on a consistent CSR
@@ -153,6 +169,47 @@ class Network:
                 "on cores and 0 for a spike source"
             )
 
+        self._validate_structure(bad)
+
+    def _validate_structure(self, bad):
+        sizes = np.bincount(self.population, minlength=self.n_populations)
+        if self.shapes is not None and (
+            len(self.shapes) != self.n_populations
+            or any(int(np.prod(s)) != n for s, n in zip(self.shapes, sizes.tolist(), strict=True))
+        ):
+            bad("shapes needs one shape per population, holding as many neurons as it has")
+        pairs = set()
+        for p in self.projections:
+            if not isinstance(p, ConvProjection):
+                bad(f"a structured projection must be a ConvProjection, not {type(p).__name__}")
+            if not (0 <= p.source < self.n_populations and 0 <= p.target < self.n_populations):
+                bad(f"a convolution joins populations {p.source}->{p.target}, outside the network")
+            names = self.population_names
+            where = f"the convolution {names[p.source]!r} -> {names[p.target]!r}"
+            if (p.n_in, p.n_out) != (sizes[p.source], sizes[p.target]):
+                bad(
+                    f"{where} takes {p.n_in} and gives {p.n_out} neurons; the populations have "
+                    f"{sizes[p.source]} and {sizes[p.target]}"
+                )
+            if self.spike_source[p.target]:
+                bad(f"{where} feeds a spike source, which runs on no core")
+            if (p.source, p.target) in pairs:
+                bad(f"{where} is given twice; one projection per population pair")
+            pairs.add((p.source, p.target))
+        if pairs and self.indices.size:
+            n_pop = self.n_populations
+            key = (
+                self.population[self.sources].astype(np.int64) * n_pop
+                + self.population[self.indices]
+            )
+            both = np.intersect1d(key, [s * n_pop + t for s, t in pairs])
+            if both.size:
+                s, t = divmod(int(both[0]), n_pop)
+                bad(
+                    f"population pair {self.population_names[s]!r} -> "
+                    f"{self.population_names[t]!r} has explicit and structured synapses"
+                )
+
     # ------------------------------------------------------------- properties
     @property
     def n_neurons(self) -> int:
@@ -160,7 +217,73 @@ class Network:
 
     @property
     def n_synapses(self) -> int:
+        """Every synapse, explicit and structured."""
+        return int(self.indices.shape[0]) + sum(p.n_synapses for p in self.projections)
+
+    @property
+    def n_explicit(self) -> int:
+        """The synapses the CSR lists."""
         return int(self.indices.shape[0])
+
+    @property
+    def structured(self) -> bool:
+        return bool(self.projections)
+
+    def shape_of(self, k: int) -> tuple[int, ...]:
+        """Population ``k``'s shape ((neurons,) unless given)."""
+        return self.shapes[k] if self.shapes is not None else (int(self.population_sizes[k]),)
+
+    @cached_property
+    def members(self) -> tuple[np.ndarray, ...]:
+        """Per population, its neurons' ids in ascending order."""
+        order = np.argsort(self.population, kind="stable")
+        return tuple(np.split(order, np.cumsum(self.population_sizes)[:-1]))
+
+    def synapses_per_population(self) -> tuple[np.ndarray, np.ndarray]:
+        """(inbound, outbound) synapses of every population, structured ones included."""
+        n_pop = self.n_populations
+        fan_in = np.bincount(self.population[self.indices], minlength=n_pop)
+        fan_out = np.bincount(self.population[self.sources], minlength=n_pop)
+        for p in self.projections:
+            fan_in[p.target] += p.n_synapses
+            fan_out[p.source] += p.n_synapses
+        return fan_in, fan_out
+
+    def explicit(self, *, limit: int = MAX_EXPLICIT, why: str = "") -> Network:
+        """The same network with every structured projection expanded into the CSR.
+
+        ``CapacityError`` if that would exceed ``limit`` synapses (``why`` says who asks).
+        """
+        if not self.projections:
+            return self
+        if self.n_synapses > limit:
+            big = max(self.projections, key=lambda p: p.n_synapses)
+            names = self.population_names
+            raise CapacityError(
+                f"network {self.name!r} has {self.n_synapses:,} synapses "
+                f"({names[big.source]!r} -> {names[big.target]!r} alone {big.n_synapses:,}, "
+                f"kept as a convolution); {why or 'expanding them'} needs them explicit, more "
+                f"than {limit:,}. Use a layer partition (min, min+K, cores:…) with --split, "
+                "which works on the convolutions as they are"
+            )
+        src = [self.sources.astype(np.int64)]
+        dst = [self.indices.astype(np.int64)]
+        val = [self.weights if self.weights is not None else np.ones(self.n_explicit, np.float32)]
+        for p in self.projections:
+            s, d, w = p.expand()
+            src.append(self.members[p.source][s])
+            dst.append(self.members[p.target][d])
+            val.append(w)
+        src, dst, val = np.concatenate(src), np.concatenate(dst), np.concatenate(val)
+        order = np.lexsort((dst, src))
+        indptr = np.concatenate([[0], np.cumsum(np.bincount(src, minlength=self.n_neurons))])
+        return replace(
+            self,
+            indptr=indptr,
+            indices=dst[order],
+            weights=val[order],
+            projections=(),
+        )
 
     @property
     def n_populations(self) -> int:
@@ -204,6 +327,9 @@ class Network:
         h.update(repr((self.population_names, self.weight_bits, self.encoding)).encode())
         if self.has_spike_sources:  # (networks without them keep their earlier fingerprints)
             h.update(repr(self.spike_source).encode())
+        for p in self.projections:
+            h.update(repr(p.describe()).encode())
+            h.update(p.weight.tobytes())
         return h.hexdigest()[:16]
 
     def summary(self) -> dict:

@@ -14,6 +14,10 @@ enter the mesh at the hardware's input port: the input pairs (``input_population
 ``input_dst``, ``input_messages``) say how many per step each source population sends to
 partition ``b``, one per spiking source neuron with a synapse in ``b``. They load ``b``'s
 inbound axons, SynOps and SynMem reads like any other message.
+
+Everything starts from one sparse matrix: the synapses of every (source neuron, partition).
+The CSR gives it for explicit synapses; a structured convolution gives its rows from its
+kernel and geometry (``ConvProjection.counts``), never listing its synapses.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from engine.network import Network
 from engine.resources import CoreUse, memory_bytes, synmem_words, violations_by_population
 from engine.traffic import FIXED
 
-__all__ = ["Messages", "PartitionGraph", "partition_graph"]
+__all__ = ["Messages", "PartitionGraph", "partition_graph", "structured_counts"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -72,6 +76,8 @@ class PartitionGraph:
     input_messages: np.ndarray
     network: Network = field(repr=False)
     assignment: np.ndarray = field(repr=False)
+    # (neuron × partition) synapse counts of the structured projections (None: there are none)
+    structured: sp.csr_matrix | None = field(default=None, repr=False)
 
     # ------------------------------------------------------------ resources
     @property
@@ -91,7 +97,9 @@ class PartitionGraph:
     # ------------------------------------------------------------ h-edges
     @cached_property
     def _hedges(self) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray]:
-        return unique_partition_hedges(self.network, self.assignment, self.n_parts)
+        return unique_partition_hedges(
+            self.network, self.assignment, self.n_parts, structured=self.structured
+        )
 
     @property
     def hedge_sets(self) -> sp.csr_matrix:
@@ -195,6 +203,8 @@ class PartitionGraph:
             (np.ones(syn.size, dtype=np.int64), part[syn], indptr),
             shape=(rows.size, self.n_parts),
         )
+        if self.structured is not None:
+            a = (a + self.structured[rows]).tocsr()
         a.sum_duplicates()
         k = np.repeat(np.arange(rows.size), np.diff(a.indptr))
         dst = a.indices.astype(np.int64)
@@ -226,6 +236,25 @@ def _majority(values: np.ndarray, groups: np.ndarray, n_groups: int, n_values: i
     return counts.argmax(axis=1).astype(np.int32)
 
 
+def structured_counts(network: Network, part: np.ndarray, n_parts: int) -> sp.csr_matrix | None:
+    """(neuron × partition) synapse counts of ``network``'s structured projections under the
+    neuron → partition map ``part`` (None if the network has none)."""
+    if not network.projections:
+        return None
+    rows, cols, data = [], [], []
+    for p in network.projections:
+        s, b, c = p.counts(part[network.members[p.target]])
+        rows.append(network.members[p.source][s])
+        cols.append(b)
+        data.append(c)
+    m = sp.csr_matrix(
+        (np.concatenate(data), (np.concatenate(rows), np.concatenate(cols))),
+        shape=(network.n_neurons, n_parts),
+    )
+    m.sum_duplicates()
+    return m
+
+
 def partition_graph(network: Network, hardware: Hardware, partition) -> PartitionGraph:
     """The partition graph of ``partition`` (a ``Partition``) on ``hardware``, vectorized."""
     part = partition.assignment
@@ -249,6 +278,9 @@ def partition_graph(network: Network, hardware: Hardware, partition) -> Partitio
     a = sp.csr_matrix(
         (np.ones(indices.size, dtype=np.int64), part[indices], indptr), shape=(n, n_parts)
     )
+    structured = structured_counts(network, part, n_parts)
+    if structured is not None:
+        a = (a + structured).tocsr()
     a.sum_duplicates()
     rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(a.indptr))
     dst, count = a.indices.astype(np.int64), a.data
@@ -302,4 +334,5 @@ def partition_graph(network: Network, hardware: Hardware, partition) -> Partitio
         input_messages=port.data.astype(np.float64),
         network=network,
         assignment=part,
+        structured=structured,
     )

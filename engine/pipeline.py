@@ -31,6 +31,7 @@ from engine.mapping import (
     MappingFile,
     Partition,
     mapping_to_dict,
+    parse_split,
     read_mapping_file,
 )
 from engine.network import Network
@@ -94,6 +95,7 @@ def build_mapping(
     placement_params: dict | None = None,
     mapping_file: str | MappingFile | None = None,
     seed: int = 0,
+    split=None,
     progress: Callable[[str], None] | None = None,
 ) -> Mapped:
     """Resolve, partition and place — or read a mapping file — and return the ``Mapped``.
@@ -103,7 +105,9 @@ def build_mapping(
     ``Partition``, or None (the network's default). ``placement``: a placer name
     (``A+force`` compositions too; default packed-row) and ``placement_params`` its keyword
     parameters (``{"rows": 4}`` for pairs-square). ``mapping_file``: a path or a
-    parsed file, instead of ``partition``/``placement``. ``progress`` is called with the
+    parsed file, instead of ``partition``/``placement``. ``split``: how layer partitions
+    split each population (a ``--split`` spec or its parse, ``engine.mapping.parse_split``;
+    None: ``auto``). ``progress`` is called with the
     name of each of ``PHASES`` as it starts. Raises ``MeshScopeError``.
     """
     say = progress or (lambda phase: None)
@@ -125,7 +129,9 @@ def build_mapping(
     say(PHASES[0])
     t0 = time.perf_counter()
     if not isinstance(partition, Partition):
-        partition = make_partition(net, hw, partition, seed=seed)
+        if isinstance(split, str):
+            split = parse_split(split)
+        partition = make_partition(net, hw, partition, seed=seed, split=split)
     say(PHASES[1])
     t1 = time.perf_counter()
     graph = partition_graph(net, hw, partition)

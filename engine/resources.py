@@ -22,6 +22,7 @@ import numpy as np
 from engine.arrays import distinct, id_ranges
 from engine.errors import CapacityError
 from engine.hardware import Hardware
+from engine.mapping import population_splits, split_rank
 from engine.network import Network
 
 __all__ = [
@@ -142,21 +143,26 @@ def synmem_words(count, neurons, weight_bits, dense, model) -> np.ndarray:
 class PopulationSplit:
     """One population's inbound synapses, ready to be split uniformly into ``c`` cores.
 
-    ``use(c)`` is what each of the ``c`` cores would hold (one vectorized pass), and
-    ``violations(c)`` names the limits it would break; the minimum partition (Loihi 2
-    mapping ES) and the search's operators ask it before they split a layer.
+    ``use(c)`` is what each of the ``c`` cores would hold (one vectorized pass, plus one
+    pass per core over a structured convolution's window), and ``violations(c)`` names the
+    limits it would break; the minimum partition (Loihi 2 mapping ES) and the search's
+    operators ask it before they split a layer. ``split``: the population's split
+    (``engine.mapping.SPLITS``; default its ``auto`` split).
     """
 
-    def __init__(self, network: Network, hardware: Hardware, k: int):
-        members = np.flatnonzero(network.population == k)
+    def __init__(self, network: Network, hardware: Hardware, k: int, split: str | None = None):
+        members = network.members[k]
         self.size = members.size
+        mode = split or population_splits(network)[k]
+        self.rank = split_rank(network, k, mode)  # of each member, along the split
         rank = np.full(network.n_neurons, -1, dtype=np.int64)
-        rank[members] = np.arange(members.size)
+        rank[members] = self.rank
         dst_rank = rank[network.indices]
         inbound = dst_rank >= 0
         self.src = network.sources[inbound].astype(np.int64)
         self.dst_rank = dst_rank[inbound]
         self.n_neurons = network.n_neurons
+        self.convolutions = [p for p in network.projections if p.target == k]
         self.weight_bits = network.weight_bits[k]
         self.dense = network.encoding[k] == "dense"
         self.hardware = hardware
@@ -168,6 +174,10 @@ class PopulationSplit:
         axons = np.bincount(
             distinct(core * self.n_neurons + self.src) // self.n_neurons, minlength=c
         )
+        for conv in self.convolutions:  # sources differ per projection: their axons add
+            _, b, count = conv.counts(self.rank * c // self.size)
+            synapses = synapses + np.bincount(b, weights=count, minlength=c).astype(np.int64)
+            axons = axons + np.bincount(b, minlength=c)
         memory = memory_bytes(
             neurons, synapses, axons, self.weight_bits, self.dense, self.hardware.model
         )

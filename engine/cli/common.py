@@ -139,11 +139,25 @@ def check_outputs(*paths) -> None:
             check_writable(path, what)
 
 
+SPLIT_HELP = (
+    "how layer partitions split each population into its cores: auto (default: tiles for "
+    "layers a structured convolution feeds, natural order elsewhere), channels, rows, "
+    "columns or tiles for every layer with a (C, H, W) shape, or per layer: conv1=rows,conv2=tiles"
+)
+EXPAND_HELP = (
+    "expand structured convolutions into explicit synapses (neuron-level partitioners and "
+    "convert do so themselves; refused above 50M synapses)"
+)
+
+
 def network_of(args):
-    """The network ``--network`` names (the demo's by default), with ``--rates`` applied."""
+    """The network ``--network`` names (the demo's by default), with ``--rates`` applied and,
+    with ``--expand``, its structured convolutions expanded."""
     from engine.specs import DEFAULT_NETWORK, load_network_spec
 
     network = load_network_spec(args.network or DEFAULT_NETWORK)
+    if getattr(args, "expand", False):
+        network = network.explicit(why="--expand")
     if getattr(args, "rates", None):
         from engine.io.rates import read_rate_table, with_rates
 
@@ -155,7 +169,8 @@ def build(args, steps: Steps | None = None):
     """The ``Mapped`` the mapping options name (``engine.pipeline.build_mapping``)."""
     from engine.pipeline import build_mapping
 
-    network = network_of(args) if getattr(args, "rates", None) else args.network
+    expand = getattr(args, "expand", False)
+    network = network_of(args) if getattr(args, "rates", None) or expand else args.network
     if getattr(args, "mapping", None):
         if args.partition or args.placement:
             raise SpecError("give either --mapping or --partition/--placement, not both")
@@ -166,6 +181,7 @@ def build(args, steps: Steps | None = None):
         partition=args.partition or args.default_partition,
         placement=args.placement or args.default_placement,
         seed=args.seed,
+        split=getattr(args, "split", None),
         progress=steps,
     )
 
@@ -182,6 +198,8 @@ def mapping_options(p, *, partition: str | None, placement: str):
     p.add_argument(
         "--placement", "--placer", dest="placement", help=f"{PLACEMENT_HELP} (default {placement})"
     )
+    p.add_argument("--split", metavar="SPLIT", help=SPLIT_HELP)
+    p.add_argument("--expand", action="store_true", help=EXPAND_HELP)
     p.add_argument(
         "--seed", type=whole(0), default=0, help="seed of random partitioners and placers"
     )

@@ -298,6 +298,7 @@ def cmd_convert(args) -> int:
             steps("read network")
             network = resolve_network(args.network)
             steps("write")
+            network = network.explicit(why=f"writing {suffix}")
             writers[suffix](network, args.out)
     finally:
         steps.close()
@@ -311,11 +312,8 @@ def cmd_convert(args) -> int:
 def network_info(network) -> dict:
     """What ``meshscope info`` prints: totals and one row per population (synapses as the
     engine counts them: one per non-zero weight of the expanded projections)."""
-    import numpy as np
 
-    n_pop = network.n_populations
-    fan_in = np.bincount(network.population[network.indices], minlength=n_pop)
-    fan_out = np.bincount(network.population[network.sources], minlength=n_pop)
+    fan_in, fan_out = network.synapses_per_population()
     nir = network.params.get("nir", {})
     rows = []
     for k, name in enumerate(network.population_names):
@@ -325,7 +323,7 @@ def network_info(network) -> dict:
             {
                 "name": name,
                 "type": node.get("type", "spike source" if network.spike_source[k] else "layer"),
-                "shape": node.get("shape", [size]),
+                "shape": node.get("shape", list(network.shape_of(k))),
                 "neurons": size,
                 "synapses_in": int(fan_in[k]),
                 "synapses_out": int(fan_out[k]),

@@ -17,9 +17,12 @@ snnTorch, Norse, Sinabs, Rockpool, Lava-dl and SpikingJelly export NIR: a graph 
 
 Shapes are inferred from the ``Input`` nodes forward — what a node's parameters imply
 (a conv's geometry, a neuron's parameter arrays) is checked against what reaches it rather
-than trusted from ``input_type``. The synapses are explicit (CSR), built with sparse
-products; a graph whose synapses would exceed ``max_synapses`` is refused with the layer to
-blame. A file that fails nir's own type check is read again without it, with a warning.
+than trusted from ``input_type``. A convolution (with the pools after it) of more than
+``EXPAND_ABOVE`` synapses stays structured (``engine.projection.ConvProjection``: its
+kernel and geometry, never its synapses one by one); every other projection is explicit
+(CSR), built with sparse products, and a graph whose explicit synapses would exceed
+``max_synapses`` is refused with the layer to blame. A file that fails nir's own type
+check is read again without it, with a warning.
 
 Spike rates: ``rates`` maps population (node) names to spike probabilities per step, one per
 population or one per neuron (``engine.io.rates.rates_from_trace`` turns a recorded
@@ -38,12 +41,14 @@ import scipy.sparse as sp
 from engine.errors import InputFileError, MeshScopeWarning, SpecError
 from engine.io.rates import with_rates
 from engine.network import Network
+from engine.projection import ConvProjection
 
-__all__ = ["DEFAULT_RATE", "MAX_SYNAPSES", "NIR_VERSION", "NirWarning", "read_nir"]
+__all__ = ["DEFAULT_RATE", "EXPAND_ABOVE", "MAX_SYNAPSES", "NIR_VERSION", "NirWarning", "read_nir"]
 
 NIR_VERSION = "1.0.8"  # the nir package this reader is tested with (pinned in pyproject.toml)
 DEFAULT_RATE = 0.1  # spikes per neuron per step where no trace says otherwise (illustrative)
 MAX_SYNAPSES = 50_000_000  # explicit synapses a graph may expand to (about 0.6 GB of CSR)
+EXPAND_ABOVE = 1_000_000  # a convolution with more synapses stays structured (by default)
 
 NEURONS = ("I", "IF", "LI", "LIF", "CubaLI", "CubaLIF", "Threshold")
 MAPS = (
@@ -57,6 +62,7 @@ MAPS = (
     "Flatten",
     "Delay",
 )
+POOLS = ("SumPool2d", "AvgPool2d")
 _PARAMS = (
     "tau",
     "tau_mem",
@@ -390,10 +396,89 @@ def _depth(nodes: dict[str, _Node], succ: dict[str, list[str]]) -> dict[str, int
 
 
 # ------------------------------------------------------------------ the network
+def _paths(path: Path, nodes, succ, pops) -> dict[tuple[str, str], list[tuple[str, ...]]]:
+    """Per (source population, target population): the map nodes of every path between them
+    (a neuron node ends a path; an Output or an Input carries nothing on)."""
+    out: dict[tuple[str, str], list[tuple[str, ...]]] = {}
+    for src in pops:
+        stack = [(d, (src.name,)) for d in succ[src.name]]
+        while stack:
+            name, seen = stack.pop()
+            n = nodes[name]
+            if n.kind in NEURONS:
+                out.setdefault((src.name, name), []).append(seen[1:])
+                continue
+            if n.kind in ("Output", "Input"):
+                continue
+            if name in seen:
+                raise InputFileError(
+                    f"{path}: nodes {' -> '.join(seen[1:] + (name,))} form a loop with no neuron "
+                    "node in it"
+                )
+            stack.extend((d, seen + (name,)) for d in succ[name])
+    return out
+
+
+def _structured(nodes, src: str, dst: str, routes, pop_id) -> ConvProjection | None:
+    """The ``ConvProjection`` of the one path ``src`` -> ``dst`` if it is a convolution or a
+    pool followed by pools without padding (delays and a final flatten aside), else None."""
+    if len(routes) != 1:
+        return None  # parallel paths add: kept explicit
+    route = [nodes[k] for k in routes[0] if nodes[k].kind not in ("Delay", "Pass")]
+    while route and route[-1].kind == "Flatten":
+        route.pop()
+    if not route or any(n.kind not in ("Conv1d", "Conv2d", *POOLS) for n in route):
+        return None
+    if any(n.kind not in POOLS for n in route[1:]):
+        return None
+    first, in_shape = route[0], nodes[src].shape
+    s, t = pop_id[src], pop_id[dst]
+    if first.kind in POOLS:
+        k, st, pad = _pool_geometry(first)
+        conv = ConvProjection.pool(s, t, in_shape, first.shape, k, st, pad, _pool_value(first, k))
+    else:
+        dims = 1 if first.kind == "Conv1d" else 2
+        w = np.asarray(first.node.weight, dtype=np.float64)
+        stride, dilation = _pairs(first.node.stride, dims), _pairs(first.node.dilation, dims)
+        _, pad = _conv_geometry(first.node, in_shape, dims)
+        lift = (lambda v, one: (one, *v)) if dims == 1 else (lambda v, one: v)
+        conv = ConvProjection(
+            s, t,
+            in_shape if dims == 2 else (in_shape[0], 1, in_shape[1]),
+            first.shape if dims == 2 else (first.shape[0], 1, first.shape[1]),
+            w if dims == 2 else w[:, :, None, :],
+            lift(stride, 1), lift(pad, 0), lift(dilation, 1),
+            groups=int(getattr(first.node, "groups", 1) or 1),
+        )  # fmt: skip
+    for n in route[1:]:
+        k, st, pad = _pool_geometry(n)
+        if any(pad) or len(conv.out_shape) != 3:
+            return None  # a padded pool reads outside the conv's output: kept explicit
+        conv = conv.then_pool(k, st, n.shape, _pool_value(n, k))
+    return conv
+
+
+def _pool_geometry(n: _Node):
+    return (_pairs(getattr(n.node, a), 2) for a in ("kernel_size", "stride", "padding"))
+
+
+def _pool_value(n: _Node, kernel) -> float:
+    return 1.0 / (kernel[0] * kernel[1]) if n.kind == "AvgPool2d" else 1.0
+
+
 def read_nir(
-    path, *, rates: dict | None = None, max_synapses: int = MAX_SYNAPSES, weight_bits: int = 8
+    path,
+    *,
+    rates: dict | None = None,
+    max_synapses: int = MAX_SYNAPSES,
+    weight_bits: int = 8,
+    expand: bool | None = None,
 ) -> Network:
-    """The Network a ``.nir`` file describes (see the module's note)."""
+    """The Network a ``.nir`` file describes (see the module's note).
+
+    ``expand``: None keeps a convolution (with the pools after it) structured when it has
+    more than ``EXPAND_ABOVE`` synapses, True expands every one, False keeps every one.
+    """
     path = Path(path)
     graph = _read_graph(path)
     nodes, edges = _flatten_graph(graph)
@@ -434,40 +519,31 @@ def read_nir(
         )
     )
     n_total = int(sizes.sum())
+    pop_id = {n.name: k for k, n in enumerate(pops)}
     blocks = []  # (src offset, dst offset, matrix)
+    projections = []
     total = 0
-    for src in pops:
-        # walk the map nodes from src; a neuron node ends a path (its matrix is a projection)
-        stack = [
-            (d, sp.identity(int(np.prod(src.shape)), format="csr"), (src.name,))
-            for d in succ[src.name]
-        ]
-        while stack:
-            name, m, seen = stack.pop()
-            n = nodes[name]
-            if n.kind in NEURONS:
-                m = m.tocsr()
-                m.eliminate_zeros()
-                blocks.append((offset[src.name], offset[name], m))
-                total += m.nnz
-                if total > max_synapses:
-                    raise InputFileError(
-                        f"{path}: the projection {src.name!r} -> {name!r} brings the graph to "
-                        f"{total:,} explicit synapses, more than {max_synapses:,}; MeshScope "
-                        "expands every layer to explicit synapses"
-                    )
-                continue
-            if n.kind in ("Output", "Input"):
-                continue  # an Output needs no core; an edge into an Input carries nothing
-            if name in seen:
+    for (src, dst), routes in _paths(path, nodes, succ, pops).items():
+        conv = _structured(nodes, src, dst, routes, pop_id) if expand is not True else None
+        if conv is not None and (expand is False or conv.n_synapses > EXPAND_ABOVE):
+            projections.append(conv)
+            continue
+        for route in routes:
+            m = sp.identity(int(np.prod(nodes[src].shape)), format="csr")
+            shape = nodes[src].shape
+            for name in route:
+                m = m @ _matrix(nodes[name], shape)
+                shape = nodes[name].shape
+            m = m.tocsr()
+            m.eliminate_zeros()
+            blocks.append((offset[src], offset[dst], m))
+            total += m.nnz
+            if total > max_synapses:
                 raise InputFileError(
-                    f"{path}: nodes {' -> '.join(seen[1:] + (name,))} form a loop with no neuron "
-                    "node in it"
+                    f"{path}: the projection {src!r} -> {dst!r} brings the graph to "
+                    f"{total:,} explicit synapses, more than {max_synapses:,}; only "
+                    "convolutions (with the pools after them) stay structured"
                 )
-            in_shape = nodes[seen[-1]].shape  # what the path brings to this node
-            step = m @ _matrix(n, in_shape)
-            for d in succ[name]:
-                stack.append((d, step, seen + (name,)))
     rows, cols, vals = [], [], []
     for so, do, m in blocks:
         coo = m.tocoo()
@@ -491,6 +567,8 @@ def read_nir(
     info = {n.name: {"type": n.kind, "shape": list(n.shape)} for n in pops}
     network = Network(
         name=path.name,
+        shapes=tuple(n.shape for n in pops),
+        projections=tuple(projections),
         indptr=a.indptr,
         indices=a.indices,
         population=np.repeat(np.arange(len(pops)), sizes),

@@ -51,11 +51,29 @@ def default_spec(network: Network) -> str:
     return "natural" if network.natural_cores is not None else "min"
 
 
+LAYERED = ("min", "layer", "natural", "cores")  # split each population along its split
+READS_PARTITION = ("file",)  # takes a partition as it is
+
+
 def make_partition(
-    network: Network, hardware: Hardware, spec: str | None = None, *, seed: int = 0
+    network: Network, hardware: Hardware, spec: str | None = None, *, seed: int = 0, split=None
 ) -> Partition:
-    """The partition a ``--partition`` spec names (``None``: the network's default)."""
+    """The partition a ``--partition`` spec names (``None``: the network's default).
+
+    ``split``: how layer partitions split each population (``engine.mapping.parse_split``).
+    Partitioners that work neuron by neuron get the network with its structured
+    convolutions expanded (a clear error if they are too large for that).
+    """
     name, params = parse_partition_spec(spec or default_spec(network))
+    if name in LAYERED:
+        params["split"] = split
+    elif split is not None:
+        raise SpecError(
+            f"--split applies to layer partitions ({', '.join(LAYERED)}, min+K, cores:…), "
+            f"not to {name!r}"
+        )
+    elif name not in READS_PARTITION:
+        network = network.explicit(why=f"the {name} partitioner")
     return partitioners[name](network, hardware, rng=np.random.default_rng(seed), **params)
 
 

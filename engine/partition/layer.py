@@ -12,7 +12,7 @@ import numpy as np
 
 from engine.errors import CapacityError, SpecError
 from engine.hardware import Hardware
-from engine.mapping import Partition
+from engine.mapping import Partition, population_splits
 from engine.network import Network
 from engine.partition import register
 from engine.partition.limits import checked_partition
@@ -21,14 +21,16 @@ from engine.resources import PopulationSplit, require_cores
 __all__ = ["min_cores"]
 
 
-def min_cores(network: Network, hardware: Hardware) -> list[int]:
-    """Fewest cores per population that satisfy every per-core limit (0 for a spike source)."""
+def min_cores(network: Network, hardware: Hardware, split=None) -> list[int]:
+    """Fewest cores per population that satisfy every per-core limit (0 for a spike source),
+    each population split along its split (``engine.mapping.population_splits``)."""
     out = []
+    modes = population_splits(network, split)
     for k, name in enumerate(network.population_names):
         if network.spike_source[k]:
             out.append(0)
             continue
-        loads = PopulationSplit(network, hardware, k)
+        loads = PopulationSplit(network, hardware, k, modes[k])
         lo = max(1, -(-loads.size // hardware.limits.neurons))
         if not loads.violations(lo):
             out.append(lo)
@@ -49,8 +51,8 @@ def min_cores(network: Network, hardware: Hardware) -> list[int]:
     return out
 
 
-def _fit(network: Network, hardware: Hardware, cores, how: str) -> Partition:
-    partition = Partition.layered(network, cores)
+def _fit(network: Network, hardware: Hardware, cores, how: str, split=None) -> Partition:
+    partition = Partition.layered(network, cores, split)
     require_cores(
         partition.n_parts,
         hardware,
@@ -60,35 +62,39 @@ def _fit(network: Network, hardware: Hardware, cores, how: str) -> Partition:
 
 
 @register("min", grammar="min[+K]")
-def min_partition(network: Network, hardware: Hardware, *, rng=None, extra: int = 0) -> Partition:
+def min_partition(
+    network: Network, hardware: Hardware, *, rng=None, extra: int = 0, split=None
+) -> Partition:
     """Loihi 2 mapping ES §3.1 minimum partition, plus K cores per population (min+K)."""
     if extra < 0:
         raise SpecError(f"min+{extra}: K must not be negative")
     on = ~np.asarray(network.spike_source)
     cores = np.minimum(
-        np.asarray(min_cores(network, hardware)) + extra * on, network.population_sizes
+        np.asarray(min_cores(network, hardware, split)) + extra * on, network.population_sizes
     )
-    return _fit(network, hardware, cores.tolist(), f"min+{extra}" if extra else "min")
+    return _fit(network, hardware, cores.tolist(), f"min+{extra}" if extra else "min", split)
 
 
 @register("layer")
-def layer_partition(network: Network, hardware: Hardware, *, rng=None) -> Partition:
+def layer_partition(network: Network, hardware: Hardware, *, rng=None, split=None) -> Partition:
     """Honours layer boundaries: the minimum partition (Loihi 2 mapping ES), split uniformly."""
-    return min_partition(network, hardware)
+    return min_partition(network, hardware, split=split)
 
 
 @register("natural")
-def natural_partition(network: Network, hardware: Hardware, *, rng=None) -> Partition:
+def natural_partition(network: Network, hardware: Hardware, *, rng=None, split=None) -> Partition:
     """The workload's own core split (linear layers: M origin and M destination cores)."""
     if network.natural_cores is None:
         raise SpecError(f"{network.name!r} has no natural core split; use min, min+K or cores:…")
-    return _fit(network, hardware, list(network.natural_cores), "natural")
+    return _fit(network, hardware, list(network.natural_cores), "natural", split)
 
 
 @register("cores", grammar="cores:C1,C2,…")
-def explicit_partition(network: Network, hardware: Hardware, *, rng=None, cores=()) -> Partition:
-    """Explicit cores per population, each split uniformly in natural order."""
-    return _fit(network, hardware, list(cores), "given")
+def explicit_partition(
+    network: Network, hardware: Hardware, *, rng=None, cores=(), split=None
+) -> Partition:
+    """Explicit cores per population, each split uniformly along its split."""
+    return _fit(network, hardware, list(cores), "given", split)
 
 
 @register("file", grammar="file:PATH")

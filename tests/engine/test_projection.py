@@ -1,0 +1,289 @@
+"""Structured convolutions: everything computed from a conv's kernel and geometry equals
+what the same network gives with its synapses listed one by one.
+
+Each case reads one NIR graph twice — every convolution kept structured (``expand=False``)
+and every one expanded by the reader's sparse products (``expand=True``, an independent
+implementation) — and compares the partition graphs, messages, h-edges, per-core loads,
+minimum partitions, evaluations and simulated steps.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import nir
+import numpy as np
+import pytest
+
+from engine.errors import CapacityError, InvalidNetworkError, SpecError
+from engine.hardware import load_hardware
+from engine.io.nir_graph import read_nir
+from engine.mapping import Partition, parse_split, split_rank
+from engine.partition import make_partition
+from engine.partition.layer import min_cores
+from engine.partition_graph import partition_graph
+from engine.pipeline import build_mapping, evaluate
+from engine.projection import ConvProjection
+from engine.resources import PopulationSplit
+from tests.engine.test_cli import run
+from tests.engine.test_nir import lif, write
+
+HW = load_hardware("loihi2")
+RNG = np.random.default_rng(7)
+
+
+def weights(shape, zeros=0.3):
+    w = RNG.normal(size=shape).astype(np.float32)
+    w[RNG.random(shape) < zeros] = 0
+    return w
+
+
+def cnn(tmp_path, name="cnn.nir"):
+    """Input → conv(stride 2, dilation, groups) → LIF → conv + sum pool → LIF → avg pool
+    → LIF → flatten → linear → LIF: every structured case and an explicit layer after."""
+    c1 = nir.Conv2d(
+        input_shape=(9, 11), weight=weights((6, 2, 3, 3)), stride=(2, 1), padding=(1, 2),
+        dilation=(1, 2), groups=2, bias=np.zeros(6, np.float32),
+    )  # fmt: skip
+    s1 = (6, 5, 11)
+    c2 = nir.Conv2d(
+        input_shape=s1[1:], weight=weights((5, 6, 2, 3)), stride=1, padding=1, dilation=1,
+        groups=1, bias=np.zeros(5, np.float32),
+    )  # fmt: skip
+    pool = nir.SumPool2d(kernel_size=(2, 2), stride=(2, 2), padding=(0, 0))
+    s2 = (5, 3, 5)  # conv: (5, 6, 11) → pool: (5, 3, 5)
+    avg = nir.AvgPool2d(kernel_size=(2, 3), stride=(1, 2), padding=(1, 0))
+    s3 = (5, 4, 2)
+    nodes = {
+        "in": nir.Input(input_type=np.array([4, 9, 11])),
+        "c1": c1, "l1": lif(s1), "c2": c2, "p2": pool, "l2": lif(s2), "a3": avg,
+        "l3": lif(s3), "fc": nir.Linear(weight=weights((7, 40))), "l4": lif((7,)),
+        "flat": nir.Flatten(start_dim=0, end_dim=-1, input_type={"input": np.array(s3)}),
+        "out": nir.Output(output_type=np.array([7])),
+    }  # fmt: skip
+    edges = [("in", "c1"), ("c1", "l1"), ("l1", "c2"), ("c2", "p2"), ("p2", "l2"), ("l2", "a3"),
+             ("a3", "l3"), ("l3", "flat"), ("flat", "fc"), ("fc", "l4"), ("l4", "out")]  # fmt: skip
+    return write(tmp_path, nodes, edges, name, type_check=False)
+
+
+@pytest.fixture(scope="module")
+def pair(tmp_path_factory):
+    path = cnn(tmp_path_factory.mktemp("cnn"))
+    structured = read_nir(path, expand=False)
+    explicit = read_nir(path, expand=True)
+    rate = RNG.uniform(0.02, 0.9, size=explicit.n_neurons)  # per-neuron rates, not uniform
+    return (
+        dataclasses.replace(structured, rate=rate),
+        dataclasses.replace(explicit, rate=rate),
+    )
+
+
+def test_the_reader_keeps_convolutions_and_pools_as_projections(pair):
+    s, e = pair
+    names = s.population_names
+    joined = [(names[p.source], names[p.target]) for p in s.projections]
+    assert joined == [("in", "l1"), ("l1", "l2"), ("l2", "l3")]
+    assert not e.projections
+    assert s.n_synapses == e.n_synapses  # closed form = the sparse products' count
+    assert s.n_explicit + sum(p.n_synapses for p in s.projections) == e.n_explicit
+    assert 0 < s.n_explicit <= 7 * 40  # the linear layer alone
+    assert s.shapes[1] == (6, 5, 11) and s.shape_of(4) == (7,)
+
+
+def test_expanding_the_projections_gives_the_readers_sparse_products(pair):
+    """Conv∘pool composed into one kernel vs the reader's matrix products, weight by weight."""
+    s, e = pair
+    x = s.explicit()
+    assert np.array_equal(x.indptr, e.indptr) and np.array_equal(x.indices, e.indices)
+    assert np.allclose(x.weights, e.weights, rtol=1e-5, atol=1e-6)
+
+
+def _same_graph(a, b):
+    for f in ("neurons", "synapses", "axons", "memory_bytes", "population", "pair_src",
+              "pair_dst", "input_population", "input_dst"):  # fmt: skip
+        assert np.array_equal(getattr(a, f), getattr(b, f)), f
+    for f in ("synops", "synmem_reads", "pair_messages", "input_messages"):
+        assert np.allclose(getattr(a, f), getattr(b, f), rtol=1e-12), f
+    assert a.remote_edge_weight == pytest.approx(b.remote_edge_weight, rel=1e-12)
+
+
+SPLITS = ["channels", "rows", "columns", "tiles", {"l1": "rows", "l2": "tiles", "l3": "columns"}]
+
+
+@pytest.mark.parametrize("split", SPLITS, ids=str)
+@pytest.mark.parametrize("cores", [(0, 3, 2, 4, 1), (0, 7, 5, 3, 2), (0, 1, 1, 1, 1)])
+def test_partition_graphs_messages_and_hedges_match(pair, split, cores):
+    s, e = pair
+    ps, pe = Partition.layered(s, cores, split), Partition.layered(e, cores, split)
+    assert np.array_equal(ps.assignment, pe.assignment)
+    gs, ge = partition_graph(s, HW, ps), partition_graph(e, HW, pe)
+    _same_graph(gs, ge)
+    spikes = RNG.random(s.n_neurons) < 0.4
+    ms, me = gs.messages(HW.model, spikes), ge.messages(HW.model, spikes)
+    for f in ("neuron", "src", "dst", "synapses", "words"):
+        assert np.array_equal(getattr(ms, f), getattr(me, f)), f
+    assert (gs.hedge_sets != ge.hedge_sets).nnz == 0
+    assert np.array_equal(gs.hedge_counts, ge.hedge_counts)
+    assert np.allclose(gs.hedge_weights, ge.hedge_weights)
+
+
+def test_any_neuron_level_assignment_matches(pair):
+    """Not only layered splits: cores holding scattered neurons of several channels."""
+    s, e = pair
+    assignment = np.where(s.on_cores, RNG.integers(0, 9, size=s.n_neurons), -1)
+    assignment[s.on_cores] = np.unique(assignment[s.on_cores], return_inverse=True)[1].ravel()
+    _same_graph(
+        partition_graph(s, HW, Partition(assignment)), partition_graph(e, HW, Partition(assignment))
+    )
+
+
+@pytest.mark.parametrize("mode", ["channels", "rows", "tiles"])
+def test_per_core_loads_and_minimum_partitions_match(pair, mode):
+    s, e = pair
+    for k in (1, 2, 3):
+        a, b = PopulationSplit(s, HW, k, mode), PopulationSplit(e, HW, k, mode)
+        for c in (1, 2, 5):
+            ua, ub = a.use(c), b.use(c)
+            for f in ("neurons", "synapses", "axons", "memory_bytes"):
+                assert np.array_equal(getattr(ua, f), getattr(ub, f)), (k, c, f)
+    small = dataclasses.replace(HW, limits=dataclasses.replace(HW.limits, synapses=300, inbound_axons=100))
+    assert min_cores(s, small, mode) == min_cores(e, small, mode)
+    assert max(min_cores(s, small, mode)) > 1  # the limits bind: the search is exercised
+
+
+def test_evaluations_and_simulated_steps_match(pair):
+    from engine.simulate.step import simulate_step
+
+    s, e = pair
+    ms = build_mapping(s, HW, partition="min+2", placement="spread-row", split="tiles")
+    me = build_mapping(e, HW, partition="min+2", placement="spread-row", split="tiles")
+    assert np.array_equal(ms.mapping.partition.assignment, me.mapping.partition.assignment)
+    vs, ve = evaluate(ms), evaluate(me)
+    assert vs.latency_us == pytest.approx(ve.latency_us, rel=1e-12)
+    assert vs.energy_uj == pytest.approx(ve.energy_uj, rel=1e-12)
+    a, b = simulate_step(ms, seed=3), simulate_step(me, seed=3)
+    assert a.cycles == b.cycles and np.array_equal(a.link_flits, b.link_flits)
+
+
+# ------------------------------------------------------------------ splits
+def test_splits_order_a_layer_as_named():
+    """A (2, 4, 4) layer in 4 cores: rows → bands of one row with both channels; columns →
+    one column each; tiles → the four 2×2 quadrants; channels → half a channel each."""
+    net = read_small((2, 4, 4))
+    k = 1
+    pos = lambda core, mode: sorted(  # noqa: E731
+        {divmod(i % 16, 4) for i in np.flatnonzero(split_rank(net, k, mode) * 4 // 32 == core)}
+    )
+    assert pos(0, "rows") == [(0, x) for x in range(4)]
+    assert pos(2, "columns") == [(y, 2) for y in range(4)]
+    assert pos(3, "tiles") == [(2, 2), (2, 3), (3, 2), (3, 3)]
+    assert pos(1, "channels") == [(y, x) for y in (2, 3) for x in range(4)]
+    for mode in ("rows", "columns", "tiles"):  # every core holds both channels of its positions
+        core = split_rank(net, k, mode) * 4 // 32
+        assert all(set(core[j::16]) == {core[j]} for j in range(16))
+
+
+def read_small(shape):
+    from engine.network import Network
+
+    n = int(np.prod(shape))
+    return Network(
+        name="small", indptr=np.zeros(2 * n + 1, dtype=np.int64), indices=np.zeros(0),
+        population=np.repeat([0, 1], n), population_names=("a", "b"), rate=np.full(2 * n, 0.1),
+        shapes=(shape, shape),
+    )  # fmt: skip
+
+
+def test_tiles_keep_a_conv_cores_axons_lower_than_channels(pair):
+    """Why tiles are the default for a convolution's layer: every core needs all input
+    channels of its window, so spatial tiles with all channels take fewer axons."""
+    s, _ = pair
+    c = 5
+    assert PopulationSplit(s, HW, 2, "tiles").use(c).axons.max() < (
+        PopulationSplit(s, HW, 2, "channels").use(c).axons.max()
+    )
+
+
+def test_split_specs_and_errors(pair):
+    s, _ = pair
+    assert parse_split(None) is None and parse_split("auto") is None
+    assert parse_split("rows") == "rows"
+    assert parse_split("l1=rows,l2=tiles") == {"l1": "rows", "l2": "tiles"}
+    with pytest.raises(SpecError, match="choose auto or one of"):
+        parse_split("diagonal")
+    with pytest.raises(SpecError, match="LAYER=MODE"):
+        parse_split("l1=zigzag")
+    with pytest.raises(SpecError, match="does not have"):
+        Partition.layered(s, (0, 1, 1, 1, 1), {"nope": "rows"})
+    with pytest.raises(SpecError, match="no spatial shape"):
+        Partition.layered(s, (0, 1, 1, 1, 1), {"l4": "rows"})
+    with pytest.raises(SpecError, match="applies to layer partitions"):
+        make_partition(s, HW, "overlap", split="rows")
+    auto = Partition.layered(s, (0, 2, 2, 2, 1))
+    assert auto.split == ("channels", "tiles", "tiles", "tiles", "channels")
+    assert auto.describe()["split"] == list(auto.split)
+
+
+# ------------------------------------------------------------------ bad structures
+def test_a_network_refuses_inconsistent_projections(pair):
+    s, e = pair
+    conv = s.projections[0]
+    with pytest.raises(InvalidNetworkError, match="explicit and structured"):
+        dataclasses.replace(e, projections=(conv,))
+    with pytest.raises(InvalidNetworkError, match="given twice"):
+        dataclasses.replace(s, projections=(conv, *s.projections))
+    wrong = dataclasses.replace(conv, target=2)
+    with pytest.raises(InvalidNetworkError, match="takes .* neurons"):
+        dataclasses.replace(s, projections=(wrong, *s.projections[1:]))
+    with pytest.raises(InvalidNetworkError, match="one shape per population"):
+        dataclasses.replace(s, shapes=((3,),) * s.n_populations)
+    with pytest.raises(InvalidNetworkError, match="weight"):
+        ConvProjection(0, 1, (3, 4, 4), (2, 4, 4), np.ones((2, 2, 3, 3)), padding=(1, 1))
+
+
+def test_neuron_level_partitioners_expand_small_convolutions(pair):
+    s, e = pair
+    a = make_partition(s, HW, "overlap", seed=1)
+    b = make_partition(e, HW, "overlap", seed=1)
+    assert np.array_equal(a.assignment, b.assignment)
+
+
+# ------------------------------------------------------------------ a large convolution
+def big_conv(tmp_path, channels=64, side=128):
+    nodes = {
+        "in": nir.Input(input_type=np.array([channels, side, side])),
+        "conv": nir.Conv2d(
+            input_shape=(side, side), weight=np.ones((channels, channels, 3, 3), np.float32),
+            stride=1, padding=1, dilation=1, groups=1, bias=np.zeros(channels, np.float32),
+        ),
+        "lif": lif((channels, side, side)),
+        "out": nir.Output(output_type=np.array([channels, side, side])),
+    }  # fmt: skip
+    edges = [("in", "conv"), ("conv", "lif"), ("lif", "out")]
+    return write(tmp_path, nodes, edges, "big.nir")
+
+
+def test_a_64_channel_conv_on_128x128_is_described_not_listed(tmp_path, capsys):
+    """6·10⁸ synapses: read, counted and sized per core without listing one; the neuron-level
+    partitioners and convert refuse it with a way out."""
+    path = big_conv(tmp_path)
+    net = read_nir(path)
+    valid = 127 + 128 + 127  # per kernel row: output rows whose input row lies inside
+    assert net.n_synapses == 64 * 64 * valid * valid == 597_704_704
+    assert net.n_explicit == 0 and len(net.projections) == 1
+    use = PopulationSplit(net, HW, 1, "tiles").use(4096)  # 4 positions × 64 channels a core
+    assert use.neurons.max() == 256
+    assert use.synapses.sum() == net.n_synapses
+    # a 2×2 tile with a one-pixel halo: at most 4×4 positions in each of 64 input channels
+    assert use.axons.max() == 64 * 16 and use.axons.min() == 64 * 9  # corners lose the halo
+    with pytest.raises(CapacityError, match="kept as a convolution.*--split"):
+        make_partition(net, HW, "hierarchical")
+    code, _, err = run(capsys, "convert", "--network", str(path), "--out", str(tmp_path / "b.npz"))
+    assert code == 2 and "597,704,704 synapses" in err and "Traceback" not in err
+    code, out, _ = run(capsys, "info", "--network", str(path), "--json")
+    assert code == 0
+    import json
+
+    info = json.loads(out)
+    assert info["synapses"] == 597_704_704
+    assert [p["synapses_in"] for p in info["populations"]] == [0, 597_704_704]
