@@ -249,13 +249,15 @@ class Network:
             fan_out[p.source] += p.n_synapses
         return fan_in, fan_out
 
-    def explicit(self, *, limit: int = MAX_EXPLICIT, why: str = "") -> Network:
+    def explicit(self, *, limit: int | None = None, why: str = "") -> Network:
         """The same network with every structured projection expanded into the CSR.
 
-        ``CapacityError`` if that would exceed ``limit`` synapses (``why`` says who asks).
+        ``CapacityError`` if that would exceed ``limit`` synapses (default ``MAX_EXPLICIT``;
+        ``why`` says who asks).
         """
         if not self.projections:
             return self
+        limit = MAX_EXPLICIT if limit is None else limit
         if self.n_synapses > limit:
             big = max(self.projections, key=lambda p: p.n_synapses)
             names = self.population_names
@@ -263,8 +265,8 @@ class Network:
                 f"network {self.name!r} has {self.n_synapses:,} synapses "
                 f"({names[big.source]!r} -> {names[big.target]!r} alone {big.n_synapses:,}, "
                 f"kept as a convolution); {why or 'expanding them'} needs them explicit, more "
-                f"than {limit:,}. Use a layer partition (min, min+K, cores:…) with --split, "
-                "which works on the convolutions as they are"
+                f"than {limit:,}. Use a layer partition (--partition min, min+K or cores:…, "
+                "with --split), which works on the convolutions as they are"
             )
         src = [self.sources.astype(np.int64)]
         dst = [self.indices.astype(np.int64)]

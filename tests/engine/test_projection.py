@@ -287,3 +287,56 @@ def test_a_64_channel_conv_on_128x128_is_described_not_listed(tmp_path, capsys):
     info = json.loads(out)
     assert info["synapses"] == 597_704_704
     assert [p["synapses_in"] for p in info["populations"]] == [0, 597_704_704]
+
+
+# ------------------------------------------------------------------ the command line
+@pytest.fixture(scope="module")
+def mid_conv(tmp_path_factory):
+    """16 channels, 3×3, on 48×48: 2.1M synapses, above the size kept structured."""
+    return big_conv(tmp_path_factory.mktemp("mid"), channels=16, side=48)
+
+
+def test_map_splits_a_structured_conv_and_its_mapping_file_reloads(mid_conv, tmp_path, capsys):
+    import json
+
+    assert read_nir(mid_conv).projections  # structured by default at this size
+    saved = tmp_path / "m.json"
+    argv = ["--network", str(mid_conv), "--hardware", "mesh:8x8x4", "--partition", "min"]
+    code, out, err = run(capsys, "map", *argv, "--split", "rows", "--save", str(saved), "--json")
+    assert code == 0, err
+    rows = json.loads(out)
+    doc = json.loads(saved.read_text())
+    assert doc["partition"]["split"] == ["rows", "rows"]
+    code, out, _ = run(capsys, "map", *argv, "--json")  # auto: tiles
+    tiles = json.loads(out)
+    code, out, _ = run(capsys, "map", *argv, "--split", "channels", "--json")
+    channels = json.loads(out)
+    # a core of a channel split needs every input channel of its whole window, a tile only
+    # its tile and halo: more synapses per axon and fewer messages, so a faster step
+    reuse = [d["metrics"]["synaptic_reuse"] for d in (channels, rows, tiles)]
+    assert reuse == sorted(reuse) and reuse[0] < reuse[2] / 4
+    assert tiles["latency_us"] < rows["latency_us"] < channels["latency_us"]
+    code, out, err = run(
+        capsys, "evaluate", "--network", str(mid_conv), "--hardware", "mesh:8x8x4",
+        "--mapping", str(saved), "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    assert json.loads(out)["latency_us"] == pytest.approx(rows["latency_us"], rel=1e-9)
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--split", "diagonal"], "bad split 'diagonal'"),
+        (["--partition", "min", "--split", "lif=rows,fc=tiles"], "does not have"),
+        (["--partition", "overlap", "--split", "rows"], "--split applies to layer partitions"),
+        (["--partition", "hierarchical"], "needs them explicit"),
+    ],
+)
+def test_bad_splits_and_refused_expansions_are_one_line(
+    mid_conv, capsys, monkeypatch, extra, message
+):
+    monkeypatch.setattr("engine.network.MAX_EXPLICIT", 1_000_000)  # (2.1M would expand)
+    argv = ["map", "--network", str(mid_conv), "--hardware", "mesh:8x8x4"]
+    code, _, err = run(capsys, *argv, *extra)
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1, err
