@@ -146,7 +146,8 @@ def test_per_core_loads_and_minimum_partitions_match(pair, mode):
             ua, ub = a.use(c), b.use(c)
             for f in ("neurons", "synapses", "axons", "memory_bytes"):
                 assert np.array_equal(getattr(ua, f), getattr(ub, f)), (k, c, f)
-    small = dataclasses.replace(HW, limits=dataclasses.replace(HW.limits, synapses=300, inbound_axons=100))
+    tight = dataclasses.replace(HW.limits, synapses=300, inbound_axons=100)
+    small = dataclasses.replace(HW, limits=tight)
     assert min_cores(s, small, mode) == min_cores(e, small, mode)
     assert max(min_cores(s, small, mode)) > 1  # the limits bind: the search is exercised
 
