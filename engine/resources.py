@@ -166,8 +166,14 @@ class PopulationSplit:
         self.weight_bits = network.weight_bits[k]
         self.dense = network.encoding[k] == "dense"
         self.hardware = hardware
+        self._uses: dict[int, CoreUse] = {}  # the searches ask some counts twice
 
     def use(self, c: int) -> CoreUse:
+        if c not in self._uses:
+            self._uses[c] = self._use(c)
+        return self._uses[c]
+
+    def _use(self, c: int) -> CoreUse:
         core = self.dst_rank * c // self.size
         neurons = np.bincount(np.arange(self.size) * c // self.size, minlength=c)
         synapses = np.bincount(core, minlength=c)
@@ -182,6 +188,26 @@ class PopulationSplit:
             neurons, synapses, axons, self.weight_bits, self.dense, self.hardware.model
         )
         return CoreUse(neurons, synapses, axons, memory)
+
+    def lower_bound(self) -> int:
+        """Fewest cores whose *average* load breaks no limit: no split into fewer fits (a
+        core holds at least the average of each count, and memory grows with each), found
+        without splitting anything."""
+        total = self.dst_rank.size + sum(conv.n_synapses for conv in self.convolutions)
+
+        def fits(c: int) -> bool:
+            n, s = np.array([-(-self.size // c)]), np.array([-(-total // c)])
+            mem = memory_bytes(n, s, np.zeros(1, np.int64), self.weight_bits, self.dense,
+                               self.hardware.model)  # fmt: skip
+            return not overruns(CoreUse(n, s, np.zeros(1, np.int64), mem), self.hardware)
+
+        lo, hi = 1, self.size
+        if not fits(hi):
+            return hi
+        while lo < hi:
+            mid = (lo + hi) // 2
+            lo, hi = (lo, mid) if fits(mid) else (mid + 1, hi)
+        return lo
 
     def violations(self, c: int) -> list[str]:
         use = self.use(c)

@@ -3,7 +3,11 @@
 ``min`` finds, per population, the fewest cores whose uniform split satisfies every
 per-core limit (Loihi 2 mapping ES §3.1). A population's core loads depend only on how that
 population is split, so each is searched on its own inbound synapses: a doubling
-search then a bisection over the core count, each probe one vectorized pass.
+search then a bisection over the core count, each probe one vectorized pass. The search
+starts from the fewest cores the population's average load allows (no split into fewer
+fits) and gallops up from there (steps of 1/64 of it, doubling): a structured
+convolution's layer, whose probes split the convolution core by core, takes about ten
+probes instead of twenty.
 """
 
 from __future__ import annotations
@@ -31,7 +35,8 @@ def min_cores(network: Network, hardware: Hardware, split=None) -> list[int]:
             out.append(0)
             continue
         loads = PopulationSplit(network, hardware, k, modes[k])
-        lo = max(1, -(-loads.size // hardware.limits.neurons))
+        lo = max(1, -(-loads.size // hardware.limits.neurons), loads.lower_bound())
+        step = max(1, lo // 64)
         if not loads.violations(lo):
             out.append(lo)
             continue
@@ -43,7 +48,8 @@ def min_cores(network: Network, hardware: Hardware, split=None) -> list[int]:
                     f"with one neuron per core ({'; '.join(loads.violations(hi))}); choose "
                     "hardware with larger per-core limits"
                 )
-            lo, hi = hi, min(2 * hi, loads.size)
+            lo, hi = hi, min(hi + step, loads.size)
+            step *= 2
         while hi - lo > 1:  # violations(lo) is non-empty, violations(hi) is empty
             mid = (lo + hi) // 2
             lo, hi = (lo, mid) if not loads.violations(mid) else (mid, hi)
