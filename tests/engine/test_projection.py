@@ -293,7 +293,7 @@ def test_a_64_channel_conv_on_128x128_is_described_not_listed(tmp_path, capsys):
 # ------------------------------------------------------------------ the command line
 @pytest.fixture(scope="module")
 def mid_conv(tmp_path_factory):
-    """16 channels, 3×3, on 48×48: 2.1M synapses, above the size kept structured."""
+    """16 channels, 3×3, on 48×48: 5.2M synapses, above the size kept structured."""
     return big_conv(tmp_path_factory.mktemp("mid"), channels=16, side=48)
 
 
@@ -337,7 +337,7 @@ def test_map_splits_a_structured_conv_and_its_mapping_file_reloads(mid_conv, tmp
 def test_bad_splits_and_refused_expansions_are_one_line(
     mid_conv, capsys, monkeypatch, extra, message
 ):
-    monkeypatch.setattr("engine.network.MAX_EXPLICIT", 1_000_000)  # (2.1M would expand)
+    monkeypatch.setattr("engine.network.MAX_EXPLICIT", 1_000_000)  # (5.2M would expand)
     argv = ["map", "--network", str(mid_conv), "--hardware", "mesh:8x8x4"]
     code, _, err = run(capsys, *argv, *extra)
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1, err

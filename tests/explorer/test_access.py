@@ -276,3 +276,24 @@ def test_allow_files_must_name_a_folder(capsys):
     code = main(["serve", "--allow-files", "/nonexistent/dir", "--no-browser"])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "not a folder" in err
+
+
+def test_a_large_convolution_uploads_structured(tmp_path):
+    """A conv over the client's synapse limit loads as a description, maps with the layer
+    partition and splits in tiles; its neurons still count against the client's limit."""
+    from tests.engine.test_projection import big_conv
+
+    data = big_conv(tmp_path, channels=16, side=48).read_bytes()
+    access = ClientAccess(ClientLimits(synapses=1_000_000))
+    state = ExplorerState.from_specs(SMALL_NETWORK, "mesh:8x8x4", access=access)
+    assert state.upload("conv.nir", data) == "network"
+    net = state.network
+    assert net.projections and net.n_synapses == 16 * 16 * (47 + 48 + 47) ** 2  # 5.2 M
+    assert state.mapping.partition.split == ("channels", "tiles")
+    few = ExplorerState.from_specs(
+        SMALL_NETWORK, "mesh:8x8x4", access=ClientAccess(ClientLimits(neurons=50_000))
+    )
+    before = unchanged(few)
+    with pytest.raises(CapacityError, match="73,728 neurons"):
+        few.upload("conv.nir", data)
+    assert unchanged(few) == before
