@@ -57,7 +57,8 @@ class Incidence:
 
 
 def incidence(network: Network) -> Incidence:
-    """The ``Incidence`` of a network, in O(synapses)."""
+    """The ``Incidence`` of a network, in O(synapses) (structured convolutions expanded)."""
+    network = network.explicit(why="a neuron-level partitioner")
     out_ptr, out_idx = distinct_rows(network.indptr, network.indices)
     in_ptr, in_idx = transpose(out_ptr, out_idx, network.n_neurons)
     synapses = np.bincount(network.indices, minlength=network.n_neurons).astype(np.int64)

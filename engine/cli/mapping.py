@@ -298,7 +298,6 @@ def cmd_convert(args) -> int:
             steps("read network")
             network = resolve_network(args.network)
             steps("write")
-            network = network.explicit(why=f"writing {suffix}")
             writers[suffix](network, args.out)
     finally:
         steps.close()

@@ -35,6 +35,7 @@ RATE_SCALE = 1_000_000
 
 
 def write_hgr(network: Network, path) -> None:
+    network = network.explicit(why="an .hgr file")  # one h-edge per neuron, listed
     n = network.n_neurons
     src = network.sources.astype(np.int64)
     dst = network.indices.astype(np.int64)

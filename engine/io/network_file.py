@@ -3,8 +3,9 @@
 Arrays ``indptr``, ``indices``, ``population``, ``rate`` and optionally ``weights``;
 ``meta`` holds a JSON object with ``format: "meshscope-network"``, ``version``,
 ``name``, ``population_names``, ``weight_bits``, ``encoding``, ``natural_cores``,
-``spike_source`` (optional: per population, whether it is a spike source) and
-``description``. Files are read without pickles.
+``spike_source`` (optional: per population, whether it is a spike source), ``shapes``
+(optional: per population, its shape) and ``description``. Files are read without pickles.
+Synapses are stored explicit: a network's structured convolutions are expanded on saving.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ VERSION = 1
 
 
 def save_network(network: Network, path) -> None:
+    network = network.explicit(why="a .npz file")
     meta = {
         "format": FORMAT,
         "version": VERSION,
@@ -35,6 +37,7 @@ def save_network(network: Network, path) -> None:
         "encoding": list(network.encoding),
         "natural_cores": list(network.natural_cores) if network.natural_cores else None,
         "spike_source": list(network.spike_source),
+        "shapes": [list(s) for s in network.shapes] if network.shapes else None,
         "description": network.description,
     }
     arrays = {
@@ -111,6 +114,7 @@ def load_network(path) -> Network:
             encoding=meta.get("encoding"),
             natural_cores=meta.get("natural_cores"),
             spike_source=meta.get("spike_source"),
+            shapes=meta.get("shapes"),
             description=str(meta.get("description", "")),
         )
     except MeshScopeError as e:

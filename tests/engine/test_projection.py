@@ -341,3 +341,18 @@ def test_bad_splits_and_refused_expansions_are_one_line(
     argv = ["map", "--network", str(mid_conv), "--hardware", "mesh:8x8x4"]
     code, _, err = run(capsys, *argv, *extra)
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_files_store_a_structured_network_expanded_with_its_shapes(pair, tmp_path):
+    from engine.io.hgr import read_hgr, write_hgr
+    from engine.io.network_file import load_network, save_network
+
+    s, e = pair
+    save_network(s, tmp_path / "s.npz")
+    back = load_network(tmp_path / "s.npz")
+    assert not back.projections and back.shapes == s.shapes
+    assert np.array_equal(back.indices, e.indices) and np.array_equal(back.indptr, e.indptr)
+    write_hgr(s, tmp_path / "s.hgr")
+    write_hgr(e, tmp_path / "e.hgr")
+    assert (tmp_path / "s.hgr").read_text() == (tmp_path / "e.hgr").read_text()
+    assert read_hgr(tmp_path / "s.hgr").n_synapses > 0
