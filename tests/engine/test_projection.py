@@ -356,3 +356,24 @@ def test_files_store_a_structured_network_expanded_with_its_shapes(pair, tmp_pat
     write_hgr(e, tmp_path / "e.hgr")
     assert (tmp_path / "s.hgr").read_text() == (tmp_path / "e.hgr").read_text()
     assert read_hgr(tmp_path / "s.hgr").n_synapses > 0
+
+
+@pytest.mark.parametrize("padding", [1, "same", "valid"])
+def test_a_1d_convolution_is_a_2d_one_with_one_row(tmp_path, padding):
+    w = weights((4, 3, 3))
+    nodes = {
+        "in": nir.Input(input_type=np.array([3, 13])),
+        "conv": nir.Conv1d(input_shape=13, weight=w, stride=2 if padding != "same" else 1,
+                           padding=padding, dilation=2, groups=1, bias=np.zeros(4)),
+        "lif": lif((4, 13 if padding == "same" else (13 + 2 * (padding == 1) - 5) // 2 + 1)),
+        "out": nir.Output(output_type=np.array([1])),
+    }  # fmt: skip
+    path = write(tmp_path, nodes, [("in", "conv"), ("conv", "lif"), ("lif", "out")],
+                 type_check=False)  # fmt: skip
+    s, e = read_nir(path, expand=False), read_nir(path, expand=True)
+    assert s.projections and s.projections[0].in_shape == (3, 1, 13)
+    x = s.explicit()
+    assert np.array_equal(x.indices, e.indices) and np.allclose(x.weights, e.weights)
+    for cores in ((0, 1), (0, 3), (0, 7)):
+        p = Partition.layered(e, cores, "rows")
+        _same_graph(partition_graph(s, HW, p), partition_graph(e, HW, p))
