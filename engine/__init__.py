@@ -10,13 +10,32 @@ per-core limit model every step checks against. The engine never imports the exp
 or any UI toolkit.
 """
 
-from engine.cost import Evaluation, Evaluator, evaluate
-from engine.errors import MeshScopeError
-from engine.hardware import Hardware, load_hardware
-from engine.mapping import Mapping, Partition, Placement
-from engine.network import Network
-from engine.partition_graph import PartitionGraph, partition_graph
-from engine.pipeline import Mapped, build_mapping, write_mapping_file
+from importlib import import_module
+
+_WHERE = {  # name -> module: imported on first use, so ``meshscope --help`` stays light
+    "Evaluation": "engine.cost",
+    "Evaluator": "engine.cost",
+    "evaluate": "engine.cost",
+    "MeshScopeError": "engine.errors",
+    "Hardware": "engine.hardware",
+    "load_hardware": "engine.hardware",
+    "Mapping": "engine.mapping",
+    "Partition": "engine.mapping",
+    "Placement": "engine.mapping",
+    "Network": "engine.network",
+    "PartitionGraph": "engine.partition_graph",
+    "partition_graph": "engine.partition_graph",
+    "Mapped": "engine.pipeline",
+    "build_mapping": "engine.pipeline",
+    "write_mapping_file": "engine.pipeline",
+}
+
+
+def __getattr__(name: str):
+    if name in _WHERE:
+        return getattr(import_module(_WHERE[name]), name)
+    raise AttributeError(f"module 'engine' has no attribute {name!r}")
+
 
 __all__ = [
     "Evaluation",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
+from engine.defaults import DEFAULT_HARDWARE, DEFAULT_NETWORK, DEFAULT_PLACEMENT
 from engine.errors import InputFileError
 from engine.hardware import Hardware, load_hardware
 from engine.io.network_file import load_network
@@ -21,9 +22,6 @@ __all__ = [
     "load_network_spec",
 ]
 
-DEFAULT_NETWORK = "sparse-mlp-1"  # the built-in demo
-DEFAULT_HARDWARE = "loihi2"
-DEFAULT_PLACEMENT = "packed-row"
 
 DEMO_DIR = Path(__file__).resolve().parent.parent / "demo_networks"
 NETWORK_SUFFIXES = (".npz", ".hgr", ".nir")

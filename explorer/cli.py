@@ -12,8 +12,8 @@ import sys
 
 from engine.cli import main as engine_main
 from engine.cli.common import whole
+from engine.defaults import DEFAULT_HARDWARE, DEFAULT_NETWORK
 from engine.errors import SpecError
-from engine.specs import DEFAULT_HARDWARE, DEFAULT_NETWORK
 
 __all__ = ["DEFAULT_PORT", "PortInUseError", "add_serve", "check_can_listen", "main"]
 

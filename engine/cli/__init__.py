@@ -37,18 +37,35 @@ __all__ = ["build_parser", "main"]
 
 def build_parser(
     extra_commands: Iterable[Callable[[argparse._SubParsersAction], None]] = (),
+    argv: list[str] | None = None,
 ) -> argparse.ArgumentParser:
-    """The ``meshscope`` parser; each of ``extra_commands`` adds a subcommand (``serve``)."""
+    """The ``meshscope`` parser; each of ``extra_commands`` adds a subcommand (``serve``).
+
+    Given the ``argv`` it will parse, only the family of the command named there is built in
+    full (its options need the engine's registries, which import numpy, scipy and numba);
+    the others get their name and one line of help, all ``meshscope --help`` shows.
+    """
     p = Parser(
         prog="meshscope",
         description="Map spiking neural networks onto mesh accelerators: evaluate, map, "
         "convert, evolve and simulate mappings, or serve the explorer.",
     )
     sub = p.add_subparsers(dest="command", required=True, parser_class=Parser)
-    commands = (mapping, evolve, simulate, fidelity)
-    for add in (*(c.add_commands for c in commands), *extra_commands):
+    wanted = _command(argv)
+    for family in (mapping, evolve, simulate, fidelity):
+        if argv is None or wanted in family.COMMANDS:
+            family.add_commands(sub)
+        else:
+            for name, text in family.COMMANDS.items():
+                sub.add_parser(name, help=text)
+    for add in extra_commands:
         add(sub)
     return p
+
+
+def _command(argv: list[str] | None) -> str | None:
+    """The subcommand ``argv`` names (its first word that is not an option)."""
+    return next((a for a in argv or () if not a.startswith("-")), None)
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
@@ -61,7 +78,8 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 
 def main(argv=None, extra_commands=()) -> int:
     """Run ``meshscope argv``; returns the exit code (2 on bad input, one line on stderr)."""
-    args = build_parser(extra_commands).parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(extra_commands, argv).parse_args(argv)
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning

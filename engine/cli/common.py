@@ -10,9 +10,9 @@ import shutil
 import sys
 from collections.abc import Iterable
 
+from engine.defaults import DEFAULT_HARDWARE, DEFAULT_NETWORK
 from engine.errors import SpecError
 from engine.io.files import check_writable
-from engine.specs import DEFAULT_HARDWARE, DEFAULT_NETWORK
 
 __all__ = [
     "HARDWARE_HELP",

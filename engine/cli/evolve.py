@@ -16,9 +16,9 @@ from engine.cli.common import (
     whole,
     work,
 )
+from engine.defaults import DEFAULT_HARDWARE
 from engine.errors import AllFailedError, SpecError
 from engine.io.files import check_readable
-from engine.specs import DEFAULT_HARDWARE
 
 __all__ = ["add_commands"]
 
@@ -191,14 +191,15 @@ def _evolve(args) -> int:
     return 0
 
 
+COMMANDS = {"evolve": "search partition and placement (Loihi 2 mapping ES, nested (1+λ)-ES)"}
+
+
 def add_commands(sub) -> None:
     """``evolve``."""
     from engine.search import ESConfig, objectives, strategies
 
     d = ESConfig()
-    es = sub.add_parser(
-        "evolve", help="search partition and placement (Loihi 2 mapping ES, nested (1+λ)-ES)"
-    )
+    es = sub.add_parser("evolve", help=COMMANDS["evolve"])
     es.add_argument("--network", help=NETWORK_HELP)
     es.add_argument("--rates", metavar="CSV", help=RATES_HELP)
     es.add_argument("--hardware", help=HARDWARE_HELP)

@@ -18,8 +18,8 @@ import sys
 from pathlib import Path
 
 from engine.cli.common import HARDWARE_HELP, bar, check_outputs, work
+from engine.defaults import DEFAULT_HARDWARE
 from engine.errors import SpecError
-from engine.specs import DEFAULT_HARDWARE
 
 __all__ = ["add_commands"]
 
@@ -254,15 +254,21 @@ def cmd_calibrate(args) -> int:
     return 0
 
 
+COMMANDS = {  # name -> one line of help (the top-level help needs nothing more)
+    "microbench": "the runs to measure on hardware: the runtime model's microbenchmarks and "
+    "validation sets, with their counts and predicted step times",
+    "validate": "measured step times against the model and the simulator: Pearson r, Kendall "
+    "τ, MAPE",
+    "calibrate": "fit a preset's constants (T_DO, T_SO, T_SMR, B, T_BS, the simulator's clock) "
+    "to measured step times",
+}
+
+
 def add_commands(sub) -> None:
     """``microbench``, ``calibrate`` and ``validate``."""
     from engine.fidelity.suites import SUITES
 
-    mb = sub.add_parser(
-        "microbench",
-        help="the runs to measure on hardware: the runtime model's microbenchmarks and "
-        "validation sets, with their counts and predicted step times",
-    )
+    mb = sub.add_parser("microbench", help=COMMANDS["microbench"])
     mb.add_argument("--hardware", default=DEFAULT_HARDWARE, help=HARDWARE_HELP)
     mb.add_argument(
         "--suite", choices=[*SUITES, "all"], default="microbench",
@@ -275,14 +281,8 @@ def add_commands(sub) -> None:
     mb.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     mb.set_defaults(func=cmd_microbench)
 
-    for name, func, text in (
-        ("validate", cmd_validate,
-         "measured step times against the model and the simulator: Pearson r, Kendall τ, MAPE"),
-        ("calibrate", cmd_calibrate,
-         "fit a preset's constants (T_DO, T_SO, T_SMR, B, T_BS, the simulator's clock) to "
-         "measured step times"),
-    ):  # fmt: skip
-        p = sub.add_parser(name, help=text)
+    for name, func in (("validate", cmd_validate), ("calibrate", cmd_calibrate)):
+        p = sub.add_parser(name, help=COMMANDS[name])
         p.add_argument(
             "--measurements", required=True, metavar="FILE.csv",
             help="one row per run: mapping (a mapping file) or network, hardware, partition, "

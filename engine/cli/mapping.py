@@ -15,8 +15,8 @@ from engine.cli.common import (
     step_options,
     work,
 )
+from engine.defaults import DEFAULT_PLACEMENT
 from engine.errors import SpecError
-from engine.specs import DEFAULT_PLACEMENT
 
 __all__ = ["LIST_KINDS", "add_commands"]
 
@@ -360,9 +360,18 @@ def cmd_info(args) -> int:
     return 0
 
 
+COMMANDS = {  # name -> one line of help (the top-level help needs nothing more)
+    "list": "list networks, hardware, partitioners, placers …",
+    "info": "a network's neurons, synapses and populations (any spec, NIR included)",
+    "evaluate": "latency, energy and link loads of one mapping",
+    "map": "partition and place with the SNN hypergraphs algorithms, timed",
+    "convert": "write a network as hMETIS .hgr or MeshScope .npz",
+}
+
+
 def add_commands(sub) -> None:
     """``list``, ``info``, ``evaluate``, ``map`` and ``convert``."""
-    ls = sub.add_parser("list", help="list networks, hardware, partitioners, placers …")
+    ls = sub.add_parser("list", help=COMMANDS["list"])
     ls.add_argument("what", nargs="?", choices=LIST_KINDS, help="one kind only (default: all)")
     ls.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     ls.add_argument("--hardware", metavar="SPEC", help="one hardware (preset, TOML file or mesh:…)")
@@ -372,15 +381,13 @@ def add_commands(sub) -> None:
         "illustrative)",
     )  # fmt: skip
     ls.set_defaults(func=cmd_list)
-    nf = sub.add_parser(
-        "info", help="a network's neurons, synapses and populations (any spec, NIR included)"
-    )
+    nf = sub.add_parser("info", help=COMMANDS["info"])
     nf.add_argument("--network", help=NETWORK_HELP)
     nf.add_argument("--rates", metavar="CSV", help=RATES_HELP)
     nf.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     nf.set_defaults(func=cmd_info)
 
-    ev = sub.add_parser("evaluate", help="latency, energy and link loads of one mapping")
+    ev = sub.add_parser("evaluate", help=COMMANDS["evaluate"])
     mapping_options(ev, partition=None, placement=DEFAULT_PLACEMENT)
     ev.add_argument(
         "--mapping", metavar="FILE", help="a mapping file instead of --partition/--placement"
@@ -404,13 +411,11 @@ def add_commands(sub) -> None:
     step_options(ev)
     ev.set_defaults(func=cmd_evaluate)
 
-    mp = sub.add_parser(
-        "map", help="partition and place with the SNN hypergraphs algorithms, timed"
-    )
+    mp = sub.add_parser("map", help=COMMANDS["map"])
     mapping_options(mp, partition="overlap", placement="spectral+force")
     mp.set_defaults(func=cmd_map)
 
-    cv = sub.add_parser("convert", help="write a network as hMETIS .hgr or MeshScope .npz")
+    cv = sub.add_parser("convert", help=COMMANDS["convert"])
     cv.add_argument("--network", required=True, help=NETWORK_HELP.split(" (default")[0])
     cv.add_argument("--out", required=True, metavar="FILE", help="FILE.hgr (hMETIS) or FILE.npz")
     cv.set_defaults(func=cmd_convert)

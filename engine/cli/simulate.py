@@ -25,9 +25,9 @@ from engine.cli.common import (
     whole,
     work,
 )
+from engine.defaults import DEFAULT_PLACEMENT
 from engine.errors import SpecError
 from engine.hardware import NOC_ALLOCATORS, NOC_ROUTINGS, NocConstants
-from engine.specs import DEFAULT_PLACEMENT
 
 __all__ = ["ROUTER_OPTIONS", "add_commands", "noc_constants", "parse_mesh"]
 
@@ -399,6 +399,12 @@ def _traffic_options(p, *, sweep: bool) -> None:
     )  # fmt: skip
 
 
+COMMANDS = {  # name -> one line of help (the top-level help needs nothing more)
+    "simulate": "simulate a mapping's time step, or synthetic traffic, flit by flit",
+    "sweep": "latency and throughput against offered load (synthetic traffic)",
+}
+
+
 def add_commands(sub) -> None:
     """``simulate`` and ``sweep``."""
     from engine.simulate import SPIKES
@@ -406,7 +412,7 @@ def add_commands(sub) -> None:
 
     sm = sub.add_parser(
         "simulate",
-        help="simulate a mapping's time step, or synthetic traffic, flit by flit",
+        help=COMMANDS["simulate"],
         description="Simulate one time step of a mapping flit by flit (the mapping options), "
         "or synthetic traffic on a bare mesh (--pattern).",
     )
@@ -451,7 +457,7 @@ def add_commands(sub) -> None:
 
     sw = sub.add_parser(
         "sweep",
-        help="latency and throughput against offered load (synthetic traffic)",
+        help=COMMANDS["sweep"],
         description="Simulate a traffic pattern at every offered rate (in parallel processes) "
         "and read the curve: zero-load latency, saturation, channel-load bound.",
     )

@@ -365,6 +365,29 @@ def test_every_option_of_every_subcommand_has_help():
             assert action.help, f"meshscope {name} {'/'.join(action.option_strings)} has no help"
 
 
+def test_the_top_level_help_loads_no_engine_kernels():
+    """``meshscope --help`` builds every command's name and one line, nothing more: no scipy,
+    no numba (the families' full options load them); the lines are the full parser's."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from explorer.cli import main\n"
+        "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in ('scipy', 'numba', 'engine.cost') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "[]"
+    from engine.cli import build_parser
+    from explorer.cli import add_serve
+
+    full = list(_subparsers(build_parser([add_serve])))
+    assert list(_subparsers(build_parser([add_serve], ["--help"]))) == full
+    whole = build_parser([add_serve]).format_help()
+    assert build_parser([add_serve], ["--help"]).format_help() == whole
+
+
 def test_partition_and_placement_name_the_same_options_everywhere(capsys):
     """map and evaluate both say --partition/--placement; --partitioner/--placer are aliases."""
     net = "rand:n=600,card=16"
