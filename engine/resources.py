@@ -116,6 +116,36 @@ def require_cores(n_parts: int, hardware: Hardware, what: str) -> None:
         )
 
 
+def fewest_cores(network: Network, hardware: Hardware) -> tuple[int, str]:
+    """A lower bound on the cores any partition of ``network`` takes on ``hardware``, from
+    its totals alone — (bound, what sets it). Summed over cores: every neuron on cores sits
+    on one, every sparse synapse takes its entry and every neuron its state in some core's
+    memory, every source neuron with a synapse is some core's inbound axon."""
+    lim, model = hardware.limits, hardware.model
+    on = int(network.on_cores.sum())
+    fan_in, _ = network.synapses_per_population()
+    bits = np.asarray(network.weight_bits) + model.sparse_index_bits
+    sparse = np.asarray([e == "sparse" for e in network.encoding])
+    memory = (fan_in * bits * sparse).sum() / 8.0
+    memory += on * (model.neuron_state_bits + model.spike_buffer_bits) / 8.0
+    axons = int((network.fan_out > 0).sum())  # explicit ones: a conv's sources not counted
+    bounds = [
+        (-(-on // lim.neurons), f"{on:,} neurons at most {lim.neurons:,} a core"),
+        (int(np.ceil(memory / lim.synaptic_memory_bytes)),
+         f"{memory / 2**20:,.1f} MiB of synapses and neuron state at most "
+         f"{lim.synaptic_memory_bytes / 2**10:,.0f} KiB a core"),
+        (-(-axons // lim.inbound_axons),
+         f"{axons:,} neurons with synapses, each some core's inbound axon, at most "
+         f"{lim.inbound_axons:,} a core"),
+    ]  # fmt: skip
+    if lim.synapses:
+        total = int(fan_in.sum())
+        bounds.append(
+            (-(-total // lim.synapses), f"{total:,} synapses at most {lim.synapses:,} a core")
+        )
+    return max(bounds)
+
+
 # ------------------------------------------------------------------ memory model
 def memory_bytes(neurons, synapses, axons, weight_bits, dense, model) -> np.ndarray:
     """Memory of cores: a full weight row per axon (dense) or an entry per synapse (sparse),

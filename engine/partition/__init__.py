@@ -13,11 +13,12 @@ from collections.abc import Callable
 
 import numpy as np
 
-from engine.errors import SpecError
+from engine.errors import CapacityError, SpecError
 from engine.hardware import Hardware
 from engine.mapping import Partition
 from engine.network import Network
 from engine.registry import Registry
+from engine.resources import fewest_cores
 
 __all__ = ["partitioners", "register", "make_partition", "parse_partition_spec", "default_spec"]
 
@@ -65,6 +66,12 @@ def make_partition(
     convolutions expanded (a clear error if they are too large for that).
     """
     name, params = parse_partition_spec(spec or default_spec(network))
+    need, why = fewest_cores(network, hardware)
+    if need > hardware.n_cores:  # before any partitioning: the totals alone say it
+        raise CapacityError(
+            f"network {network.name!r} needs at least {need:,} cores ({why}); "
+            f"{hardware.name} has {hardware.n_cores:,}: choose larger hardware"
+        )
     if name in LAYERED:
         params["split"] = split
     elif split is not None:

@@ -296,3 +296,21 @@ def test_partitioners_leave_room_for_neuron_state(name):
     g = partition_graph(net, _small_memory(96), with_state)
     assert g.memory_bytes.max() <= 4096
     assert g.memory_bytes.min() >= 12 * np.bincount(with_state.assignment).min()
+
+
+def test_a_network_too_large_for_the_hardware_fails_before_partitioning():
+    """The totals alone (neurons, synaptic memory, axons against a core's limits) refuse it,
+    before a partitioner runs; the bound is never above what a real partition takes."""
+    from engine.errors import CapacityError
+    from engine.hardware import load_hardware
+    from engine.partition import make_partition
+    from engine.resources import fewest_cores
+    from engine.specs import load_network_spec
+
+    net = load_network_spec("sparse-mlp-1")
+    for name in ("overlap", "hierarchical", "min"):  # the message only the totals give
+        with pytest.raises(CapacityError, match=r"needs at least \d+ cores \(.*MiB of synapses"):
+            make_partition(net, load_hardware("mesh:2x2"), name)
+    hw = load_hardware("loihi2")
+    need, _ = fewest_cores(net, hw)
+    assert 1 < need <= make_partition(net, hw, "min").n_parts

@@ -277,8 +277,10 @@ def test_a_64_channel_conv_on_128x128_is_described_not_listed(tmp_path, capsys):
     assert use.synapses.sum() == net.n_synapses
     # a 2×2 tile with a one-pixel halo: at most 4×4 positions in each of 64 input channels
     assert use.axons.max() == 64 * 16 and use.axons.min() == 64 * 9  # corners lose the halo
-    with pytest.raises(CapacityError, match="kept as a convolution.*--split"):
+    with pytest.raises(CapacityError, match="needs at least 9,217 cores"):  # from its totals
         make_partition(net, HW, "hierarchical")
+    with pytest.raises(CapacityError, match="kept as a convolution.*--split"):
+        make_partition(net, load_hardware("mesh:64x48x4"), "hierarchical")
     code, _, err = run(capsys, "convert", "--network", str(path), "--out", str(tmp_path / "b.npz"))
     assert code == 2 and "597,704,704 synapses" in err and "Traceback" not in err
     code, out, _ = run(capsys, "info", "--network", str(path), "--json")
