@@ -470,3 +470,42 @@ def test_a_workload_size_is_known_before_it_is_built(spec):
 def test_every_workload_has_a_size():
     for name in workloads:
         assert workload_size(name)[0] > 0
+
+
+def _rand_by_kdtree(n, card, seed):
+    """rand's definition with a KD-tree query and a sort (what its kernels replaced)."""
+    from scipy.spatial import cKDTree
+
+    from engine.workloads.rand import lognormal_rates
+
+    rng = np.random.default_rng(seed)
+    xy = rng.random((n, 2))
+    decay = float(np.sqrt(card / (np.pi * n)))
+    k = np.minimum(rng.poisson(card, n), n - 1)
+    draws = np.ceil(k * 1.3 + 2).astype(np.int64)
+    src = np.repeat(np.arange(n), draws)
+    r = rng.gamma(2.0, decay, src.size)
+    theta = rng.random(src.size) * 2 * np.pi
+    pts = np.abs(xy[src] + np.stack([r * np.cos(theta), r * np.sin(theta)], axis=1))
+    pts = np.where(pts > 1, 2 - pts, pts)
+    _, dst = cKDTree(xy).query(np.clip(pts, 0, 1), k=1)
+    keep = dst != src
+    src, dst = src[keep], dst[keep]
+    _, first = np.unique(src * n + dst, return_index=True)
+    first.sort()
+    src, dst = src[first], dst[first]
+    starts = np.concatenate([[0], np.cumsum(np.bincount(src, minlength=n))])[:-1]
+    keep = np.arange(src.size) - starts[src] < k[src]
+    src, dst = src[keep], dst[keep]
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(src, minlength=n))])
+    return indptr, dst, lognormal_rates(rng, n)
+
+
+@pytest.mark.parametrize("n, card, seed", [(2, 1, 0), (60, 8, 1), (4000, 64, 2), (9000, 128, 3)])
+def test_rand_kernels_give_the_kd_tree_network(n, card, seed):
+    from engine.workloads.rand import rand
+
+    net = rand(n=n, card=card, seed=seed)
+    indptr, indices, rate = _rand_by_kdtree(n, card, seed)
+    assert np.array_equal(net.indptr, indptr) and np.array_equal(net.indices, indices)
+    assert np.array_equal(net.rate, rate)
