@@ -1,16 +1,28 @@
-"""Resolve the strings users type into engine objects (shared by the CLI and explorer)."""
+"""Resolve the strings users type into engine objects (shared by the CLI and explorer).
+
+Generated workloads are kept per process, and those of ``CACHE_FROM_SYNAPSES`` synapses or
+more also on disk, content-addressed: the file is named by a hash of the canonical spec,
+the generator's source files and the network file format, so a changed generator never
+returns an old network. The folder is ``$MESHSCOPE_CACHE_DIR``, else
+``$XDG_CACHE_HOME/meshscope/networks``, else ``~/.cache/meshscope/networks``;
+``--no-cache`` (``set_network_cache(False)``) or ``MESHSCOPE_NO_CACHE=1`` turns it off. The
+cache is best effort: a file it cannot read is regenerated, one it cannot write is skipped.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import os
 from functools import lru_cache
 from pathlib import Path
 
 from engine.defaults import DEFAULT_HARDWARE, DEFAULT_NETWORK, DEFAULT_PLACEMENT
-from engine.errors import InputFileError
+from engine.errors import InputFileError, OutputFileError
 from engine.hardware import Hardware, load_hardware
-from engine.io.network_file import load_network
+from engine.io.network_file import VERSION as NETWORK_FILE_VERSION
+from engine.io.network_file import load_network, save_network
 from engine.network import Network
-from engine.workloads import build_workload, workloads
+from engine.workloads import build_workload, workload_identity, workload_size, workloads
 
 __all__ = [
     "DEFAULT_HARDWARE",
@@ -20,6 +32,8 @@ __all__ = [
     "demo_files",
     "load_hardware_spec",
     "load_network_spec",
+    "network_cache_dir",
+    "set_network_cache",
 ]
 
 
@@ -31,9 +45,53 @@ def demo_files() -> list[Path]:
     return sorted(p for p in DEMO_DIR.glob("*") if p.suffix in NETWORK_SUFFIXES)
 
 
+CACHE_FROM_SYNAPSES = 1 << 22  # generated networks this large are kept on disk
+_disk_cache = {"on": True}
+
+
+def set_network_cache(enabled: bool) -> None:
+    """Use (or not) the on-disk cache of generated networks in this process."""
+    _disk_cache["on"] = bool(enabled)
+
+
+def network_cache_dir() -> Path:
+    if os.environ.get("MESHSCOPE_CACHE_DIR"):
+        return Path(os.environ["MESHSCOPE_CACHE_DIR"])
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "meshscope" / "networks"
+
+
+def _cache_path(spec: str) -> Path:
+    name, sources = workload_identity(spec)
+    h = hashlib.sha256(f"{name}\n{NETWORK_FILE_VERSION}\n".encode())
+    for path in sources:
+        h.update(path.read_bytes())
+    return network_cache_dir() / f"{h.hexdigest()[:24]}.npz"
+
+
+def _use_disk_cache(spec: str) -> bool:
+    if not _disk_cache["on"] or os.environ.get("MESHSCOPE_NO_CACHE", "") not in ("", "0"):
+        return False
+    return workload_size(spec)[1] >= CACHE_FROM_SYNAPSES
+
+
 @lru_cache(maxsize=8)
 def _cached_workload(spec: str) -> Network:
-    return build_workload(spec)
+    if not _use_disk_cache(spec):
+        return build_workload(spec)
+    path = _cache_path(spec)
+    if path.exists():
+        try:
+            return load_network(path)
+        except InputFileError:
+            pass  # a damaged entry: generate it again
+    network = build_workload(spec)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        save_network(network, path, compress=False)  # a cache: speed over size
+    except (OSError, OutputFileError):
+        pass  # a cache that cannot be written costs the next run the generation, nothing more
+    return network
 
 
 def load_network_spec(spec: str) -> Network:

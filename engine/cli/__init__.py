@@ -80,6 +80,10 @@ def main(argv=None, extra_commands=()) -> int:
     """Run ``meshscope argv``; returns the exit code (2 on bad input, one line on stderr)."""
     argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser(extra_commands, argv).parse_args(argv)
+    if getattr(args, "no_cache", False):
+        from engine.specs import set_network_cache
+
+        set_network_cache(False)
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning

@@ -186,9 +186,19 @@ def build(args, steps: Steps | None = None):
     )
 
 
+def network_argument(p, *, required: bool = False, help: str = NETWORK_HELP) -> None:
+    """``--network`` and ``--no-cache`` (generated networks are cached on disk by spec)."""
+    p.add_argument("--network", required=required, help=help)
+    p.add_argument(
+        "--no-cache", action="store_true",
+        help="generate a workload again rather than read it from the on-disk cache of large "
+        "generated networks (also MESHSCOPE_NO_CACHE=1)",
+    )  # fmt: skip
+
+
 def mapping_options(p, *, partition: str | None, placement: str):
     """The options that name a mapping; ``--partitioner``/``--placer`` are aliases."""
-    p.add_argument("--network", help=NETWORK_HELP)
+    network_argument(p)
     p.add_argument("--hardware", help=HARDWARE_HELP)
     p.add_argument("--rates", metavar="CSV", help=RATES_HELP)
     p.add_argument(

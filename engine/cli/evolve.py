@@ -7,10 +7,10 @@ import json
 
 from engine.cli.common import (
     HARDWARE_HELP,
-    NETWORK_HELP,
     RATES_HELP,
     bar,
     check_outputs,
+    network_argument,
     network_of,
     seconds,
     whole,
@@ -200,7 +200,7 @@ def add_commands(sub) -> None:
 
     d = ESConfig()
     es = sub.add_parser("evolve", help=COMMANDS["evolve"])
-    es.add_argument("--network", help=NETWORK_HELP)
+    network_argument(es)
     es.add_argument("--rates", metavar="CSV", help=RATES_HELP)
     es.add_argument("--hardware", help=HARDWARE_HELP)
     es.add_argument("--budget", type=whole(1), default=d.budget, help=ESConfig.help("budget"))

@@ -11,6 +11,7 @@ from engine.cli.common import (
     build,
     check_outputs,
     mapping_options,
+    network_argument,
     network_of,
     step_options,
     work,
@@ -382,7 +383,7 @@ def add_commands(sub) -> None:
     )  # fmt: skip
     ls.set_defaults(func=cmd_list)
     nf = sub.add_parser("info", help=COMMANDS["info"])
-    nf.add_argument("--network", help=NETWORK_HELP)
+    network_argument(nf)
     nf.add_argument("--rates", metavar="CSV", help=RATES_HELP)
     nf.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     nf.set_defaults(func=cmd_info)
@@ -416,6 +417,6 @@ def add_commands(sub) -> None:
     mp.set_defaults(func=cmd_map)
 
     cv = sub.add_parser("convert", help=COMMANDS["convert"])
-    cv.add_argument("--network", required=True, help=NETWORK_HELP.split(" (default")[0])
+    network_argument(cv, required=True, help=NETWORK_HELP.split(" (default")[0])
     cv.add_argument("--out", required=True, metavar="FILE", help="FILE.hgr (hMETIS) or FILE.npz")
     cv.set_defaults(func=cmd_convert)

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
+from pathlib import Path
 
 from engine.errors import InvalidNetworkError
 from engine.network import Network
 from engine.registry import Registry
 
 __all__ = [
-    "build_workload", "estimates", "parse_spec", "register", "workload_info", "workload_size",
-    "workloads",
+    "build_workload", "estimates", "parse_spec", "register", "workload_identity",
+    "workload_info", "workload_size", "workloads",
 ]  # fmt: skip
 
 workloads: Registry[Callable[..., Network]] = Registry("network")
@@ -108,6 +109,14 @@ def build_workload(spec: str) -> Network:
     network = fn(**params)
     object.__setattr__(network, "name", canonical_name(name, fn, params))
     return network
+
+
+def workload_identity(spec: str) -> tuple[str, list[Path]]:
+    """A spec's canonical name and the source files its network depends on (the generator's
+    module and the shared builders): what a cache of generated networks keys on."""
+    name, fn, params = _resolve(spec)
+    here = Path(__file__).resolve().parent
+    return canonical_name(name, fn, params), [Path(inspect.getsourcefile(fn)), here / "_build.py"]
 
 
 def workload_size(spec: str) -> tuple[int, int]:

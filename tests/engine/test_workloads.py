@@ -509,3 +509,39 @@ def test_rand_kernels_give_the_kd_tree_network(n, card, seed):
     indptr, indices, rate = _rand_by_kdtree(n, card, seed)
     assert np.array_equal(net.indptr, indptr) and np.array_equal(net.indices, indices)
     assert np.array_equal(net.rate, rate)
+
+
+def test_large_generated_networks_are_cached_on_disk_by_content(monkeypatch, tmp_path, capsys):
+    """Second loads read the file; a changed spec or --no-cache generates; a damaged entry is
+    generated again; the cached network is the generated one."""
+    import engine.specs as specs
+    from tests.engine.test_cli import run
+
+    monkeypatch.setenv("MESHSCOPE_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(specs, "CACHE_FROM_SYNAPSES", 10_000)
+    spec = "rand:n=600,card=32,seed=5"
+    specs._cached_workload.cache_clear()
+    first = load_network_spec(spec)
+    files = list(tmp_path.glob("*.npz"))
+    assert len(files) == 1
+    specs._cached_workload.cache_clear()
+    built = []
+    monkeypatch.setattr(specs, "build_workload", lambda s: built.append(s) or build_workload(s))
+    again = load_network_spec(spec)
+    assert not built and again.fingerprint == first.fingerprint and again.name == first.name
+    specs._cached_workload.cache_clear()
+    load_network_spec("rand:n=600,card=32,seed=6")  # another spec: another file
+    assert len(list(tmp_path.glob("*.npz"))) == 2 and built == ["rand:n=600,card=32,seed=6"]
+    files[0].write_bytes(b"damaged")
+    specs._cached_workload.cache_clear()
+    assert load_network_spec(spec).fingerprint == first.fingerprint and len(built) == 2
+    specs._cached_workload.cache_clear()
+    try:
+        code, _, _ = run(capsys, "info", "--network", spec, "--no-cache", "--json")
+        assert code == 0 and len(built) == 3  # generated, not read
+    finally:
+        specs.set_network_cache(True)
+    small = "rand:n=100,card=8"  # below the size worth a file
+    specs._cached_workload.cache_clear()
+    load_network_spec(small)
+    assert len(list(tmp_path.glob("*.npz"))) == 2
