@@ -27,9 +27,9 @@ from engine.cost import Evaluator
 from engine.errors import EvaluatorError, MeshScopeError, SpecError
 from engine.hardware import Hardware
 from engine.io.process import ProcessGroups, run_bounded
+from engine.layered_graph import LayeredGraphs
 from engine.mapping import Mapping, Partition, Placement, mapping_to_dict
 from engine.network import Network
-from engine.partition_graph import partition_graph
 
 __all__ = ["Candidate", "Outcome", "ModelEvaluator", "SimulatorEvaluator", "CommandEvaluator"]
 
@@ -60,7 +60,8 @@ class Outcome:
 
 
 class ModelEvaluator:
-    """The engine's max-affine model; partition statistics cached per core split."""
+    """The engine's max-affine model; partition statistics cached per core split, and built
+    from the per-layer-pair blocks a new split changes (``engine.layered_graph``)."""
 
     name = "model"
 
@@ -69,12 +70,15 @@ class ModelEvaluator:
         self._cache: OrderedDict[tuple, Evaluator] = OrderedDict()
         self._cache_size = cache
         self._pool = None
+        self._graphs: LayeredGraphs | None = None  # built on first use (not in the parent
+        # of worker processes)
 
     def _evaluator(self, cores: tuple[int, ...], placement) -> Evaluator:
         ev = self._cache.get(cores)
         if ev is None:
-            partition = Partition.layered(self.network, cores)
-            graph = partition_graph(self.network, self.hardware, partition)
+            if self._graphs is None:
+                self._graphs = LayeredGraphs(self.network, self.hardware)
+            partition, graph = self._graphs.partition_and_graph(cores)
             ev = Evaluator(self.network, self.hardware, partition, placement, graph=graph)
             self._cache[cores] = ev
             if len(self._cache) > self._cache_size:
