@@ -132,8 +132,8 @@ def main():
 
     names = [
         n
-        for n, fn in partitioners.items()
-        if n not in LAYERED and ":" not in fn.grammar and n not in args.skip
+        for n in partitioners.names()
+        if n not in LAYERED and ":" not in partitioners.grammar(n) and n not in args.skip
     ]
     try:
         import mtkahypar  # noqa: F401
