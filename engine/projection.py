@@ -34,11 +34,65 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
+import numba
 import numpy as np
 
 from engine.errors import InvalidNetworkError
 
 __all__ = ["ConvProjection"]
+
+
+@numba.njit(cache=True)
+def _core_counts(grid, cores, box, cum, taps, ci, hi, wi, sy, sx, py, px, dy, dx, kw, cap):
+    """``ConvProjection.counts``'s work, core by core over each core's bounding box ``box``
+    (c0, c1, y0, y1, x0, x1): per position, the synapses per (input channel, tap) of the
+    core's channels there (runs of channels, from the cumulative ``cum``), laid over the
+    input window at each tap's offset; the window's nonzero cells are the triples."""
+    src = np.empty(cap, dtype=np.int64)
+    core = np.empty(cap, dtype=np.int64)
+    count = np.empty(cap, dtype=np.int64)
+    w = np.zeros((ci, cum.shape[2]), dtype=np.int64)
+    m = 0
+    for i in range(cores.size):
+        b = cores[i]
+        c0, c1, y0, y1, x0, x1 = box[i, 0], box[i, 1], box[i, 2], box[i, 3], box[i, 4], box[i, 5]
+        hw = (y1 - y0 - 1) * sy + (cum.shape[2] // kw - 1) * dy + 1
+        ww = (x1 - x0 - 1) * sx + (kw - 1) * dx + 1
+        window = np.zeros((ci, hw, ww), dtype=np.int64)
+        for y in range(y0, y1):
+            for x in range(x0, x1):
+                w[:] = 0
+                here = False
+                oc = c0
+                while oc < c1:
+                    if grid[oc, y, x] != b:
+                        oc += 1
+                        continue
+                    r0 = oc
+                    while oc < c1 and grid[oc, y, x] == b:
+                        oc += 1
+                    for a in range(ci):
+                        for t in taps:
+                            w[a, t] += cum[oc, a, t] - cum[r0, a, t]
+                    here = True
+                if not here:
+                    continue
+                for t in taps:
+                    wy = (y - y0) * sy + (t // kw) * dy
+                    wx = (x - x0) * sx + (t % kw) * dx
+                    for a in range(ci):
+                        window[a, wy, wx] += w[a, t]
+        oy, ox = y0 * sy - py, x0 * sx - px  # the window's corner in input coordinates
+        for a in range(ci):
+            for ry in range(max(0, -oy), min(hw, hi - oy)):
+                for rx in range(max(0, -ox), min(ww, wi - ox)):
+                    v = window[a, ry, rx]
+                    if v:
+                        src[m] = (a * hi + ry + oy) * wi + rx + ox
+                        core[m] = b
+                        count[m] = v
+                        m += 1
+    return src[:m], core[:m], count[:m]
 
 
 def _valid(n_out: int, n_in: int, stride: int, pad: int, dil: int, k: int) -> np.ndarray:
@@ -215,47 +269,17 @@ class ConvProjection:
         order = np.argsort(part, kind="stable")
         cores, starts = np.unique(part[order], return_index=True)
         c, y, x = np.unravel_index(order, (co, ho, wo))
-        lo = [np.minimum.reduceat(v, starts) for v in (c, y, x)]
-        hi_ = [np.maximum.reduceat(v, starts) + 1 for v in (c, y, x)]
-        nz = self.nonzero
-        live = np.flatnonzero(nz.any(axis=(0, 1)))  # taps with some nonzero weight
-        out_src, out_core, out_count = [], [], []
-        boxes = zip(cores.tolist(), lo[0].tolist(), hi_[0].tolist(), lo[1].tolist(),
-                    hi_[1].tolist(), lo[2].tolist(), hi_[2].tolist(), strict=True)  # fmt: skip
-        for b, c0, c1, y0, y1, x0, x1 in boxes:  # cores, not neurons
-            ind = grid[c0:c1, y0:y1, x0:x1] == b
-            hb, wb = y1 - y0, x1 - x0
-            window = np.zeros(
-                (ci, (hb - 1) * sy + (kh - 1) * dy + 1, (wb - 1) * sx + (kw - 1) * dx + 1),
-                dtype=np.float32,
-            )
-            chans = ind.any(axis=(1, 2))
-            spatial = ind.any(axis=0)
-            if ind.sum() == chans.sum() * spatial.sum():  # a product: channels × positions
-                w = nz[c0:c1][chans].sum(axis=0)  # (C_in, taps): synapses per input channel
-                s = spatial.astype(np.float32)
-
-                def tap(t, w=w, s=s):
-                    return w[:, t, None, None] * s
-            else:  # per position, the synapses its channels in this core take, per tap
-                m = ind.reshape(c1 - c0, -1).T.astype(np.float32) @ nz[c0:c1].reshape(c1 - c0, -1)
-                tap = m.reshape(hb, wb, ci, -1).transpose(3, 2, 0, 1).__getitem__
-            for t in live.tolist():  # taps: a handful
-                ky, kx = divmod(t, kw)
-                window[:, ky * dy : ky * dy + (hb - 1) * sy + 1 : sy,
-                       kx * dx : kx * dx + (wb - 1) * sx + 1 : sx] += tap(t)  # fmt: skip
-            oy, ox = y0 * sy - py, x0 * sx - px  # the window's corner in input coordinates
-            ay, ax = max(0, -oy), max(0, -ox)
-            window = window[:, ay : max(ay, hi - oy), ax : max(ax, wi - ox)]
-            ic, ry, rx = np.nonzero(window)
-            out_src.append((ic * hi + ry + oy + ay) * wi + rx + ox + ax)
-            out_core.append(np.full(ic.size, b, dtype=np.int64))
-            out_count.append(window[ic, ry, rx])
-        if not out_src:
-            empty = np.zeros(0, dtype=np.int64)
-            return empty, empty, empty
-        return (
-            np.concatenate(out_src).astype(np.int64),
-            np.concatenate(out_core),
-            np.rint(np.concatenate(out_count)).astype(np.int64),
-        )
+        box = np.stack(
+            [f.reduceat(v, starts) + add for v in (c, y, x)
+             for f, add in ((np.minimum, 0), (np.maximum, 1))],
+            axis=1,
+        ).astype(np.int64)  # fmt: skip
+        hb, wb = box[:, 3] - box[:, 2], box[:, 5] - box[:, 4]
+        windows = ci * ((hb - 1) * sy + (kh - 1) * dy + 1) * ((wb - 1) * sx + (kw - 1) * dx + 1)
+        nz = self.nonzero.astype(np.int64)
+        cum = np.concatenate([np.zeros((1, *nz.shape[1:]), np.int64), np.cumsum(nz, axis=0)])
+        live = np.flatnonzero(nz.any(axis=(0, 1))).astype(np.int64)  # taps with some weight
+        return _core_counts(
+            grid, cores.astype(np.int64), box, cum, live, ci, hi, wi,
+            sy, sx, py, px, dy, dx, kw, int(windows.sum()),
+        )  # fmt: skip
