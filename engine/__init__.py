@@ -24,7 +24,6 @@ _WHERE = {  # name -> module: imported on first use, so ``meshscope --help`` sta
     "Placement": "engine.mapping",
     "Network": "engine.network",
     "PartitionGraph": "engine.partition_graph",
-    "partition_graph": "engine.partition_graph",
     "Mapped": "engine.pipeline",
     "build_mapping": "engine.pipeline",
     "write_mapping_file": "engine.pipeline",
@@ -51,6 +50,5 @@ __all__ = [
     "build_mapping",
     "evaluate",
     "load_hardware",
-    "partition_graph",
     "write_mapping_file",
 ]

@@ -93,7 +93,7 @@ def population_splits(network: Network, split=None) -> tuple[str, ...]:
         out = list(auto)
         for name, mode in split.items():
             k = names.index(name)
-            if mode != "auto" and len(network.shape_of(k)) < 2:
+            if mode not in ("auto", "channels") and len(network.shape_of(k)) < 2:
                 raise SpecError(
                     f"population {name!r} has no spatial shape ({network.shape_of(k)}), so it "
                     "cannot be split by rows, columns or tiles"
@@ -240,7 +240,7 @@ class Partition:
     def describe(self) -> dict:
         if self.cores_per_population is not None:
             out = {"cores_per_population": list(self.cores_per_population)}
-            if self.split is not None and any(m != "channels" for m in self.split):
+            if self.split is not None:  # always: a file without it is read with ``auto``
                 out["split"] = list(self.split)
             return out
         return {"assignment": self.assignment.tolist()}

@@ -163,8 +163,8 @@ class ConvProjection:
 
     def describe(self) -> tuple:
         """What defines the projection (for fingerprints)."""
-        return (self.source, self.target, self.in_shape, self.out_shape, self.stride,
-                self.padding, self.dilation, self.groups)  # fmt: skip
+        return (self.source, self.target, self.in_shape, self.out_shape, self.weight.shape,
+                self.stride, self.padding, self.dilation, self.groups)  # fmt: skip
 
     @cached_property
     def nonzero(self) -> np.ndarray:

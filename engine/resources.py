@@ -226,8 +226,11 @@ class PopulationSplit:
         total = self.dst_rank.size + sum(conv.n_synapses for conv in self.convolutions)
 
         def fits(c: int) -> bool:
+            # counts: some core holds at least the rounded-up average of each; memory, linear
+            # in both, is at least the memory of the average core (not of both maxima at once)
             n, s = np.array([-(-self.size // c)]), np.array([-(-total // c)])
-            mem = memory_bytes(n, s, np.zeros(1, np.int64), self.weight_bits, self.dense,
+            mem = memory_bytes(np.array([self.size / c]), np.array([total / c]),
+                               np.zeros(1), self.weight_bits, self.dense,
                                self.hardware.model)  # fmt: skip
             return not overruns(CoreUse(n, s, np.zeros(1, np.int64), mem), self.hardware)
 

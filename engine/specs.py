@@ -2,7 +2,8 @@
 
 Generated workloads are kept per process, and those of ``CACHE_FROM_SYNAPSES`` synapses or
 more also on disk, content-addressed: the file is named by a hash of the canonical spec,
-the generator's source files and the network file format, so a changed generator never
+the generators' and the engine's network source files, the numpy and numba versions and the
+network file format, so a changed generator never
 returns an old network. The folder is ``$MESHSCOPE_CACHE_DIR``, else
 ``$XDG_CACHE_HOME/meshscope/networks``, else ``~/.cache/meshscope/networks``;
 ``--no-cache`` (``set_network_cache(False)``) or ``MESHSCOPE_NO_CACHE=1`` turns it off. The
@@ -62,8 +63,12 @@ def network_cache_dir() -> Path:
 
 
 def _cache_path(spec: str) -> Path:
+    import numba
+    import numpy as np
+
     name, sources = workload_identity(spec)
-    h = hashlib.sha256(f"{name}\n{NETWORK_FILE_VERSION}\n".encode())
+    versions = f"numpy {np.__version__}, numba {numba.__version__}"  # random streams, kernels
+    h = hashlib.sha256(f"{name}\n{NETWORK_FILE_VERSION}\n{versions}\n".encode())
     for path in sources:
         h.update(path.read_bytes())
     return network_cache_dir() / f"{h.hexdigest()[:24]}.npz"

@@ -172,8 +172,8 @@ def build(args, steps: Steps | None = None):
     expand = getattr(args, "expand", False)
     network = network_of(args) if getattr(args, "rates", None) or expand else args.network
     if getattr(args, "mapping", None):
-        if args.partition or args.placement:
-            raise SpecError("give either --mapping or --partition/--placement, not both")
+        if args.partition or args.placement or getattr(args, "split", None):
+            raise SpecError("give either --mapping or --partition/--placement/--split, not both")
         return build_mapping(network, args.hardware, mapping_file=args.mapping)
     return build_mapping(
         network,

@@ -112,11 +112,16 @@ def build_workload(spec: str) -> Network:
 
 
 def workload_identity(spec: str) -> tuple[str, list[Path]]:
-    """A spec's canonical name and the source files its network depends on (the generator's
-    module and the shared builders): what a cache of generated networks keys on."""
+    """A spec's canonical name and the source files its network may depend on — every
+    generator module (they call each other's builders) and the engine modules they use —
+    what a cache of generated networks keys on."""
     name, fn, params = _resolve(spec)
     here = Path(__file__).resolve().parent
-    return canonical_name(name, fn, params), [Path(inspect.getsourcefile(fn)), here / "_build.py"]
+    engine = here.parent
+    sources = sorted(here.glob("*.py")) + [
+        engine / f for f in ("arrays.py", "network.py", "projection.py")
+    ]
+    return canonical_name(name, fn, params), sources
 
 
 def workload_size(spec: str) -> tuple[int, int]:

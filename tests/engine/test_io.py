@@ -278,7 +278,7 @@ def test_mapping_json_round_trip(request, loihi2, tmp_path, which):
 def test_layered_mapping_is_stored_as_cores_per_population(layered, loihi2):
     net, mapping = layered
     data = mapping_to_dict(net, loihi2, mapping)
-    assert data["partition"] == {"cores_per_population": [2, 2]}
+    assert data["partition"] == {"cores_per_population": [2, 2], "split": ["channels"] * 2}
     assert data["format"] == "meshscope-mapping" and data["version"] == 1
     assert data["network"] == {"name": net.name, "fingerprint": net.fingerprint}
     assert data["hardware"] == {"name": "loihi2", "fingerprint": loihi2.fingerprint}

@@ -379,3 +379,60 @@ def test_a_1d_convolution_is_a_2d_one_with_one_row(tmp_path, padding):
     for cores in ((0, 1), (0, 3), (0, 7)):
         p = Partition.layered(e, cores, "rows")
         _same_graph(partition_graph(s, HW, p), partition_graph(e, HW, p))
+
+
+def test_a_saved_split_reloads_as_it_was(pair):
+    """Even ``channels`` everywhere, which ``auto`` would turn into tiles for a conv's layer."""
+    from engine.mapping import Mapping, Placement, mapping_to_dict, parse_mapping_dict
+
+    s, _ = pair
+    p = Partition.layered(s, (0, 3, 2, 4, 1), "channels")
+    mapping = Mapping(p, Placement(np.arange(p.n_parts)))
+    back = parse_mapping_dict(mapping_to_dict(s, HW, mapping)).build(s, HW)
+    assert back.partition.split == p.split and np.array_equal(
+        back.partition.assignment, p.assignment
+    )
+
+
+def test_the_kernel_shape_is_part_of_the_fingerprint():
+    from engine.network import Network
+
+    def net(kernel):
+        conv = ConvProjection(0, 1, (1, 5, 5), (1, 1, 1), np.ones((1, 1, *kernel)), stride=(10, 10))
+        return Network(
+            name="k", indptr=np.zeros(27, np.int64), indices=np.zeros(0),
+            population=np.repeat([0, 1], [25, 1]), population_names=("a", "b"),
+            rate=np.full(26, 0.1), projections=(conv,),
+        )  # fmt: skip
+
+    assert net((1, 3)).fingerprint != net((3, 1)).fingerprint
+
+
+def test_the_lower_bound_of_a_split_never_exceeds_the_fewest_cores_that_fit():
+    """Found by scanning every core count: the bound only skips counts that cannot fit."""
+    from engine.network import Network
+
+    rng = np.random.default_rng(11)
+    binding = 0
+    for trial in range(6):
+        n_src, n_dst = 40, int(rng.integers(30, 90))
+        fan = rng.integers(0, 12, size=n_src)
+        indptr = np.concatenate([[0], np.cumsum(fan), np.full(n_dst, fan.sum())])
+        indices = n_src + rng.integers(0, n_dst, size=int(indptr[-1]))
+        net = Network(
+            name="lb", indptr=indptr, indices=indices,
+            population=np.repeat([0, 1], [n_src, n_dst]), population_names=("in", "out"),
+            rate=np.full(n_src + n_dst, 0.2), spike_source=(True, False),
+        )  # fmt: skip
+        limits = dataclasses.replace(
+            HW.limits,
+            neurons=int(rng.integers(4, 20)),
+            synaptic_memory_bytes=int(rng.integers(60, 200)),
+        )
+        hw = dataclasses.replace(HW, limits=limits)
+        split = PopulationSplit(net, hw, 1)
+        fitting = [c for c in range(1, n_dst + 1) if not split.violations(c)]
+        if fitting:
+            assert split.lower_bound() <= fitting[0], trial
+            binding += fitting[0] > 1
+    assert binding >= 3  # the limits bind: more than one core needed
