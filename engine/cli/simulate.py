@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+from typing import TYPE_CHECKING
 
 from engine.cli.common import (
     Steps,
@@ -27,7 +28,9 @@ from engine.cli.common import (
 )
 from engine.defaults import DEFAULT_PLACEMENT
 from engine.errors import SpecError
-from engine.hardware import NOC_ALLOCATORS, NOC_ROUTINGS, NocConstants
+
+if TYPE_CHECKING:
+    from engine.hardware import NocConstants
 
 __all__ = ["ROUTER_OPTIONS", "add_commands", "noc_constants", "parse_mesh"]
 
@@ -41,7 +44,7 @@ ROUTER_OPTIONS = {
     "st_delay": ("--st-delay", "cycles of switch traversal"),
     "credit_delay": ("--credit-delay", "cycles a returning credit takes to be processed"),
     "alloc_iters": ("--alloc-iters", "iSLIP iterations per allocation"),
-    "allocator": ("--allocator", f"VC and switch allocators: {', '.join(NOC_ALLOCATORS)}"),
+    "allocator": ("--allocator", "VC and switch allocators"),
     "routing": ("--routing", "dimension order: xy (X first, as the analytic model) or yx"),
 }
 _MESH = re.compile(r"^\s*(\d+)\s*[xX×]\s*(\d+)\s*$")
@@ -60,6 +63,8 @@ def parse_mesh(text: str) -> tuple[int, int]:
 
 def noc_constants(args, base: NocConstants | None = None) -> NocConstants:
     """``base`` (default: BookSim2's reference router) with the router options given."""
+    from engine.hardware import NocConstants
+
     base = base or NocConstants()
     changes = {k: getattr(args, k) for k in ROUTER_OPTIONS if getattr(args, k, None) is not None}
     try:
@@ -69,8 +74,12 @@ def noc_constants(args, base: NocConstants | None = None) -> NocConstants:
 
 
 def _router_options(p) -> None:
+    from engine.hardware import NOC_ALLOCATORS, NOC_ROUTINGS, NocConstants
+
     g = p.add_argument_group("router (default: the hardware's [noc], or BookSim2's reference)")
     for name, (flag, text) in ROUTER_OPTIONS.items():
+        if name == "allocator":
+            text = f"{text}: {', '.join(NOC_ALLOCATORS)}"
         kind = type(getattr(NocConstants(), name))
         choices = {"allocator": NOC_ALLOCATORS, "routing": NOC_ROUTINGS}.get(name)
         g.add_argument(flag, dest=name, type=kind, choices=choices, metavar=None if choices
