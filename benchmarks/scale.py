@@ -42,6 +42,10 @@ def main() -> None:
     ap.add_argument("--sizes", nargs="*", type=int, default=[4096, 16384, 65536, 262144])
     ap.add_argument("--card", type=int, default=256)
     ap.add_argument("--timeout", type=float, default=600, help="seconds per run")
+    ap.add_argument(
+        "--hardware", default="hypergraph-large",
+        help="one hardware for every size, so the runs differ only in n (default hypergraph-large)",
+    )  # fmt: skip
     ap.add_argument("--skip", nargs="*", default=[], help="partitioners to leave out")
     args = ap.parse_args()
 
@@ -60,13 +64,14 @@ def main() -> None:
         names.append("mtkahypar")
     except ImportError:
         pass
-    out: dict = {"card": args.card, "timeout_s": args.timeout, "runs": {n: {} for n in names}}
+    out: dict = {"card": args.card, "hardware": args.hardware, "timeout_s": args.timeout,
+                 "runs": {n: {} for n in names}}  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp:
         for n in args.sizes:
             start = time.perf_counter()
             network = build_workload(f"rand:n={n},card={args.card}")
             out.setdefault("generate_s", {})[n] = round(time.perf_counter() - start, 2)
-            hardware = "hypergraph-small" if network.n_synapses <= 2**26 else "hypergraph-large"
+            hardware = args.hardware
             path = str(Path(tmp) / f"rand-{n}.npz")
             save_network(network, path, compress=False)
             del network
