@@ -526,7 +526,7 @@ class TrafficView(pn.viewable.Viewer):
     def _controls(self) -> pn.Column:
         w = 100
         source = pn.widgets.RadioButtonGroup.from_param(
-            self.param.source, name="simulate", button_type="default", button_style="outline",
+            self.param.source, name="simulate", color="default", variant="outline",
             orientation="vertical", width=2 * w,
         )  # fmt: skip
         return pn.Column(
@@ -768,7 +768,7 @@ class TrafficView(pn.viewable.Viewer):
         )  # fmt: skip
         self._compare = LiveHTML("", css=_CSS, div_params={"css_classes": ["traffic-summary"]},
                                  margin=(0, 0, 0, 16))  # fmt: skip
-        self._share_link = pn.widgets.TextInput(name="", placeholder="link to this setup",
+        self._share_link = pn.widgets.TextInput(placeholder="link to this setup",
                                                 width=200, margin=(2, 5))  # fmt: skip
         share = pn.widgets.Button(label="Share as link", width=200, margin=(2, 5))
         share.on_click(lambda event: self._on_share())
