@@ -40,7 +40,8 @@ HARDWARE_HELP = (
 )
 PARTITION_HELP = (
     "min, min+K, natural, cores:C1,C2,…, file:PATH or a partitioner "
-    "(see 'meshscope list partitioners'; without it, the network's natural split, else min)"
+    "(see 'meshscope list partitioners'; without it, the network's natural split, else min); "
+    "a layer partition may name its split after @: min+1@rows"
 )
 PLACEMENT_HELP = "placer, or PLACER+force to refine it (see 'meshscope list placers')"
 

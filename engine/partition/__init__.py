@@ -4,7 +4,9 @@ The ``--partition`` grammar: ``min`` (fewest cores per population that satisfy e
 limit, Loihi 2 mapping ES §3.1), ``min+K`` (K more cores per population), ``natural``
 (a generated workload's own core split), ``cores:4,8,8,…`` (explicit cores per
 population), ``file:PATH`` (a partition file of hMETIS/KaHyPar: one block per line), or
-the name of any registered partitioner.
+the name of any registered partitioner. A layer partition may name its split after ``@``
+(``min+1@rows``, ``cores:4,8@conv1=rows,conv2=tiles``; ``engine.mapping.parse_split``), as
+``--split`` does.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import numpy as np
 
 from engine.errors import CapacityError, SpecError
 from engine.hardware import Hardware
-from engine.mapping import Partition
+from engine.mapping import Partition, parse_split
 from engine.network import Network
 from engine.registry import Registry
 from engine.resources import fewest_cores
@@ -24,11 +26,21 @@ __all__ = ["partitioners", "register", "make_partition", "parse_partition_spec",
 
 partitioners: Registry[Callable[..., Partition]] = Registry("partitioner")
 register = partitioners.register
+LAYERED = ("min", "layer", "natural", "cores")  # split each population along its split
 
 
 def parse_partition_spec(spec: str) -> tuple[str, dict]:
     """(registered name, parameters) of a ``--partition`` spec."""
     spec = spec.strip()
+    if "@" in spec and not spec.startswith("file:"):
+        spec, _, split = spec.rpartition("@")
+        name, params = parse_partition_spec(spec)
+        if name not in LAYERED:
+            raise SpecError(
+                f"bad partition {spec + '@' + split!r}: a split (@…) applies to layer partitions "
+                f"({', '.join(LAYERED)}, min+K, cores:…), not to {name!r}"
+            )
+        return name, {**params, "split": parse_split(split) or "auto"}
     if spec.startswith("min+"):
         if not spec[4:].isdigit():
             raise SpecError(f"bad partition {spec!r}: write min+K with a whole number K")
@@ -52,7 +64,6 @@ def default_spec(network: Network) -> str:
     return "natural" if network.natural_cores is not None else "min"
 
 
-LAYERED = ("min", "layer", "natural", "cores")  # split each population along its split
 READS_PARTITION = ("file",)  # takes a partition as it is
 
 
@@ -66,6 +77,11 @@ def make_partition(
     convolutions expanded (a clear error if they are too large for that).
     """
     name, params = parse_partition_spec(spec or default_spec(network))
+    if "split" in params:  # ``min@rows``
+        if split is not None:
+            raise SpecError("give the split either after @ in the partition or with --split")
+        at = params.pop("split")
+        split = None if at == "auto" else at
     need, why = fewest_cores(network, hardware)
     if need > hardware.n_cores:  # before any partitioning: the totals alone say it
         raise CapacityError(

@@ -17,6 +17,7 @@ import panel as pn
 import param
 
 from engine.hardware import preset_names
+from engine.mapping import SPLITS
 from engine.partition import partitioners
 from engine.placement import placement_choices
 from engine.specs import demo_files
@@ -51,9 +52,13 @@ def hardware_choices() -> list[str]:
 
 
 def partition_choices() -> dict[str, str]:
-    """Label → partition spec ("" = the network's default): min, min+1, min+2, natural and
-    every registered partitioner that needs no parameters."""
+    """Label → partition spec ("" = the network's default): min, min+1, min+2, the minimum
+    partition with each split of a (C, H, W) layer (``min@rows``: SENMap's channel-, height-
+    and width-wise partitioning, and tiles), natural and every registered partitioner that
+    needs no parameters."""
     choices = {DEFAULT_PARTITION: "", "min": "min", "min+1": "min+1", "min+2": "min+2"}
+    for split in SPLITS:
+        choices[f"min, conv layers in {split}"] = f"min@{split}"
     for name in partitioners:
         if partitioners.grammar(name) == name and name not in choices:  # needs no parameters
             choices[name] = name

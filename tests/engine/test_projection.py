@@ -311,6 +311,8 @@ def test_map_splits_a_structured_conv_and_its_mapping_file_reloads(mid_conv, tmp
     rows = json.loads(out)
     doc = json.loads(saved.read_text())
     assert doc["partition"]["split"] == ["rows", "rows"]
+    code, out, _ = run(capsys, "map", *argv[:-1], "min@rows", "--json")  # the same, after @
+    assert json.loads(out)["latency_us"] == rows["latency_us"]
     code, out, _ = run(capsys, "map", *argv, "--json")  # auto: tiles
     tiles = json.loads(out)
     code, out, _ = run(capsys, "map", *argv, "--split", "channels", "--json")
@@ -335,6 +337,9 @@ def test_map_splits_a_structured_conv_and_its_mapping_file_reloads(mid_conv, tmp
         (["--partition", "min", "--split", "lif=rows,fc=tiles"], "does not have"),
         (["--partition", "overlap", "--split", "rows"], "--split applies to layer partitions"),
         (["--partition", "hierarchical"], "needs them explicit"),
+        (["--partition", "overlap@rows"], "a split (@…) applies to layer partitions"),
+        (["--partition", "min@rows", "--split", "tiles"], "either after @"),
+        (["--partition", "min@zigzag"], "bad split 'zigzag'"),
     ],
 )
 def test_bad_splits_and_refused_expansions_are_one_line(

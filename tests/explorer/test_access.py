@@ -297,3 +297,20 @@ def test_a_large_convolution_uploads_structured(tmp_path):
     with pytest.raises(CapacityError, match="73,728 neurons"):
         few.upload("conv.nir", data)
     assert unchanged(few) == before
+
+
+def test_the_partition_menu_splits_a_conv_layer(tmp_path):
+    """``min@rows`` from the sidebar's choices splits the conv's layer by rows; the same
+    network's default splits it in tiles."""
+    from explorer.views.controls import partition_choices
+    from tests.engine.test_projection import big_conv
+
+    path = str(big_conv(tmp_path, channels=16, side=48))
+    assert "min@rows" in partition_choices().values()
+    access = ClientAccess.for_server(allow_files=[tmp_path])
+    state = ExplorerState.from_specs(path, "mesh:8x8x4", access=access)
+    assert state.mapping.partition.split == ("channels", "tiles")
+    tiles = state.evaluation.latency_us
+    state.load(path, "mesh:8x8x4", partition_spec="min@rows")
+    assert state.mapping.partition.split == ("rows", "rows")
+    assert tiles < state.evaluation.latency_us

@@ -276,7 +276,7 @@ def test_choices_come_from_the_registries():
     assert nets["demo files"] == [p.name for p in demo_files()]
     assert hardware_choices() == preset_names()
     parts = partition_choices()
-    assert {"min", "min+1", "min+2", "natural"} <= set(parts.values())
+    assert {"min", "min+1", "min+2", "natural", "min@rows", "min@tiles"} <= set(parts.values())
     assert parts["default"] == ""
     assert all(
         name in parts.values() for name in partitioners if partitioners.grammar(name) == name
