@@ -14,6 +14,7 @@ connectivity (or the error / time-out), and per partitioner the exponent ``b`` o
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import math
 import sys
@@ -58,12 +59,8 @@ def main() -> None:
         for n in partitioners.names()
         if n not in LAYERED and ":" not in partitioners.grammar(n) and n not in args.skip
     ]
-    try:
-        import mtkahypar  # noqa: F401
-
+    if importlib.util.find_spec("mtkahypar") is not None:  # optional: pip install mtkahypar
         names.append("mtkahypar")
-    except ImportError:
-        pass
     out: dict = {"card": args.card, "hardware": args.hardware, "timeout_s": args.timeout,
                  "runs": {n: {} for n in names}}  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp:

@@ -22,12 +22,25 @@ import scipy.sparse as sp
 
 from engine.network import Network
 
-__all__ = ["Incidence", "distinct_rows", "incidence", "transpose", "unique_partition_hedges"]
+__all__ = [
+    "Incidence", "distinct_row_counts", "distinct_rows", "incidence", "transpose",
+    "unique_partition_hedges",
+]  # fmt: skip
 
 
 def distinct_rows(indptr: np.ndarray, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """CSR with repeated entries of a row dropped (first occurrence kept), in O(nnz)."""
-    return _distinct_rows(np.asarray(indptr, dtype=np.int64), np.asarray(indices, dtype=np.int64))
+    ptr, idx, _ = _distinct_rows(_ints(indptr), _ints(indices), False)
+    return ptr, idx
+
+
+def distinct_row_counts(indptr: np.ndarray, indices: np.ndarray):
+    """``distinct_rows`` and how often each kept entry occurs in its row: (ptr, idx, count)."""
+    return _distinct_rows(_ints(indptr), _ints(indices), True)
+
+
+def _ints(a) -> np.ndarray:
+    return np.asarray(a, dtype=np.int64)
 
 
 def transpose(indptr: np.ndarray, indices: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -106,12 +119,14 @@ def unique_partition_hedges(
 
 
 @numba.njit(cache=True)
-def _distinct_rows(indptr, indices):
+def _distinct_rows(indptr, indices, counted):
     n_rows = indptr.size - 1
     n_cols = indices.max() + 1 if indices.size else 0
     stamp = np.full(n_cols, -1, dtype=np.int64)
+    slot = np.empty(n_cols if counted else 0, dtype=np.int64)  # where column c's entry is
     out_ptr = np.zeros(n_rows + 1, dtype=np.int64)
     out_idx = np.empty(indices.size, dtype=np.int64)
+    count = np.zeros(indices.size if counted else 0, dtype=np.int64)
     t = 0
     for r in range(n_rows):
         for k in range(indptr[r], indptr[r + 1]):
@@ -119,9 +134,14 @@ def _distinct_rows(indptr, indices):
             if stamp[c] != r:
                 stamp[c] = r
                 out_idx[t] = c
+                if counted:
+                    slot[c] = t
+                    count[t] = 1
                 t += 1
+            elif counted:
+                count[slot[c]] += 1
         out_ptr[r + 1] = t
-    return out_ptr, out_idx[:t].copy()
+    return out_ptr, out_idx[:t].copy(), count[:t].copy()
 
 
 @numba.njit(cache=True)

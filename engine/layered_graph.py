@@ -21,40 +21,17 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 import scipy.sparse as sp
 
 from engine.hardware import Hardware
+from engine.hypergraph import distinct_row_counts
 from engine.mapping import Partition, population_splits, split_rank
 from engine.network import Network
-from engine.partition_graph import PartitionGraph
+from engine.partition_graph import PartitionGraph, count_matrix
 from engine.resources import memory_bytes, synmem_words
 
 __all__ = ["LayeredGraphs"]
-
-
-@numba.njit(cache=True)
-def _row_cores(indptr, dst_core, n_cores):
-    """Per source row, its distinct destination cores and the synapses into each."""
-    n = indptr.size - 1
-    stamp = np.full(n_cores, -1, dtype=np.int64)
-    slot = np.zeros(n_cores, dtype=np.int64)
-    rows = np.empty(dst_core.size, dtype=np.int32)
-    cores = np.empty(dst_core.size, dtype=np.int32)
-    count = np.empty(dst_core.size, dtype=np.int32)
-    m = 0
-    for r in range(n):
-        for j in range(indptr[r], indptr[r + 1]):
-            b = dst_core[j]
-            if stamp[b] != r:
-                stamp[b] = r
-                slot[b] = m
-                rows[m], cores[m], count[m] = r, b, 1
-                m += 1
-            else:
-                count[slot[b]] += 1
-    return rows[:m], cores[:m], count[:m]
 
 
 @dataclass(frozen=True)
@@ -139,7 +116,8 @@ class LayeredGraphs:
             s, b, n = self.convolutions[(j, k)].counts(core_of)
         else:
             indptr, dst = self.explicit[(j, k)]
-            s, b, n = _row_cores(indptr, core_of[dst], c)
+            ptr, b, n = distinct_row_counts(indptr, core_of[dst])
+            s = np.repeat(np.arange(ptr.size - 1), np.diff(ptr))
         s, b, n = s.astype(np.int64), b.astype(np.int64), n.astype(np.int64)
         net, model = self.network, self.hardware.model
         rate = self.rates[j][s]
@@ -249,18 +227,10 @@ class LayeredGraphs:
         for the graph's messages and h-edges."""
         if not self.convolutions:
             return None
-        rows, cols, data = [], [], []
-        for j, k in self.convolutions:
-            block = self._inbound(j, k, int(cores[k]))
-            rows.append(self.network.members[j][block.src])
-            cols.append(offset[k] + block.core)
-            data.append(block.count)
-        m = sp.csr_matrix(
-            (np.concatenate(data), (np.concatenate(rows), np.concatenate(cols))),
-            shape=(self.network.n_neurons, n_parts),
-        )
-        m.sum_duplicates()
-        return m
+        blocks = [(j, k, self._inbound(j, k, int(cores[k]))) for j, k in self.convolutions]
+        triples = [(self.network.members[j][b.src], offset[k] + b.core, b.count)
+                   for j, k, b in blocks]  # fmt: skip
+        return count_matrix(triples, self.network.n_neurons, n_parts)
 
 
 def _joined(parts: list) -> np.ndarray:

@@ -243,7 +243,8 @@ class Network:
         """(inbound, outbound) synapses of every population, structured ones included."""
         n_pop = self.n_populations
         fan_in = np.bincount(self.population[self.indices], minlength=n_pop)
-        fan_out = np.bincount(self.population[self.sources], minlength=n_pop)
+        fan_out = np.bincount(self.population, weights=self.fan_out, minlength=n_pop)
+        fan_out = fan_out.astype(np.int64)
         for p in self.projections:
             fan_in[p.target] += p.n_synapses
             fan_out[p.source] += p.n_synapses

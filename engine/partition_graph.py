@@ -35,7 +35,7 @@ from engine.network import Network
 from engine.resources import CoreUse, memory_bytes, synmem_words, violations_by_population
 from engine.traffic import FIXED
 
-__all__ = ["Messages", "PartitionGraph", "partition_graph", "structured_counts"]
+__all__ = ["Messages", "PartitionGraph", "count_matrix", "partition_graph", "structured_counts"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -241,16 +241,17 @@ def structured_counts(network: Network, part: np.ndarray, n_parts: int) -> sp.cs
     neuron → partition map ``part`` (None if the network has none)."""
     if not network.projections:
         return None
-    rows, cols, data = [], [], []
+    triples = []
     for p in network.projections:
         s, b, c = p.counts(part[network.members[p.target]])
-        rows.append(network.members[p.source][s])
-        cols.append(b)
-        data.append(c)
-    m = sp.csr_matrix(
-        (np.concatenate(data), (np.concatenate(rows), np.concatenate(cols))),
-        shape=(network.n_neurons, n_parts),
-    )
+        triples.append((network.members[p.source][s], b, c))
+    return count_matrix(triples, network.n_neurons, n_parts)
+
+
+def count_matrix(triples, n_neurons: int, n_parts: int) -> sp.csr_matrix:
+    """The (neuron × partition) CSR of (neurons, partitions, synapses) triples."""
+    rows, cols, data = (np.concatenate(v) for v in zip(*triples, strict=True))
+    m = sp.csr_matrix((data, (rows, cols)), shape=(n_neurons, n_parts))
     m.sum_duplicates()
     return m
 

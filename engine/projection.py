@@ -13,10 +13,11 @@ source and target populations, their (C, H, W) shapes, a weight of shape
   neuron by neuron), every (source neuron, core, synapses) triple — the rows of the
   synapse-count matrix the partition graph is built from (distinct inbound axons per core,
   synapses per core, fan-out of a source neuron to cores, messages per core pair). It works
-  core by core on the core's bounding box: the core's output channels with one spatial
-  mask are summed into a (C_in × taps) count matrix, each tap's counts are laid over the
-  input window at the tap's offset, and the window's nonzero cells are the core's axons.
-  The work is the cores' windows times the kernel, never the synapses;
+  core by core on the core's bounding box (one numba kernel): at each position, the core's
+  runs of output channels there give a (C_in × taps) count matrix from cumulative kernel
+  counts, each tap's counts are laid over the input window at the tap's offset, and the
+  window's nonzero cells are the core's axons. The work is the cores' windows times the
+  kernel, never the synapses;
 * ``expand()``: the explicit synapses, for small layers or when asked.
 
 A pooling after a convolution is part of the same projection (``then_pool``): a pool of
@@ -167,16 +168,18 @@ class ConvProjection:
                 self.stride, self.padding, self.dilation, self.groups)  # fmt: skip
 
     @cached_property
-    def nonzero(self) -> np.ndarray:
-        """(C_out, C_in, taps) 1.0 where the weight is nonzero, the groups laid out in full."""
+    def _cumulative(self) -> tuple[np.ndarray, np.ndarray]:
+        """(cum, live): ``cum[c]`` the nonzero weights per (input channel, tap) of output
+        channels 0..c-1, the groups laid out in full; ``live`` the taps with any weight."""
         co, cig, kh, kw = self.weight.shape
-        out = np.zeros((co, self.in_shape[0], kh * kw), dtype=np.float32)
+        nz = np.zeros((co, self.in_shape[0], kh * kw), dtype=np.int64)
         per = co // self.groups
         for g in range(self.groups):  # groups, not neurons: a handful
-            out[g * per : (g + 1) * per, g * cig : (g + 1) * cig] = (
+            nz[g * per : (g + 1) * per, g * cig : (g + 1) * cig] = (
                 self.weight[g * per : (g + 1) * per].reshape(per, cig, kh * kw) != 0
             )
-        return out
+        cum = np.concatenate([np.zeros((1, *nz.shape[1:]), np.int64), np.cumsum(nz, axis=0)])
+        return cum, np.flatnonzero(nz.any(axis=(0, 1))).astype(np.int64)
 
     @cached_property
     def _valid_taps(self) -> np.ndarray:
@@ -276,9 +279,7 @@ class ConvProjection:
         ).astype(np.int64)  # fmt: skip
         hb, wb = box[:, 3] - box[:, 2], box[:, 5] - box[:, 4]
         windows = ci * ((hb - 1) * sy + (kh - 1) * dy + 1) * ((wb - 1) * sx + (kw - 1) * dx + 1)
-        nz = self.nonzero.astype(np.int64)
-        cum = np.concatenate([np.zeros((1, *nz.shape[1:]), np.int64), np.cumsum(nz, axis=0)])
-        live = np.flatnonzero(nz.any(axis=(0, 1))).astype(np.int64)  # taps with some weight
+        cum, live = self._cumulative
         return _core_counts(
             grid, cores.astype(np.int64), box, cum, live, ci, hi, wi,
             sy, sx, py, px, dy, dx, kw, int(windows.sum()),

@@ -268,7 +268,7 @@ def _out_shape(path: Path, n: _Node, in_shape: tuple | None) -> tuple | None:
     if kind in ("SumPool2d", "AvgPool2d"):
         if len(in_shape) != 3:
             bad(f"receives shape {in_shape}; a (C, H, W) input is needed")
-        k, s, p = (_pairs(getattr(node, a), 2) for a in ("kernel_size", "stride", "padding"))
+        k, s, p = _pool_geometry(node)
         out = tuple((in_shape[1 + i] + 2 * p[i] - k[i]) // s[i] + 1 for i in range(2))
         if min(out) < 1:
             bad(f"leaves no output from an input of shape {in_shape}")
@@ -347,7 +347,7 @@ def _conv_matrix(node, in_shape: tuple, out_shape: tuple, dims: int) -> sp.csr_m
 
 
 def _pool_matrix(node, in_shape: tuple, out_shape: tuple, average: bool) -> sp.csr_matrix:
-    k, s, p = (_pairs(getattr(node, a), 2) for a in ("kernel_size", "stride", "padding"))
+    k, s, p = _pool_geometry(node)
     c, oh, ow = out_shape
     ch, oy, ox, ky, kx = np.meshgrid(
         np.arange(c), np.arange(oh), np.arange(ow), np.arange(k[0]), np.arange(k[1]),
@@ -434,7 +434,7 @@ def _structured(nodes, src: str, dst: str, routes, pop_id) -> ConvProjection | N
     first, in_shape = route[0], nodes[src].shape
     s, t = pop_id[src], pop_id[dst]
     if first.kind in POOLS:
-        k, st, pad = _pool_geometry(first)
+        k, st, pad = _pool_geometry(first.node)
         conv = ConvProjection.pool(s, t, in_shape, first.shape, k, st, pad, _pool_value(first, k))
     else:
         dims = 1 if first.kind == "Conv1d" else 2
@@ -451,15 +451,16 @@ def _structured(nodes, src: str, dst: str, routes, pop_id) -> ConvProjection | N
             groups=int(getattr(first.node, "groups", 1) or 1),
         )  # fmt: skip
     for n in route[1:]:
-        k, st, pad = _pool_geometry(n)
+        k, st, pad = _pool_geometry(n.node)
         if any(pad) or len(conv.out_shape) != 3:
             return None  # a padded pool reads outside the conv's output: kept explicit
         conv = conv.then_pool(k, st, n.shape, _pool_value(n, k))
     return conv
 
 
-def _pool_geometry(n: _Node):
-    return (_pairs(getattr(n.node, a), 2) for a in ("kernel_size", "stride", "padding"))
+def _pool_geometry(node) -> tuple[tuple[int, ...], ...]:
+    """(kernel, stride, padding) of a SumPool2d/AvgPool2d, each as two ints."""
+    return tuple(_pairs(getattr(node, a), 2) for a in ("kernel_size", "stride", "padding"))
 
 
 def _pool_value(n: _Node, kernel) -> float:
