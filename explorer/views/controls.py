@@ -58,7 +58,7 @@ def partition_choices() -> dict[str, str]:
     needs no parameters."""
     choices = {DEFAULT_PARTITION: "", "min": "min", "min+1": "min+1", "min+2": "min+2"}
     for split in SPLITS:
-        choices[f"min, conv layers in {split}"] = f"min@{split}"
+        choices[f"min · {split}"] = f"min@{split}"
     for name in partitioners:
         if partitioners.grammar(name) == name and name not in choices:  # needs no parameters
             choices[name] = name
@@ -93,7 +93,8 @@ _CSS = """
 .ms-layer { font: 13px system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #1f2933;
             display: flex; align-items: center; gap: 6px; white-space: nowrap; }
 .ms-layer .swatch { width: 12px; height: 12px; border-radius: 2px; flex: none; }
-.ms-layer .size { color: #9ca3af; font-size: 11px; }
+.ms-layer .size { color: #9ca3af; font-size: 11px; min-width: 0; overflow: hidden;
+                  text-overflow: ellipsis; }
 .ms-count { font: 600 14px system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
             color: #1f2933; text-align: right; }
 """
@@ -286,12 +287,14 @@ class ControlsView(pn.viewable.Viewer):
             node = nir.get(name)
             kind = f" · {node['type']} {'×'.join(map(str, node['shape']))}" if node else ""
             source = net.spike_source[k]  # runs on no core: its spikes enter at the port
-            hint = ' title="a spike source: no cores; its spikes enter at the input port"'
+            size = f"{int(net.population_sizes[k]):,} {'· source' if source else 'neurons'}{kind}"
+            hint = f"{name}: {size}" + (
+                " (a spike source: no cores; its spikes enter at the input port)" if source else ""
+            )  # the whole line, where a long shape is cut short
             label = pn.pane.HTML(
-                f'<div class="ms-layer"{hint if source else ""}><span class="swatch" '
+                f'<div class="ms-layer" title="{escape(hint)}"><span class="swatch" '
                 f'style="background:{colors[k]}"></span>{escape(name)} <span class="size">'
-                f"{int(net.population_sizes[k]):,} {'· source' if source else 'neurons'}"
-                f"{escape(kind)}</span></div>",
+                f"{escape(size)}</span></div>",
                 stylesheets=[_CSS], width=160, margin=(6, 0, 0, 10),
             )  # fmt: skip
             count = LiveHTML(css=_CSS, margin=(5, 6, 0, 0), div_params={"width": 32})
