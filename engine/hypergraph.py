@@ -43,9 +43,13 @@ def _ints(a) -> np.ndarray:
     return np.asarray(a, dtype=np.int64)
 
 
-def transpose(indptr: np.ndarray, indices: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """CSR of the columns: row d = the rows holding an entry d, ascending (counting sort)."""
-    return _transpose(np.asarray(indptr, dtype=np.int64), np.asarray(indices, dtype=np.int64), n)
+def transpose(
+    indptr: np.ndarray, indices: np.ndarray, n: int, dtype=np.int64
+) -> tuple[np.ndarray, np.ndarray]:
+    """CSR of the columns: row d = the rows holding an entry d, ascending (counting sort).
+    ``dtype`` is the integer type of the indices, both ways (int32 halves the memory of
+    a large hypergraph; the row pointers stay int64)."""
+    return _transpose(np.asarray(indptr, dtype=np.int64), np.asarray(indices, dtype=dtype), n)
 
 
 @dataclass(frozen=True, eq=False)
@@ -152,7 +156,7 @@ def _transpose(indptr, indices, n):
     for c in range(n):
         t_ptr[c + 1] += t_ptr[c]
     fill = t_ptr[:-1].copy()
-    t_idx = np.empty(indices.size, dtype=np.int64)
+    t_idx = np.empty(indices.size, dtype=indices.dtype)
     for r in range(indptr.size - 1):
         for k in range(indptr[r], indptr[r + 1]):
             c = indices[k]

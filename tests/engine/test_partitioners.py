@@ -14,6 +14,7 @@ from engine.mapping import Partition
 from engine.network import Network
 from engine.partition import partitioners
 from engine.partition.multilevel import coarsen, uncoarsen
+from engine.partition.multilevel.coarsen import WINDOW
 from engine.partition_graph import partition_graph
 from engine.resources import capacity
 from engine.specs import load_network_spec
@@ -93,13 +94,18 @@ def test_hierarchical_depends_on_the_seed_only_through_rng():
 @pytest.mark.parametrize("hw_name", ["hypergraph-small", "tight"])
 def test_hypergraph_methods_beat_graph_and_unordered_ones_on_random_cortex(hw_name):
     """SNN hypergraphs §V-B1 on its cyclic networks: hierarchical < overlap, both far below
-    unordered sequential and the node-centric EdgeMap baseline."""
+    unordered sequential and the node-centric EdgeMap baseline. Hierarchical's result
+    varies with its seed by about ±10 % here, so its mean over four seeds is compared
+    (the paper reports means too)."""
     net, hw = load_network_spec("rand:n=4096,card=64"), HARDWARE[hw_name]
     conn = {name: connectivity(net, hw, run(name, net, hw)) for name in NAMES}
-    assert conn["hierarchical"] <= 0.8 * conn["sequential"]
+    hierarchical = np.mean(
+        [connectivity(net, hw, run("hierarchical", net, hw, seed=s)) for s in range(4)]
+    )
+    assert max(hierarchical, conn["hierarchical"]) <= 0.8 * conn["sequential"]
     assert conn["overlap"] <= 0.8 * conn["sequential"]
     assert conn["overlap"] <= 0.8 * conn["edgemap"]
-    assert conn["hierarchical"] < conn["overlap"]
+    assert hierarchical < conn["overlap"]
 
 
 def interleaved_cliques(k: int, size: int, bridge: bool = False) -> Network:
@@ -240,10 +246,11 @@ def test_overlap_kernel_is_alg1_exactly(seed):
 
 
 # ----------------------------------------------------- hierarchical bookkeeping
-def test_coarse_nodes_carry_exact_loads_and_refinement_keeps_them():
+@pytest.mark.parametrize("window", [4, WINDOW])  # 4: every h-edge rated on a sample
+def test_coarse_nodes_carry_exact_loads_and_refinement_keeps_them(window):
     net, hw = load_network_spec("rand:n=2000,card=32"), HARDWARE["tight"]
     cap = capacity(net, hw)
-    levels, maps = coarsen(net, cap, np.random.default_rng(0))
+    levels, maps = coarsen(net, cap, np.random.default_rng(0), window=window)
     assert len(levels) > 3
     node = np.arange(net.n_neurons)
     synapses = np.bincount(net.indices, minlength=net.n_neurons)
@@ -262,6 +269,38 @@ def test_coarse_nodes_carry_exact_loads_and_refinement_keeps_them():
     np.testing.assert_array_equal(loads[0], stats.neurons)
     np.testing.assert_array_equal(loads[1], stats.synapses)
     np.testing.assert_array_equal(loads[2], stats.axons)
+
+
+def test_refinement_ends_where_no_single_move_that_fits_lowers_connectivity():
+    """The refinement's filters (only a node alone in its partition in some h-edge is
+    scanned; later passes only nodes a move touched) skip no move: when a pass moves
+    nothing, a brute-force check over every node and partition finds none either."""
+    net, hw = load_network_spec("rand:n=600,card=24"), HARDWARE["tight"]
+    cap = capacity(net, hw)
+    levels, maps = coarsen(net, cap, np.random.default_rng(1), window=8)
+    part, (pn, ps, pa) = uncoarsen(levels, maps, cap, np.random.default_rng(1), passes=200)
+    lv = levels[0]
+    k, n_g = pn.size, lv.ptr.size - 1
+    edge = np.repeat(np.arange(n_g), np.diff(lv.ptr))
+    is_dest = np.ones(lv.pins.size, dtype=bool)
+    is_dest[lv.ptr[:-1]] = lv.src_dest  # the source pin is a destination only if flagged
+    phi = np.zeros((n_g, k), dtype=np.int64)  # pins per h-edge per partition
+    np.add.at(phi, (edge, part[lv.pins]), 1)
+    dests = np.zeros((n_g, k), dtype=np.int64)
+    np.add.at(dests, (edge[is_dest], part[lv.pins[is_dest]]), 1)
+    for u in range(lv.n):
+        at = np.flatnonzero(lv.pins == u)
+        g, own = edge[at], part[u]
+        gain = (lv.w[g] * (phi[g, own] == 1)).sum() - (lv.w[g, None] * (phi[g] == 0)).sum(0)
+        shared = (lv.m[g[is_dest[at]], None] * (dests[g[is_dest[at]]] > 0)).sum(0)
+        fit = (
+            (pn + lv.neurons[u] <= cap.neurons)
+            & (ps + lv.synapses[u] <= cap.synapses)
+            & (pa + lv.axons[u] - shared <= cap.axons)
+        )
+        better = (gain > 1e-9) & fit
+        better[own] = False
+        assert not better.any(), (u, np.flatnonzero(better))
 
 
 def test_refinement_only_lowers_connectivity():

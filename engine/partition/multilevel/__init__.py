@@ -7,7 +7,10 @@ over the levels of ``level`` and the pin counts of ``partitioned``.
    unpaired neighbour of highest second-order affinity (total weight of the h-edges
    both are pins of, pins = source and destinations) such that the pair still fits
    one core; pairs become nodes and identical h-edges merge. Stops when no pair forms
-   or at ⌈n / C_npc⌉ nodes (the last round stops pairing when it gets there).
+   or at ⌈n / C_npc⌉ nodes (the last round stops pairing when it gets there). The
+   affinity is rated over at most ``WINDOW`` pins of each h-edge (a run at a hashed
+   offset, weighted up to stay unbiased), so a round costs O(pins · WINDOW), not
+   O(Σ |g|²); a pair rated so is tested against the limits with its exact shared axons.
 2. *Initial partition* — the coarsest nodes are packed greedily into as few
    partitions as the limits allow: largest share of a limit first, into the fitting
    partition its h-edges connect most weight to, else the first that fits, else a new
@@ -17,8 +20,14 @@ over the levels of ``level`` and the pin counts of ``partitioned``.
    move to the partition, among those any of their h-edges (inbound or outbound)
    reaches, that most lowers eq. 7's weighted λ−1 connectivity while every limit still
    holds; at most ``passes`` passes per level, fewer if a pass moves nothing. Pin
-   counts per partition per h-edge make a node's gains O(Σ λ) over its h-edges.
+   counts per partition per h-edge make a node's gains O(Σ λ) over its h-edges; only
+   a node that is alone in its partition in some h-edge can gain, and after the first
+   pass only nodes whose counts a move changed (or whose best move the limits blocked)
+   are looked at again — exact filters: they skip no move.
    Partitions emptied by moves disappear.
+
+The levels keep their pins as int32 and build their node → h-edge incidence only while
+they are worked on, so the hierarchy costs 4 bytes per pin per level.
 
 Core limits stay exact at every level: a coarse node carries its neuron count, its
 inbound synapse count and its number of *distinct* inbound axons (original h-edges).
@@ -28,7 +37,8 @@ set of destination nodes, stored once with its total spike rate ``w`` and its si
 that have both u and v among their destinations, and the union of two inbound sets
 is counted exactly. A node that fits with none of its neighbours never will (merged
 nodes only grow), so it is frozen: skipped by later rounds, which changes nothing but
-time. Ties go to the lower id; ``rng`` orders every visit.
+time (only a node whose h-edges were all rated in full can know that). Ties go to
+the lower id; ``rng`` orders every visit.
 """
 
 from __future__ import annotations
@@ -40,7 +50,7 @@ from engine.mapping import Partition
 from engine.network import Network
 from engine.partition import register
 from engine.partition.limits import checked_partition
-from engine.partition.multilevel.coarsen import coarsen
+from engine.partition.multilevel.coarsen import WINDOW, coarsen
 from engine.partition.multilevel.initial import pack, pack_order
 from engine.partition.multilevel.level import caps_of
 from engine.partition.multilevel.refine import refine
@@ -50,16 +60,19 @@ __all__ = ["coarsen", "hierarchical", "uncoarsen"]
 
 
 @register("hierarchical")
-def hierarchical(network: Network, hardware: Hardware, *, rng=None, passes: int = 4) -> Partition:
+def hierarchical(
+    network: Network, hardware: Hardware, *, rng=None, passes: int = 4, window: int = WINDOW
+) -> Partition:
     """SNN hypergraphs §IV-A1: coarsen by second-order affinity, pack, refine while uncoarsening.
 
     ``rng`` (a Generator or a seed; None = seed 0) orders the coarsening and refinement
     visits. ``passes`` bounds the refinement passes per level (a pass that moves
-    nothing ends the level early).
+    nothing ends the level early). ``window`` bounds the pins of an h-edge the
+    coarsening rates a node's neighbours over.
     """
     rng = np.random.default_rng(0 if rng is None else rng)
     cap = capacity(network, hardware)
-    levels, maps = coarsen(network, cap, rng)
+    levels, maps = coarsen(network, cap, rng, window)
     part, _ = uncoarsen(levels, maps, cap, rng, passes)
     return checked_partition(network, hardware, part, "hierarchical")
 

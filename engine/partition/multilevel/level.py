@@ -27,12 +27,10 @@ class Level:
     node → h-edge incidence, and per node: neurons, synapses, distinct inbound axons."""
 
     ptr: np.ndarray
-    pins: np.ndarray
+    pins: np.ndarray  # int32: half the memory of every level's pins
     src_dest: np.ndarray
     w: np.ndarray
     m: np.ndarray
-    inc_ptr: np.ndarray
-    inc: np.ndarray
     neurons: np.ndarray
     synapses: np.ndarray
     axons: np.ndarray
@@ -42,15 +40,17 @@ class Level:
         return self.neurons.size
 
     def hedges(self):
-        return self.ptr, self.pins, self.src_dest, self.w, self.m, self.inc_ptr, self.inc
+        """The h-edges with the node → h-edge incidence, built here (O(pins)) rather than
+        kept for every level: only the level being worked on holds one."""
+        inc_ptr, inc = transpose(self.ptr, self.pins, self.n, dtype=np.int32)
+        return self.ptr, self.pins, self.src_dest, self.w, self.m, inc_ptr, inc
 
     def loads(self):
         return self.neurons, self.synapses, self.axons
 
 
 def make_level(ptr, pins, src_dest, w, m, neurons, synapses, axons) -> Level:
-    inc_ptr, inc = transpose(ptr, pins, neurons.size)
-    return Level(ptr, pins, src_dest, w, m, inc_ptr, inc, neurons, synapses, axons)
+    return Level(ptr, pins.astype(np.int32, copy=False), src_dest, w, m, neurons, synapses, axons)
 
 
 def caps_of(cap: Capacity) -> tuple[int, int, int]:

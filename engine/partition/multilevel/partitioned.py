@@ -14,7 +14,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["pin_slots", "scan", "slot_add", "workspace"]
+__all__ = ["alone_counts", "other_pin", "pin_slots", "scan", "slot_add", "workspace"]
 
 
 @numba.njit(cache=True)
@@ -61,28 +61,62 @@ def scan(u, hg, part, slots, work):
 
 @numba.njit(cache=True)
 def slot_add(g, base, p, delta, slots):
-    """Add ``delta`` pins of h-edge g (pins from ``base``) in partition p."""
+    """Add ``delta`` pins of h-edge g (pins from ``base``) in partition p; returns
+    the h-edge's new pin count in p."""
     sl_part, sl_cnt, n_sl = slots
     for i in range(n_sl[g]):
         if sl_part[base + i] == p:
             sl_cnt[base + i] += delta
-            if sl_cnt[base + i] == 0:  # keep the slots packed
+            cnt = sl_cnt[base + i]
+            if cnt == 0:  # keep the slots packed
                 last = base + n_sl[g] - 1
                 sl_part[base + i] = sl_part[last]
                 sl_cnt[base + i] = sl_cnt[last]
                 n_sl[g] -= 1
-            return
+            return cnt
     sl_part[base + n_sl[g]] = p
     sl_cnt[base + n_sl[g]] = delta
     n_sl[g] += 1
+    return delta
+
+
+@numba.njit(cache=True)
+def alone_counts(ptr, pins, part, slots, k):
+    """Per node: in how many of its h-edges it is the only pin of its partition. Only
+    such a node can have a move that lowers λ−1 (leaving a partition where others
+    stay removes no block from any h-edge)."""
+    sl_part, sl_cnt, n_sl = slots
+    alone = np.zeros(part.size, dtype=np.int64)
+    lone = np.full(k, -1, dtype=np.int64)  # the last h-edge where partition p had one pin
+    for g in range(ptr.size - 1):
+        base = ptr[g]
+        any_lone = False
+        for i in range(n_sl[g]):
+            if sl_cnt[base + i] == 1:
+                lone[sl_part[base + i]] = g
+                any_lone = True
+        if any_lone:
+            for j in range(base, ptr[g + 1]):
+                if lone[part[pins[j]]] == g:
+                    alone[pins[j]] += 1
+    return alone
+
+
+@numba.njit(cache=True)
+def other_pin(ptr, pins, part, g, p, u):
+    """A pin of h-edge g in partition p other than u (the only one, where it is called)."""
+    for j in range(ptr[g], ptr[g + 1]):
+        if part[pins[j]] == p and pins[j] != u:
+            return pins[j]
+    return -1
 
 
 @numba.njit(cache=True)
 def pin_slots(ptr, pins, part, k):
     """Pin counts per partition (of ``k``) per h-edge, assigned pins only, in slots
     aligned with the pins: an h-edge spans at most as many partitions as it has pins."""
-    sl_part = np.empty(pins.size, dtype=np.int64)
-    sl_cnt = np.zeros(pins.size, dtype=np.int64)
+    sl_part = np.empty(pins.size, dtype=np.int32)
+    sl_cnt = np.zeros(pins.size, dtype=np.int32)
     n_sl = np.zeros(ptr.size - 1, dtype=np.int64)
     seen = np.full(k, -1, dtype=np.int64)  # last h-edge that gave partition p a slot
     where = np.empty(k, dtype=np.int64)
