@@ -124,9 +124,11 @@ def _match(hg, loads, order, frozen, caps, max_pairs, window):
     n = nn.size
     partner = np.full(n, -1, dtype=np.int64)
     shared = np.zeros(n, dtype=np.int64)
-    score = np.zeros(n, dtype=np.float64)
-    inter = np.zeros(n, dtype=np.int64)
-    stamp = np.full(n, -1, dtype=np.int64)
+    # per node, in one cache line: the last node that rated it (-2: frozen), its rating
+    # and shared axons (integers, exact in a float64)
+    cell = np.zeros((n, 4), dtype=np.float64)
+    for v in range(n):
+        cell[v, 0] = -2.0 if frozen[v] else -1.0
     tried = np.full(n, -1, dtype=np.int64)
     touched = np.empty(n, dtype=np.int64)
     pairs = 0
@@ -154,31 +156,36 @@ def _match(hg, loads, order, frozen, caps, max_pairs, window):
                 if j >= b:
                     j -= size
                 v = pins[j]
-                if v == u or frozen[v]:
+                seen = cell[v, 0]
+                if v == u or seen == -2.0:
                     continue
-                if stamp[v] != u:
-                    stamp[v] = u
-                    score[v] = 0.0
-                    inter[v] = 0
+                if seen != u:
+                    cell[v, 0] = u
+                    cell[v, 1] = 0.0
+                    cell[v, 2] = 0.0
                     touched[n_touched] = v
                     n_touched += 1
-                score[v] += weight
+                cell[v, 1] += weight
                 if u_dest and (j > a or src_dest[g]):
-                    inter[v] += m[g]
+                    cell[v, 2] += m[g]
         best, best_shared = -1, 0
         if not sampled:  # every neighbour seen, with its exact shared axons
             fits_any = False
             for i in range(n_touched):
                 v = touched[i]
-                if not fits(v, u, nn, ns, na, nn, ns, na, inter[v], caps):
+                inter = np.int64(cell[v, 2])
+                if not fits(v, u, nn, ns, na, nn, ns, na, inter, caps):
                     continue
                 fits_any = True  # merged nodes only grow: a neighbour u cannot fit stays so
                 if partner[v] < 0 and (
-                    best < 0 or score[v] > score[best] or (score[v] == score[best] and v < best)
+                    best < 0
+                    or cell[v, 1] > cell[best, 1]
+                    or (cell[v, 1] == cell[best, 1] and v < best)
                 ):
-                    best, best_shared = v, inter[v]
+                    best, best_shared = v, inter
             if best < 0 and not fits_any:
                 frozen[u] = True
+                cell[u, 0] = -2.0
         else:  # the best-rated few, re-rated exactly: the exact best of them that fits
             best_score = 0.0
             for _ in range(CANDIDATES):
@@ -187,7 +194,7 @@ def _match(hg, loads, order, frozen, caps, max_pairs, window):
                     x = touched[i]
                     if partner[x] >= 0 or tried[x] == u:
                         continue
-                    if v < 0 or score[x] > score[v] or (score[x] == score[v] and x < v):
+                    if v < 0 or cell[x, 1] > cell[v, 1] or (cell[x, 1] == cell[v, 1] and x < v):
                         v = x
                 if v < 0:
                     break
