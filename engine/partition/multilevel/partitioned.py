@@ -24,8 +24,8 @@ def scan(u, hg, part, slots, work):
     (``has``); for u's own partition: the weight of the h-edges only u holds there and
     how many of u's axons other nodes there still receive. Returns (partitions touched,
     total weight, removal gain, axons kept)."""
-    ptr, pins, src_dest, w, m, inc_ptr, inc = hg
-    sl_part, sl_cnt, n_sl = slots
+    ptr, _, src_dest, w, m, inc_ptr, inc = hg
+    sl, n_sl, source = slots
     stamp, conn, has, touched = work
     own = part[u]
     total, gain, kept = 0.0, 0.0, 0
@@ -33,13 +33,13 @@ def scan(u, hg, part, slots, work):
     for t in range(inc_ptr[u], inc_ptr[u + 1]):
         g = inc[t]
         base = ptr[g]
-        sc = pins[base]
+        sc = source[g]
         u_dest = u != sc or src_dest[g]
         p_src = part[sc] if not src_dest[g] else -2  # the source pin is no destination
         total += w[g]
         for i in range(n_sl[g]):
-            p = sl_part[base + i]
-            cnt = sl_cnt[base + i]
+            p = sl[base + i, 0]
+            cnt = sl[base + i, 1]
             dest_cnt = cnt - 1 if p == p_src else cnt
             if p == own:
                 if cnt == 1:
@@ -63,19 +63,19 @@ def scan(u, hg, part, slots, work):
 def slot_add(g, base, p, delta, slots):
     """Add ``delta`` pins of h-edge g (pins from ``base``) in partition p; returns
     the h-edge's new pin count in p."""
-    sl_part, sl_cnt, n_sl = slots
+    sl, n_sl, _ = slots
     for i in range(n_sl[g]):
-        if sl_part[base + i] == p:
-            sl_cnt[base + i] += delta
-            cnt = sl_cnt[base + i]
+        if sl[base + i, 0] == p:
+            sl[base + i, 1] += delta
+            cnt = sl[base + i, 1]
             if cnt == 0:  # keep the slots packed
                 last = base + n_sl[g] - 1
-                sl_part[base + i] = sl_part[last]
-                sl_cnt[base + i] = sl_cnt[last]
+                sl[base + i, 0] = sl[last, 0]
+                sl[base + i, 1] = sl[last, 1]
                 n_sl[g] -= 1
             return cnt
-    sl_part[base + n_sl[g]] = p
-    sl_cnt[base + n_sl[g]] = delta
+    sl[base + n_sl[g], 0] = p
+    sl[base + n_sl[g], 1] = delta
     n_sl[g] += 1
     return delta
 
@@ -85,15 +85,15 @@ def alone_counts(ptr, pins, part, slots, k):
     """Per node: in how many of its h-edges it is the only pin of its partition. Only
     such a node can have a move that lowers λ−1 (leaving a partition where others
     stay removes no block from any h-edge)."""
-    sl_part, sl_cnt, n_sl = slots
+    sl, n_sl, _ = slots
     alone = np.zeros(part.size, dtype=np.int64)
     lone = np.full(k, -1, dtype=np.int64)  # the last h-edge where partition p had one pin
     for g in range(ptr.size - 1):
         base = ptr[g]
         any_lone = False
         for i in range(n_sl[g]):
-            if sl_cnt[base + i] == 1:
-                lone[sl_part[base + i]] = g
+            if sl[base + i, 1] == 1:
+                lone[sl[base + i, 0]] = g
                 any_lone = True
         if any_lone:
             for j in range(base, ptr[g + 1]):
@@ -114,13 +114,16 @@ def other_pin(ptr, pins, part, g, p, u):
 @numba.njit(cache=True)
 def pin_slots(ptr, pins, part, k):
     """Pin counts per partition (of ``k``) per h-edge, assigned pins only, in slots
-    aligned with the pins: an h-edge spans at most as many partitions as it has pins."""
-    sl_part = np.empty(pins.size, dtype=np.int32)
-    sl_cnt = np.zeros(pins.size, dtype=np.int32)
+    aligned with the pins: an h-edge spans at most as many partitions as it has pins.
+    Returns the slots (partition, count), the slots in use per h-edge, and the source
+    node of every h-edge (read on every scan: kept per h-edge, not per pin)."""
+    sl = np.zeros((pins.size, 2), dtype=np.int32)  # (partition, pins in it): one cache line
     n_sl = np.zeros(ptr.size - 1, dtype=np.int64)
+    source = np.empty(ptr.size - 1, dtype=np.int64)  # per h-edge: fewer cache misses than pins
     seen = np.full(k, -1, dtype=np.int64)  # last h-edge that gave partition p a slot
     where = np.empty(k, dtype=np.int64)
     for g in range(ptr.size - 1):
+        source[g] = pins[ptr[g]]
         for j in range(ptr[g], ptr[g + 1]):
             p = part[pins[j]]
             if p < 0:
@@ -128,10 +131,10 @@ def pin_slots(ptr, pins, part, k):
             if seen[p] != g:
                 seen[p] = g
                 where[p] = ptr[g] + n_sl[g]
-                sl_part[where[p]] = p
+                sl[where[p], 0] = p
                 n_sl[g] += 1
-            sl_cnt[where[p]] += 1
-    return sl_part, sl_cnt, n_sl
+            sl[where[p], 1] += 1
+    return sl, n_sl, source
 
 
 @numba.njit(cache=True)
