@@ -255,8 +255,7 @@ def test_coarse_nodes_carry_exact_loads_and_refinement_keeps_them(window):
     node = np.arange(net.n_neurons)
     synapses = np.bincount(net.indices, minlength=net.n_neurons)
     for depth, level in enumerate(levels):
-        if depth:
-            node = maps[depth - 1][node]
+        node = maps[depth][node]  # neuron → level-0 node, then level to level
         np.testing.assert_array_equal(level.neurons, np.bincount(node, minlength=level.n))
         np.testing.assert_array_equal(
             level.synapses, np.bincount(node, weights=synapses, minlength=level.n)
@@ -278,7 +277,9 @@ def test_refinement_ends_where_no_single_move_that_fits_lowers_connectivity():
     net, hw = load_network_spec("rand:n=600,card=24"), HARDWARE["tight"]
     cap = capacity(net, hw)
     levels, maps = coarsen(net, cap, np.random.default_rng(1), window=8)
-    part, (pn, ps, pa) = uncoarsen(levels, maps, cap, np.random.default_rng(1), passes=200)
+    neuron_part, (pn, ps, pa) = uncoarsen(levels, maps, cap, np.random.default_rng(1), 200)
+    part = np.empty_like(neuron_part)
+    part[maps[0]] = neuron_part  # level 0's nodes are the neurons renumbered
     lv = levels[0]
     k, n_g = pn.size, lv.ptr.size - 1
     edge = np.repeat(np.arange(n_g), np.diff(lv.ptr))

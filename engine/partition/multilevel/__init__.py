@@ -78,7 +78,7 @@ def hierarchical(
 
 
 def uncoarsen(levels, maps, cap: Capacity, rng, passes: int):
-    """Pack the coarsest nodes, then refine level by level. Returns the finest level's
+    """Pack the coarsest nodes, then refine level by level. Returns the neurons'
     partition (ids contiguous) and the loads (neurons, synapses, axons) per partition."""
     caps = caps_of(cap)
     level = levels[-1]
@@ -89,8 +89,7 @@ def uncoarsen(levels, maps, cap: Capacity, rng, passes: int):
         for r in range(passes):
             orders[r] = rng.permutation(level.n)
         refine(level.hedges(), level.loads(), part, loads, orders, caps)
-        if depth:
-            part = part[maps[depth - 1]]
+        part = part[maps[depth]]  # onto the finer level's nodes; at last, the neurons
     used = np.flatnonzero(loads[0] > 0)  # refinement may have emptied partitions
     relabel = np.zeros(loads[0].size, dtype=np.int64)
     relabel[used] = np.arange(used.size)

@@ -15,34 +15,47 @@ import numpy as np
 
 from engine.hypergraph import incidence
 from engine.network import Network
+from engine.ordering import greedy_order
 from engine.partition.multilevel.level import Level, caps_of, fits, make_level
 from engine.resources import Capacity, require_each_neuron_fits
 
-__all__ = ["CANDIDATES", "WINDOW", "coarsen"]
+__all__ = ["CANDIDATES", "ROUNDS", "WINDOW", "coarsen"]
 
 WINDOW = 32  # pins of an h-edge a node rates its neighbours over
 CANDIDATES = 8  # best sample-rated neighbours re-rated exactly
+ROUNDS = 1  # rounds of pairing per kept level
 
 
 def coarsen(
-    network: Network, cap: Capacity, rng, window: int = WINDOW
+    network: Network, cap: Capacity, rng, window: int = WINDOW, rounds: int = ROUNDS
 ) -> tuple[list[Level], list[np.ndarray]]:
-    """The levels, finest first, and the node maps from each level to the next;
-    ``window`` bounds the pins of an h-edge a node rates its neighbours over."""
+    """The levels, finest first, and the node maps: from neurons to level 0's nodes,
+    then from each level to the next;
+    ``window`` bounds the pins of an h-edge a node rates its neighbours over; a level
+    is kept every ``rounds`` rounds of pairing (the levels in between are only
+    stepped through, so uncoarsening refines fewer, about 2^rounds times smaller
+    each)."""
     n = network.n_neurons
     inc = incidence(network)
     synapses = inc.synapses + cap.per_neuron  # a neuron's own memory, in synapse entries
     axons = inc.axons.astype(np.int64)
     require_each_neuron_fits(network, cap, axons, synapses)
-    ptr, pins, src_dest = _first_level(inc.out_ptr, inc.out_idx)
+    # level-0 nodes numbered in a connectivity order (Alg. 2): a node's neighbours, and
+    # the h-edges they source, sit close in memory, so every phase reads fewer lines
+    order = greedy_order(inc.out_ptr, inc.out_idx, network.rate, n)
+    rank = np.empty(n, dtype=np.int64)
+    rank[order] = np.arange(n)
+    ptr, pins, src_dest, src = _first_level(inc.out_ptr, inc.out_idx, order, rank)
     del inc  # both directions of every pin: the largest arrays, not needed any more
-    w, m = network.rate[pins[ptr[:-1]]], np.ones(ptr.size - 1, dtype=np.int64)
-    level = make_level(ptr, pins, src_dest, w, m, np.ones(n, dtype=np.int64), synapses, axons)
+    w, m = network.rate[src], np.ones(ptr.size - 1, dtype=np.int64)
+    ones = np.ones(n, dtype=np.int64)
+    level = make_level(ptr, pins, src_dest, w, m, ones, synapses[order], axons[order])
     del pins
-    levels, maps = [level], []
+    levels, maps = [level], [rank]
     target = -(-n // cap.neurons)
     frozen = np.zeros(n, dtype=np.bool_)  # nodes with no neighbour they fit with, ever
     keys = np.random.default_rng(0x5EED).integers(1, 2**63, size=(2, n), dtype=np.int64)
+    step = 0
     while level.n > target:
         order = rng.permutation(level.n).astype(np.int64)
         partner, shared = _match(
@@ -51,8 +64,13 @@ def coarsen(
         if not np.any(partner >= 0):
             break
         cmap, level, frozen = _coarser(level, partner, shared, frozen, keys)
-        levels.append(level)
-        maps.append(cmap)
+        if len(levels) > 1 and step % rounds:  # an in-between level: fold it into the last
+            maps[-1] = cmap[maps[-1]]
+            levels[-1] = level
+        else:
+            levels.append(level)
+            maps.append(cmap)
+        step += 1
     return levels, maps
 
 
@@ -78,33 +96,37 @@ def _coarser(level: Level, partner, shared, frozen, keys):
 
 
 @numba.njit(cache=True)
-def _first_level(out_ptr, out_idx):
-    """Level-0 h-edges: [source, destinations other than the source]; a flag per h-edge
-    when the source is its own destination. H-edges left with one pin are dropped (they
-    cost nothing and their axon is already in the node's inbound count)."""
+def _first_level(out_ptr, out_idx, order, rank):
+    """Level-0 h-edges, nodes renumbered by ``rank`` (node ``rank[v]`` is neuron v) and
+    h-edges in ``order`` of their source: [source, destinations other than the source];
+    a flag per h-edge when the source is its own destination, and the source neuron.
+    H-edges left with one pin are dropped (they cost nothing and their axon is already
+    in the node's inbound count)."""
     n = out_ptr.size - 1
     ptr = np.zeros(n + 1, dtype=np.int64)
     pins = np.empty(out_idx.size + n, dtype=np.int32)
     src_dest = np.zeros(n, dtype=np.bool_)
+    src = np.empty(n, dtype=np.int64)
     g, t = 0, 0
-    for s in range(n):
+    for s in order:
         start = t
-        pins[t] = s
+        pins[t] = rank[s]
         t += 1
         flag = False
         for k in range(out_ptr[s], out_ptr[s + 1]):
             if out_idx[k] == s:
                 flag = True
             else:
-                pins[t] = out_idx[k]
+                pins[t] = rank[out_idx[k]]
                 t += 1
         if t - start == 1:
             t = start
             continue
         src_dest[g] = flag
+        src[g] = s
         g += 1
         ptr[g] = t
-    return ptr[: g + 1].copy(), pins[:t].copy(), src_dest[:g].copy()
+    return ptr[: g + 1].copy(), pins[:t].copy(), src_dest[:g].copy(), src[:g].copy()
 
 
 @numba.njit(cache=True)

@@ -62,5 +62,5 @@ def pack(hg, loads, order, caps):
         ps[best] += ns[u]
         pa[best] += gained
         for t in range(inc_ptr[u], inc_ptr[u + 1]):
-            slot_add(inc[t], ptr[inc[t]], best, 1, slots)
+            slot_add(inc[t], best, 1, u, slots)
     return part, (pn[:k].copy(), ps[:k].copy(), pa[:k].copy())

@@ -13,7 +13,6 @@ import numpy as np
 from engine.partition.multilevel.level import fits
 from engine.partition.multilevel.partitioned import (
     alone_counts,
-    other_pin,
     pin_slots,
     scan,
     slot_add,
@@ -36,23 +35,27 @@ def refine(hg, loads, part, part_loads, orders, caps):
     partition in some h-edge (``alone``) can lower λ−1; and after the first pass only
     a node that a move touched is scanned again — a pin of an h-edge where a move took
     some partition's pin count across 0, 1 or 2 (the counts its gains, conn and axon
-    shares depend on), or a node whose best move the limits blocked (a move may have
-    freed room)."""
+    shares depend on; such an h-edge is marked, O(1), and a node reads its h-edges'
+    marks, not their slots), or a node whose best move the limits blocked (a move
+    may have freed room). A move costs O(Σ λ) over the node's h-edges: the pin left
+    alone in a partition is the XOR its slot keeps."""
     ptr, pins, _, _, _, inc_ptr, inc = hg
     nn, ns, na = loads
     pn, ps, pa = part_loads
     slots = pin_slots(ptr, pins, part, pn.size)
-    alone = alone_counts(ptr, pins, part, slots, pn.size)
+    sl = slots[0]
+    alone = alone_counts(ptr, pins, part, slots)
     work = workspace(pn.size)
     stamp, conn, has, touched = work
-    mark = np.zeros(part.size, dtype=np.int64)  # the last pass a move touched the node in
+    blocked_in = np.full(part.size, -1, dtype=np.int64)  # the last pass the limits blocked u
+    changed_in = np.full(ptr.size - 1, -1, dtype=np.int64)  # the last pass a count crossed 0–2
     moves = 0
     for r in range(orders.shape[0]):
         moved = 0
         stamp[:] = -1  # the stamps hold node ids: forget the previous pass
         for u in orders[r]:
-            if alone[u] == 0 or (r > 0 and mark[u] < r):  # nothing that can move u changed
-                continue
+            if alone[u] == 0 or (r > 0 and not _touched(u, r, blocked_in, changed_in, hg)):
+                continue  # no move can lower λ−1, or nothing that decides u's moves changed
             n_t, total, gain, kept = scan(u, hg, part, slots, work)
             best, best_gain, blocked = -1, EPS, False
             for i in range(n_t):
@@ -65,7 +68,7 @@ def refine(hg, loads, part, part_loads, orders, caps):
                         blocked = True
             if best < 0:
                 if blocked:
-                    mark[u] = r + 1
+                    blocked_in[u] = r
                 continue
             own = part[u]
             pn[own] -= nn[u]
@@ -76,22 +79,37 @@ def refine(hg, loads, part, part_loads, orders, caps):
             pa[best] += na[u] - has[best]
             for t in range(inc_ptr[u], inc_ptr[u + 1]):
                 g = inc[t]
-                left = slot_add(g, ptr[g], own, -1, slots)
+                i = slot_add(g, own, -1, u, slots)
+                left = sl[i, 1] if i >= 0 else 0
                 if left == 0:
                     alone[u] -= 1
                 elif left == 1:
-                    alone[other_pin(ptr, pins, part, g, own, u)] += 1
-                now = slot_add(g, ptr[g], best, 1, slots)
+                    alone[sl[i, 2]] += 1  # the one pin left there
+                i = slot_add(g, best, 1, u, slots)
+                now = sl[i, 1]
                 if now == 1:
                     alone[u] += 1
                 elif now == 2:
-                    alone[other_pin(ptr, pins, part, g, best, u)] -= 1
+                    alone[sl[i, 2] ^ u] -= 1  # the pin that was alone there
                 if left <= 1 or now <= 2:
-                    for j in range(ptr[g], ptr[g + 1]):
-                        mark[pins[j]] = r + 1
+                    changed_in[g] = r
             part[u] = best
             moved += 1
         moves += moved
         if moved == 0:
             break
     return moves
+
+
+@numba.njit(cache=True)
+def _touched(u, r, blocked_in, changed_in, hg):
+    """Whether anything that decides u's moves changed since u's scan in pass r − 1:
+    the limits blocked u then (room may have been freed), or one of its h-edges had a
+    count cross 0, 1 or 2 in pass r − 1 or r."""
+    if blocked_in[u] >= r - 1:
+        return True
+    inc_ptr, inc = hg[5], hg[6]
+    for t in range(inc_ptr[u], inc_ptr[u + 1]):  # noqa: SIM110 (a loop numba compiles)
+        if changed_in[inc[t]] >= r - 1:
+            return True
+    return False
