@@ -10,7 +10,8 @@ over the levels of ``level`` and the pin counts of ``partitioned``.
    or at ⌈n / C_npc⌉ nodes (the last round stops pairing when it gets there). The
    affinity is rated over at most ``WINDOW`` pins of each h-edge (a run at a hashed
    offset, weighted up to stay unbiased), so a round costs O(pins · WINDOW), not
-   O(Σ |g|²); a pair rated so is tested against the limits with its exact shared axons.
+   O(Σ |g|²); the best few so rated are re-rated exactly (with their exact shared
+   axons for the limits). A level is kept every ``ROUNDS`` rounds.
 2. *Initial partition* — the coarsest nodes are packed greedily into as few
    partitions as the limits allow: largest share of a limit first, into the fitting
    partition its h-edges connect most weight to, else the first that fits, else a new
@@ -26,8 +27,10 @@ over the levels of ``level`` and the pin counts of ``partitioned``.
    are looked at again — exact filters: they skip no move.
    Partitions emptied by moves disappear.
 
-The levels keep their pins as int32 and build their node → h-edge incidence only while
-they are worked on, so the hierarchy costs 4 bytes per pin per level.
+The neurons are numbered in Alg. 2's connectivity order first, so that neighbours sit
+close in memory; the levels keep their pins as int32 and build their node → h-edge
+incidence only while they are worked on, so the hierarchy costs 4 bytes per pin per
+kept level.
 
 Core limits stay exact at every level: a coarse node carries its neuron count, its
 inbound synapse count and its number of *distinct* inbound axons (original h-edges).
