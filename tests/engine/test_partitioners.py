@@ -8,7 +8,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from engine.errors import CapacityError
+from engine.errors import CapacityError, SpecError
 from engine.hardware import Hardware, load_hardware
 from engine.mapping import Partition
 from engine.network import Network
@@ -270,14 +270,20 @@ def test_coarse_nodes_carry_exact_loads_and_refinement_keeps_them(window):
     np.testing.assert_array_equal(loads[2], stats.axons)
 
 
-def test_refinement_ends_where_no_single_move_that_fits_lowers_connectivity():
+@pytest.mark.parametrize(
+    "seed, rounds, axons",
+    [(1, 2, 1024), (2, 1, 1024), (3, 2, 120)],  # 120 axons a core: the axon limit binds
+)
+def test_refinement_ends_where_no_single_move_that_fits_lowers_connectivity(seed, rounds, axons):
     """The refinement's filters (only a node alone in its partition in some h-edge is
-    scanned; later passes only nodes a move touched) skip no move: when a pass moves
-    nothing, a brute-force check over every node and partition finds none either."""
-    net, hw = load_network_spec("rand:n=600,card=24"), HARDWARE["tight"]
+    scanned; later passes only nodes a move touched or the limits blocked) skip no move:
+    when a pass moves nothing, a brute-force check over every node and partition finds
+    none either."""
+    net = load_network_spec("rand:n=600,card=24")
+    hw = with_limits("hypergraph-small", neurons=64, inbound_axons=axons, synapses=4096)
     cap = capacity(net, hw)
-    levels, maps = coarsen(net, cap, np.random.default_rng(1), window=8)
-    neuron_part, (pn, ps, pa) = uncoarsen(levels, maps, cap, np.random.default_rng(1), 200)
+    levels, maps = coarsen(net, cap, np.random.default_rng(seed), window=8, rounds=rounds)
+    neuron_part, (pn, ps, pa) = uncoarsen(levels, maps, cap, np.random.default_rng(seed), 200)
     part = np.empty_like(neuron_part)
     part[maps[0]] = neuron_part  # level 0's nodes are the neurons renumbered
     lv = levels[0]
@@ -302,6 +308,13 @@ def test_refinement_ends_where_no_single_move_that_fits_lowers_connectivity():
         better = (gain > 1e-9) & fit
         better[own] = False
         assert not better.any(), (u, np.flatnonzero(better))
+
+
+@pytest.mark.parametrize("param", [{"window": 0}, {"rounds": 0}])
+def test_hierarchical_refuses_a_window_or_rounds_below_one(param):
+    net, hw = load_network_spec("rand:n=300,card=8"), HARDWARE["tight"]
+    with pytest.raises(SpecError, match="must be ≥ 1"):
+        coarsen(net, capacity(net, hw), np.random.default_rng(0), **param)
 
 
 def test_refinement_only_lowers_connectivity():

@@ -9,7 +9,7 @@ over the levels of ``level`` and the pin counts of ``partitioned``.
    one core; pairs become nodes and identical h-edges merge. Stops when no pair forms
    or at ⌈n / C_npc⌉ nodes (the last round stops pairing when it gets there). The
    affinity is rated over at most ``WINDOW`` pins of each h-edge (a run at a hashed
-   offset, weighted up to stay unbiased), so a round costs O(pins · WINDOW), not
+   offset, an h-edge of s pins weighted by s/WINDOW), so a round costs O(pins · WINDOW), not
    O(Σ |g|²); the best few so rated are re-rated exactly (with their exact shared
    axons for the limits). A level is kept every ``ROUNDS`` rounds.
 2. *Initial partition* — the coarsest nodes are packed greedily into as few

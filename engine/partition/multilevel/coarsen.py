@@ -13,6 +13,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from engine.errors import CapacityError, SpecError
 from engine.hypergraph import incidence
 from engine.network import Network
 from engine.ordering import greedy_order
@@ -36,6 +37,12 @@ def coarsen(
     stepped through, so uncoarsening refines fewer, about 2^rounds times smaller
     each)."""
     n = network.n_neurons
+    if window < 1 or rounds < 1:
+        raise SpecError(f"hierarchical: window ({window}) and rounds ({rounds}) must be ≥ 1")
+    if n >= 2**31:  # pins, slots and their XORs are int32
+        raise CapacityError(
+            f"hierarchical handles up to 2^31 − 1 neurons, not {n}: use sequential-ordered"
+        )
     inc = incidence(network)
     synapses = inc.synapses + cap.per_neuron  # a neuron's own memory, in synapse entries
     axons = inc.axons.astype(np.int64)
@@ -134,9 +141,11 @@ def _match(hg, loads, order, frozen, caps, max_pairs, window):
     """One edge-coarsening round. Returns partner (or -1) and, on the node that chose
     the pair, the pair's shared inbound axons. Marks nodes that fit no neighbour.
 
-    A node rates its neighbours over at most ``window`` pins of each h-edge (a run
-    from a position hashed from node and h-edge; an h-edge of s > window pins counts
-    with weight w·s/window, so the rating is an unbiased estimate of the affinity):
+    A node rates its neighbours over at most ``window`` pins of each h-edge: a run
+    of consecutive pins from an offset hashed from node and h-edge (each pin as likely
+    to be rated, over the offsets; a systematic sample spread over the whole h-edge
+    rated worse on rand networks); an h-edge of s > window pins counts with weight
+    w·s/window (the affinity estimated):
     O(pins · window) per round instead of O(Σ |g|²). The best ``CANDIDATES`` so rated
     are then rated exactly, with their exact shared axons for the limit test (a merge
     of the two incidence lists), and u pairs with the exact best that fits; such a
