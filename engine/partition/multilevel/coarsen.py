@@ -175,7 +175,8 @@ def _match(hg, loads, order, frozen, caps, max_pairs, window):
             a, b = ptr[g], ptr[g + 1]
             size = b - a
             sc = pins[a]
-            u_dest = u != sc or src_dest[g]
+            dest0 = src_dest[g]  # the source pin (j = a) is a destination too
+            u_dest = u != sc or dest0
             take, first, weight = size, a, w[g]
             if size > window:
                 sampled = True
@@ -190,15 +191,14 @@ def _match(hg, loads, order, frozen, caps, max_pairs, window):
                 seen = cell[v, 0]
                 if v == u or seen == -2.0:
                     continue
-                if seen != u:
-                    cell[v, 0] = u
-                    cell[v, 1] = 0.0
-                    cell[v, 2] = 0.0
-                    touched[n_touched] = v
-                    n_touched += 1
-                cell[v, 1] += weight
-                if u_dest and (j > a or src_dest[g]):
-                    cell[v, 2] += m[g]
+                # without branches on "first rating of v by u" (taken half the time):
+                # keep = 0 restarts v's rating and shared axons, and appends v to touched
+                keep = 1.0 if seen == u else 0.0
+                cell[v, 0] = u
+                cell[v, 1] = cell[v, 1] * keep + weight
+                cell[v, 2] = cell[v, 2] * keep + (m[g] if u_dest and (j > a or dest0) else 0)
+                touched[n_touched] = v
+                n_touched += 1 - np.int64(keep)
         best, best_shared = -1, 0
         if not sampled:  # every neighbour seen, with its exact shared axons
             fits_any = False
