@@ -7,8 +7,8 @@ pin count in each and the XOR of those pins' ids (which *is* the pin where the c
 one: the refinement finds a partition's last pin of an h-edge in O(1)), in
 min(|g|, k) slots per h-edge; ``slot_add`` moves a pin; ``scan`` answers the question
 for one node in O(Σ λ) over its h-edges. A record per h-edge (first slot, slots in use,
-source node) keeps a scan's reads per h-edge to a few cache lines. The hypergraph
-itself never changes (as in Mt-KaHyPar's partitioned hypergraph).
+source node and its partition) keeps a scan's reads per h-edge to a few cache lines.
+The hypergraph itself never changes (as in Mt-KaHyPar's partitioned hypergraph).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def scan(u, hg, part, slots, work):
         g = inc[t]
         base, used, sc = net[g, 0], net[g, 1], net[g, 2]
         u_dest = u != sc or src_dest[g]
-        p_src = part[sc] if not src_dest[g] else -2  # the source pin is no destination
+        p_src = net[g, 3] if not src_dest[g] else -2  # the source pin is no destination
         total += w[g]
         for i in range(base, base + used):
             p = sl[i, 0]
@@ -67,6 +67,8 @@ def slot_add(g, p, delta, v, slots):
     longer holds a pin of g."""
     sl, net = slots
     base, used = net[g, 0], net[g, 1]
+    if v == net[g, 2]:  # the source's partition, kept with the h-edge
+        net[g, 3] = p if delta > 0 else -1
     for i in range(base, base + used):
         if sl[i, 0] == p:
             sl[i, 1] += delta
@@ -103,13 +105,14 @@ def pin_slots(ptr, pins, part, k):
     """Pin counts per partition (of ``k``) per h-edge, assigned pins only, in
     min(|g|, k) slots per h-edge (an h-edge spans at most that many partitions).
     Returns the slots (partition, count, XOR of the pins' ids) and a record per h-edge
-    (first slot, slots in use, source node)."""
+    (first slot, slots in use, source node, the source's partition)."""
     n_g = ptr.size - 1
     net = np.zeros((n_g, 4), dtype=np.int64)
     total = 0
     for g in range(n_g):
         net[g, 0] = total
         net[g, 2] = pins[ptr[g]]
+        net[g, 3] = part[pins[ptr[g]]]
         total += min(ptr[g + 1] - ptr[g], k)
     sl = np.zeros((total, 3), dtype=np.int32)
     seen = np.full(k, -1, dtype=np.int64)  # last h-edge that gave partition p a slot
