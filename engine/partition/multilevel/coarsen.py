@@ -155,11 +155,13 @@ def _match(hg, loads, order, frozen, caps, max_pairs, window):
     n = nn.size
     partner = np.full(n, -1, dtype=np.int64)
     shared = np.zeros(n, dtype=np.int64)
-    # per node, in one cache line: the last node that rated it (-2: frozen), its rating
-    # and shared axons (integers, exact in a float64)
-    cell = np.zeros((n, 4), dtype=np.float64)
+    # per node, side by side: the last node that rated it (-2: frozen) and its rating;
+    # the shared axons only where every h-edge is rated in full (else they are exact
+    # for the few candidates, from _common)
+    cell = np.zeros((n, 2), dtype=np.float64)
     for v in range(n):
         cell[v, 0] = -2.0 if frozen[v] else -1.0
+    inter = np.zeros(n, dtype=np.int64)
     tried = np.full(n, -1, dtype=np.int64)
     touched = np.empty(n, dtype=np.int64)
     pairs = 0
@@ -171,6 +173,10 @@ def _match(hg, loads, order, frozen, caps, max_pairs, window):
         n_touched = 0
         sampled = False
         for t in range(inc_ptr[u], inc_ptr[u + 1]):
+            if ptr[inc[t] + 1] - ptr[inc[t]] > window:
+                sampled = True
+                break
+        for t in range(inc_ptr[u], inc_ptr[u + 1]):
             g = inc[t]
             a, b = ptr[g], ptr[g + 1]
             size = b - a
@@ -179,7 +185,6 @@ def _match(hg, loads, order, frozen, caps, max_pairs, window):
             u_dest = u != sc or dest0
             take, first, weight = size, a, w[g]
             if size > window:
-                sampled = True
                 take = window
                 first = a + (u * 2654435761 + np.int64(g) * 40503) % size
                 weight = w[g] * size / window
@@ -196,7 +201,9 @@ def _match(hg, loads, order, frozen, caps, max_pairs, window):
                 keep = 1.0 if seen == u else 0.0
                 cell[v, 0] = u
                 cell[v, 1] = cell[v, 1] * keep + weight
-                cell[v, 2] = cell[v, 2] * keep + (m[g] if u_dest and (j > a or dest0) else 0)
+                if not sampled:
+                    shares = m[g] if u_dest and (j > a or dest0) else 0
+                    inter[v] = inter[v] * np.int64(keep) + shares
                 touched[n_touched] = v
                 n_touched += 1 - np.int64(keep)
         best, best_shared = -1, 0
@@ -204,8 +211,7 @@ def _match(hg, loads, order, frozen, caps, max_pairs, window):
             fits_any = False
             for i in range(n_touched):
                 v = touched[i]
-                inter = np.int64(cell[v, 2])
-                if not fits(v, u, nn, ns, na, nn, ns, na, inter, caps):
+                if not fits(v, u, nn, ns, na, nn, ns, na, inter[v], caps):
                     continue
                 fits_any = True  # merged nodes only grow: a neighbour u cannot fit stays so
                 if partner[v] < 0 and (
@@ -213,7 +219,7 @@ def _match(hg, loads, order, frozen, caps, max_pairs, window):
                     or cell[v, 1] > cell[best, 1]
                     or (cell[v, 1] == cell[best, 1] and v < best)
                 ):
-                    best, best_shared = v, inter
+                    best, best_shared = v, inter[v]
             if best < 0 and not fits_any:
                 frozen[u] = True
                 cell[u, 0] = -2.0
