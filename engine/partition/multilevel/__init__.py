@@ -53,7 +53,7 @@ from engine.mapping import Partition
 from engine.network import Network
 from engine.partition import register
 from engine.partition.limits import checked_partition
-from engine.partition.multilevel.coarsen import WINDOW, coarsen
+from engine.partition.multilevel.coarsen import ROUNDS, WINDOW, coarsen
 from engine.partition.multilevel.initial import pack, pack_order
 from engine.partition.multilevel.level import caps_of
 from engine.partition.multilevel.refine import refine
@@ -64,18 +64,25 @@ __all__ = ["coarsen", "hierarchical", "uncoarsen"]
 
 @register("hierarchical")
 def hierarchical(
-    network: Network, hardware: Hardware, *, rng=None, passes: int = 4, window: int = WINDOW
+    network: Network,
+    hardware: Hardware,
+    *,
+    rng=None,
+    passes: int = 4,
+    window: int = WINDOW,
+    rounds: int = ROUNDS,
 ) -> Partition:
     """SNN hypergraphs §IV-A1: coarsen by second-order affinity, pack, refine while uncoarsening.
 
     ``rng`` (a Generator or a seed; None = seed 0) orders the coarsening and refinement
     visits. ``passes`` bounds the refinement passes per level (a pass that moves
     nothing ends the level early). ``window`` bounds the pins of an h-edge the
-    coarsening rates a node's neighbours over.
+    coarsening rates a node's neighbours over; a level is kept every ``rounds``
+    pairing rounds.
     """
     rng = np.random.default_rng(0 if rng is None else rng)
     cap = capacity(network, hardware)
-    levels, maps = coarsen(network, cap, rng, window)
+    levels, maps = coarsen(network, cap, rng, window, rounds)
     part, _ = uncoarsen(levels, maps, cap, rng, passes)
     return checked_partition(network, hardware, part, "hierarchical")
 
@@ -85,13 +92,16 @@ def uncoarsen(levels, maps, cap: Capacity, rng, passes: int):
     partition (ids contiguous) and the loads (neurons, synapses, axons) per partition."""
     caps = caps_of(cap)
     level = levels[-1]
-    part, loads = pack(level.hedges(), level.loads(), pack_order(level, caps), caps)
+    hg = level.hedges()  # built per level (O(pins)): once for the coarsest, packed then refined
+    part, loads = pack(hg, level.loads(), pack_order(level, caps), caps)
     for depth in range(len(levels) - 1, -1, -1):
-        level = levels[depth]
+        if level is not levels[depth]:
+            level = levels[depth]
+            hg = level.hedges()
         orders = np.empty((passes, level.n), dtype=np.int64)
         for r in range(passes):
             orders[r] = rng.permutation(level.n)
-        refine(level.hedges(), level.loads(), part, loads, orders, caps)
+        refine(hg, level.loads(), part, loads, orders, caps)
         part = part[maps[depth]]  # onto the finer level's nodes; at last, the neurons
     used = np.flatnonzero(loads[0] > 0)  # refinement may have emptied partitions
     relabel = np.zeros(loads[0].size, dtype=np.int64)

@@ -31,11 +31,10 @@ def coarsen(
     network: Network, cap: Capacity, rng, window: int = WINDOW, rounds: int = ROUNDS
 ) -> tuple[list[Level], list[np.ndarray]]:
     """The levels, finest first, and the node maps: from neurons to level 0's nodes,
-    then from each level to the next;
-    ``window`` bounds the pins of an h-edge a node rates its neighbours over; a level
-    is kept every ``rounds`` rounds of pairing (the levels in between are only
-    stepped through, so uncoarsening refines fewer, about 2^rounds times smaller
-    each)."""
+    then from each level to the next. ``window`` bounds the pins of an h-edge a node
+    rates its neighbours over; a level is kept every ``rounds`` rounds of pairing (the
+    levels in between are only stepped through, so uncoarsening refines fewer, each
+    about 2^rounds times smaller)."""
     n = network.n_neurons
     if window < 1 or rounds < 1:
         raise SpecError(f"hierarchical: window ({window}) and rounds ({rounds}) must be ≥ 1")

@@ -86,13 +86,13 @@ def slot_add(g, p, delta, v, slots):
 
 
 @numba.njit(cache=True)
-def alone_counts(ptr, pins, part, slots):
+def alone_counts(slots, n):
     """Per node: in how many of its h-edges it is the only pin of its partition. Only
     such a node can have a move that lowers λ−1 (leaving a partition where others
-    stay removes no block from any h-edge)."""
+    stay removes no block from any h-edge). ``n``: the level's nodes."""
     sl, net = slots
-    alone = np.zeros(part.size, dtype=np.int64)
-    for g in range(ptr.size - 1):
+    alone = np.zeros(n, dtype=np.int64)
+    for g in range(net.shape[0]):
         base, used = net[g, 0], net[g, 1]
         for i in range(base, base + used):
             if sl[i, 1] == 1:

@@ -44,7 +44,7 @@ def refine(hg, loads, part, part_loads, orders, caps):
     pn, ps, pa = part_loads
     slots = pin_slots(ptr, pins, part, pn.size)
     sl = slots[0]
-    alone = alone_counts(ptr, pins, part, slots)
+    alone = alone_counts(slots, part.size)
     work = workspace(pn.size)
     stamp, conn, has, touched = work
     blocked_in = np.full(part.size, -1, dtype=np.int64)  # the last pass the limits blocked u
