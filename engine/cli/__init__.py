@@ -7,6 +7,7 @@
     meshscope map [--network SPEC] [--hardware SPEC] [--partition SPEC] [--placement NAME]
                   [--json] [--save FILE]
     meshscope convert --network SPEC --out FILE.hgr|FILE.npz
+    meshscope mesh-shape --cores N [--scheme strict-area|loose-area|square] [--json]
     meshscope evolve [--network SPEC] [--hardware SPEC] [--budget N] [--seed S] [options]
     meshscope simulate [mapping options | --pattern NAME --mesh WxH --rate R] [options]
     meshscope sweep --pattern NAME --mesh WxH --rates START:STOP:STEP [options]

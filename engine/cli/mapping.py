@@ -1,4 +1,5 @@
-"""``list``, ``evaluate``, ``map`` and ``convert``: one mapping at a time."""
+"""``list``, ``evaluate``, ``map`` and ``convert``: one mapping at a time; ``mesh-shape``: the
+mesh for a number of cores (SENMap §IV-B)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from engine.cli.common import (
 )
 from engine.defaults import DEFAULT_PLACEMENT
 from engine.errors import SpecError
+from engine.mesh_shape import SCHEMES, mesh_shape
 
 __all__ = ["LIST_KINDS", "add_commands"]
 
@@ -361,17 +363,37 @@ def cmd_info(args) -> int:
     return 0
 
 
+# ------------------------------------------------------------------ mesh-shape
+def cmd_mesh_shape(args) -> int:
+    """``mesh-shape``: the mesh a compression scheme gives a number of cores."""
+    try:
+        cores = int(args.cores)
+    except ValueError:
+        raise SpecError(
+            f"--cores must be a positive whole number (1 or more), not {args.cores!r}: "
+            "give how many cores the mesh must hold"
+        ) from None
+    rows, columns = mesh_shape(cores, args.scheme)
+    if args.json:
+        out = {"cores": cores, "scheme": args.scheme, "rows": rows, "columns": columns}
+        print(json.dumps({**out, "slots": rows * columns}, indent=2))
+        return 0
+    print(f"{rows}x{columns}")
+    return 0
+
+
 COMMANDS = {  # name -> one line of help (the top-level help needs nothing more)
     "list": "list networks, hardware, partitioners, placers …",
     "info": "a network's neurons, synapses and populations (any spec, NIR included)",
     "evaluate": "latency, energy and link loads of one mapping",
     "map": "partition and place with the SNN hypergraphs algorithms, timed",
     "convert": "write a network as hMETIS .hgr or MeshScope .npz",
+    "mesh-shape": "the mesh (rows x columns) for a number of cores (SENMap §IV-B)",
 }
 
 
 def add_commands(sub) -> None:
-    """``list``, ``info``, ``evaluate``, ``map`` and ``convert``."""
+    """``list``, ``info``, ``evaluate``, ``map``, ``convert`` and ``mesh-shape``."""
     ls = sub.add_parser("list", help=COMMANDS["list"])
     ls.add_argument("what", nargs="?", choices=LIST_KINDS, help="one kind only (default: all)")
     ls.add_argument("--json", action="store_true", help="print one JSON object instead of text")
@@ -420,3 +442,13 @@ def add_commands(sub) -> None:
     network_argument(cv, required=True, help=NETWORK_HELP.split(" (default")[0])
     cv.add_argument("--out", required=True, metavar="FILE", help="FILE.hgr (hMETIS) or FILE.npz")
     cv.set_defaults(func=cmd_convert)
+
+    ms = sub.add_parser("mesh-shape", help=COMMANDS["mesh-shape"])
+    ms.add_argument("--cores", required=True, metavar="N", help="how many cores (1 or more)")
+    ms.add_argument(
+        "--scheme", default="strict-area", metavar="SCHEME",
+        help=f"{', '.join(SCHEMES)} (default strict-area): the factor pair with the smallest "
+        "sum; a prime one core more when that shortens the perimeter; a near-square mesh",
+    )  # fmt: skip
+    ms.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    ms.set_defaults(func=cmd_mesh_shape)
