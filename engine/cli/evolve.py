@@ -1,9 +1,11 @@
-"""``evolve``: the nested evolutionary search (Loihi 2 mapping ES), with progress,
-checkpoints and hardware in the loop."""
+"""The searches: ``evolve``, the nested evolutionary strategy (Loihi 2 mapping ES), with
+progress, checkpoints and hardware in the loop; ``pareto``, multi-objective search on pymoo
+(SENMap). Both evaluate through one executor: local processes or a Dask cluster."""
 
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 
 from engine.cli.common import (
     HARDWARE_HELP,
@@ -51,15 +53,7 @@ def _evolve(args) -> int:
         resolve_hardware,
         write_mapping_file,
     )
-    from engine.search import (
-        CommandEvaluator,
-        ESConfig,
-        HistoryLog,
-        NestedES,
-        default_evaluator,
-        make_search,
-        objectives,
-    )
+    from engine.search import ESConfig, HistoryLog, NestedES, make_search, objectives
     from engine.search.genotype import check_init_k
 
     network = network_of(args)
@@ -85,57 +79,53 @@ def _evolve(args) -> int:
         if args.resume:
             raise SpecError("--start begins a new run and --resume continues one: give one")
         start = build_mapping(network, hardware, mapping_file=args.start).mapping
-    if args.evaluator_cmd:
-        if objectives[config.objective].simulated:
-            raise SpecError(
-                f"--objective {config.objective} is the simulator's; it cannot rate the "
-                "results of --evaluator-cmd (use latency or energy)"
-            )
-        evaluator = CommandEvaluator(
-            network, hardware, args.evaluator_cmd, timeout_s=args.eval_timeout, workers=args.workers
+    if args.evaluator_cmd and objectives[config.objective].simulated:
+        raise SpecError(
+            f"--objective {config.objective} is the simulator's; it cannot rate the "
+            "results of --evaluator-cmd (use latency or energy)"
         )
-    else:
-        evaluator = default_evaluator(network, hardware, config.objective, workers=args.workers)
     pbar = log = None
-    try:
-        if args.resume:
-            if args.strategy != "global":
-                raise SpecError("--resume continues a global run; chipwise runs keep no checkpoint")
-            search = NestedES.resume(
-                args.resume, network, hardware, evaluator=evaluator, budget=args.budget
-            )
-            config = search.config
-        else:
-            search = make_search(
-                network, hardware, config, strategy=args.strategy, evaluator=evaluator,
-                start=start,
-            )  # fmt: skip
-        if args.history:  # the records so far (of a resumed run), then each as it comes
-            log = HistoryLog(args.history, search.history)
-        pbar = bar(args, config.budget, initial=len(search.history), unit="eval")
-
-        def progress(event):
-            if log is not None:
-                log.add(event.record)
-            if pbar is not None:
-                pbar.update(1)
-                pbar.set_postfix_str(f"best {event.best.fitness:.3f}", refresh=False)
-
+    with _evaluator(args, network, hardware, config.objective) as evaluator:
         try:
-            result = _run(search, args, progress)
-        except AllFailedError as e:  # the history holds every failure's reason
-            if log is None:
-                raise
-            log.end("failed")
-            raise AllFailedError(f"{e}; every reason is in {args.history}") from None
-        if log is not None:
-            log.end("cancelled" if result.cancelled else "complete")
-    finally:
-        if pbar is not None:
-            pbar.close()
-        if log is not None:
-            log.close()
-        evaluator.close()
+            if args.resume:
+                if args.strategy != "global":
+                    raise SpecError(
+                        "--resume continues a global run; chipwise runs keep no checkpoint"
+                    )
+                search = NestedES.resume(
+                    args.resume, network, hardware, evaluator=evaluator, budget=args.budget
+                )
+                config = search.config
+            else:
+                search = make_search(
+                    network, hardware, config, strategy=args.strategy, evaluator=evaluator,
+                    start=start,
+                )  # fmt: skip
+            if args.history:  # the records so far (of a resumed run), then each as it comes
+                log = HistoryLog(args.history, search.history)
+            pbar = bar(args, config.budget, initial=len(search.history), unit="eval")
+
+            def progress(event):
+                if log is not None:
+                    log.add(event.record)
+                if pbar is not None:
+                    pbar.update(1)
+                    pbar.set_postfix_str(f"best {event.best.fitness:.3f}", refresh=False)
+
+            try:
+                result = _run(search, args, progress)
+            except AllFailedError as e:  # the history holds every failure's reason
+                if log is None:
+                    raise
+                log.end("failed")
+                raise AllFailedError(f"{e}; every reason is in {args.history}") from None
+            if log is not None:
+                log.end("cancelled" if result.cancelled else "complete")
+        finally:
+            if pbar is not None:
+                pbar.close()
+            if log is not None:
+                log.close()
     best_mapping = result.mapping(network)
     best_eval = evaluate(network, hardware, best_mapping)
     if args.out:
@@ -191,12 +181,166 @@ def _evolve(args) -> int:
     return 0
 
 
-COMMANDS = {"evolve": "search partition and placement (Loihi 2 mapping ES, nested (1+λ)-ES)"}
+@contextmanager
+def _evaluator(args, network, hardware, objective: str):
+    """The evaluator a search's options ask for, on the executor they name (a Dask cluster,
+    local processes); both closed at the end."""
+    from engine.executors import make_executor
+    from engine.search import CommandEvaluator, default_evaluator
+
+    # a command runs in threads (it is a process of its own) unless a cluster runs it
+    executor = make_executor(1 if args.evaluator_cmd else args.workers, args.dask_scheduler)
+    try:
+        if args.evaluator_cmd:
+            evaluator = CommandEvaluator(
+                network, hardware, args.evaluator_cmd, timeout_s=args.eval_timeout,
+                workers=args.workers, executor=executor,
+            )  # fmt: skip
+        else:
+            evaluator = default_evaluator(network, hardware, objective, executor=executor)
+        try:
+            yield evaluator
+        finally:
+            evaluator.close()
+    finally:
+        if executor is not None:
+            executor.close()
+
+
+def cmd_pareto(args) -> int:
+    if args.start:
+        check_readable(args.start, "mapping file")
+    check_outputs(("front file", args.out), ("history file", args.history))
+    with work(args):
+        return _pareto(args)
+
+
+def _pareto(args) -> int:
+    from engine.io.files import atomic_open
+    from engine.mapping import mapping_to_dict
+    from engine.pipeline import build_mapping, resolve_hardware
+    from engine.search import objectives
+    from engine.search.genotype import check_init_k
+    from engine.search.pareto import ParetoConfig, ParetoSearch, write_history
+
+    names = tuple(n.strip() for n in args.objectives.split(",") if n.strip())
+    config = ParetoConfig(
+        objectives=names, algorithm=args.algorithm, budget=args.budget,
+        population=args.population or 0, offspring=args.offspring or 0,
+        init_k=ParetoConfig.init_k if args.init_k is None else args.init_k, seed=args.seed,
+    )  # fmt: skip
+    simulated = [n for n in names if objectives[n].simulated]
+    reported = ("latency", "energy", "cores", "area", "area-loose", "area-square")
+    if args.evaluator_cmd and set(names) - set(reported):
+        raise SpecError(
+            f"--evaluator-cmd reports latency and energy: choose objectives among "
+            f"{', '.join(reported)}"
+        )
+    network = network_of(args)
+    hardware = resolve_hardware(args.hardware or DEFAULT_HARDWARE)
+    if args.init_k is not None:
+        check_init_k(network, hardware, args.init_k)
+    start = None
+    if args.start:
+        start = build_mapping(network, hardware, mapping_file=args.start).mapping
+    objective = simulated[0] if simulated else "latency"
+    with _evaluator(args, network, hardware, objective) as evaluator:
+        search = ParetoSearch(network, hardware, config, evaluator=evaluator, start=start)
+        pbar = bar(args, config.budget, unit="eval")
+
+        def progress(batch):
+            if pbar is not None:
+                pbar.update(len(batch))
+
+        try:
+            result = search.run(callback=progress)
+        except KeyboardInterrupt:  # Ctrl-C keeps the front found so far
+            result = search.result(cancelled=True)
+        finally:
+            if pbar is not None:
+                pbar.close()
+    if args.history:
+        write_history(args.history, result)
+    front = [
+        {
+            "objectives": dict(e.objectives),
+            "cores_per_population": list(e.cores_per_population),
+            "note": e.note,
+            "mapping": mapping_to_dict(network, hardware, e.mapping(network)),
+        }
+        for e in result.front
+    ]
+    summary = {
+        "network": network.name,
+        "hardware": hardware.name,
+        "algorithm": config.algorithm,
+        "objectives": list(names),
+        "seed": config.seed,
+        "evaluations": len(result.evaluations),
+        "feasible": sum(e.feasible for e in result.evaluations),
+        "cancelled": result.cancelled,
+        "heuristics": {n: dict(e.objectives) for n, e in result.heuristics.items()},
+        "front": front,
+    }
+    if args.out:
+        with atomic_open(args.out, what="front file") as f:
+            json.dump(summary, f, indent=1)
+            f.write("\n")
+    if args.json:
+        print(json.dumps({k: v for k, v in summary.items() if k != "front"} | {
+            "front": [{k: p[k] for k in ("objectives", "cores_per_population", "note")}
+                      for p in front]}, indent=2))  # fmt: skip
+        return 0
+    print(
+        f"{network.name} on {hardware.name}, {config.algorithm}, {len(result.evaluations)} "
+        f"evaluations ({summary['feasible']} feasible), seed {config.seed}"
+        + (" — cancelled" if result.cancelled else "")
+    )
+    widths = [max(len(n), 10) for n in names]
+    cores = "" if "cores" in names else "  cores"
+    print("  " + "  ".join(n.rjust(w) for n, w in zip(names, widths, strict=True)) + cores)
+    for e in result.front:
+        values = "  ".join(f"{e.objectives[n]:{w}.4g}" for n, w in zip(names, widths, strict=True))
+        used = f"  {sum(e.cores_per_population):5d}" if cores else ""
+        print(f"  {values}{used}  {e.note}".rstrip())
+    print(f"  {len(result.front)} mappings on the front; the heuristics:")
+    for n, e in result.heuristics.items():
+        print("    " + n + ": " + ", ".join(f"{k} {v:.4g}" for k, v in e.objectives.items()))
+    for what, path in (("front", args.out), ("history", args.history)):
+        if path:
+            print(f"  {what} written to {path}")
+    return 0
+
+
+COMMANDS = {
+    "evolve": "search partition and placement (Loihi 2 mapping ES, nested (1+λ)-ES)",
+    "pareto": "multi-objective search on pymoo (SENMap): NSGA-II, NSGA-III, GA",
+}
+
+
+def _executor_options(p) -> None:
+    p.add_argument(
+        "--workers", type=whole(1), default=1, help="evaluations run in parallel (default 1)"
+    )
+    p.add_argument(
+        "--dask-scheduler", metavar="ADDRESS",
+        help="evaluate on this Dask cluster (e.g. tcp://HOST:8786) instead of local processes",
+    )  # fmt: skip
+    p.add_argument(
+        "--evaluator-cmd", metavar="CMD",
+        help="rate mappings with this command (hardware in the loop): mapping JSON on its stdin, "
+        '{"latency_us": …, "energy_uj": …} on its stdout',
+    )  # fmt: skip
+    p.add_argument(
+        "--eval-timeout", type=seconds, default=60.0, metavar="SEC",
+        help="seconds before an evaluator command counts as failed (default 60)",
+    )  # fmt: skip
 
 
 def add_commands(sub) -> None:
-    """``evolve``."""
+    """``evolve`` and ``pareto``."""
     from engine.search import ESConfig, objectives, strategies
+    from engine.search.pareto import ALGORITHMS, ParetoConfig
 
     d = ESConfig()
     es = sub.add_parser("evolve", help=COMMANDS["evolve"])
@@ -231,18 +375,7 @@ def add_commands(sub) -> None:
         "--objective", choices=objectives.names(), default=d.objective,
         help=ESConfig.help("objective"),
     )  # fmt: skip
-    es.add_argument(
-        "--evaluator-cmd", metavar="CMD",
-        help="rate mappings with this command (hardware in the loop): mapping JSON on its stdin, "
-        '{"latency_us": …, "energy_uj": …} on its stdout',
-    )  # fmt: skip
-    es.add_argument(
-        "--eval-timeout", type=seconds, default=60.0, metavar="SEC",
-        help="seconds before an evaluator command counts as failed (default 60)",
-    )  # fmt: skip
-    es.add_argument(
-        "--workers", type=whole(1), default=1, help="evaluations run in parallel (default 1)"
-    )
+    _executor_options(es)
     es.add_argument(
         "--start", metavar="FILE",
         help="a mapping file (a hand-tuned mapping) to start from besides the heuristics; its "
@@ -255,3 +388,42 @@ def add_commands(sub) -> None:
     es.add_argument("--resume", metavar="FILE", help="continue the run of this checkpoint")
     es.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     es.set_defaults(func=cmd_evolve)
+
+    pd = ParetoConfig()
+    pa = sub.add_parser("pareto", help=COMMANDS["pareto"])
+    network_argument(pa)
+    pa.add_argument("--rates", metavar="CSV", help=RATES_HELP)
+    pa.add_argument("--hardware", help=HARDWARE_HELP)
+    pa.add_argument(
+        "--objectives", default=",".join(pd.objectives), metavar="A,B[,C]",
+        help=f"what to minimize, by name: {', '.join(objectives.names())} (default "
+        f"{','.join(pd.objectives)})",
+    )  # fmt: skip
+    pa.add_argument(
+        "--algorithm", choices=ALGORITHMS, default=pd.algorithm,
+        help="nsga2, nsga3 (3+ objectives) or ga (one objective) (default nsga2)",
+    )  # fmt: skip
+    pa.add_argument("--budget", type=whole(1), default=pd.budget, help="evaluations (default 2000)")
+    pa.add_argument("--seed", type=whole(0), default=0, help="seed of every random choice")
+    pa.add_argument(
+        "--population", type=whole(2), default=None,
+        help="population size (default SENMap Table II's: 40 NSGA-II/III, 30 GA)",
+    )  # fmt: skip
+    pa.add_argument(
+        "--offspring", type=whole(1), default=None,
+        help="offspring a generation (default 10 for NSGA-II/III, a population for the GA)",
+    )  # fmt: skip
+    pa.add_argument(
+        "--init-k", type=whole(0), default=None,
+        help=f"the heuristics start from min+K (default {pd.init_k})",
+    )  # fmt: skip
+    _executor_options(pa)
+    pa.add_argument("--start", metavar="FILE", help="a mapping file to evaluate first")
+    pa.add_argument(
+        "--out", metavar="FILE",
+        help="write the front as JSON: 'front' (objectives by name and the mapping of each "
+        "point), 'evaluations' (their count), the heuristics' points",
+    )  # fmt: skip
+    pa.add_argument("--history", metavar="FILE", help="every evaluation as CSV")
+    pa.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    pa.set_defaults(func=cmd_pareto)

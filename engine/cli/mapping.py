@@ -100,8 +100,9 @@ def cmd_list(args) -> int:
                 print(f"  {h['name']:<15} {h['cores']:>5} cores  {h['description']}")
             print(f"  {items['generic']}")
         else:
+            width = max(map(len, items), default=0)
             for name, doc in items.items():
-                print(f"  {name:<16} {doc}")
+                print(f"  {name:<{width}}  {doc}")
     return 0
 
 

@@ -9,11 +9,14 @@ covers several chips; the initial heuristics are the placers tagged ``heuristic`
 from __future__ import annotations
 
 import dataclasses
+import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from engine.errors import SpecError
 from engine.placement import placers
 from engine.registry import Registry
+from engine.search.evaluators import Outcome
 from engine.search.operators import OperatorParams
 
 __all__ = ["ESConfig", "Objective", "heuristics", "objectives", "strategies"]
@@ -21,30 +24,89 @@ __all__ = ["ESConfig", "Objective", "heuristics", "objectives", "strategies"]
 
 @dataclass(frozen=True)
 class Objective:
-    """A quantity a search minimizes: the ``Outcome`` field it reads, and its axis label."""
+    """A quantity a search minimizes: the ``Outcome`` field (or ``Outcome.metrics`` entry) it
+    reads, or a function of the outcome, and its axis label."""
 
     name: str
     field: str
     label: str
     simulated: bool = False  # needs the cycle-level simulator (``SimulatorEvaluator``)
+    compute: Callable[[Outcome], float] | None = None
+
+    def value(self, outcome: Outcome) -> float:
+        """The objective's value for ``outcome`` (∞ for a failed evaluation, or when the
+        evaluator does not report it: an external command reports latency and energy only)."""
+        if outcome.failed:
+            return math.inf
+        if self.compute is not None:
+            return float(self.compute(outcome))
+        v = getattr(outcome, self.field, None)
+        if v is None:
+            v = outcome.metrics.get(self.field)
+        return math.inf if v is None or math.isnan(v) else float(v)
+
+
+def _area(scheme: str) -> Callable[[Outcome], float]:
+    def area(outcome: Outcome) -> float:
+        from engine.mesh_shape import mesh_slots
+
+        used = outcome.metrics.get("cores_used")
+        return math.inf if used is None else float(mesh_slots(int(used), scheme))
+
+    return area
 
 
 objectives: Registry[Objective] = Registry("objective")
+# tagged ``cost``: a mapping's time and energy per step (what the nested ES of the Loihi 2
+# mapping paper minimizes); the others rate its size and traffic (SENMap, SNN hypergraphs)
 objectives.add(
     "latency",
     Objective("latency", "latency_us", "latency (µs / step)"),
+    tags=("cost",),
     doc="time per step (max-affine model, or the evaluator command)",
 )
 objectives.add(
     "energy",
     Objective("energy", "energy_uj", "energy (µJ / step)"),
+    tags=("cost",),
     doc="energy per step (static + operations + routing)",
 )
 objectives.add(
     "simulated-latency",
     Objective("simulated-latency", "simulated_us", "simulated latency (µs / step)", simulated=True),
+    tags=("cost",),
     doc="time per step simulated flit by flit (pipelined; same spikes for every mapping)",
 )
+objectives.add(
+    "cores",
+    Objective("cores", "cores_used", "cores used"),
+    doc="cores the mapping uses",
+)
+for _scheme, _doc in (
+    ("strict-area", "the factor pair with the smallest sum"),
+    ("loose-area", "a prime count gets one more core"),
+    ("square", "a near-square mesh"),
+):
+    _name = "area" if _scheme == "strict-area" else f"area-{_scheme.split('-')[0]}"
+    objectives.add(
+        _name,
+        Objective(_name, "cores_used", f"mesh slots ({_scheme})", compute=_area(_scheme)),
+        doc=f"cores of the mesh sized for the cores used, SENMap §IV-B {_scheme}: {_doc}",
+    )
+objectives.add(
+    "max-link-utilization",
+    Objective("max-link-utilization", "max_link_utilization", "busiest link's share of the step"),
+    doc="the busiest link's busy time over the step time (model)",
+)
+for _key, _label, _doc in (
+    ("connectivity", "connectivity (λ − 1)", "the SNN hypergraphs paper's λ − 1 over h-edges"),
+    ("routing_energy_pj", "routing energy (pJ)", "SNN hypergraphs Table I: routing energy"),
+    ("average_latency_ns", "average latency (ns)", "SNN hypergraphs Table I: mean spike latency"),
+    ("congestion", "congestion (messages × hops)", "SNN hypergraphs Table I: link traversals"),
+    ("elp", "ELP (pJ · ns)", "SNN hypergraphs Table I: energy-latency product"),
+):
+    _name = _key.replace("_", "-")
+    objectives.add(_name, Objective(_name, _key, _label), doc=f"{_doc} (model)")
 
 strategies: Registry[type] = Registry("strategy")  # filled by evolution.py and multichip.py
 

@@ -18,13 +18,14 @@ import json
 import math
 import shlex
 from collections import OrderedDict
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from engine.cost import Evaluator
 from engine.errors import EvaluatorError, MeshScopeError, SpecError
+from engine.executors import ProcessExecutor, Setup
 from engine.hardware import Hardware
 from engine.io.process import ProcessGroups, run_bounded
 from engine.layered_graph import LayeredGraphs
@@ -49,6 +50,10 @@ class Outcome:
     error: str = ""
     terms_us: dict = field(default_factory=dict)  # the max-affine terms, when the model rated it
     simulated_us: float = math.nan  # the simulated step, when the simulator rated it
+    # what else is known of the mapping, by name: ``cores_used`` always (from the candidate);
+    # from the model also ``chips_used``, ``max_link_utilization`` (the busiest link's share
+    # of the step) and the SNN hypergraphs paper's metrics (``engine.cost.Evaluation.metrics``)
+    metrics: dict = field(default_factory=dict)
 
     @property
     def failed(self) -> bool:
@@ -59,19 +64,32 @@ class Outcome:
         return cls(math.inf, math.inf, math.nan, "", error)
 
 
+def _model_metrics(candidate: Candidate, full) -> dict:
+    """An ``Outcome``'s metrics from the model's evaluation of ``candidate``."""
+    out = {k: float(v) for k, v in full.metrics.items() if v is not None}
+    out["cores_used"] = float(sum(candidate.cores_per_population))
+    out["chips_used"] = float(full.chips_used)
+    out["max_link_utilization"] = float(full.terms_us["link"] / full.latency_us)
+    return out
+
+
 class ModelEvaluator:
     """The engine's max-affine model; partition statistics cached per core split, and built
     from the per-layer-pair blocks a new split changes (``engine.layered_graph``)."""
 
     name = "model"
 
-    def __init__(self, network: Network, hardware: Hardware, *, workers: int = 1, cache: int = 32):
+    def __init__(
+        self, network: Network, hardware: Hardware, *, workers: int = 1, executor=None,
+        cache: int = 32,
+    ):  # fmt: skip
         self.network, self.hardware, self.workers = network, hardware, workers
         self._cache: OrderedDict[tuple, Evaluator] = OrderedDict()
         self._cache_size = cache
-        self._pool = None
         self._graphs: LayeredGraphs | None = None  # built on first use (not in the parent
         # of worker processes)
+        self.executor, self._own_executor = _executor(workers, executor)
+        self._setup: Setup | None = None
 
     def _evaluator(self, cores: tuple[int, ...], placement) -> Evaluator:
         ev = self._cache.get(cores)
@@ -95,22 +113,25 @@ class ModelEvaluator:
         except MeshScopeError as e:
             return Outcome.failure(str(e))
         return Outcome(
-            full.latency_us, full.energy_uj, full.power_w, full.bottleneck, "", dict(full.terms_us)
-        )
+            full.latency_us, full.energy_uj, full.power_w, full.bottleneck, "",
+            dict(full.terms_us), metrics=_model_metrics(candidate, full),
+        )  # fmt: skip
 
     def evaluate_batch(self, candidates: list[Candidate]) -> list[Outcome]:
-        if self.workers <= 1 or len(candidates) <= 1:
+        """The outcomes of ``candidates``, in order: here, or on the executor's workers."""
+        if self.executor is None or len(candidates) <= 1:
             return [self.evaluate(c) for c in candidates]
-        if self._pool is None:
-            self._pool = ProcessPoolExecutor(
-                self.workers, initializer=_init_worker, initargs=(self.network, self.hardware)
-            )
-        return list(self._pool.map(_worker_evaluate, candidates))
+        if self._setup is None:
+            self._setup = Setup(_build, (type(self), self.network, self.hardware, self._settings()))
+        return self.executor.map(self._setup, candidates)
+
+    def _settings(self) -> dict:
+        """What a worker's copy of this evaluator is built with, beside network and hardware."""
+        return {}
 
     def close(self):
-        if self._pool is not None:
-            self._pool.shutdown(cancel_futures=True)
-            self._pool = None
+        if self._own_executor:
+            self.executor.close()
 
 
 class SimulatorEvaluator(ModelEvaluator):
@@ -134,6 +155,7 @@ class SimulatorEvaluator(ModelEvaluator):
         multicast: bool = False,
         seed: int = 0,
         workers: int = 1,
+        executor=None,
         cache: int = 32,
         outcomes: int = 4096,
         limit_cycles: int = 50_000_000,
@@ -142,7 +164,7 @@ class SimulatorEvaluator(ModelEvaluator):
 
         if mode not in MODES:
             raise SpecError(f"the simulated step's mode is {' or '.join(MODES)}, not {mode!r}")
-        super().__init__(network, hardware, workers=workers, cache=cache)
+        super().__init__(network, hardware, workers=workers, executor=executor, cache=cache)
         self.mode, self.multicast, self.seed = mode, multicast, seed
         self.limit_cycles = limit_cycles  # a step that takes longer is a failed evaluation
         self.spikes = draw_spikes(network.rate, "sample", seed=seed)
@@ -171,22 +193,12 @@ class SimulatorEvaluator(ModelEvaluator):
             return Outcome.failure(str(e))
         out = Outcome(
             full.latency_us, full.energy_uj, full.power_w, full.bottleneck, "",
-            dict(full.terms_us), step.step_us,
+            dict(full.terms_us), step.step_us, _model_metrics(candidate, full),
         )  # fmt: skip
         self._outcomes[key] = out
         if len(self._outcomes) > self._outcomes_size:
             self._outcomes.popitem(last=False)
         return out
-
-    def evaluate_batch(self, candidates: list[Candidate]) -> list[Outcome]:
-        if self.workers <= 1 or len(candidates) <= 1:
-            return [self.evaluate(c) for c in candidates]
-        if self._pool is None:
-            self._pool = ProcessPoolExecutor(
-                self.workers, initializer=_init_worker,
-                initargs=(self.network, self.hardware, self._settings()),
-            )  # fmt: skip
-        return list(self._pool.map(_worker_evaluate, candidates))
 
     def _settings(self) -> dict:
         return {
@@ -205,19 +217,19 @@ def default_evaluator(network: Network, hardware: Hardware, objective: str, **kw
     return ModelEvaluator(network, hardware, **kwargs)
 
 
-_worker: ModelEvaluator | None = None
+def _executor(workers: int, executor):
+    """(the executor an evaluator uses, whether it owns it): the one given, else local
+    processes when ``workers`` > 1, else none (evaluate in this process)."""
+    if executor is not None:
+        return executor, False
+    if workers < 1:
+        raise SpecError(f"workers must be at least 1, not {workers}")
+    return (ProcessExecutor(workers), True) if workers > 1 else (None, False)
 
 
-def _init_worker(network, hardware, simulator: dict | None = None):
-    global _worker
-    if simulator is None:
-        _worker = ModelEvaluator(network, hardware)
-    else:
-        _worker = SimulatorEvaluator(network, hardware, **simulator)
-
-
-def _worker_evaluate(candidate: Candidate) -> Outcome:
-    return _worker.evaluate(candidate)
+def _build(cls, network: Network, hardware: Hardware, settings: dict):
+    """A worker's copy of an evaluator (``engine.executors.Setup``)."""
+    return cls(network, hardware, **settings)
 
 
 class CommandEvaluator:
@@ -233,8 +245,11 @@ class CommandEvaluator:
         *,
         timeout_s: float = 60.0,
         workers: int = 1,
+        executor=None,
     ):
-        self.network, self.hardware = network, hardware
+        self.network, self.hardware, self.command = network, hardware, command
+        self.executor = executor  # a Dask cluster runs the command on its workers
+        self._setup: Setup | None = None
         try:
             self.argv = shlex.split(command)
         except ValueError as e:  # an unclosed quotation, a trailing escape
@@ -265,9 +280,17 @@ class CommandEvaluator:
         if done.returncode != 0:
             tail = done.stderr.strip().splitlines()[-1:] or [""]
             return Outcome.failure(f"exit code {done.returncode}: {tail[0][:200]}")
-        return parse_command_output(done.stdout)
+        out = parse_command_output(done.stdout)
+        if not out.failed:
+            out = replace(out, metrics={"cores_used": float(sum(candidate.cores_per_population))})
+        return out
 
     def evaluate_batch(self, candidates: list[Candidate]) -> list[Outcome]:
+        if self.executor is not None and len(candidates) > 1:
+            if self._setup is None:
+                settings = {"command": self.command, "timeout_s": self.timeout_s}
+                self._setup = Setup(_build, (type(self), self.network, self.hardware, settings))
+            return self.executor.map(self._setup, candidates)
         if self.workers <= 1 or len(candidates) <= 1:
             return [self.evaluate(c) for c in candidates]
         with ThreadPoolExecutor(self.workers) as pool:  # subprocesses: threads suffice

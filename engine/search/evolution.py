@@ -119,7 +119,7 @@ class NestedES:
     def _fitness(self, o: Outcome) -> float:
         if o.failed:
             return math.inf
-        return getattr(o, objectives[self.config.objective].field)
+        return objectives[self.config.objective].value(o)
 
     def _evaluate(self, items, level: str) -> list[_Individual]:
         """Evaluate (x, ω, note) triples; records are appended with accepted=False."""

@@ -231,7 +231,7 @@ class EvolutionView(pn.viewable.Viewer):
         default=_DEFAULTS.lambda_place, bounds=(1, 256), label="λ placement"
     )
     seed = param.Integer(default=_DEFAULTS.seed, bounds=(0, None))
-    objective = param.Selector(default=_DEFAULTS.objective, objects=objectives.names())
+    objective = param.Selector(default=_DEFAULTS.objective, objects=objectives.names("cost"))
 
     def __init__(self, **params):
         super().__init__(**params)

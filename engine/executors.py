@@ -1,0 +1,134 @@
+"""Where evaluations run: worker processes on this machine, or a Dask cluster.
+
+Both searches (the nested ES and the pymoo ones) hand their evaluator's batches to one
+interface. A ``Setup`` says how a worker builds its evaluator (a picklable function and its
+arguments: the network and hardware travel once per worker, not per evaluation), and
+``executor.map(setup, items)`` returns ``evaluator.evaluate(item)`` for every item, in order —
+so a run does not depend on where, or on how many workers, it ran.
+
+* ``ProcessExecutor(workers)``: a pool of local processes (``concurrent.futures``);
+* ``DaskExecutor(address)``: an existing Dask cluster (``tcp://HOST:8786``) or a
+  ``distributed.Client``. Each task is one evaluation; a worker that dies takes its tasks
+  with it and the scheduler runs them again elsewhere (Dask's ``allowed-failures``), and an
+  evaluation that raises is retried ``retries`` times before the run fails.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import uuid
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+
+from engine.errors import SpecError
+
+__all__ = ["DaskExecutor", "ProcessExecutor", "Setup", "make_executor"]
+
+
+@dataclass(frozen=True)
+class Setup:
+    """How a worker builds the object that evaluates: ``build(*args)``, once per worker."""
+
+    build: Callable
+    args: tuple = ()
+    token: str = field(default_factory=lambda: uuid.uuid4().hex)
+
+
+_ADDRESS = re.compile(r"^((tcp|tls|ws|wss|ucx)://)?[^\s:/]+:\d{1,5}$")
+_built: dict[str, object] = {}  # token -> the worker's evaluator (in each worker process)
+_lock = threading.Lock()
+
+
+def _evaluator(setup: Setup):
+    with _lock:  # a Dask worker may run tasks in several threads
+        obj = _built.get(setup.token)
+        if obj is None:
+            obj = _built[setup.token] = setup.build(*setup.args)
+    return obj
+
+
+def _init(setup: Setup) -> None:
+    _evaluator(setup)
+
+
+def _call(setup: Setup, item):
+    return _evaluator(setup).evaluate(item)
+
+
+class ProcessExecutor:
+    """Local worker processes, one pool per setup."""
+
+    def __init__(self, workers: int):
+        if workers < 1:
+            raise SpecError(f"workers must be at least 1, not {workers}")
+        self.workers = workers
+        self._pools: dict[str, ProcessPoolExecutor] = {}
+
+    def map(self, setup: Setup, items: Sequence) -> list:
+        pool = self._pools.get(setup.token)
+        if pool is None:
+            pool = self._pools[setup.token] = ProcessPoolExecutor(
+                self.workers, initializer=_init, initargs=(setup,)
+            )
+        return list(pool.map(_call, [setup] * len(items), items))
+
+    def close(self) -> None:
+        for pool in self._pools.values():
+            pool.shutdown(cancel_futures=True)
+        self._pools.clear()
+
+
+class DaskExecutor:
+    """A Dask cluster: ``address`` of its scheduler, or a ``distributed.Client``."""
+
+    def __init__(self, address, *, retries: int = 2, timeout_s: float = 10.0):
+        try:
+            from distributed import Client
+        except ImportError:  # pragma: no cover - a dependency
+            raise SpecError("--dask-scheduler needs the 'distributed' package") from None
+        if isinstance(address, Client):
+            self.client, self._own = address, False
+        else:
+            if not _ADDRESS.match(str(address)):
+                raise SpecError(
+                    f"bad Dask scheduler address {address!r}: give it as tcp://HOST:PORT "
+                    "(e.g. tcp://127.0.0.1:8786)"
+                )
+            try:
+                self.client = Client(address, timeout=timeout_s)
+            except (OSError, TimeoutError, ValueError) as e:
+                raise SpecError(
+                    f"cannot reach the Dask scheduler at {address}: {e}; start one with "
+                    "'dask scheduler' (and workers with 'dask worker ADDRESS') or check the address"
+                ) from None
+            self._own = True
+        self.retries = retries
+        self._setups: dict[str, object] = {}  # token -> the scattered setup
+
+    def map(self, setup: Setup, items: Sequence) -> list:
+        if not items:
+            return []
+        remote = self._setups.get(setup.token)
+        if remote is None:
+            remote = self._setups[setup.token] = self.client.scatter(setup, broadcast=True)
+        futures = self.client.map(
+            _call, [remote] * len(items), list(items), pure=False, retries=self.retries
+        )
+        return self.client.gather(futures)
+
+    def close(self) -> None:
+        self._setups.clear()
+        if self._own:
+            self.client.close()
+
+
+def make_executor(workers: int = 1, dask_scheduler: str | None = None):
+    """The executor the command line asks for: a Dask cluster, worker processes, or None
+    (evaluate in this process)."""
+    if dask_scheduler:
+        return DaskExecutor(dask_scheduler)
+    if workers > 1:
+        return ProcessExecutor(workers)
+    return None

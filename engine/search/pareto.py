@@ -1,0 +1,457 @@
+"""Multi-objective mapping search on pymoo (SENMap §IV-D): NSGA-II, NSGA-III and a GA.
+
+The search space is the Loihi 2 mapping ES's (``engine.search.genotype``): a mapping is one
+integer vector, the partitioning genotype's extra cores per layer ``x_1 … x_L`` followed by
+the placement genotype ω, a permutation of the hardware's cores. pymoo has no variable type
+for integers plus a permutation, so ``MappingSampling``, ``MappingCrossover`` and
+``MappingMutation`` are pymoo operators written over the engine's own:
+
+* sampling: the heuristic mappings (packed/spread × row/column at min+K, as the nested ES
+  starts), then random ones (resource additions and redistributions from min+K, a random ω);
+* crossover: integer SBX on x (SENMap Table II: η = 3), each child's ω its parent's carried
+  to the new core counts by the reordering operator, so every layer keeps its cores;
+* mutation: integer polynomial mutation on x (η = 3), reordering, then a swap, inversion or
+  scramble of ω.
+
+Objectives come by name from ``engine.search.config.objectives`` (latency, energy, cores,
+area, max-link-utilization, the SNN hypergraphs metrics, the simulated latency). The per-core
+limits and the cores available are pymoo constraints: ``G[0]`` counts the layers whose
+split breaks a core limit, ``G[1]`` the cores asked beyond those available. Every
+evaluation is kept (``ParetoResult.evaluations``; CSV via ``write_history``); the front is
+the non-dominated set of every feasible evaluation, so it holds the heuristics' points or
+points that dominate them.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+from pymoo.algorithms.moo.nsga2 import NSGA2
+from pymoo.algorithms.moo.nsga3 import NSGA3
+from pymoo.algorithms.soo.nonconvex.ga import GA
+from pymoo.core.crossover import Crossover
+from pymoo.core.evaluator import Evaluator
+from pymoo.core.mutation import Mutation
+from pymoo.core.problem import Problem
+from pymoo.core.sampling import Sampling
+from pymoo.operators.crossover.sbx import SBX
+from pymoo.operators.mutation.pm import PM
+from pymoo.problems.static import StaticProblem
+from pymoo.util.nds.non_dominated_sorting import NonDominatedSorting
+from pymoo.util.ref_dirs import get_reference_directions
+
+from engine.errors import AllFailedError, SpecError
+from engine.hardware import Hardware
+from engine.io.files import atomic_open
+from engine.mapping import Mapping
+from engine.network import Network
+from engine.placement.fill import core_order
+from engine.search.config import heuristics, objectives
+from engine.search.evaluators import Candidate, Outcome, default_evaluator
+from engine.search.genotype import Layout, PartitionGenotype, decode, encode, layout_for
+from engine.search.genotype import to_mapping as genotype_mapping
+from engine.search.operators import OperatorParams, mutate_partition, mutate_placement, reorder
+
+__all__ = [
+    "ALGORITHMS",
+    "MappingCrossover",
+    "MappingMutation",
+    "MappingProblem",
+    "MappingSampling",
+    "ParetoConfig",
+    "ParetoEvaluation",
+    "ParetoResult",
+    "ParetoSearch",
+    "non_dominated",
+    "write_history",
+]
+
+ALGORITHMS = ("nsga2", "nsga3", "ga")
+# SENMap Table II: population 30 (GA) and 40 (NSGA-II), 10 offspring for NSGA-II (the GA's
+# offspring are not given: a whole population, pymoo's default); NSGA-III as NSGA-II
+POPULATION = {"ga": 30, "nsga2": 40, "nsga3": 40}
+OFFSPRING = {"ga": None, "nsga2": 10, "nsga3": 10}
+INFEASIBLE = 1e30  # the objective values pymoo sees for a mapping that breaks a constraint
+
+
+@dataclass(frozen=True)
+class ParetoConfig:
+    """Settings of one multi-objective run (defaults: SENMap Table II)."""
+
+    objectives: tuple[str, ...] = ("latency", "energy")
+    algorithm: str = "nsga2"
+    budget: int = field(default=2000, metadata={"help": "evaluations"})
+    population: int = field(default=0, metadata={"help": "population size (0: Table II's)"})
+    offspring: int = field(default=0, metadata={"help": "offspring a generation (0: Table II's)"})
+    eta_crossover: float = 3.0  # integer SBX
+    eta_mutation: float = 3.0  # integer polynomial mutation
+    init_k: int = 2  # the heuristics start from min+K
+    heuristics: tuple[str, ...] = field(default_factory=heuristics)
+    operators: OperatorParams = field(default_factory=OperatorParams)
+    seed: int = 0
+
+    def __post_init__(self):
+        object.__setattr__(self, "objectives", tuple(self.objectives))
+        if not self.objectives:
+            raise SpecError("give at least one objective (e.g. latency,energy)")
+        for name in self.objectives:
+            objectives[name]  # an unknown one raises, listing the known ones
+        if len(set(self.objectives)) != len(self.objectives):
+            raise SpecError(f"an objective is named twice in {','.join(self.objectives)}")
+        if self.algorithm not in ALGORITHMS:
+            raise SpecError(
+                f"unknown algorithm {self.algorithm!r}: choose one of {', '.join(ALGORITHMS)}"
+            )
+        if self.algorithm == "ga" and len(self.objectives) != 1:
+            raise SpecError(
+                "the GA minimizes one objective; give one (--objectives latency) or use nsga2"
+            )
+        if self.budget < 1 or self.population < 0 or self.offspring < 0 or self.init_k < 0:
+            raise SpecError("budget must be at least 1; population, offspring and init-k ≥ 0")
+        if not (self.eta_crossover > 0 and self.eta_mutation > 0):
+            raise SpecError("the distribution indices η must be positive")
+
+    @property
+    def pop_size(self) -> int:
+        return self.population or POPULATION[self.algorithm]
+
+    @property
+    def n_offspring(self) -> int | None:
+        return self.offspring or OFFSPRING[self.algorithm]
+
+
+@dataclass(frozen=True)
+class ParetoEvaluation:
+    """One evaluated mapping: its objectives by name, its constraints, its genotype."""
+
+    index: int
+    generation: int
+    objectives: dict  # name -> value (∞ when infeasible or failed)
+    violations: tuple[float, float]  # (layers over a core limit, cores beyond the hardware's)
+    cores_per_population: tuple[int, ...]
+    placement: tuple[int, ...] = field(repr=False)  # global core of every partition
+    outcome: Outcome | None = field(default=None, repr=False)
+    note: str = ""  # the heuristic's name, or why the evaluation failed
+
+    @property
+    def feasible(self) -> bool:
+        return not any(self.violations) and all(math.isfinite(v) for v in self.objectives.values())
+
+    def mapping(self, network: Network) -> Mapping:
+        return genotype_mapping(network, self.cores_per_population, self.placement)
+
+
+@dataclass
+class ParetoResult:
+    config: ParetoConfig
+    evaluations: list[ParetoEvaluation]
+    front: list[ParetoEvaluation]
+    heuristics: dict  # heuristic name -> its ParetoEvaluation
+    cancelled: bool = False
+
+
+def non_dominated(points: np.ndarray) -> np.ndarray:
+    """Indices of the rows of ``points`` (minimized) no other row dominates; of equal rows,
+    the first."""
+    if points.shape[0] == 0:
+        return np.zeros(0, dtype=np.int64)
+    front = NonDominatedSorting().do(points, only_non_dominated_front=True)
+    front = np.sort(np.asarray(front, dtype=np.int64))
+    _, first = np.unique(points[front], axis=0, return_index=True)
+    return front[np.sort(first)]
+
+
+# ------------------------------------------------------------------ the problem
+class MappingProblem(Problem):
+    """A mapping as ``L + C`` integers: extra cores per layer, then ω (``decode``)."""
+
+    def __init__(self, layout: Layout, n_obj: int):
+        self.layout = layout
+        n_layers, c_tot = layout.n_layers, layout.c_tot
+        cap = np.minimum(layout.c_max - layout.c_min, layout.spare)
+        xl = np.zeros(n_layers + c_tot)
+        xu = np.concatenate([cap, np.full(c_tot, max(c_tot - 1, 0))]).astype(float)
+        super().__init__(
+            n_var=n_layers + c_tot, n_obj=n_obj, n_ieq_constr=2, xl=xl, xu=xu, vtype=int
+        )
+
+    def split(self, row) -> tuple[PartitionGenotype, np.ndarray]:
+        """(x, ω) of one row; x's unused count may be negative (too many cores: G[1] > 0)."""
+        row = np.asarray(row, dtype=np.int64)
+        extra = row[: self.layout.n_layers]
+        return PartitionGenotype(extra, self.layout.spare - int(extra.sum())), row[
+            self.layout.n_layers :
+        ]
+
+    def join(self, x: PartitionGenotype, omega: np.ndarray) -> np.ndarray:
+        return np.concatenate([x.extra, omega]).astype(np.int64)
+
+    def violations(self, x: PartitionGenotype) -> tuple[float, float]:
+        """(layers whose split breaks a core limit, cores beyond those available)."""
+        cores = x.cores_per_layer(self.layout)
+        broken = sum(not self.layout.fits(i, int(c)) for i, c in enumerate(cores))
+        return float(broken), float(max(0, -x.unused))
+
+    def _evaluate(self, x, out, *args, **kwargs):  # ParetoSearch evaluates (ask and tell)
+        raise NotImplementedError("MappingProblem is evaluated by ParetoSearch")
+
+
+def _rows(problem: MappingProblem, items) -> np.ndarray:
+    return np.array([problem.join(x, omega) for x, omega in items], dtype=np.int64)
+
+
+class MappingSampling(Sampling):
+    """The heuristic mappings first (and a given start), then random feasible ones."""
+
+    def __init__(self, hardware: Hardware, config: ParetoConfig, start=None):
+        super().__init__()
+        self.hardware, self.config, self.start = hardware, config, start
+
+    def _do(self, problem, n_samples, *args, random_state=None, **kwargs):
+        layout, cfg = problem.layout, self.config
+        x0 = PartitionGenotype.min_plus(layout, cfg.init_k)
+        items = [] if self.start is None else [self.start]
+        rank = np.full(self.hardware.n_cores, -1)
+        for name in cfg.heuristics:
+            if name == "random":
+                items.append((x0, random_state.permutation(layout.cores)))
+            else:
+                order = core_order(self.hardware, name)
+                rank[order] = np.arange(order.size)
+                items.append((x0, layout.cores[np.argsort(rank[layout.cores], kind="stable")]))
+        while len(items) < n_samples:
+            x = x0
+            for _ in range(int(random_state.integers(1, 4))):
+                x = mutate_partition(x, layout, cfg.operators, random_state)
+            items.append((x, random_state.permutation(layout.cores)))
+        return _rows(problem, items[:n_samples])
+
+
+class MappingCrossover(Crossover):
+    """Integer SBX on the core counts; each child's ω is its parent's, reordered."""
+
+    def __init__(self, eta: float, prob: float = 0.9):
+        super().__init__(2, 2, prob=prob)
+        self._sbx = SBX(prob=1.0, eta=eta, vtype=float)
+
+    def _do(self, problem, X, *args, random_state=None, **kwargs):
+        n_layers = problem.layout.n_layers
+        _, n_matings, _ = X.shape
+        out = X.copy()
+        if n_layers:
+            sub = Problem(n_var=n_layers, xl=problem.xl[:n_layers], xu=problem.xu[:n_layers])
+            extras = self._sbx._do(sub, X[:, :, :n_layers].astype(float), random_state=random_state)
+            extras = np.clip(np.rint(extras), sub.xl, sub.xu).astype(np.int64)
+            for k in range(2):
+                for m in range(n_matings):
+                    out[k, m] = _carry(problem, X[k, m], extras[k, m])
+        return out
+
+
+def _carry(problem: MappingProblem, parent_row, extra) -> np.ndarray:
+    """A child with core counts ``extra`` and its parent's ω carried over by reordering
+    (kept as it is when the child asks for more cores than there are: it is infeasible)."""
+    x_old, omega = problem.split(parent_row)
+    x_new = PartitionGenotype(extra, problem.layout.spare - int(np.sum(extra)))
+    if x_new.unused >= 0 and x_old.unused >= 0:
+        omega = reorder(omega, problem.layout, x_old, x_new)
+    return problem.join(x_new, omega)
+
+
+class MappingMutation(Mutation):
+    """Integer polynomial mutation of the core counts (then reordering), and a swap,
+    inversion or scramble of ω (the Loihi 2 mapping ES's placement operators)."""
+
+    def __init__(self, eta: float, params: OperatorParams):
+        super().__init__(prob=1.0)
+        self.params = params
+        self._pm = PM(eta=eta, vtype=float)
+
+    def _do(self, problem, X, *args, random_state=None, **kwargs):
+        n_layers = problem.layout.n_layers
+        out = X.copy()
+        if n_layers:
+            sub = Problem(n_var=n_layers, xl=problem.xl[:n_layers], xu=problem.xu[:n_layers])
+            extras = self._pm._do(sub, X[:, :n_layers].astype(float), random_state=random_state)
+            extras = np.clip(np.rint(extras), sub.xl, sub.xu).astype(np.int64)
+        for i in range(X.shape[0]):
+            row = _carry(problem, X[i], extras[i]) if n_layers else X[i].copy()
+            x, omega = problem.split(row)
+            used = int(x.cores_per_layer(problem.layout).sum())
+            if x.unused >= 0 and used > 0:
+                omega = mutate_placement(omega, used, self.params, random_state)
+            out[i] = problem.join(x, omega)
+        return out
+
+
+# ------------------------------------------------------------------ the run
+class ParetoSearch:
+    """One multi-objective run: ``iter_run`` yields the evaluations of each generation,
+    ``run`` returns the ``ParetoResult``. ``evaluator``: a ``ModelEvaluator`` (default),
+    ``SimulatorEvaluator`` or ``CommandEvaluator``, whose ``evaluate_batch`` runs where its
+    executor says (local processes, a Dask cluster). ``start``: a mapping evaluated first."""
+
+    def __init__(
+        self,
+        network: Network,
+        hardware: Hardware,
+        config: ParetoConfig | None = None,
+        *,
+        evaluator=None,
+        start: Mapping | None = None,
+    ):
+        self.network, self.hardware = network, hardware
+        self.config = cfg = config or ParetoConfig()
+        self.layout = layout_for(network, hardware)
+        simulated = any(objectives[n].simulated for n in cfg.objectives)
+        self.evaluator = evaluator or default_evaluator(
+            network, hardware, "simulated-latency" if simulated else "latency"
+        )
+        self.problem = MappingProblem(self.layout, len(cfg.objectives))
+        start_pair = None if start is None else encode(self.layout, network, start)
+        self.algorithm = self._algorithm(start_pair)
+        self.algorithm.setup(self.problem, termination=("n_eval", cfg.budget), seed=cfg.seed)
+        self.evaluations: list[ParetoEvaluation] = []
+        self.generation = 0
+        self._notes = (["start"] if start is not None else []) + list(cfg.heuristics)
+
+    def _algorithm(self, start):
+        cfg = self.config
+        common = dict(
+            pop_size=cfg.pop_size,
+            sampling=MappingSampling(self.hardware, cfg, start),
+            crossover=MappingCrossover(cfg.eta_crossover),
+            mutation=MappingMutation(cfg.eta_mutation, cfg.operators),
+            eliminate_duplicates=True,
+        )
+        if cfg.n_offspring:
+            common["n_offsprings"] = cfg.n_offspring
+        if cfg.algorithm == "ga":
+            return GA(**common)
+        if cfg.algorithm == "nsga2":
+            return NSGA2(**common)
+        n_obj = len(cfg.objectives)
+        partitions = 1
+        while _ref_count(n_obj, partitions + 1) <= cfg.pop_size:
+            partitions += 1
+        ref_dirs = get_reference_directions("das-dennis", n_obj, n_partitions=partitions)
+        return NSGA3(ref_dirs, **common)
+
+    @property
+    def remaining(self) -> int:
+        return self.config.budget - len(self.evaluations)
+
+    def _evaluate(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Objectives and constraints of the rows of X; appends their evaluations."""
+        names = self.config.objectives
+        F = np.full((X.shape[0], len(names)), INFEASIBLE)
+        G = np.zeros((X.shape[0], 2))
+        todo, decoded = [], []
+        pairs = [self.problem.split(row) for row in X]
+        for i, (x, omega) in enumerate(pairs):
+            G[i] = self.problem.violations(x)
+            if not G[i].any():
+                todo.append(i)
+                decoded.append(decode(self.layout, x, omega))
+        outcomes = dict(
+            zip(
+                todo,
+                self.evaluator.evaluate_batch([Candidate(c, p) for c, p in decoded]),
+                strict=True,
+            )
+        )
+        cores_of = dict(zip(todo, decoded, strict=True))
+        for i, (x, omega) in enumerate(pairs):
+            o = outcomes.get(i)
+            if o is not None:
+                cores, placement = cores_of[i]
+                values = {n: objectives[n].value(o) for n in names}
+                if all(math.isfinite(v) for v in values.values()):
+                    F[i] = [values[n] for n in names]
+            else:  # infeasible: not evaluated
+                cores = tuple(x.cores_per_layer(self.layout).tolist())
+                used = int(np.sum(cores))
+                placement = omega[: max(0, min(used, omega.size))]
+                values = dict.fromkeys(names, math.inf)
+            index = len(self.evaluations)
+            note = self._notes[index] if index < len(self._notes) else ""
+            if o is not None and o.failed:
+                note = o.error
+            self.evaluations.append(
+                ParetoEvaluation(
+                    index=index,
+                    generation=self.generation,
+                    objectives=values,
+                    violations=(float(G[i, 0]), float(G[i, 1])),
+                    cores_per_population=tuple(int(c) for c in cores),
+                    placement=tuple(int(c) for c in placement),
+                    outcome=o,
+                    note=note,
+                )
+            )
+        return F, G
+
+    def iter_run(self, cancel=None) -> Iterator[list[ParetoEvaluation]]:
+        """Run until the budget is spent or ``cancel.is_set()``; yield each generation's
+        evaluations."""
+        while self.remaining > 0 and not (cancel is not None and cancel.is_set()):
+            if not self.algorithm.has_next():
+                break
+            pop = self.algorithm.ask()
+            if pop is None or len(pop) == 0:
+                break
+            pop = pop[: self.remaining]
+            start = len(self.evaluations)
+            F, G = self._evaluate(pop.get("X"))
+            Evaluator().eval(StaticProblem(self.problem, F=F, G=G), pop)
+            self.algorithm.tell(infills=pop)
+            self.generation += 1
+            yield self.evaluations[start:]
+
+    def run(self, cancel=None, callback=None) -> ParetoResult:
+        for batch in self.iter_run(cancel):
+            if callback is not None:
+                callback(batch)
+        return self.result(cancelled=self.remaining > 0)
+
+    def result(self, cancelled: bool = False) -> ParetoResult:
+        ok = [e for e in self.evaluations if e.feasible]
+        if not ok:
+            raise AllFailedError(
+                f"none of {len(self.evaluations)} evaluations gave a feasible mapping"
+                + (f"; the first failure: {self.evaluations[0].note}" if self.evaluations else "")
+            )
+        names = self.config.objectives
+        points = np.array([[e.objectives[n] for n in names] for e in ok])
+        front = [ok[i] for i in non_dominated(points)]
+        front.sort(key=lambda e: tuple(e.objectives[n] for n in names))
+        heur = {e.note: e for e in self.evaluations[: len(self._notes)] if e.note}
+        return ParetoResult(self.config, list(self.evaluations), front, heur, cancelled)
+
+
+def _ref_count(n_obj: int, partitions: int) -> int:
+    """How many Das–Dennis reference directions ``n_obj`` objectives get at ``partitions``."""
+    return math.comb(n_obj + partitions - 1, partitions)
+
+
+# ------------------------------------------------------------------ output
+def write_history(path, result: ParetoResult) -> None:
+    """Every evaluation as a CSV row: index, generation, each objective, the two constraint
+    values, feasible, note, cores per population and placement (space-separated)."""
+    names = result.config.objectives
+    with atomic_open(path, "w", what="history file") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(
+            ["index", "generation", *names, "cv_limits", "cv_cores", "feasible", "note",
+             "cores_per_population", "placement"]
+        )  # fmt: skip
+        for e in result.evaluations:
+            w.writerow(
+                [e.index, e.generation, *(e.objectives[n] for n in names), *e.violations,
+                 int(e.feasible), e.note, " ".join(map(str, e.cores_per_population)),
+                 " ".join(map(str, e.placement))]
+            )  # fmt: skip
