@@ -249,7 +249,15 @@ def tabs(state: ExplorerState, scene: Scene | None = None) -> list[tuple[str, ob
         ("Bottlenecks", _on_first_show(lambda: BottleneckView(state=state))),
         ("Compare", _on_first_show(lambda: CompareView(state=state))),
         ("Traffic", _on_first_show(traffic)),
+        ("Pareto", _on_first_show(lambda: _pareto_view(state))),
     ]
+
+
+def _pareto_view(state: ExplorerState):
+    """The Pareto tab's view (pymoo imported when the tab is first shown, not with the app)."""
+    from explorer.views.pareto import ParetoView
+
+    return ParetoView(state=state)
 
 
 TRAFFIC_TAB = 4

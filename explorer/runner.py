@@ -23,7 +23,7 @@ from engine.pipeline import Mapped, evaluate
 from engine.search import ESConfig, NestedES, SimulatorEvaluator, objectives
 from explorer.state import ActionError
 
-__all__ = ["SearchRunner"]
+__all__ = ["ParetoRunner", "SearchRunner"]
 
 
 class SearchRunner:
@@ -141,3 +141,83 @@ class SearchRunner:
                 f"(start {state.start_evaluation.latency_us:.3f} µs)"
             )
         state.param.update(search_running=False, search_status=status, search_error=error)
+
+
+class ParetoRunner:
+    """A multi-objective search (``engine.search.pareto``) in a daemon thread.
+
+    Each generation's evaluations are buffered and handed to ``publish(evaluations)`` at
+    most every ``interval_s`` seconds through ``schedule`` (on the session's document
+    thread), then ``done(result, error)`` once: the ``ParetoResult`` (None when nothing
+    feasible came out) and why it failed ('' if it did not). ``stop`` ends the run after
+    the generation under way; its front is kept.
+    """
+
+    def __init__(self, state, publish, done, schedule=None, interval_s: float = 0.15):
+        self.state, self.publish, self.done = state, publish, done
+        self.schedule = schedule or (lambda fn: fn())
+        self.interval_s = interval_s
+        self._cancel = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self._pending: list = []
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def start(self, config) -> None:
+        """Start a search of the state's network and hardware with ``config`` (a
+        ``ParetoConfig``; raises if the settings or the server's limits refuse it)."""
+        from engine.search.pareto import ParetoSearch
+
+        state = self.state
+        if self.running:
+            raise ActionError("a search is already running")
+        state.access.check_budget(config.budget)
+        evaluator = None
+        if any(objectives[n].simulated for n in config.objectives):
+            evaluator = SimulatorEvaluator(
+                state.network, state.hardware, limit_cycles=state.access.cycles
+            )
+        search = ParetoSearch(state.network, state.hardware, config, evaluator=evaluator)
+        self._cancel = threading.Event()
+        self._pending = []
+        self._thread = threading.Thread(
+            target=self._run, args=(search,), name="meshscope-pareto", daemon=True
+        )
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._cancel.set()
+
+    def join(self, timeout: float | None = None) -> None:
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def _run(self, search) -> None:
+        last, error, result = 0.0, "", None
+        try:
+            for batch in search.iter_run(cancel=self._cancel):
+                with self._lock:
+                    self._pending.extend(batch)
+                now = time.monotonic()
+                if now - last >= self.interval_s:
+                    last = now
+                    self.schedule(self._flush)
+            result = search.result(cancelled=self._cancel.is_set())
+        except MeshScopeError as e:
+            error = str(e)
+        except Exception as e:  # noqa: BLE001 - a crash must still end the run cleanly
+            error = f"search failed: {e!r}"
+        self.schedule(lambda: self._finish(result, error))
+
+    def _flush(self) -> None:
+        with self._lock:
+            batch, self._pending = self._pending, []
+        if batch:
+            self.publish(batch)
+
+    def _finish(self, result, error: str) -> None:
+        self._flush()
+        self.done(result, error)

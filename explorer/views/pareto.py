@@ -1,0 +1,366 @@
+"""The Pareto view: a multi-objective search (SENMap, on pymoo) run from the page, live.
+
+``ParetoView`` holds the settings (two or three objectives by name, the algorithm, budget,
+seed), Start / Stop / Adopt, one scatter of every evaluated mapping (first objective
+across, second up, the third — or the cores used — as colour) with the front so far drawn
+over it, and a table of the front. A click on a point shows that mapping on the Mesh tab
+(``ExplorerState.pick``) and Adopt makes it the current one; a box drawn on the plot (the
+brush) narrows the table to the points inside it.
+
+Threading as in the Evolution view: ``explorer.runner.ParetoRunner`` runs the search in
+its own thread and hands each generation's evaluations to this view on the session's
+document thread; the scatter's source is streamed (``RowStreamer``), the front replaced.
+The front is kept incrementally: a point dominated once stays dominated, so the new front
+is the non-dominated set of the old front and the new points.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from html import escape
+
+import numpy as np
+import panel as pn
+import param
+from bokeh.models import (
+    BoxSelectTool,
+    ColorBar,
+    ColumnDataSource,
+    DataRange1d,
+    HoverTool,
+    LinearColorMapper,
+    TapTool,
+)
+from bokeh.palettes import Viridis256
+from bokeh.plotting import figure
+
+from engine.errors import MeshScopeError
+from engine.search import Record, objectives
+from engine.search.pareto import ALGORITHMS, ParetoConfig, ParetoEvaluation, non_dominated
+from explorer.runner import ParetoRunner
+from explorer.state import ExplorerState
+from explorer.views._page import FONT, ICONS, in_document, notify_error, on_page, style_figure
+from explorer.views._page import session_scheduler as _scheduler
+from explorer.views.evolution import BEST_COLOR, RowStreamer
+
+__all__ = ["ParetoView", "evaluation_columns", "to_record"]
+
+PALETTE = tuple(Viridis256[:232])
+HEURISTIC_COLOR = "#e6550d"
+DEFAULT_OBJECTIVES = ("latency", "energy", "cores")
+_D = ParetoConfig()
+
+
+def to_record(e: ParetoEvaluation) -> Record:
+    """An evaluation as the search ``Record`` the state shows and adopts."""
+    o = e.outcome
+    return Record(
+        index=e.index, generation=e.generation, level="pareto",
+        latency_us=o.latency_us, energy_uj=o.energy_uj, power_w=o.power_w,
+        cores_used=int(sum(e.cores_per_population)), accepted=False, failed=False,
+        fitness=next(iter(e.objectives.values())),
+        cores_per_population=e.cores_per_population, placement=e.placement, note=e.note,
+    )  # fmt: skip
+
+
+def evaluation_columns(rows: Sequence[ParetoEvaluation], names: Sequence[str]) -> dict:
+    """The scatter's columns: x, y, colour (the third objective, else cores used), index."""
+    names = list(names)
+
+    def column(k: int):
+        if k < len(names):
+            return np.array([e.objectives[names[k]] for e in rows], dtype=float)
+        return np.array([sum(e.cores_per_population) for e in rows], dtype=float)
+
+    return {"x": column(0), "y": column(1), "c": column(2),
+            "index": np.array([e.index for e in rows], dtype=np.int64)}  # fmt: skip
+
+
+class ParetoView(pn.viewable.Viewer):
+    """Search the trade-off between two or three objectives and pick a mapping off the front."""
+
+    state = param.ClassSelector(class_=ExplorerState)
+    chosen = param.ListSelector(default=list(DEFAULT_OBJECTIVES), objects=objectives.names())
+    algorithm = param.Selector(default="nsga2", objects=list(ALGORITHMS))
+    budget = param.Integer(default=400, bounds=(1, None), doc="evaluations")
+    seed = param.Integer(default=0, bounds=(0, None))
+    running = param.Boolean(default=False)
+    status = param.String(default="")
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self.runner: ParetoRunner | None = None
+        self.evaluations: list[ParetoEvaluation] = []  # the feasible ones, as they came
+        self.front: list[ParetoEvaluation] = []
+        self._seen = 0  # evaluations received, feasible or not
+        self._selected: list[ParetoEvaluation] = []  # the brushed points
+        self._table_rows: list[ParetoEvaluation] = []  # what the table lists
+        self.names: tuple[str, ...] = tuple(self.chosen)
+        self.points_source = ColumnDataSource(name="pareto-points")
+        self.front_source = ColumnDataSource(name="pareto-front")
+        self.heuristic_source = ColumnDataSource(name="pareto-heuristics")
+        self._points = RowStreamer(self.points_source, self._columns)
+        self.front_source.data = self._columns([])
+        self.heuristic_source.data = {**self._columns([]), "name": []}
+        self._mapper = LinearColorMapper(palette=list(PALETTE), low=0, high=1)
+        self.figure = self._figure()
+        self.table = pn.widgets.Tabulator(
+            self._table([]), disabled=True, show_index=False,
+            selectable=1, height=210, width=640, layout="fit_data_stretch",
+        )  # fmt: skip
+        self.table.on_click(self._on_row)
+        self._build_widgets()
+        self._status = pn.pane.HTML("", sizing_mode="stretch_width", stylesheets=[_CSS])
+        self.points_source.selected.on_change("indices", self._on_select)
+        self.param.watch(self._on_status, ["status", "running"])
+        self.param.watch(self._sync, ["running"])
+        self._on_status()
+        self._sync()
+        doc = pn.state.curdoc
+        if doc is not None and doc.session_context is not None:
+            doc.on_session_destroyed(lambda ctx: self.stop())
+
+    # ------------------------------------------------------------ data
+    def _columns(self, rows):
+        return evaluation_columns(rows, self.names)
+
+    def _table(self, rows: Sequence[ParetoEvaluation]):
+        import pandas as pd
+
+        data = {"#": [e.index + 1 for e in rows]}
+        for n in self.names:
+            data[n] = [round(e.objectives[n], 4) for e in rows]
+        data["cores"] = [int(sum(e.cores_per_population)) for e in rows]
+        data["start"] = [e.note for e in rows]
+        return pd.DataFrame(data)
+
+    # ------------------------------------------------------------ widgets
+    def _build_widgets(self) -> None:
+        w = 128
+        self._objectives = pn.widgets.MultiChoice.from_param(
+            self.param.chosen, name="objectives (2 or 3: across, up, colour)", max_items=3,
+            width=2 * w + 10, solid=False,
+        )  # fmt: skip
+        self._algorithm = pn.widgets.Select.from_param(self.param.algorithm, width=w)
+        self._budget = pn.widgets.IntInput.from_param(
+            self.param.budget, name="budget (evaluations)", start=1, step=50, width=w
+        )
+        self._seed = pn.widgets.IntInput.from_param(self.param.seed, start=0, width=w)
+        self._start = pn.widgets.Button(label="Start", color="primary", icon=ICONS["play"],
+                                        width=84)  # fmt: skip
+        self._stop = pn.widgets.Button(label="Stop", color="danger", variant="outline",
+                                       icon=ICONS["stop"], width=84)  # fmt: skip
+        self._adopt = pn.widgets.Button(
+            label="Adopt", color="success", icon=ICONS["check"], width=84,
+            description="make the picked mapping the current one (undoable)",
+        )  # fmt: skip
+        self._start.on_click(lambda event: self.start())
+        self._stop.on_click(lambda event: self.stop())
+        self._adopt.on_click(lambda event: self.adopt())
+
+    # ------------------------------------------------------------ actions
+    @on_page
+    def start(self) -> None:
+        """Start a search with the settings (a notification says why it cannot)."""
+        if self.running:
+            return
+        try:
+            if len(self.chosen) < 2 and self.algorithm != "ga":
+                raise MeshScopeError(
+                    "choose two or three objectives for a front (one only with the GA)"
+                )
+            config = ParetoConfig(objectives=tuple(self.chosen), algorithm=self.algorithm,
+                                  budget=self.budget, seed=self.seed)  # fmt: skip
+            runner = ParetoRunner(self.state, self._publish, self._done,
+                                  schedule=_scheduler(pn.state.curdoc))  # fmt: skip
+            self._reset(config.objectives)
+            runner.start(config)
+        except MeshScopeError as e:
+            notify_error(str(e))
+            return
+        self.runner = runner
+        self.param.update(running=True, status=f"starting: {config.algorithm}, budget "
+                          f"{config.budget}, seed {config.seed}")  # fmt: skip
+
+    def stop(self) -> None:
+        if self.runner is not None and self.running:
+            self.runner.stop()
+            self.status = "stopping after the generation under way …"
+
+    def adopt(self) -> None:
+        try:
+            self.state.adopt_best()
+        except MeshScopeError as e:
+            notify_error(str(e))
+            return
+        self.status = "adopted the picked mapping: it is now the current one (undo brings " \
+            "the previous back)"  # fmt: skip
+
+    def _reset(self, names) -> None:
+        self.names = tuple(names)
+        self.evaluations, self.front, self._seen, self._selected = [], [], 0, []
+        self._points.update([])
+        self.front_source.data = self._columns([])
+        self.heuristic_source.data = {**self._columns([]), "name": []}
+        self.table.value = self._table([])
+        self.figure.xaxis.axis_label = objectives[self.names[0]].label
+        second = self.names[1] if len(self.names) > 1 else None
+        self.figure.yaxis.axis_label = objectives[second].label if second else "cores used"
+        third = self.names[2] if len(self.names) > 2 else None
+        self._bar.title = objectives[third].label if third else "cores used"
+        self.state.pick(None)
+
+    # ------------------------------------------------------------ from the runner
+    def _publish(self, batch: list[ParetoEvaluation]) -> None:
+        """A generation's evaluations (on the document's thread)."""
+        self._seen += len(batch)
+        new = [e for e in batch if e.feasible]
+        if new:
+            self.evaluations = self.evaluations + new
+            self._points.update(self.evaluations)
+            self._update_front(new)
+            heur = [e for e in self.evaluations if e.note and e.generation == 0]
+            self.heuristic_source.data = {**self._columns(heur), "name": [e.note for e in heur]}
+            cs = self.points_source.data["c"]
+            self._mapper.update(low=float(np.min(cs)) - 0.5, high=float(np.max(cs)) + 0.5)
+        self.status = (f"{self._seen} / {self.budget} evaluations, {len(self.front)} mappings "
+                       "on the front")  # fmt: skip
+
+    def _update_front(self, new) -> None:
+        pool = self.front + new
+        pts = np.array([[e.objectives[n] for n in self.names] for e in pool])
+        front = [pool[i] for i in non_dominated(pts)]
+        front.sort(key=lambda e: tuple(e.objectives[n] for n in self.names))
+        self.front = front
+        self.front_source.data = self._columns(front)
+        self._filter_table()
+
+    def _done(self, result, error: str) -> None:
+        if error:
+            self.param.update(running=False, status=error)
+            notify_error(f"The search failed: {error}")
+            return
+        how = "stopped" if result.cancelled else "done"
+        self.param.update(running=False, status=(
+            f"{how} after {len(result.evaluations)} evaluations: {len(self.front)} mappings on "
+            "the front; click one to see it on the Mesh tab"))  # fmt: skip
+
+    # ------------------------------------------------------------ picking and brushing
+    def _on_select(self, attr, old, new) -> None:
+        in_document(self.points_source, self.select, new)
+
+    def select(self, indices) -> None:
+        """One point: show its mapping on the mesh; several (the brush): filter the table."""
+        self._selected = [self.evaluations[i] for i in indices if i < len(self.evaluations)]
+        if len(self._selected) == 1:
+            self.pick(self._selected[0])
+        self._filter_table()
+
+    def _filter_table(self) -> None:
+        rows = self.front
+        if len(self._selected) > 1:
+            keep = {e.index for e in self._selected}
+            rows = [e for e in self.front if e.index in keep]
+        self.table.value = self._table(rows)
+        self._table_rows = rows
+
+    def _on_row(self, event) -> None:
+        if 0 <= event.row < len(self._table_rows):
+            self.pick(self._table_rows[event.row])
+
+    def pick(self, e: ParetoEvaluation) -> None:
+        try:
+            self.state.pick(to_record(e))
+        except MeshScopeError as err:
+            notify_error(str(err))
+            return
+        values = ", ".join(f"{n} {v:,.4g}" for n, v in e.objectives.items())
+        self.status = (
+            f"evaluation {e.index + 1} ({values}) is on the Mesh tab: Adopt makes it yours"
+        )
+        self._adopt.disabled = False
+
+    # ------------------------------------------------------------ view
+    def _on_status(self, *events) -> None:
+        text = self.status or "No search yet: choose objectives and press Start."
+        kind = "" if self.running else "idle"
+        self._status.object = (
+            f'<div class="pareto-status {kind}" data-testid="pareto-status">{escape(text)}</div>'
+        )
+
+    def _sync(self, *events) -> None:
+        self._start.disabled = self.running
+        self._stop.disabled = not self.running
+        self._adopt.disabled = self.state.picked is None
+        for widget in (self._objectives, self._algorithm, self._budget, self._seed):
+            widget.disabled = self.running
+
+    def _figure(self):
+        p = figure(
+            title="Every evaluated mapping and the front (SENMap's multi-objective search)",
+            width=640, height=440, tools="pan,wheel_zoom,box_select,tap,reset,save",
+            toolbar_location="above", border_fill_color="white",
+            x_range=DataRange1d(range_padding=0.08), y_range=DataRange1d(range_padding=0.08),
+        )  # fmt: skip
+        style_figure(p, objectives[self.names[0]].label, objectives[self.names[1]].label)
+        points = p.scatter(
+            "x", "y", source=self.points_source, size=7, name="points",
+            fill_color={"field": "c", "transform": self._mapper}, fill_alpha=0.6,
+            line_color="white", line_width=0.5, legend_label="evaluated mapping",
+            selection_line_color="#111827", selection_line_width=2, selection_fill_alpha=1.0,
+            nonselection_fill_alpha=0.25,
+        )  # fmt: skip
+        p.step("x", "y", source=self.front_source, mode="after", line_color=BEST_COLOR,
+               line_width=2, line_alpha=0.8, legend_label="front")  # fmt: skip
+        p.scatter("x", "y", source=self.front_source, size=11, fill_color=None,
+                  line_color=BEST_COLOR, line_width=2.5, name="front")  # fmt: skip
+        p.scatter("x", "y", source=self.heuristic_source, marker="triangle", size=12,
+                  fill_color=HEURISTIC_COLOR, line_color="white",
+                  legend_label="heuristics (packed/spread × row/col, random)")  # fmt: skip
+        p.select_one(TapTool).renderers = [points]
+        p.select_one(BoxSelectTool).renderers = [points]
+        p.add_tools(HoverTool(renderers=[points], tooltips=[
+            ("evaluation", "@index"), ("across", "@x{0,0.000}"), ("up", "@y{0,0.000}"),
+            ("colour", "@c{0,0.000}")]))  # fmt: skip
+        p.legend.location = "top_right"
+        p.legend.label_text_font_size = "12px"
+        p.legend.background_fill_alpha = 0.85
+        p.legend.border_line_color = None
+        self._bar = ColorBar(color_mapper=self._mapper, title=objectives[self.names[2]].label
+                             if len(self.names) > 2 else "cores used", title_text_font_size="12px",
+                             title_text_font_style="normal", width=12, padding=8,
+                             major_label_text_font_size="11px", bar_line_color=None)  # fmt: skip
+        p.add_layout(self._bar, "right")
+        return p
+
+    def __panel__(self):
+        controls = pn.Column(
+            pn.pane.HTML('<div class="pareto-title">Multi-objective search</div>',
+                         stylesheets=[_CSS]),
+            pn.pane.HTML(
+                '<div class="pareto-note">NSGA-II, NSGA-III or a GA (SENMap, on pymoo) over the '
+                "cores per layer and the placement. Click a point to see its mapping; drag a "
+                "box to list the front's points inside it.</div>",
+                stylesheets=[_CSS], width=290,
+            ),
+            self._objectives,
+            pn.Row(self._algorithm, self._budget),
+            pn.Row(self._seed),
+            pn.Row(self._start, self._stop, self._adopt),
+            width=310,
+        )  # fmt: skip
+        return pn.FlexBox(
+            controls,
+            pn.Column(pn.pane.Bokeh(self.figure), self.table),
+            self._status, flex_wrap="wrap", sizing_mode="stretch_width", name="Pareto",
+        )  # fmt: skip
+
+
+_CSS = f"""
+.pareto-status {{ font-family: {FONT}; font-size: 13px; color: #374151;
+                 border-left: 4px solid {BEST_COLOR}; padding: 4px 10px; background: #fff0f7;
+                 border-radius: 4px; min-height: 20px; }}
+.pareto-status.idle {{ border-left-color: #cbd2d9; background: #f7f8fa; color: #6b7280; }}
+.pareto-title {{ font-family: {FONT}; font-size: 15px; font-weight: 600; color: #1f2933; }}
+.pareto-note {{ font-family: {FONT}; font-size: 12px; color: #6b7280; line-height: 1.4; }}
+"""

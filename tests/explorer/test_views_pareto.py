@@ -1,0 +1,80 @@
+"""The Pareto view without a browser: a search fills the scatter and the front, a click picks
+a mapping for the mesh, the brush narrows the table, Adopt makes the pick current."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from engine.search.pareto import non_dominated
+from explorer.state import ExplorerState
+from explorer.views.pareto import ParetoView, evaluation_columns
+
+NET = "mlp:widths=256-512-256-10"
+
+
+@pytest.fixture
+def view():
+    v = ParetoView(state=ExplorerState.from_specs(NET, "mesh:2x2x4"), budget=60)
+    yield v
+    v.stop()
+    if v.runner is not None:
+        v.runner.join(30)
+
+
+def run(view: ParetoView) -> None:
+    view.start()
+    view.runner.join(120)
+    assert not view.running, view.status
+
+
+def test_a_search_fills_the_scatter_front_and_table(view):
+    run(view)
+    names = view.names
+    assert names == ("latency", "energy", "cores")
+    n = len(view.evaluations)
+    assert 0 < n <= 60 and len(view.points_source.data["x"]) == n
+    pts = np.array([[e.objectives[k] for k in names] for e in view.evaluations])
+    front = {view.evaluations[i].index for i in non_dominated(pts)}
+    assert {e.index for e in view.front} == front  # the incremental front is the true one
+    assert len(view.front_source.data["x"]) == len(view.front) == len(view.table.value)
+    assert set(view.heuristic_source.data["name"]) >= {"packed-row", "spread-col"}
+    assert "done after 60 evaluations" in view.status
+
+
+def test_a_click_shows_the_mapping_and_adopt_makes_it_current(view):
+    run(view)
+    state = view.state
+    before = state.evaluation.latency_us
+    target = max(view.evaluations, key=lambda e: abs(e.objectives["latency"] - before))
+    view.select([view.evaluations.index(target)])
+    assert state.picked is not None and state.picked.index == target.index
+    assert state.shown_evaluation.latency_us == pytest.approx(target.objectives["latency"])
+    view.adopt()
+    assert state.evaluation.latency_us == pytest.approx(target.objectives["latency"])
+    assert "adopted" in view.status
+
+
+def test_the_brush_narrows_the_table_to_the_front_points_inside_it(view):
+    run(view)
+    inside = [i for i, e in enumerate(view.evaluations) if e in view.front][:2]
+    others = [i for i, e in enumerate(view.evaluations) if e not in view.front][:3]
+    view.select(inside + others)
+    assert len(view.table.value) == len(inside)
+    view.select([])
+    assert len(view.table.value) == len(view.front)
+
+
+def test_one_objective_is_refused_for_a_front_and_the_state_is_kept(view, monkeypatch):
+    shown = []
+    monkeypatch.setattr("explorer.views.pareto.notify_error", shown.append)
+    view.chosen = ["latency"]
+    view.start()
+    assert shown and "two or three objectives" in shown[0]
+    assert view.runner is None and not view.running
+
+
+def test_columns_take_cores_as_colour_without_a_third_objective(view):
+    run(view)
+    cols = evaluation_columns(view.evaluations, ("latency", "energy"))
+    assert cols["c"].tolist() == [sum(e.cores_per_population) for e in view.evaluations]
