@@ -125,13 +125,14 @@ class ParetoView(pn.viewable.Viewer):
         return evaluation_columns(rows, self.names)
 
     def _table(self, rows: Sequence[ParetoEvaluation]):
+        """The front's table (typed columns: the widget formats by the first frame's types)."""
         import pandas as pd
 
-        data = {"#": [e.index + 1 for e in rows]}
+        data = {"#": pd.Series([e.index + 1 for e in rows], dtype="int64")}
         for n in self.names:
-            data[n] = [round(e.objectives[n], 4) for e in rows]
-        data["cores"] = [int(sum(e.cores_per_population)) for e in rows]
-        data["start"] = [e.note for e in rows]
+            data[n] = pd.Series([round(e.objectives[n], 4) for e in rows], dtype="float64")
+        data["cores"] = pd.Series([int(sum(e.cores_per_population)) for e in rows], dtype="int64")
+        data["start"] = pd.Series([e.note for e in rows], dtype="object")
         return pd.DataFrame(data)
 
     # ------------------------------------------------------------ widgets
@@ -297,7 +298,7 @@ class ParetoView(pn.viewable.Viewer):
 
     def _figure(self):
         p = figure(
-            title="Every evaluated mapping and the front (SENMap's multi-objective search)",
+            title="Every evaluated mapping, and the front so far",
             width=640, height=440, tools="pan,wheel_zoom,box_select,tap,reset,save",
             toolbar_location="above", border_fill_color="white",
             x_range=DataRange1d(range_padding=0.08), y_range=DataRange1d(range_padding=0.08),
