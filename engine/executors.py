@@ -8,13 +8,17 @@ so a run does not depend on where, or on how many workers, it ran.
 
 * ``ProcessExecutor(workers)``: a pool of local processes (``concurrent.futures``);
 * ``DaskExecutor(address)``: an existing Dask cluster (``tcp://HOST:8786``) or a
-  ``distributed.Client``. Each task is one evaluation; a worker that dies takes its tasks
-  with it and the scheduler runs them again elsewhere (Dask's ``allowed-failures``), and an
-  evaluation that raises is retried ``retries`` times before the run fails.
+  ``distributed.Client``. The setup travels as a worker plugin, so every worker builds its
+  evaluator once, including a worker that joins or restarts later; each task is one
+  evaluation and names the setup by its token. A worker that dies takes its tasks with it
+  and the scheduler runs them again elsewhere (Dask's ``allowed-failures``); an evaluation
+  that raises is retried ``retries`` times before the run fails. The workers need
+  MeshScope installed (they import ``engine``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
 import threading
 import uuid
@@ -55,6 +59,30 @@ def _init(setup: Setup) -> None:
 
 def _call(setup: Setup, item):
     return _evaluator(setup).evaluate(item)
+
+
+def _call_built(token: str, item):
+    """A Dask task: the worker plugin built the evaluator (``_plugin``)."""
+    return _built[token].evaluate(item)
+
+
+def _plugin(setup: Setup):
+    """A worker plugin that builds ``setup``'s evaluator on every worker, now and on the
+    workers that start later (a restarted one too). distributed is imported here, not with
+    the module: the command line pays for it only with ``--dask-scheduler``."""
+    from distributed.diagnostics.plugin import WorkerPlugin
+
+    class Builder(WorkerPlugin):
+        def __init__(self, what: Setup):
+            self.what = what
+
+        def setup(self, worker):
+            _evaluator(self.what)
+
+        def teardown(self, worker):
+            _built.pop(self.what.token, None)
+
+    return Builder(setup)
 
 
 class ProcessExecutor:
@@ -105,21 +133,26 @@ class DaskExecutor:
                 ) from None
             self._own = True
         self.retries = retries
-        self._setups: dict[str, object] = {}  # token -> the scattered setup
+        self._plugins: list[str] = []  # the names of the plugins this executor registered
 
     def map(self, setup: Setup, items: Sequence) -> list:
         if not items:
             return []
-        remote = self._setups.get(setup.token)
-        if remote is None:
-            remote = self._setups[setup.token] = self.client.scatter(setup, broadcast=True)
+        name = f"meshscope-{setup.token}"
+        if name not in self._plugins:
+            self.client.register_plugin(_plugin(setup), name=name)
+            self._plugins.append(name)
         futures = self.client.map(
-            _call, [remote] * len(items), list(items), pure=False, retries=self.retries
-        )
+            _call_built, [setup.token] * len(items), list(items), pure=False,
+            retries=self.retries,
+        )  # fmt: skip
         return self.client.gather(futures)
 
     def close(self) -> None:
-        self._setups.clear()
+        for name in self._plugins:
+            with contextlib.suppress(Exception):  # the cluster may be gone already
+                self.client.unregister_worker_plugin(name)
+        self._plugins.clear()
         if self._own:
             self.client.close()
 

@@ -210,7 +210,9 @@ def _evaluator(args, network, hardware, objective: str):
 def cmd_pareto(args) -> int:
     if args.start:
         check_readable(args.start, "mapping file")
-    check_outputs(("front file", args.out), ("history file", args.history))
+    if args.resume:
+        check_readable(args.resume, "history file")
+    check_outputs(("front file", args.out), ("history file", args.history or args.resume))
     with work(args):
         return _pareto(args)
 
@@ -221,7 +223,7 @@ def _pareto(args) -> int:
     from engine.pipeline import build_mapping, resolve_hardware
     from engine.search import objectives
     from engine.search.genotype import check_init_k
-    from engine.search.pareto import ParetoConfig, ParetoSearch, write_history
+    from engine.search.pareto import HistoryWriter, ParetoConfig, ParetoSearch, read_history
 
     names = tuple(n.strip() for n in args.objectives.split(",") if n.strip())
     config = ParetoConfig(
@@ -243,12 +245,24 @@ def _pareto(args) -> int:
     start = None
     if args.start:
         start = build_mapping(network, hardware, mapping_file=args.start).mapping
+    known, done = read_history(args.resume, names) if args.resume else (None, 0)
     objective = simulated[0] if simulated else "latency"
     with _evaluator(args, network, hardware, objective) as evaluator:
-        search = ParetoSearch(network, hardware, config, evaluator=evaluator, start=start)
+        search = ParetoSearch(
+            network, hardware, config, evaluator=evaluator, start=start, known=known
+        )
+        # the history grows generation by generation (a resumed run's: its file, unless
+        # --history names another, which then gets every evaluation)
+        path = args.history or args.resume
+        log = HistoryWriter(path, names, fresh=args.history is not None) if path else None
+        skip = 0 if args.history else done  # rows already in the resumed file
         pbar = bar(args, config.budget, unit="eval")
 
         def progress(batch):
+            nonlocal skip
+            if log is not None:
+                log.add(batch[skip:])
+                skip = max(0, skip - len(batch))
             if pbar is not None:
                 pbar.update(len(batch))
 
@@ -259,8 +273,8 @@ def _pareto(args) -> int:
         finally:
             if pbar is not None:
                 pbar.close()
-    if args.history:
-        write_history(args.history, result)
+            if log is not None:
+                log.close()
     front = [
         {
             "objectives": dict(e.objectives),
@@ -279,6 +293,7 @@ def _pareto(args) -> int:
         "evaluations": len(result.evaluations),
         "feasible": sum(e.feasible for e in result.evaluations),
         "cancelled": result.cancelled,
+        "reused": search.reused,
         "heuristics": {n: dict(e.objectives) for n, e in result.heuristics.items()},
         "front": front,
     }
@@ -424,6 +439,14 @@ def add_commands(sub) -> None:
         help="write the front as JSON: 'front' (objectives by name and the mapping of each "
         "point), 'evaluations' (their count), the heuristics' points",
     )  # fmt: skip
-    pa.add_argument("--history", metavar="FILE", help="every evaluation as CSV")
+    pa.add_argument(
+        "--history", metavar="FILE",
+        help="every evaluation as CSV, written as the run goes (resume a run from it)",
+    )  # fmt: skip
+    pa.add_argument(
+        "--resume", metavar="FILE",
+        help="continue the run whose history this is (same settings, a larger --budget): its "
+        "evaluations are taken, not repeated, and the file grows",
+    )  # fmt: skip
     pa.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     pa.set_defaults(func=cmd_pareto)

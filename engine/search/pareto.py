@@ -25,6 +25,7 @@ points that dominate them.
 from __future__ import annotations
 
 import csv
+import io
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -44,9 +45,9 @@ from pymoo.problems.static import StaticProblem
 from pymoo.util.nds.non_dominated_sorting import NonDominatedSorting
 from pymoo.util.ref_dirs import get_reference_directions
 
-from engine.errors import AllFailedError, SpecError
+from engine.errors import AllFailedError, InputFileError, OutputFileError, SpecError
 from engine.hardware import Hardware
-from engine.io.files import atomic_open
+from engine.io.files import appender, atomic_open, check_readable, reason
 from engine.mapping import Mapping
 from engine.network import Network
 from engine.placement.fill import core_order
@@ -58,6 +59,7 @@ from engine.search.operators import OperatorParams, mutate_partition, mutate_pla
 
 __all__ = [
     "ALGORITHMS",
+    "HistoryWriter",
     "MappingCrossover",
     "MappingMutation",
     "MappingProblem",
@@ -67,6 +69,7 @@ __all__ = [
     "ParetoResult",
     "ParetoSearch",
     "non_dominated",
+    "read_history",
     "write_history",
 ]
 
@@ -303,9 +306,15 @@ class ParetoSearch:
         *,
         evaluator=None,
         start: Mapping | None = None,
+        known: dict | None = None,
     ):
         self.network, self.hardware = network, hardware
         self.config = cfg = config or ParetoConfig()
+        # (cores per population, placement) -> objectives of an earlier run of the same
+        # settings (``read_history``): taken instead of evaluated, so the run resumes where
+        # that one stopped (same seed, same values: pymoo asks for the same mappings)
+        self.known = dict(known or {})
+        self.reused = 0
         self.layout = layout_for(network, hardware)
         simulated = any(objectives[n].simulated for n in cfg.objectives)
         self.evaluator = evaluator or default_evaluator(
@@ -352,11 +361,17 @@ class ParetoSearch:
         G = np.zeros((X.shape[0], 2))
         todo, decoded = [], []
         pairs = [self.problem.split(row) for row in X]
+        reused = {}
         for i, (x, omega) in enumerate(pairs):
             G[i] = self.problem.violations(x)
             if not G[i].any():
+                cores, placement = decode(self.layout, x, omega)
+                hit = self.known.get((tuple(cores), tuple(placement.tolist())))
+                if hit is not None:
+                    reused[i] = (cores, placement, hit)
+                    continue
                 todo.append(i)
-                decoded.append(decode(self.layout, x, omega))
+                decoded.append((cores, placement))
         outcomes = dict(
             zip(
                 todo,
@@ -365,9 +380,14 @@ class ParetoSearch:
             )
         )
         cores_of = dict(zip(todo, decoded, strict=True))
+        self.reused += len(reused)
         for i, (x, omega) in enumerate(pairs):
             o = outcomes.get(i)
-            if o is not None:
+            if i in reused:
+                cores, placement, values = reused[i]
+                if all(math.isfinite(v) for v in values.values()):
+                    F[i] = [values[n] for n in names]
+            elif o is not None:
                 cores, placement = cores_of[i]
                 values = {n: objectives[n].value(o) for n in names}
                 if all(math.isfinite(v) for v in values.values()):
@@ -438,20 +458,101 @@ def _ref_count(n_obj: int, partitions: int) -> int:
     return math.comb(n_obj + partitions - 1, partitions)
 
 
-# ------------------------------------------------------------------ output
+# ------------------------------------------------------------------ history
+def _header(names) -> list[str]:
+    return ["index", "generation", *names, "cv_limits", "cv_cores", "feasible", "note",
+            "cores_per_population", "placement"]  # fmt: skip
+
+
+def _row(e: ParetoEvaluation, names) -> list:
+    return [e.index, e.generation, *(repr(e.objectives[n]) for n in names), *e.violations,
+            int(e.feasible), e.note, " ".join(map(str, e.cores_per_population)),
+            " ".join(map(str, e.placement))]  # fmt: skip
+
+
+class HistoryWriter:
+    """Every evaluation of a run as a CSV row, appended and flushed generation by generation
+    (so a killed run leaves what it evaluated; ``read_history`` takes it back): index,
+    generation, each objective, the two constraint values, feasible, note, cores per
+    population and placement (space-separated global core ids)."""
+
+    def __init__(self, path, names, *, fresh: bool = True):
+        self.names = tuple(names)
+        if not fresh:
+            _drop_cut_line(path)
+        self._file = appender(path, what="history file", fresh=fresh)
+        self._csv = csv.writer(self._file, lineterminator="\n")
+        if fresh:
+            self._csv.writerow(_header(self.names))
+            self._file.flush()
+
+    def add(self, evaluations) -> None:
+        for e in evaluations:
+            self._csv.writerow(_row(e, self.names))
+        self._file.flush()
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def _drop_cut_line(path) -> None:
+    """Cut a history file back to its last whole line (a kill may leave half a row)."""
+    try:
+        with open(path, "rb+") as f:
+            data = f.read()
+            if data and not data.endswith(b"\n"):
+                f.truncate(data.rfind(b"\n") + 1)
+    except OSError as e:
+        raise OutputFileError(f"cannot write the history file {path}: {reason(e)}") from None
+
+
 def write_history(path, result: ParetoResult) -> None:
-    """Every evaluation as a CSV row: index, generation, each objective, the two constraint
-    values, feasible, note, cores per population and placement (space-separated)."""
+    """Every evaluation of ``result`` as the CSV ``HistoryWriter`` writes, in one go."""
     names = result.config.objectives
     with atomic_open(path, "w", what="history file") as f:
         w = csv.writer(f, lineterminator="\n")
-        w.writerow(
-            ["index", "generation", *names, "cv_limits", "cv_cores", "feasible", "note",
-             "cores_per_population", "placement"]
-        )  # fmt: skip
+        w.writerow(_header(names))
         for e in result.evaluations:
-            w.writerow(
-                [e.index, e.generation, *(e.objectives[n] for n in names), *e.violations,
-                 int(e.feasible), e.note, " ".join(map(str, e.cores_per_population)),
-                 " ".join(map(str, e.placement))]
-            )  # fmt: skip
+            w.writerow(_row(e, names))
+
+
+def read_history(path, names) -> tuple[dict, int]:
+    """(the feasible evaluations of a history file, (cores per population, placement) →
+    objectives by name, for ``ParetoSearch(known=…)``; how many whole rows it has). A last
+    line cut short by a kill is left out; a history of other objectives is refused
+    (``InputFileError``)."""
+    check_readable(path, "history file")
+    names = tuple(names)
+    known, rows = {}, 0
+    try:
+        with open(path, encoding="utf-8", newline="") as f:
+            text = f.read()
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputFileError(f"cannot read the history file {path}: {reason(e)}") from None
+    if not text.endswith("\n"):  # a kill cut the last row short: it does not count
+        text = text[: text.rfind("\n") + 1]
+    reader = csv.reader(io.StringIO(text))
+    header = next(reader, None)
+    if header != _header(names):
+        hint = ""
+        if header and "cv_limits" in header:
+            have = ",".join(header[2 : header.index("cv_limits")])
+            hint = f" (its objectives are {have}: resume with --objectives {have})"
+        raise InputFileError(
+            f"{path}: not the history of a run of objectives {','.join(names)}{hint}"
+        )
+    width = len(header)
+    for row in reader:
+        if len(row) != width:
+            continue  # a line a kill cut short
+        try:
+            values = dict(zip(names, map(float, row[2 : 2 + len(names)]), strict=True))
+            feasible = row[header.index("feasible")] == "1"
+            cores = tuple(int(c) for c in row[-2].split())
+            placement = tuple(int(c) for c in row[-1].split())
+        except ValueError:
+            continue
+        rows += 1
+        if feasible:
+            known[(cores, placement)] = values
+    return known, rows

@@ -28,6 +28,8 @@ from engine.search.pareto import (
     ParetoConfig,
     ParetoSearch,
     non_dominated,
+    read_history,
+    write_history,
 )
 from engine.specs import load_network_spec
 
@@ -266,7 +268,7 @@ def cluster():
     from distributed import Client, LocalCluster
 
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                      dashboard_address=None) as lc, Client(lc) as client:  # fmt: skip
+                      dashboard_address=":0") as lc, Client(lc) as client:  # fmt: skip
         yield client
 
 
@@ -284,24 +286,29 @@ def test_dask_gives_the_same_pareto_run_and_nested_es(mlp, cluster):
     assert len(cluster.scheduler_info()["workers"]) == 2
 
 
-class _DiesOnce:
-    """Kills its worker process on its first evaluation (a file marks that it happened)."""
+class _DiesTwice:
+    """Kills its worker process on an evaluation, twice in all (files count the deaths):
+    both workers of the cluster die, one after the other or together."""
 
-    def __init__(self, flag):
-        self.flag = flag
+    def __init__(self, folder):
+        self.folder = folder
 
     def evaluate(self, item):
-        if not os.path.exists(self.flag):
-            open(self.flag, "w").close()
+        for k in range(2):
+            try:
+                os.close(os.open(os.path.join(self.folder, f"died-{k}"), os.O_CREAT | os.O_EXCL))
+            except FileExistsError:
+                continue
             os._exit(1)
         return item * 2
 
 
-def test_a_killed_worker_costs_a_retry_not_the_run(cluster, tmp_path):
+def test_killed_workers_cost_a_retry_not_the_run(cluster, tmp_path):
     executor = DaskExecutor(cluster)
-    setup = Setup(_DiesOnce, (str(tmp_path / "died"),))
+    setup = Setup(_DiesTwice, (str(tmp_path),))
     assert executor.map(setup, list(range(8))) == [2 * i for i in range(8)]
-    assert (tmp_path / "died").exists()
+    assert (tmp_path / "died-0").exists() and (tmp_path / "died-1").exists()
+    executor.close()
 
 
 def test_an_unreachable_or_malformed_scheduler_is_a_clear_error():
@@ -367,3 +374,48 @@ def test_candidate_outcomes_come_back_in_order(mlp):
         ]
     finally:
         executor.close()
+
+
+# ------------------------------------------------------------------ resuming
+def test_a_resumed_run_is_the_uninterrupted_one_and_evaluates_only_the_rest(mlp, tmp_path):
+    net, hw = mlp
+    cfg = ParetoConfig(budget=70, seed=9)
+    whole = ParetoSearch(net, hw, cfg).run()
+    path = tmp_path / "h.csv"
+    write_history(path, whole)
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text("".join(lines[:36]) + lines[36][:25])  # killed in row 36: 35 whole rows
+    known, rows = read_history(path, cfg.objectives)
+    assert rows == 35 and 0 < len(known) <= 35
+    ev = Counting(net, hw)
+    search = ParetoSearch(net, hw, cfg, evaluator=ev, known=known)
+    resumed = search.run()
+    assert [e.objectives for e in resumed.evaluations] == [e.objectives for e in whole.evaluations]
+    # every mapping of the 35 rows is taken from the file; only the others are evaluated
+    assert search.reused >= len(known)
+    assert ev.calls == sum(e.feasible for e in whole.evaluations) - search.reused < 70 - 20
+
+
+def test_pareto_command_resumes_from_its_history(tmp_path, capsys):
+    hist = tmp_path / "h.csv"
+    common = ["pareto", "--network", MLP, "--hardware", "mesh:2x2x4", "--seed", "1", "--json"]
+    assert main([*common, "--budget", "40", "--history", str(hist)]) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert main([*common, "--budget", "70", "--resume", str(hist)]) == 0
+    resumed = json.loads(capsys.readouterr().out)
+    assert resumed["evaluations"] == 70 and resumed["reused"] == first["feasible"]
+    with open(hist) as f:
+        assert [int(r["index"]) for r in csv.DictReader(f)] == list(range(70))
+    assert main([*common, "--budget", "70", "--history", str(tmp_path / "b.csv")]) == 0
+    straight = json.loads(capsys.readouterr().out)
+    assert straight["front"] == resumed["front"]
+
+
+def test_a_history_of_other_objectives_is_refused(tmp_path, capsys):
+    hist = tmp_path / "h.csv"
+    common = ["pareto", "--network", MLP, "--hardware", "mesh:2x2x4", "--budget", "20"]
+    assert main([*common, "--history", str(hist)]) == 0
+    capsys.readouterr()
+    assert main([*common, "--objectives", "latency,cores", "--resume", str(hist)]) == 2
+    err = capsys.readouterr().err
+    assert "resume with --objectives latency,energy" in err and err.count("\n") == 1
