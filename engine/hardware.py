@@ -43,6 +43,7 @@ __all__ = [
     "NocConstants",
     "LINK_KINDS",
     "DIRECTIONS",
+    "MEMORY_MODELS",
     "load_hardware",
     "preset_names",
     "spec_cores",
@@ -89,9 +90,29 @@ class LinkSpec:
     meshes: int = 1
 
 
+MEMORY_MODELS = ("loihi", "senmap")  # how a core's memory is counted (engine.resources)
+SENMAP_CONSTANTS = (
+    "state_bits",
+    "output_bits",
+    "snn",
+    "thresholds_per_neuron",
+    "biases_per_neuron",
+)
+
+
 @dataclass(frozen=True)
 class ModelConstants:
-    """The max-affine runtime model of Loihi 2 runtime model eq. 1 and synaptic memory layout."""
+    """The max-affine runtime model of Loihi 2 runtime model eq. 1, and the per-core memory
+    model: ``memory_model`` chooses it (``engine.resources.memory_bytes``).
+
+    ``"loihi"`` (the default): Loihi's synaptic memory layout (sparse entries or dense rows
+    in ``synmem_word_bits`` words, ``sparse_index_bits`` a sparse entry), plus each neuron's
+    ``neuron_state_bits + spike_buffer_bits``. ``"senmap"``: SENMap eq. (1), read with
+    ``state_bits`` (BW_states), ``output_bits`` (BW_outputs), ``snn`` (F_snn),
+    ``thresholds_per_neuron`` and ``biases_per_neuron`` (N_tpc and N_bpc per neuron); the
+    weights' width (BW_weights) is the network's. Each model ignores the other's constants;
+    at their defaults the SENMap ones leave a preset (and its fingerprint) as it was.
+    """
 
     dendop_ns: float
     synop_ns: float
@@ -103,6 +124,29 @@ class ModelConstants:
     # ES §3.1: "neuron states, spike buffers, and synaptic weights"); 0: not counted
     neuron_state_bits: int = 0
     spike_buffer_bits: int = 0
+    memory_model: str = "loihi"  # one of MEMORY_MODELS
+    # SENMap eq. (1)'s constants (memory_model "senmap"); 0 bits: not counted
+    state_bits: int = 0  # BW_states: a neuron's state
+    output_bits: int = 0  # BW_outputs: a neuron's output
+    snn: bool = True  # F_snn: a spiking network keeps a threshold per neuron too
+    thresholds_per_neuron: int = 1  # N_tpc / N_npc
+    biases_per_neuron: int = 1  # N_bpc / N_npc
+
+    def __post_init__(self):
+        if self.memory_model not in MEMORY_MODELS:
+            raise UnknownNameError("memory model", self.memory_model, MEMORY_MODELS)
+
+
+# the memory-model constants a loihi preset may leave out (every preset from before there was
+# a choice), and the source they then have
+_MEMORY_MODEL_SOURCES = {
+    "memory_model": "illustrative: Loihi's memory layout (dense and sparse encodings, Loihi 2 "
+    "runtime model), the memory model of a preset that names none",
+    **{
+        key: "illustrative: SENMap eq. (1)'s default, unused by the loihi memory model"
+        for key in SENMAP_CONSTANTS
+    },
+}
 
 
 @dataclass(frozen=True)
@@ -362,6 +406,9 @@ class Hardware:
         payload = asdict(self)
         for key in ("name", "description", "noc", "sources"):
             payload.pop(key)
+        for f in fields(ModelConstants):  # presets from before the memory models keep their hash
+            if f.name in _MEMORY_MODEL_SOURCES and payload["model"][f.name] == f.default:
+                payload["model"].pop(f.name)
         if self.input_port == (0, 0, 0, 0):  # hardware from before the port keeps its hash
             payload.pop("input_port")
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
@@ -396,6 +443,7 @@ _KINDS = {  # a field's type in the dataclass -> the TOML values it takes, and h
     "int": ((int,), "a whole number"),
     "float": ((int, float), "a number"),
     "str": ((str,), "text"),
+    "bool": ((bool,), "true or false"),
 }
 
 
@@ -406,9 +454,9 @@ def _check_value(name: str, kind: str, value, where: str) -> None:
     if kind not in _KINDS:
         return
     ok, want = _KINDS[kind]
-    if isinstance(value, bool) or not isinstance(value, ok):
+    if isinstance(value, bool) != (kind == "bool") or not isinstance(value, ok):
         raise InputFileError(f"{where}: {name} must be {want}, not {value!r}")
-    if kind != "str" and not (math.isfinite(value) and value >= 0):
+    if kind in ("int", "float") and not (math.isfinite(value) and value >= 0):
         raise InputFileError(f"{where}: {name} must be a finite number ≥ 0, not {value!r}")
 
 
@@ -450,7 +498,11 @@ def _section(cls, table: dict, where: str):
                 + ([f"missing keys {sorted(missing)}"] if missing else [])
             )
         )
-    return cls(**table)
+    try:
+        return cls(**table)
+    except UnknownNameError as e:  # a name outside its list (a memory model): still a SpecError
+        e.args = (f"{where}: {e}",)
+        raise
 
 
 _TOP_KEYS = {"name", "description", "topology", "limits", "links", "model", "energy", "noc"}
@@ -486,6 +538,11 @@ def hardware_from_dict(data: dict, where: str = "hardware") -> Hardware:
             )
         for v in port:
             _check_value("input_port", "int", v, f"{where} [topology]")
+        model = section("model")
+        if model.get("memory_model", "loihi") == "loihi":  # left out: the default, said so
+            for key, source in _MEMORY_MODEL_SOURCES.items():
+                if key not in model:
+                    sources.setdefault(f"model.{key}", source)
         return Hardware(
             name=str(data["name"]),
             description=str(data.get("description", "")),
@@ -497,7 +554,7 @@ def hardware_from_dict(data: dict, where: str = "hardware") -> Hardware:
             input_port=tuple(int(v) for v in port),
             limits=_section(CoreLimits, section("limits"), f"{where} [limits]"),
             links=_section(LinkSpec, section("links"), f"{where} [links]"),
-            model=_section(ModelConstants, section("model"), f"{where} [model]"),
+            model=_section(ModelConstants, model, f"{where} [model]"),
             energy=_section(EnergyConstants, section("energy"), f"{where} [energy]"),
             noc=_section(NocConstants, section("noc"), f"{where} [noc]"),
             sources=tuple(sorted(sources.items())),

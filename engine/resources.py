@@ -5,11 +5,20 @@ it) and the memory they take. Every partitioner, the partition graph, the
 search and the explorer measure cores with the functions here and check them with
 ``overruns`` — the only place the limits of ``hardware.limits`` are compared.
 
-Memory follows Loihi's layout (Loihi 2 runtime model §II): a *sparse* population stores one entry
-per synapse (weight bits plus an index); a *dense* one stores a whole row of its core's
-weights per inbound axon, in synaptic-memory words. Every neuron also keeps its state and
-spike buffer in the same memory (``neuron_state_bits + spike_buffer_bits``; Loihi 2 mapping
-ES §3.1). The neuron-level partitioners count that as a few synapse entries per neuron
+The preset chooses how memory is counted (``hardware.model.memory_model``); ``memory_bytes``
+is the one function that counts it, whichever the model.
+
+``"loihi"`` (the default) follows Loihi's layout (Loihi 2 runtime model §II): a *sparse*
+population stores one entry per synapse (weight bits plus an index); a *dense* one stores a
+whole row of its core's weights per inbound axon, in synaptic-memory words. Every neuron also
+keeps its state and spike buffer in the same memory (``neuron_state_bits + spike_buffer_bits``;
+Loihi 2 mapping ES §3.1).
+
+``"senmap"`` is SENMap eq. (1) (seed 002 §IV-C), a core's memory from its neurons, thresholds,
+weights and biases (``senmap_memory_bytes``): every weight is one synapse at the network's
+weight width, whatever the population's encoding.
+
+The neuron-level partitioners count a neuron's own memory as a few synapse entries
 (``Capacity.per_neuron``, rounded up, so what they build always fits).
 """
 
@@ -35,9 +44,11 @@ __all__ = [
     "limits",
     "mapping_violations",
     "memory_bytes",
+    "neuron_bits",
     "overruns",
     "require_cores",
     "require_each_neuron_fits",
+    "senmap_memory_bytes",
     "synmem_words",
     "violations_by_population",
 ]
@@ -120,14 +131,24 @@ def fewest_cores(network: Network, hardware: Hardware) -> tuple[int, str]:
     """A lower bound on the cores any partition of ``network`` takes on ``hardware``, from
     its totals alone — (bound, what sets it). Summed over cores: every neuron on cores sits
     on one, every sparse synapse takes its entry and every neuron its state in some core's
-    memory, every source neuron with a synapse is some core's inbound axon."""
+    memory (SENMap eq. (1): every synapse its weight, every neuron its state, output,
+    threshold and bias; the equation is a sum over a core's contents, so its total over the
+    cores is the network's), every source neuron with a synapse is some core's inbound axon."""
     lim, model = hardware.limits, hardware.model
     on = int(network.on_cores.sum())
     fan_in, _ = network.synapses_per_population()
-    bits = np.asarray(network.weight_bits) + model.sparse_index_bits
-    sparse = np.asarray([e == "sparse" for e in network.encoding])
-    memory = (fan_in * bits * sparse).sum() / 8.0
-    memory += on * (model.neuron_state_bits + model.spike_buffer_bits) / 8.0
+    if model.memory_model == "senmap":  # eq. (1) adds up over cores: its total, population-wise
+        on_per_population = np.bincount(
+            network.population[network.on_cores], minlength=network.n_populations
+        )
+        memory = float(
+            senmap_memory_bytes(on_per_population, fan_in, network.weight_bits, model).sum()
+        )
+    else:  # sparse synapses and neuron state (a dense row per axon may take less than entries)
+        bits = np.asarray(network.weight_bits) + model.sparse_index_bits
+        sparse = np.asarray([e == "sparse" for e in network.encoding])
+        memory = (fan_in * bits * sparse).sum() / 8.0
+        memory += on * (model.neuron_state_bits + model.spike_buffer_bits) / 8.0
     axons = int((network.fan_out > 0).sum())  # explicit ones: a conv's sources not counted
     bounds = [
         (-(-on // lim.neurons), f"{on:,} neurons at most {lim.neurons:,} a core"),
@@ -148,14 +169,57 @@ def fewest_cores(network: Network, hardware: Hardware) -> tuple[int, str]:
 
 # ------------------------------------------------------------------ memory model
 def memory_bytes(neurons, synapses, axons, weight_bits, dense, model) -> np.ndarray:
-    """Memory of cores: a full weight row per axon (dense) or an entry per synapse (sparse),
-    plus every neuron's state and spike buffer."""
+    """Memory of cores (bytes), as ``model.memory_model`` counts it.
+
+    ``"loihi"``: a full weight row per axon (dense) or an entry per synapse (sparse), plus
+    every neuron's state and spike buffer. ``"senmap"``: SENMap eq. (1)
+    (``senmap_memory_bytes``; ``axons`` and ``dense`` do not enter it).
+    """
+    if model.memory_model == "senmap":
+        return senmap_memory_bytes(neurons, synapses, weight_bits, model)
     word = model.synmem_word_bits
     row_words = -(-np.asarray(neurons) * weight_bits // word)
     sparse_bytes = np.asarray(synapses) * (weight_bits + model.sparse_index_bits) / 8.0
     synaptic = np.where(dense, np.asarray(axons) * row_words * (word // 8), sparse_bytes)
     per_neuron = (model.neuron_state_bits + model.spike_buffer_bits) / 8.0
     return (synaptic + np.asarray(neurons) * per_neuron).astype(float)
+
+
+def senmap_memory_bytes(neurons, synapses, weight_bits, model) -> np.ndarray:
+    """Memory of cores (bytes) by SENMap eq. (1) (seed 002 §IV-C), as we read it::
+
+        M_pc = 2 × (N_npc + N_tpc × F_snn) × (BW_states + BW_outputs)
+               + (N_wpc + N_bpc) × BW_weights                                  [bits]
+
+    N_npc: the core's neurons; N_tpc = N_npc × ``thresholds_per_neuron``; F_snn: ``snn``
+    (1 for a spiking network, 0 for an ANN); N_wpc: the core's inbound synapses, one weight
+    each; N_bpc = N_npc × ``biases_per_neuron``; BW_states, BW_outputs: ``state_bits``,
+    ``output_bits``; BW_weights (weights and biases): ``weight_bits``, the network's.
+    Bytes = bits / 8.
+
+    The paper prints ``2 × (N_npc + (N_tpc × F_snn) × (BW_states + BW_outputs)) + …``, which
+    adds a count of neurons to a number of bits; we read the bit widths as multiplying the
+    sum, so that every term is bits: each neuron (and, for an SNN, each threshold) keeps a
+    state and an output, double-buffered (× 2, this step's and the next), and every weight
+    and bias takes BW_weights. That reading is ours; the paper does not spell it out.
+    """
+    n_npc = np.asarray(neurons)
+    n_tpc = n_npc * model.thresholds_per_neuron
+    f_snn = 1 if model.snn else 0
+    n_wpc = np.asarray(synapses)
+    n_bpc = n_npc * model.biases_per_neuron
+    bits = 2 * (n_npc + n_tpc * f_snn) * (model.state_bits + model.output_bits) + (
+        n_wpc + n_bpc
+    ) * np.asarray(weight_bits)
+    return (bits / 8.0).astype(float)
+
+
+def neuron_bits(model, weight_bits) -> np.ndarray:
+    """The bits one neuron takes in its core's memory beside its synapses, by the preset's
+    memory model (for neurons of ``weight_bits``-bit weights)."""
+    if model.memory_model == "senmap":
+        return senmap_memory_bytes(1, 0, weight_bits, model) * 8
+    return np.asarray(model.neuron_state_bits + model.spike_buffer_bits)
 
 
 def synmem_words(count, neurons, weight_bits, dense, model) -> np.ndarray:
@@ -264,15 +328,18 @@ class Capacity:
 def capacity(network: Network, hardware: Hardware) -> Capacity:
     """Per-core limits as node, distinct-inbound-h-edge and synapse counts.
 
-    Core memory becomes a synapse count with the widest sparse entry of any population, and
-    a neuron's state and spike buffer the entries they would fill (rounded up); dense
-    encodings are checked on the finished partition.
+    Core memory becomes a synapse count with the widest synapse entry of any population (a
+    sparse entry; under SENMap eq. (1) a weight), and a neuron's own memory (``neuron_bits``,
+    at the widest weights) the entries it would fill (rounded up); Loihi's dense encodings
+    are checked on the finished partition.
     """
     lim, model = hardware.limits, hardware.model
-    entry_bits = max(b + model.sparse_index_bits for b in network.weight_bits)
+    index_bits = 0 if model.memory_model == "senmap" else model.sparse_index_bits
+    widest = max(network.weight_bits)
+    entry_bits = widest + index_bits
     by_memory = lim.synaptic_memory_bytes * 8 // entry_bits
     synapses = min(lim.synapses, by_memory) if lim.synapses else by_memory
-    per_neuron = -(-(model.neuron_state_bits + model.spike_buffer_bits) // entry_bits)
+    per_neuron = -(-int(np.ceil(neuron_bits(model, widest))) // entry_bits)
     return Capacity(lim.neurons, lim.inbound_axons, int(synapses), int(per_neuron))
 
 

@@ -166,6 +166,7 @@ def test_build_app_shows_the_demo():
         "Bottlenecks",
         "Compare",
         "Traffic",
+        "Pareto",
     ]
 
 

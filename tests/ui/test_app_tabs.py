@@ -112,7 +112,7 @@ def test_every_tab_fits_a_1366_by_768_screen(page, demo_url):
     open_in(page, demo_url)
     for name, text in (("Mesh", "Colour links by"), ("Evolution", "No search yet"),
                        ("Bottlenecks", "heaviest links"), ("Compare", "Reference"),
-                       ("Traffic", "Scenes")):  # fmt: skip
+                       ("Traffic", "Scenes"), ("Pareto", "No search yet: choose")):  # fmt: skip
         tab(page, name).click()
         expect(page.get_by_text(text).first).to_be_visible(timeout=30_000)
         page.wait_for_timeout(300)  # a frame or two for the layout to settle
