@@ -3,7 +3,8 @@
 The ``--partition`` grammar: ``min`` (fewest cores per population that satisfy every
 limit, Loihi 2 mapping ES §3.1), ``min+K`` (K more cores per population), ``natural``
 (a generated workload's own core split), ``cores:4,8,8,…`` (explicit cores per
-population), ``file:PATH`` (a partition file of hMETIS/KaHyPar: one block per line), or
+population), ``greedy`` / ``greedy+cluster`` (each layer fills cores along its split; SENMap
+§IV-A), ``file:PATH`` (a partition file of hMETIS/KaHyPar: one block per line), or
 the name of any registered partitioner. A layer partition may name its split after ``@``
 (``min+1@rows``, ``cores:4,8@conv1=rows,conv2=tiles``; ``engine.mapping.parse_split``), as
 ``--split`` does.
@@ -26,7 +27,7 @@ __all__ = ["partitioners", "register", "make_partition", "parse_partition_spec",
 
 partitioners: Registry[Callable[..., Partition]] = Registry("partitioner")
 register = partitioners.register
-LAYERED = ("min", "layer", "natural", "cores")  # split each population along its split
+LAYERED = ("min", "layer", "natural", "cores", "greedy")  # split each population along its split
 
 
 def parse_partition_spec(spec: str) -> tuple[str, dict]:
@@ -47,6 +48,8 @@ def parse_partition_spec(spec: str) -> tuple[str, dict]:
         return "min", {"extra": int(spec[4:])}
     if spec.startswith("file:"):
         return "file", {"path": spec[5:]}
+    if spec == "greedy+cluster":
+        return "greedy", {"cluster": True}
     if spec.startswith("cores:"):
         try:
             cores = [int(v) for v in spec[6:].split(",")]
@@ -100,4 +103,11 @@ def make_partition(
     return partitioners[name](network, hardware, rng=np.random.default_rng(seed), **params)
 
 
-from engine.partition import edgemap, layer, multilevel, overlap, sequential  # noqa: E402,F401
+from engine.partition import (  # noqa: E402,F401
+    edgemap,
+    greedy,
+    layer,
+    multilevel,
+    overlap,
+    sequential,
+)

@@ -24,15 +24,20 @@ from engine.resources import Capacity, capacity
 __all__ = ["fill_in_order", "sequential", "sequential_ordered"]
 
 
-def fill_in_order(network: Network, cap: Capacity, order: np.ndarray) -> np.ndarray:
-    """Partition ids from filling cores with the nodes in ``order`` (O(synapses))."""
+def fill_in_order(
+    network: Network, cap: Capacity, order: np.ndarray, new_at: np.ndarray | None = None
+) -> np.ndarray:
+    """Partition ids from filling cores with the nodes in ``order`` (O(synapses)); a node
+    at a position where ``new_at`` is true starts a new core. Nodes not in ``order``: -1."""
     in_indptr, in_src = transpose(network.indptr, network.indices, network.n_neurons)
-    part = _fill(
-        order.astype(np.int64), in_indptr, in_src, cap.neurons, cap.axons, cap.synapses,
-        cap.per_neuron,
+    if new_at is None:
+        new_at = np.zeros(order.size, dtype=np.bool_)
+    part, failed = _fill(
+        order.astype(np.int64), network.n_neurons, in_indptr, in_src, cap.neurons, cap.axons,
+        cap.synapses, cap.per_neuron, new_at,
     )  # fmt: skip
-    if part[0] < 0:
-        n = int(-part[0] - 1)
+    if failed >= 0:
+        n = int(failed)
         raise CapacityError(
             f"neuron {n} of {network.name!r} alone exceeds a core's limits "
             f"({np.diff(in_indptr)[n]} inbound synapses and its state, {cap.per_neuron} "
@@ -43,13 +48,14 @@ def fill_in_order(network: Network, cap: Capacity, order: np.ndarray) -> np.ndar
 
 
 @numba.njit(cache=True)
-def _fill(order, in_indptr, in_src, c_npc, c_apc, c_spc, per_neuron):
-    n = order.size
-    part = np.empty(n, dtype=np.int64)
+def _fill(order, n, in_indptr, in_src, c_npc, c_apc, c_spc, per_neuron, new_at):
+    """(partition of every node, -1 if not in ``order``; the node that fits no core alone,
+    or -1)."""
+    part = np.full(n, -1, dtype=np.int64)
     seen_in = np.full(n, -1, dtype=np.int64)  # last partition that counted this axon
     stamp = np.full(n, -1, dtype=np.int64)  # dedupe a node's own inbound list
     p, npc, apc, spc = 0, 0, 0, 0
-    for t in range(n):
+    for t in range(order.size):
         v = order[t]
         deg = in_indptr[v + 1] - in_indptr[v] + per_neuron  # its synapses and its own memory
         new = 0
@@ -58,10 +64,9 @@ def _fill(order, in_indptr, in_src, c_npc, c_apc, c_spc, per_neuron):
             if seen_in[s] != p and stamp[s] != t:
                 new += 1
             stamp[s] = t
-        if npc + 1 > c_npc or apc + new > c_apc or spc + deg > c_spc:
+        if npc + 1 > c_npc or apc + new > c_apc or spc + deg > c_spc or (new_at[t] and npc > 0):
             if npc == 0:
-                part[0] = -(v + 1)
-                return part
+                return part, v
             p += 1
             npc, apc, spc = 0, 0, 0
             new = 0
@@ -71,15 +76,14 @@ def _fill(order, in_indptr, in_src, c_npc, c_apc, c_spc, per_neuron):
                     new += 1
                     stamp[s] = -2 - t
             if new > c_apc or deg > c_spc:
-                part[0] = -(v + 1)
-                return part
+                return part, v
         for k in range(in_indptr[v], in_indptr[v + 1]):
             seen_in[in_src[k]] = p
         part[v] = p
         npc += 1
         apc += new
         spc += deg
-    return part
+    return part, -1
 
 
 @register("sequential")
