@@ -138,7 +138,8 @@ class ParetoEvaluation:
     cores_per_population: tuple[int, ...]
     placement: tuple[int, ...] = field(repr=False)  # global core of every partition
     outcome: Outcome | None = field(default=None, repr=False)
-    note: str = ""  # the heuristic's name, or why the evaluation failed
+    note: str = ""  # the starting point's name (a heuristic, or start), else ''
+    error: str = ""  # why the evaluation failed ('' if it did not)
 
     @property
     def feasible(self) -> bool:
@@ -203,6 +204,10 @@ class MappingProblem(Problem):
         raise NotImplementedError("MappingProblem is evaluated by ParetoSearch")
 
 
+def _key(row) -> bytes:
+    return np.asarray(row, dtype=np.int64).tobytes()
+
+
 def _rows(problem: MappingProblem, items) -> np.ndarray:
     return np.array([problem.join(x, omega) for x, omega in items], dtype=np.int64)
 
@@ -213,25 +218,33 @@ class MappingSampling(Sampling):
     def __init__(self, hardware: Hardware, config: ParetoConfig, start=None):
         super().__init__()
         self.hardware, self.config, self.start = hardware, config, start
+        self.labels: dict[bytes, list[str]] = {}  # a starting row -> its names
 
     def _do(self, problem, n_samples, *args, random_state=None, **kwargs):
         layout, cfg = problem.layout, self.config
         x0 = PartitionGenotype.min_plus(layout, cfg.init_k)
-        items = [] if self.start is None else [self.start]
+        items = [] if self.start is None else [(*self.start, "start")]
         rank = np.full(self.hardware.n_cores, -1)
         for name in cfg.heuristics:
             if name == "random":
-                items.append((x0, random_state.permutation(layout.cores)))
+                omega = random_state.permutation(layout.cores)
             else:
                 order = core_order(self.hardware, name)
                 rank[order] = np.arange(order.size)
-                items.append((x0, layout.cores[np.argsort(rank[layout.cores], kind="stable")]))
+                omega = layout.cores[np.argsort(rank[layout.cores], kind="stable")]
+            items.append((x0, omega, name))
         while len(items) < n_samples:
             x = x0
             for _ in range(int(random_state.integers(1, 4))):
                 x = mutate_partition(x, layout, cfg.operators, random_state)
-            items.append((x, random_state.permutation(layout.cores)))
-        return _rows(problem, items[:n_samples])
+            items.append((x, random_state.permutation(layout.cores), ""))
+        items = items[:n_samples]
+        rows = _rows(problem, [(x, omega) for x, omega, _ in items])
+        # pymoo drops duplicate rows from the first population: names go by row, not position
+        for row, (_, _, name) in zip(rows, items, strict=True):
+            if name:
+                self.labels.setdefault(_key(row), []).append(name)
+        return rows
 
 
 class MappingCrossover(Crossover):
@@ -322,17 +335,18 @@ class ParetoSearch:
         )
         self.problem = MappingProblem(self.layout, len(cfg.objectives))
         start_pair = None if start is None else encode(self.layout, network, start)
-        self.algorithm = self._algorithm(start_pair)
+        self._sampling = MappingSampling(hardware, cfg, start_pair)
+        self.algorithm = self._algorithm()
         self.algorithm.setup(self.problem, termination=("n_eval", cfg.budget), seed=cfg.seed)
         self.evaluations: list[ParetoEvaluation] = []
+        self.named: dict[str, ParetoEvaluation] = {}  # each starting point's evaluation
         self.generation = 0
-        self._notes = (["start"] if start is not None else []) + list(cfg.heuristics)
 
-    def _algorithm(self, start):
+    def _algorithm(self):
         cfg = self.config
         common = dict(
             pop_size=cfg.pop_size,
-            sampling=MappingSampling(self.hardware, cfg, start),
+            sampling=self._sampling,
             crossover=MappingCrossover(cfg.eta_crossover),
             mutation=MappingMutation(cfg.eta_mutation, cfg.operators),
             eliminate_duplicates=True,
@@ -398,9 +412,7 @@ class ParetoSearch:
                 placement = omega[: max(0, min(used, omega.size))]
                 values = dict.fromkeys(names, math.inf)
             index = len(self.evaluations)
-            note = self._notes[index] if index < len(self._notes) else ""
-            if o is not None and o.failed:
-                note = o.error
+            names_here = self._sampling.labels.get(_key(X[i]), []) if self.generation == 0 else []
             self.evaluations.append(
                 ParetoEvaluation(
                     index=index,
@@ -410,9 +422,12 @@ class ParetoSearch:
                     cores_per_population=tuple(int(c) for c in cores),
                     placement=tuple(int(c) for c in placement),
                     outcome=o,
-                    note=note,
+                    note=", ".join(names_here),
+                    error=o.error if o is not None else "",
                 )
             )
+            for name in names_here:
+                self.named[name] = self.evaluations[-1]
         return F, G
 
     def iter_run(self, cancel=None) -> Iterator[list[ParetoEvaluation]]:
@@ -443,13 +458,17 @@ class ParetoSearch:
         if not ok:
             raise AllFailedError(
                 f"none of {len(self.evaluations)} evaluations gave a feasible mapping"
-                + (f"; the first failure: {self.evaluations[0].note}" if self.evaluations else "")
+                + (
+                    f"; the first failure: {self.evaluations[0].error or 'infeasible'}"
+                    if self.evaluations
+                    else ""
+                )  # fmt: skip
             )
         names = self.config.objectives
         points = np.array([[e.objectives[n] for n in names] for e in ok])
         front = [ok[i] for i in non_dominated(points)]
         front.sort(key=lambda e: tuple(e.objectives[n] for n in names))
-        heur = {e.note: e for e in self.evaluations[: len(self._notes)] if e.note}
+        heur = dict(self.named)
         return ParetoResult(self.config, list(self.evaluations), front, heur, cancelled)
 
 
@@ -466,7 +485,8 @@ def _header(names) -> list[str]:
 
 def _row(e: ParetoEvaluation, names) -> list:
     return [e.index, e.generation, *(repr(e.objectives[n]) for n in names), *e.violations,
-            int(e.feasible), e.note, " ".join(map(str, e.cores_per_population)),
+            int(e.feasible), f"{e.note}: {e.error}" if e.error else e.note,
+            " ".join(map(str, e.cores_per_population)),
             " ".join(map(str, e.placement))]  # fmt: skip
 
 

@@ -419,3 +419,20 @@ def test_a_history_of_other_objectives_is_refused(tmp_path, capsys):
     assert main([*common, "--objectives", "latency,cores", "--resume", str(hist)]) == 2
     err = capsys.readouterr().err
     assert "resume with --objectives latency,energy" in err and err.count("\n") == 1
+
+
+def test_heuristics_keep_their_names_when_a_start_duplicates_one(mlp):
+    """pymoo drops a duplicate row of the first population: names follow rows, not places."""
+    net, hw = mlp
+    packed = build_mapping(MLP, "mesh:2x2x4", partition="min+2", placement="packed-row")
+    cfg = ParetoConfig(budget=45, seed=0)
+    search = ParetoSearch(net, hw, cfg, start=packed.mapping)
+    res = search.run()
+    first = [e for e in res.evaluations if e.generation == 0]
+    assert len(first) == cfg.pop_size - 1  # the start and packed-row are one row
+    for name in ("packed-row", "packed-col", "spread-row", "spread-col"):
+        mapped = build_mapping(MLP, "mesh:2x2x4", partition="min+2", placement=name)
+        assert res.heuristics[name].objectives["latency"] == pytest.approx(
+            evaluate(mapped).latency_us
+        ), name
+    assert res.heuristics["start"].placement == res.heuristics["packed-row"].placement
