@@ -9,11 +9,11 @@ so a run does not depend on where, or on how many workers, it ran.
 * ``ProcessExecutor(workers)``: a pool of local processes (``concurrent.futures``);
 * ``DaskExecutor(address)``: an existing Dask cluster (``tcp://HOST:8786``) or a
   ``distributed.Client``. The setup travels as a worker plugin, so every worker builds its
-  evaluator once, including a worker that joins or restarts later; each task is one
-  evaluation and names the setup by its token. A worker that dies takes its tasks with it
-  and the scheduler runs them again elsewhere (Dask's ``allowed-failures``); an evaluation
-  that raises is retried ``retries`` times before the run fails. The workers need
-  MeshScope installed (they import ``engine``).
+  evaluator once, including a worker that joins or restarts later; a batch goes out as two
+  tasks a worker, each a run of evaluations naming the setup by its token. A worker that
+  dies takes its tasks with it and the scheduler runs them again elsewhere (Dask's
+  ``allowed-failures``); an evaluation that raises is retried ``retries`` times before the
+  run fails. The workers need MeshScope installed (they import ``engine``).
 """
 
 from __future__ import annotations
@@ -61,9 +61,10 @@ def _call(setup: Setup, item):
     return _evaluator(setup).evaluate(item)
 
 
-def _call_built(token: str, item):
-    """A Dask task: the worker plugin built the evaluator (``_plugin``)."""
-    return _built[token].evaluate(item)
+def _call_built(token: str, items: list) -> list:
+    """A Dask task: a chunk of evaluations by the evaluator the worker plugin built."""
+    evaluator = _built[token]
+    return [evaluator.evaluate(item) for item in items]
 
 
 def _plugin(setup: Setup):
@@ -142,11 +143,16 @@ class DaskExecutor:
         if name not in self._plugins:
             self.client.register_plugin(_plugin(setup), name=name)
             self._plugins.append(name)
+        # a task per chunk, two chunks a worker: a task costs ~10 ms of scheduling, the
+        # model's evaluation less, and two a worker keep them busy when one is slower
+        workers = max(1, len(self.client.scheduler_info().get("workers", ())))
+        n = min(len(items), 2 * workers)
+        bounds = [len(items) * i // n for i in range(n + 1)]
+        chunks = [list(items[a:b]) for a, b in zip(bounds, bounds[1:], strict=False)]
         futures = self.client.map(
-            _call_built, [setup.token] * len(items), list(items), pure=False,
-            retries=self.retries,
-        )  # fmt: skip
-        return self.client.gather(futures)
+            _call_built, [setup.token] * n, chunks, pure=False, retries=self.retries
+        )
+        return [out for chunk in self.client.gather(futures) for out in chunk]
 
     def close(self) -> None:
         for name in self._plugins:
