@@ -57,14 +57,18 @@ def _init(setup: Setup) -> None:
     _evaluator(setup)
 
 
-def _call(setup: Setup, item):
-    return _evaluator(setup).evaluate(item)
-
-
 def _call_built(token: str, items: list) -> list:
-    """A Dask task: a chunk of evaluations by the evaluator the worker plugin built."""
+    """A task: a chunk of evaluations by the evaluator the worker built for ``token`` (the
+    pool's initializer or the Dask worker plugin did): only the token and the items travel."""
     evaluator = _built[token]
     return [evaluator.evaluate(item) for item in items]
+
+
+def _chunks(items: Sequence, n: int) -> list[list]:
+    """``items`` in ``n`` runs of near-equal length, in order."""
+    n = max(1, min(len(items), n))
+    bounds = [len(items) * i // n for i in range(n + 1)]
+    return [list(items[a:b]) for a, b in zip(bounds, bounds[1:], strict=False)]
 
 
 def _plugin(setup: Setup):
@@ -96,12 +100,16 @@ class ProcessExecutor:
         self._pools: dict[str, ProcessPoolExecutor] = {}
 
     def map(self, setup: Setup, items: Sequence) -> list:
+        if not items:
+            return []
         pool = self._pools.get(setup.token)
-        if pool is None:
+        if pool is None:  # the setup travels once a worker, with the initializer
             pool = self._pools[setup.token] = ProcessPoolExecutor(
                 self.workers, initializer=_init, initargs=(setup,)
             )
-        return list(pool.map(_call, [setup] * len(items), items))
+        chunks = _chunks(items, 2 * self.workers)
+        done = pool.map(_call_built, [setup.token] * len(chunks), chunks)
+        return [out for chunk in done for out in chunk]
 
     def close(self) -> None:
         for pool in self._pools.values():
@@ -143,14 +151,12 @@ class DaskExecutor:
         if name not in self._plugins:
             self.client.register_plugin(_plugin(setup), name=name)
             self._plugins.append(name)
-        # a task per chunk, two chunks a worker: a task costs ~10 ms of scheduling, the
-        # model's evaluation less, and two a worker keep them busy when one is slower
-        workers = max(1, len(self.client.scheduler_info().get("workers", ())))
-        n = min(len(items), 2 * workers)
-        bounds = [len(items) * i // n for i in range(n + 1)]
-        chunks = [list(items[a:b]) for a, b in zip(bounds, bounds[1:], strict=False)]
+        # a task per chunk, two chunks a thread: a task costs ~10 ms of scheduling, the
+        # model's evaluation less, and two a thread keep them busy when one is slower
+        threads = max(1, sum(self.client.nthreads().values()))
+        chunks = _chunks(items, 2 * threads)
         futures = self.client.map(
-            _call_built, [setup.token] * n, chunks, pure=False, retries=self.retries
+            _call_built, [setup.token] * len(chunks), chunks, pure=False, retries=self.retries
         )
         return [out for chunk in self.client.gather(futures) for out in chunk]
 

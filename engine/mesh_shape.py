@@ -18,9 +18,10 @@ import operator
 
 from engine.errors import SpecError
 
-__all__ = ["SCHEMES", "mesh_shape", "mesh_slots"]
+__all__ = ["MAX_CORES", "SCHEMES", "mesh_shape", "mesh_slots"]
 
 SCHEMES = ("strict-area", "loose-area", "square")
+MAX_CORES = 1 << 40  # far beyond any chip; keeps the √n factor search under a second
 
 
 def _count(cores) -> int:
@@ -34,6 +35,8 @@ def _count(cores) -> int:
             f"cores must be a positive whole number (1 or more), not {cores!r}: "
             "give how many cores the mesh must hold"
         )
+    if n > MAX_CORES:  # the factor search takes √n steps
+        raise SpecError(f"{n:,} cores is more than a mesh of {MAX_CORES:,} cores: give fewer")
     return n
 
 

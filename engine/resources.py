@@ -325,17 +325,18 @@ class Capacity:
     per_neuron: int = 0  # synapse entries each neuron's state and spike buffer take
 
 
-def capacity(network: Network, hardware: Hardware) -> Capacity:
+def capacity(network: Network, hardware: Hardware, population: int | None = None) -> Capacity:
     """Per-core limits as node, distinct-inbound-h-edge and synapse counts.
 
     Core memory becomes a synapse count with the widest synapse entry of any population (a
     sparse entry; under SENMap eq. (1) a weight), and a neuron's own memory (``neuron_bits``,
     at the widest weights) the entries it would fill (rounded up); Loihi's dense encodings
-    are checked on the finished partition.
+    are checked on the finished partition. ``population``: the counts for cores of that
+    population alone (its own weight width).
     """
     lim, model = hardware.limits, hardware.model
     index_bits = 0 if model.memory_model == "senmap" else model.sparse_index_bits
-    widest = max(network.weight_bits)
+    widest = max(network.weight_bits) if population is None else network.weight_bits[population]
     entry_bits = widest + index_bits
     by_memory = lim.synaptic_memory_bytes * 8 // entry_bits
     synapses = min(lim.synapses, by_memory) if lim.synapses else by_memory

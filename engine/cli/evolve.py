@@ -24,6 +24,10 @@ from engine.io.files import check_readable
 
 __all__ = ["add_commands"]
 
+# the objectives a search can read from an --evaluator-cmd's answer (its latency and energy,
+# and what the mapping itself says: its cores and the mesh they need)
+COMMAND_REPORTS = ("latency", "energy", "cores", "area", "area-loose", "area-square")
+
 
 def cmd_evolve(args) -> int:
     if args.resume:
@@ -79,10 +83,10 @@ def _evolve(args) -> int:
         if args.resume:
             raise SpecError("--start begins a new run and --resume continues one: give one")
         start = build_mapping(network, hardware, mapping_file=args.start).mapping
-    if args.evaluator_cmd and objectives[config.objective].simulated:
+    if args.evaluator_cmd and config.objective not in COMMAND_REPORTS:
         raise SpecError(
-            f"--objective {config.objective} is the simulator's; it cannot rate the "
-            "results of --evaluator-cmd (use latency or energy)"
+            f"--evaluator-cmd reports latency and energy; --objective {config.objective} cannot "
+            f"be read from it: choose one of {', '.join(COMMAND_REPORTS)}"
         )
     pbar = log = None
     with _evaluator(args, network, hardware, config.objective) as evaluator:
@@ -232,11 +236,10 @@ def _pareto(args) -> int:
         init_k=ParetoConfig.init_k if args.init_k is None else args.init_k, seed=args.seed,
     )  # fmt: skip
     simulated = [n for n in names if objectives[n].simulated]
-    reported = ("latency", "energy", "cores", "area", "area-loose", "area-square")
-    if args.evaluator_cmd and set(names) - set(reported):
+    if args.evaluator_cmd and set(names) - set(COMMAND_REPORTS):
         raise SpecError(
             f"--evaluator-cmd reports latency and energy: choose objectives among "
-            f"{', '.join(reported)}"
+            f"{', '.join(COMMAND_REPORTS)}"
         )
     network = network_of(args)
     hardware = resolve_hardware(args.hardware or DEFAULT_HARDWARE)
@@ -245,16 +248,20 @@ def _pareto(args) -> int:
     start = None
     if args.start:
         start = build_mapping(network, hardware, mapping_file=args.start).mapping
-    known, done = read_history(args.resume, names) if args.resume else (None, 0)
     objective = simulated[0] if simulated else "latency"
     with _evaluator(args, network, hardware, objective) as evaluator:
-        search = ParetoSearch(
-            network, hardware, config, evaluator=evaluator, start=start, known=known
-        )
+        search = ParetoSearch(network, hardware, config, evaluator=evaluator, start=start)
+        known, done = (None, 0)
+        if args.resume:  # the settings must be the run's, or it would not be resumed
+            known, done = read_history(args.resume, names, search.settings())
+            search.known = known
         # the history grows generation by generation (a resumed run's: its file, unless
         # --history names another, which then gets every evaluation)
         path = args.history or args.resume
-        log = HistoryWriter(path, names, fresh=args.history is not None) if path else None
+        log = (
+            HistoryWriter(path, names, search.settings(), fresh=args.history is not None)
+            if path else None
+        )  # fmt: skip
         skip = 0 if args.history else done  # rows already in the resumed file
         pbar = bar(args, config.budget, unit="eval")
 

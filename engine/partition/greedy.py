@@ -9,9 +9,12 @@ core limit holds, opening a new core when the next neuron would break one and at
 layer's start: each core of a layer but its last is full, and a layer takes the fewest cores
 any split into runs of that order can.
 
-``greedy+cluster`` lets consecutive layers share a core (SENSIM's clustering of small layers):
-fewer cores, but a core that holds two layers updates them in one time step, which SENMap
-shows can distort spike timing (its Fig. 5); a warning names the cores that mix layers.
+Each layer is filled with its own limits: its weight width, and — for a dense population of
+Loihi's layout — its rows of synaptic-memory words per inbound axon. ``greedy+cluster`` lets
+consecutive layers share a core (SENSIM's clustering of small layers), filling across layers
+with the network's widest sparse entry as the unit of memory (a conservative count): fewer
+cores, but a core that holds two layers updates them in one time step, which SENMap shows can
+distort spike timing (its Fig. 5); a warning names the cores that mix layers.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from engine.network import Network
 from engine.partition import register
 from engine.partition.limits import checked_partition
 from engine.partition.sequential import fill_in_order
-from engine.resources import capacity
+from engine.resources import Capacity, capacity
 
 __all__ = ["greedy"]
 
@@ -38,22 +41,41 @@ def greedy(
 ) -> Partition:
     """SENMap §IV-A: each layer fills cores greedily along its split (+cluster: layers share)."""
     modes = population_splits(network, split)
-    chunks, starts = [], []
-    for k in network.core_populations:
-        members = network.members[k]
-        starts.append(sum(c.size for c in chunks))
-        chunks.append(members[np.argsort(split_rank(network, k, modes[k]), kind="stable")])
-    order = np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.int64)
-    new_at = np.zeros(order.size, dtype=np.bool_)
-    if not cluster:
-        new_at[starts] = True
     how = "greedy+cluster" if cluster else "greedy"
     explicit = network.explicit(why=f"the {how} partitioner")
-    part = fill_in_order(explicit, capacity(explicit, hardware), order, new_at)
+    orders = [
+        (k, network.members[k][np.argsort(split_rank(network, k, modes[k]), kind="stable")])
+        for k in network.core_populations
+    ]
+    if cluster:  # one fill over every layer, memory counted as the widest sparse entries
+        order = np.concatenate([o for _, o in orders]) if orders else np.zeros(0, np.int64)
+        part = fill_in_order(explicit, capacity(explicit, hardware), order)
+    else:  # each layer on its own, with its own weight width and encoding
+        part = np.full(network.n_neurons, -1, dtype=np.int64)
+        used = 0
+        for k, order in orders:
+            cap, dense = _layer_limits(explicit, hardware, k)
+            got = fill_in_order(explicit, cap, order, dense=dense)[order]
+            part[order] = got + used
+            used += int(got.max()) + 1 if got.size else 0
     partition = checked_partition(network, hardware, part, how)
     if cluster:
         _warn_mixed(network, partition)
     return partition
+
+
+def _layer_limits(network: Network, hardware: Hardware, k: int):
+    """(the limits as counts, the dense memory layout or None) for cores of population k:
+    a dense population of Loihi's layout keeps a row of words per inbound axon, which no
+    synapse count says (``engine.resources.memory_bytes``)."""
+    model, lim = hardware.model, hardware.limits
+    if network.encoding[k] != "dense" or model.memory_model != "loihi":
+        return capacity(network, hardware, k), None
+    per_neuron = (model.neuron_state_bits + model.spike_buffer_bits) / 8.0
+    cap = Capacity(lim.neurons, lim.inbound_axons, lim.synapses or np.iinfo(np.int64).max, 0)
+    dense = (int(network.weight_bits[k]), model.synmem_word_bits, lim.synaptic_memory_bytes,
+             per_neuron)  # fmt: skip
+    return cap, dense
 
 
 def _warn_mixed(network: Network, partition: Partition) -> None:

@@ -25,16 +25,27 @@ __all__ = ["fill_in_order", "sequential", "sequential_ordered"]
 
 
 def fill_in_order(
-    network: Network, cap: Capacity, order: np.ndarray, new_at: np.ndarray | None = None
+    network: Network,
+    cap: Capacity,
+    order: np.ndarray,
+    new_at: np.ndarray | None = None,
+    dense: tuple[int, int, int, float] | None = None,
 ) -> np.ndarray:
     """Partition ids from filling cores with the nodes in ``order`` (O(synapses)); a node
-    at a position where ``new_at`` is true starts a new core. Nodes not in ``order``: -1."""
+    at a position where ``new_at`` is true starts a new core. Nodes not in ``order``: -1.
+
+    ``dense``: (weight bits, memory word bits, memory bytes, bytes of a neuron's own state)
+    when the nodes are one dense population of Loihi's layout: a core's memory is then a
+    row of words per distinct inbound axon (``engine.resources.memory_bytes``), checked in
+    place of the synapse count.
+    """  # fmt: skip
     in_indptr, in_src = transpose(network.indptr, network.indices, network.n_neurons)
     if new_at is None:
         new_at = np.zeros(order.size, dtype=np.bool_)
+    row_bits, word_bits, mem_bytes, neuron_bytes = dense or (0, 1, 0, 0.0)
     part, failed = _fill(
         order.astype(np.int64), network.n_neurons, in_indptr, in_src, cap.neurons, cap.axons,
-        cap.synapses, cap.per_neuron, new_at,
+        cap.synapses, cap.per_neuron, new_at, row_bits, word_bits, mem_bytes, neuron_bytes,
     )  # fmt: skip
     if failed >= 0:
         n = int(failed)
@@ -48,9 +59,10 @@ def fill_in_order(
 
 
 @numba.njit(cache=True)
-def _fill(order, n, in_indptr, in_src, c_npc, c_apc, c_spc, per_neuron, new_at):
+def _fill(order, n, in_indptr, in_src, c_npc, c_apc, c_spc, per_neuron, new_at, row_bits,
+          word_bits, mem_bytes, neuron_bytes):  # fmt: skip
     """(partition of every node, -1 if not in ``order``; the node that fits no core alone,
-    or -1)."""
+    or -1). ``row_bits`` > 0: a dense population's memory bounds the core (``fill_in_order``)."""
     part = np.full(n, -1, dtype=np.int64)
     seen_in = np.full(n, -1, dtype=np.int64)  # last partition that counted this axon
     stamp = np.full(n, -1, dtype=np.int64)  # dedupe a node's own inbound list
@@ -64,7 +76,8 @@ def _fill(order, n, in_indptr, in_src, c_npc, c_apc, c_spc, per_neuron, new_at):
             if seen_in[s] != p and stamp[s] != t:
                 new += 1
             stamp[s] = t
-        if npc + 1 > c_npc or apc + new > c_apc or spc + deg > c_spc or (new_at[t] and npc > 0):
+        if _over(npc + 1, apc + new, spc + deg, c_npc, c_apc, c_spc, row_bits, word_bits,
+                 mem_bytes, neuron_bytes) or (new_at[t] and npc > 0):  # fmt: skip
             if npc == 0:
                 return part, v
             p += 1
@@ -75,7 +88,8 @@ def _fill(order, n, in_indptr, in_src, c_npc, c_apc, c_spc, per_neuron, new_at):
                 if stamp[s] != -2 - t:  # count each source once for the fresh partition
                     new += 1
                     stamp[s] = -2 - t
-            if new > c_apc or deg > c_spc:
+            if _over(1, new, deg, c_npc, c_apc, c_spc, row_bits, word_bits, mem_bytes,
+                     neuron_bytes):  # fmt: skip
                 return part, v
         for k in range(in_indptr[v], in_indptr[v + 1]):
             seen_in[in_src[k]] = p
@@ -84,6 +98,18 @@ def _fill(order, n, in_indptr, in_src, c_npc, c_apc, c_spc, per_neuron, new_at):
         apc += new
         spc += deg
     return part, -1
+
+
+@numba.njit(cache=True, inline="always")
+def _over(npc, apc, spc, c_npc, c_apc, c_spc, row_bits, word_bits, mem_bytes, neuron_bytes):
+    """Whether a core of ``npc`` nodes, ``apc`` distinct axons and ``spc`` synapse entries
+    breaks a limit (a dense population's: its rows of words and its neurons' state)."""
+    if npc > c_npc or apc > c_apc or spc > c_spc:
+        return True
+    if row_bits == 0:
+        return False
+    row_words = (npc * row_bits + word_bits - 1) // word_bits
+    return apc * row_words * (word_bits // 8) + npc * neuron_bytes > mem_bytes
 
 
 @register("sequential")

@@ -25,7 +25,10 @@ points that dominate them.
 from __future__ import annotations
 
 import csv
+import dataclasses
+import hashlib
 import io
+import json
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -113,6 +116,11 @@ class ParetoConfig:
             raise SpecError(
                 "the GA minimizes one objective; give one (--objectives latency) or use nsga2"
             )
+        if self.algorithm == "nsga3" and len(self.objectives) < 2:
+            raise SpecError(
+                "NSGA-III spreads a front over reference directions: give two or more "
+                "objectives, or use the GA for one"
+            )
         if self.budget < 1 or self.population < 0 or self.offspring < 0 or self.init_k < 0:
             raise SpecError("budget must be at least 1; population, offspring and init-k ≥ 0")
         if not (self.eta_crossover > 0 and self.eta_mutation > 0):
@@ -156,6 +164,7 @@ class ParetoResult:
     front: list[ParetoEvaluation]
     heuristics: dict  # heuristic name -> its ParetoEvaluation
     cancelled: bool = False
+    settings: dict = field(default_factory=dict)  # what a resumed run must share (``settings``)
 
 
 def non_dominated(points: np.ndarray) -> np.ndarray:
@@ -335,6 +344,10 @@ class ParetoSearch:
         )
         self.problem = MappingProblem(self.layout, len(cfg.objectives))
         start_pair = None if start is None else encode(self.layout, network, start)
+        self._start_key = (  # which mapping the run started from (its settings say)
+            None if start_pair is None
+            else hashlib.sha1(_key(self.problem.join(*start_pair))).hexdigest()[:16]
+        )  # fmt: skip
         self._sampling = MappingSampling(hardware, cfg, start_pair)
         self.algorithm = self._algorithm()
         self.algorithm.setup(self.problem, termination=("n_eval", cfg.budget), seed=cfg.seed)
@@ -358,8 +371,8 @@ class ParetoSearch:
         if cfg.algorithm == "nsga2":
             return NSGA2(**common)
         n_obj = len(cfg.objectives)
-        partitions = 1
-        while _ref_count(n_obj, partitions + 1) <= cfg.pop_size:
+        partitions = 1  # the most Das–Dennis partitions whose directions the population covers
+        while partitions < cfg.pop_size and _ref_count(n_obj, partitions + 1) <= cfg.pop_size:
             partitions += 1
         ref_dirs = get_reference_directions("das-dennis", n_obj, n_partitions=partitions)
         return NSGA3(ref_dirs, **common)
@@ -469,7 +482,27 @@ class ParetoSearch:
         front = [ok[i] for i in non_dominated(points)]
         front.sort(key=lambda e: tuple(e.objectives[n] for n in names))
         heur = dict(self.named)
-        return ParetoResult(self.config, list(self.evaluations), front, heur, cancelled)
+        return ParetoResult(
+            self.config, list(self.evaluations), front, heur, cancelled, self.settings()
+        )
+
+    def settings(self) -> dict:
+        """What decides which mappings the run asks for, beside its objectives: a history
+        resumes only a run with the same (``read_history``)."""
+        cfg = self.config
+        return {
+            "network": self.network.fingerprint,
+            "hardware": self.hardware.fingerprint,
+            "algorithm": cfg.algorithm,
+            "seed": cfg.seed,
+            "population": cfg.pop_size,
+            "offspring": cfg.n_offspring,
+            "eta": [cfg.eta_crossover, cfg.eta_mutation],
+            "init_k": cfg.init_k,
+            "heuristics": list(cfg.heuristics),
+            "operators": dataclasses.asdict(cfg.operators),
+            "start": self._start_key,
+        }
 
 
 def _ref_count(n_obj: int, partitions: int) -> int:
@@ -496,13 +529,14 @@ class HistoryWriter:
     generation, each objective, the two constraint values, feasible, note, cores per
     population and placement (space-separated global core ids)."""
 
-    def __init__(self, path, names, *, fresh: bool = True):
+    def __init__(self, path, names, settings: dict, *, fresh: bool = True):
         self.names = tuple(names)
         if not fresh:
             _drop_cut_line(path)
         self._file = appender(path, what="history file", fresh=fresh)
         self._csv = csv.writer(self._file, lineterminator="\n")
         if fresh:
+            self._file.write(_settings_line(settings))
             self._csv.writerow(_header(self.names))
             self._file.flush()
 
@@ -513,6 +547,13 @@ class HistoryWriter:
 
     def close(self) -> None:
         self._file.close()
+
+
+SETTINGS = "# pareto run "  # the first line of a history: the run's settings as JSON
+
+
+def _settings_line(settings: dict) -> str:
+    return SETTINGS + json.dumps(settings, sort_keys=True) + "\n"
 
 
 def _drop_cut_line(path) -> None:
@@ -530,17 +571,19 @@ def write_history(path, result: ParetoResult) -> None:
     """Every evaluation of ``result`` as the CSV ``HistoryWriter`` writes, in one go."""
     names = result.config.objectives
     with atomic_open(path, "w", what="history file") as f:
+        f.write(_settings_line(result.settings))
         w = csv.writer(f, lineterminator="\n")
         w.writerow(_header(names))
         for e in result.evaluations:
             w.writerow(_row(e, names))
 
 
-def read_history(path, names) -> tuple[dict, int]:
+def read_history(path, names, settings: dict | None = None) -> tuple[dict, int]:
     """(the feasible evaluations of a history file, (cores per population, placement) →
     objectives by name, for ``ParetoSearch(known=…)``; how many whole rows it has). A last
-    line cut short by a kill is left out; a history of other objectives is refused
-    (``InputFileError``)."""
+    line cut short by a kill is left out. ``InputFileError`` for a history of other
+    objectives or (given ``settings``, ``ParetoSearch.settings``) of a run with other
+    settings — it would not resume that run — and for a malformed row."""
     check_readable(path, "history file")
     names = tuple(names)
     known, rows = {}, 0
@@ -551,6 +594,22 @@ def read_history(path, names) -> tuple[dict, int]:
         raise InputFileError(f"cannot read the history file {path}: {reason(e)}") from None
     if not text.endswith("\n"):  # a kill cut the last row short: it does not count
         text = text[: text.rfind("\n") + 1]
+    first, _, text = text.partition("\n")
+    if not first.startswith(SETTINGS):
+        raise InputFileError(f"{path}: not the history of a meshscope pareto run")
+    try:
+        theirs = json.loads(first[len(SETTINGS) :])
+    except json.JSONDecodeError:
+        raise InputFileError(f"{path}: its first line (the run's settings) is damaged") from None
+    if settings is not None:
+        mine = json.loads(json.dumps(settings))
+        differ = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
+        if differ:
+            said = ", ".join(f"{k} {theirs.get(k)!r}" for k in differ)
+            raise InputFileError(
+                f"{path} is the history of a run with other settings ({said}); resume it "
+                "with the settings it was run with"
+            )
     reader = csv.reader(io.StringIO(text))
     header = next(reader, None)
     if header != _header(names):
@@ -562,16 +621,16 @@ def read_history(path, names) -> tuple[dict, int]:
             f"{path}: not the history of a run of objectives {','.join(names)}{hint}"
         )
     width = len(header)
-    for row in reader:
-        if len(row) != width:
-            continue  # a line a kill cut short
+    for line, row in enumerate(reader, start=3):
         try:
+            if len(row) != width:
+                raise ValueError(f"{len(row)} fields, not {width}")
             values = dict(zip(names, map(float, row[2 : 2 + len(names)]), strict=True))
             feasible = row[header.index("feasible")] == "1"
             cores = tuple(int(c) for c in row[-2].split())
             placement = tuple(int(c) for c in row[-1].split())
-        except ValueError:
-            continue
+        except ValueError as e:
+            raise InputFileError(f"{path}, line {line}: not a history row ({e})") from None
         rows += 1
         if feasible:
             known[(cores, placement)] = values

@@ -25,6 +25,9 @@ CASES = [
     (CNN, "loihi2", "columns"),
     (CNN, "loihi2", "channels"),
     ("rand:n=3000,card=60,seed=2", "hypergraph-small", None),
+    ("mb-synop:N=1024", "loihi2", None),  # dense layers: rows of words per axon
+    ("linear-dense:M=4,N=512,bits=8", "loihi2", None),
+    ("rand:n=12000,card=200,seed=1", "seneca", None),  # SENMap eq. (1)'s memory binds
 ]
 
 

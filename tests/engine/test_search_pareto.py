@@ -334,7 +334,7 @@ def test_pareto_command_writes_front_and_history(tmp_path, capsys):
     assert data["evaluations"] == 60 and data["objectives"] == ["latency", "energy", "cores"]
     assert data["front"] and set(data["front"][0]["objectives"]) == {"latency", "energy", "cores"}
     with open(hist) as f:
-        rows = list(csv.DictReader(f))
+        rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
     assert len(rows) == 60 and {"latency", "cv_limits", "cv_cores", "placement"} <= set(rows[0])
     # a front point's mapping evaluates to its objectives
     point = data["front"][0]
@@ -384,8 +384,9 @@ def test_a_resumed_run_is_the_uninterrupted_one_and_evaluates_only_the_rest(mlp,
     path = tmp_path / "h.csv"
     write_history(path, whole)
     lines = path.read_text().splitlines(keepends=True)
-    path.write_text("".join(lines[:36]) + lines[36][:25])  # killed in row 36: 35 whole rows
-    known, rows = read_history(path, cfg.objectives)
+    # the settings, the header, 35 whole rows, and row 36 cut by a kill
+    path.write_text("".join(lines[:37]) + lines[37][:25])
+    known, rows = read_history(path, cfg.objectives, whole.settings)
     assert rows == 35 and 0 < len(known) <= 35
     ev = Counting(net, hw)
     search = ParetoSearch(net, hw, cfg, evaluator=ev, known=known)
@@ -405,7 +406,9 @@ def test_pareto_command_resumes_from_its_history(tmp_path, capsys):
     resumed = json.loads(capsys.readouterr().out)
     assert resumed["evaluations"] == 70 and resumed["reused"] == first["feasible"]
     with open(hist) as f:
-        assert [int(r["index"]) for r in csv.DictReader(f)] == list(range(70))
+        assert [
+            int(r["index"]) for r in csv.DictReader(line for line in f if not line.startswith("#"))
+        ] == list(range(70))
     assert main([*common, "--budget", "70", "--history", str(tmp_path / "b.csv")]) == 0
     straight = json.loads(capsys.readouterr().out)
     assert straight["front"] == resumed["front"]
@@ -436,3 +439,52 @@ def test_heuristics_keep_their_names_when_a_start_duplicates_one(mlp):
             evaluate(mapped).latency_us
         ), name
     assert res.heuristics["start"].placement == res.heuristics["packed-row"].placement
+
+
+def test_a_history_of_other_settings_or_a_damaged_one_is_refused(tmp_path, capsys):
+    hist = tmp_path / "h.csv"
+    common = ["pareto", "--network", MLP, "--hardware", "mesh:2x2x4", "--budget", "20"]
+    assert main([*common, "--seed", "1", "--history", str(hist)]) == 0
+    capsys.readouterr()
+    before = hist.read_text()
+    assert main([*common, "--seed", "2", "--budget", "30", "--resume", str(hist)]) == 2
+    err = capsys.readouterr().err
+    assert "other settings (seed 1)" in err and err.count("\n") == 1
+    assert hist.read_text() == before  # nothing appended to a history it would not resume
+    lines = before.splitlines(keepends=True)
+    hist.write_text("".join(lines[:5]) + "3,0,not-a-number\n" + "".join(lines[5:]))
+    assert main([*common, "--seed", "1", "--budget", "30", "--resume", str(hist)]) == 2
+    assert "line 6: not a history row" in capsys.readouterr().err
+
+
+def test_nsga3_needs_two_objectives():
+    with pytest.raises(SpecError, match="two or more objectives"):
+        ParetoConfig(objectives=("latency",), algorithm="nsga3")
+
+
+def test_a_command_cannot_be_asked_for_what_it_does_not_report(capsys):
+    code = main(["evolve", "--network", MLP, "--hardware", "mesh:2x2x4", "--budget", "4",
+                 "--objective", "connectivity", "--evaluator-cmd", "true"])  # fmt: skip
+    assert code == 2 and "cannot be read from it" in capsys.readouterr().err
+
+
+class _CountsBuilds:
+    """An evaluator whose construction leaves a file behind (one per build)."""
+
+    def __init__(self, folder):
+        with open(os.path.join(folder, f"built-{os.getpid()}-{id(self)}"), "w"):
+            pass
+
+    def evaluate(self, item):
+        return item + 1
+
+
+def test_local_workers_build_their_evaluator_once_each(tmp_path):
+    executor = ProcessExecutor(2)
+    try:
+        setup = Setup(_CountsBuilds, (str(tmp_path),))
+        for _ in range(3):
+            assert executor.map(setup, list(range(10))) == list(range(1, 11))
+    finally:
+        executor.close()
+    assert len(list(tmp_path.iterdir())) <= 2  # one a worker process, not one a task
