@@ -249,6 +249,11 @@ class Hardware:
     # ("section.key", source) for every constant whose file said where it came from; not part
     # of what the hardware *is*: equality and the fingerprint ignore it
     sources: tuple[tuple[str, str], ...] = field(default=(), compare=False, repr=False)
+    # the values a co-design search may give each parameter (``engine.codesign``), from the
+    # preset's [codesign] table: what the hardware could be, not what it is (not compared)
+    codesign: tuple[tuple[str, tuple[float, ...]], ...] = field(
+        default=(), compare=False, repr=False
+    )
 
     def __post_init__(self):
         for f in ("chips_x", "chips_y", "width", "height", "cores_per_router"):
@@ -404,7 +409,7 @@ class Hardware:
         """A short hash of the topology, limits and analytic constants (not of the name, nor of
         the simulator's ``noc`` constants, which do not change what a mapping is)."""
         payload = asdict(self)
-        for key in ("name", "description", "noc", "sources"):
+        for key in ("name", "description", "noc", "sources", "codesign"):
             payload.pop(key)
         for f in fields(ModelConstants):  # presets from before the memory models keep their hash
             if f.name in _MEMORY_MODEL_SOURCES and payload["model"][f.name] == f.default:
@@ -505,7 +510,9 @@ def _section(cls, table: dict, where: str):
         raise
 
 
-_TOP_KEYS = {"name", "description", "topology", "limits", "links", "model", "energy", "noc"}
+_TOP_KEYS = {
+    "name", "description", "topology", "limits", "links", "model", "energy", "noc", "codesign",
+}  # fmt: skip
 _TOPOLOGY_KEYS = {"chips", "routers", "cores_per_router", "input_port"}
 
 
@@ -538,6 +545,7 @@ def hardware_from_dict(data: dict, where: str = "hardware") -> Hardware:
             )
         for v in port:
             _check_value("input_port", "int", v, f"{where} [topology]")
+        codesign = _codesign(data.get("codesign", {}), f"{where} [codesign]", sources)
         model = section("model")
         if model.get("memory_model", "loihi") == "loihi":  # left out: the default, said so
             for key, source in _MEMORY_MODEL_SOURCES.items():
@@ -557,12 +565,43 @@ def hardware_from_dict(data: dict, where: str = "hardware") -> Hardware:
             model=_section(ModelConstants, model, f"{where} [model]"),
             energy=_section(EnergyConstants, section("energy"), f"{where} [energy]"),
             noc=_section(NocConstants, section("noc"), f"{where} [noc]"),
+            codesign=codesign,
             sources=tuple(sorted(sources.items())),
         )
     except KeyError as e:
         raise InputFileError(f"{where}: missing {e.args[0]!r}") from None
     except (TypeError, ValueError, IndexError, InvalidHardwareError) as e:
         raise InputFileError(f"{where}: {e}") from None
+
+
+def _codesign(table, where: str, sources: dict) -> tuple:
+    """A [codesign] table: each parameter ``{ values = [v, …], source = "…" }``, positive
+    numbers (``engine.codesign.KNOBS`` names the parameters)."""
+    from engine.codesign import KNOBS
+
+    if not isinstance(table, dict):
+        raise InputFileError(f"{where}: must be a table of parameters, not {table!r}")
+    out = []
+    for name, item in table.items():
+        if name not in KNOBS:
+            raise InputFileError(f"{where}: unknown parameter {name!r} (known: {', '.join(KNOBS)})")
+        values = item.get("values") if isinstance(item, dict) else None
+        if (
+            not isinstance(values, list)
+            or not values
+            or set(item) - {"values", "source"}
+            or not all(
+                isinstance(v, int | float) and not isinstance(v, bool) and v > 0 for v in values
+            )
+        ):
+            raise InputFileError(
+                f'{where}: {name} must be {{ values = [positive numbers], source = "…" }}, '
+                f"not {item!r}"
+            )
+        if item.get("source"):
+            sources[f"codesign.{name}"] = str(item["source"])
+        out.append((name, tuple(float(v) for v in values)))
+    return tuple(out)
 
 
 def preset_names() -> list[str]:

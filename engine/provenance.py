@@ -74,6 +74,8 @@ def _values(hardware: Hardware) -> dict[str, object]:
     for section in ("limits", "links", "model", "energy", "noc"):
         for key, value in asdict(getattr(hardware, section)).items():
             out[f"{section}.{key}"] = value
+    for key, values in hardware.codesign:  # the ranges a co-design search may choose from
+        out[f"codesign.{key}"] = list(values)
     return out
 
 
@@ -131,7 +133,12 @@ def preset_text(hardware: Hardware, *, header: str = "") -> str:
             lines += ["", f"[{where}]"]
             section = where
         source = hardware.source(key)
-        item = f"{{ value = {_toml(value)}, source = {_toml(source)} }}" if source else _toml(value)
+        said = "values" if where == "codesign" else "value"  # a range, not one value
+        if source or where == "codesign":
+            said = f"{said} = {_toml(value)}" + (f", source = {_toml(source)}" if source else "")
+            item = f"{{ {said} }}"
+        else:
+            item = _toml(value)
         lines.append(f"{name} = {item}")
     return "\n".join(lines) + "\n"
 

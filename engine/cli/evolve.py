@@ -248,9 +248,21 @@ def _pareto(args) -> int:
     start = None
     if args.start:
         start = build_mapping(network, hardware, mapping_file=args.start).mapping
+    codesign = None
+    if args.codesign:
+        from engine.codesign import Codesign
+
+        if args.evaluator_cmd or args.dask_scheduler or args.workers > 1:
+            raise SpecError(
+                "--codesign rates each hardware variant with the model (or the simulator) in "
+                "this process: leave out --evaluator-cmd, --dask-scheduler and --workers"
+            )
+        codesign = Codesign.of(hardware, [n.strip() for n in args.codesign.split(",")])
     objective = simulated[0] if simulated else "latency"
     with _evaluator(args, network, hardware, objective) as evaluator:
-        search = ParetoSearch(network, hardware, config, evaluator=evaluator, start=start)
+        search = ParetoSearch(
+            network, hardware, config, evaluator=evaluator, start=start, codesign=codesign
+        )
         known, done = (None, 0)
         if args.resume:  # the settings must be the run's, or it would not be resumed
             known, done = read_history(args.resume, names, search.settings())
@@ -285,6 +297,7 @@ def _pareto(args) -> int:
     front = [
         {
             "objectives": dict(e.objectives),
+            "hardware": dict(e.hardware),
             "cores_per_population": list(e.cores_per_population),
             "note": e.note,
             "mapping": mapping_to_dict(network, hardware, e.mapping(network)),
@@ -310,7 +323,8 @@ def _pareto(args) -> int:
             f.write("\n")
     if args.json:
         print(json.dumps({k: v for k, v in summary.items() if k != "front"} | {
-            "front": [{k: p[k] for k in ("objectives", "cores_per_population", "note")}
+            "front": [{k: p[k] for k in ("objectives", "hardware", "cores_per_population",
+                                         "note")}
                       for p in front]}, indent=2))  # fmt: skip
         return 0
     print(
@@ -324,7 +338,8 @@ def _pareto(args) -> int:
     for e in result.front:
         values = "  ".join(f"{e.objectives[n]:{w}.4g}" for n, w in zip(names, widths, strict=True))
         used = f"  {sum(e.cores_per_population):5d}" if cores else ""
-        print(f"  {values}{used}  {e.note}".rstrip())
+        chosen = " ".join(f"{k}={v:g}" for k, v in e.hardware.items())
+        print(f"  {values}{used}  {chosen}  {e.note}".rstrip())
     print(f"  {len(result.front)} mappings on the front; the heuristics:")
     for n, e in result.heuristics.items():
         print("    " + n + ": " + ", ".join(f"{k} {v:.4g}" for k, v in e.objectives.items()))
@@ -440,6 +455,12 @@ def add_commands(sub) -> None:
         help=f"the heuristics start from min+K (default {pd.init_k})",
     )  # fmt: skip
     _executor_options(pa)
+    pa.add_argument(
+        "--codesign", metavar="P[,Q…]|all",
+        help="hardware co-design (SENMap §IV-H): choose these parameters of the hardware too, "
+        "over the values its preset's [codesign] table gives (memory_kib, npes, clock_scale, "
+        "flit_scale, state_bits, output_bits; e.g. --hardware seneca --codesign all)",
+    )  # fmt: skip
     pa.add_argument("--start", metavar="FILE", help="a mapping file to evaluate first")
     pa.add_argument(
         "--out", metavar="FILE",

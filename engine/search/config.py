@@ -93,6 +93,16 @@ for _scheme, _doc in (
         Objective(_name, "cores_used", f"mesh slots ({_scheme})", compute=_area(_scheme)),
         doc=f"cores of the mesh sized for the cores used, SENMap §IV-B {_scheme}: {_doc}",
     )
+for _name, _key, _label, _doc in (
+    ("memory", "memory_kib_used", "memory of the cores used (KiB)",
+     "the memory of the cores the mapping uses (a co-design search's silicon)"),
+    ("npes", "npes_used", "NPEs of the cores used",
+     "the neural processing elements of the cores the mapping uses (co-design)"),
+    ("clock", "clock_scale", "clock (× the preset's)", "the clock a co-design search chose"),
+    ("link-width", "flit_scale", "link width (× the preset's)",
+     "the link width a co-design search chose"),
+):  # fmt: skip
+    objectives.add(_name, Objective(_name, _key, _label), doc=_doc)
 objectives.add(
     "max-link-utilization",
     Objective("max-link-utilization", "max_link_utilization", "busiest link's share of the step"),

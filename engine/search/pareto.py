@@ -31,7 +31,7 @@ import io
 import json
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from pymoo.algorithms.moo.nsga2 import NSGA2
@@ -48,6 +48,7 @@ from pymoo.problems.static import StaticProblem
 from pymoo.util.nds.non_dominated_sorting import NonDominatedSorting
 from pymoo.util.ref_dirs import get_reference_directions
 
+from engine.codesign import Codesign, hardware_metrics, variant
 from engine.errors import AllFailedError, InputFileError, OutputFileError, SpecError
 from engine.hardware import Hardware
 from engine.io.files import appender, atomic_open, check_readable, reason
@@ -55,7 +56,7 @@ from engine.mapping import Mapping
 from engine.network import Network
 from engine.placement.fill import core_order
 from engine.search.config import heuristics, objectives
-from engine.search.evaluators import Candidate, Outcome, default_evaluator
+from engine.search.evaluators import Candidate, ModelEvaluator, Outcome, default_evaluator
 from engine.search.genotype import Layout, PartitionGenotype, decode, encode, layout_for
 from engine.search.genotype import to_mapping as genotype_mapping
 from engine.search.operators import OperatorParams, mutate_partition, mutate_placement, reorder
@@ -148,6 +149,8 @@ class ParetoEvaluation:
     outcome: Outcome | None = field(default=None, repr=False)
     note: str = ""  # the starting point's name (a heuristic, or start), else ''
     error: str = ""  # why the evaluation failed ('' if it did not)
+    hardware: dict = field(default_factory=dict)  # the co-design choice: parameter -> value
+    knobs: tuple[int, ...] = ()  # … as the indices of those values
 
     @property
     def feasible(self) -> bool:
@@ -180,33 +183,47 @@ def non_dominated(points: np.ndarray) -> np.ndarray:
 
 # ------------------------------------------------------------------ the problem
 class MappingProblem(Problem):
-    """A mapping as ``L + C`` integers: extra cores per layer, then ω (``decode``)."""
+    """A mapping as ``L + K + C`` integers: extra cores per layer, the index of each co-design
+    parameter's value (``engine.codesign``; none without co-design), then ω (``decode``)."""
 
-    def __init__(self, layout: Layout, n_obj: int):
+    def __init__(self, layout: Layout, n_obj: int, codesign=None, base=(), layout_of=None):
         self.layout = layout
+        self.codesign = codesign
+        self.n_knobs = 0 if codesign is None else len(codesign.names)
+        self.base = tuple(base)  # the knobs' indices nearest the preset's own values
+        self.layout_of = layout_of or (lambda knobs: layout)  # the layout of a variant
         n_layers, c_tot = layout.n_layers, layout.c_tot
         cap = np.minimum(layout.c_max - layout.c_min, layout.spare)
-        xl = np.zeros(n_layers + c_tot)
-        xu = np.concatenate([cap, np.full(c_tot, max(c_tot - 1, 0))]).astype(float)
-        super().__init__(
-            n_var=n_layers + c_tot, n_obj=n_obj, n_ieq_constr=2, xl=xl, xu=xu, vtype=int
-        )
+        knob_hi = [] if codesign is None else [len(v) - 1 for v in codesign.values]
+        xl = np.zeros(n_layers + self.n_knobs + c_tot)
+        xu = np.concatenate([cap, knob_hi, np.full(c_tot, max(c_tot - 1, 0))]).astype(float)
+        super().__init__(n_var=xl.size, n_obj=n_obj, n_ieq_constr=2, xl=xl, xu=xu, vtype=int)
+
+    @property
+    def n_int(self) -> int:
+        """The integer genes (core counts, co-design choices) before the permutation ω."""
+        return self.layout.n_layers + self.n_knobs
 
     def split(self, row) -> tuple[PartitionGenotype, np.ndarray]:
         """(x, ω) of one row; x's unused count may be negative (too many cores: G[1] > 0)."""
         row = np.asarray(row, dtype=np.int64)
         extra = row[: self.layout.n_layers]
-        return PartitionGenotype(extra, self.layout.spare - int(extra.sum())), row[
-            self.layout.n_layers :
-        ]
+        return PartitionGenotype(extra, self.layout.spare - int(extra.sum())), row[self.n_int :]
 
-    def join(self, x: PartitionGenotype, omega: np.ndarray) -> np.ndarray:
-        return np.concatenate([x.extra, omega]).astype(np.int64)
+    def knobs(self, row) -> tuple[int, ...]:
+        """The co-design choice of one row (value indices; () without co-design)."""
+        return tuple(int(k) for k in np.asarray(row)[self.layout.n_layers : self.n_int])
 
-    def violations(self, x: PartitionGenotype) -> tuple[float, float]:
-        """(layers whose split breaks a core limit, cores beyond those available)."""
+    def join(self, x: PartitionGenotype, omega: np.ndarray, knobs=None) -> np.ndarray:
+        knobs = self.base if knobs is None else knobs
+        return np.concatenate([x.extra, np.asarray(knobs, dtype=np.int64), omega]).astype(np.int64)
+
+    def violations(self, x: PartitionGenotype, knobs=()) -> tuple[float, float]:
+        """(layers whose split breaks a core limit — of the hardware the knobs choose —, cores
+        beyond those available)."""
+        layout = self.layout_of(tuple(knobs))
         cores = x.cores_per_layer(self.layout)
-        broken = sum(not self.layout.fits(i, int(c)) for i, c in enumerate(cores))
+        broken = sum(not layout.fits(i, int(c)) for i, c in enumerate(cores))
         return float(broken), float(max(0, -x.unused))
 
     def _evaluate(self, x, out, *args, **kwargs):  # ParetoSearch evaluates (ask and tell)
@@ -218,7 +235,7 @@ def _key(row) -> bytes:
 
 
 def _rows(problem: MappingProblem, items) -> np.ndarray:
-    return np.array([problem.join(x, omega) for x, omega in items], dtype=np.int64)
+    return np.array([problem.join(*item) for item in items], dtype=np.int64)
 
 
 class MappingSampling(Sampling):
@@ -242,54 +259,62 @@ class MappingSampling(Sampling):
                 rank[order] = np.arange(order.size)
                 omega = layout.cores[np.argsort(rank[layout.cores], kind="stable")]
             items.append((x0, omega, name))
+        items = [(x, omega, None, name) for x, omega, name in items]  # the preset's values
+        highs = problem.xu[layout.n_layers : problem.n_int].astype(np.int64)
         while len(items) < n_samples:
             x = x0
             for _ in range(int(random_state.integers(1, 4))):
                 x = mutate_partition(x, layout, cfg.operators, random_state)
-            items.append((x, random_state.permutation(layout.cores), ""))
+            knobs = tuple(int(random_state.integers(0, h + 1)) for h in highs)
+            items.append((x, random_state.permutation(layout.cores), knobs, ""))
         items = items[:n_samples]
-        rows = _rows(problem, [(x, omega) for x, omega, _ in items])
+        rows = _rows(problem, [(x, omega, knobs) for x, omega, knobs, _ in items])
         # pymoo drops duplicate rows from the first population: names go by row, not position
-        for row, (_, _, name) in zip(rows, items, strict=True):
+        for row, (_, _, _, name) in zip(rows, items, strict=True):
             if name:
                 self.labels.setdefault(_key(row), []).append(name)
         return rows
 
 
 class MappingCrossover(Crossover):
-    """Integer SBX on the core counts; each child's ω is its parent's, reordered."""
+    """Integer SBX on the core counts (and co-design choices); each child's ω is its
+    parent's, reordered."""
 
     def __init__(self, eta: float, prob: float = 0.9):
         super().__init__(2, 2, prob=prob)
         self._sbx = SBX(prob=1.0, eta=eta, vtype=float)
 
     def _do(self, problem, X, *args, random_state=None, **kwargs):
-        n_layers = problem.layout.n_layers
+        n = problem.n_int
         _, n_matings, _ = X.shape
         out = X.copy()
-        if n_layers:
-            sub = Problem(n_var=n_layers, xl=problem.xl[:n_layers], xu=problem.xu[:n_layers])
-            extras = self._sbx._do(sub, X[:, :, :n_layers].astype(float), random_state=random_state)
-            extras = np.clip(np.rint(extras), sub.xl, sub.xu).astype(np.int64)
+        if n:
+            sub = Problem(n_var=n, xl=problem.xl[:n], xu=problem.xu[:n])
+            ints = self._sbx._do(sub, X[:, :, :n].astype(float), random_state=random_state)
+            ints = np.clip(np.rint(ints), sub.xl, sub.xu).astype(np.int64)
             for k in range(2):
                 for m in range(n_matings):
-                    out[k, m] = _carry(problem, X[k, m], extras[k, m])
+                    out[k, m] = _carry(problem, X[k, m], ints[k, m])
         return out
 
 
-def _carry(problem: MappingProblem, parent_row, extra) -> np.ndarray:
-    """A child with core counts ``extra`` and its parent's ω carried over by reordering
-    (kept as it is when the child asks for more cores than there are: it is infeasible)."""
+def _carry(problem: MappingProblem, parent_row, ints) -> np.ndarray:
+    """A child with the integer genes ``ints`` (core counts, then co-design choices) and its
+    parent's ω carried over by reordering (kept as it is when the child asks for more cores
+    than there are: it is infeasible)."""
+    n_layers = problem.layout.n_layers
     x_old, omega = problem.split(parent_row)
+    extra = np.asarray(ints[:n_layers], dtype=np.int64)
     x_new = PartitionGenotype(extra, problem.layout.spare - int(np.sum(extra)))
     if x_new.unused >= 0 and x_old.unused >= 0:
         omega = reorder(omega, problem.layout, x_old, x_new)
-    return problem.join(x_new, omega)
+    return problem.join(x_new, omega, tuple(int(k) for k in ints[n_layers:]))
 
 
 class MappingMutation(Mutation):
-    """Integer polynomial mutation of the core counts (then reordering), and a swap,
-    inversion or scramble of ω (the Loihi 2 mapping ES's placement operators)."""
+    """Integer polynomial mutation of the core counts and co-design choices (then
+    reordering), and a swap, inversion or scramble of ω (the Loihi 2 mapping ES's placement
+    operators)."""
 
     def __init__(self, eta: float, params: OperatorParams):
         super().__init__(prob=1.0)
@@ -297,19 +322,19 @@ class MappingMutation(Mutation):
         self._pm = PM(eta=eta, vtype=float)
 
     def _do(self, problem, X, *args, random_state=None, **kwargs):
-        n_layers = problem.layout.n_layers
+        n = problem.n_int
         out = X.copy()
-        if n_layers:
-            sub = Problem(n_var=n_layers, xl=problem.xl[:n_layers], xu=problem.xu[:n_layers])
-            extras = self._pm._do(sub, X[:, :n_layers].astype(float), random_state=random_state)
-            extras = np.clip(np.rint(extras), sub.xl, sub.xu).astype(np.int64)
+        if n:
+            sub = Problem(n_var=n, xl=problem.xl[:n], xu=problem.xu[:n])
+            ints = self._pm._do(sub, X[:, :n].astype(float), random_state=random_state)
+            ints = np.clip(np.rint(ints), sub.xl, sub.xu).astype(np.int64)
         for i in range(X.shape[0]):
-            row = _carry(problem, X[i], extras[i]) if n_layers else X[i].copy()
+            row = _carry(problem, X[i], ints[i]) if n else X[i].copy()
             x, omega = problem.split(row)
             used = int(x.cores_per_layer(problem.layout).sum())
             if x.unused >= 0 and used > 0:
                 omega = mutate_placement(omega, used, self.params, random_state)
-            out[i] = problem.join(x, omega)
+            out[i] = problem.join(x, omega, problem.knobs(row))
         return out
 
 
@@ -329,10 +354,16 @@ class ParetoSearch:
         evaluator=None,
         start: Mapping | None = None,
         known: dict | None = None,
+        codesign: Codesign | None = None,
     ):
         self.network, self.hardware = network, hardware
         self.config = cfg = config or ParetoConfig()
-        # (cores per population, placement) -> objectives of an earlier run of the same
+        # hardware co-design (SENMap §IV-H): each row also chooses a value of every parameter
+        # of ``codesign``; a variant of the hardware gets its own layout and evaluator (built
+        # here, in this process: the model's or the simulator's, as the objectives need)
+        self.codesign = codesign
+        self._variants: dict[tuple, tuple] = {}
+        # (cores per population, placement, co-design) -> objectives of an earlier run of the
         # settings (``read_history``): taken instead of evaluated, so the run resumes where
         # that one stopped (same seed, same values: pymoo asks for the same mappings)
         self.known = dict(known or {})
@@ -342,7 +373,18 @@ class ParetoSearch:
         self.evaluator = evaluator or default_evaluator(
             network, hardware, "simulated-latency" if simulated else "latency"
         )
-        self.problem = MappingProblem(self.layout, len(cfg.objectives))
+        if codesign is not None and not isinstance(self.evaluator, ModelEvaluator):
+            raise SpecError(
+                "co-design rates hardware variants with the model or the simulator, not with "
+                "an evaluator command (which knows only the preset's hardware)"
+            )
+        self._simulated = simulated
+        base = () if codesign is None else codesign.base(hardware)
+        self.problem = MappingProblem(
+            self.layout, len(cfg.objectives), codesign, base,
+            lambda knobs: self._variant(knobs)[1],
+        )  # fmt: skip
+        self._variants[base] = (hardware, self.layout, self.evaluator)
         start_pair = None if start is None else encode(self.layout, network, start)
         self._start_key = (  # which mapping the run started from (its settings say)
             None if start_pair is None
@@ -381,42 +423,51 @@ class ParetoSearch:
     def remaining(self) -> int:
         return self.config.budget - len(self.evaluations)
 
+    def _variant(self, knobs: tuple) -> tuple:
+        """(hardware, layout, evaluator) of the co-design choice ``knobs``."""
+        got = self._variants.get(knobs)
+        if got is None:
+            hw = variant(self.hardware, self.codesign.choice(knobs))
+            objective = "simulated-latency" if self._simulated else "latency"
+            got = (hw, layout_for(self.network, hw), default_evaluator(self.network, hw, objective))
+            self._variants[knobs] = got
+        return got
+
     def _evaluate(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Objectives and constraints of the rows of X; appends their evaluations."""
         names = self.config.objectives
         F = np.full((X.shape[0], len(names)), INFEASIBLE)
         G = np.zeros((X.shape[0], 2))
-        todo, decoded = [], []
         pairs = [self.problem.split(row) for row in X]
-        reused = {}
+        knobs = [self.problem.knobs(row) for row in X]
+        todo: dict[tuple, list[int]] = {}  # variant -> rows to evaluate on it
+        decoded, reused = {}, {}
         for i, (x, omega) in enumerate(pairs):
-            G[i] = self.problem.violations(x)
+            G[i] = self.problem.violations(x, knobs[i])
             if not G[i].any():
                 cores, placement = decode(self.layout, x, omega)
-                hit = self.known.get((tuple(cores), tuple(placement.tolist())))
+                decoded[i] = (cores, placement)
+                hit = self.known.get((tuple(cores), tuple(placement.tolist()), knobs[i]))
                 if hit is not None:
-                    reused[i] = (cores, placement, hit)
-                    continue
-                todo.append(i)
-                decoded.append((cores, placement))
-        outcomes = dict(
-            zip(
-                todo,
-                self.evaluator.evaluate_batch([Candidate(c, p) for c, p in decoded]),
-                strict=True,
-            )
-        )
-        cores_of = dict(zip(todo, decoded, strict=True))
+                    reused[i] = hit
+                else:
+                    todo.setdefault(knobs[i], []).append(i)
+        outcomes = {}
+        for k, rows in todo.items():
+            hw, _, evaluator = self._variant(k)
+            batch = evaluator.evaluate_batch([Candidate(*decoded[i]) for i in rows])
+            for i, o in zip(rows, batch, strict=True):
+                choice = {} if self.codesign is None else self.codesign.choice(k)
+                used = int(np.sum(decoded[i][0]))
+                outcomes[i] = replace(
+                    o, metrics={**o.metrics, **hardware_metrics(hw, choice, used)}
+                )
         self.reused += len(reused)
         for i, (x, omega) in enumerate(pairs):
             o = outcomes.get(i)
-            if i in reused:
-                cores, placement, values = reused[i]
-                if all(math.isfinite(v) for v in values.values()):
-                    F[i] = [values[n] for n in names]
-            elif o is not None:
-                cores, placement = cores_of[i]
-                values = {n: objectives[n].value(o) for n in names}
+            if i in decoded:
+                cores, placement = decoded[i]
+                values = reused[i] if i in reused else {n: objectives[n].value(o) for n in names}
                 if all(math.isfinite(v) for v in values.values()):
                     F[i] = [values[n] for n in names]
             else:  # infeasible: not evaluated
@@ -437,6 +488,8 @@ class ParetoSearch:
                     outcome=o,
                     note=", ".join(names_here),
                     error=o.error if o is not None else "",
+                    hardware={} if self.codesign is None else self.codesign.choice(knobs[i]),
+                    knobs=knobs[i],
                 )
             )
             for name in names_here:
@@ -502,6 +555,9 @@ class ParetoSearch:
             "heuristics": list(cfg.heuristics),
             "operators": dataclasses.asdict(cfg.operators),
             "start": self._start_key,
+            "codesign": None
+            if self.codesign is None
+            else dict(zip(self.codesign.names, map(list, self.codesign.values), strict=True)),
         }
 
 
@@ -513,13 +569,13 @@ def _ref_count(n_obj: int, partitions: int) -> int:
 # ------------------------------------------------------------------ history
 def _header(names) -> list[str]:
     return ["index", "generation", *names, "cv_limits", "cv_cores", "feasible", "note",
-            "cores_per_population", "placement"]  # fmt: skip
+            "codesign", "cores_per_population", "placement"]  # fmt: skip
 
 
 def _row(e: ParetoEvaluation, names) -> list:
     return [e.index, e.generation, *(repr(e.objectives[n]) for n in names), *e.violations,
             int(e.feasible), f"{e.note}: {e.error}" if e.error else e.note,
-            " ".join(map(str, e.cores_per_population)),
+            " ".join(map(str, e.knobs)), " ".join(map(str, e.cores_per_population)),
             " ".join(map(str, e.placement))]  # fmt: skip
 
 
@@ -579,11 +635,11 @@ def write_history(path, result: ParetoResult) -> None:
 
 
 def read_history(path, names, settings: dict | None = None) -> tuple[dict, int]:
-    """(the feasible evaluations of a history file, (cores per population, placement) →
-    objectives by name, for ``ParetoSearch(known=…)``; how many whole rows it has). A last
-    line cut short by a kill is left out. ``InputFileError`` for a history of other
-    objectives or (given ``settings``, ``ParetoSearch.settings``) of a run with other
-    settings — it would not resume that run — and for a malformed row."""
+    """(the feasible evaluations of a history file, (cores per population, placement,
+    co-design choice) → objectives by name, for ``ParetoSearch(known=…)``; how many whole
+    rows it has). A last line cut short by a kill is left out. ``InputFileError`` for a
+    history of other objectives or (given ``settings``, ``ParetoSearch.settings``) of a run
+    with other settings — it would not resume that run — and for a malformed row."""
     check_readable(path, "history file")
     names = tuple(names)
     known, rows = {}, 0
@@ -627,11 +683,12 @@ def read_history(path, names, settings: dict | None = None) -> tuple[dict, int]:
                 raise ValueError(f"{len(row)} fields, not {width}")
             values = dict(zip(names, map(float, row[2 : 2 + len(names)]), strict=True))
             feasible = row[header.index("feasible")] == "1"
+            knobs = tuple(int(c) for c in row[-3].split())
             cores = tuple(int(c) for c in row[-2].split())
             placement = tuple(int(c) for c in row[-1].split())
         except ValueError as e:
             raise InputFileError(f"{path}, line {line}: not a history row ({e})") from None
         rows += 1
         if feasible:
-            known[(cores, placement)] = values
+            known[(cores, placement, knobs)] = values
     return known, rows

@@ -380,7 +380,7 @@ def test_every_preset_constant_says_where_it_comes_from(path):
             assert PAPERS.search(row["source"]), (path.name, row)
 
 
-@pytest.mark.parametrize("name", ["loihi2", "hypergraph-small"])
+@pytest.mark.parametrize("name", ["loihi2", "hypergraph-small", "seneca"])
 def test_a_written_preset_reads_back_equal_with_its_sources(tmp_path, name):
     hw = load_hardware(name)
     path = tmp_path / "again.toml"
@@ -388,6 +388,7 @@ def test_a_written_preset_reads_back_equal_with_its_sources(tmp_path, name):
     again = load_hardware(str(path))
     assert again == hw and again.fingerprint == hw.fingerprint
     assert again.sources == hw.sources and len(hw.sources) > 40
+    assert again.codesign == hw.codesign  # a calibrated preset keeps its co-design ranges
 
 
 def test_a_bare_value_is_accepted_with_no_source(tmp_path):
