@@ -615,13 +615,38 @@ def _read_toml(path: Path) -> dict:
         raise InputFileError(f"{path}: not valid TOML ({e})") from None
 
 
+def resized(hardware: Hardware, rows: int, columns: int) -> Hardware:
+    """``hardware``'s cores, limits and constants on one chip of ``rows`` × ``columns``
+    routers (a mesh sized for a mapping: SENMap §IV-B's compression); the spec
+    ``NAME@RxC`` names it."""
+    if rows < 1 or columns < 1:
+        raise InvalidHardwareError(f"a mesh of {rows}x{columns} routers has none")
+    name = f"{hardware.name.split('@')[0]}@{rows}x{columns}"
+    out = replace(
+        hardware, name=name, chips_x=1, chips_y=1, width=columns, height=rows,
+        input_port=(0, 0, 0, 0),
+        description=f"{hardware.description} — resized to one chip of {rows} x {columns} routers",
+    )  # fmt: skip
+    return out.with_sources(
+        {f"topology.{k}": f"spec: {name}" for k in ("chips", "routers", "input_port")}
+    )
+
+
+_RESIZED = re.compile(r"^(.+)@(\d+)x(\d+)$")
+
+
 def load_hardware(spec: str) -> Hardware:
-    """A preset name, a path to a preset TOML file, or ``mesh:WxH[xK][@CXxCY]``.
+    """A preset name, a path to a preset TOML file, ``mesh:WxH[xK][@CXxCY]``, or any of
+    these ``@RxC``: resized to one chip of R rows × C columns of routers (``resized``).
 
     The generic mesh takes Loihi 2's limits and constants for its W×H routers per chip,
     K cores per router (default 1) and a CX×CY grid of chips (default 1×1).
     """
     spec = PREVIOUS_NAMES.get(spec.strip(), spec.strip())
+    m = _RESIZED.match(spec)
+    if m and not _MESH_SPEC.match(spec):
+        rows, columns = int(m.group(2)), int(m.group(3))
+        return resized(load_hardware(m.group(1)), rows, columns)
     m = _MESH_SPEC.match(spec)
     if m:
         w, h, k, cx, cy = (int(v) if v else None for v in m.groups())

@@ -21,7 +21,7 @@ from engine.errors import SpecError
 __all__ = ["MAX_CORES", "SCHEMES", "mesh_shape", "mesh_slots"]
 
 SCHEMES = ("strict-area", "loose-area", "square")
-MAX_CORES = 1 << 40  # far beyond any chip; keeps the √n factor search under a second
+MAX_CORES = 1 << 40  # strict- and loose-area beyond it: their √n factor search takes seconds
 
 
 def _count(cores) -> int:
@@ -35,8 +35,6 @@ def _count(cores) -> int:
             f"cores must be a positive whole number (1 or more), not {cores!r}: "
             "give how many cores the mesh must hold"
         )
-    if n > MAX_CORES:  # the factor search takes √n steps
-        raise SpecError(f"{n:,} cores is more than a mesh of {MAX_CORES:,} cores: give fewer")
     return n
 
 
@@ -54,6 +52,11 @@ def mesh_shape(cores: int, scheme: str = "strict-area") -> tuple[int, int]:
     if scheme == "square":
         columns = math.isqrt(n - 1) + 1  # ⌈√n⌉
         return -(-n // columns), columns
+    if n > MAX_CORES:  # the factor search takes up to √n steps
+        raise SpecError(
+            f"{n:,} cores is more than {scheme} sizes (at most {MAX_CORES:,}): give fewer, or "
+            "use the square scheme"
+        )
     rows, columns = _strict(n)
     if scheme == "loose-area" and rows == 1 and n > 1:  # a prime
         grown = _strict(n + 1)

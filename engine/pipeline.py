@@ -97,6 +97,7 @@ def build_mapping(
     seed: int = 0,
     split=None,
     progress: Callable[[str], None] | None = None,
+    mesh_scheme: str | None = None,
 ) -> Mapped:
     """Resolve, partition and place — or read a mapping file — and return the ``Mapped``.
 
@@ -108,7 +109,10 @@ def build_mapping(
     parsed file, instead of ``partition``/``placement``. ``split``: how layer partitions
     split each population (a ``--split`` spec or its parse, ``engine.mapping.parse_split``;
     None: ``auto``). ``progress`` is called with the
-    name of each of ``PHASES`` as it starts. Raises ``MeshScopeError``.
+    name of each of ``PHASES`` as it starts. ``mesh_scheme``: after partitioning, size the
+    mesh for the cores used by SENMap §IV-B's scheme (``engine.mesh_shape``) and place on
+    that mesh (``hardware@RxC``): the hardware names the core and the most cores it may take.
+    Raises ``MeshScopeError``.
     """
     say = progress or (lambda phase: None)
     if mapping_file is not None:
@@ -132,6 +136,8 @@ def build_mapping(
         if isinstance(split, str):
             split = parse_split(split)
         partition = make_partition(net, hw, partition, seed=seed, split=split)
+    if mesh_scheme is not None:
+        hw = compressed(hw, partition.n_parts, mesh_scheme)
     say(PHASES[1])
     t1 = time.perf_counter()
     graph = partition_graph(net, hw, partition)
@@ -143,6 +149,17 @@ def build_mapping(
     t3 = time.perf_counter()
     seconds = {"partition": t1 - t0, "partition_graph": t2 - t1, "place": t3 - t2}
     return Mapped(net, hw, Mapping(partition, place), graph, seconds)
+
+
+def compressed(hardware: Hardware, cores: int, scheme: str) -> Hardware:
+    """``hardware`` resized to the mesh ``scheme`` gives ``cores`` cores (SENMap §IV-B), in
+    routers of the hardware's cores per router."""
+    from engine.hardware import resized
+    from engine.mesh_shape import mesh_shape
+
+    routers = -(-max(cores, 1) // hardware.cores_per_router)
+    rows, columns = mesh_shape(routers, scheme)
+    return resized(hardware, rows, columns)
 
 
 def evaluator(mapped: Mapped, *, multicast: bool = False) -> Evaluator:

@@ -36,7 +36,8 @@ NETWORK_HELP = (
     f"workload spec (see 'meshscope list networks') or network file (default {DEFAULT_NETWORK})"
 )
 HARDWARE_HELP = (
-    f"hardware preset, preset TOML file or mesh:WxH[xK][@CXxCY] (default {DEFAULT_HARDWARE})"
+    f"hardware preset, preset TOML file or mesh:WxH[xK][@CXxCY], any of them @RxC to resize it "
+    f"to one chip of R x C routers (default {DEFAULT_HARDWARE})"
 )
 PARTITION_HELP = (
     "min, min+K, natural, cores:C1,C2,…, file:PATH or a partitioner "
@@ -173,8 +174,11 @@ def build(args, steps: Steps | None = None):
     expand = getattr(args, "expand", False)
     network = network_of(args) if getattr(args, "rates", None) or expand else args.network
     if getattr(args, "mapping", None):
-        if args.partition or args.placement or getattr(args, "split", None):
-            raise SpecError("give either --mapping or --partition/--placement/--split, not both")
+        if (args.partition or args.placement or getattr(args, "split", None)
+                or getattr(args, "mesh_scheme", None)):  # fmt: skip
+            raise SpecError(
+                "give either --mapping or --partition/--placement/--split/--mesh-scheme, not both"
+            )
         return build_mapping(network, args.hardware, mapping_file=args.mapping)
     return build_mapping(
         network,
@@ -184,6 +188,7 @@ def build(args, steps: Steps | None = None):
         seed=args.seed,
         split=getattr(args, "split", None),
         progress=steps,
+        mesh_scheme=getattr(args, "mesh_scheme", None),
     )
 
 
@@ -210,6 +215,11 @@ def mapping_options(p, *, partition: str | None, placement: str):
         "--placement", "--placer", dest="placement", help=f"{PLACEMENT_HELP} (default {placement})"
     )
     p.add_argument("--split", metavar="SPLIT", help=SPLIT_HELP)
+    p.add_argument(
+        "--mesh-scheme", choices=("strict-area", "loose-area", "square"),
+        help="after partitioning, size the mesh for the cores used (SENMap §IV-B) and place "
+        "on it: the hardware becomes NAME@RxC, one chip of R x C routers",
+    )  # fmt: skip
     p.add_argument("--expand", action="store_true", help=EXPAND_HELP)
     p.add_argument(
         "--seed", type=whole(0), default=0, help="seed of random partitioners and placers"

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from engine.cli import main
-from engine.errors import SpecError
+from engine.errors import MeshScopeError, SpecError
 from engine.mesh_shape import SCHEMES, mesh_shape, mesh_slots
 
 N = range(1, 301)
@@ -194,3 +194,51 @@ def test_cli_bad_input_exits_2_with_one_line(capsys, argv, message):
     assert out == ""
     assert err.count("\n") == 1 and err.startswith("meshscope: error: ")
     assert message in err
+
+
+# ------------------------------------------------------------------ sizing a mapping's mesh
+def test_a_preset_resized_keeps_its_core_and_takes_the_new_grid():
+    from engine.hardware import load_hardware
+
+    base, small = load_hardware("seneca"), load_hardware("seneca@5x6")
+    assert (small.n_cores, small.n_chips, small.height, small.width) == (30, 1, 5, 6)
+    assert small.limits == base.limits and small.model == base.model
+    assert small.fingerprint != base.fingerprint
+    assert load_hardware("loihi2-x8@2x3").n_cores == 2 * 3 * 4  # its cores per router stay
+    with pytest.raises(MeshScopeError):
+        load_hardware("seneca@0x3")
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_a_mapping_is_placed_on_the_mesh_its_scheme_sizes(scheme, tmp_path):
+    from engine.pipeline import build_mapping, evaluate, write_mapping_file
+
+    mapped = build_mapping(
+        "sparse-mlp-1", "loihi2", partition="min", placement="packed-row", mesh_scheme=scheme
+    )
+    parts = mapped.mapping.partition.n_parts  # 43 partitions, 4 cores a router: 11 routers
+    rows, columns = mesh_shape(-(-parts // 4), scheme)
+    hw = mapped.hardware
+    assert (hw.height, hw.width, hw.name) == (rows, columns, f"loihi2@{rows}x{columns}")
+    assert hw.n_cores >= parts and len(set(mapped.mapping.placement.cores.tolist())) == parts
+    path = tmp_path / "m.json"
+    write_mapping_file(path, mapped)
+    again = build_mapping(mapping_file=str(path))  # the file's hardware name is a spec
+    assert again.hardware == hw
+    assert evaluate(again).latency_us == evaluate(mapped).latency_us
+
+
+def test_the_command_line_sizes_the_mesh_and_refuses_it_with_a_mapping_file(tmp_path, capsys):
+    assert main(["evaluate", "--network", "sparse-mlp-1", "--hardware", "seneca",
+                 "--partition", "greedy", "--mesh-scheme", "square", "--json"]) == 0  # fmt: skip
+    out = json.loads(capsys.readouterr().out)
+    assert out["cores_used"] == 6
+    assert main(["evaluate", "--mapping", str(tmp_path / "x.json"), "--mesh-scheme",
+                 "square"]) == 2  # fmt: skip
+    assert "--mesh-scheme" in capsys.readouterr().err
+
+
+def test_the_factor_search_is_bounded():
+    with pytest.raises(SpecError, match="use the square scheme"):
+        mesh_shape(2**61 - 1, "strict-area")  # a prime: √n steps would take minutes
+    assert mesh_shape(2**61 - 1, "square")[0] * mesh_shape(2**61 - 1, "square")[1] >= 2**61 - 1
