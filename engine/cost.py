@@ -144,10 +144,11 @@ class Evaluator:
         *,
         graph: PartitionGraph | None = None,
         check: bool = True,
-        multicast: bool = False,
+        multicast: bool | None = None,
     ):
         self.network, self.hardware, self.partition = network, hardware, partition
-        self.multicast = multicast
+        # one message per spike, a tree (None: as the hardware's NoC does, links.multicast)
+        self.multicast = hardware.links.multicast if multicast is None else bool(multicast)
         self.graph = graph or partition_graph(network, hardware, partition)
         s, m, e = self.graph, hardware.model, hardware.energy
         if check:
@@ -185,7 +186,7 @@ class Evaluator:
         ct = hardware.core_table
         self._gx, self._gy = ct["gx"].astype(np.int64), ct["gy"].astype(np.int64)
         self._chip = ct["chip"]
-        if multicast:  # every neuron's destination partitions, its expected spikes the weight
+        if self.multicast:  # every neuron's destination partitions, its expected spikes the weight
             msgs = s.messages(hardware.model)
             starts = np.flatnonzero(np.diff(msgs.neuron, prepend=-1)) if msgs.size else msgs.src
             self._mc_ptr = np.append(starts, msgs.size).astype(np.int64)

@@ -88,6 +88,9 @@ class LinkSpec:
     # parallel meshes over the same routers (Loihi 2 has two: Loihi 2 runtime model Fig. 3);
     # a message travels on its source core's mesh (``Hardware.core_table["mesh"]``)
     meshes: int = 1
+    # the NoC sends a spike once to all its destination cores, replicated where their routes
+    # part (a tree; SENECA's, SENMap §II): the model's and the simulator's default here
+    multicast: bool = False
 
 
 MEMORY_MODELS = ("loihi", "senmap")  # how a core's memory is counted (engine.resources)
@@ -416,6 +419,8 @@ class Hardware:
                 payload["model"].pop(f.name)
         if self.input_port == (0, 0, 0, 0):  # hardware from before the port keeps its hash
             payload.pop("input_port")
+        if not self.links.multicast:  # … and from before multicast NoCs
+            payload["links"].pop("multicast")
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
 
     @cached_property
@@ -546,6 +551,13 @@ def hardware_from_dict(data: dict, where: str = "hardware") -> Hardware:
         for v in port:
             _check_value("input_port", "int", v, f"{where} [topology]")
         codesign = _codesign(data.get("codesign", {}), f"{where} [codesign]", sources)
+        links = section("links")
+        if "multicast" not in links:  # left out: unicast, said so
+            sources.setdefault(
+                "links.multicast",
+                "illustrative: one message per destination core (no multicast), the NoC of a "
+                "preset that names none",
+            )
         model = section("model")
         if model.get("memory_model", "loihi") == "loihi":  # left out: the default, said so
             for key, source in _MEMORY_MODEL_SOURCES.items():
@@ -561,7 +573,7 @@ def hardware_from_dict(data: dict, where: str = "hardware") -> Hardware:
             cores_per_router=int(topo["cores_per_router"]),
             input_port=tuple(int(v) for v in port),
             limits=_section(CoreLimits, section("limits"), f"{where} [limits]"),
-            links=_section(LinkSpec, section("links"), f"{where} [links]"),
+            links=_section(LinkSpec, links, f"{where} [links]"),
             model=_section(ModelConstants, model, f"{where} [model]"),
             energy=_section(EnergyConstants, section("energy"), f"{where} [energy]"),
             noc=_section(NocConstants, section("noc"), f"{where} [noc]"),

@@ -162,10 +162,11 @@ def compressed(hardware: Hardware, cores: int, scheme: str) -> Hardware:
     return resized(hardware, rows, columns)
 
 
-def evaluator(mapped: Mapped, *, multicast: bool = False) -> Evaluator:
+def evaluator(mapped: Mapped, *, multicast: bool | None = None) -> Evaluator:
     """An ``Evaluator`` of the mapping (fast swaps and re-placements), after checking that it
     fits: every reason it cannot run is named in one ``CapacityError``. With ``multicast``,
-    a spike is one message to all its destination cores, replicated where routes part."""
+    a spike is one message to all its destination cores, replicated where routes part (None:
+    as the hardware's NoC does, ``links.multicast``)."""
     check_mapping(mapped.network, mapped.hardware, mapped.mapping, mapped.graph)
     m = mapped.mapping
     return Evaluator(
@@ -174,16 +175,18 @@ def evaluator(mapped: Mapped, *, multicast: bool = False) -> Evaluator:
     )  # fmt: skip
 
 
-def evaluate(mapped: Mapped, *, multicast: bool = False) -> Evaluation:
+def evaluate(mapped: Mapped, *, multicast: bool | None = None) -> Evaluation:
     """The full cost of the mapping under the max-affine model (checks feasibility first)."""
     return evaluator(mapped, multicast=multicast).evaluation()
 
 
-def spike_loads(mapped: Mapped, spikes, *, multicast: bool = False):
+def spike_loads(mapped: Mapped, spikes, *, multicast: bool | None = None):
     """The analytic model's per-link message counts for one step's actual spikes (a boolean
     array over neurons) rather than their expected rates: the integers the cycle-level
     simulator's per-link flit counts must equal (times the flits per message)."""
     messages = mapped.graph.messages(mapped.hardware.model, np.asarray(spikes, dtype=bool))
+    if multicast is None:
+        multicast = mapped.hardware.links.multicast
     return message_loads(
         mapped.hardware, mapped.mapping.placement.cores, messages, multicast=multicast
     )

@@ -239,8 +239,22 @@ def step_options(p) -> None:
         "(Loihi 2 mapping ES); fall-through: layer after layer (Loihi 2 runtime model §VII) "
         "(default pipelined)",
     )  # fmt: skip
-    p.add_argument(
+    cast = p.add_mutually_exclusive_group()
+    cast.add_argument(
         "--multicast", action="store_true",
         help="one message per spike, replicated where its routes part, in the model and the "
-        "simulator (default: one per destination core)",
+        "simulator (default: as the hardware's NoC does — one per destination core, but "
+        "multicast on a preset whose links say so, e.g. seneca)",
     )  # fmt: skip
+    cast.add_argument(
+        "--unicast",
+        action="store_true",
+        help="one message per destination core, even on a multicast NoC",
+    )
+
+
+def multicast_of(args):
+    """--multicast / --unicast as the engine takes it: True, False, or None (the hardware's)."""
+    if getattr(args, "multicast", False):
+        return True
+    return False if getattr(args, "unicast", False) else None

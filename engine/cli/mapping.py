@@ -12,6 +12,7 @@ from engine.cli.common import (
     build,
     check_outputs,
     mapping_options,
+    multicast_of,
     network_argument,
     network_of,
     step_options,
@@ -123,9 +124,15 @@ def cmd_evaluate(args) -> int:
     if args.stages and args.multicast:
         raise SpecError("--stages reads the unicast model stage by stage; drop --multicast")
     step = None
+    multicast = multicast_of(args)
     with work(args):
         mapped = build(args)
-        ev = evaluate(mapped, multicast=args.multicast)
+        if mapped.hardware.links.multicast and multicast is None and (args.flows or args.stages):
+            raise SpecError(
+                f"{mapped.hardware.name}'s NoC multicasts, and --flows and --stages read the "
+                "unicast model: add --unicast"
+            )
+        ev = evaluate(mapped, multicast=multicast)
         flows = _flows(mapped, ev, args.flows) if args.flows else None
         stages = None
         if args.stages:
@@ -135,14 +142,14 @@ def cmd_evaluate(args) -> int:
         if args.simulate:
             from engine.simulate import simulate_step
 
-            step = simulate_step(mapped, mode=args.mode, multicast=args.multicast, seed=args.seed)
+            step = simulate_step(mapped, mode=args.mode, multicast=multicast, seed=args.seed)
     network, hardware = mapped.network, mapped.hardware
     if args.save:
         write_mapping_file(args.save, mapped, ev)
     if args.json:
         out = {"network": network.name, "hardware": hardware.name}
         out.update(ev.to_dict(hardware, links=args.links))
-        if args.multicast:
+        if args.multicast or (mapped.hardware.links.multicast and multicast is None):
             out["multicast"] = True
         if flows is not None:
             out["flows"] = flows

@@ -22,6 +22,7 @@ from engine.cli.common import (
     build,
     check_outputs,
     mapping_options,
+    multicast_of,
     step_options,
     whole,
     work,
@@ -236,12 +237,12 @@ def _simulate_step(args) -> int:
         with work(args):
             mapped = build(args, steps)
             steps("evaluate")
-            ev = evaluate(mapped, multicast=args.multicast)
+            ev = evaluate(mapped, multicast=multicast_of(args))
             hw = dataclasses.replace(mapped.hardware, noc=noc_constants(args, mapped.hardware.noc))
             mapped = dataclasses.replace(mapped, hardware=hw)
             walk_ends = _walk_ends(args, hw)
             steps("simulate")
-            options = {"mode": args.mode, "multicast": args.multicast, "spikes": args.spikes,
+            options = {"mode": args.mode, "multicast": multicast_of(args), "spikes": args.spikes,
                        "seed": args.seed}  # fmt: skip
             step = simulate_step(mapped, **options, window=args.window if args.save_trace else 0)
             walk = None

@@ -152,7 +152,7 @@ class SimulatorEvaluator(ModelEvaluator):
         hardware: Hardware,
         *,
         mode: str = "pipelined",
-        multicast: bool = False,
+        multicast: bool | None = None,
         seed: int = 0,
         workers: int = 1,
         executor=None,

@@ -184,7 +184,7 @@ def simulate_step(
     mapped,
     *,
     mode: str = "pipelined",
-    multicast: bool = False,
+    multicast: bool | None = None,
     spikes: str | np.ndarray = "sample",
     seed: int = 0,
     window: int = 0,
@@ -208,6 +208,8 @@ def simulate_step(
         raise SpecError(f"mode must be {' or '.join(MODES)}, not {mode!r}")
     start = time.perf_counter()
     net, hw, mapping, graph = mapped.network, mapped.hardware, mapped.mapping, mapped.graph
+    if multicast is None:  # as the hardware's NoC does
+        multicast = hw.links.multicast
     noc, model = hw.noc, hw.model
     fired = spikes if isinstance(spikes, np.ndarray) else draw_spikes(net.rate, spikes, seed=seed)
     msgs = step_messages(mapped, fired)

@@ -480,6 +480,8 @@ class TrafficView(pn.viewable.Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
+        if "multicast" not in params:  # as the hardware's NoC does (seneca's multicasts)
+            self.multicast = bool(self.state.hardware.links.multicast)
         self._doc = pn.state.curdoc if pn.state.curdoc and pn.state.curdoc.session_context else None
         self._schedule = session_scheduler(self._doc)
         self._run_button = pn.widgets.Button(

@@ -237,3 +237,33 @@ def test_neuron_level_partitioners_count_eq1_and_fit():
     assert cap.per_neuron == 13 and cap.synapses == 2**20
     part = make_partition(net, hw, "sequential")
     assert partition_graph(net, hw, part).limit_violations(hw) == []
+
+
+# ------------------------------------------------------------------ SENECA's multicast NoC
+def test_seneca_multicasts_by_default_in_the_model_and_the_simulator():
+    from engine.pipeline import build_mapping, evaluate
+    from engine.simulate import simulate_step
+
+    mapped = build_mapping("sparse-mlp-1", "seneca", partition="min+2", placement="spread-col")
+    assert mapped.hardware.links.multicast
+    default, tree, unicast = (evaluate(mapped, multicast=m) for m in (None, True, False))
+    assert np.array_equal(default.link_messages, tree.link_messages)
+    assert default.link_messages.sum() < unicast.link_messages.sum()  # a tree shares hops
+    step = simulate_step(mapped, seed=1)
+    assert (
+        step.multicast and step.messages == simulate_step(mapped, multicast=True, seed=1).messages
+    )
+    loihi = build_mapping("sparse-mlp-1", "loihi2", partition="min+2", placement="spread-col")
+    assert not loihi.hardware.links.multicast
+    assert np.array_equal(
+        evaluate(loihi).link_messages, evaluate(loihi, multicast=False).link_messages
+    )
+
+
+def test_unicast_readings_ask_for_unicast_on_a_multicast_noc(capsys):
+    from engine.cli import main
+
+    common = ["evaluate", "--network", "sparse-mlp-1", "--hardware", "seneca", "--flows", "max"]
+    assert main(common) == 2
+    assert "add --unicast" in capsys.readouterr().err
+    assert main([*common, "--unicast"]) == 0
