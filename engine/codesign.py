@@ -15,7 +15,10 @@ genotype serves every variant. What each does to the models:
   energy per operation and per hop stays);
 * ``flit_scale``: link width against the preset's: every link's bandwidth (and the
   simulator's flit) grows by it;
-* ``state_bits``, ``output_bits``: SENMap eq. (1)'s bit widths (memory).
+* ``state_bits``, ``output_bits``: SENMap eq. (1)'s bit widths (memory);
+* ``cores``: the most cores the chip has (at most the preset's): a mapping that uses more
+  breaks a constraint, and the ``chip-cores`` objective counts them — the mesh stays the
+  preset's, the chip built is its first ``cores`` cores' worth (``mesh_shape`` sizes it).
 
 What a variant costs is counted, not modelled: ``hardware_metrics`` reports the memory and
 NPEs of the cores a mapping uses, the clock and the link width, which the ``memory``,
@@ -31,7 +34,7 @@ from dataclasses import dataclass, replace
 from engine.errors import SpecError
 from engine.hardware import Hardware
 
-__all__ = ["KNOBS", "Codesign", "hardware_metrics", "variant"]
+__all__ = ["KNOBS", "Codesign", "core_cap", "hardware_metrics", "variant"]
 
 
 def _memory(hw: Hardware, v: float) -> Hardware:
@@ -84,7 +87,13 @@ KNOBS: dict[str, tuple[Callable[[Hardware, float], Hardware], Callable[[Hardware
     "flit_scale": (_flit, lambda hw: 1.0),
     "state_bits": (_bits("state_bits"), lambda hw: hw.model.state_bits),
     "output_bits": (_bits("output_bits"), lambda hw: hw.model.output_bits),
+    "cores": (lambda hw, v: hw, lambda hw: float(hw.n_cores)),  # a cap (``core_cap``)
 }
+
+
+def core_cap(hardware: Hardware, choice: dict) -> int:
+    """The most cores a mapping may use on the variant ``choice`` names."""
+    return int(choice.get("cores", hardware.n_cores))
 
 
 def variant(hardware: Hardware, choice: dict) -> Hardware:
@@ -106,6 +115,7 @@ def hardware_metrics(hardware: Hardware, choice: dict, cores_used: int) -> dict:
     """What a mapping's variant costs: the memory (KiB) and NPEs of the cores it uses, the
     clock and the link width against the preset's."""
     return {
+        "cores_available": float(core_cap(hardware, choice)),
         "memory_kib_used": cores_used * hardware.limits.synaptic_memory_bytes / 1024,
         "npes_used": cores_used * float(choice.get("npes", 1.0)),
         "clock_scale": float(choice.get("clock_scale", 1.0)),
@@ -135,6 +145,11 @@ class Codesign:
             raise SpecError(
                 f"{hardware.name} gives no range for {', '.join(missing)}: its [codesign] "
                 f"table has {', '.join(table)}"
+            )
+        if "cores" in names and max(table["cores"]) > hardware.n_cores:
+            raise SpecError(
+                f"{hardware.name} has {hardware.n_cores} cores: its co-design range of cores "
+                "cannot go beyond them"
             )
         return cls(tuple(names), tuple(tuple(table[n]) for n in names))
 

@@ -99,6 +99,8 @@ for _name, _key, _label, _doc in (
     ("npes", "npes_used", "NPEs of the cores used",
      "the neural processing elements of the cores the mapping uses (co-design)"),
     ("clock", "clock_scale", "clock (× the preset's)", "the clock a co-design search chose"),
+    ("chip-cores", "cores_available", "cores of the chip",
+     "the cores of the chip (a co-design search's cores parameter, else the hardware's)"),
     ("link-width", "flit_scale", "link width (× the preset's)",
      "the link width a co-design search chose"),
 ):  # fmt: skip

@@ -48,7 +48,7 @@ from pymoo.problems.static import StaticProblem
 from pymoo.util.nds.non_dominated_sorting import NonDominatedSorting
 from pymoo.util.ref_dirs import get_reference_directions
 
-from engine.codesign import Codesign, hardware_metrics, variant
+from engine.codesign import Codesign, core_cap, hardware_metrics, variant
 from engine.errors import AllFailedError, InputFileError, OutputFileError, SpecError
 from engine.hardware import Hardware
 from engine.io.files import appender, atomic_open, check_readable, reason
@@ -186,8 +186,11 @@ class MappingProblem(Problem):
     """A mapping as ``L + K + C`` integers: extra cores per layer, the index of each co-design
     parameter's value (``engine.codesign``; none without co-design), then ω (``decode``)."""
 
-    def __init__(self, layout: Layout, n_obj: int, codesign=None, base=(), layout_of=None):
+    def __init__(
+        self, layout: Layout, n_obj: int, codesign=None, base=(), layout_of=None, cap_of=None
+    ):
         self.layout = layout
+        self.cap_of = cap_of or (lambda knobs: layout.c_tot)  # the cores a variant has
         self.codesign = codesign
         self.n_knobs = 0 if codesign is None else len(codesign.names)
         self.base = tuple(base)  # the knobs' indices nearest the preset's own values
@@ -224,7 +227,9 @@ class MappingProblem(Problem):
         layout = self.layout_of(tuple(knobs))
         cores = x.cores_per_layer(self.layout)
         broken = sum(not layout.fits(i, int(c)) for i, c in enumerate(cores))
-        return float(broken), float(max(0, -x.unused))
+        cap = min(self.cap_of(tuple(knobs)), self.layout.c_tot)  # a variant's, or all
+        beyond = max(0, int(cores.sum()) - cap)
+        return float(broken), float(beyond)
 
     def _evaluate(self, x, out, *args, **kwargs):  # ParetoSearch evaluates (ask and tell)
         raise NotImplementedError("MappingProblem is evaluated by ParetoSearch")
@@ -383,6 +388,8 @@ class ParetoSearch:
         self.problem = MappingProblem(
             self.layout, len(cfg.objectives), codesign, base,
             lambda knobs: self._variant(knobs)[1],
+            lambda knobs: (self.layout.c_tot if codesign is None
+                           else core_cap(hardware, codesign.choice(knobs))),
         )  # fmt: skip
         self._variants[base] = (hardware, self.layout, self.evaluator)
         start_pair = None if start is None else encode(self.layout, network, start)

@@ -156,3 +156,28 @@ def test_the_command_line(tmp_path, capsys):
     assert "in this process" in capsys.readouterr().err
     assert main([*common, "--hardware", "loihi2", "--codesign", "all"]) == 2
     assert "no co-design ranges" in capsys.readouterr().err
+
+
+def test_the_cores_parameter_caps_the_cores_a_mapping_may_use():
+    net = load_network_spec("sparse-mlp-1")
+    cd = Codesign.of(SENECA, ["cores"])
+    search = ParetoSearch(net, SENECA, ParetoConfig(objectives=("latency", "chip-cores"),
+                                                    budget=60, seed=0), codesign=cd)  # fmt: skip
+    res = search.run()
+    from engine.search.genotype import PartitionGenotype
+
+    layout = search.layout
+    x = PartitionGenotype(np.full(layout.n_layers, 3), layout.spare - 3 * layout.n_layers)
+    used = int(x.cores_per_layer(layout).sum())  # 24 cores: over a 16-core chip
+    assert search.problem.violations(x, (cd.values[0].index(16.0),)) == (0.0, used - 16)
+    assert search.problem.violations(x, (cd.values[0].index(32.0),)) == (0.0, 0.0)
+    for e in res.evaluations:
+        if e.feasible:
+            assert sum(e.cores_per_population) <= e.hardware["cores"]
+            assert e.objectives["chip-cores"] == e.hardware["cores"]
+    wide = variant(SENECA, {})  # the table may not promise more cores than the mesh has
+    import dataclasses
+
+    bad = dataclasses.replace(wide, codesign=(("cores", (16.0, 128.0)),))
+    with pytest.raises(SpecError, match="has 64 cores"):
+        Codesign.of(bad, ["cores"])
