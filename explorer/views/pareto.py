@@ -63,16 +63,26 @@ def to_record(e: ParetoEvaluation) -> Record:
     )  # fmt: skip
 
 
-def evaluation_columns(rows: Sequence[ParetoEvaluation], names: Sequence[str]) -> dict:
-    """The scatter's columns: x, y, colour (the third objective, else cores used), index."""
-    names = list(names)
+CORES = "cores used"  # an axis that is no objective of the run
 
-    def column(k: int):
-        if k < len(names):
-            return np.array([e.objectives[names[k]] for e in rows], dtype=float)
-        return np.array([sum(e.cores_per_population) for e in rows], dtype=float)
 
-    return {"x": column(0), "y": column(1), "c": column(2),
+def default_axes(names: Sequence[str]) -> tuple[str, str, str]:
+    """(across, up, colour) for a run's objectives: in order, then the cores used."""
+    names = [*names, CORES, CORES]
+    return names[0], names[1], names[2]
+
+
+def evaluation_columns(rows: Sequence[ParetoEvaluation], axes: Sequence[str]) -> dict:
+    """The scatter's columns: x, y, colour — each an objective of the run by name, or
+    ``CORES`` — and the evaluation's index."""
+    axes = list(default_axes(axes)) if len(axes) < 3 else list(axes)
+
+    def column(name: str):
+        if name == CORES:
+            return np.array([sum(e.cores_per_population) for e in rows], dtype=float)
+        return np.array([e.objectives[name] for e in rows], dtype=float)
+
+    return {"x": column(axes[0]), "y": column(axes[1]), "c": column(axes[2]),
             "index": np.array([e.index for e in rows], dtype=np.int64)}  # fmt: skip
 
 
@@ -96,6 +106,7 @@ class ParetoView(pn.viewable.Viewer):
         self._selected: list[ParetoEvaluation] = []  # the brushed points
         self._table_rows: list[ParetoEvaluation] = []  # what the table lists
         self.names: tuple[str, ...] = tuple(self.chosen)
+        self.axes: tuple[str, str, str] = default_axes(self.names)  # across, up, colour
         self.points_source = ColumnDataSource(name="pareto-points")
         self.front_source = ColumnDataSource(name="pareto-front")
         self.heuristic_source = ColumnDataSource(name="pareto-heuristics")
@@ -122,7 +133,7 @@ class ParetoView(pn.viewable.Viewer):
 
     # ------------------------------------------------------------ data
     def _columns(self, rows):
-        return evaluation_columns(rows, self.names)
+        return evaluation_columns(rows, self.axes)
 
     def _table(self, rows: Sequence[ParetoEvaluation]):
         """The front's table (typed columns: the widget formats by the first frame's types)."""
@@ -155,6 +166,14 @@ class ParetoView(pn.viewable.Viewer):
             label="Adopt", color="success", icon=ICONS["check"], width=84,
             description="make the picked mapping the current one (undoable)",
         )  # fmt: skip
+        self._axis_ready = False
+        self._axis_widgets = [
+            pn.widgets.Select(label=what, options=[*self.names, CORES], value=value, width=84)
+            for what, value in zip(("across", "up", "colour"), self.axes, strict=True)
+        ]  # fmt: skip
+        for widget in self._axis_widgets:
+            widget.param.watch(lambda event: self._draw_axes(), "value")
+        self._axis_ready = True
         self._start.on_click(lambda event: self.start())
         self._stop.on_click(lambda event: self.stop())
         self._adopt.on_click(lambda event: self.adopt())
@@ -200,16 +219,41 @@ class ParetoView(pn.viewable.Viewer):
     def _reset(self, names) -> None:
         self.names = tuple(names)
         self.evaluations, self.front, self._seen, self._selected = [], [], 0, []
-        self._points.update([])
-        self.front_source.data = self._columns([])
-        self.heuristic_source.data = {**self._columns([]), "name": []}
-        self.table.value = self._table([])
-        self.figure.xaxis.axis_label = objectives[self.names[0]].label
-        second = self.names[1] if len(self.names) > 1 else None
-        self.figure.yaxis.axis_label = objectives[second].label if second else "cores used"
-        third = self.names[2] if len(self.names) > 2 else None
-        self._bar.title = objectives[third].label if third else "cores used"
+        self._table_rows = []
+        options = [*self.names, CORES]
+        for widget, value in zip(self._axis_widgets, default_axes(self.names), strict=True):
+            widget.param.update(options=options, value=value)
+        self._draw_axes()
         self.state.pick(None)
+
+    def set_axes(self, across: str, up: str, colour: str) -> None:
+        """Show the run's objectives (or the cores used) across, up and as colour: another 2-D
+        view of a front of three (what the three selectors do)."""
+        for widget, value in zip(self._axis_widgets, (across, up, colour), strict=True):
+            widget.value = value
+
+    def _draw_axes(self) -> None:
+        self.axes = tuple(w.value for w in self._axis_widgets) if self._axis_ready else self.axes
+        self._points.update([])
+        self._points.update(self.evaluations)
+        self.front_source.data = self._columns(self.front)
+        heur = [e for e in self.evaluations if e.note and e.generation == 0]
+        self.heuristic_source.data = {**self._columns(heur), "name": [e.note for e in heur]}
+        self.table.value = self._table(self._table_rows or self.front)
+
+        def label(name):
+            return CORES if name == CORES else objectives[name].label
+
+        self.figure.xaxis.axis_label = label(self.axes[0])
+        self.figure.yaxis.axis_label = label(self.axes[1])
+        self._bar.title = label(self.axes[2])
+        self._front_line.visible = len(self.names) == 2 and set(self.axes[:2]) == set(self.names)
+        self._recolour()
+
+    def _recolour(self) -> None:
+        cs = self.points_source.data["c"]
+        if len(cs):
+            self._mapper.update(low=float(np.min(cs)) - 0.5, high=float(np.max(cs)) + 0.5)
 
     # ------------------------------------------------------------ from the runner
     def _publish(self, batch: list[ParetoEvaluation]) -> None:
@@ -222,8 +266,7 @@ class ParetoView(pn.viewable.Viewer):
             self._update_front(new)
             heur = [e for e in self.evaluations if e.note and e.generation == 0]
             self.heuristic_source.data = {**self._columns(heur), "name": [e.note for e in heur]}
-            cs = self.points_source.data["c"]
-            self._mapper.update(low=float(np.min(cs)) - 0.5, high=float(np.max(cs)) + 0.5)
+            self._recolour()
         self.status = (f"{self._seen} / {self.budget} evaluations, {len(self.front)} mappings "
                        "on the front")  # fmt: skip
 
@@ -311,10 +354,13 @@ class ParetoView(pn.viewable.Viewer):
             selection_line_color="#111827", selection_line_width=2, selection_fill_alpha=1.0,
             nonselection_fill_alpha=0.25,
         )  # fmt: skip
-        p.step("x", "y", source=self.front_source, mode="after", line_color=BEST_COLOR,
-               line_width=2, line_alpha=0.8, legend_label="front")  # fmt: skip
+        self._front_line = p.step(
+            "x", "y", source=self.front_source, mode="after", line_color=BEST_COLOR,
+            line_width=2, line_alpha=0.8,
+        )  # fmt: skip
         p.scatter("x", "y", source=self.front_source, size=11, fill_color=None,
-                  line_color=BEST_COLOR, line_width=2.5, name="front")  # fmt: skip
+                  line_color=BEST_COLOR, line_width=2.5, name="front",
+                  legend_label="front")  # fmt: skip
         p.scatter("x", "y", source=self.heuristic_source, marker="triangle", size=12,
                   fill_color=HEURISTIC_COLOR, line_color="white",
                   legend_label="heuristics (packed/spread × row/col, random)")  # fmt: skip
@@ -348,6 +394,9 @@ class ParetoView(pn.viewable.Viewer):
             pn.Row(self._algorithm, self._budget),
             pn.Row(self._seed),
             pn.Row(self._start, self._stop, self._adopt),
+            pn.pane.HTML('<div class="pareto-note">show on the plot</div>', stylesheets=[_CSS],
+                         margin=(8, 10, 0, 10)),
+            pn.Row(*self._axis_widgets),
             width=310,
         )  # fmt: skip
         return pn.FlexBox(

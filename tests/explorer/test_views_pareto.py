@@ -78,3 +78,16 @@ def test_columns_take_cores_as_colour_without_a_third_objective(view):
     run(view)
     cols = evaluation_columns(view.evaluations, ("latency", "energy"))
     assert cols["c"].tolist() == [sum(e.cores_per_population) for e in view.evaluations]
+
+
+def test_the_axes_show_any_two_objectives_and_colour_a_third(view):
+    run(view)
+    view.set_axes("cores", "latency", "energy")
+    cols = view.points_source.data
+    assert list(cols["x"]) == [e.objectives["cores"] for e in view.evaluations]
+    assert list(cols["y"]) == [e.objectives["latency"] for e in view.evaluations]
+    assert list(cols["c"]) == [e.objectives["energy"] for e in view.evaluations]
+    assert list(view.front_source.data["x"]) == [e.objectives["cores"] for e in view.front]
+    assert view.figure.xaxis.axis_label == "cores used"  # the cores objective's label
+    assert not view._front_line.visible  # a front of three has no line in a projection
+    assert len(view.table.value) == len(view.front)  # the table does not change with the view
