@@ -9,17 +9,19 @@
     meshscope convert --network SPEC --out FILE.hgr|FILE.npz
     meshscope mesh-shape --cores N [--scheme strict-area|loose-area|square] [--json]
     meshscope evolve [--network SPEC] [--hardware SPEC] [--budget N] [--seed S] [options]
+    meshscope pareto [--network SPEC] [--hardware SPEC] [--objectives A,B[,C]] [--algorithm
+                     nsga2|nsga3|ga] [--budget N] [--codesign P,…] [--out FILE] [options]
     meshscope simulate [mapping options | --pattern NAME --mesh WxH --rate R] [options]
     meshscope sweep --pattern NAME --mesh WxH --rates START:STOP:STEP [options]
     meshscope microbench [--hardware SPEC] [--suite NAME] [--out runs.csv] [--mappings DIR]
     meshscope calibrate --measurements runs.csv [--hardware SPEC] --out FILE.toml
     meshscope validate --measurements runs.csv [--hardware SPEC] [--figure FILE]
 
-One module per family of commands (``mapping``, ``evolve``, ``simulate``, ``fidelity``), each
-adding its subcommands to the parser; ``common`` holds what they share. Every command builds its
-mapping through ``engine.pipeline``. On bad input: one line on stderr and exit code 2;
-output files are checked before any work starts and written whole or not at all. On a
-terminal, long work shows a progress bar (quiet when piped).
+One module per family of commands (``mapping``, ``evolve`` with ``pareto``, ``simulate``,
+``fidelity``), each adding its subcommands to the parser; ``common`` holds what they share.
+Every command builds its mapping through ``engine.pipeline``. On bad input: one line on stderr
+and exit code 2; output files are checked before any work starts and written whole or not at
+all. On a terminal, long work shows a progress bar (quiet when piped).
 """
 
 from __future__ import annotations
