@@ -24,7 +24,7 @@ The neuron-level partitioners count a neuron's own memory as a few synapse entri
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -44,6 +44,7 @@ __all__ = [
     "limits",
     "mapping_violations",
     "memory_bytes",
+    "memory_key",
     "neuron_bits",
     "overruns",
     "require_cores",
@@ -283,10 +284,12 @@ class PopulationSplit:
         )
         return CoreUse(neurons, synapses, axons, memory)
 
-    def lower_bound(self) -> int:
+    def lower_bound(self, hardware: Hardware | None = None) -> int:
         """Fewest cores whose *average* load breaks no limit: no split into fewer fits (a
         core holds at least the average of each count, and memory grows with each), found
-        without splitting anything."""
+        without splitting anything. ``hardware``: another hardware's limits (one whose memory
+        is counted as this one's: ``memory_key``)."""
+        hardware = hardware or self.hardware
         total = self.dst_rank.size + sum(conv.n_synapses for conv in self.convolutions)
 
         def fits(c: int) -> bool:
@@ -296,7 +299,7 @@ class PopulationSplit:
             mem = memory_bytes(np.array([self.size / c]), np.array([total / c]),
                                np.zeros(1), self.weight_bits, self.dense,
                                self.hardware.model)  # fmt: skip
-            return not overruns(CoreUse(n, s, np.zeros(1, np.int64), mem), self.hardware)
+            return not overruns(CoreUse(n, s, np.zeros(1, np.int64), mem), hardware)
 
         lo, hi = 1, self.size
         if not fits(hi):
@@ -306,12 +309,22 @@ class PopulationSplit:
             lo, hi = (lo, mid) if fits(mid) else (mid + 1, hi)
         return lo
 
-    def violations(self, c: int) -> list[str]:
+    def violations(self, c: int, hardware: Hardware | None = None) -> list[str]:
+        """The limits a split into ``c`` cores breaks (of ``hardware``: another hardware
+        whose memory is counted as this one's, ``memory_key``; a search over hardware
+        variants shares the splits)."""
         use = self.use(c)
         return [
             f"{getattr(use, limit.field).max():.0f} {limit.what} > {limit.bound}"
-            for limit, _ in overruns(use, self.hardware)
+            for limit, _ in overruns(use, hardware or self.hardware)
         ]
+
+
+def memory_key(hardware: Hardware):
+    """What a core's counts and memory depend on: hardware with equal keys share their
+    ``PopulationSplit`` objects (the runtime model's times do not enter them)."""
+    m = hardware.model
+    return replace(m, dendop_ns=0.0, synop_ns=0.0, synmem_read_ns=0.0, barrier_us=0.0)
 
 
 # ------------------------------------------------------------------ hypergraph partitioners

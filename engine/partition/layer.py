@@ -25,34 +25,39 @@ from engine.resources import PopulationSplit, require_cores
 __all__ = ["min_cores"]
 
 
-def min_cores(network: Network, hardware: Hardware, split=None) -> list[int]:
+def min_cores(network: Network, hardware: Hardware, split=None, splits=None) -> list[int]:
     """Fewest cores per population that satisfy every per-core limit (0 for a spike source),
-    each population split along its split (``engine.mapping.population_splits``)."""
+    each population split along its split (``engine.mapping.population_splits``).
+    ``splits``: population → its ``PopulationSplit``, kept across calls for hardware whose
+    memory is counted alike (``engine.resources.memory_key``; the auto split)."""
     out = []
     modes = population_splits(network, split)
     for k, name in enumerate(network.population_names):
         if network.spike_source[k]:
             out.append(0)
             continue
-        loads = PopulationSplit(network, hardware, k, modes[k])
-        lo = max(1, -(-loads.size // hardware.limits.neurons), loads.lower_bound())
+        if splits is None:
+            loads = PopulationSplit(network, hardware, k, modes[k])
+        else:
+            loads = splits.get(k) or splits.setdefault(k, PopulationSplit(network, hardware, k))
+        lo = max(1, -(-loads.size // hardware.limits.neurons), loads.lower_bound(hardware))
         step = max(1, lo // 64)
-        if not loads.violations(lo):
+        if not loads.violations(lo, hardware):
             out.append(lo)
             continue
         hi = lo
-        while loads.violations(hi):
+        while loads.violations(hi, hardware):
             if hi == loads.size:
                 raise CapacityError(
                     f"population {name!r} of {network.name!r} does not fit {hardware.name} even "
-                    f"with one neuron per core ({'; '.join(loads.violations(hi))}); choose "
-                    "hardware with larger per-core limits"
+                    f"with one neuron per core ({'; '.join(loads.violations(hi, hardware))}); "
+                    "choose hardware with larger per-core limits"
                 )
             lo, hi = hi, min(hi + step, loads.size)
             step *= 2
         while hi - lo > 1:  # violations(lo) is non-empty, violations(hi) is empty
             mid = (lo + hi) // 2
-            lo, hi = (lo, mid) if not loads.violations(mid) else (mid, hi)
+            lo, hi = (lo, mid) if not loads.violations(mid, hardware) else (mid, hi)
         out.append(hi)
     return out
 

@@ -216,22 +216,30 @@ def check_init_k(network: Network, hardware: Hardware, k: int) -> None:
 
 
 def layout_for(
-    network: Network, hardware: Hardware, *, cores=None, free=None, fixed_cores=None
+    network: Network,
+    hardware: Hardware,
+    *,
+    cores=None,
+    free=None,
+    fixed_cores=None,
+    splits: dict | None = None,
 ) -> Layout:
-    """The search layout of (some populations of) a network on (some) cores."""
+    """The search layout of (some populations of) a network on (some) cores. ``splits``: the
+    populations' ``PopulationSplit`` objects, shared by layouts of hardware whose memory is
+    counted alike (``engine.resources.memory_key``: a co-design search's variants)."""
     from engine.partition.layer import min_cores
     from engine.resources import PopulationSplit
 
     free = network.core_populations if free is None else np.asarray(free)
     if np.any(np.asarray(network.spike_source)[free]):
         raise SpecError("a search cannot give cores to a spike source; leave it out of free")
-    c_min = np.asarray(min_cores(network, hardware))[free]
-    loads: dict[int, PopulationSplit] = {}
+    loads: dict[int, PopulationSplit] = {} if splits is None else splits
+    c_min = np.asarray(min_cores(network, hardware, splits=loads))[free]
 
     def limit_check(population: int, cores: int) -> bool:
         if population not in loads:
             loads[population] = PopulationSplit(network, hardware, population)
-        return not loads[population].violations(cores)
+        return not loads[population].violations(cores, hardware)
 
     return Layout(
         free=free,

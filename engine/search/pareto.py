@@ -55,6 +55,7 @@ from engine.io.files import appender, atomic_open, check_readable, reason
 from engine.mapping import Mapping
 from engine.network import Network
 from engine.placement.fill import core_order
+from engine.resources import memory_key
 from engine.search.config import heuristics, objectives
 from engine.search.evaluators import Candidate, ModelEvaluator, Outcome, default_evaluator
 from engine.search.genotype import Layout, PartitionGenotype, decode, encode, layout_for
@@ -368,6 +369,7 @@ class ParetoSearch:
         # here, in this process: the model's or the simulator's, as the objectives need)
         self.codesign = codesign
         self._variants: dict[tuple, tuple] = {}
+        self._splits: dict = {}  # memory_key -> population -> PopulationSplit
         # (cores per population, placement, co-design) -> objectives of an earlier run of the
         # settings (``read_history``): taken instead of evaluated, so the run resumes where
         # that one stopped (same seed, same values: pymoo asks for the same mappings)
@@ -436,7 +438,9 @@ class ParetoSearch:
         if got is None:
             hw = variant(self.hardware, self.codesign.choice(knobs))
             objective = "simulated-latency" if self._simulated else "latency"
-            got = (hw, layout_for(self.network, hw), default_evaluator(self.network, hw, objective))
+            splits = self._splits.setdefault(memory_key(hw), {})  # counted alike: shared
+            layout = layout_for(self.network, hw, splits=splits)
+            got = (hw, layout, default_evaluator(self.network, hw, objective))
             self._variants[knobs] = got
         return got
 

@@ -181,3 +181,23 @@ def test_the_cores_parameter_caps_the_cores_a_mapping_may_use():
     bad = dataclasses.replace(wide, codesign=(("cores", (16.0, 128.0)),))
     with pytest.raises(SpecError, match="has 64 cores"):
         Codesign.of(bad, ["cores"])
+
+
+def test_variants_share_their_population_splits_without_changing_an_answer():
+    from engine.resources import memory_key
+    from engine.search.genotype import layout_for
+
+    net = load_network_spec("sparse-mlp-1")
+    shared: dict = {}
+    base = layout_for(net, SENECA, splits=shared)
+    for choice in ({"memory_kib": 256}, {"memory_kib": 512, "npes": 4}, {"clock_scale": 2}):
+        hw = variant(SENECA, choice)
+        assert memory_key(hw) == memory_key(SENECA)  # memory counted alike: shareable
+        alone, together = layout_for(net, hw), layout_for(net, hw, splits=shared)
+        assert np.array_equal(alone.c_min, together.c_min)
+        for i in range(alone.n_layers):
+            for c in range(max(1, int(alone.c_min[i]) - 2), int(alone.c_min[i]) + 3):
+                assert alone.fits(i, c) == together.fits(i, c)
+    assert variant(SENECA, {"memory_kib": 256}).limits != SENECA.limits
+    assert len(shared) == len(base.free)  # one split a population, built once
+    assert memory_key(variant(SENECA, {"state_bits": 8})) != memory_key(SENECA)
