@@ -104,7 +104,8 @@ for _name, _key, _label, _doc in (
     ("link-width", "flit_scale", "link width (× the preset's)",
      "the link width a co-design search chose"),
 ):  # fmt: skip
-    objectives.add(_name, Objective(_name, _key, _label), doc=_doc)
+    # tagged ``codesign``: constant unless a co-design search chooses the hardware
+    objectives.add(_name, Objective(_name, _key, _label), tags=("codesign",), doc=_doc)
 objectives.add(
     "max-link-utilization",
     Objective("max-link-utilization", "max_link_utilization", "busiest link's share of the step"),

@@ -90,7 +90,11 @@ class ParetoView(pn.viewable.Viewer):
     """Search the trade-off between two or three objectives and pick a mapping off the front."""
 
     state = param.ClassSelector(class_=ExplorerState)
-    chosen = param.ListSelector(default=list(DEFAULT_OBJECTIVES), objects=objectives.names())
+    # the page searches mappings of the session's hardware: no co-design objectives
+    chosen = param.ListSelector(
+        default=list(DEFAULT_OBJECTIVES),
+        objects=[n for n in objectives.names() if n not in objectives.names("codesign")],
+    )
     algorithm = param.Selector(default="nsga2", objects=list(ALGORITHMS))
     budget = param.Integer(default=400, bounds=(1, None), doc="evaluations")
     seed = param.Integer(default=0, bounds=(0, None))

@@ -91,3 +91,9 @@ def test_the_axes_show_any_two_objectives_and_colour_a_third(view):
     assert view.figure.xaxis.axis_label == "cores used"  # the cores objective's label
     assert not view._front_line.visible  # a front of three has no line in a projection
     assert len(view.table.value) == len(view.front)  # the table does not change with the view
+
+
+def test_the_page_offers_no_objective_only_a_codesign_search_moves(view):
+    offered = view.param.chosen.objects
+    assert {"latency", "energy", "cores", "area", "connectivity"} <= set(offered)
+    assert not {"clock", "link-width", "chip-cores", "npes", "memory"} & set(offered)
