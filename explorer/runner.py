@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import threading
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 
 from engine.errors import MeshScopeError
@@ -26,7 +27,11 @@ from explorer.state import ActionError
 __all__ = ["ParetoRunner", "SearchRunner"]
 
 
-class SearchRunner:
+class _Background(ABC):
+    """What both runners share: a search in a daemon thread, a cancel token, and what it
+    produced buffered and handed to the page at most every ``interval_s`` seconds through
+    ``schedule``, then the end once."""
+
     def __init__(self, state, schedule: Callable[[Callable[[], None]], None] | None = None,
                  interval_s: float = 0.15):  # fmt: skip
         self.state = state
@@ -41,6 +46,68 @@ class SearchRunner:
     def running(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
 
+    def stop(self) -> None:
+        """Ask the search to stop after the work under way; it keeps what it found."""
+        self._cancel.set()
+
+    def join(self, timeout: float | None = None) -> None:
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def _simulator(self, simulated: bool):
+        """The evaluator of a simulated objective, each step bounded by the session's limit
+        (None: the model's, the search's default)."""
+        state = self.state
+        if not simulated:
+            return None
+        return SimulatorEvaluator(state.network, state.hardware, limit_cycles=state.access.cycles)
+
+    def _launch(self, stream, end, name: str) -> None:
+        """Run ``stream(cancel)`` — lists of what the page is to get — in a thread, then
+        ``end()`` there; ``_finish(end's value, cancelled, error)`` on the page."""
+        self._cancel = threading.Event()
+        self._pending = []
+        self._thread = threading.Thread(
+            target=self._run, args=(stream, end), name=name, daemon=True
+        )
+        self._thread.start()
+
+    def _run(self, stream, end) -> None:
+        last, error, value = 0.0, "", None
+        try:
+            for items in stream(self._cancel):
+                with self._lock:
+                    self._pending.extend(items)
+                now = time.monotonic()
+                if now - last >= self.interval_s:
+                    last = now
+                    self.schedule(self._flush)
+            value = end()
+        except MeshScopeError as e:
+            error = str(e)
+        except Exception as e:  # noqa: BLE001 - a crash must still end the run cleanly
+            error = f"search failed: {e!r}"
+        cancelled = self._cancel.is_set()
+        self.schedule(lambda: self._finish(value, cancelled, error))
+
+    def _take(self) -> list:
+        with self._lock:
+            items, self._pending = self._pending, []
+        return items
+
+    @abstractmethod
+    def _flush(self) -> None:
+        """Hand the page what came since the last flush (``_take``), on its thread."""
+
+    @abstractmethod
+    def _finish(self, value, cancelled: bool, error: str) -> None:
+        """The run ended: flush, and tell the page how (``value``: what ``end`` returned,
+        None when the run failed first)."""
+
+
+class SearchRunner(_Background):
+    """The nested ES; its events published to the ``ExplorerState``."""
+
     def start(self, config: ESConfig, *, from_current: bool = False) -> None:
         """Start a search of the state's network and hardware (raises if one runs);
         ``from_current``: the current mapping is a starting point besides the heuristics."""
@@ -48,16 +115,10 @@ class SearchRunner:
         if self.running or state.search_running:
             raise ActionError("a search is already running")
         state.access.check_budget(config.budget)
-        evaluator = None
-        if objectives[config.objective].simulated:  # each step bounded by the session's limit
-            evaluator = SimulatorEvaluator(
-                state.network, state.hardware, limit_cycles=state.access.cycles
-            )
+        evaluator = self._simulator(objectives[config.objective].simulated)
         # NestedES validates the settings before the thread starts
         start = state.mapping if from_current else None
         search = NestedES(state.network, state.hardware, config, evaluator=evaluator, start=start)
-        self._cancel = threading.Event()
-        self._pending = []
         state.param.update(
             search_running=True,
             search_trace=[],
@@ -71,42 +132,14 @@ class SearchRunner:
             search_error="",
             best_on_mesh=True,
         )
-        self._thread = threading.Thread(
-            target=self._run, args=(search,), name="meshscope-search", daemon=True
-        )
-        self._thread.start()
-
-    def stop(self) -> None:
-        """Ask the search to stop after the evaluation under way; it keeps its best."""
-        self._cancel.set()
-
-    def join(self, timeout: float | None = None) -> None:
-        if self._thread is not None:
-            self._thread.join(timeout)
-
-    # ------------------------------------------------------------ thread side
-    def _run(self, search: NestedES) -> None:
-        last = 0.0
-        error = ""
-        try:
-            for event in search.iter_run(cancel=self._cancel):
-                with self._lock:
-                    self._pending.append(event)
-                now = time.monotonic()
-                if now - last >= self.interval_s:
-                    last = now
-                    self.schedule(self._flush)
-        except MeshScopeError as e:  # pragma: no cover - reported to the page
-            error = str(e)
-        except Exception as e:  # noqa: BLE001 - a crash must still end the run cleanly
-            error = f"search failed: {e!r}"
-        cancelled = self._cancel.is_set()
-        self.schedule(lambda: self._finish(search, cancelled, error))
+        self._launch(
+            lambda cancel: ([event] for event in search.iter_run(cancel=cancel)),
+            lambda: search, "meshscope-search",
+        )  # fmt: skip
 
     # ------------------------------------------------------------ UI side
     def _flush(self) -> None:
-        with self._lock:
-            events, self._pending = self._pending, []
+        events = self._take()
         if not events:
             return
         state = self.state
@@ -126,45 +159,35 @@ class SearchRunner:
             updates["search_best_evaluation"] = evaluate(mapped)
         state.param.update(**updates)
 
-    def _finish(self, search: NestedES, cancelled: bool, error: str) -> None:
+    def _finish(self, search: NestedES | None, cancelled: bool, error: str) -> None:
         self._flush()
         state = self.state
-        n = len(search.history)
-        if error:
+        if error:  # (``search`` is None: it failed before it ended)
             status = error
         elif state.search_best is None:
             status = error = f"no evaluation succeeded: {search.history.failures()}"
         else:
             how = "stopped" if cancelled else "done"
             status = (
-                f"{how} after {n} evaluations: best {state.search_best.latency_us:.3f} µs "
+                f"{how} after {len(search.history)} evaluations: best "
+                f"{state.search_best.latency_us:.3f} µs "
                 f"(start {state.start_evaluation.latency_us:.3f} µs)"
             )
         state.param.update(search_running=False, search_status=status, search_error=error)
 
 
-class ParetoRunner:
+class ParetoRunner(_Background):
     """A multi-objective search (``engine.search.pareto``) in a daemon thread.
 
-    Each generation's evaluations are buffered and handed to ``publish(evaluations)`` at
-    most every ``interval_s`` seconds through ``schedule`` (on the session's document
-    thread), then ``done(result, error)`` once: the ``ParetoResult`` (None when nothing
-    feasible came out) and why it failed ('' if it did not). ``stop`` ends the run after
-    the generation under way; its front is kept.
+    Each generation's evaluations are handed to ``publish(evaluations)`` on the session's
+    document thread, then ``done(result, error)`` once: the ``ParetoResult`` (None when
+    nothing feasible came out) and why it failed ('' if it did not). ``stop`` ends the run
+    after the generation under way; its front is kept.
     """
 
     def __init__(self, state, publish, done, schedule=None, interval_s: float = 0.15):
-        self.state, self.publish, self.done = state, publish, done
-        self.schedule = schedule or (lambda fn: fn())
-        self.interval_s = interval_s
-        self._cancel = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._lock = threading.Lock()
-        self._pending: list = []
-
-    @property
-    def running(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
+        super().__init__(state, schedule, interval_s)
+        self.publish, self.done = publish, done
 
     def start(self, config) -> None:
         """Start a search of the state's network and hardware with ``config`` (a
@@ -175,49 +198,18 @@ class ParetoRunner:
         if self.running:
             raise ActionError("a search is already running")
         state.access.check_budget(config.budget)
-        evaluator = None
-        if any(objectives[n].simulated for n in config.objectives):
-            evaluator = SimulatorEvaluator(
-                state.network, state.hardware, limit_cycles=state.access.cycles
-            )
+        evaluator = self._simulator(any(objectives[n].simulated for n in config.objectives))
         search = ParetoSearch(state.network, state.hardware, config, evaluator=evaluator)
-        self._cancel = threading.Event()
-        self._pending = []
-        self._thread = threading.Thread(
-            target=self._run, args=(search,), name="meshscope-pareto", daemon=True
-        )
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._cancel.set()
-
-    def join(self, timeout: float | None = None) -> None:
-        if self._thread is not None:
-            self._thread.join(timeout)
-
-    def _run(self, search) -> None:
-        last, error, result = 0.0, "", None
-        try:
-            for batch in search.iter_run(cancel=self._cancel):
-                with self._lock:
-                    self._pending.extend(batch)
-                now = time.monotonic()
-                if now - last >= self.interval_s:
-                    last = now
-                    self.schedule(self._flush)
-            result = search.result(cancelled=self._cancel.is_set())
-        except MeshScopeError as e:
-            error = str(e)
-        except Exception as e:  # noqa: BLE001 - a crash must still end the run cleanly
-            error = f"search failed: {e!r}"
-        self.schedule(lambda: self._finish(result, error))
+        self._launch(
+            lambda cancel: search.iter_run(cancel=cancel),
+            lambda: search.result(cancelled=self._cancel.is_set()), "meshscope-pareto",
+        )  # fmt: skip
 
     def _flush(self) -> None:
-        with self._lock:
-            batch, self._pending = self._pending, []
+        batch = self._take()
         if batch:
             self.publish(batch)
 
-    def _finish(self, result, error: str) -> None:
+    def _finish(self, result, cancelled: bool, error: str) -> None:
         self._flush()
         self.done(result, error)

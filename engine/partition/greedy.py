@@ -30,7 +30,7 @@ from engine.network import Network
 from engine.partition import register
 from engine.partition.limits import checked_partition
 from engine.partition.sequential import fill_in_order
-from engine.resources import Capacity, capacity
+from engine.resources import Capacity, capacity, neuron_bits
 
 __all__ = ["greedy"]
 
@@ -71,7 +71,7 @@ def _layer_limits(network: Network, hardware: Hardware, k: int):
     model, lim = hardware.model, hardware.limits
     if network.encoding[k] != "dense" or model.memory_model != "loihi":
         return capacity(network, hardware, k), None
-    per_neuron = (model.neuron_state_bits + model.spike_buffer_bits) / 8.0
+    per_neuron = float(neuron_bits(model, network.weight_bits[k])) / 8.0
     cap = Capacity(lim.neurons, lim.inbound_axons, lim.synapses or np.iinfo(np.int64).max, 0)
     dense = (int(network.weight_bits[k]), model.synmem_word_bits, lim.synaptic_memory_bytes,
              per_neuron)  # fmt: skip

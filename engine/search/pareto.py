@@ -44,7 +44,6 @@ from pymoo.core.problem import Problem
 from pymoo.core.sampling import Sampling
 from pymoo.operators.crossover.sbx import SBX
 from pymoo.operators.mutation.pm import PM
-from pymoo.problems.static import StaticProblem
 from pymoo.util.nds.non_dominated_sorting import NonDominatedSorting
 from pymoo.util.ref_dirs import get_reference_directions
 
@@ -188,9 +187,11 @@ class MappingProblem(Problem):
     parameter's value (``engine.codesign``; none without co-design), then ω (``decode``)."""
 
     def __init__(
-        self, layout: Layout, n_obj: int, codesign=None, base=(), layout_of=None, cap_of=None
-    ):
+        self, layout: Layout, n_obj: int, codesign=None, base=(), layout_of=None, cap_of=None,
+        rate=None,
+    ):  # fmt: skip
         self.layout = layout
+        self.rate = rate  # rows -> (F, G): how pymoo's evaluator gets objectives, constraints
         self.cap_of = cap_of or (lambda knobs: layout.c_tot)  # the cores a variant has
         self.codesign = codesign
         self.n_knobs = 0 if codesign is None else len(codesign.names)
@@ -232,8 +233,8 @@ class MappingProblem(Problem):
         beyond = max(0, int(cores.sum()) - cap)
         return float(broken), float(beyond)
 
-    def _evaluate(self, x, out, *args, **kwargs):  # ParetoSearch evaluates (ask and tell)
-        raise NotImplementedError("MappingProblem is evaluated by ParetoSearch")
+    def _evaluate(self, x, out, *args, **kwargs):
+        out["F"], out["G"] = self.rate(x)
 
 
 def _key(row) -> bytes:
@@ -392,6 +393,7 @@ class ParetoSearch:
             lambda knobs: self._variant(knobs)[1],
             lambda knobs: (self.layout.c_tot if codesign is None
                            else core_cap(hardware, codesign.choice(knobs))),
+            self._evaluate,
         )  # fmt: skip
         self._variants[base] = (hardware, self.layout, self.evaluator)
         start_pair = None if start is None else encode(self.layout, network, start)
@@ -518,8 +520,7 @@ class ParetoSearch:
                 break
             pop = pop[: self.remaining]
             start = len(self.evaluations)
-            F, G = self._evaluate(pop.get("X"))
-            Evaluator().eval(StaticProblem(self.problem, F=F, G=G), pop)
+            Evaluator().eval(self.problem, pop)  # through MappingProblem.rate: _evaluate
             self.algorithm.tell(infills=pop)
             self.generation += 1
             yield self.evaluations[start:]

@@ -56,6 +56,24 @@ ICONS = {
 
 
 # ------------------------------------------------------------------ look
+def legend_and_colour_bar(p, location: str, mapper, title: str):
+    """The page's quiet legend at ``location`` and a colour bar of ``mapper`` on the right;
+    returns the bar (its title follows what it shows)."""
+    from bokeh.models import ColorBar
+
+    p.legend.location = location
+    p.legend.label_text_font_size = "12px"
+    p.legend.background_fill_alpha = 0.85
+    p.legend.border_line_color = None
+    bar = ColorBar(
+        color_mapper=mapper, title=title, title_text_font_size="12px",
+        title_text_font_style="normal", width=12, major_label_text_font_size="11px",
+        bar_line_color=None, padding=8,
+    )  # fmt: skip
+    p.add_layout(bar, "right")
+    return bar
+
+
 def style_figure(p, x_label: str, y_label: str) -> None:
     """Quiet axes, labels and grid in the page's font."""
     p.toolbar.logo = None

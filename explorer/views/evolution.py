@@ -27,7 +27,6 @@ import numpy as np
 import panel as pn
 import param
 from bokeh.models import (
-    ColorBar,
     ColumnDataSource,
     DataRange1d,
     HoverTool,
@@ -47,6 +46,7 @@ from explorer.views._page import (
     FONT,
     ICONS,
     in_document,
+    legend_and_colour_bar,
     notify_error,
     on_page,
     session_scheduler,
@@ -109,6 +109,11 @@ class RowStreamer:
         self.replaced = False
         self._first = None
         self.source.data = columns([])
+
+    def replace(self, rows: Sequence) -> None:
+        """Send all of ``rows`` again (their columns changed, not their number)."""
+        self.source.data = self.columns(rows)
+        self.count, self._first, self.replaced = len(rows), rows[0] if rows else None, True
 
     def update(self, rows: Sequence) -> Sequence:
         """Bring the source up to ``rows``; return the rows that were sent.
@@ -193,20 +198,9 @@ def _points_figure(points, best, current, mapper):
             ],
         )
     )
-    p.legend.location = "top_left"
-    p.legend.label_text_font_size = "12px"
-    p.legend.background_fill_alpha = 0.85
-    p.legend.border_line_color = None
+    legend_and_colour_bar(p, "top_left", mapper, "cores used")
     p.legend.spacing = 0
     p.legend.glyph_height = p.legend.glyph_width = 22
-    p.add_layout(
-        ColorBar(
-            color_mapper=mapper, title="cores used", title_text_font_size="12px",
-            title_text_font_style="normal", width=12, major_label_text_font_size="11px",
-            bar_line_color=None, padding=8,
-        ),
-        "right",
-    )  # fmt: skip
     return p
 
 

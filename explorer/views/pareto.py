@@ -24,7 +24,6 @@ import panel as pn
 import param
 from bokeh.models import (
     BoxSelectTool,
-    ColorBar,
     ColumnDataSource,
     DataRange1d,
     HoverTool,
@@ -39,8 +38,16 @@ from engine.search import Record, objectives
 from engine.search.pareto import ALGORITHMS, ParetoConfig, ParetoEvaluation, non_dominated
 from explorer.runner import ParetoRunner
 from explorer.state import ExplorerState
-from explorer.views._page import FONT, ICONS, in_document, notify_error, on_page, style_figure
-from explorer.views._page import session_scheduler as _scheduler
+from explorer.views._page import (
+    FONT,
+    ICONS,
+    in_document,
+    legend_and_colour_bar,
+    notify_error,
+    on_page,
+    session_scheduler,
+    style_figure,
+)
 from explorer.views.evolution import BEST_COLOR, RowStreamer
 
 __all__ = ["ParetoView", "evaluation_columns", "to_record"]
@@ -170,14 +177,12 @@ class ParetoView(pn.viewable.Viewer):
             label="Adopt", color="success", icon=ICONS["check"], width=84,
             description="make the picked mapping the current one (undoable)",
         )  # fmt: skip
-        self._axis_ready = False
         self._axis_widgets = [
             pn.widgets.Select(label=what, options=[*self.names, CORES], value=value, width=84)
             for what, value in zip(("across", "up", "colour"), self.axes, strict=True)
         ]  # fmt: skip
         for widget in self._axis_widgets:
             widget.param.watch(lambda event: self._draw_axes(), "value")
-        self._axis_ready = True
         self._start.on_click(lambda event: self.start())
         self._stop.on_click(lambda event: self.stop())
         self._adopt.on_click(lambda event: self.adopt())
@@ -196,7 +201,7 @@ class ParetoView(pn.viewable.Viewer):
             config = ParetoConfig(objectives=tuple(self.chosen), algorithm=self.algorithm,
                                   budget=self.budget, seed=self.seed)  # fmt: skip
             runner = ParetoRunner(self.state, self._publish, self._done,
-                                  schedule=_scheduler(pn.state.curdoc))  # fmt: skip
+                                  schedule=session_scheduler(pn.state.curdoc))  # fmt: skip
             self._reset(config.objectives)
             runner.start(config)
         except MeshScopeError as e:
@@ -237,9 +242,8 @@ class ParetoView(pn.viewable.Viewer):
             widget.value = value
 
     def _draw_axes(self) -> None:
-        self.axes = tuple(w.value for w in self._axis_widgets) if self._axis_ready else self.axes
-        self._points.update([])
-        self._points.update(self.evaluations)
+        self.axes = tuple(w.value for w in self._axis_widgets)
+        self._points.replace(self.evaluations)
         self.front_source.data = self._columns(self.front)
         heur = [e for e in self.evaluations if e.note and e.generation == 0]
         self.heuristic_source.data = {**self._columns(heur), "name": [e.note for e in heur]}
@@ -373,15 +377,10 @@ class ParetoView(pn.viewable.Viewer):
         p.add_tools(HoverTool(renderers=[points], tooltips=[
             ("evaluation", "@index"), ("across", "@x{0,0.000}"), ("up", "@y{0,0.000}"),
             ("colour", "@c{0,0.000}")]))  # fmt: skip
-        p.legend.location = "top_right"
-        p.legend.label_text_font_size = "12px"
-        p.legend.background_fill_alpha = 0.85
-        p.legend.border_line_color = None
-        self._bar = ColorBar(color_mapper=self._mapper, title=objectives[self.names[2]].label
-                             if len(self.names) > 2 else "cores used", title_text_font_size="12px",
-                             title_text_font_style="normal", width=12, padding=8,
-                             major_label_text_font_size="11px", bar_line_color=None)  # fmt: skip
-        p.add_layout(self._bar, "right")
+        third = self.axes[2]
+        self._bar = legend_and_colour_bar(
+            p, "top_right", self._mapper, CORES if third == CORES else objectives[third].label
+        )
         return p
 
     def __panel__(self):

@@ -9,6 +9,7 @@ import pytest
 from engine.cli import main
 from engine.errors import MeshScopeError, SpecError
 from engine.mesh_shape import SCHEMES, mesh_shape, mesh_slots
+from tests.engine.test_cli import run
 
 N = range(1, 301)
 
@@ -128,16 +129,6 @@ def test_an_unknown_scheme_lists_the_known_ones(scheme):
 
 
 # ------------------------------------------------------------------ meshscope mesh-shape
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    """Exit code, stdout and stderr of ``meshscope argv…`` (argparse errors exit via SystemExit)."""
-    try:
-        code = main(list(argv))
-    except SystemExit as e:
-        code = e.code
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 @pytest.mark.parametrize(
     "argv, line",
     [

@@ -7,6 +7,7 @@ import json
 import math
 import os
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -472,8 +473,7 @@ class _CountsBuilds:
     """An evaluator whose construction leaves a file behind (one per build)."""
 
     def __init__(self, folder):
-        with open(os.path.join(folder, f"built-{os.getpid()}-{id(self)}"), "w"):
-            pass
+        Path(folder, f"built-{os.getpid()}-{id(self)}").touch()
 
     def evaluate(self, item):
         return item + 1

@@ -144,6 +144,26 @@ def wait_for_http(url: str, timeout_s: float = 30.0) -> None:
         time.sleep(0.05)  # poll interval, not a wait for the page
 
 
+@contextlib.contextmanager
+def served_view(name: str, app, title: str):
+    """``app`` (a function returning one view) served in-process at ``/name`` on a free
+    port; yields its URL and stops the server after."""
+    import panel as pn
+
+    port = free_port()
+    server = pn.serve(
+        {name: app}, port=port, address="127.0.0.1", show=False, threaded=True,
+        websocket_origin=[f"127.0.0.1:{port}"], title=title,
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}/{name}"
+    try:
+        wait_for_http(url)
+        yield url
+    finally:
+        server.stop()
+        server.join(timeout=10)
+
+
 @pytest.fixture(scope="session")
 def demo_url():
     """The default demo served in-process through ``explorer.app.serve`` on a free port."""

@@ -13,14 +13,13 @@ from __future__ import annotations
 import re
 import time
 
-import panel as pn
 import pytest
 from playwright.sync_api import expect
 
 from explorer.state import ExplorerState
 from explorer.views.evolution import EvolutionView
 
-from .conftest import free_port, wait_for_http
+from .conftest import served_view
 
 NET = "mlp:widths=256-512-256-10"
 BUDGET = 20_000  # the most a client may ask for: long enough to be stopped
@@ -51,23 +50,13 @@ SAMPLER = f"""() => {{
 @pytest.fixture(scope="module")
 def evolution_url():
     """A page with the evolution view of one session's state, served in-process."""
-    port = free_port()
 
     def app():
         return EvolutionView(state=ExplorerState.from_specs(NET, "loihi2"))
 
     ExplorerState.from_specs(NET, "loihi2")  # warm the caches before the first visitor
-    server = pn.serve(
-        {"evolution": app}, port=port, address="127.0.0.1", show=False, threaded=True,
-        websocket_origin=[f"127.0.0.1:{port}"], title="MeshScope evolution",
-    )  # fmt: skip
-    url = f"http://127.0.0.1:{port}/evolution"
-    try:
-        wait_for_http(url)
+    with served_view("evolution", app, "MeshScope evolution") as url:
         yield url
-    finally:
-        server.stop()
-        server.join(timeout=10)
 
 
 def _status_count(text: str) -> int:

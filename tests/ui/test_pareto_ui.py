@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import re
 
-import panel as pn
 import pytest
 from playwright.sync_api import expect
 
 from explorer.state import ExplorerState
 from explorer.views.pareto import ParetoView
 
-from .conftest import free_port, wait_for_http
+from .conftest import served_view
 
 NET = "mlp:widths=256-512-256-10"
 
@@ -25,23 +24,13 @@ LENGTH = """(name) => {
 
 @pytest.fixture(scope="module")
 def pareto_url():
-    port = free_port()
 
     def app():
         return ParetoView(state=ExplorerState.from_specs(NET, "mesh:2x2x4"), budget=120)
 
     ExplorerState.from_specs(NET, "mesh:2x2x4")  # warm the caches before the first visitor
-    server = pn.serve(
-        {"pareto": app}, port=port, address="127.0.0.1", show=False, threaded=True,
-        websocket_origin=[f"127.0.0.1:{port}"], title="MeshScope Pareto",
-    )  # fmt: skip
-    url = f"http://127.0.0.1:{port}/pareto"
-    try:
-        wait_for_http(url)
+    with served_view("pareto", app, "MeshScope Pareto") as url:
         yield url
-    finally:
-        server.stop()
-        server.join(timeout=10)
 
 
 @pytest.mark.ui
