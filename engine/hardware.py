@@ -41,6 +41,7 @@ __all__ = [
     "ModelConstants",
     "EnergyConstants",
     "NocConstants",
+    "TileLimits",
     "LINK_KINDS",
     "DIRECTIONS",
     "MEMORY_MODELS",
@@ -233,6 +234,20 @@ class NocConstants:
 
 
 @dataclass(frozen=True)
+class TileLimits:
+    """A Mosaic's crossbar sizes (Mosaic routing paper §II, Fig. 2d: "RT and NT sizes refer to
+    input size of a square crossbar array"): the input rows of a Neuron Tile's and of a Routing
+    Tile's crossbar. ``engine.mosaic`` routes and counts against them."""
+
+    nt_inputs: int
+    rt_inputs: int
+
+    def __post_init__(self):
+        if min(self.nt_inputs, self.rt_inputs) < 1:
+            raise InvalidHardwareError("[mosaic] nt_inputs and rt_inputs must be at least 1")
+
+
+@dataclass(frozen=True)
 class Hardware:
     name: str
     description: str
@@ -257,6 +272,9 @@ class Hardware:
     codesign: tuple[tuple[str, tuple[float, ...]], ...] = field(
         default=(), compare=False, repr=False
     )
+    # a Mosaic (routing paper): its routers are Neuron Tiles, one a grid point, joined by
+    # Routing Tiles with crossbars of these sizes (``engine.mosaic``); None for a router mesh
+    tiles: TileLimits | None = None
 
     def __post_init__(self):
         for f in ("chips_x", "chips_y", "width", "height", "cores_per_router"):
@@ -281,6 +299,11 @@ class Hardware:
                 f"{list(self.input_port)}"
             )
         self.core_id(*self.input_port)  # a port off the hardware says which ranges exist
+        if self.tiles is not None and (self.n_chips != 1 or self.cores_per_router != 1):
+            raise InvalidHardwareError(
+                f"hardware {self.name!r}: a Mosaic ([mosaic] table) is one chip with one Neuron "
+                "Tile a grid point: chips = [1, 1] and cores_per_router = 1"
+            )
 
     # -------------------------------------------------------------- geometry
     @property
@@ -421,6 +444,8 @@ class Hardware:
             payload.pop("input_port")
         if not self.links.multicast:  # … and from before multicast NoCs
             payload["links"].pop("multicast")
+        if self.tiles is None:  # … and from before Mosaics
+            payload.pop("tiles")
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
 
     @cached_property
@@ -444,6 +469,7 @@ class Hardware:
             "cores_per_router": self.cores_per_router,
             "cores": self.n_cores,
             "limits": asdict(self.limits),
+            **({"tiles": asdict(self.tiles)} if self.tiles is not None else {}),
             "description": self.description,
         }
 
@@ -517,6 +543,7 @@ def _section(cls, table: dict, where: str):
 
 _TOP_KEYS = {
     "name", "description", "topology", "limits", "links", "model", "energy", "noc", "codesign",
+    "mosaic",
 }  # fmt: skip
 _TOPOLOGY_KEYS = {"chips", "routers", "cores_per_router", "input_port"}
 
@@ -578,6 +605,11 @@ def hardware_from_dict(data: dict, where: str = "hardware") -> Hardware:
             energy=_section(EnergyConstants, section("energy"), f"{where} [energy]"),
             noc=_section(NocConstants, section("noc"), f"{where} [noc]"),
             codesign=codesign,
+            tiles=(
+                _section(TileLimits, section("mosaic"), f"{where} [mosaic]")
+                if "mosaic" in data
+                else None
+            ),
             sources=tuple(sorted(sources.items())),
         )
     except KeyError as e:

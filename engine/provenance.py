@@ -74,6 +74,9 @@ def _values(hardware: Hardware) -> dict[str, object]:
     for section in ("limits", "links", "model", "energy", "noc"):
         for key, value in asdict(getattr(hardware, section)).items():
             out[f"{section}.{key}"] = value
+    if hardware.tiles is not None:  # a Mosaic's crossbar sizes
+        for key, value in asdict(hardware.tiles).items():
+            out[f"mosaic.{key}"] = value
     for key, values in hardware.codesign:  # the ranges a co-design search may choose from
         out[f"codesign.{key}"] = list(values)
     return out

@@ -1,0 +1,203 @@
+"""The Mosaic's tile grid, hop distances and routes (Mosaic routing paper §II, §III, Figs. 1–2).
+
+The paper draws Neuron Tiles (NT) alternated with Routing Tiles, RT₀ next to the NTs and RT₁
+that "interface with RT₀s" and alone may turn, but prints no coordinates. MeshScope reads
+Fig. 1a as this grid, for R × C Neuron Tiles (a preset's ``routers = [C, R]``)::
+
+    tile (row, col) in a (2R + 1) × (2C + 1) grid
+    NT   both odd        NT (y, x) sits at tile (2y + 1, 2x + 1); NT index y * C + x
+    RT₁  both even       the crossings of the routing channels: may turn
+    RT₀  one odd, one even   between two NTs across a channel, and between two RT₁s along it
+
+So even tile rows and columns are routing channels (RT₁, RT₀, RT₁, …) and every NT has an
+RT₀ on each of its four sides. An RT₀ passes a spike straight on along its channel, or
+straight across it from one NT to the other; taking a spike in from its NT or handing one
+out to it is its local port, not a turn. The hop distance H(NTᵢ, NTⱼ) is the number of RTs
+a spike passes (§III: "the number of RTs that the information traverses"). For NTs
+Δx, Δy apart (absolute values)::
+
+    H = 0                     same tile
+    H = 1                     (Δx, Δy) = (1, 0) or (0, 1): the RT₀ between them
+    H = 2Δx + 2Δy − 1         Δx ≥ 1 and Δy ≥ 1
+    H = 2Δ + 1                Δ ≥ 2 along one axis: out into a channel and back
+
+so distances are 0, 1, 3, 5, …, never 2: the paper's Fig. 3a sweeps (p₁, p₃), the classes of
+neighbours and diagonal neighbours. From the centre of a 3 × 3 Mosaic (Fig. 1b)::
+
+    3 1 3
+    1 0 1
+    3 1 3
+
+**1-turn routing** (Fig. 2a): X first, then Y, turning once, in an RT₁. A spike leaves its NT
+into the channel on the side of its destination (south when it stays in its row), runs along
+it to the RT₁ before the destination's column, turns, runs along that column channel and is
+handed to the destination by the RT₀ beside it. A destination one row away is handed over
+from the first channel without a turn; one column away, from the RT₀ between the two; straight
+above or below, the route takes the column channel east of the source. Every route of one
+source starts the same way towards the same side, so the union of a neuron's routes is a tree
+(**shared-path routing**, Fig. 2b): each RT receives the spike once, and a branch costs one
+more output there, not another route.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from engine.errors import InvalidHardwareError
+from engine.hardware import DIRECTIONS, Hardware
+
+__all__ = ["MosaicGrid", "NT", "RT0", "RT1", "TILE_KINDS"]
+
+NT, RT0, RT1 = 0, 1, 2
+TILE_KINDS = ("NT", "RT0", "RT1")
+_STEP = {0: (0, 1), 1: (0, -1), 2: (1, 0), 3: (-1, 0)}  # direction index -> (drow, dcol)
+E, W, S, N = range(4)
+
+
+@dataclass(frozen=True)
+class MosaicGrid:
+    """The tiles of a Mosaic ``Hardware`` (a preset with a ``[mosaic]`` table)."""
+
+    hardware: Hardware
+
+    def __post_init__(self):
+        if self.hardware.tiles is None:
+            raise InvalidHardwareError(
+                f"hardware {self.hardware.name!r} is a router mesh, not a Mosaic (its preset has "
+                "no [mosaic] table): use mosaic-8x8, or mosaic-8x8@RxC for another grid"
+            )
+
+    @property
+    def rows(self) -> int:
+        """Neuron Tiles down (the preset's routers y)."""
+        return self.hardware.height
+
+    @property
+    def columns(self) -> int:
+        return self.hardware.width
+
+    @property
+    def n_nt(self) -> int:
+        return self.rows * self.columns
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """Tile rows × tile columns: (2R + 1) × (2C + 1)."""
+        return 2 * self.rows + 1, 2 * self.columns + 1
+
+    @property
+    def n_tiles(self) -> int:
+        return self.shape[0] * self.shape[1]
+
+    @cached_property
+    def kind(self) -> np.ndarray:
+        """Per tile (row, col): NT, RT0 or RT1."""
+        r, c = np.indices(self.shape)
+        odd = (r % 2) + (c % 2)
+        return np.select([odd == 2, odd == 0], [NT, RT1], RT0).astype(np.int8)
+
+    @cached_property
+    def capacity(self) -> np.ndarray:
+        """Per tile: its crossbar's input rows (nt_inputs or rt_inputs)."""
+        t = self.hardware.tiles
+        return np.where(self.kind == NT, t.nt_inputs, t.rt_inputs).astype(np.int64)
+
+    def nt_tile(self, nt) -> tuple[np.ndarray, np.ndarray]:
+        """Tile (row, col) of Neuron Tile ``nt`` (an index or an array)."""
+        nt = np.asarray(nt)
+        return 2 * (nt // self.columns) + 1, 2 * (nt % self.columns) + 1
+
+    @cached_property
+    def nt_tile_id(self) -> np.ndarray:
+        """Flat tile id (row * tile columns + col) of every NT."""
+        r, c = self.nt_tile(np.arange(self.n_nt))
+        return (r * self.shape[1] + c).astype(np.int64)
+
+    # ------------------------------------------------------------ distances
+    def hop_distance(self, a, b) -> np.ndarray:
+        """H(NT_a, NT_b): Routing Tiles a spike passes from NT ``a`` to NT ``b`` (arrays
+        broadcast)."""
+        a, b = np.asarray(a), np.asarray(b)
+        dx = np.abs(a % self.columns - b % self.columns)
+        dy = np.abs(a // self.columns - b // self.columns)
+        straight = 2 * (dx + dy) + 1  # along one axis, two or more apart
+        return np.select(
+            [dx + dy == 0, dx + dy == 1, (dx > 0) & (dy > 0)],
+            [0, 1, 2 * (dx + dy) - 1],
+            straight,
+        ).astype(np.int64)
+
+    @cached_property
+    def hops(self) -> np.ndarray:
+        """The NT × NT hop-distance table."""
+        nt = np.arange(self.n_nt)
+        return self.hop_distance(nt[:, None], nt[None, :])
+
+    @cached_property
+    def max_hops(self) -> int:
+        return int(self.hops.max())
+
+    # ------------------------------------------------------------ routes
+    def route(self, a: int, b: int) -> list[tuple[int, int, str]]:
+        """The 1-turn route from NT ``a`` to NT ``b``: each RT it passes as (tile row,
+        tile col, output direction), in order; the last one's output is the destination."""
+        return [
+            (int(t // self.shape[1]), int(t % self.shape[1]), DIRECTIONS[d])
+            for t, d in self._route(int(a), int(b))
+        ]
+
+    def _route(self, a: int, b: int) -> list[tuple[int, int]]:
+        """(flat tile id, output direction index) of every RT from NT ``a`` to NT ``b``."""
+        if not (0 <= a < self.n_nt and 0 <= b < self.n_nt):
+            raise IndexError(f"NT {a} or {b} is not on a {self.rows}x{self.columns} Mosaic")
+        (r0, c0), (r1, c1) = (tuple(int(v) for v in self.nt_tile(n)) for n in (a, b))
+        sx, sy = int(np.sign(c1 - c0)), int(np.sign(r1 - r0))
+        dx, dy = abs(c1 - c0) // 2, abs(r1 - r0) // 2
+        east_west = E if sx > 0 else W
+        south_north = S if sy > 0 else N
+        out: list[tuple[int, int]] = []
+        if dx + dy == 0:
+            return out
+        if dx + dy == 1:  # the RT0 between the two NTs, straight across its channel
+            out.append(((r0 + sy, c0 + sx), east_west if dx else south_north))
+        elif dx == 0:  # straight above or below: the column channel east of the source
+            h, v = r0 + sy, c0 + 1
+            out += [((h, c0), E), ((h, v), south_north)]
+            out += [((r, v), south_north) for r in range(h + sy, r1, sy)]
+            out.append(((r1, v), W))
+        else:
+            h = r0 + (sy if sy else 1)  # the row channel on the destination's side (south if level)
+            if dy <= 1:  # the destination borders this channel: no turn
+                out += [((h, c), east_west) for c in range(c0, c1, sx)]
+                out.append(((h, c1), S if r1 > h else N))
+            else:  # turn in the RT1 before the destination's column
+                v = c1 - sx
+                out += [((h, c), east_west) for c in range(c0, v, sx)]
+                out.append(((h, v), south_north))
+                out += [((r, v), south_north) for r in range(h + sy, r1, sy)]
+                out.append(((r1, v), east_west))
+        width = self.shape[1]
+        return [(r * width + c, d) for (r, c), d in out]
+
+    def routes(self, pairs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Routes of the NT pairs ``pairs`` (flat ``a * n_nt + b`` keys, distinct) as CSR:
+        ``ptr`` (len(pairs) + 1) into ``entries`` (flat tile id * 4 + output direction)."""
+        n = self.n_nt
+        steps = [self._route(int(k) // n, int(k) % n) for k in pairs]  # one per NT pair
+        lengths = np.fromiter((len(s) for s in steps), np.int64, len(steps))
+        ptr = np.concatenate([[0], np.cumsum(lengths)])
+        entries = np.fromiter((t * 4 + d for s in steps for t, d in s), np.int64, int(ptr[-1]))
+        return ptr, entries
+
+    def tree(self, a: int, destinations) -> dict[tuple[int, int], list[str]]:
+        """The shared-path tree of a spike from NT ``a`` to NTs ``destinations``: each RT
+        it passes → its output directions (more than one where the tree branches)."""
+        out: dict[tuple[int, int], list[str]] = {}
+        for b in sorted({int(b) for b in destinations} - {int(a)}):
+            for r, c, d in self.route(a, b):
+                if d not in out.setdefault((r, c), []):
+                    out[(r, c)].append(d)
+        return out

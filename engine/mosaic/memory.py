@@ -1,0 +1,205 @@
+"""Routing memory of a network placed on a Mosaic, and whether it fits (routing paper Fig. 2c).
+
+Every tile is a crossbar whose *input rows* are what runs out:
+
+* a **Routing Tile** needs one row for every neuron whose spikes pass it. With shared-path
+  routing (the default) a neuron's spike enters an RT once however many of its destinations
+  lie beyond; unicast routing (``shared=False``) gives every (neuron, destination tile) route
+  its own row. Its *entries* are the programmed cells: one per (row, output direction).
+* a **Neuron Tile** needs one row for every neuron, its own or another tile's or a spike
+  source's, with a synapse onto one of its neurons; its entries are those synapses.
+
+A placement fits (is *mappable*) when no tile needs more rows than its crossbar has
+(``[mosaic] nt_inputs`` / ``rt_inputs``). All counts are numpy over the network's synapses;
+routes are built once per pair of NTs that talk (``MosaicGrid.routes``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from engine.errors import CapacityError
+from engine.mosaic.grid import NT, TILE_KINDS, MosaicGrid
+from engine.network import Network
+
+__all__ = ["RoutingMemory", "routing_memory", "removals", "nt_of_neurons"]
+
+
+def nt_of_neurons(network: Network, hardware, mapping) -> np.ndarray:
+    """Per neuron, the Neuron Tile a ``Mapping`` puts it on (-1 for a spike source)."""
+    grid = MosaicGrid(hardware)
+    part = mapping.partition.assignment
+    nt = np.where(part >= 0, mapping.placement.cores[np.maximum(part, 0)], -1)
+    over = np.bincount(nt[nt >= 0], minlength=grid.n_nt)
+    if over.max(initial=0) > hardware.limits.neurons:
+        t = int(over.argmax())
+        raise CapacityError(
+            f"Neuron Tile {t} holds {int(over[t])} neurons, more than its "
+            f"{hardware.limits.neurons}: partition into more tiles"
+        )
+    return nt.astype(np.int64)
+
+
+@dataclass(frozen=True, eq=False)
+class RoutingMemory:
+    """What every tile of a Mosaic needs for one placed network."""
+
+    grid: MosaicGrid
+    shared: bool
+    rows: np.ndarray  # per tile (tile rows × tile cols): input rows needed
+    entries: np.ndarray  # per tile: programmed cells (RT: row × output; NT: synapses)
+    # every (source neuron, destination NT) pair with its synapses; which pairs are routed
+    # (source on another NT); and per RT a route passes, its pair and flat tile id
+    pair_source: np.ndarray = field(repr=False)
+    pair_nt: np.ndarray = field(repr=False)
+    pair_synapses: np.ndarray = field(repr=False)
+    routed: np.ndarray = field(repr=False)
+    route_pair: np.ndarray = field(repr=False)
+    route_tile: np.ndarray = field(repr=False)
+
+    @property
+    def capacity(self) -> np.ndarray:
+        return self.grid.capacity
+
+    @property
+    def occupancy(self) -> np.ndarray:
+        """Rows needed / rows there, per tile (above 1: it overflows)."""
+        return self.rows / self.capacity
+
+    @property
+    def overflowing(self) -> np.ndarray:
+        """Flat ids of the tiles that need more rows than they have."""
+        return np.flatnonzero((self.rows > self.capacity).ravel())
+
+    @property
+    def mappable(self) -> bool:
+        return self.overflowing.size == 0
+
+    @property
+    def routing_entries(self) -> int:
+        """Cells programmed in all Routing Tiles: the routing memory (Fig. 3b's count)."""
+        return int(self.entries[self.grid.kind != NT].sum())
+
+    @property
+    def synapse_entries(self) -> int:
+        return int(self.entries[self.grid.kind == NT].sum())
+
+    def tiles(self) -> list[dict]:
+        """One row per tile: where, what, rows needed against rows there, entries."""
+        kind, cap = self.grid.kind, self.capacity
+        r, c = np.indices(self.grid.shape)
+        return [
+            {
+                "tile": [int(r.flat[i]), int(c.flat[i])],
+                "kind": TILE_KINDS[kind.flat[i]],
+                "rows": int(self.rows.flat[i]),
+                "capacity": int(cap.flat[i]),
+                "entries": int(self.entries.flat[i]),
+            }
+            for i in range(self.grid.n_tiles)
+        ]
+
+    def overflowing_tiles(self) -> list[dict]:
+        over = set(self.overflowing.tolist())
+        return [t for i, t in enumerate(self.tiles()) if i in over]
+
+    def summary(self) -> dict:
+        kind = self.grid.kind
+        rt, nt = kind != NT, kind == NT
+        return {
+            "mappable": self.mappable,
+            "routing": "shared-path" if self.shared else "unicast",
+            "routing_entries": self.routing_entries,
+            "synapse_entries": self.synapse_entries,
+            "max_rt_rows": int(self.rows[rt].max(initial=0)),
+            "max_nt_rows": int(self.rows[nt].max(initial=0)),
+            "rt_inputs": int(self.grid.hardware.tiles.rt_inputs),
+            "nt_inputs": int(self.grid.hardware.tiles.nt_inputs),
+            "overflowing_tiles": self.overflowing_tiles(),
+        }
+
+
+def _gather(ptr: np.ndarray, values: np.ndarray, which: np.ndarray):
+    """CSR rows ``which`` concatenated, and the position in ``which`` of every value."""
+    lengths = ptr[which + 1] - ptr[which]
+    owner = np.repeat(np.arange(which.size), lengths)
+    starts = np.repeat(ptr[which] - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths)
+    return values[np.arange(int(lengths.sum())) + starts], owner
+
+
+def routing_memory(
+    network: Network, hardware, nt_of: np.ndarray, *, shared: bool = True
+) -> RoutingMemory:
+    """Rows and entries every tile needs for ``network`` with neuron i on NT ``nt_of[i]``
+    (-1: a spike source, whose spikes enter the NTs directly and pass no RT)."""
+    grid = MosaicGrid(hardware)
+    nt_of = np.asarray(nt_of, dtype=np.int64)
+    if nt_of.shape != (network.n_neurons,) or nt_of.max(initial=-1) >= grid.n_nt:
+        raise CapacityError(
+            f"a Mosaic placement needs one NT (0..{grid.n_nt - 1}, or -1 for a spike source) "
+            f"for each of the network's {network.n_neurons} neurons"
+        )
+    if network.projections:
+        network = network.explicit(why="routing memory counts synapses one by one")
+    src, dst_nt = network.sources.astype(np.int64), nt_of[network.indices]
+    if np.any(dst_nt < 0):
+        raise CapacityError("a synapse ends on a neuron with no Neuron Tile")
+    n_tiles = grid.n_tiles
+    # distinct (source neuron, destination NT) pairs — an NT's input rows — and their synapses
+    key, syn = np.unique(src * grid.n_nt + dst_nt, return_counts=True)
+    ps, pb = key // grid.n_nt, key % grid.n_nt
+    rows = np.bincount(grid.nt_tile_id[pb], minlength=n_tiles)
+    entries = np.bincount(grid.nt_tile_id[pb], weights=syn, minlength=n_tiles).astype(np.int64)
+    # routed pairs: a source on another NT
+    pa = nt_of[ps]
+    routed = np.flatnonzero((pa >= 0) & (pa != pb))
+    nt_pairs, which = np.unique(pa[routed] * grid.n_nt + pb[routed], return_inverse=True)
+    ptr, route_entries = grid.routes(nt_pairs)
+    cells, owner = _gather(ptr, route_entries, which)
+    tiles, source = cells // 4, ps[routed][owner]
+    if shared:  # one row per (neuron, RT), one cell per (neuron, RT, output)
+        n_cells = n_tiles * 4
+        entries += np.bincount(np.unique(source * n_cells + cells) % n_cells // 4,
+                               minlength=n_tiles)  # fmt: skip
+        rows += np.bincount(np.unique(source * n_tiles + tiles) % n_tiles, minlength=n_tiles)
+    else:  # every route its own row and cells
+        entries += np.bincount(tiles, minlength=n_tiles)
+        rows += np.bincount(tiles, minlength=n_tiles)
+    return RoutingMemory(
+        grid, shared, rows.reshape(grid.shape), entries.reshape(grid.shape),
+        ps, pb, syn, routed, routed[owner], tiles,
+    )  # fmt: skip
+
+
+def removals(memory: RoutingMemory) -> list[dict]:
+    """For every overflowing tile, the rows to free so that it fits, fewest synapses first:
+    which neurons' connections to which NTs to remove. Removing connections only ever frees
+    rows, so removing all of it makes the network mappable (tested)."""
+    grid, out = memory.grid, []
+    for t in memory.overflowing:
+        excess = int(memory.rows.flat[t] - memory.capacity.flat[t])
+        if grid.kind.flat[t] == NT:  # a row is a (neuron, this NT) pair
+            pairs = np.flatnonzero(grid.nt_tile_id[memory.pair_nt] == t)
+            row = np.arange(pairs.size)
+        else:
+            pairs = memory.route_pair[memory.route_tile == t]  # the routes through t
+            # shared: a row is a neuron (all its routes through t); unicast: a route
+            row = (np.unique(memory.pair_source[pairs], return_inverse=True)[1]
+                   if memory.shared else np.arange(pairs.size))  # fmt: skip
+        cost = np.bincount(row, weights=memory.pair_synapses[pairs])
+        chosen = [pairs[row == r] for r in np.argsort(cost, kind="stable")[:excess]]
+        remove = [
+            {"neuron": int(memory.pair_source[g[0]]),
+             "to_nt": sorted(int(b) for b in memory.pair_nt[g]),
+             "synapses": int(memory.pair_synapses[g].sum())}
+            for g in chosen
+        ]  # fmt: skip
+        out.append({**_tile(grid, t), "excess": excess, "remove": remove})
+    return out
+
+
+def _tile(grid: MosaicGrid, t: int) -> dict:
+    return {"tile": [int(t // grid.shape[1]), int(t % grid.shape[1])],
+            "kind": TILE_KINDS[grid.kind.flat[t]]}  # fmt: skip

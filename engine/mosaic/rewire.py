@@ -1,0 +1,167 @@
+"""Hardware-aware rewiring: DeepR with a hop-distance profile (routing paper Alg. 2).
+
+``Rewiring`` holds a connectivity mask beside a dense weight matrix θ (N × N, rows the
+presynaptic neurons) and keeps it within a target profile P̂ = (p̂₀, p̂₁, …) — at most
+⌊p̂_d × pairs_d⌋ connections between neurons d hops apart, none beyond the target's last
+distance — while the total number of connections stays what it was (DeepR's fixed budget):
+
+* ``enforce``  (Alg. 2 lines 4–5 once): prune the weakest connections of every class above its
+  cap, regrow as many at random in classes with room (a target too small for the connection
+  count is an error saying how many it holds);
+* ``step``     (lines 3–6): one SGD step on L + λ‖θ‖₁ over the active connections with a gradient
+  from any training loop, prune those whose weight changed sign (DeepR's rule), regrow as many.
+
+Regrown connections start at ±``regrow_scale`` with a random sign. ``rewire`` does
+``enforce`` and, given a gradient callback, ``steps`` more DeepR steps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.errors import CapacityError, SpecError
+
+__all__ = ["Rewiring", "RewireResult", "rewire"]
+
+
+@dataclass
+class Rewiring:
+    """DeepR under a hop profile for one N × N weight matrix (see the module's docstring)."""
+
+    hops: np.ndarray  # N × N hop distance of every pair (-1: a pair that may not connect)
+    target: tuple[float, ...]
+    l1: float = 0.0
+    regrow_scale: float = 1e-3
+    seed: int = 0
+
+    def __post_init__(self):
+        h = np.asarray(self.hops)
+        if h.ndim != 2 or h.shape[0] != h.shape[1]:
+            raise SpecError(f"hops must be an N x N matrix, not of shape {h.shape}")
+        self.hops = h
+        self.rng = np.random.default_rng(self.seed)
+        n_classes = int(h.max(initial=0)) + 1
+        self.pairs = np.bincount(h[h >= 0].ravel(), minlength=n_classes).astype(np.int64)
+        p = np.zeros(n_classes)
+        k = min(len(self.target), n_classes)
+        p[:k] = np.asarray(self.target, dtype=float)[:k]
+        self.caps = np.floor(p * self.pairs + 1e-9).astype(np.int64)
+        self._class = np.where(h >= 0, h, n_classes).ravel()  # class per flat pair; n: none
+
+    @property
+    def capacity(self) -> int:
+        """Connections the target holds in all."""
+        return int(self.caps.sum())
+
+    def counts(self, mask: np.ndarray) -> np.ndarray:
+        """Connections per hop distance."""
+        return np.bincount(self._class[mask.ravel()], minlength=self.caps.size + 1)[:-1]
+
+    def initial(self, scale: float = 0.1) -> tuple[np.ndarray, np.ndarray]:
+        """Alg. 2 line 1: weights and mask with every class at its cap (P(θ) = P̂), weights
+        Gaussian of standard deviation ``scale``."""
+        mask = np.zeros(self.hops.shape, bool)
+        self._regrow(mask, self.caps.copy())
+        w = np.where(mask, self.rng.normal(0.0, scale, mask.shape), 0.0)
+        return w, mask
+
+    def enforce(self, weights: np.ndarray, mask: np.ndarray | None = None):
+        """Prune every class to its cap (weakest first) and regrow the pruned count where
+        there is room: P(θ) ≤ P̂, connections kept. Returns (weights, mask, pruned)."""
+        w = np.array(weights, dtype=float)
+        mask = (w != 0) if mask is None else np.array(mask, bool)
+        if np.any(mask & (self.hops < 0)):
+            raise SpecError("a connection joins a neuron that has no Neuron Tile")
+        total = int(mask.sum())
+        if total > self.capacity:
+            raise CapacityError(
+                f"the target profile {','.join(f'{v:g}' for v in self.target)} holds "
+                f"{self.capacity:,} connections on this placement, the network has {total:,}: "
+                f"raise the densities (or prune the network first)"
+            )
+        counts = self.counts(mask)
+        flat_w, flat_m = np.abs(w).ravel(), mask.ravel()
+        pruned = 0
+        for d in np.flatnonzero(counts > self.caps):  # one pass per hop distance
+            members = np.flatnonzero(flat_m & (self._class == d))
+            drop = members[np.argsort(flat_w[members], kind="stable")[: counts[d] - self.caps[d]]]
+            flat_m[drop] = False
+            pruned += drop.size
+        mask = flat_m.reshape(mask.shape)
+        w[~mask] = 0.0
+        grown = self._regrow(mask, self._spread(pruned, self.caps - self.counts(mask)))
+        w[grown] = self._fresh(grown[0].size)
+        return w, mask, pruned
+
+    def step(self, weights: np.ndarray, mask: np.ndarray, grad: np.ndarray, lr: float):
+        """One DeepR step (Alg. 2 lines 3–6) with ``grad`` = ∂L/∂θ from the caller's loop:
+        returns (weights, mask, rewired)."""
+        w = np.asarray(weights, dtype=float)
+        new = np.where(mask, w - lr * (grad + self.l1 * np.sign(w)), 0.0)
+        flipped = mask & (np.sign(new) != np.sign(w))
+        mask = mask & ~flipped
+        new[~mask] = 0.0
+        n = int(flipped.sum())
+        grown = self._regrow(mask, self._spread(n, self.caps - self.counts(mask)))
+        new[grown] = self._fresh(grown[0].size)
+        return new, mask, n
+
+    def _fresh(self, n: int) -> np.ndarray:
+        return self.regrow_scale * self.rng.choice((-1.0, 1.0), size=n)
+
+    def _spread(self, n: int, room: np.ndarray) -> np.ndarray:
+        """``n`` new connections over the classes with ``room``, at random in proportion to
+        it (multivariate hypergeometric: never more than a class's room)."""
+        room = np.maximum(room, 0)
+        if n == 0 or room.sum() == 0:
+            return np.zeros_like(room)
+        return self.rng.multivariate_hypergeometric(room, min(n, int(room.sum())))
+
+    def _regrow(self, mask: np.ndarray, per_class: np.ndarray):
+        """Switch on ``per_class[d]`` random unconnected pairs of each class d (in place);
+        returns their indices."""
+        flat = mask.ravel()
+        grown = []
+        for d in np.flatnonzero(per_class):  # one draw per hop distance
+            free = np.flatnonzero(~flat & (self._class == d))
+            grown.append(self.rng.choice(free, size=int(per_class[d]), replace=False))
+        idx = np.concatenate(grown) if grown else np.zeros(0, np.int64)
+        flat[idx] = True
+        return np.unravel_index(idx, mask.shape)
+
+
+@dataclass(frozen=True)
+class RewireResult:
+    weights: np.ndarray
+    mask: np.ndarray
+    connections_before: int
+    connections_after: int
+    pruned: int  # by enforcing the target (then regrown elsewhere)
+    rewired: int  # by the DeepR steps after it
+
+
+def rewire(
+    weights: np.ndarray,
+    hops: np.ndarray,
+    target,
+    *,
+    seed: int = 0,
+    gradient: Callable[[np.ndarray], np.ndarray] | None = None,
+    steps: int = 0,
+    lr: float = 0.01,
+    l1: float = 0.0,
+) -> RewireResult:
+    """Rewire ``weights`` (N × N) to the hop profile ``target`` keeping its connections:
+    ``Rewiring.enforce``, then ``steps`` DeepR steps with ``gradient(weights)`` if given."""
+    rw = Rewiring(hops, tuple(target), l1=l1, seed=seed)
+    before = int(np.count_nonzero(weights))
+    w, mask, pruned = rw.enforce(weights)
+    rewired = 0
+    if gradient is not None:
+        for _ in range(steps):  # the caller's training steps
+            w, mask, n = rw.step(w, mask, gradient(w), lr)
+            rewired += n
+    return RewireResult(w, mask, before, int(mask.sum()), pruned, rewired)
