@@ -16,9 +16,11 @@
     meshscope microbench [--hardware SPEC] [--suite NAME] [--out runs.csv] [--mappings DIR]
     meshscope calibrate --measurements runs.csv [--hardware SPEC] --out FILE.toml
     meshscope validate --measurements runs.csv [--hardware SPEC] [--figure FILE]
+    meshscope mosaic check|rewire|requirements|demo [options]   (engine.cli.mosaic)
 
 One module per family of commands (``mapping``, ``evolve`` with ``pareto``, ``simulate``,
-``fidelity``), each adding its subcommands to the parser; ``common`` holds what they share.
+``fidelity``, ``mosaic``), each adding its subcommands to the parser; ``common`` holds what
+they share.
 Every command builds its mapping through ``engine.pipeline``. On bad input: one line on stderr
 and exit code 2; output files are checked before any work starts and written whole or not at
 all. On a terminal, long work shows a progress bar (quiet when piped).
@@ -31,7 +33,7 @@ import sys
 import warnings
 from collections.abc import Callable, Iterable
 
-from engine.cli import evolve, fidelity, mapping, simulate
+from engine.cli import evolve, fidelity, mapping, mosaic, simulate
 from engine.cli.common import Parser
 from engine.errors import MeshScopeError, MeshScopeWarning
 
@@ -55,7 +57,7 @@ def build_parser(
     )
     sub = p.add_subparsers(dest="command", required=True, parser_class=Parser)
     wanted = _command(argv)
-    for family in (mapping, evolve, simulate, fidelity):
+    for family in (mapping, evolve, simulate, fidelity, mosaic):
         if argv is None or wanted in family.COMMANDS:
             family.add_commands(sub)
         else:

@@ -315,6 +315,9 @@ def _pareto(args) -> int:
         "cancelled": result.cancelled,
         "reused": search.reused,
         "heuristics": {n: dict(e.objectives) for n, e in result.heuristics.items()},
+        # the heuristics that break a limit (a Mosaic's crossbar rows: their G[1]) are not
+        # on the front however good their values
+        "heuristics_infeasible": [n for n, e in result.heuristics.items() if not e.feasible],
         "front": front,
     }
     if args.out:
@@ -342,7 +345,8 @@ def _pareto(args) -> int:
         print(f"  {values}{used}  {chosen}  {e.note}".rstrip())
     print(f"  {len(result.front)} mappings on the front; the heuristics:")
     for n, e in result.heuristics.items():
-        print("    " + n + ": " + ", ".join(f"{k} {v:.4g}" for k, v in e.objectives.items()))
+        print("    " + n + ": " + ", ".join(f"{k} {v:.4g}" for k, v in e.objectives.items())
+              + ("" if e.feasible else _unfit(e)))  # fmt: skip
     for what, path in (("front", args.out), ("history", args.history)):
         if path:
             print(f"  {what} written to {path}")
@@ -372,6 +376,15 @@ def _executor_options(p) -> None:
         "--eval-timeout", type=seconds, default=60.0, metavar="SEC",
         help="seconds before an evaluator command counts as failed (default 60)",
     )  # fmt: skip
+
+
+def _unfit(e) -> str:
+    """Why a named evaluation is off the front: the limit it breaks."""
+    layers, beyond = e.violations
+    rows = e.outcome.metrics.get("routing_overflow", 0.0) if e.outcome is not None else 0.0
+    if rows:
+        return f" — does not fit: its tiles lack {rows:.0f} crossbar rows"
+    return f" — does not fit: {layers:.0f} layers over a core limit, {beyond:.0f} cores too many"
 
 
 def add_commands(sub) -> None:

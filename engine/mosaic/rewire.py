@@ -18,13 +18,15 @@ Regrown connections start at ±``regrow_scale`` with a random sign. ``rewire`` d
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from engine.errors import CapacityError, SpecError
+from engine.mosaic.profile import MAX_DENSE, hop_matrix
+from engine.network import Network
 
-__all__ = ["Rewiring", "RewireResult", "rewire"]
+__all__ = ["Rewiring", "RewireResult", "rewire", "rewire_network"]
 
 
 @dataclass
@@ -87,7 +89,8 @@ class Rewiring:
         pruned = 0
         for d in np.flatnonzero(counts > self.caps):  # one pass per hop distance
             members = np.flatnonzero(flat_m & (self._class == d))
-            drop = members[np.argsort(flat_w[members], kind="stable")[: counts[d] - self.caps[d]]]
+            weakest = np.lexsort((self.rng.random(members.size), flat_w[members]))  # ties: random
+            drop = members[weakest[: counts[d] - self.caps[d]]]
             flat_m[drop] = False
             pruned += drop.size
         mask = flat_m.reshape(mask.shape)
@@ -165,3 +168,37 @@ def rewire(
             w, mask, n = rw.step(w, mask, gradient(w), lr)
             rewired += n
     return RewireResult(w, mask, before, int(mask.sum()), pruned, rewired)
+
+
+def rewire_network(network: Network, hardware, nt_of: np.ndarray, target, *, seed: int = 0):
+    """``rewire`` on a network's synapses between neurons on NTs (a spike source's synapses
+    stay as they are); weights of 1 where the network has none. Returns the rewired network
+    (same neurons and populations) and the ``RewireResult``."""
+    if network.projections:
+        network = network.explicit(why="rewiring moves synapses one by one")
+    nt_of = np.asarray(nt_of, dtype=np.int64)
+    on = np.flatnonzero(nt_of >= 0)
+    if on.size > MAX_DENSE:
+        raise SpecError(f"rewiring works on a dense matrix of at most {MAX_DENSE} neurons")
+    pos = np.full(network.n_neurons, -1, np.int64)
+    pos[on] = np.arange(on.size)
+    src, dst = network.sources.astype(np.int64), network.indices.astype(np.int64)
+    w_syn = np.ones(src.size) if network.weights is None else network.weights.astype(float)
+    inner = (pos[src] >= 0) & (pos[dst] >= 0)
+    dense = np.zeros((on.size, on.size))
+    dense[pos[src[inner]], pos[dst[inner]]] = w_syn[inner]
+    result = rewire(dense, hop_matrix(hardware, nt_of[on]), target, seed=seed)
+    s_new, d_new = np.nonzero(result.weights)
+    src_all = np.concatenate([src[~inner], on[s_new]])
+    dst_all = np.concatenate([dst[~inner], on[d_new]])
+    w_all = np.concatenate([w_syn[~inner], result.weights[s_new, d_new]])
+    order = np.lexsort((dst_all, src_all))
+    counts = np.bincount(src_all, minlength=network.n_neurons)
+    rewired = replace(
+        network,
+        name=f"{network.name} rewired to {','.join(f'{v:g}' for v in target)}",
+        indptr=np.concatenate([[0], np.cumsum(counts)]),
+        indices=dst_all[order],
+        weights=w_all[order].astype(np.float32),
+    )
+    return rewired, result

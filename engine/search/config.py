@@ -120,6 +120,15 @@ for _key, _label, _doc in (
 ):
     _name = _key.replace("_", "-")
     objectives.add(_name, Objective(_name, _key, _label), doc=f"{_doc} (model)")
+for _key, _label, _doc in (
+    ("routing_entries", "routing entries (Mosaic)",
+     "the Mosaic routing paper's routing memory: cells programmed in all Routing Tiles"),
+    ("routing_overflow", "crossbar rows beyond the tiles' (Mosaic)",
+     "input rows the Mosaic's tiles lack for the mapping: 0 when it is mappable"),
+):  # fmt: skip
+    # tagged ``mosaic``: read on a Mosaic (a preset with a [mosaic] table) only
+    objectives.add(_key.replace("_", "-"), Objective(_key.replace("_", "-"), _key, _label),
+                   tags=("mosaic",), doc=_doc)  # fmt: skip
 
 strategies: Registry[type] = Registry("strategy")  # filled by evolution.py and multichip.py
 

@@ -64,13 +64,26 @@ class Outcome:
         return cls(math.inf, math.inf, math.nan, "", error)
 
 
-def _model_metrics(candidate: Candidate, full) -> dict:
-    """An ``Outcome``'s metrics from the model's evaluation of ``candidate``."""
+def _model_metrics(candidate: Candidate, full, ev=None) -> dict:
+    """An ``Outcome``'s metrics from the model's evaluation of ``candidate`` (and, on a
+    Mosaic, the routing memory of the evaluator ``ev``'s mapping)."""
     out = {k: float(v) for k, v in full.metrics.items() if v is not None}
     out["cores_used"] = float(sum(candidate.cores_per_population))
     out["chips_used"] = float(full.chips_used)
     out["max_link_utilization"] = float(full.terms_us["link"] / full.latency_us)
+    if ev is not None and ev.hardware.tiles is not None:
+        out.update(mosaic_metrics(ev.network, ev.hardware, Mapping(ev.partition, ev.placement)))
     return out
+
+
+def mosaic_metrics(network: Network, hardware: Hardware, mapping: Mapping) -> dict:
+    """``routing_entries`` and ``routing_overflow`` (rows the tiles lack) of a mapping on a
+    Mosaic (``engine.mosaic``): what its objectives and the Pareto search's constraint read."""
+    from engine.mosaic.memory import nt_of_neurons, routing_memory
+
+    memory = routing_memory(network, hardware, nt_of_neurons(network, hardware, mapping))
+    lack = np.maximum(memory.rows - memory.capacity, 0)
+    return {"routing_entries": float(memory.routing_entries), "routing_overflow": float(lack.sum())}
 
 
 class ModelEvaluator:
@@ -114,7 +127,7 @@ class ModelEvaluator:
             return Outcome.failure(str(e))
         return Outcome(
             full.latency_us, full.energy_uj, full.power_w, full.bottleneck, "",
-            dict(full.terms_us), metrics=_model_metrics(candidate, full),
+            dict(full.terms_us), metrics=_model_metrics(candidate, full, ev),
         )  # fmt: skip
 
     def evaluate_batch(self, candidates: list[Candidate]) -> list[Outcome]:

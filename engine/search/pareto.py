@@ -16,10 +16,10 @@ for integers plus a permutation, so ``MappingSampling``, ``MappingCrossover`` an
 Objectives come by name from ``engine.search.config.objectives`` (latency, energy, cores,
 area, max-link-utilization, the SNN hypergraphs metrics, the simulated latency). The per-core
 limits and the cores available are pymoo constraints: ``G[0]`` counts the layers whose
-split breaks a core limit, ``G[1]`` the cores asked beyond those available. Every
-evaluation is kept (``ParetoResult.evaluations``; CSV via ``write_history``); the front is
-the non-dominated set of every feasible evaluation, so it holds the heuristics' points or
-points that dominate them.
+split breaks a core limit, ``G[1]`` the cores asked beyond those available (on a Mosaic,
+plus the crossbar rows its tiles lack: ``engine.mosaic``). Every evaluation is kept
+(``ParetoResult.evaluations``; CSV via ``write_history``); the front is the non-dominated set
+of every feasible evaluation, so it holds the heuristics' points or points that dominate them.
 """
 
 from __future__ import annotations
@@ -143,7 +143,8 @@ class ParetoEvaluation:
     index: int
     generation: int
     objectives: dict  # name -> value (∞ when infeasible or failed)
-    violations: tuple[float, float]  # (layers over a core limit, cores beyond the hardware's)
+    # (layers over a core limit, cores beyond the hardware's + on a Mosaic the rows its tiles lack)
+    violations: tuple[float, float]
     cores_per_population: tuple[int, ...]
     placement: tuple[int, ...] = field(repr=False)  # global core of every partition
     outcome: Outcome | None = field(default=None, repr=False)
@@ -475,6 +476,8 @@ class ParetoSearch:
                 outcomes[i] = replace(
                     o, metrics={**o.metrics, **hardware_metrics(hw, choice, used)}
                 )
+                # on a Mosaic, crossbar rows its tiles lack break the fit like missing cores
+                G[i, 1] += outcomes[i].metrics.get("routing_overflow", 0.0)
         self.reused += len(reused)
         for i, (x, omega) in enumerate(pairs):
             o = outcomes.get(i)

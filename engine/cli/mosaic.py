@@ -1,0 +1,255 @@
+"""``meshscope mosaic check|rewire|requirements|demo``: Mosaic routing memory (seed 003).
+
+    meshscope mosaic check --network SPEC [--hardware mosaic-8x8] [--partition P --placement Q
+                           | --mapping FILE] [--unicast] [--tiles] [--json]
+    meshscope mosaic rewire --network SPEC --target p0,p1,… --out FILE.npz [--hardware …]
+                            [--seed S] [--json]
+    meshscope mosaic requirements --target p0,p1,… [--hardware …] [--networks N] [--json]
+    meshscope mosaic demo [--quick] [--figure FILE] [--json]
+
+``check`` exits 0 when the network fits and 1 when a tile overflows (2 on bad input, as
+every command), so a script can test it.
+"""
+
+from __future__ import annotations
+
+import json
+
+from engine.cli.common import check_outputs, network_argument, network_of, whole
+from engine.errors import SpecError
+
+__all__ = ["COMMANDS", "add_commands"]
+
+DEFAULT_MOSAIC = "mosaic-8x8"
+SHOWN = 15  # overflowing tiles the text report lists
+COMMANDS = {"mosaic": "Mosaic routing memory: check a network fits, rewire it to a profile"}
+
+
+def _placed(args):
+    """(network, hardware, nt_of) the options name: neurons in order on the NTs unless a
+    partitioner/placer or a mapping file is given."""
+    from engine.mosaic.check import in_order
+    from engine.mosaic.grid import MosaicGrid
+    from engine.mosaic.memory import nt_of_neurons
+    from engine.pipeline import build_mapping, resolve_hardware
+
+    hardware = resolve_hardware(args.hardware or DEFAULT_MOSAIC)
+    MosaicGrid(hardware)  # a router mesh is refused here, with what to use instead
+    network = network_of(args)
+    if (
+        getattr(args, "mapping", None)
+        or getattr(args, "partition", None)
+        or getattr(args, "placement", None)
+    ):
+        mapped = build_mapping(
+            network, hardware, mapping_file=args.mapping,
+            partition=None if args.mapping else args.partition or "sequential",
+            placement=None if args.mapping else args.placement or "packed-row", seed=args.seed,
+        )  # fmt: skip
+        return network, hardware, nt_of_neurons(network, hardware, mapped.mapping)
+    return network, hardware, in_order(network, hardware)
+
+
+def _profile_line(profile: dict) -> str:
+    """p_d of the distances that have pairs, up to the farthest with connections."""
+    p, pairs = profile["p"], profile["pairs"]
+    last = max((d for d, v in enumerate(p) if v), default=0)
+    return "  ".join(f"p{d}={p[d]:.4g}" for d in range(last + 1) if pairs[d])
+
+
+def cmd_check(args) -> int:
+    from engine.mosaic.check import check
+
+    if args.mapping and (args.partition or args.placement):
+        raise SpecError("give either --mapping or --partition/--placement, not both")
+    network, hardware, nt_of = _placed(args)
+    memory, report = check(network, hardware, nt_of, shared=not args.unicast)
+    if args.tiles or args.json:
+        report["tiles"] = memory.tiles()
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return 0 if report["mappable"] else 1
+    print(
+        f"{network.name} on {hardware.name} ({report['neuron_tiles'][0]}x"
+        f"{report['neuron_tiles'][1]} Neuron Tiles of {report['neurons_per_tile']}, "
+        f"{report['routing']} routing): {'mappable' if report['mappable'] else 'NOT mappable'}"
+    )
+    print(
+        f"routing entries {report['routing_entries']:,}  synapses {report['synapse_entries']:,}  "
+        f"largest RT {report['max_rt_rows']}/{report['rt_inputs']} rows  "
+        f"largest NT {report['max_nt_rows']}/{report['nt_inputs']} rows"
+    )
+    print(f"profile  {_profile_line(report['profile'])}")
+    rows = report["tiles"] if args.tiles else report["overflowing_tiles"]
+    if not args.tiles:  # the fullest first, a screenful
+        rows = sorted(rows, key=lambda t: -t["rows"] / t["capacity"])
+    shown = rows if args.tiles else rows[:SHOWN]
+    if shown:
+        print(f"{'tile':>9}  kind  {'rows':>5}/{'cap':<5} {'entries':>8}")
+    for t in shown:
+        where = f"({t['tile'][0]},{t['tile'][1]})"
+        flag = "  overflows" if t["rows"] > t["capacity"] else ""
+        print(
+            f"{where:>9}  {t['kind']:<4}  {t['rows']:>5}/{t['capacity']:<5} {t['entries']:>8}{flag}"
+        )
+    if len(rows) > len(shown):
+        print(f"   … and {len(rows) - len(shown)} more overflowing tiles (--tiles lists all)")
+    cuts = report["removals"]
+    if cuts:
+        total = report["to_remove"]
+        print(
+            f"to fit: remove {total['connections']:,} (neuron, tile) connections "
+            f"({total['synapses']:,} synapses) for "
+            f"{len(cuts)} tiles, fewest synapses first (--json lists them), or rewire it "
+            "(meshscope mosaic rewire)"
+        )
+        for item in cuts[:3]:
+            names = ", ".join(str(r["neuron"]) for r in item["remove"][:8])
+            more = "…" if len(item["remove"]) > 8 else ""
+            print(f"  {item['kind']} {tuple(item['tile'])}: neurons {names}{more}")
+    return 0 if report["mappable"] else 1
+
+
+def cmd_rewire(args) -> int:
+    from engine.io.network_file import save_network
+    from engine.mosaic.check import check
+    from engine.mosaic.profile import parse_target
+    from engine.mosaic.rewire import rewire_network
+
+    target = parse_target(args.target)
+    if not args.out.endswith(".npz"):
+        raise SpecError(f"--out must be a MeshScope network file FILE.npz, not {args.out!r}")
+    check_outputs(("output file", args.out))
+    network, hardware, nt_of = _placed(args)
+    out, result = rewire_network(network, hardware, nt_of, target, seed=args.seed)
+    _, before = check(network, hardware, nt_of)
+    _, after = check(out, hardware, nt_of)
+    save_network(out, args.out)
+    report = {
+        "network": network.name,
+        "hardware": hardware.name,
+        "target": list(target),
+        "connections_before": result.connections_before,
+        "connections_after": result.connections_after,
+        "pruned": result.pruned,
+        "profile_before": before["profile"],
+        "profile": after["profile"],
+        "routing_entries_before": before["routing_entries"],
+        "routing_entries_after": after["routing_entries"],
+        "mappable_before": before["mappable"],
+        "mappable_after": after["mappable"],
+        "out": args.out,
+    }
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return 0
+    print(
+        f"rewired {network.name}: {result.connections_before:,} connections → "
+        f"{result.connections_after:,} ({result.pruned:,} moved to meet the target)"
+    )
+    print(f"profile before  {_profile_line(before['profile'])}")
+    print(f"profile after   {_profile_line(after['profile'])}")
+    print(
+        f"routing entries {before['routing_entries']:,} → {after['routing_entries']:,}; "
+        f"mappable {before['mappable']} → {after['mappable']}; wrote {args.out}"
+    )
+    return 0
+
+
+def cmd_requirements(args) -> int:
+    from engine.mosaic.profile import parse_target, requirements
+    from engine.pipeline import resolve_hardware
+
+    hardware = resolve_hardware(args.hardware or DEFAULT_MOSAIC)
+    target = parse_target(args.target)
+    out = requirements(hardware, target, seeds=range(args.seed, args.seed + args.networks))
+    out["hardware"] = hardware.name
+    if args.json:
+        print(json.dumps(out, indent=2))
+        return 0
+    print(f"{out['networks']} random networks of profile {args.target} on {hardware.name}:")
+    for key, what in (("rt_size", "largest RT rows"), ("nt_size", "largest NT rows"),
+                      ("routing_entries", "routing entries")):  # fmt: skip
+        print(f"  {what:<16} {out[key]['mean']:10.1f} ± {out[key]['std']:.1f}")
+    return 0
+
+
+def cmd_demo(args) -> int:
+    from engine.mosaic.demo import figure, run_demo
+
+    if args.figure:
+        check_outputs(("figure", args.figure))
+    result = run_demo(quick=args.quick, seed=args.seed)
+    if args.figure:
+        figure(result, args.figure)
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    print(f"{result['note']} ({result['hardware']}, {result['neurons']} neurons)")
+    head = f"{'method':<14} {'setting':<22} {'accuracy':>8} {'connections':>11} {'entries':>8}"
+    print(f"{head}  fits")
+    for r in result["rows"]:
+        print(
+            f"{r['method']:<14} {str(r['setting']):<22} {r['accuracy']:8.3f} "
+            f"{r['connections']:11,} {r['routing_entries']:8,}  {'yes' if r['mappable'] else 'no'}"
+        )
+    return 0
+
+
+def add_commands(sub) -> None:
+    """``mosaic`` and its subcommands."""
+    mo = sub.add_parser("mosaic", help=COMMANDS["mosaic"])
+    verbs = mo.add_subparsers(
+        dest="verb", required=True, parser_class=type(mo),
+        help="check: does it fit; rewire: to a hop profile; requirements: Fig. 2d; demo: training",
+    )  # fmt: skip
+
+    def placed(p):
+        network_argument(p)
+        p.add_argument("--hardware", help=f"a Mosaic preset (default {DEFAULT_MOSAIC}; "
+                       "NAME@RxC resizes it to R x C Neuron Tiles)")  # fmt: skip
+        p.add_argument(
+            "--partition", "--partitioner", dest="partition",
+            help="partition with this partitioner (default: neurons in order, a tile's worth "
+            "each, row-major)",
+        )  # fmt: skip
+        p.add_argument("--placement", "--placer", dest="placement", help="with --partition: "
+                       "the placer (default packed-row)")  # fmt: skip
+        p.add_argument("--mapping", metavar="FILE", help="a mapping file instead")
+        p.add_argument("--seed", type=whole(0), default=0, help="seed of random steps")
+        p.add_argument("--json", action="store_true", help="print one JSON object")
+
+    ck = verbs.add_parser("check", help="does the network fit the tiles' routing memory?")
+    placed(ck)
+    ck.add_argument(
+        "--unicast", action="store_true",
+        help="route every (neuron, tile) pair on its own (default: shared paths)",
+    )  # fmt: skip
+    ck.add_argument("--tiles", action="store_true", help="list every tile, not only overflows")
+    ck.set_defaults(func=cmd_check)
+
+    rw = verbs.add_parser("rewire", help="prune and regrow connections to a hop profile")
+    placed(rw)
+    rw.add_argument(
+        "--target", required=True, metavar="P0,P1,…",
+        help="densities per hop distance 0, 1, 2, …; farther distances get 0",
+    )  # fmt: skip
+    rw.add_argument("--out", required=True, metavar="FILE.npz", help="the rewired network")
+    rw.set_defaults(func=cmd_rewire)
+
+    rq = verbs.add_parser("requirements", help="crossbar sizes random networks of a profile "
+                          "need (Fig. 2d), mean and spread")  # fmt: skip
+    rq.add_argument("--hardware", help=f"a Mosaic preset (default {DEFAULT_MOSAIC})")
+    rq.add_argument("--target", required=True, metavar="P0,P1,…", help="the profile")
+    rq.add_argument("--networks", type=whole(2), default=20, help="random networks (default 20)")
+    rq.add_argument("--seed", type=whole(0), default=0, help="seed of the first network")
+    rq.add_argument("--json", action="store_true", help="print one JSON object")
+    rq.set_defaults(func=cmd_requirements)
+
+    dm = verbs.add_parser("demo", help="train a small recurrent SNN with and without routing "
+                          "awareness (a synthetic task, not SHD)")  # fmt: skip
+    dm.add_argument("--quick", action="store_true", help="a smaller sweep, seconds")
+    dm.add_argument("--seed", type=whole(0), default=0, help="seed of data and training")
+    dm.add_argument("--figure", metavar="FILE", help="write accuracy vs routing entries (PNG/SVG)")
+    dm.add_argument("--json", action="store_true", help="print one JSON object")
+    dm.set_defaults(func=cmd_demo)
