@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine.mosaic.grid import MosaicGrid
-from engine.mosaic.memory import RoutingMemory, removals, routing_memory
+from engine.mosaic.memory import RoutingMemory, removal_plan, removals, routing_memory
 from engine.mosaic.profile import profile_of, sequential_nt
 from engine.network import Network
 
@@ -38,17 +38,11 @@ def check(
         **memory.summary(),
         "profile": profile_of(hardware, nt_of, network).to_dict(),
     }
-    report["removals"] = cuts = removals(memory)
-    report["to_remove"] = _union(memory, cuts)
+    plan = removal_plan(memory)
+    report["removals"] = removals(memory, plan=plan)
+    pairs = np.unique(plan[1])  # all of it: the distinct connections
+    report["to_remove"] = {
+        "connections": int(pairs.size),
+        "synapses": int(memory.pair_synapses[pairs].sum()),
+    }
     return memory, report
-
-
-def _union(memory: RoutingMemory, cuts: list[dict]) -> dict:
-    """All the removals together: distinct (neuron, NT) connections and their synapses."""
-    pairs = {(r["neuron"], b) for c in cuts for r in c["remove"] for b in r["to_nt"]}
-    if not pairs:
-        return {"connections": 0, "synapses": 0}
-    keys = np.array(sorted(pairs), dtype=np.int64)
-    n = memory.grid.n_nt
-    wanted = np.isin(memory.pair_source * n + memory.pair_nt, keys[:, 0] * n + keys[:, 1])
-    return {"connections": len(pairs), "synapses": int(memory.pair_synapses[wanted].sum())}

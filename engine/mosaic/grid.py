@@ -183,14 +183,51 @@ class MosaicGrid:
         return [(r * width + c, d) for (r, c), d in out]
 
     def routes(self, pairs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Routes of the NT pairs ``pairs`` (flat ``a * n_nt + b`` keys, distinct) as CSR:
-        ``ptr`` (len(pairs) + 1) into ``entries`` (flat tile id * 4 + output direction)."""
-        n = self.n_nt
-        steps = [self._route(int(k) // n, int(k) % n) for k in pairs]  # one per NT pair
-        lengths = np.fromiter((len(s) for s in steps), np.int64, len(steps))
-        ptr = np.concatenate([[0], np.cumsum(lengths)])
-        entries = np.fromiter((t * 4 + d for s in steps for t, d in s), np.int64, int(ptr[-1]))
-        return ptr, entries
+        """Routes of the NT pairs ``pairs`` (flat ``a * n_nt + b`` keys) as CSR: ``ptr``
+        (len(pairs) + 1) into ``entries`` (flat tile id * 4 + output direction), the same
+        routes as ``route`` computed for all pairs at once: every route is a run along its
+        source's channel (``H`` tiles, the last one turning) and a run down a column channel,
+        or a run with no turn, or the one RT0 between neighbours."""
+        pairs = np.asarray(pairs, dtype=np.int64)
+        a, b = pairs // self.n_nt, pairs % self.n_nt
+        (r0, c0), (r1, c1) = self.nt_tile(a), self.nt_tile(b)
+        sx, sy = np.sign(c1 - c0), np.sign(r1 - r0)
+        dx, dy = np.abs(c1 - c0) // 2, np.abs(r1 - r0) // 2
+        length = self.hop_distance(a, b)
+        ptr = np.concatenate([[0], np.cumsum(length)])
+        owner = np.repeat(np.arange(pairs.size), length)
+        k = np.arange(int(ptr[-1])) - ptr[owner]  # position along the route
+        r0, c0, r1, c1, sx, sy, dx, dy, last = (
+            v[owner] for v in (r0, c0, r1, c1, sx, sy, dx, dy, length - 1)
+        )
+        ew = np.where(sx > 0, E, W)
+        sn = np.where(sy > 0, S, N)
+        h = r0 + np.where(sy != 0, sy, 1)  # the row channel the spike leaves into
+        # a straight run along row h (Δy ≤ 1), handed over at its end
+        row, col = h, c0 + sx * k
+        out = np.where(k < last, ew, np.where(r1 > h, S, N))
+        # a turn: along row h for H tiles (the H-th turns), then down column v
+        turning = dy >= 2
+        vertical_only = turning & (dx == 0)  # straight above/below: via the column east of it
+        hs = np.where(vertical_only, 1, sx)
+        span = np.where(vertical_only, 2, 2 * dx)
+        v = np.where(vertical_only, c0 + 1, c1 - sx)
+        first = k < span
+        t_row = np.where(first, h, h + sy * (k - span + 1))
+        t_col = np.where(first, c0 + hs * k, v)
+        t_out = np.where(
+            first,
+            np.where(k < span - 1, np.where(hs > 0, E, W), sn),
+            np.where(k < last, sn, np.where(c1 > v, E, W)),
+        )
+        row, col, out = (np.where(turning, t, u) for t, u in ((t_row, row), (t_col, col),
+                                                              (t_out, out)))  # fmt: skip
+        # neighbours: the RT0 between them
+        near = (dx + dy) == 1
+        row = np.where(near, r0 + sy, row)
+        col = np.where(near, c0 + sx, col)
+        out = np.where(near, np.where(dx > 0, ew, sn), out)
+        return ptr, (row * self.shape[1] + col) * 4 + out
 
     def tree(self, a: int, destinations) -> dict[tuple[int, int], list[str]]:
         """The shared-path tree of a spike from NT ``a`` to NTs ``destinations``: each RT

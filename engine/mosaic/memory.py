@@ -24,7 +24,7 @@ from engine.errors import CapacityError
 from engine.mosaic.grid import NT, TILE_KINDS, MosaicGrid
 from engine.network import Network
 
-__all__ = ["RoutingMemory", "routing_memory", "removals", "nt_of_neurons"]
+__all__ = ["RoutingMemory", "nt_of_neurons", "removal_plan", "removals", "routing_memory"]
 
 
 def nt_of_neurons(network: Network, hardware, mapping) -> np.ndarray:
@@ -121,6 +121,12 @@ class RoutingMemory:
         }
 
 
+def _distinct(x: np.ndarray) -> np.ndarray:
+    """Sorted distinct values (a sort: numpy's hashing ``unique`` is slower on these keys)."""
+    x = np.sort(x)
+    return x[np.r_[True, x[1:] != x[:-1]]] if x.size else x
+
+
 def _gather(ptr: np.ndarray, values: np.ndarray, which: np.ndarray):
     """CSR rows ``which`` concatenated, and the position in ``which`` of every value."""
     lengths = ptr[which + 1] - ptr[which]
@@ -161,9 +167,9 @@ def routing_memory(
     tiles, source = cells // 4, ps[routed][owner]
     if shared:  # one row per (neuron, RT), one cell per (neuron, RT, output)
         n_cells = n_tiles * 4
-        entries += np.bincount(np.unique(source * n_cells + cells) % n_cells // 4,
+        entries += np.bincount(_distinct(source * n_cells + cells) % n_cells // 4,
                                minlength=n_tiles)  # fmt: skip
-        rows += np.bincount(np.unique(source * n_tiles + tiles) % n_tiles, minlength=n_tiles)
+        rows += np.bincount(_distinct(source * n_tiles + tiles) % n_tiles, minlength=n_tiles)
     else:  # every route its own row and cells
         entries += np.bincount(tiles, minlength=n_tiles)
         rows += np.bincount(tiles, minlength=n_tiles)
@@ -173,30 +179,70 @@ def routing_memory(
     )  # fmt: skip
 
 
-def removals(memory: RoutingMemory) -> list[dict]:
-    """For every overflowing tile, the rows to free so that it fits, fewest synapses first:
-    which neurons' connections to which NTs to remove. Removing connections only ever frees
-    rows, so removing all of it makes the network mappable (tested)."""
-    grid, out = memory.grid, []
-    for t in memory.overflowing:
-        excess = int(memory.rows.flat[t] - memory.capacity.flat[t])
-        if grid.kind.flat[t] == NT:  # a row is a (neuron, this NT) pair
-            pairs = np.flatnonzero(grid.nt_tile_id[memory.pair_nt] == t)
-            row = np.arange(pairs.size)
-        else:
-            pairs = memory.route_pair[memory.route_tile == t]  # the routes through t
-            # shared: a row is a neuron (all its routes through t); unicast: a route
-            row = (np.unique(memory.pair_source[pairs], return_inverse=True)[1]
-                   if memory.shared else np.arange(pairs.size))  # fmt: skip
-        cost = np.bincount(row, weights=memory.pair_synapses[pairs])
-        chosen = [pairs[row == r] for r in np.argsort(cost, kind="stable")[:excess]]
-        remove = [
-            {"neuron": int(memory.pair_source[g[0]]),
-             "to_nt": sorted(int(b) for b in memory.pair_nt[g]),
-             "synapses": int(memory.pair_synapses[g].sum())}
-            for g in chosen
-        ]  # fmt: skip
-        out.append({**_tile(grid, t), "excess": excess, "remove": remove})
+def removal_plan(memory: RoutingMemory) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The rows to free at every overflowing tile, fewest synapses first, as arrays: for
+    each freed row its tile (flat id), and the (source neuron, destination NT) pairs — the
+    connections — it carries (``pairs`` indexes ``memory.pair_*``; ``row`` numbers the rows).
+
+    A row is a (neuron, NT) pair at an NT; at an RT a neuron (shared paths: all its routes
+    through the tile) or one route (unicast). Removing connections only ever frees rows, so
+    removing every pair listed makes the network mappable (tested)."""
+    grid = memory.grid
+    over = (memory.rows > memory.capacity).ravel()
+    excess = (memory.rows - memory.capacity).ravel()
+    nt_tile = grid.nt_tile_id[memory.pair_nt]
+    at_nt = np.flatnonzero(over[nt_tile])
+    at_rt = np.flatnonzero(over[memory.route_tile])
+    tile = np.concatenate([nt_tile[at_nt], memory.route_tile[at_rt]])
+    pair = np.concatenate([at_nt, memory.route_pair[at_rt]])
+    # a row's id within its tile: the pair at an NT or on a unicast route, else the neuron
+    shared_rt = np.concatenate([np.zeros(at_nt.size, bool), np.full(at_rt.size, memory.shared)])
+    gid = np.where(
+        shared_rt, memory.pair_source[pair], memory.pair_source.max(initial=0) + 1 + pair
+    )
+    span = int(gid.max(initial=0)) + 1
+    keys, row = np.unique(tile * span + gid, return_inverse=True)
+    row_tile = keys // span
+    cost = np.bincount(row, weights=memory.pair_synapses[pair], minlength=keys.size)
+    order = np.lexsort((keys, cost, row_tile))  # per tile, cheapest first
+    starts = np.searchsorted(row_tile[order], row_tile[order], side="left")
+    chosen = np.zeros(keys.size, bool)
+    chosen[order] = np.arange(order.size) - starts < excess[row_tile[order]]
+    pick = chosen[row]
+    return tile[pick], pair[pick], row[pick]
+
+
+def removals(memory: RoutingMemory, *, limit: int = 50, plan=None) -> list[dict]:
+    """Per overflowing tile, what ``removal_plan`` frees there: ``excess`` rows, and up to
+    ``limit`` of them as {neuron, to_nt, synapses} (``listed`` says how many; ``--json``
+    readers take the rest from the plan, or rewire); ``plan``: ``removal_plan(memory)``
+    when the caller has it."""
+    grid = memory.grid
+    tile, pair, row = removal_plan(memory) if plan is None else plan
+    if tile.size == 0:
+        return []
+    order = np.lexsort((row, tile))
+    tile, pair, row = tile[order], pair[order], row[order]
+    out = []
+    cut = np.flatnonzero(np.diff(tile)) + 1
+    for t_pairs, t_rows, t in zip(np.split(pair, cut), np.split(row, cut), tile[np.r_[0, cut]],
+                                  strict=True):  # fmt: skip
+        starts = np.r_[0, np.flatnonzero(np.diff(t_rows)) + 1]
+        ends = np.r_[starts[1:], t_rows.size]
+        syn = np.add.reduceat(memory.pair_synapses[t_pairs], starts)
+        listed = np.argsort(syn, kind="stable")[:limit]
+        groups = {int(i): t_pairs[starts[i] : ends[i]] for i in listed}
+        out.append({
+            **_tile(grid, int(t)),
+            "excess": int(memory.rows.flat[t] - memory.capacity.flat[t]),
+            "listed": int(listed.size),
+            "remove": [
+                {"neuron": int(memory.pair_source[groups[i][0]]),
+                 "to_nt": np.sort(memory.pair_nt[groups[i]]).tolist(),
+                 "synapses": int(syn[i])}
+                for i in listed
+            ],
+        })  # fmt: skip
     return out
 
 

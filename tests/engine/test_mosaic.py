@@ -101,6 +101,16 @@ def test_every_route_is_1_turn_x_then_y_through_routing_tiles_only():
             assert not ns or all(d in "NS" for d in dirs[ns[0] :])
 
 
+@pytest.mark.parametrize("shape", ["3x3", "4x5", "5x2", "1x6", "6x1"])
+def test_routes_of_all_pairs_at_once_are_the_routes_one_by_one(shape):
+    g = MosaicGrid(load_hardware(f"mosaic-8x8@{shape}"))
+    keys = np.arange(g.n_nt**2)
+    ptr, entries = g.routes(keys)
+    for key in keys:  # the step-by-step construction is the reference
+        a, b = divmod(int(key), g.n_nt)
+        assert entries[ptr[key] : ptr[key + 1]].tolist() == [t * 4 + d for t, d in g._route(a, b)]
+
+
 def test_the_routes_of_one_source_form_a_tree():
     """Shared-path routing (Fig. 2b): every RT gets a source's spike from one side only."""
     g = MosaicGrid(mosaic(5, 6))
