@@ -142,6 +142,11 @@ def _evolve(args) -> int:
         "objective": config.objective,
         "best": best_eval.to_dict(hardware),
         "heuristics": {name: r.latency_us for name, r in result.heuristics.items()},
+        # what the search minimised (the objective), for the best and each heuristic
+        "objective_values": {
+            "best": result.best.fitness,
+            "heuristics": {name: r.fitness for name, r in result.heuristics.items()},
+        },
         "initial": initial_eval.to_dict(hardware),
         "evaluations": result.evaluations,
         "failed": result.failed,

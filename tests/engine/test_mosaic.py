@@ -434,3 +434,22 @@ def test_pareto_on_a_mosaic_keeps_only_mappings_that_fit(capsys):
     assert set(got["heuristics_infeasible"]) == set(got["heuristics"])
     best = min(p["objectives"]["routing-entries"] for p in got["front"])
     assert best > min(h["routing-entries"] for h in got["heuristics"].values())
+
+
+def test_a_nir_network_is_checked_for_mappability(capsys):
+    nir = "tests/data/nir/paper_03_rnn_braille_noDelay_bias_zero.nir"
+    got = run_json(capsys, "mosaic", "check", "--network", nir, "--hardware", "mosaic-8x8@2x2",
+                   "--json")  # fmt: skip
+    assert got["mappable"] and got["routing_entries"] > 0
+    assert sum(got["profile"]["connections"]) == 38 * 38 + 7 * 38  # recurrent + readout
+
+
+def test_the_es_searches_placements_for_routing_memory(capsys):
+    """Placement changes hop distances: with routing-overflow as its objective the nested ES
+    finds a mapping whose tiles lack fewer rows than every heuristic's."""
+    net = "mlp:widths=64-128-128-10,density=0.03,seed=0"
+    got = run_json(capsys, "evolve", "--network", net, "--hardware", "mosaic-8x8", "--objective",
+                   "routing-overflow", "--budget", "80", "--json")  # fmt: skip
+    assert got["objective"] == "routing-overflow"
+    values = got["objective_values"]
+    assert values["best"] < min(values["heuristics"].values())
