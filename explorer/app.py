@@ -250,6 +250,7 @@ def tabs(state: ExplorerState, scene: Scene | None = None) -> list[tuple[str, ob
         ("Compare", _on_first_show(lambda: CompareView(state=state))),
         ("Traffic", _on_first_show(traffic)),
         ("Pareto", _on_first_show(lambda: _pareto_view(state))),
+        ("Mosaic", _on_first_show(lambda: _mosaic_view(state))),
     ]
 
 
@@ -258,6 +259,13 @@ def _pareto_view(state: ExplorerState):
     from explorer.views.pareto import ParetoView
 
     return ParetoView(state=state)
+
+
+def _mosaic_view(state: ExplorerState):
+    """The Mosaic tab's view (its module imported when the tab is first shown)."""
+    from explorer.views.mosaic import MosaicView
+
+    return MosaicView(state=state)
 
 
 TRAFFIC_TAB = 4

@@ -167,6 +167,7 @@ def test_build_app_shows_the_demo():
         "Compare",
         "Traffic",
         "Pareto",
+        "Mosaic",
     ]
 
 
