@@ -33,18 +33,19 @@ def _placed(args):
     from engine.mosaic.memory import nt_of_neurons
     from engine.pipeline import build_mapping, resolve_hardware
 
+    mapping, partition, placement = (
+        getattr(args, k, None) for k in ("mapping", "partition", "placement")
+    )
+    if mapping and (partition or placement):
+        raise SpecError("give either --mapping or --partition/--placement, not both")
     hardware = resolve_hardware(args.hardware or DEFAULT_MOSAIC)
     MosaicGrid(hardware)  # a router mesh is refused here, with what to use instead
     network = network_of(args)
-    if (
-        getattr(args, "mapping", None)
-        or getattr(args, "partition", None)
-        or getattr(args, "placement", None)
-    ):
+    if mapping or partition or placement:
         mapped = build_mapping(
-            network, hardware, mapping_file=args.mapping,
-            partition=None if args.mapping else args.partition or "sequential",
-            placement=None if args.mapping else args.placement or "packed-row", seed=args.seed,
+            network, hardware, mapping_file=mapping,
+            partition=None if mapping else partition or "sequential",
+            placement=None if mapping else placement or "packed-row", seed=args.seed,
         )  # fmt: skip
         return network, hardware, nt_of_neurons(network, hardware, mapped.mapping)
     return network, hardware, in_order(network, hardware)
@@ -60,8 +61,6 @@ def _profile_line(profile: dict) -> str:
 def cmd_check(args) -> int:
     from engine.mosaic.check import check
 
-    if args.mapping and (args.partition or args.placement):
-        raise SpecError("give either --mapping or --partition/--placement, not both")
     network, hardware, nt_of = _placed(args)
     memory, report = check(network, hardware, nt_of, shared=not args.unicast)
     if args.tiles or args.json:
@@ -100,7 +99,7 @@ def cmd_check(args) -> int:
         print(
             f"to fit: remove {total['connections']:,} (neuron, tile) connections "
             f"({total['synapses']:,} synapses) for "
-            f"{len(cuts)} tiles, fewest synapses first (--json lists them), or rewire it "
+            f"{len(cuts)} tiles, fewest synapses first (--json: remove_all), or rewire it "
             "(meshscope mosaic rewire)"
         )
         for item in cuts[:3]:
@@ -204,10 +203,14 @@ def add_commands(sub) -> None:
         help="check: does it fit; rewire: to a hop profile; requirements: Fig. 2d; demo: training",
     )  # fmt: skip
 
-    def placed(p):
+    def placed(p, *, placement: bool = True):
         network_argument(p)
         p.add_argument("--hardware", help=f"a Mosaic preset (default {DEFAULT_MOSAIC}; "
                        "NAME@RxC resizes it to R x C Neuron Tiles)")  # fmt: skip
+        p.add_argument("--seed", type=whole(0), default=0, help="seed of random steps")
+        p.add_argument("--json", action="store_true", help="print one JSON object")
+        if not placement:
+            return
         p.add_argument(
             "--partition", "--partitioner", dest="partition",
             help="partition with this partitioner (default: neurons in order, a tile's worth "
@@ -216,8 +219,6 @@ def add_commands(sub) -> None:
         p.add_argument("--placement", "--placer", dest="placement", help="with --partition: "
                        "the placer (default packed-row)")  # fmt: skip
         p.add_argument("--mapping", metavar="FILE", help="a mapping file instead")
-        p.add_argument("--seed", type=whole(0), default=0, help="seed of random steps")
-        p.add_argument("--json", action="store_true", help="print one JSON object")
 
     ck = verbs.add_parser("check", help="does the network fit the tiles' routing memory?")
     placed(ck)
@@ -228,8 +229,12 @@ def add_commands(sub) -> None:
     ck.add_argument("--tiles", action="store_true", help="list every tile, not only overflows")
     ck.set_defaults(func=cmd_check)
 
-    rw = verbs.add_parser("rewire", help="prune and regrow connections to a hop profile")
-    placed(rw)
+    rw = verbs.add_parser(
+        "rewire", help="prune and regrow connections to a hop profile (neurons in order on "
+        "the tiles, as check places them by default: a partitioner would place the rewired "
+        "network anew, and a mapping file belongs to the network before rewiring)",
+    )  # fmt: skip
+    placed(rw, placement=False)
     rw.add_argument(
         "--target", required=True, metavar="P0,P1,…",
         help="densities per hop distance 0, 1, 2, …; farther distances get 0",

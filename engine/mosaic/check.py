@@ -27,7 +27,9 @@ def check(
 ) -> tuple[RoutingMemory, dict]:
     """The routing memory of ``network`` on NTs ``nt_of`` and its report: ``mappable``,
     ``overflowing_tiles``, ``profile`` (p_d, connections and pairs per hop distance),
-    ``routing_entries``, the largest rows against the crossbars, and ``removals``."""
+    ``routing_entries``, the largest rows against the crossbars, ``removals`` (per tile, its
+    cheapest rows to free) and ``remove_all`` ([neuron, NT] pairs whose synapses, all removed,
+    make the network fit)."""
     memory = routing_memory(network, hardware, nt_of, shared=shared)
     grid = MosaicGrid(hardware)
     report = {
@@ -40,9 +42,12 @@ def check(
     }
     plan = removal_plan(memory)
     report["removals"] = removals(memory, plan=plan)
-    pairs = np.unique(plan[1])  # all of it: the distinct connections
+    pairs = np.unique(plan[1])  # all of it: the distinct (neuron, NT) connections
     report["to_remove"] = {
         "connections": int(pairs.size),
         "synapses": int(memory.pair_synapses[pairs].sum()),
     }
+    # the whole plan, which ``removals`` lists only the cheapest rows of at each tile:
+    # remove every synapse from ``neuron`` onto a neuron of ``nt`` and the network fits
+    report["remove_all"] = np.stack([memory.pair_source[pairs], memory.pair_nt[pairs]], 1).tolist()
     return memory, report

@@ -138,7 +138,24 @@ class MosaicGrid:
 
     @cached_property
     def max_hops(self) -> int:
-        return int(self.hops.max())
+        """The farthest two NTs are apart: from a corner to the others (no NT × NT table)."""
+        corners = [self.columns - 1, (self.rows - 1) * self.columns, self.n_nt - 1]
+        return int(self.hop_distance(0, np.array(corners)).max())
+
+    def pairs_per_distance(self, per_nt: np.ndarray) -> np.ndarray:
+        """Σ n_a n_b over NT pairs (a, b) at each hop distance 0 … max_hops, for ``per_nt``
+        neurons on each NT: the 2-D autocorrelation of the occupancy grid (by FFT, no
+        NT × NT table), binned by the distance of each offset (Δx, Δy)."""
+        from scipy.signal import fftconvolve
+
+        grid = np.asarray(per_nt, dtype=float).reshape(self.rows, self.columns)
+        corr = np.rint(fftconvolve(grid, grid[::-1, ::-1], mode="full")).astype(np.int64)
+        dy, dx = np.indices(corr.shape)
+        dy, dx = np.abs(dy - (self.rows - 1)), np.abs(dx - (self.columns - 1))
+        d = self.hop_distance(0, dy * self.columns + dx)  # NT 0 to the NT at (Δx, Δy)
+        return np.bincount(d.ravel(), weights=corr.ravel(), minlength=self.max_hops + 1).astype(
+            np.int64
+        )
 
     # ------------------------------------------------------------ routes
     def route(self, a: int, b: int) -> list[tuple[int, int, str]]:

@@ -50,7 +50,8 @@ class RoutingMemory:
     shared: bool
     rows: np.ndarray  # per tile (tile rows × tile cols): input rows needed
     entries: np.ndarray  # per tile: programmed cells (RT: row × output; NT: synapses)
-    # every (source neuron, destination NT) pair with its synapses; which pairs are routed
+    # every (source neuron, destination NT) pair with its connections (distinct synapses);
+    # which pairs are routed
     # (source on another NT); and per RT a route passes, its pair and flat tile id
     pair_source: np.ndarray = field(repr=False)
     pair_nt: np.ndarray = field(repr=False)
@@ -139,7 +140,8 @@ def routing_memory(
     network: Network, hardware, nt_of: np.ndarray, *, shared: bool = True
 ) -> RoutingMemory:
     """Rows and entries every tile needs for ``network`` with neuron i on NT ``nt_of[i]``
-    (-1: a spike source, whose spikes enter the NTs directly and pass no RT)."""
+    (-1: a spike source, whose spikes enter the NTs directly and pass no RT). Several synapses
+    between the same two neurons are one connection (one crossbar cell)."""
     grid = MosaicGrid(hardware)
     nt_of = np.asarray(nt_of, dtype=np.int64)
     if nt_of.shape != (network.n_neurons,) or nt_of.max(initial=-1) >= grid.n_nt:
@@ -149,7 +151,17 @@ def routing_memory(
         )
     if network.projections:
         network = network.explicit(why="routing memory counts synapses one by one")
-    src, dst_nt = network.sources.astype(np.int64), nt_of[network.indices]
+    homeless = np.flatnonzero(network.on_cores & (nt_of < 0))
+    if homeless.size:
+        raise CapacityError(
+            f"neuron {int(homeless[0])} runs on a core but has no Neuron Tile (-1 is for a "
+            "spike source's neurons only): place every neuron of the network's layers"
+        )
+    # one connection per (source, destination) pair: a crossbar has one cell for it
+    n = network.n_neurons
+    connections = _distinct(network.sources.astype(np.int64) * n + network.indices)
+    src, dst = connections // n, connections % n
+    dst_nt = nt_of[dst]
     if np.any(dst_nt < 0):
         raise CapacityError("a synapse ends on a neuron with no Neuron Tile")
     n_tiles = grid.n_tiles

@@ -34,7 +34,7 @@ __all__ = [
     "MAX_DENSE",
 ]
 
-MAX_DENSE = 16_384  # neurons for which an N × N matrix is built (2 GiB of int64 at most)
+MAX_DENSE = 8_192  # neurons for which an N × N matrix is built (512 MiB of int64 at most)
 
 
 @dataclass(frozen=True)
@@ -76,34 +76,43 @@ def hop_matrix(hardware, nt_of: np.ndarray) -> np.ndarray:
     nt_of = np.asarray(nt_of, dtype=np.int64)
     if nt_of.size > MAX_DENSE:
         raise SpecError(
-            f"{nt_of.size} neurons: a dense N x N hop matrix is built up to {MAX_DENSE}"
+            f"{nt_of.size} neurons: dense N x N matrices (rewiring, random networks of a "
+            f"profile) are built up to {MAX_DENSE} neurons"
         )
-    hops = MosaicGrid(hardware).hops
-    out = hops[np.maximum(nt_of, 0)[:, None], np.maximum(nt_of, 0)[None, :]]
+    used, where = np.unique(np.maximum(nt_of, 0), return_inverse=True)
+    hops = MosaicGrid(hardware).hop_distance(used[:, None], used[None, :])
+    out = hops[where[:, None], where[None, :]]
     out[(nt_of < 0)[:, None] | (nt_of < 0)[None, :]] = -1
     return out
 
 
 def _classes(grid: MosaicGrid, nt_of: np.ndarray) -> np.ndarray:
-    """Neuron pairs per hop distance 0 … d_max, from the neurons per NT (no N × N matrix)."""
-    per_nt = np.bincount(nt_of[nt_of >= 0], minlength=grid.n_nt).astype(np.int64)
-    return np.bincount(
-        grid.hops.ravel(), weights=np.outer(per_nt, per_nt).ravel(), minlength=grid.max_hops + 1
-    ).astype(np.int64)
+    """Neuron pairs per hop distance 0 … d_max, from the neurons per NT."""
+    return grid.pairs_per_distance(np.bincount(nt_of[nt_of >= 0], minlength=grid.n_nt))
 
 
 def profile_of(hardware, nt_of: np.ndarray, network: Network | None = None, *,
                weights: np.ndarray | None = None) -> Profile:  # fmt: skip
-    """P(θ) of a network's synapses between neurons on NTs (``network``) or of a dense
-    N × N weight matrix, rows the presynaptic neurons (``weights``; nonzero = connected)."""
+    """P(θ) of a network's synapses between neurons on NTs (``network``; a pair joined by
+    several synapses is one connection) or of a dense N × N weight matrix, rows the
+    presynaptic neurons (``weights``; nonzero = connected)."""
     grid = MosaicGrid(hardware)
     nt_of = np.asarray(nt_of, dtype=np.int64)
     if weights is not None:
+        if np.shape(weights) != (nt_of.size, nt_of.size):
+            raise SpecError(
+                f"a weight matrix of shape {np.shape(weights)} for {nt_of.size} placed neurons: "
+                f"it must be {nt_of.size} x {nt_of.size}"
+            )
         s, d = np.nonzero(weights)
     else:
-        s, d = network.sources, network.indices
+        if network.projections:
+            network = network.explicit(why="the profile counts connections one by one")
+        n = network.n_neurons
+        pairs = np.unique(network.sources.astype(np.int64) * n + network.indices)
+        s, d = pairs // n, pairs % n
     on = (nt_of[s] >= 0) & (nt_of[d] >= 0)
-    dist = grid.hops[nt_of[s[on]], nt_of[d[on]]]
+    dist = grid.hop_distance(nt_of[s[on]], nt_of[d[on]])
     pairs = _classes(grid, nt_of)
     return Profile(np.bincount(dist, minlength=pairs.size).astype(np.int64), pairs)
 

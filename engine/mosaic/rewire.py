@@ -84,30 +84,37 @@ class Rewiring:
                 f"{self.capacity:,} connections on this placement, the network has {total:,}: "
                 f"raise the densities (or prune the network first)"
             )
-        counts = self.counts(mask)
-        flat_w, flat_m = np.abs(w).ravel(), mask.ravel()
-        pruned = 0
-        for d in np.flatnonzero(counts > self.caps):  # one pass per hop distance
-            members = np.flatnonzero(flat_m & (self._class == d))
-            weakest = np.lexsort((self.rng.random(members.size), flat_w[members]))  # ties: random
-            drop = members[weakest[: counts[d] - self.caps[d]]]
-            flat_m[drop] = False
-            pruned += drop.size
-        mask = flat_m.reshape(mask.shape)
-        w[~mask] = 0.0
+        pruned = self._prune(w, mask)
         grown = self._regrow(mask, self._spread(pruned, self.caps - self.counts(mask)))
         w[grown] = self._fresh(grown[0].size)
         return w, mask, pruned
 
+    def _prune(self, w: np.ndarray, mask: np.ndarray) -> int:
+        """Drop the weakest connections of every class above its cap (ties at random), in
+        place; returns how many went."""
+        counts = self.counts(mask)
+        flat_w, flat_m = np.abs(w).ravel(), mask.ravel()
+        drop = []
+        for d in np.flatnonzero(counts > self.caps):  # one pass per hop distance
+            members = np.flatnonzero(flat_m & (self._class == d))
+            weakest = np.lexsort((self.rng.random(members.size), flat_w[members]))  # ties: random
+            drop.append(members[weakest[: counts[d] - self.caps[d]]])
+        idx = np.unravel_index(np.concatenate(drop) if drop else np.zeros(0, int), mask.shape)
+        mask[idx] = False
+        w[idx] = 0.0
+        return int(idx[0].size)
+
     def step(self, weights: np.ndarray, mask: np.ndarray, grad: np.ndarray, lr: float):
         """One DeepR step (Alg. 2 lines 3–6) with ``grad`` = ∂L/∂θ from the caller's loop:
-        returns (weights, mask, rewired)."""
+        SGD + L1 on the active connections, prune those whose sign flipped and any class
+        above its cap, regrow as many where there is room. Returns (weights, mask, rewired)."""
         w = np.asarray(weights, dtype=float)
+        mask = np.array(mask, dtype=bool, order="C")
         new = np.where(mask, w - lr * (grad + self.l1 * np.sign(w)), 0.0)
         flipped = mask & (np.sign(new) != np.sign(w))
-        mask = mask & ~flipped
+        mask &= ~flipped
         new[~mask] = 0.0
-        n = int(flipped.sum())
+        n = int(flipped.sum()) + self._prune(new, mask)
         grown = self._regrow(mask, self._spread(n, self.caps - self.counts(mask)))
         new[grown] = self._fresh(grown[0].size)
         return new, mask, n
@@ -126,14 +133,14 @@ class Rewiring:
     def _regrow(self, mask: np.ndarray, per_class: np.ndarray):
         """Switch on ``per_class[d]`` random unconnected pairs of each class d (in place);
         returns their indices."""
-        flat = mask.ravel()
+        flat = mask.ravel()  # a copy for a mask not in C order: written back below
         grown = []
         for d in np.flatnonzero(per_class):  # one draw per hop distance
             free = np.flatnonzero(~flat & (self._class == d))
             grown.append(self.rng.choice(free, size=int(per_class[d]), replace=False))
-        idx = np.concatenate(grown) if grown else np.zeros(0, np.int64)
-        flat[idx] = True
-        return np.unravel_index(idx, mask.shape)
+        idx = np.unravel_index(np.concatenate(grown) if grown else np.zeros(0, int), mask.shape)
+        mask[idx] = True
+        return idx
 
 
 @dataclass(frozen=True)
@@ -159,6 +166,8 @@ def rewire(
 ) -> RewireResult:
     """Rewire ``weights`` (N × N) to the hop profile ``target`` keeping its connections:
     ``Rewiring.enforce``, then ``steps`` DeepR steps with ``gradient(weights)`` if given."""
+    if gradient is not None and steps < 1:
+        raise SpecError("a gradient callback needs steps of 1 or more to be called")
     rw = Rewiring(hops, tuple(target), l1=l1, seed=seed)
     before = int(np.count_nonzero(weights))
     w, mask, pruned = rw.enforce(weights)
@@ -184,6 +193,13 @@ def rewire_network(network: Network, hardware, nt_of: np.ndarray, target, *, see
     pos[on] = np.arange(on.size)
     src, dst = network.sources.astype(np.int64), network.indices.astype(np.int64)
     w_syn = np.ones(src.size) if network.weights is None else network.weights.astype(float)
+    key = src * network.n_neurons + dst
+    if np.unique(key).size < key.size:  # a connection matrix holds one weight a pair
+        raise SpecError(
+            f"{network.name}: {key.size - np.unique(key).size} synapses repeat a (source, "
+            "destination) pair; rewiring works on a connection matrix, one weight a pair: "
+            "merge them first"
+        )
     inner = (pos[src] >= 0) & (pos[dst] >= 0)
     dense = np.zeros((on.size, on.size))
     dense[pos[src[inner]], pos[dst[inner]]] = w_syn[inner]

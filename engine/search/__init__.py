@@ -48,6 +48,9 @@ def make_search(
 ):
     """A run of the named strategy, with ``iter_run``/``run``/``result``; ``start``: a
     ``Mapping`` the global strategy starts from besides its heuristics."""
+    from engine.search.config import require_hardware_for
+
+    require_hardware_for([config.objective], hardware)
     if start is None:
         return strategies[strategy](network, hardware, config, evaluator=evaluator)
     if strategy != "global":

@@ -130,6 +130,18 @@ for _key, _label, _doc in (
     objectives.add(_key.replace("_", "-"), Objective(_key.replace("_", "-"), _key, _label),
                    tags=("mosaic",), doc=_doc)  # fmt: skip
 
+
+def require_hardware_for(names, hardware) -> None:
+    """Refuse objectives that ``hardware`` cannot rate: the Mosaic's on a router mesh."""
+    wrong = [n for n in names if n in objectives.names("mosaic") and hardware.tiles is None]
+    if wrong:
+        raise SpecError(
+            f"objective {', '.join(wrong)} needs a Mosaic (a preset with a [mosaic] table, "
+            f"e.g. mosaic-8x8); {hardware.name} is a router mesh: choose a Mosaic or other "
+            "objectives"
+        )
+
+
 strategies: Registry[type] = Registry("strategy")  # filled by evolution.py and multichip.py
 
 

@@ -206,7 +206,7 @@ class SimulatorEvaluator(ModelEvaluator):
             return Outcome.failure(str(e))
         out = Outcome(
             full.latency_us, full.energy_uj, full.power_w, full.bottleneck, "",
-            dict(full.terms_us), step.step_us, _model_metrics(candidate, full),
+            dict(full.terms_us), step.step_us, _model_metrics(candidate, full, ev),
         )  # fmt: skip
         self._outcomes[key] = out
         if len(self._outcomes) > self._outcomes_size:

@@ -55,7 +55,7 @@ from engine.mapping import Mapping
 from engine.network import Network
 from engine.placement.fill import core_order
 from engine.resources import memory_key
-from engine.search.config import heuristics, objectives
+from engine.search.config import heuristics, objectives, require_hardware_for
 from engine.search.evaluators import Candidate, ModelEvaluator, Outcome, default_evaluator
 from engine.search.genotype import Layout, PartitionGenotype, decode, encode, layout_for
 from engine.search.genotype import to_mapping as genotype_mapping
@@ -366,6 +366,7 @@ class ParetoSearch:
     ):
         self.network, self.hardware = network, hardware
         self.config = cfg = config or ParetoConfig()
+        require_hardware_for(cfg.objectives, hardware)
         # hardware co-design (SENMap §IV-H): each row also chooses a value of every parameter
         # of ``codesign``; a variant of the hardware gets its own layout and evaluator (built
         # here, in this process: the model's or the simulator's, as the objectives need)

@@ -97,10 +97,12 @@ class ParetoView(pn.viewable.Viewer):
     """Search the trade-off between two or three objectives and pick a mapping off the front."""
 
     state = param.ClassSelector(class_=ExplorerState)
-    # the page searches mappings of the session's hardware: no co-design objectives
+    # the page searches mappings of the session's hardware: no co-design objectives, and not
+    # the Mosaic's (the tab's list is fixed; `meshscope pareto` offers them on a Mosaic)
     chosen = param.ListSelector(
         default=list(DEFAULT_OBJECTIVES),
-        objects=[n for n in objectives.names() if n not in objectives.names("codesign")],
+        objects=[n for n in objectives.names()
+                 if n not in objectives.names("codesign") + objectives.names("mosaic")],  # fmt: skip
     )
     algorithm = param.Selector(default="nsga2", objects=list(ALGORITHMS))
     budget = param.Integer(default=400, bounds=(1, None), doc="evaluations")

@@ -27,6 +27,7 @@ from engine.mosaic.grid import NT, RT0, RT1
 from engine.mosaic.profile import parse_target, sequential_nt
 from engine.mosaic.rewire import rewire_network
 from engine.network import Network
+from engine.specs import load_network_spec
 from tests.engine.conftest import random_network as random_graph
 from tests.engine.test_cli import run, run_json
 
@@ -151,8 +152,8 @@ def explicit_count(network: Network, g: MosaicGrid, nt: np.ndarray, shared: bool
     rows, cells = {}, {}
     pairs = {(int(s), int(nt[d])) for s, d in zip(network.sources, network.indices, strict=True)}
     syn = {}
-    for d in network.indices:
-        syn[int(nt[d])] = syn.get(int(nt[d]), 0) + 1
+    for d in {(int(s), int(d)) for s, d in zip(network.sources, network.indices, strict=True)}:
+        syn[int(nt[d[1]])] = syn.get(int(nt[d[1]]), 0) + 1  # a duplicate synapse: one cell
     for s, b in sorted(pairs):
         tile = tuple(int(v) for v in g.nt_tile(b))
         rows.setdefault(tile, set()).add(("nt", s))
@@ -453,3 +454,114 @@ def test_the_es_searches_placements_for_routing_memory(capsys):
     assert got["objective"] == "routing-overflow"
     values = got["objective_values"]
     assert values["best"] < min(values["heuristics"].values())
+
+
+# ------------------------------------------------------------------ what a review found
+def test_pareto_with_the_simulator_also_rejects_mappings_that_overflow(capsys):
+    got = run_json(capsys, "pareto", "--network", "mlp:widths=64-128-128-10,density=0.03,seed=0",
+                   "--hardware", "mosaic-8x8", "--objectives", "simulated-latency,cores",
+                   "--budget", "12", "--json")  # fmt: skip
+    assert set(got["heuristics_infeasible"]) == set(got["heuristics"])
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["evolve", "--objective", "routing-overflow"],
+     ["pareto", "--objectives", "latency,routing-entries"]],
+)  # fmt: skip
+def test_mosaic_objectives_are_refused_on_a_router_mesh(capsys, command):
+    code, _, err = run(capsys, *command, "--hardware", "loihi2", "--budget", "5")
+    assert code == 2 and "needs a Mosaic" in err
+
+
+def test_the_profile_of_a_structured_network_counts_its_convolutions():
+    from engine.io.nir_graph import read_nir
+
+    net = read_nir("tests/data/nir/paper_02_cnn_cnn_sinabs.nir", expand=False)
+    assert net.projections  # its convolutions kept structured
+    hw = mosaic(24, 24)
+    nt = in_order(net, hw)
+    assert np.array_equal(profile_of(hw, nt, net).connections,
+                          profile_of(hw, nt, net.explicit()).connections)  # fmt: skip
+    assert profile_of(hw, nt, net).connections.sum() > 0
+
+
+def test_duplicate_synapses_are_one_connection_and_rewiring_refuses_them():
+    net = network_of(3, [(0, 1), (0, 1), (0, 2), (2, 2), (2, 2), (2, 2)])
+    hw = mosaic(1, 3, neurons=1)
+    nt = np.arange(3)
+    p = profile_of(hw, nt, net)
+    assert p.connections.sum() == 3 and p.p.max() <= 1
+    mem = routing_memory(net, hw, nt)
+    assert mem.synapse_entries == 3
+    with pytest.raises(SpecError, match="repeat a"):
+        rewire_network(net, hw, nt, (1.0, 1.0), seed=0)
+
+
+def test_the_cli_json_removal_list_makes_the_network_fit(capsys):
+    spec = "rand:n=1024,card=16,seed=0"
+    got = json.loads(run(capsys, "mosaic", "check", "--network", spec, "--json")[1])
+    assert got["to_remove"]["connections"] == len(got["remove_all"])
+    net = load_network_spec(spec)
+    hw = load_hardware("mosaic-8x8")
+    nt = in_order(net, hw)
+    gone = {(a, b) for a, b in got["remove_all"]}
+    keep = [(int(s), int(d)) for s, d in zip(net.sources, net.indices, strict=True)
+            if (int(s), int(nt[d])) not in gone]  # fmt: skip
+    assert routing_memory(network_of(net.n_neurons, keep), hw, nt).mappable
+
+
+def test_rewire_takes_no_placement_options(capsys):
+    code, _, err = run(capsys, "mosaic", "rewire", "--network", "rand:n=64,card=2", "--target",
+                       "0.5", "--out", "x.npz", "--partition", "overlap")  # fmt: skip
+    assert code == 2 and "unrecognized arguments: --partition" in err
+
+
+def test_a_step_keeps_the_mask_with_arrays_in_fortran_order_and_prunes_to_the_caps():
+    hw = mosaic(3, 3, neurons=8)
+    hops = hop_matrix(hw, sequential_nt(72, hw))
+    rw = Rewiring(hops, (0.5, 0.1, 0.0, 0.02), seed=0)
+    w, mask = rw.initial(0.1)
+    total = int(mask.sum())
+    grad = np.random.default_rng(0).normal(size=w.shape)
+    w2, m2, n = rw.step(np.asfortranarray(w), np.asfortranarray(mask), np.asfortranarray(grad),
+                        0.5)  # fmt: skip
+    assert n > 0 and int(m2.sum()) == total and not np.any(w2[~m2])
+    # a mask above a tighter target's caps at distance 1 (below them in all): one step
+    # prunes distance 1 to its cap and regrows the difference where there is room
+    over = Rewiring(hops, (0.5, 0.02), seed=0)
+    d0, d1 = (np.flatnonzero((hops == d).ravel() & mask.ravel()) for d in (0, 1))
+    start = np.zeros_like(w)
+    start.flat[d0[: over.caps[0] - 10]] = 0.1
+    start.flat[d1[: over.caps[1] + 10]] = 0.1
+    assert over.counts(start != 0)[1] > over.caps[1]
+    w3, m3, n3 = over.step(start, start != 0, np.zeros_like(start), 0.1)
+    assert n3 == 10 and np.array_equal(over.counts(m3), over.caps[: over.counts(m3).size])
+
+
+def test_bad_placements_and_shapes_are_clear_errors():
+    hw = mosaic(2, 2, neurons=2)
+    net = network_of(4, [(0, 1), (1, 2)])
+    with pytest.raises(CapacityError, match="runs on a core but has no Neuron Tile"):
+        routing_memory(net, hw, np.array([0, 0, 1, -1]))
+    with pytest.raises(SpecError, match="must be 4 x 4"):
+        profile_of(hw, np.array([0, 0, 1, 1]), weights=np.ones((2, 2)))
+    with pytest.raises(SpecError, match="steps"):
+        rewire(np.zeros((4, 4)), hop_matrix(hw, np.array([0, 0, 1, 1])), (1.0,),
+               gradient=np.zeros_like)  # fmt: skip
+
+
+def test_pairs_per_distance_by_fft_equals_the_nt_table():
+    for shape in ("3x3", "4x7", "1x5", "6x1", "1x1"):
+        g = MosaicGrid(load_hardware(f"mosaic-8x8@{shape}"))
+        per = np.random.default_rng(0).integers(0, 20, g.n_nt)
+        want = np.bincount(g.hops.ravel(), weights=np.outer(per, per).ravel(),
+                           minlength=g.max_hops + 1)  # fmt: skip
+        assert np.array_equal(g.pairs_per_distance(per), want) and g.max_hops == g.hops.max()
+
+
+def test_a_large_mosaic_is_checked_without_an_nt_by_nt_table(capsys):
+    """128 x 128 tiles: 16,384 NTs, an NT x NT table would be 2 GiB."""
+    got = run_json(capsys, "mosaic", "check", "--network", "rand:n=64,card=2,seed=0",
+                   "--hardware", "mosaic-8x8@128x128", "--json")  # fmt: skip
+    assert got["mappable"] and sum(got["profile"]["pairs"]) == 64 * 64
