@@ -101,8 +101,10 @@ class ParetoView(pn.viewable.Viewer):
     # the Mosaic's (the tab's list is fixed; `meshscope pareto` offers them on a Mosaic)
     chosen = param.ListSelector(
         default=list(DEFAULT_OBJECTIVES),
-        objects=[n for n in objectives.names()
-                 if n not in objectives.names("codesign") + objectives.names("mosaic")],  # fmt: skip
+        objects=[
+            n for n in objectives.names()
+            if n not in objectives.names("codesign") + objectives.names("mosaic")
+        ],  # fmt: skip
     )
     algorithm = param.Selector(default="nsga2", objects=list(ALGORITHMS))
     budget = param.Integer(default=400, bounds=(1, None), doc="evaluations")
