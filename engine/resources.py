@@ -124,8 +124,11 @@ def require_cores(n_parts: int, hardware: Hardware, what: str) -> None:
     if n_parts > hardware.n_cores:
         raise CapacityError(
             f"{what} needs {n_parts} cores; {hardware.name} has {hardware.n_cores}: "
-            + (f"choose a larger Mosaic ({hardware.name.split('@')[0]}@RxC)"
-               if hardware.tiles is not None else "choose larger hardware (e.g. loihi2-x8)")
+            + (
+                f"choose a larger Mosaic ({hardware.name.split('@')[0]}@RxC)"
+                if hardware.tiles is not None
+                else "choose larger hardware (e.g. loihi2-x8)"
+            )
             + " or a partition with fewer cores"
         )
 

@@ -102,7 +102,8 @@ class ParetoView(pn.viewable.Viewer):
     chosen = param.ListSelector(
         default=list(DEFAULT_OBJECTIVES),
         objects=[
-            n for n in objectives.names()
+            n
+            for n in objectives.names()
             if n not in objectives.names("codesign") + objectives.names("mosaic")
         ],  # fmt: skip
     )
