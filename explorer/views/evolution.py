@@ -470,6 +470,8 @@ class EvolutionView(pn.viewable.Viewer):
         self._current_label.update(y=value, text=f"current mapping {value:,.3f} {unit}")
         self._current_label.visible = True
 
+    @on_page  # after the trace and points the same flush changed: a status saying "stopped
+    # after N evaluations" never reaches the page before the N-th row of the trace
     def _on_status(self, *events) -> None:
         s = self.state
         text = s.search_status or "No search yet: set a budget and press Start."
