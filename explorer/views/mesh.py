@@ -378,12 +378,18 @@ def _legend(p, network: Network, link_px: float) -> Legend:
         f"{name} (spike source: from the input port)" if source else name
         for name, source in zip(network.population_names, network.spike_source, strict=True)
     ] + ["empty core"]
-    for label, color in zip(labels, colors, strict=True):
-        stand_in = p.rect(
-            x=nan, y=nan, width=1, height=1, fill_color=color,
-            line_color="#c8c8c8" if color == EMPTY_COLOR else color,
-        )  # fmt: skip
-        items.append(LegendItem(label=label, renderers=[stand_in]))
+    # one stand-in renderer for every population, a row each (``LegendItem.index``): a
+    # renderer is several Bokeh models, built per session (12 layers cost 0.2 s apiece)
+    stand_ins = p.rect(
+        x="x", y="y", width=1, height=1, fill_color="fill", line_color="line",
+        source=ColumnDataSource({
+            "x": nan * len(colors), "y": nan * len(colors), "fill": colors,
+            "line": ["#c8c8c8" if c == EMPTY_COLOR else c for c in colors],
+        }),
+    )  # fmt: skip
+    items += [
+        LegendItem(label=label, renderers=[stand_ins], index=i) for i, label in enumerate(labels)
+    ]
     idle = p.segment(x0=nan, y0=nan, x1=nan, y1=nan, line_color=IDLE_COLOR, line_width=link_px)
     hot = p.segment(
         x0=nan, y0=nan, x1=nan, y1=nan, line_color=BOTTLENECK_COLOR, line_alpha=0.45,
