@@ -97,15 +97,11 @@ class ParetoView(pn.viewable.Viewer):
     """Search the trade-off between two or three objectives and pick a mapping off the front."""
 
     state = param.ClassSelector(class_=ExplorerState)
-    # the page searches mappings of the session's hardware: no co-design objectives, and not
-    # the Mosaic's (the tab's list is fixed; `meshscope pareto` offers them on a Mosaic)
+    # the page searches mappings of the session's hardware: no co-design objectives, and the
+    # Mosaic's only on a Mosaic (``_offer`` sets each page's list from its hardware)
     chosen = param.ListSelector(
         default=list(DEFAULT_OBJECTIVES),
-        objects=[
-            n
-            for n in objectives.names()
-            if n not in objectives.names("codesign") + objectives.names("mosaic")
-        ],  # fmt: skip
+        objects=[n for n in objectives.names() if n not in objectives.names("codesign")],
     )
     algorithm = param.Selector(default="nsga2", objects=list(ALGORITHMS))
     budget = param.Integer(default=400, bounds=(1, None), doc="evaluations")
@@ -141,11 +137,26 @@ class ParetoView(pn.viewable.Viewer):
         self.points_source.selected.on_change("indices", self._on_select)
         self.param.watch(self._on_status, ["status", "running"])
         self.param.watch(self._sync, ["running"])
+        self.state.param.watch(self._offer, ["hardware"])
+        self._offer()
         self._on_status()
         self._sync()
         doc = pn.state.curdoc
         if doc is not None and doc.session_context is not None:
             doc.on_session_destroyed(lambda ctx: self.stop())
+
+    def _offer(self, *events) -> None:
+        """The objectives this page's hardware can rate: the Mosaic's only on a Mosaic."""
+        mosaic = self.state.hardware is not None and self.state.hardware.tiles is not None
+        offered = [
+            n for n in objectives.names()
+            if n not in objectives.names("codesign")
+            and (mosaic or n not in objectives.names("mosaic"))
+        ]  # fmt: skip
+        kept = [n for n in self.chosen if n in offered]
+        self.param.chosen.objects = offered
+        if kept != list(self.chosen):
+            self.chosen = kept if len(kept) >= 2 else list(DEFAULT_OBJECTIVES)
 
     # ------------------------------------------------------------ data
     def _columns(self, rows):

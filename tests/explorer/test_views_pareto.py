@@ -97,3 +97,20 @@ def test_the_page_offers_no_objective_only_a_codesign_search_moves(view):
     offered = view.param.chosen.objects
     assert {"latency", "energy", "cores", "area", "connectivity"} <= set(offered)
     assert not {"clock", "link-width", "chip-cores", "npes", "memory"} & set(offered)
+    assert not {"routing-entries", "routing-overflow"} & set(offered)  # not a Mosaic
+
+
+def test_on_a_mosaic_the_page_offers_routing_memory_and_drops_it_after():
+    state = ExplorerState.from_specs("mlp:widths=64-128-128-10,density=0.03", "mosaic-8x8")
+    v = ParetoView(state=state, budget=30)
+    assert {"routing-entries", "routing-overflow"} <= set(v.param.chosen.objects)
+    v.chosen = ["latency", "routing-entries"]
+    v.start()
+    v.runner.join(120)
+    assert not v.running, v.status
+    assert v.front and all(e.outcome.metrics["routing_overflow"] == 0 for e in v.front)
+    other = ParetoView(state=ExplorerState.from_specs(NET, "mesh:2x2x4"))
+    assert "routing-entries" not in other.param.chosen.objects  # per page, not per class
+    state.load("mlp:widths=64-128-128-10,density=0.03", "mesh:4x4")  # no longer a Mosaic
+    assert "routing-entries" not in v.param.chosen.objects
+    assert list(v.chosen) == ["latency", "energy", "cores"]  # one left: the defaults again
