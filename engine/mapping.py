@@ -317,7 +317,7 @@ class MappingFile:
         ):
             if fp and fp != obj.fingerprint:
                 raise InputFileError(
-                    f"{self.source} is a mapping of {what} {name!r} (fingerprint {fp}), not of "
+                    f"{self.source} is a mapping of {what} {name!r} (fingerprint {fp!r}), not of "
                     f"{obj.name!r} (fingerprint {obj.fingerprint}); load it with that {what}"
                 )
         p = self.partition
