@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["distinct", "id_ranges"]
+__all__ = ["csr_from_pairs", "distinct", "id_ranges"]
 
 
 def distinct(values: np.ndarray) -> np.ndarray:
@@ -18,6 +18,13 @@ def distinct(values: np.ndarray) -> np.ndarray:
     if s.size == 0:
         return s
     return s[np.concatenate([[True], s[1:] != s[:-1]])]
+
+
+def csr_from_pairs(n: int, src: np.ndarray, dst: np.ndarray):
+    """CSR ``(indptr, indices)`` over ``n`` rows of the pairs ``src[i] -> dst[i]``, rows sorted."""
+    order = np.lexsort((dst, src))
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(src, minlength=n))])
+    return indptr.astype(np.int64), np.asarray(dst)[order].astype(np.int32)
 
 
 def id_ranges(ids: np.ndarray) -> str:

@@ -121,8 +121,8 @@ def cmd_rewire(args) -> int:
     check_outputs(("output file", args.out))
     network, hardware, nt_of = _placed(args)
     out, result = rewire_network(network, hardware, nt_of, target, seed=args.seed)
-    _, before = check(network, hardware, nt_of)
-    _, after = check(out, hardware, nt_of)
+    _, before = check(network, hardware, nt_of, plan=False)
+    _, after = check(out, hardware, nt_of, plan=False)
     save_network(out, args.out)
     report = {
         "network": network.name,

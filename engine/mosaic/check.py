@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from engine.arrays import distinct
 from engine.mosaic.grid import MosaicGrid
 from engine.mosaic.memory import RoutingMemory, removal_plan, removals, routing_memory
 from engine.mosaic.profile import profile_of, sequential_nt
@@ -23,13 +24,14 @@ def in_order(network: Network, hardware) -> np.ndarray:
 
 
 def check(
-    network: Network, hardware, nt_of: np.ndarray, *, shared: bool = True
+    network: Network, hardware, nt_of: np.ndarray, *, shared: bool = True, plan: bool = True
 ) -> tuple[RoutingMemory, dict]:
     """The routing memory of ``network`` on NTs ``nt_of`` and its report: ``mappable``,
     ``overflowing_tiles``, ``profile`` (p_d, connections and pairs per hop distance),
     ``routing_entries``, the largest rows against the crossbars, ``removals`` (per tile, its
     cheapest rows to free) and ``remove_all`` ([neuron, NT] pairs whose synapses, all removed,
-    make the network fit)."""
+    make the network fit; ``plan=False`` leaves these three out, which is most of the work
+    when many tiles overflow)."""
     memory = routing_memory(network, hardware, nt_of, shared=shared)
     grid = MosaicGrid(hardware)
     report = {
@@ -40,9 +42,11 @@ def check(
         **memory.summary(),
         "profile": profile_of(hardware, nt_of, network).to_dict(),
     }
-    plan = removal_plan(memory)
-    report["removals"] = removals(memory, plan=plan)
-    pairs = np.unique(plan[1])  # all of it: the distinct (neuron, NT) connections
+    if not plan:
+        return memory, report
+    cuts = removal_plan(memory)
+    report["removals"] = removals(memory, plan=cuts)
+    pairs = distinct(cuts[1])  # all of it: the distinct (neuron, NT) connections
     report["to_remove"] = {
         "connections": int(pairs.size),
         "synapses": int(memory.pair_synapses[pairs].sum()),

@@ -75,6 +75,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from engine.arrays import csr_from_pairs
 from engine.hardware import load_hardware
 from engine.mosaic.memory import routing_memory
 from engine.mosaic.profile import hop_matrix, sequential_nt
@@ -292,11 +293,11 @@ def network_of(w_rec: np.ndarray, *, w_in: np.ndarray | None = None, rate=0.1,
     full[k:, k:] = w_rec != 0
     if k:
         full[:k, k:] = np.asarray(w_in) != 0
-    src, dst = np.nonzero(full)  # row-major: sorted by source, as the CSR wants
+    indptr, indices = csr_from_pairs(k + n, *np.nonzero(full))
     return Network(
         name=name,
-        indptr=np.concatenate([[0], np.cumsum(np.bincount(src, minlength=k + n))]),
-        indices=dst,
+        indptr=indptr,
+        indices=indices,
         population=np.repeat(np.arange(2 if k else 1, dtype=np.int32), [k, n] if k else [n]),
         population_names=("inputs", "rsnn") if k else ("rsnn",),
         rate=np.broadcast_to(np.asarray(rate, dtype=float), (k + n,)),

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from engine.arrays import distinct
 from engine.errors import CapacityError
 from engine.mosaic.grid import NT, TILE_KINDS, MosaicGrid
 from engine.network import Network
@@ -87,24 +88,26 @@ class RoutingMemory:
     def synapse_entries(self) -> int:
         return int(self.entries[self.grid.kind == NT].sum())
 
-    def tiles(self) -> list[dict]:
-        """One row per tile: where, what, rows needed against rows there, entries."""
-        kind, cap = self.grid.kind, self.capacity
-        r, c = np.indices(self.grid.shape)
+    def tiles(self, ids: np.ndarray | None = None) -> list[dict]:
+        """One row per tile (those of the flat ``ids``, else all): where, what, rows needed
+        against rows there, entries."""
+        ids = np.arange(self.grid.n_tiles) if ids is None else np.asarray(ids)
+        width = self.grid.shape[1]
+        kind, cap = self.grid.kind.ravel(), self.capacity.ravel()
+        rows, entries = self.rows.ravel(), self.entries.ravel()
         return [
             {
-                "tile": [int(r.flat[i]), int(c.flat[i])],
-                "kind": TILE_KINDS[kind.flat[i]],
-                "rows": int(self.rows.flat[i]),
-                "capacity": int(cap.flat[i]),
-                "entries": int(self.entries.flat[i]),
+                "tile": [int(i // width), int(i % width)],
+                "kind": TILE_KINDS[kind[i]],
+                "rows": int(rows[i]),
+                "capacity": int(cap[i]),
+                "entries": int(entries[i]),
             }
-            for i in range(self.grid.n_tiles)
+            for i in ids
         ]
 
     def overflowing_tiles(self) -> list[dict]:
-        over = set(self.overflowing.tolist())
-        return [t for i, t in enumerate(self.tiles()) if i in over]
+        return self.tiles(self.overflowing)
 
     def summary(self) -> dict:
         kind = self.grid.kind
@@ -120,12 +123,6 @@ class RoutingMemory:
             "nt_inputs": int(self.grid.hardware.tiles.nt_inputs),
             "overflowing_tiles": self.overflowing_tiles(),
         }
-
-
-def _distinct(x: np.ndarray) -> np.ndarray:
-    """Sorted distinct values (a sort: numpy's hashing ``unique`` is slower on these keys)."""
-    x = np.sort(x)
-    return x[np.r_[True, x[1:] != x[:-1]]] if x.size else x
 
 
 def _gather(ptr: np.ndarray, values: np.ndarray, which: np.ndarray):
@@ -159,7 +156,7 @@ def routing_memory(
         )
     # one connection per (source, destination) pair: a crossbar has one cell for it
     n = network.n_neurons
-    connections = _distinct(network.sources.astype(np.int64) * n + network.indices)
+    connections = distinct(network.sources.astype(np.int64) * n + network.indices)
     src, dst = connections // n, connections % n
     dst_nt = nt_of[dst]
     if np.any(dst_nt < 0):
@@ -179,9 +176,9 @@ def routing_memory(
     tiles, source = cells // 4, ps[routed][owner]
     if shared:  # one row per (neuron, RT), one cell per (neuron, RT, output)
         n_cells = n_tiles * 4
-        entries += np.bincount(_distinct(source * n_cells + cells) % n_cells // 4,
+        entries += np.bincount(distinct(source * n_cells + cells) % n_cells // 4,
                                minlength=n_tiles)  # fmt: skip
-        rows += np.bincount(_distinct(source * n_tiles + tiles) % n_tiles, minlength=n_tiles)
+        rows += np.bincount(distinct(source * n_tiles + tiles) % n_tiles, minlength=n_tiles)
     else:  # every route its own row and cells
         entries += np.bincount(tiles, minlength=n_tiles)
         rows += np.bincount(tiles, minlength=n_tiles)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from engine.arrays import csr_from_pairs, distinct
 from engine.errors import SpecError
 from engine.mosaic.grid import MosaicGrid
 from engine.mosaic.memory import routing_memory
@@ -32,6 +33,7 @@ __all__ = [
     "requirements",
     "sequential_nt",
     "MAX_DENSE",
+    "capacities",
 ]
 
 MAX_DENSE = 8_192  # neurons for which an N × N matrix is built (512 MiB of int64 at most)
@@ -109,7 +111,7 @@ def profile_of(hardware, nt_of: np.ndarray, network: Network | None = None, *,
         if network.projections:
             network = network.explicit(why="the profile counts connections one by one")
         n = network.n_neurons
-        pairs = np.unique(network.sources.astype(np.int64) * n + network.indices)
+        pairs = distinct(network.sources.astype(np.int64) * n + network.indices)
         s, d = pairs // n, pairs % n
     on = (nt_of[s] >= 0) & (nt_of[d] >= 0)
     dist = grid.hop_distance(nt_of[s[on]], nt_of[d[on]])
@@ -152,11 +154,11 @@ def random_network(hardware, nt_of: np.ndarray, target, *, seed: int) -> Network
     ]
     flat = np.sort(np.concatenate(chosen)) if chosen else np.zeros(0, np.int64)
     n = len(nt_of)
-    src, dst = flat // n, flat % n
+    indptr, indices = csr_from_pairs(n, flat // n, flat % n)
     return Network(
         name=f"profile:{','.join(f'{v:g}' for v in target)},seed={seed}",
-        indptr=np.concatenate([[0], np.cumsum(np.bincount(src, minlength=n))]),
-        indices=dst,
+        indptr=indptr,
+        indices=indices,
         population=np.zeros(n, np.int32),
         population_names=("neurons",),
         rate=np.full(n, 0.1),

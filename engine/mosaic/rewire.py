@@ -22,8 +22,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from engine.arrays import csr_from_pairs, distinct
 from engine.errors import CapacityError, SpecError
-from engine.mosaic.profile import MAX_DENSE, hop_matrix
+from engine.mosaic.profile import MAX_DENSE, capacities, hop_matrix
 from engine.network import Network
 
 __all__ = ["Rewiring", "RewireResult", "rewire", "rewire_network"]
@@ -47,10 +48,7 @@ class Rewiring:
         self.rng = np.random.default_rng(self.seed)
         n_classes = int(h.max(initial=0)) + 1
         self.pairs = np.bincount(h[h >= 0].ravel(), minlength=n_classes).astype(np.int64)
-        p = np.zeros(n_classes)
-        k = min(len(self.target), n_classes)
-        p[:k] = np.asarray(self.target, dtype=float)[:k]
-        self.caps = np.floor(p * self.pairs + 1e-9).astype(np.int64)
+        self.caps = capacities(self.target, self.pairs)
         self._class = np.where(h >= 0, h, n_classes).ravel()  # class per flat pair; n: none
 
     @property
@@ -193,10 +191,10 @@ def rewire_network(network: Network, hardware, nt_of: np.ndarray, target, *, see
     pos[on] = np.arange(on.size)
     src, dst = network.sources.astype(np.int64), network.indices.astype(np.int64)
     w_syn = np.ones(src.size) if network.weights is None else network.weights.astype(float)
-    key = src * network.n_neurons + dst
-    if np.unique(key).size < key.size:  # a connection matrix holds one weight a pair
+    repeated = src.size - distinct(src * network.n_neurons + dst).size
+    if repeated:  # a connection matrix holds one weight a pair
         raise SpecError(
-            f"{network.name}: {key.size - np.unique(key).size} synapses repeat a (source, "
+            f"{network.name}: {repeated} synapses repeat a (source, "
             "destination) pair; rewiring works on a connection matrix, one weight a pair: "
             "merge them first"
         )
@@ -208,13 +206,12 @@ def rewire_network(network: Network, hardware, nt_of: np.ndarray, target, *, see
     src_all = np.concatenate([src[~inner], on[s_new]])
     dst_all = np.concatenate([dst[~inner], on[d_new]])
     w_all = np.concatenate([w_syn[~inner], result.weights[s_new, d_new]])
-    order = np.lexsort((dst_all, src_all))
-    counts = np.bincount(src_all, minlength=network.n_neurons)
+    indptr, indices = csr_from_pairs(network.n_neurons, src_all, dst_all)
     rewired = replace(
         network,
         name=f"{network.name} rewired to {','.join(f'{v:g}' for v in target)}",
-        indptr=np.concatenate([[0], np.cumsum(counts)]),
-        indices=dst_all[order],
-        weights=w_all[order].astype(np.float32),
+        indptr=indptr,
+        indices=indices,
+        weights=w_all[np.lexsort((dst_all, src_all))].astype(np.float32),
     )
     return rewired, result

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from engine.arrays import csr_from_pairs
 from engine.network import Network
 from engine.workloads import estimates, register
-from engine.workloads._build import csr_from_pairs, require
+from engine.workloads._build import require
 
 LAYER_MEDIAN_RATES = (0.2, 0.12, 0.08, 0.05, 0.02)
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.arrays import distinct
+from engine.arrays import csr_from_pairs, distinct
 from engine.network import Network
 from engine.workloads import estimates, register
-from engine.workloads._build import csr_from_pairs, require
+from engine.workloads._build import require
 
 
 @register("qubo")
