@@ -35,9 +35,15 @@ def zero_load_cycles(topology: Topology, noc: NocConstants, src, dst, flits: int
     link, ``flits − 1`` serializations less the head's routing and VC allocation at each
     router after it (the body skips those), whichever is longer. Arrays broadcast; sums along
     a route are prefix sums along rows (the X leg) and columns (the Y leg). A packet longer
-    than its buffers goes through ``_credit_bound_cycles`` instead.
+    than its buffers goes through ``_credit_bound_cycles`` instead. More packets than twice
+    the pairs of terminals are looked up in a table of every pair.
     """
     src, dst = np.broadcast_arrays(np.asarray(src, dtype=np.int64), np.asarray(dst, np.int64))
+    n = topology.n_nodes
+    if src.size > 2 * n * n:  # many packets, few terminals: a table of every pair, then look up
+        every = np.arange(n * n, dtype=np.int64)
+        table = zero_load_cycles(topology, noc, every // n, every % n, flits)
+        return table[src * n + dst]
     if int(flits) > noc.buf:
         return _credit_bound(topology, noc, src, dst, int(flits))
     x, y = topology.node_xy
