@@ -58,6 +58,7 @@ import math
 
 import numba
 import numpy as np
+from numba.cpython.unsafe.numbers import trailing_zeros
 
 from engine.heap import pop, update
 
@@ -332,6 +333,10 @@ def _match(req_in, req_out, n_req, n_in, n_out, st, g_at, g_step, a_at, a_step, 
             if b >= 0 and out_match[_ix(b)] != a:
                 in_match[_ix(a)] = -1
         return
+    if n_in < 63 and n_out < 63:
+        _islip_masks(req_in, req_out, n_req, n_out, st, g_at, g_step, a_at, a_step, iters, n_in,
+                     in_match, out_match, cand)  # fmt: skip
+        return
     for it in range(iters):
         # grant: every unmatched output picks among the unmatched inputs requesting it
         for k in range(n_req):
@@ -369,6 +374,55 @@ def _match(req_in, req_out, n_req, n_in, n_out, st, g_at, g_step, a_at, a_step, 
         for k in range(n_req):  # grants not accepted are released for the next iteration
             b = req_out[_ix(k)]
             if out_match[_ix(b)] < -1:
+                out_match[_ix(b)] = -1
+
+
+@numba.njit(cache=True, inline="always", error_model="numpy")
+def _rr_bit(mask, base):
+    """The set bit of ``mask`` (≠ 0) nearest at or after ``base`` in round robin."""
+    at = mask & ~((np.int64(1) << base) - 1)
+    return trailing_zeros(at if at != 0 else mask)
+
+
+@numba.njit(cache=True, _nrt=False, error_model="numpy")
+def _islip_masks(req_in, req_out, n_req, n_out, st, g_at, g_step, a_at, a_step, iters, n_in,
+                 in_match, out_match, cand):  # fmt: skip
+    """``_match``'s iSLIP when every input and output id is below 63: the same grants and
+    accepts, with the inputs requesting output b (``cand[b]``) and the outputs granting input
+    a (``cand[n_out + a]``) as bit masks, so that each pick is a bit scan instead of a pass
+    over the requests."""
+    for k in range(n_req):
+        cand[_ix(req_out[_ix(k)])] = 0
+        cand[_ix(n_out + req_in[_ix(k)])] = 0
+    for k in range(n_req):
+        cand[_ix(req_out[_ix(k)])] |= np.int64(1) << req_in[_ix(k)]
+    matched = np.int64(0)  # the inputs matched so far
+    for it in range(iters):
+        for k in range(n_req):  # grant
+            b = req_out[_ix(k)]
+            if out_match[_ix(b)] != -1:
+                continue
+            free = cand[_ix(b)] & ~matched
+            if free != 0:
+                a = _rr_bit(free, st[_ix(g_at + b * g_step)])
+                out_match[_ix(b)] = -2 - a
+                cand[_ix(n_out + a)] |= np.int64(1) << b
+        for k in range(n_req):  # accept
+            a = req_in[_ix(k)]
+            if in_match[_ix(a)] != -1 or cand[_ix(n_out + a)] == 0:
+                continue
+            b = _rr_bit(cand[_ix(n_out + a)], st[_ix(a_at + a * a_step)])
+            cand[_ix(n_out + a)] = 0
+            in_match[_ix(a)] = b
+            out_match[_ix(b)] = a
+            matched |= np.int64(1) << a
+            if it == 0:
+                st[_ix(g_at + b * g_step)] = _next(a, n_in)
+                st[_ix(a_at + a * a_step)] = _next(b, n_out)
+        for k in range(n_req):  # grants not accepted are released for the next iteration
+            b = req_out[_ix(k)]
+            if out_match[_ix(b)] < -1:
+                cand[_ix(n_out - 2 - out_match[_ix(b)])] = 0
                 out_match[_ix(b)] = -1
 
 
