@@ -3,10 +3,12 @@
 Prints one JSON object. ``synthetic``: per configuration of the BookSim2 reference figures
 (uniform traffic, 1-flit packets, the reference router; 8×8 at 0.05 and 0.2 flits/node/cycle,
 16×16 at 0.05, 32×32 at 0.02; one measured period, no warm-up, then the drain), MeshScope's
-simulated cycles and flits per second (median of ``--repeats`` warm runs) and — when the
+simulated cycles and flits per second over ``--repeats`` warm runs and — when the
 environment variable ``BOOKSIM`` names a BookSim2 binary — BookSim2's, its whole process
-timed the same number of times, and the ratio. ``steps``: one pipelined time step of
-sparse-mlp-1 on loihi2 and of sparse-mlp-2 on loihi2-x8 (min+2, spread-col), warm.
+timed as many times. The two alternate run by run, so both see the same load on a shared
+machine; ``speedup`` compares their fastest runs (the least disturbed), ``speedup_median``
+their medians. ``steps``: one pipelined time step of sparse-mlp-1 on loihi2 and of
+sparse-mlp-2 on loihi2-x8 (min+2, spread-col), warm.
 
     .venv/bin/python benchmarks/simulate.py [--repeats 3]
     BOOKSIM=/path/to/booksim .venv/bin/python benchmarks/simulate.py
@@ -54,34 +56,31 @@ def booksim_config(k: int, rate: float, cycles: int, noc: NocConstants) -> str:
     )
 
 
-def run_booksim(binary: str, k: int, rate: float, cycles: int, noc, repeats: int) -> dict:
-    with tempfile.TemporaryDirectory() as tmp:
-        cfg = Path(tmp) / "booksim.cfg"
-        cfg.write_text(booksim_config(k, rate, cycles, noc))
-        walls, out = [], ""
-        for _ in range(repeats):
-            start = time.perf_counter()
-            done = subprocess.run([binary, str(cfg)], capture_output=True, text=True, timeout=600)
-            walls.append(time.perf_counter() - start)
-            out = done.stdout
+def booksim_once(binary: str, cfg: Path) -> tuple[float, str]:
+    """One BookSim2 process on ``cfg``: its wall time and its output."""
+    start = time.perf_counter()
+    done = subprocess.run([binary, str(cfg)], capture_output=True, text=True, timeout=600)
+    return time.perf_counter() - start, done.stdout
+
+
+def booksim_figures(walls: list[float], out: str, cycles: int) -> dict:
     simulated = cycles  # one sample period; BookSim2's drain is in the wall time too
     m = re.search(r"Time taken is (\d+) cycles", out)
     if m:
         simulated = int(m.group(1))
     lat = re.search(r"Packet latency average = ([\d.]+)", out)
-    wall = statistics.median(walls)
     return {
         "cycles": simulated,
-        "wall_s": wall,
-        "cycles_per_s": simulated / wall,
+        "wall_s": statistics.median(walls),
+        "wall_s_min": min(walls),
+        "cycles_per_s": simulated / statistics.median(walls),
+        "cycles_per_s_best": simulated / min(walls),
         "latency_avg": float(lat.group(1)) if lat else None,
+        "wall_s_runs": walls,
     }
 
 
-def run_meshscope(k: int, rate: float, cycles: int, noc, repeats: int) -> dict:
-    run = SyntheticRun("uniform", k, k, rate=rate, warmup=0, cycles=cycles)
-    run_synthetic(noc, SyntheticRun("uniform", k, k, rate=rate, warmup=0, cycles=50))  # compile
-    results = [run_synthetic(noc, run, seed=s) for s in range(repeats)]
+def meshscope_figures(results: list, k: int) -> dict:
     walls = [r.wall_s for r in results]
     wall = statistics.median(walls)
     mid = results[walls.index(wall)] if wall in walls else results[0]
@@ -89,11 +88,36 @@ def run_meshscope(k: int, rate: float, cycles: int, noc, repeats: int) -> dict:
     return {
         "cycles": mid.cycles,
         "wall_s": wall,
+        "wall_s_min": min(walls),
         "cycles_per_s": mid.cycles / wall,
+        "cycles_per_s_best": mid.cycles / min(walls),
         "hop_flits_per_s": flits / wall,
         "latency_avg": mid.latency_avg,
         "wall_s_runs": walls,
     }
+
+
+def compare(k: int, rate: float, cycles: int, noc, repeats: int, booksim: str | None) -> dict:
+    """MeshScope (seeds 0 … repeats − 1) and BookSim2, alternating run by run."""
+    row = {"mesh": f"{k}x{k}", "rate": rate, "cycles": cycles}
+    run = SyntheticRun("uniform", k, k, rate=rate, warmup=0, cycles=cycles)
+    run_synthetic(noc, SyntheticRun("uniform", k, k, rate=rate, warmup=0, cycles=50))  # compile
+    results, walls, out = [], [], ""
+    with tempfile.TemporaryDirectory() as tmp:
+        cfg = Path(tmp) / "booksim.cfg"
+        cfg.write_text(booksim_config(k, rate, cycles, noc))
+        for seed in range(repeats):
+            results.append(run_synthetic(noc, run, seed=seed))
+            if booksim:
+                wall, out = booksim_once(booksim, cfg)
+                walls.append(wall)
+    row["meshscope"] = meshscope_figures(results, k)
+    if booksim:
+        row["booksim2"] = b = booksim_figures(walls, out, cycles)
+        m = row["meshscope"]
+        row["speedup"] = m["cycles_per_s_best"] / b["cycles_per_s_best"]
+        row["speedup_median"] = m["cycles_per_s"] / b["cycles_per_s"]
+    return row
 
 
 def time_steps(repeats: int) -> list[dict]:
@@ -125,14 +149,7 @@ def main() -> None:
     args = ap.parse_args()
     noc = NocConstants()
     booksim = os.environ.get("BOOKSIM")
-    rows = []
-    for k, rate, cycles in CONFIGS:
-        row = {"mesh": f"{k}x{k}", "rate": rate, "cycles": cycles}
-        row["meshscope"] = run_meshscope(k, rate, cycles, noc, args.repeats)
-        if booksim:
-            row["booksim2"] = run_booksim(booksim, k, rate, cycles, noc, args.repeats)
-            row["speedup"] = row["meshscope"]["cycles_per_s"] / row["booksim2"]["cycles_per_s"]
-        rows.append(row)
+    rows = [compare(k, rate, cycles, noc, args.repeats, booksim) for k, rate, cycles in CONFIGS]
     print(
         json.dumps(
             {
