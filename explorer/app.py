@@ -45,6 +45,7 @@ __all__ = [
     "TITLE",
     "SnapshotStore",
     "build_app",
+    "lazy_tabs",
     "serve",
     "session_state",
     "websocket_origins",
@@ -234,8 +235,9 @@ def mesh_tab(state: ExplorerState) -> pn.Column:
 
 
 def tabs(state: ExplorerState, scene: Scene | None = None) -> list[tuple[str, object]]:
-    """The page's tabs, (title, viewable), in order; the Mesh tab comes first. ``scene``:
-    one for the Traffic tab to load when it is built."""
+    """The page's tabs, (title, viewable or a function that builds it), in order; the Mesh
+    tab comes first, the others are built when first shown (``lazy_tabs``). ``scene``: one
+    for the Traffic tab to load when it is built."""
 
     def traffic():
         view = TrafficView(state=state)
@@ -245,12 +247,12 @@ def tabs(state: ExplorerState, scene: Scene | None = None) -> list[tuple[str, ob
 
     return [
         ("Mesh", mesh_tab(state)),
-        ("Evolution", _on_first_show(lambda: EvolutionView(state=state))),
-        ("Bottlenecks", _on_first_show(lambda: BottleneckView(state=state))),
-        ("Compare", _on_first_show(lambda: CompareView(state=state))),
-        ("Traffic", _on_first_show(traffic)),
-        ("Pareto", _on_first_show(lambda: _pareto_view(state))),
-        ("Mosaic", _on_first_show(lambda: _mosaic_view(state))),
+        ("Evolution", lambda: EvolutionView(state=state)),
+        ("Bottlenecks", lambda: BottleneckView(state=state)),
+        ("Compare", lambda: CompareView(state=state)),
+        ("Traffic", traffic),
+        ("Pareto", lambda: _pareto_view(state)),
+        ("Mosaic", lambda: _mosaic_view(state)),
     ]
 
 
@@ -271,9 +273,27 @@ def _mosaic_view(state: ExplorerState):
 TRAFFIC_TAB = 4
 
 
-def _on_first_show(build):
-    """A tab whose view is built the first time it is shown, not with the page."""
-    return pn.param.ParamFunction(build, lazy=True)
+def lazy_tabs(entries: list[tuple[str, object]], active: int = 0, **params) -> pn.Tabs:
+    """``pn.Tabs`` of ``entries`` (``tabs``) in which a function's view is built the first
+    time its tab is shown, not with the page; until then the tab holds a ``pn.Spacer``
+    (a lazy ``pn.param.ParamFunction`` per tab cost 5 ms apiece, on every page)."""
+    builders, objects = {}, []
+    titles = [title for title, _ in entries]
+    for i, (title, view) in enumerate(entries):
+        if callable(view) and i != active:
+            builders[i], view = view, pn.Spacer()
+        elif callable(view):
+            view = view()
+        objects.append((title, view))
+    page_tabs = pn.Tabs(*objects, active=active, dynamic=True, **params)
+
+    def shown(event) -> None:
+        build = builders.pop(event.new, None)
+        if build is not None:
+            page_tabs[event.new] = (titles[event.new], build())
+
+    page_tabs.param.watch(shown, "active")  # (a page's change of tab: one message still)
+    return page_tabs
 
 
 def _scene_from_request() -> tuple[Scene | None, str]:
@@ -315,11 +335,10 @@ def build_app(
         _header(state),
         pn.Row(
             ControlsView(state=state),
-            pn.Tabs(
-                *tabs(state, scene),
-                margin=(0, 10),
-                dynamic=True,  # hidden tabs: on demand
+            lazy_tabs(
+                tabs(state, scene),
                 active=TRAFFIC_TAB if scene is not None else 0,
+                margin=(0, 10),
                 sizing_mode="stretch_width",
             ),
             margin=0,

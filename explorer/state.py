@@ -117,6 +117,15 @@ def resolve(
     shared between sessions, so their arrays are made read-only: an action makes a new
     ``Mapping``, it never edits one in place.
     """
+    mapped = _resolve_mapped(
+        network_spec, hardware_spec, mapping_path, placer=placer, partition_spec=partition_spec
+    )
+    return mapped.network, mapped.hardware, mapped.mapping
+
+
+def _resolve_mapped(network_spec, hardware_spec, mapping_path, *, placer, partition_spec) -> Mapped:
+    """``resolve``'s ``Mapped``: with the partition graph of its mapping, shared like the
+    mapping (a ``PartitionGraph`` is frozen), so a new session need not build it again."""
     file_key = None
     if mapping_path:
         try:
@@ -124,10 +133,9 @@ def resolve(
             file_key = (st.st_size, st.st_mtime_ns)
         except OSError:
             file_key = None  # reading the file will say what is wrong
-    mapped = _resolve_cached(
+    return _resolve_cached(
         network_spec, hardware_spec, mapping_path, placer, partition_spec, file_key
     )
-    return mapped.network, mapped.hardware, mapped.mapping
 
 
 @lru_cache(maxsize=16)
@@ -278,15 +286,17 @@ class ExplorerState(param.Parameterized):
         network_spec = network_spec and access.network(network_spec)
         hardware_spec = hardware_spec and access.hardware(hardware_spec)
         mapping_path = mapping_path and access.mapping_file(mapping_path)
-        network, hardware, mapping = resolve(
+        mapped = _resolve_mapped(
             network_spec, hardware_spec, mapping_path, placer=placer, partition_spec=partition_spec
         )
+        network, hardware, mapping = mapped.network, mapped.hardware, mapped.mapping
         access.check_network(network, network_spec)
         access.check_hardware(hardware, hardware_spec)
         self._switch(
             network,
             hardware,
             mapping,
+            graph=mapped.graph,
             network_spec=network_spec or network.name,
             hardware_spec=hardware_spec or hardware.name,
             mapping_path=mapping_path,
@@ -294,9 +304,10 @@ class ExplorerState(param.Parameterized):
             placer=placer,
         )
 
-    def _switch(self, network, hardware, mapping, **specs) -> None:
-        """Make (network, hardware, mapping) current and the new starting point."""
-        evaluator = self._make_evaluator(network, hardware, mapping)
+    def _switch(self, network, hardware, mapping, *, graph=None, **specs) -> None:
+        """Make (network, hardware, mapping) current and the new starting point. ``graph``:
+        the mapping's partition graph, if there is one already (else it is built)."""
+        evaluator = self._make_evaluator(network, hardware, mapping, graph)
         evaluation = evaluator.evaluation()
         self._evaluator = evaluator
         self._undo, self._redo, self._start = [], [], mapping
@@ -329,8 +340,11 @@ class ExplorerState(param.Parameterized):
         )
 
     @staticmethod
-    def _make_evaluator(network, hardware, mapping) -> Evaluator:
-        return evaluator(Mapped.of(network, hardware, mapping))
+    def _make_evaluator(network, hardware, mapping, graph=None) -> Evaluator:
+        """An evaluator of ``mapping``; ``graph``: its partition's graph, if already built."""
+        if graph is None:
+            return evaluator(Mapped.of(network, hardware, mapping))
+        return evaluator(Mapped(network, hardware, mapping, graph))
 
     def upload(self, filename: str, data: bytes) -> str:
         """Load an uploaded file: a mapping (.json) or a network (.npz, .hgr, NIR .nir).

@@ -28,6 +28,7 @@ __all__ = [
     "FONT",
     "ICONS",
     "LiveHTML",
+    "fill_when_shown",
     "in_document",
     "notify_error",
     "on_page",
@@ -119,6 +120,24 @@ class LiveHTML(pn.viewable.Viewer):
 
     def __panel__(self):
         return self._pane
+
+
+def fill_when_shown(layout, objects) -> None:
+    """Put ``objects`` into ``layout`` once it is visible, the first time it is: a part of
+    the page that starts hidden costs no Bokeh models until it is needed (a widget is two
+    or three of them, built and sent with every page). Until then the layout holds an empty
+    ``pn.Spacer`` (Bokeh warns of a layout without children on every page)."""
+    if layout.visible:
+        layout.objects = list(objects)
+        return
+    layout.objects = [pn.Spacer(width=0, height=0, margin=0)]
+
+    def shown(event) -> None:
+        if event.new:
+            layout.param.unwatch(watcher)
+            layout.objects = list(objects)
+
+    watcher = layout.param.watch(shown, "visible")
 
 
 # ------------------------------------------------------------------ errors

@@ -15,6 +15,7 @@ from html import escape
 
 import panel as pn
 import param
+from panel.reactive import ReactiveHTML
 
 from engine.hardware import preset_names
 from engine.mapping import SPLITS
@@ -28,6 +29,7 @@ from explorer.views.mesh_columns import population_colors
 
 __all__ = [
     "ControlsView",
+    "LayerTable",
     "download_name",
     "hardware_choices",
     "network_choices",
@@ -98,7 +100,18 @@ _CSS = """
 .ms-count { font: 600 14px system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
             color: #1f2933; text-align: right; }
 """
-_SMALL_BUTTON = [":host .bk-btn { padding: 2px 0; font-size: 14px; line-height: 1; }"]
+# the rows of LayerTable: label, count, − and + as the widgets' row of each layer looked
+_LAYER_CSS = """
+.ms-layer-row { display: flex; align-items: flex-start; height: 30px; }
+.ms-layer-row .ms-layer { width: 160px; margin: 6px 0 0 10px; }
+.ms-layer-row .ms-count { width: 32px; margin: 5px 5px 0 5px; text-align: left; }
+.ms-step { width: 30px; height: 26px; margin: 2px; padding: 2px 0; box-sizing: border-box;
+           font: 14px/1 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
+           color: #1a1d21; background: #f3f3f3; border: 1px solid transparent;
+           border-radius: 4px; cursor: pointer; }
+.ms-step:active { transform: scale(0.98); }
+.ms-step:disabled { opacity: .65; cursor: not-allowed; pointer-events: none; }
+"""
 _SMALL_LABEL = [":host label { font-size: 11px; color: #6b7280; }"]
 WIDTH = 280
 
@@ -116,6 +129,68 @@ def _note(text: str, **params) -> pn.pane.HTML:
     return pn.pane.HTML(
         f'<div class="ms-note">{text}</div>', stylesheets=[_CSS], margin=(0, 10), **params
     )
+
+
+# LayerTable's rows, drawn in the browser from its ``rows`` (text set as text, not markup)
+_DRAW_LAYER_ROWS = """
+const element = (tag, cls, text) => {
+  const el = document.createElement(tag);
+  el.className = cls;
+  if (text !== undefined) el.textContent = text;
+  return el;
+};
+layers.replaceChildren(...data.rows.map((row, k) => {
+  const label = element("div", "ms-layer");
+  label.title = row.hint;
+  const swatch = element("span", "swatch");
+  swatch.style.background = row.color;
+  label.append(swatch, `${row.name} `, element("span", "size", row.size));
+  const count = element("div", "ms-count", String(row.count));
+  count.dataset.testid = `cores-${k}`;
+  const step = (text, delta, enabled, what) => {
+    const button = element("button", "ms-step", text);
+    button.value = `${k}:${delta}`;
+    button.title = `one core ${what} for ${row.name}`;
+    button.disabled = !enabled;
+    return button;
+  };
+  const line = element("div", "ms-layer-row");
+  line.append(label, count, step("−", -1, row.fewer, "fewer"), step("+", 1, row.more, "more"));
+  return line;
+}));
+"""
+
+
+class LayerTable(ReactiveHTML):
+    """The rows of "Cores per layer" in one Bokeh model, drawn in the browser: each layer's
+    colour, name and size, its core count, and its − and + buttons (their titles say what
+    they do).
+
+    A row of Panel widgets per layer (label, count, two buttons and their tooltips) was
+    about nine Bokeh models, built and sent with every page: 0.3 s of an 8-chip board's
+    page. ``on_press(population, delta)`` is called when − (-1) or + (+1) is clicked; a
+    disabled button cannot be.
+    """
+
+    rows = param.List(
+        default=[], item_type=dict,
+        doc="per layer: name, size and hint (the label and its title), color, count, and "
+        "fewer and more (whether − and + are enabled)",
+    )  # fmt: skip
+
+    _template = '<div id="layers" onclick="${_click}"></div>'
+    _scripts = {"render": _DRAW_LAYER_ROWS, "rows": _DRAW_LAYER_ROWS}  # drawn, then redrawn
+
+    def __init__(self, on_press=None, **params):
+        super().__init__(stylesheets=[_CSS, _LAYER_CSS], **params)
+        self.on_press = on_press
+
+    def _click(self, event) -> None:
+        # a click anywhere in the rows; a button's ``value`` says which layer and which way
+        value = str((event.data.get("target") or {}).get("value") or "")
+        press = re.fullmatch(r"(\d+):(-1|1)", value)
+        if press is not None and self.on_press is not None:
+            self.on_press(int(press[1]), int(press[2]))
 
 
 class ControlsView(pn.viewable.Viewer):
@@ -170,7 +245,8 @@ class ControlsView(pn.viewable.Viewer):
         self.reset_button = pn.widgets.Button(
             label="Reset to", width=WIDTH - 160, description="Place the starting partition again"
         )
-        self._layer_rows = pn.Column(margin=0)
+        self._layer_rows = LayerTable(on_press=self._press, width=WIDTH, margin=0)
+        self._layer_labels: list[dict] = []  # per layer: its name, size, hint and colour
         self._layer_note = LiveHTML(css=_CSS, margin=(0, 10), div_params={"width": WIDTH})
         self._layers_of = None  # the network the rows were built for
 
@@ -208,6 +284,10 @@ class ControlsView(pn.viewable.Viewer):
 
     def change_cores(self, population: int, delta: int) -> bool:
         return run_action(self.state.change_layer_cores, population, delta, notify=self.notify)
+
+    def _press(self, population: int, delta: int) -> None:
+        if population < len(self._layer_labels):  # a row of the network shown
+            self.change_cores(population, delta)
 
     def _mapping_file(self) -> io.StringIO:
         return io.StringIO(self.state.mapping_json())
@@ -271,17 +351,21 @@ class ControlsView(pn.viewable.Viewer):
             "keeps its cores.</div>"
         )
         sizes = s.network.population_sizes
-        for k, (count_pane, minus, plus) in enumerate(self._layer_widgets):
+        rows = []
+        for k, label in enumerate(self._layer_labels):
             n = int(counts[k])
-            count_pane.object = f'<div class="ms-count" data-testid="cores-{k}">{n}</div>'
             source = s.network.spike_source[k]  # no cores to give or take
-            minus.disabled = n <= 1 or source
-            plus.disabled = n >= int(sizes[k]) or free <= 0 or source
+            rows.append({
+                **label, "count": n, "fewer": not (n <= 1 or source),
+                "more": not (n >= int(sizes[k]) or free <= 0 or source),
+            })  # fmt: skip
+        if self._layer_rows.rows != rows:  # a swap changes no count: nothing to send
+            self._layer_rows.rows = rows
 
     def _build_layer_rows(self) -> None:
         net = self.state.network
         colors = population_colors(net.n_populations)
-        rows, self._layer_widgets = [], []
+        self._layer_labels = []
         nir = net.params.get("nir", {})  # a NIR graph's node types and shapes
         for k, name in enumerate(net.population_names):
             node = nir.get(name)
@@ -291,26 +375,9 @@ class ControlsView(pn.viewable.Viewer):
             hint = f"{name}: {size}" + (
                 " (a spike source: no cores; its spikes enter at the input port)" if source else ""
             )  # the whole line, where a long shape is cut short
-            label = pn.pane.HTML(
-                f'<div class="ms-layer" title="{escape(hint)}"><span class="swatch" '
-                f'style="background:{colors[k]}"></span>{escape(name)} <span class="size">'
-                f"{escape(size)}</span></div>",
-                stylesheets=[_CSS], width=160, margin=(6, 0, 0, 10),
-            )  # fmt: skip
-            count = LiveHTML(css=_CSS, margin=(5, 6, 0, 0), div_params={"width": 32})
-            minus = pn.widgets.Button(
-                label="−", width=30, height=26, margin=(2, 2), stylesheets=_SMALL_BUTTON,
-                description=f"one core fewer for {name}",
-            )  # fmt: skip
-            plus = pn.widgets.Button(
-                label="+", width=30, height=26, margin=(2, 2), stylesheets=_SMALL_BUTTON,
-                description=f"one core more for {name}",
-            )  # fmt: skip
-            minus.on_click(lambda _, k=k: self.change_cores(k, -1))
-            plus.on_click(lambda _, k=k: self.change_cores(k, +1))
-            self._layer_widgets.append((count, minus, plus))
-            rows.append(pn.Row(label, count, minus, plus, margin=0))
-        self._layer_rows.objects = rows
+            self._layer_labels.append(
+                {"name": name, "size": size, "hint": hint, "color": colors[k]}
+            )
         self._layers_of = net
 
     def __panel__(self):

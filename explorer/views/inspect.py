@@ -18,7 +18,7 @@ import panel as pn
 import param
 from bokeh.models.widgets.tables import NumberFormatter
 
-from explorer.views._page import LiveHTML
+from explorer.views._page import LiveHTML, fill_when_shown
 
 __all__ = ["InspectView", "flow_frame"]
 
@@ -71,10 +71,9 @@ class InspectView(pn.viewable.Viewer):
             width=140, margin=(4, 10), variant="outline",
         )  # fmt: skip
         self._clear.on_click(lambda _: self.mesh.clear_inspection())
-        self._layout = pn.Column(
-            self._header, pn.Row(self._clear, self._download), self._tables, visible=False,
-            margin=0,
-        )  # fmt: skip
+        self._layout = pn.Column(visible=False, margin=0)  # filled at the first inspection
+        fill_when_shown(self._layout, [self._header, pn.Row(self._clear, self._download),
+                                       self._tables])  # fmt: skip
         self.mesh.param.watch(self._render, "inspection")
         self._render()
 

@@ -23,12 +23,15 @@ from html import escape
 import numpy as np
 import panel as pn
 import param
+from bokeh.core.properties import field
 from bokeh.events import Tap
 from bokeh.models import (
     BasicTicker,
     ColorBar,
     ColumnDataSource,
+    CustomJSHover,
     FixedTicker,
+    Grid,
     HoverTool,
     LabelSet,
     Legend,
@@ -37,23 +40,34 @@ from bokeh.models import (
     NumeralTickFormatter,
     PointDrawTool,
     Range1d,
+    Rect,
     SaveTool,
+    Scatter,
+    Segment,
 )
 from bokeh.plotting import figure
 from bokeh.transform import transform
 
 from engine.cost import Evaluation
 from engine.errors import MeshScopeError
-from engine.hardware import Hardware
+from engine.hardware import LINK_KINDS, Hardware
 from engine.network import Network
 from explorer.state import ExplorerState, Inspection
-from explorer.views._page import ICONS, LiveHTML, in_document, notify_error, run_action
+from explorer.views._page import (
+    ICONS,
+    LiveHTML,
+    fill_when_shown,
+    in_document,
+    notify_error,
+    run_action,
+)
 from explorer.views.inspect import InspectView
 from explorer.views.mesh_columns import (
     BOTTLENECK_COLOR,
     COLOR_MODES,
     EMPTY_COLOR,
     IDLE_COLOR,
+    LINK_DIRECTIONS,
     LOAD_PALETTE,
     MESH_PAD,
     ROUTER_SIZE,
@@ -74,6 +88,7 @@ from explorer.views.mesh_columns import (
     link_columns,
     link_loads_frame,
     load_colors,
+    node_address_parts,
     population_colors,
     router_columns,
 )
@@ -88,14 +103,18 @@ _CORE_DRAWN = ("x", "y", "core", "layer", "placed")  # numbers: coloured in the 
 # columns that change with the mapping; the others (geometry, names) are sent once
 _CORE_DRAWN_DYNAMIC = ("x", "y", "layer", "placed")
 _CORE_INFO_DYNAMIC = (
-    "partition", "population_id", "population", "neurons", "dendops", "synops",
-    "synmem_reads", "t_dendops_us", "t_synops_us", "t_synmem_us",
+    "partition", "population_id", "neurons", "dendops", "synops", "synmem_reads",
+    "t_dendops_us", "t_synops_us", "t_synmem_us",
 )  # fmt: skip
-_CORE_INFO = ("x", "y", "core", "address", *_CORE_INFO_DYNAMIC)
+_CORE_INFO = ("x", "y", "core", *_CORE_INFO_DYNAMIC)
 _LINK_DYNAMIC = (
     "messages", "utilization", "value", "color", "width", "width_px", "arrow_px", "loaded",
-    "sim_flits", "sim_busy", "sim_buffer", "sim_text",
+    "sim_flits", "sim_busy", "sim_buffer",
 )  # fmt: skip
+# What the tooltips show as text goes as numbers, written out in the browser
+# (``_tooltip_formats``): a column of 3,000 strings took the page ~10 ms to send and read.
+_LINK_TEXT = ("kind", "direction", "src", "dst", "sim_text")
+_SIM_COLUMNS = ("sim_flits", "sim_busy", "sim_buffer")  # NaN (not simulated) sent as -1
 
 
 PORT_COLOR = "#0b7a3e"  # the input port's outline
@@ -116,6 +135,14 @@ def core_color_mappers(network: Network) -> tuple[LinearColorMapper, LinearColor
     )
     line = LinearColorMapper(palette=["#c8c8c8", "#ffffff"], low=-0.5, high=1.5)
     return fill, line
+
+
+def _draw(p, source: ColumnDataSource, glyph, **renderer):
+    """``glyph`` of ``source`` on ``p``, one renderer: without the non-selection and muted
+    copies of the glyph that ``p.scatter`` and the like add (two more models a renderer,
+    built and sent per session). Nothing on the mesh is muted, and no source drawn this way
+    is ever selected (the dragged cores' renderer has no selection look either)."""
+    return p.add_glyph(source, glyph, **renderer)
 
 
 def _pixels_per_router(hardware: Hardware, max_width=640, max_height=720) -> float:
@@ -146,6 +173,8 @@ class _MeshSources:
         self.color_by = color_by
         self.simulated = simulated
         self._sim_sent = None  # the simulated figures whose columns the browser has
+        # the links' tooltip line of the simulated step, from the sim_ columns
+        self.sim_format = CustomJSHover(args={"capacity": ""}, code=_SIM_TEXT)
         self.update(hardware, network, evaluation, full=True, simulated=simulated)
 
     def update(
@@ -174,6 +203,12 @@ class _MeshSources:
         if simulated is self._sim_sent and not full:  # the same figures: not sent again
             dynamic_links = tuple(k for k in _LINK_DYNAMIC if not k.startswith("sim_"))
         self._sim_sent = simulated
+        if simulated is not None:  # the capacity the tooltips write (as sim_text does)
+            capacity = f"{simulated.get('buffer_capacity', 0)}"
+            if self.sim_format.args.get("capacity") != capacity:
+                self.sim_format.args = {"capacity": capacity}
+        links = {k: v for k, v in links.items() if k not in _LINK_TEXT}
+        links.update({k: np.nan_to_num(links[k], nan=-1.0) for k in _SIM_COLUMNS})
         parts = [(self.links, links, dynamic_links)]
         if not links_only:
             info = core_columns(hardware, network, evaluation)
@@ -242,69 +277,73 @@ def mesh_figure(
         p.title.text_color = "#4b5563"
 
     routers = ColumnDataSource(router_columns(hardware))
-    p.rect(
-        "x", "y", width=TILE_SIZE, height=TILE_SIZE, source=routers, fill_color="#eef1f5",
+    _draw(p, routers, Rect(
+        x="x", y="y", width=TILE_SIZE, height=TILE_SIZE, fill_color="#eef1f5",
         line_color="#dde2e8", border_radius=max(2, int(0.08 * ppr)),
-    )  # fmt: skip
+    ))  # fmt: skip
     if hardware.n_chips > 1:
         _draw_chips(p, hardware)
-    p.scatter(
-        "x", "y", source=routers, marker="square",
-        size=max(3.0, ROUTER_SIZE * ppr), fill_color="#3d3d3d", line_color=None,
-    )  # fmt: skip
-    halo = p.segment(
-        "x0", "y0", "x1", "y1", source=sources.bottleneck, name="bottleneck",
-        line_color=BOTTLENECK_COLOR,
+    _draw(p, routers, Scatter(
+        x="x", y="y", marker="square", size=max(3.0, ROUTER_SIZE * ppr),
+        fill_color="#3d3d3d", line_color=None,
+    ))  # fmt: skip
+    halo = _draw(p, sources.bottleneck, Segment(
+        x0="x0", y0="y0", x1="x1", y1="y1", line_color=BOTTLENECK_COLOR,
         line_width=link_px * 4.5, line_alpha=0.45, line_cap="round",
-    )  # fmt: skip
-    links = p.segment(
-        "x0", "y0", "x1", "y1", source=sources.links, name="links", line_color="color",
-        line_width="width_px", line_dash="dash",
-    )  # fmt: skip
+    ), name="bottleneck")  # fmt: skip
+    links = _draw(p, sources.links, Segment(
+        x0="x0", y0="y0", x1="x1", y1="y1", line_color="color", line_width="width_px",
+        line_dash="dash",
+    ), name="links")  # fmt: skip
     sources.link_glyph = links.glyph
-    p.segment(
-        "x0", "y0", "x1", "y1", source=sources.highlight, name="highlight",
-        line_color=HIGHLIGHT_COLOR, line_width=link_px * 3.2, line_alpha=0.85, line_cap="round",
-    )  # fmt: skip
-    p.scatter(
-        "xm", "ym", source=sources.links, marker="triangle", angle="angle", size="arrow_px",
-        fill_color="color", line_color=None,
-    )  # fmt: skip
+    _draw(p, sources.highlight, Segment(
+        x0="x0", y0="y0", x1="x1", y1="y1", line_color=HIGHLIGHT_COLOR,
+        line_width=link_px * 3.2, line_alpha=0.85, line_cap="round",
+    ), name="highlight")  # fmt: skip
+    _draw(p, sources.links, Scatter(
+        x="xm", y="ym", marker="triangle", angle="angle", size="arrow_px", fill_color="color",
+        line_color=None,
+    ))  # fmt: skip
     side = core_size(hardware.cores_per_router) * ppr
-    p.scatter(
-        "x", "y", source=sources.bottleneck_core, name="bottleneck_core", marker="square",
-        size=side + max(6.0, 0.08 * ppr), fill_color=None, line_color=BOTTLENECK_COLOR,
-        line_width=max(2.5, 0.035 * ppr),
-    )  # fmt: skip
+    _draw(p, sources.bottleneck_core, Scatter(
+        x="x", y="y", marker="square", size=side + max(6.0, 0.08 * ppr), fill_color=None,
+        line_color=BOTTLENECK_COLOR, line_width=max(2.5, 0.035 * ppr),
+    ), name="bottleneck_core")  # fmt: skip
     fill, line = core_color_mappers(network)
-    cores = p.scatter(
-        "x", "y", source=sources.cores, name="cores", marker="square", size=side,
-        fill_color=transform("layer", fill), line_color=transform("placed", line), line_width=1,
-    )  # fmt: skip
+    cores = _draw(p, sources.cores, Scatter(
+        x="x", y="y", marker="square", size=side, fill_color=transform("layer", fill),
+        line_color=transform("placed", line), line_width=1,
+    ), name="cores")  # fmt: skip
     if network.has_spike_sources:  # where the spike sources' messages enter the mesh
         px, py = core_positions(hardware)
         c = hardware.input_core
-        p.scatter(
-            x=[float(px[c])], y=[float(py[c])], name="input_port", marker="diamond",
-            size=side * 1.7, fill_color=None, line_color=PORT_COLOR, line_width=2.5,
-        )  # fmt: skip
+        port = ColumnDataSource({"x": [float(px[c])], "y": [float(py[c])]})
+        _draw(p, port, Scatter(
+            x="x", y="y", marker="diamond", size=side * 1.7, fill_color=None,
+            line_color=PORT_COLOR, line_width=2.5,
+        ), name="input_port")  # fmt: skip
     cores.selection_glyph = None  # a dragged core keeps its look;
     cores.nonselection_glyph = None  # the others are not dimmed
-    info = p.scatter(
-        "x", "y", source=sources.core_info, name="core_info", marker="square", size=side,
-        fill_alpha=0, line_alpha=0,
-    )  # fmt: skip
+    info = _draw(p, sources.core_info, Scatter(
+        x="x", y="y", marker="square", size=side, fill_alpha=0, line_alpha=0,
+    ), name="core_info")  # fmt: skip
     drag = PointDrawTool(
         renderers=[cores], add=False, drag=True,
         description="Drag a core onto another slot (swap or move)",
     )  # fmt: skip
+    core_formats, link_formats = _tooltip_formats(hardware, network, sources)
     p.add_tools(
         drag,
-        HoverTool(renderers=[info], tooltips=_CORE_TOOLTIPS),
-        HoverTool(renderers=[links, halo], line_policy="interp", tooltips=_LINK_TOOLTIPS),
-    )
+        HoverTool(renderers=[info], tooltips=_CORE_TOOLTIPS, formatters=core_formats),
+        HoverTool(
+            renderers=[links, halo], line_policy="interp", tooltips=_LINK_TOOLTIPS,
+            formatters=link_formats,
+        ),
+    )  # fmt: skip
     p.toolbar.active_drag = drag
-    p.select_one(SaveTool).filename = f"{network.name}-on-{hardware.name}"  # no prompt
+    # the toolbar's own (``p.select_one`` would walk every model of the figure to find it)
+    save = next(t for t in p.toolbar.tools if isinstance(t, SaveTool))
+    save.filename = f"{network.name}-on-{hardware.name}"  # no prompt
     p.add_layout(_legend(p, network, link_px), "right")
     title_text, fmt = COLOR_MODES[color_by]
     sources.color_bar = ColorBar(
@@ -319,8 +358,8 @@ def mesh_figure(
 
 
 _CORE_TOOLTIPS = [
-    ("core", "@address (id @core)"),
-    ("population", "@population"),
+    ("core", "@core{core} (id @core)"),
+    ("population", "@population_id{name}"),
     ("partition", "@partition"),
     ("neurons", "@neurons{0,0}"),
     ("DendOps / step", "@dendops{0,0}"),
@@ -331,20 +370,69 @@ _CORE_TOOLTIPS = [
     ("SynMem term", "@t_synmem_us{0.000} µs"),
 ]
 _LINK_TOOLTIPS = [
-    ("link", "@kind @direction (id @link)"),
-    ("from → to", "@src → @dst"),
+    ("link", "@kind_code{name} @direction_code{name} (id @link)"),
+    ("from → to", "@src_node{node} → @dst_node{node}"),
     ("messages / step", "@messages{0,0.0}"),
     ("utilization", "@utilization{0.0%}"),
-    ("simulated", "@sim_text"),
+    ("simulated", "@sim_flits{flits}@sim_busy{busy}@sim_buffer{buffer}"),
 ]
+
+# A node's address as ``mesh_columns`` writes it: "(chip, x, y)" for a router, "(chip, x,
+# y, slot)" for a core; the value is a node ({node}) or a core id ({core}).
+_ADDRESS = """
+const i = format == "core" ? value + routers : value;
+const parts = [chip[i], x[i], y[i]];
+if (slot[i] >= 0) parts.push(slot[i]);
+return `(${parts.join(", ")})`;
+"""
+# ``mesh_columns.simulated_link_columns``' sim_text, from the sim_ columns (-1: none)
+_SIM_TEXT = """
+if (format == "flits") {
+  return value < 0 ? "not simulated yet" : `${Math.round(value).toLocaleString("en-US")} flits`;
+}
+if (value < 0) return "";
+if (format == "busy") {  // a whole per cent, a tie to the even one as Python's format does
+  const p = value * 100;
+  let r = Math.round(p);
+  if (r - p == 0.5 && r % 2 != 0) r -= 1;
+  return `, busy ${r}%`;
+}
+return `, buffer peak ${Math.round(value)} of ${capacity}`;
+"""
+
+
+def _tooltip_formats(hardware: Hardware, network: Network, sources: _MeshSources):
+    """The formatters of ``_CORE_TOOLTIPS`` and ``_LINK_TOOLTIPS``: names and addresses
+    looked up in the browser from the numbers the sources carry."""
+    chip, x, y, slot = node_address_parts(hardware)
+    address = CustomJSHover(
+        args={"chip": chip, "x": x, "y": y, "slot": slot, "routers": hardware.n_routers},
+        code=_ADDRESS,
+    )  # fmt: skip
+
+    def names(values) -> CustomJSHover:  # value k: the k-th name (-1: the last)
+        return CustomJSHover(args={"names": list(values)}, code="return names.at(value)")
+
+    core_formats = {
+        "@core": address,
+        "@population_id": names([*network.population_names, "empty"]),
+    }
+    link_formats = {
+        "@kind_code": names(LINK_KINDS),
+        "@direction_code": names(LINK_DIRECTIONS),
+        "@src_node": address,
+        "@dst_node": address,
+        **{f"@{k}": sources.sim_format for k in _SIM_COLUMNS},
+    }
+    return core_formats, link_formats
 
 
 def _draw_chips(p, hardware: Hardware) -> None:
     chips = ColumnDataSource(chip_columns(hardware))
-    p.rect(
-        "x", "y", "width", "height", source=chips, fill_color=None, line_color="#5b6b7c",
+    _draw(p, chips, Rect(
+        x="x", y="y", width="width", height="height", fill_color=None, line_color="#5b6b7c",
         line_width=2, line_dash="dashed",
-    )  # fmt: skip
+    ))  # fmt: skip
     p.add_layout(
         LabelSet(
             x="label_x", y="label_y", text="label", source=chips, text_font_size="11px",
@@ -355,7 +443,7 @@ def _draw_chips(p, hardware: Hardware) -> None:
 
 
 def _style_axes(p, gw: int, gh: int) -> None:
-    p.xgrid.visible = p.ygrid.visible = False
+    p.center = [r for r in p.center if not isinstance(r, Grid)]  # no grid: not even hidden
     p.xaxis.axis_label, p.yaxis.axis_label = "router x", "router y"
     for axis, n in ((p.xaxis, gw), (p.yaxis, gh)):
         axis.ticker = FixedTicker(ticks=list(range(0, n, max(1, n // 16))))
@@ -378,32 +466,38 @@ def _legend(p, network: Network, link_px: float) -> Legend:
         f"{name} (spike source: from the input port)" if source else name
         for name, source in zip(network.population_names, network.spike_source, strict=True)
     ] + ["empty core"]
-    # one stand-in renderer for every population, a row each (``LegendItem.index``): a
-    # renderer is several Bokeh models, built per session (12 layers cost 0.2 s apiece)
-    stand_ins = p.rect(
+    # one stand-in renderer for every population, a row each, and one source for every
+    # stand-in: a renderer is several Bokeh models, built per session (12 layers cost 0.2 s
+    # apiece), and a source three more
+    points = ColumnDataSource({
+        "x": nan * len(colors), "y": nan * len(colors), "fill": colors,
+        "line": ["#c8c8c8" if c == EMPTY_COLOR else c for c in colors], "label": labels,
+    })  # fmt: skip
+    stand_ins = _draw(p, points, Rect(
         x="x", y="y", width=1, height=1, fill_color="fill", line_color="line",
-        source=ColumnDataSource({
-            "x": nan * len(colors), "y": nan * len(colors), "fill": colors,
-            "line": ["#c8c8c8" if c == EMPTY_COLOR else c for c in colors],
-        }),
-    )  # fmt: skip
-    items += [
-        LegendItem(label=label, renderers=[stand_ins], index=i) for i, label in enumerate(labels)
-    ]
-    idle = p.segment(x0=nan, y0=nan, x1=nan, y1=nan, line_color=IDLE_COLOR, line_width=link_px)
-    hot = p.segment(
-        x0=nan, y0=nan, x1=nan, y1=nan, line_color=BOTTLENECK_COLOR, line_alpha=0.45,
-        line_width=link_px * 3, line_cap="round",
-    )  # fmt: skip
-    hot_core = p.scatter(
-        x=nan, y=nan, marker="square", size=12, fill_color=None,
-        line_color=BOTTLENECK_COLOR, line_width=2.5,
-    )  # fmt: skip
+    ))  # fmt: skip
+    if len(set(labels)) == len(labels):  # one item: an entry per label, drawn as its row
+        items.append(LegendItem(label=field("label"), renderers=[stand_ins]))
+    else:  # an entry per row (one item each: the same labels would make one entry)
+        items += [
+            LegendItem(label=label, renderers=[stand_ins], index=i)
+            for i, label in enumerate(labels)
+        ]
+    ends = {"x0": "x", "y0": "y", "x1": "x", "y1": "y"}
+    idle = _draw(p, points, Segment(**ends, line_color=IDLE_COLOR, line_width=link_px))
+    hot = _draw(p, points, Segment(
+        **ends, line_color=BOTTLENECK_COLOR, line_alpha=0.45, line_width=link_px * 3,
+        line_cap="round",
+    ))  # fmt: skip
+    hot_core = _draw(p, points, Scatter(
+        x="x", y="y", marker="square", size=12, fill_color=None, line_color=BOTTLENECK_COLOR,
+        line_width=2.5,
+    ))  # fmt: skip
     if network.has_spike_sources:
-        port = p.scatter(
-            x=nan, y=nan, marker="diamond", size=14, fill_color=None, line_color=PORT_COLOR,
+        port = _draw(p, points, Scatter(
+            x="x", y="y", marker="diamond", size=14, fill_color=None, line_color=PORT_COLOR,
             line_width=2.5,
-        )  # fmt: skip
+        ))  # fmt: skip
         items.append(LegendItem(label="input port (spike sources enter)", renderers=[port]))
     items += [
         LegendItem(label="idle link", renderers=[idle]),
@@ -485,9 +579,8 @@ class MeshView(pn.viewable.Viewer):
             description="stop showing the mapping picked on the Evolution tab",
         )  # fmt: skip
         self._unpick.on_click(lambda event: run_action(self.state.pick, None, notify=self.notify))
-        self._search_row = pn.Row(
-            self._follow, self._adopt, self._unpick, self._banner, visible=False
-        )
+        self._search_row = pn.Row(visible=False)  # the search's: filled when first shown
+        fill_when_shown(self._search_row, [self._follow, self._adopt, self._unpick, self._banner])
         # boards of several chips: an overview to jump to one chip, and back to the board
         self._chips = ColumnDataSource()
         self._chips.selected.on_change("indices", self._on_chip_tap)
@@ -635,8 +728,8 @@ class MeshView(pn.viewable.Viewer):
             x_range=Range1d(-0.6, hardware.grid_width - 0.4),
             y_range=Range1d(hardware.grid_height - 0.4, -0.6), tools="tap",
             toolbar_location=None, min_border=0, outline_line_color=None,
+            x_axis_type=None, y_axis_type=None,  # no axes nor grids: not even hidden ones
         )  # fmt: skip
-        p.axis.visible = p.grid.visible = False
         rects = p.rect(
             "x", "y", "width", "height", source=self._chips, fill_color="color",
             line_color="#5b6b7c", name="chips", selection_line_width=3,

@@ -32,6 +32,7 @@ __all__ = [
     "simulated_link_columns",
     "EMPTY_COLOR",
     "IDLE_COLOR",
+    "LINK_DIRECTIONS",
     "LOAD_PALETTE",
     "POPULATION_PALETTE",
     "bottleneck_columns",
@@ -49,6 +50,7 @@ __all__ = [
     "link_columns",
     "link_geometry",
     "load_colors",
+    "node_address_parts",
     "population_colors",
     "router_columns",
     "srgb_to_lab",
@@ -97,6 +99,8 @@ COLOR_MODES = {
     "buffer": ("fullest input buffer (flits)", "0,0"),
 }
 SIMULATED_MODES = ("flits", "busy", "buffer")  # read from StepResult.link_figures()
+# what ``link_geometry``'s ``direction_code`` names: a router link's, then a core link's
+LINK_DIRECTIONS = (*DIRECTIONS, "into core", "out of core")
 
 
 # ------------------------------------------------------------------ column builders
@@ -293,22 +297,39 @@ def router_columns(hardware: Hardware) -> dict[str, np.ndarray]:
     return {"x": gx.astype(float), "y": gy.astype(float), "router": r, "chip": chip}
 
 
-def _address_text(addresses) -> np.ndarray:
-    return np.array(["(" + ", ".join(str(int(v)) for v in a) + ")" for a in addresses])
-
-
 @lru_cache(maxsize=8)
-def _core_addresses(hardware: Hardware) -> np.ndarray:
-    ct = hardware.core_table
-    return _address_text(zip(ct["chip"], ct["x"], ct["y"], ct["slot"], strict=True))
-
-
-@lru_cache(maxsize=8)
-def _router_addresses(hardware: Hardware) -> np.ndarray:
+def node_address_parts(hardware: Hardware) -> tuple[np.ndarray, ...]:
+    """``(chip, x, y, slot)`` of every node a link joins, routers first (node = router id,
+    slot -1), then cores (node = ``n_routers`` + core id): a node's address is
+    ``(chip, x, y)`` for a router, ``(chip, x, y, slot)`` for a core."""
     r = np.arange(hardware.n_routers)
     gx, gy = r % hardware.grid_width, r // hardware.grid_width
     chip = (gy // hardware.height) * hardware.chips_x + gx // hardware.width
-    return _address_text(zip(chip, gx % hardware.width, gy % hardware.height, strict=True))
+    ct = hardware.core_table
+    parts = (
+        np.concatenate([chip, ct["chip"]]),
+        np.concatenate([gx % hardware.width, ct["x"]]),
+        np.concatenate([gy % hardware.height, ct["y"]]),
+        np.concatenate([np.full(r.size, -1), ct["slot"]]),
+    )
+    return tuple(np.asarray(a, dtype=np.int32) for a in parts)
+
+
+@lru_cache(maxsize=8)
+def _node_addresses(hardware: Hardware) -> np.ndarray:
+    """The address of every node (``node_address_parts``) as the tooltips write it."""
+    return np.array([
+        "(" + ", ".join(str(int(v)) for v in (c, x, y, *([s] if s >= 0 else []))) + ")"
+        for c, x, y, s in zip(*(a.tolist() for a in node_address_parts(hardware)), strict=True)
+    ])  # fmt: skip
+
+
+def _core_addresses(hardware: Hardware) -> np.ndarray:
+    return _node_addresses(hardware)[hardware.n_routers :]
+
+
+def _router_addresses(hardware: Hardware) -> np.ndarray:
+    return _node_addresses(hardware)[: hardware.n_routers]
 
 
 def core_columns(
@@ -420,15 +441,17 @@ def link_geometry(hardware: Hardware) -> dict[str, np.ndarray]:
     x0[core_link], y0[core_link] = rx + t_start * ux + ox, ry + t_start * uy + oy
     x1[core_link], y1[core_link] = rx + t_end * ux + ox, ry + t_end * uy + oy
 
-    direction = np.empty(ids.size, dtype=object)
-    direction[mesh] = np.asarray(DIRECTIONS, dtype=object)[d]
-    direction[core_link] = np.where(outward, "into core", "out of core")
-    routers = _router_addresses(hardware)
-    cores = _core_addresses(hardware)
-    src = routers[lt["src_router"][ids]].astype(object)  # object: a core's address is longer
-    dst = routers[np.maximum(lt["dst_router"][ids], 0)].astype(object)
-    src[core_link] = np.where(outward, src[core_link], cores[core])
-    dst[core_link] = np.where(outward, cores[core], dst[core_link])
+    # what the tooltips name, as numbers (``LINK_KINDS``, ``LINK_DIRECTIONS``, the nodes of
+    # ``node_address_parts``: the page looks the names up), and as text
+    direction_code = np.empty(ids.size, dtype=np.int8)
+    direction_code[mesh] = d
+    direction_code[core_link] = np.where(outward, len(DIRECTIONS), len(DIRECTIONS) + 1)
+    src_node = lt["src_router"][ids].astype(np.int32)
+    dst_node = np.maximum(lt["dst_router"][ids], 0).astype(np.int32)
+    core_node = (hardware.n_routers + core).astype(np.int32)
+    src_node[core_link] = np.where(outward, src_node[core_link], core_node)
+    dst_node[core_link] = np.where(outward, core_node, dst_node[core_link])
+    addresses = _node_addresses(hardware).astype(object)
     return {
         "x0": x0,
         "y0": y0,
@@ -440,9 +463,13 @@ def link_geometry(hardware: Hardware) -> dict[str, np.ndarray]:
         "angle": np.arctan2(-(y1 - y0), x1 - x0) - np.pi / 2,
         "link": ids,
         "kind": np.asarray(LINK_KINDS, dtype=object)[kind],
-        "direction": direction,
-        "src": src,
-        "dst": dst,
+        "direction": np.asarray(LINK_DIRECTIONS, dtype=object)[direction_code],
+        "src": addresses[src_node],
+        "dst": addresses[dst_node],
+        "kind_code": kind.astype(np.int8),
+        "direction_code": direction_code,
+        "src_node": src_node,
+        "dst_node": dst_node,
         "dash": np.where(kind == OFF_CHIP, "dashed", "solid"),
         "on_mesh": (kind == ROUTER) | (kind == OFF_CHIP),
     }

@@ -8,6 +8,7 @@ import numpy as np
 import panel as pn
 import pytest
 from bokeh.models import Div
+from panel.models.reactive_html import DOMEvent
 
 from engine.errors import SpecError
 from engine.hardware import preset_names
@@ -16,8 +17,16 @@ from engine.placement import placers
 from engine.specs import demo_files
 from engine.workloads import workloads
 from explorer.access import ClientAccess
-from explorer.app import SnapshotStore, build_app, session_state, tabs, websocket_origins
+from explorer.app import (
+    SnapshotStore,
+    build_app,
+    lazy_tabs,
+    session_state,
+    tabs,
+    websocket_origins,
+)
 from explorer.state import ExplorerState
+from explorer.views._page import fill_when_shown
 from explorer.views.controls import (
     ControlsView,
     download_name,
@@ -169,6 +178,43 @@ def test_build_app_shows_the_demo():
         "Pareto",
         "Mosaic",
     ]
+
+
+def test_a_hidden_tab_is_built_when_first_shown_and_once():
+    built = []
+
+    def view(name):
+        def build():
+            built.append(name)
+            return pn.pane.HTML(name)
+
+        return build
+
+    page_tabs = lazy_tabs([("A", pn.pane.HTML("a")), ("B", view("b")), ("C", view("c"))])
+    assert built == [] and isinstance(page_tabs[2], pn.Spacer)
+    page_tabs.active = 2  # what a click on its title does
+    assert built == ["c"] and page_tabs[2].object == "c"
+    assert page_tabs._names == ["A", "B", "C"]
+    page_tabs.active = 0
+    page_tabs.active = 2
+    assert built == ["c"]
+    lazy_tabs([("A", pn.pane.HTML("a")), ("B", view("b"))], active=1)  # shown at once: built
+    assert built == ["c", "b"]
+
+
+def test_a_hidden_part_is_filled_when_first_shown():
+    parts = [pn.pane.HTML("a"), pn.widgets.Button(label="b")]
+    hidden = pn.Row(visible=False)
+    fill_when_shown(hidden, parts)
+    assert [type(o) for o in hidden.objects] == [pn.Spacer]  # no models to build and send
+    hidden.visible = True
+    assert hidden.objects == parts
+    hidden.visible = False
+    hidden.visible = True
+    assert hidden.objects == parts
+    shown = pn.Column()
+    fill_when_shown(shown, parts)
+    assert shown.objects == parts
 
 
 def test_the_mesh_tab_comes_first():
@@ -359,21 +405,44 @@ def test_reset_to_a_heuristic(controls):
     assert len(set(routers)) == len(routers)  # spread: one partition per router
 
 
+def _click(table, value: str) -> None:
+    """What the browser sends when a click in the layer rows lands on a button of this
+    ``value`` (``"k:-1"`` for layer k's −, ``"k:1"`` for its +)."""
+    table._click(DOMEvent(None, node="layers", data={"type": "click", "target": {"value": value}}))
+
+
 def test_layer_buttons_change_a_layers_cores(controls):
     state, view, errors = controls
     counts = list(state.mapping.partition.cores_per_population)
-    count, minus, plus = view._layer_widgets[1]
-    plus.clicks += 1
+    table = view._layer_rows
+    assert [row["count"] for row in table.rows] == counts
+    assert [row["name"] for row in table.rows] == list(state.network.population_names)
+    _click(table, "1:1")
     assert list(state.mapping.partition.cores_per_population) == [
         n + (k == 1) for k, n in enumerate(counts)
     ]
-    assert f">{counts[1] + 1}<" in count.object
+    assert table.rows[1]["count"] == counts[1] + 1
+    _click(table, "1:-1")
+    assert list(state.mapping.partition.cores_per_population) == counts
     assert not errors
+    # a click beside the buttons, or a value no button has, changes nothing
+    revision = state.revision
+    for value in ("", "1:2", f"{len(counts)}:1", "x:1"):
+        _click(table, value)
+    assert state.revision == revision and not errors
     # the output layer has one core: its − is disabled, and the state refuses anyway
     out = len(counts) - 1
-    assert view._layer_widgets[out][1].disabled == (counts[out] <= 1)
+    assert table.rows[out]["fewer"] == (counts[out] > 1)
     assert not view.change_cores(out, -counts[out])
     assert "takes between 1 and" in errors[-1]
+
+
+def test_a_spike_source_row_has_no_buttons_to_press():
+    state = ExplorerState.from_specs("sparse-mlp-1", "loihi2")
+    rows = ControlsView(state=state)._layer_rows.rows
+    source = [k for k, s in enumerate(state.network.spike_source) if s]
+    assert source and all(not rows[k]["fewer"] and not rows[k]["more"] for k in source)
+    assert "source" in rows[source[0]]["size"] and "input port" in rows[source[0]]["hint"]
 
 
 def test_a_non_layered_partition_hides_the_layer_buttons(controls):

@@ -9,7 +9,7 @@ import pytest
 from bokeh.models import ColorBar, HoverTool, LinearColorMapper
 
 from engine.cost import evaluate
-from engine.hardware import CORE_TO_ROUTER, OFF_CHIP, ROUTER, ROUTER_TO_CORE
+from engine.hardware import CORE_TO_ROUTER, LINK_KINDS, OFF_CHIP, ROUTER, ROUTER_TO_CORE
 from engine.mapping import Mapping, Placement
 from engine.partition_graph import partition_graph
 from engine.placement import make_placement
@@ -20,6 +20,7 @@ from explorer.views.mesh_columns import (
     COLOR_MODES,
     EMPTY_COLOR,
     IDLE_COLOR,
+    LINK_DIRECTIONS,
     LOAD_PALETTE,
     POPULATION_PALETTE,
     bottleneck_columns,
@@ -31,6 +32,7 @@ from explorer.views.mesh_columns import (
     drop_target,
     link_columns,
     load_colors,
+    node_address_parts,
     population_colors,
     router_columns,
     srgb_to_lab,
@@ -255,6 +257,27 @@ def test_bottleneck_is_the_heaviest_link(demo_state):
 
 
 # ------------------------------------------------------------------ chips
+def test_the_tooltip_numbers_name_what_the_text_columns_say(two_chip_state):
+    """The page writes a link's kind, direction and ends, and a core's address, from these
+    numbers (``mesh._tooltip_formats``); they must say what the text columns say."""
+    hw, net, ev = two_chip_state.hardware, two_chip_state.network, two_chip_state.evaluation
+    links = link_columns(hw, ev)
+    assert list(links["kind"]) == [LINK_KINDS[k] for k in links["kind_code"]]
+    assert list(links["direction"]) == [LINK_DIRECTIONS[d] for d in links["direction_code"]]
+    chip, x, y, slot = node_address_parts(hw)
+
+    def address(node: int) -> str:  # as the page's formatter writes it
+        parts = [chip[node], x[node], y[node]] + ([slot[node]] if slot[node] >= 0 else [])
+        return f"({', '.join(str(int(v)) for v in parts)})"
+
+    assert list(links["src"]) == [address(n) for n in links["src_node"]]
+    assert list(links["dst"]) == [address(n) for n in links["dst_node"]]
+    cores = core_columns(hw, net, ev)
+    assert list(cores["address"]) == [address(hw.n_routers + c) for c in cores["core"]]
+    names = [*net.population_names, "empty"]
+    assert list(cores["population"]) == [names[p] for p in cores["population_id"]]
+
+
 def test_off_chip_links_and_chip_outlines(two_chip_state):
     hw, ev = two_chip_state.hardware, two_chip_state.evaluation
     links = link_columns(hw, ev)
@@ -380,7 +403,7 @@ def test_drop_on_an_occupied_core_swaps_and_everything_follows():
     assert fill.palette[int(data["layer"][a])] == palette[pop[8]]
     info = view._sources.core_info.data
     assert info["partition"][b] == 0 and info["partition"][a] == 8
-    assert info["population"][b] == "layer1"
+    assert state.network.population_names[info["population_id"][b]] == "layer1"
     np.testing.assert_array_equal(
         view._sources.links.data["messages"],
         link_columns(state.hardware, state.evaluation)["messages"],
@@ -435,6 +458,7 @@ def test_the_source_callback_swaps_once_and_ignores_its_own_writes():
 
 def test_a_search_followed_on_the_mesh_pauses_dragging():
     state, view, errors = _view()
+    assert not view._search_row.visible and view._adopt not in view._search_row  # until shown
     stats = partition_graph(state.network, state.hardware, state.mapping.partition)
     other = Mapping(state.mapping.partition, make_placement(stats, state.hardware, "spread-col"))
     best = evaluate(state.network, state.hardware, other)
@@ -442,6 +466,7 @@ def test_a_search_followed_on_the_mesh_pauses_dragging():
     placed = np.flatnonzero(np.asarray(view._sources.core_info.data["partition"]) >= 0)
     np.testing.assert_array_equal(np.sort(placed), np.sort(other.placement.cores))
     assert view._search_row.visible and "best mapping</b> so far" in view._banner.object
+    assert view._search_row.objects[:3] == [view._follow, view._adopt, view._unpick]
     cores = state.mapping.placement.cores
     before = state.mapping
     assert not view.drop(*_dropped(state.hardware, int(cores[0]), int(cores[8])))
@@ -525,8 +550,12 @@ def test_simulated_modes_colour_the_links_by_the_simulated_step():
     value = np.asarray(sources.links.data["value"])
     assert value.max() >= 1 and np.all(value <= sources.mapper.high)
     hottest = int(np.argmax(figures["flits"][ids]))
-    text = sources.links.data["sim_text"][hottest]
+    text = link_columns(state.hardware, state.evaluation, simulated=figures)["sim_text"][hottest]
     assert f"{figures['flits'][ids][hottest]:,} flits" in text and "buffer peak" in text
+    # the tooltip writes that line in the browser from the sim_ columns (and the capacity)
+    assert "sim_text" not in sources.links.data
+    assert sources.links.data["sim_flits"][hottest] == figures["flits"][ids][hottest]
+    assert sources.sim_format.args["capacity"] == f"{figures['buffer_capacity']}"
     cores = state.mapping.placement.cores
     state.swap_cores(int(cores[0]), int(cores[8]))  # stale until the new step arrives
     assert "before the last change" in view._caption.object

@@ -274,5 +274,5 @@ def test_the_app_offers_the_tab_and_builds_it_when_first_shown():
     state = ExplorerState.from_specs("mlp:widths=64-128-32-10", "loihi2")
     titles = dict(tabs(state))
     assert list(titles)[-1] == "Mosaic"
-    view = titles["Mosaic"].object()  # what the lazy tab builds on its first show
+    view = titles["Mosaic"]()  # what the lazy tab builds on its first show
     assert isinstance(view, MosaicView) and view.state is state and view.result is not None

@@ -71,3 +71,24 @@ def test_demo_page_shows_latency_and_draws_the_mesh(open_page, demo_url, expecte
 
     caption = page.get_by_test_id("mesh-caption")
     expect(caption).to_contain_text(f"{ev.link_messages[ev.bottleneck_link]:,.0f} messages / step")
+
+
+@pytest.mark.ui
+def test_the_layer_buttons_give_and_take_a_layers_cores(open_page, demo_url, expected):
+    network, _, ev = expected
+    page = open_page(demo_url)
+    k = int(network.core_populations[0])  # the first layer on cores
+    name = network.population_names[k]
+    count = page.get_by_test_id(f"cores-{k}")
+    before = int(count.text_content())
+    used = page.get_by_test_id("metric-cores-value")
+    expect(used).to_have_text(str(ev.cores_used))
+    page.get_by_title(f"one core more for {name}").click()
+    expect(count).to_have_text(str(before + 1))
+    expect(used).to_have_text(str(ev.cores_used + 1))
+    page.get_by_title(f"one core fewer for {name}").click()
+    expect(count).to_have_text(str(before))
+    expect(used).to_have_text(str(ev.cores_used))
+    source = network.population_names[int(np.flatnonzero(network.spike_source)[0])]
+    expect(page.get_by_title(f"one core more for {source}")).to_be_disabled()  # no cores
+    expect(page.get_by_title(f"one core fewer for {source}")).to_be_disabled()
