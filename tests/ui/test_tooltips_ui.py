@@ -103,6 +103,8 @@ def test_every_link_and_core_tooltip_reads_as_the_columns_say(page, two_chip_url
 def test_the_simulated_line_reads_as_sim_text_does(page, two_chip_url):
     open_in(page, two_chip_url)
     expect(page.get_by_test_id("metric-simulated")).to_contain_text("vs start", timeout=120_000)
+    # the card and the links' columns are separate messages: wait for the columns too
+    page.wait_for_function(f"() => ({SIMULATED})().flits.some((f) => f > 0)", timeout=60_000)
     held = page.evaluate(SIMULATED)
     ids = np.asarray(held["link"])
     figures = {"flits": np.zeros(ids.max() + 1), "busy": np.zeros(ids.max() + 1),
