@@ -419,10 +419,11 @@ def _islip_masks(req_in, req_out, n_req, n_out, st, g_at, g_step, a_at, a_step, 
             if it == 0:
                 st[_ix(g_at + b * g_step)] = _next(a, n_in)
                 st[_ix(a_at + a * a_step)] = _next(b, n_out)
-        for k in range(n_req):  # grants not accepted are released for the next iteration
+        # grants not accepted are released for the next iteration (every granted input
+        # accepted one of them, which emptied its mask)
+        for k in range(n_req):
             b = req_out[_ix(k)]
             if out_match[_ix(b)] < -1:
-                cand[_ix(n_out - 2 - out_match[_ix(b)])] = 0
                 out_match[_ix(b)] = -1
 
 
