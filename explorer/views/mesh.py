@@ -113,7 +113,7 @@ _LINK_DYNAMIC = (
 )  # fmt: skip
 # What the tooltips show as text goes as numbers, written out in the browser
 # (``_tooltip_formats``): a column of 3,000 strings took the page ~10 ms to send and read.
-_LINK_TEXT = ("kind", "direction", "src", "dst", "sim_text")
+_LINK_TEXT = ("kind", "direction", "src", "dst")
 _SIM_COLUMNS = ("sim_flits", "sim_busy", "sim_buffer")  # NaN (not simulated) sent as -1
 
 
@@ -203,7 +203,7 @@ class _MeshSources:
         if simulated is self._sim_sent and not full:  # the same figures: not sent again
             dynamic_links = tuple(k for k in _LINK_DYNAMIC if not k.startswith("sim_"))
         self._sim_sent = simulated
-        if simulated is not None:  # the capacity the tooltips write (as sim_text does)
+        if simulated is not None:  # the capacity the tooltips write
             capacity = f"{simulated.get('buffer_capacity', 0)}"
             if self.sim_format.args.get("capacity") != capacity:
                 self.sim_format.args = {"capacity": capacity}
@@ -385,7 +385,7 @@ const parts = [chip[i], x[i], y[i]];
 if (slot[i] >= 0) parts.push(slot[i]);
 return `(${parts.join(", ")})`;
 """
-# ``mesh_columns.simulated_link_columns``' sim_text, from the sim_ columns (-1: none)
+# ``mesh_columns.simulated_link_text``, from the sim_ columns (-1: none)
 _SIM_TEXT = """
 if (format == "flits") {
   return value < 0 ? "not simulated yet" : `${Math.round(value).toLocaleString("en-US")} flits`;

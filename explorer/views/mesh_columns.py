@@ -30,6 +30,7 @@ __all__ = [
     "chip_view",
     "link_loads_frame",
     "simulated_link_columns",
+    "simulated_link_text",
     "EMPTY_COLOR",
     "IDLE_COLOR",
     "LINK_DIRECTIONS",
@@ -546,27 +547,32 @@ def link_loads_frame(hardware: Hardware, evaluation: Evaluation, simulated: dict
 
 def simulated_link_columns(simulated: dict | None, ids: np.ndarray) -> dict[str, np.ndarray]:
     """The simulated figures of the links ``ids`` (NaN without a simulation; a buffer of -1:
-    the link feeds a core, not a router), and ``sim_text``, one line for a tooltip."""
+    the link feeds a core, not a router)."""
     if simulated is None:
         nan = np.full(ids.size, np.nan)
-        return {
-            "sim_flits": nan, "sim_busy": nan, "sim_buffer": nan,
-            "sim_text": np.full(ids.size, "not simulated yet", dtype=object),
-        }  # fmt: skip
+        return {"sim_flits": nan, "sim_busy": nan, "sim_buffer": nan}
     flits = simulated["flits"][ids].astype(float)
     busy = simulated["busy"][ids]
     buffer = simulated["buffer"][ids].astype(float) if "buffer" in simulated else np.full(
         ids.size, -1.0
     )  # fmt: skip
+    return {"sim_flits": flits, "sim_busy": busy, "sim_buffer": buffer}
+
+
+def simulated_link_text(simulated: dict | None, ids: np.ndarray) -> list[str]:
+    """The line a link's tooltip shows for the simulated step: the page writes it in the
+    browser from the ``sim_`` columns (``mesh._SIM_TEXT``), and this says the same in
+    Python (for a notebook, and as what the browser's text is checked against)."""
+    if simulated is None:
+        return ["not simulated yet"] * ids.size
+    c = simulated_link_columns(simulated, ids)
     top = simulated.get("buffer_capacity", 0)
-    text = [
+    return [
         f"{f:,.0f} flits, busy {b:.0%}" + (f", buffer peak {q:.0f} of {top}" if q >= 0 else "")
-        for f, b, q in zip(flits.tolist(), busy.tolist(), buffer.tolist(), strict=True)
+        for f, b, q in zip(
+            c["sim_flits"].tolist(), c["sim_busy"].tolist(), c["sim_buffer"].tolist(), strict=True
+        )
     ]
-    return {
-        "sim_flits": flits, "sim_busy": busy, "sim_buffer": buffer,
-        "sim_text": np.asarray(text, dtype=object),
-    }  # fmt: skip
 
 
 def bottleneck_columns(links: dict[str, np.ndarray], evaluation: Evaluation) -> dict:

@@ -35,6 +35,7 @@ from explorer.views.mesh_columns import (
     node_address_parts,
     population_colors,
     router_columns,
+    simulated_link_text,
     srgb_to_lab,
 )
 
@@ -550,7 +551,7 @@ def test_simulated_modes_colour_the_links_by_the_simulated_step():
     value = np.asarray(sources.links.data["value"])
     assert value.max() >= 1 and np.all(value <= sources.mapper.high)
     hottest = int(np.argmax(figures["flits"][ids]))
-    text = link_columns(state.hardware, state.evaluation, simulated=figures)["sim_text"][hottest]
+    text = simulated_link_text(figures, ids)[hottest]
     assert f"{figures['flits'][ids][hottest]:,} flits" in text and "buffer peak" in text
     # the tooltip writes that line in the browser from the sim_ columns (and the capacity)
     assert "sim_text" not in sources.links.data

@@ -10,9 +10,9 @@ from playwright.sync_api import expect
 
 from explorer.app import build_app
 from explorer.state import ExplorerState
-from explorer.views.mesh_columns import core_columns, link_geometry, simulated_link_columns
+from explorer.views.mesh_columns import core_columns, link_geometry, simulated_link_text
 
-from .conftest import open_in, served_view
+from .conftest import MESH_PLOT, open_in, served_view
 
 # two chips side by side (off-chip links), a spike source (the input port), 2 cores a router
 NETWORK, HARDWARE = "mlp:widths=64-128-32-10", "mesh:2x2x2@2x1"
@@ -21,8 +21,7 @@ NETWORK, HARDWARE = "mlp:widths=64-128-32-10", "mesh:2x2x2@2x1"
 # (``templating.replace_placeholders``, with the tool's formatters): {label: [text, ...]}.
 # With ``stub`` (columns of a few rows), those rows instead of the renderer's source.
 RENDER = """([name, stub]) => {
-  const plot = [...Bokeh.index.all_views()].find(
-    (v) => v.model.type === "Figure" && v.model.renderers.some((r) => r.name === "cores"));
+  PLOT
   const renderer = plot.model.renderers.find((r) => r.name === name);
   const hover = plot.model.toolbar.tools.find(
     (t) => t.type === "HoverTool" && t.renderers.includes(renderer));
@@ -37,12 +36,11 @@ RENDER = """([name, stub]) => {
     }
   }
   return out;
-}"""
+}""".replace("PLOT", MESH_PLOT)
 
 # The links' simulated figures as the page holds them, and the capacity it writes.
 SIMULATED = """() => {
-  const plot = [...Bokeh.index.all_views()].find(
-    (v) => v.model.type === "Figure" && v.model.renderers.some((r) => r.name === "cores"));
+  PLOT
   const data = plot.model.renderers.find((r) => r.name === "links").data_source.data;
   const hover = plot.model.toolbar.tools.find(
     (t) => t.type === "HoverTool" && t.renderers.some((r) => r.name === "links"));
@@ -50,17 +48,16 @@ SIMULATED = """() => {
   return {link: Array.from(data.link), flits: Array.from(data.sim_flits),
           busy: Array.from(data.sim_busy), buffer: Array.from(data.sim_buffer),
           capacity: map(map(hover.formatters).get("@sim_flits").args).get("capacity")};
-}"""
+}""".replace("PLOT", MESH_PLOT)
 
 # Page coordinates of the middle of row ``i`` of the links' source.
 LINK_XY = """(i) => {
-  const plot = [...Bokeh.index.all_views()].find(
-    (v) => v.model.type === "Figure" && v.model.renderers.some((r) => r.name === "cores"));
+  PLOT
   const data = plot.model.renderers.find((r) => r.name === "links").data_source.data;
   const canvas = plot.canvas_view.el.getBoundingClientRect();
   return [canvas.left + plot.frame.x_scale.compute((data.x0[i] + data.x1[i]) / 2),
           canvas.top + plot.frame.y_scale.compute((data.y0[i] + data.y1[i]) / 2)];
-}"""
+}""".replace("PLOT", MESH_PLOT)
 
 
 @pytest.fixture(scope="module")
@@ -100,7 +97,7 @@ def test_every_link_and_core_tooltip_reads_as_the_columns_say(page, two_chip_url
 
 
 @pytest.mark.ui
-def test_the_simulated_line_reads_as_sim_text_does(page, two_chip_url):
+def test_the_simulated_line_reads_as_simulated_link_text_does(page, two_chip_url):
     open_in(page, two_chip_url)
     expect(page.get_by_test_id("metric-simulated")).to_contain_text("vs start", timeout=120_000)
     # the card and the links' columns are separate messages: wait for the columns too
@@ -113,7 +110,7 @@ def test_the_simulated_line_reads_as_sim_text_does(page, two_chip_url):
         figures[key][ids] = held[key]
     assert figures["flits"].max() > 0 and (figures["buffer"][ids] < 0).any()  # core links
     shown = page.evaluate(RENDER, ["links", None])["simulated"]
-    assert shown == list(simulated_link_columns(figures, ids)["sim_text"])
+    assert shown == simulated_link_text(figures, ids)
 
     # before a step is simulated (-1 in every column), and busy shares at and near the
     # ties of whole per cents (rounded to even, as Python's format does)
@@ -124,10 +121,10 @@ def test_the_simulated_line_reads_as_sim_text_does(page, two_chip_url):
     shown = page.evaluate(RENDER, ["links", stub])["simulated"]
     flits, buffer = np.asarray(stub["sim_flits"][1:]), np.asarray(stub["sim_buffer"][1:])
     stub_ids = np.arange(n)
-    expected = simulated_link_columns(
+    expected = simulated_link_text(
         {"flits": flits, "busy": np.asarray(busy), "buffer": buffer,
          "buffer_capacity": held["capacity"]}, stub_ids,
-    )["sim_text"]  # fmt: skip
+    )  # fmt: skip
     assert shown == ["not simulated yet", *expected]
 
 
