@@ -31,11 +31,15 @@ CHROMIUM_ARGS = [
 WEBSOCKET_OPEN = "Websocket connection 0 is now open"  # what Panel logs when a session is live
 DEMO = {"network": "sparse-mlp-1", "hardware": "loihi2"}
 
+# JavaScript: the mesh figure's Bokeh view (the figure that draws the cores), as ``plot``;
+# the snippets below say ``PLOT`` where it goes
+MESH_PLOT = """const plot = [...Bokeh.index.all_views()].find(
+    (v) => v.model.type === "Figure" && v.model.renderers.some((r) => r.name === "cores"));"""
+
 # The mesh figure once Bokeh has finished drawing it, with its frame on the page; null before.
 FIGURE_DRAWN = """() => {
   if (!window.Bokeh || !Bokeh.index) return null;
-  const plot = [...Bokeh.index.all_views()].find(
-    (v) => v.model.type === "Figure" && v.model.renderers.some((r) => r.name === "cores"));
+  PLOT
   if (!plot || !plot.has_finished()) return null;
   const rows = (name) =>
     plot.model.renderers.find((r) => r.name === name).data_source.get_length();
@@ -46,17 +50,16 @@ FIGURE_DRAWN = """() => {
     cores: rows("cores"),
     frame: {x: canvas.left + f.left, y: canvas.top + f.top, width: f.width, height: f.height},
   };
-}"""
+}""".replace("PLOT", MESH_PLOT)
 
 # Page coordinates of physical cores (rows of the "cores" source), from the plot's scales.
 CORE_XY = """(cores) => {
-  const plot = [...Bokeh.index.all_views()].find(
-    (v) => v.model.type === "Figure" && v.model.renderers.some((r) => r.name === "cores"));
+  PLOT
   const data = plot.model.renderers.find((r) => r.name === "cores").data_source.data;
   const canvas = plot.canvas_view.el.getBoundingClientRect();
   return cores.map((i) => [canvas.left + plot.frame.x_scale.compute(data.x[i]),
                            canvas.top + plot.frame.y_scale.compute(data.y[i])]);
-}"""
+}""".replace("PLOT", MESH_PLOT)
 
 # A JavaScript function find(testid): the element with that data-testid, looked for
 # through every shadow root (Bokeh and Panel draw inside them), or null.
