@@ -161,7 +161,7 @@ def _match(hg, loads, order, frozen, caps, max_pairs, window):
     for v in range(n):
         cell[v, 0] = -2.0 if frozen[v] else -1.0
     inter = np.zeros(n, dtype=np.int64)
-    tried = np.full(n, -1, dtype=np.int64)
+    top = np.empty(CANDIDATES, dtype=np.int64)
     touched = np.empty(n, dtype=np.int64)
     pairs = 0
     for u in order:
@@ -224,17 +224,8 @@ def _match(hg, loads, order, frozen, caps, max_pairs, window):
                 cell[u, 0] = -2.0
         else:  # the best-rated few, re-rated exactly: the exact best of them that fits
             best_score = 0.0
-            for _ in range(CANDIDATES):
-                v = -1
-                for i in range(n_touched):
-                    x = touched[i]
-                    if partner[x] >= 0 or tried[x] == u:
-                        continue
-                    if v < 0 or cell[x, 1] > cell[v, 1] or (cell[x, 1] == cell[v, 1] and x < v):
-                        v = x
-                if v < 0:
-                    break
-                tried[v] = u
+            for i in range(_best_rated(touched, n_touched, cell, partner, top)):
+                v = top[i]
                 affinity, common = _common(u, v, hg)
                 if fits(v, u, nn, ns, na, nn, ns, na, common, caps) and (
                     best < 0 or affinity > best_score or (affinity == best_score and v < best)
@@ -246,6 +237,35 @@ def _match(hg, loads, order, frozen, caps, max_pairs, window):
             shared[u] = best_shared
             pairs += 1
     return partner, shared
+
+
+@numba.njit(cache=True)
+def _best_rated(touched, n_touched, cell, partner, top):
+    """The ``top.size`` best-rated unpaired nodes among the first ``n_touched`` of
+    ``touched`` (rating ``cell[v, 1]``, the higher first, ties to the lower id), into
+    ``top`` in that order, in one pass; returns how many there are."""
+    k = 0
+    for i in range(n_touched):
+        x = touched[i]
+        if partner[x] >= 0:
+            continue
+        r = cell[x, 1]
+        if k < top.size:
+            j = k
+            k += 1
+        else:
+            y = top[k - 1]
+            if r < cell[y, 1] or (r == cell[y, 1] and x > y):
+                continue  # not better than the last kept
+            j = k - 1
+        while j > 0:  # insertion: the worse ones move down
+            y = top[j - 1]
+            if r < cell[y, 1] or (r == cell[y, 1] and x > y):
+                break
+            top[j] = y
+            j -= 1
+        top[j] = x
+    return k
 
 
 @numba.njit(cache=True)
