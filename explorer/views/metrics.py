@@ -8,9 +8,8 @@ Each card's markup carries ``data-testid`` attributes (``metric-latency`` …, v
 DOM. A card whose number depends on a constant the hardware preset marks illustrative (or
 gives no source for) carries a small "illustrative" badge, whose tooltip names those
 constants (``engine.provenance``); a calibrated preset's fitted constants lose it. The
-cards are a ``LiveHTML``: text that changes on every drag is a Bokeh ``Div``
-whose ``text`` alone goes to the browser (a ``pn.pane.HTML`` re-sends its stylesheets
-on each change, and Bokeh then walks the whole document: ~10–60 ms a pane).
+cards are a ``LiveHTML``: text that changes on every drag goes to the browser alone and
+is written in place, without a new layout of the page.
 """
 
 from __future__ import annotations

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import html
 import json
 
 import numpy as np
 import panel as pn
 import pytest
-from bokeh.models import Div
+from panel.models import markup as panel_markup
 from panel.models.reactive_html import DOMEvent
 
 from engine.errors import SpecError
@@ -49,18 +50,20 @@ NET = "mlp:widths=256-512-256-10"
 
 
 def _texts(viewable) -> list[str]:
-    """The markup of every HTML pane, alert and live (Bokeh ``Div``) text on a page."""
+    """The markup of every HTML pane, alert and live (``LiveHTML``) text on a page."""
     out = []
     for obj in viewable.select(lambda o: isinstance(o, (pn.pane.HTML, pn.pane.Alert))):
         out.append(str(obj.object))
     for obj in viewable.select(pn.pane.Bokeh):
-        if isinstance(obj.object, Div):
-            out.append(obj.object.text)
+        if isinstance(obj.object, panel_markup.HTML):
+            out.append(html.unescape(obj.object.text))
     return out
 
 
 def _figures(viewable) -> list:
-    return [p for p in viewable.select(pn.pane.Bokeh) if not isinstance(p.object, Div)]
+    return [
+        p for p in viewable.select(pn.pane.Bokeh) if not isinstance(p.object, panel_markup.HTML)
+    ]
 
 
 # ------------------------------------------------------------------ metric cards
