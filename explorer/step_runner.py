@@ -7,11 +7,12 @@ thread and publishes the result to the state (``simulated``, ``simulated_of``) t
 ``schedule``, like ``SearchRunner``. The next change cancels a simulation still running
 (``simulate_step(cancel=)`` stops within a few thousand cycles) and starts its own; a
 result that arrives for a mapping no longer shown is dropped. The starting mapping is
-simulated once too, for the change against the start. A simulation waits ``delay`` seconds
-before it starts: the page's redraw after a drag goes first (on a machine of two cores the
-simulation's set-up would slow it), and a core dragged again at once costs nothing. While a
-search runs nothing is simulated (the search has the processor). No UI toolkit is imported
-here.
+simulated once too, for the change against the start. A change is answered on the
+session's next tick, so the page's reply to it (cards, mesh) leaves first, and a
+simulation waits ``delay`` seconds before it starts: the page's redraw after a drag goes
+first (on a machine of two cores the simulation's set-up would slow it), and a core
+dragged again at once costs nothing. While a search runs nothing is simulated (the
+search has the processor). No UI toolkit is imported here.
 """
 
 from __future__ import annotations
@@ -54,7 +55,9 @@ class StepRunner:
         self._cancel = threading.Event()
         self._thread: threading.Thread | None = None
         self._for = None  # the evaluation the running thread simulates
-        self._watcher = state.param.watch(lambda *_: self.request(), list(WATCHED))
+        # a change is answered on the next tick: the page's reply to it (cards, mesh) is
+        # sent first, and quick changes in one tick ask once
+        self._watcher = state.param.watch(lambda *_: self.schedule(self.request), list(WATCHED))
 
     @property
     def running(self) -> bool:

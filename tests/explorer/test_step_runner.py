@@ -56,7 +56,9 @@ def test_the_start_and_every_edit_are_simulated_once(state):
     assert not runner.running and not later.calls
 
     cores = state.mapping.placement.cores
-    state.swap_cores(int(cores[0]), int(cores[8]))  # the watcher asks by itself
+    state.swap_cores(int(cores[0]), int(cores[8]))  # the watcher asks by itself …
+    assert not state.simulating and not runner.running  # … on the next tick
+    later.run()
     assert state.simulating and state.simulated_of is not state.evaluation
     settle(runner, later)
     assert state.simulated_of is state.evaluation
@@ -81,8 +83,10 @@ def test_a_delayed_simulation_skips_the_drags_made_before_it_starts(state, monke
     runner = StepRunner(state, later, delay=0.5)
     cores = state.mapping.placement.cores
     state.swap_cores(int(cores[0]), int(cores[8]))
+    later.run()  # the session's next tick
     first = runner._thread
     state.swap_cores(int(cores[1]), int(cores[9]))
+    later.run()
     first.join(60)
     settle(runner, later)
     assert simulated == [state.mapping]  # the first never started
@@ -94,8 +98,10 @@ def test_the_next_drag_cancels_the_simulation_under_way(state):
     runner = StepRunner(state, later)
     cores = state.mapping.placement.cores
     state.swap_cores(int(cores[0]), int(cores[8]))
+    later.run()  # the session's next tick
     first = runner._thread
     state.swap_cores(int(cores[1]), int(cores[9]))
+    later.run()
     second = runner._thread
     assert first is not second
     first.join(60)
@@ -143,6 +149,7 @@ def test_the_card_shows_the_step_when_it_arrives_and_greys_it_while_a_newer_runs
     assert "pending" not in cards.html
     cores = state.mapping.placement.cores
     state.swap_cores(int(cores[0]), int(cores[8]))
+    later.run()  # the session's next tick starts the newer one
     assert "metric-card sim pending" in cards.html and "simulating the change" in cards.html
     settle(runner, later)
     pct = 100 * (state.simulated.step_us / state.start_simulated_us - 1)
