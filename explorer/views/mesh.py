@@ -108,12 +108,14 @@ _CORE_INFO_DYNAMIC = (
 )  # fmt: skip
 _CORE_INFO = ("x", "y", "core", *_CORE_INFO_DYNAMIC)
 _LINK_DYNAMIC = (
-    "messages", "utilization", "value", "color", "width", "width_px", "arrow_px", "loaded",
+    "messages", "utilization", "value", "shade", "width", "width_px", "arrow_px", "loaded",
     "sim_flits", "sim_busy", "sim_buffer",
 )  # fmt: skip
 # What the tooltips show as text goes as numbers, written out in the browser
 # (``_tooltip_formats``): a column of 3,000 strings took the page ~10 ms to send and read.
-_LINK_TEXT = ("kind", "direction", "src", "dst")
+# The links' colours too: ``shade`` (the coloured value, NaN when idle) through the colour
+# bar's mapper, which bins as ``load_colors`` does.
+_LINK_TEXT = ("kind", "direction", "src", "dst", "color")
 _SIM_COLUMNS = ("sim_flits", "sim_busy", "sim_buffer")  # NaN (not simulated) sent as -1
 
 
@@ -168,7 +170,7 @@ class _MeshSources:
         self.bottleneck_core = ColumnDataSource()
         self.highlight = ColumnDataSource(data={k: [] for k in ("x0", "y0", "x1", "y1")})
         self.link_glyph = None  # set by mesh_figure: dimmed while routes are highlighted
-        self.mapper = LinearColorMapper(palette=list(LOAD_PALETTE), low=0)
+        self.mapper = LinearColorMapper(palette=list(LOAD_PALETTE), low=0, nan_color=IDLE_COLOR)
         self.color_bar: ColorBar | None = None  # set by mesh_figure
         self.color_by = color_by
         self.simulated = simulated
@@ -207,6 +209,7 @@ class _MeshSources:
             capacity = f"{simulated.get('buffer_capacity', 0)}"
             if self.sim_format.args.get("capacity") != capacity:
                 self.sim_format.args = {"capacity": capacity}
+        links["shade"] = np.where(links["value"] > 0, links["value"], np.nan)
         links = {k: v for k, v in links.items() if k not in _LINK_TEXT}
         links.update({k: np.nan_to_num(links[k], nan=-1.0) for k in _SIM_COLUMNS})
         parts = [(self.links, links, dynamic_links)]
@@ -292,7 +295,8 @@ def mesh_figure(
         line_width=link_px * 4.5, line_alpha=0.45, line_cap="round",
     ), name="bottleneck")  # fmt: skip
     links = _draw(p, sources.links, Segment(
-        x0="x0", y0="y0", x1="x1", y1="y1", line_color="color", line_width="width_px",
+        x0="x0", y0="y0", x1="x1", y1="y1", line_color=transform("shade", sources.mapper),
+        line_width="width_px",
         line_dash="dash",
     ), name="links")  # fmt: skip
     sources.link_glyph = links.glyph
@@ -301,8 +305,8 @@ def mesh_figure(
         line_width=link_px * 3.2, line_alpha=0.85, line_cap="round",
     ), name="highlight")  # fmt: skip
     _draw(p, sources.links, Scatter(
-        x="xm", y="ym", marker="triangle", angle="angle", size="arrow_px", fill_color="color",
-        line_color=None,
+        x="xm", y="ym", marker="triangle", angle="angle", size="arrow_px",
+        fill_color=transform("shade", sources.mapper), line_color=None,
     ))  # fmt: skip
     side = core_size(hardware.cores_per_router) * ppr
     _draw(p, sources.bottleneck_core, Scatter(

@@ -278,14 +278,20 @@ def _extra_population_colors(count: int) -> tuple[str, ...]:
 def load_colors(
     messages: np.ndarray, vmax: float, palette=LOAD_PALETTE, idle=IDLE_COLOR
 ) -> np.ndarray:
-    """Colour of each load, binned like Bokeh's ``LinearColorMapper(low=0, high=vmax)``.
+    """Colour of each load, binned as BokehJS's ``LinearColorMapper(low=0, high=vmax)``
+    bins it (the same floating-point steps, so the browser's colours are these).
 
     A load of zero gets ``idle``; any positive load a palette colour.
     """
     messages = np.asarray(messages, dtype=float)
     n = len(palette)
-    scale = n / vmax if vmax > 0 else 0.0
-    index = np.clip(np.floor(messages * scale).astype(np.int64), 0, n - 1)
+    if vmax > 0:
+        with np.errstate(invalid="ignore"):
+            index = np.floor(messages * (1.0 / vmax) / (1.0 / n))
+        index = np.where(messages == vmax, n - 1, index)
+    else:
+        index = np.zeros(messages.shape)
+    index = np.clip(np.nan_to_num(index), 0, n - 1).astype(np.int64)
     colors = np.asarray(palette, dtype=object)[index]
     return np.where(messages > 0, colors, idle)
 

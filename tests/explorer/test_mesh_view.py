@@ -71,14 +71,18 @@ def test_one_row_per_core_and_router(demo_state):
 
 # ------------------------------------------------------------------ cores
 def mapped_colors(mapper, values) -> list[str]:
-    """What BokehJS's LinearColorMapper shows for ``values`` (NaN: its nan_color)."""
+    """What BokehJS's LinearColorMapper shows for ``values`` (NaN: its nan_color), in the
+    floating-point steps of its ``value_to_index``."""
     n = len(mapper.palette)
     out = []
     for v in values:
         if np.isnan(v):
             out.append(mapper.nan_color)
             continue
-        k = int(np.floor((v - mapper.low) / (mapper.high - mapper.low) * n))
+        if v == mapper.high:
+            k = n - 1
+        else:
+            k = int(np.floor((v - mapper.low) * (1 / (mapper.high - mapper.low)) / (1 / n)))
         out.append(mapper.palette[min(max(k, 0), n - 1)])
     return out
 
@@ -182,6 +186,20 @@ def test_load_colors_bin_like_the_colour_bar():
     index = [LOAD_PALETTE.index(c) for c in colors[1:]]
     assert index == sorted(index)
     assert set(load_colors(loads, 0.0)[1:]) == {LOAD_PALETTE[0]}  # nothing loaded: no crash
+
+
+@pytest.mark.parametrize("color_by", ["messages", "utilization"])
+def test_the_browser_colours_the_links_as_the_columns_say(demo_state, color_by):
+    """The links travel without colour strings: their ``shade`` through the colour bar's
+    mapper gives what ``link_columns`` names, idle links grey."""
+    hw, net, ev = demo_state.hardware, demo_state.network, demo_state.evaluation
+    _, sources = mesh_figure(hw, net, ev, color_by=color_by)
+    data = sources.links.data
+    assert "color" not in data
+    want = link_columns(hw, ev, color_by=color_by)["color"]
+    got = mapped_colors(sources.mapper, np.asarray(data["shade"], float))
+    assert got == list(want)
+    assert IDLE_COLOR in got and LOAD_PALETTE[-1] in got
 
 
 def test_link_colours_follow_their_loads(demo_state):
@@ -509,7 +527,8 @@ def test_the_switch_changes_colours_and_the_colour_bar():
     assert sources.color_bar.formatter.format == "0%"
     assert sources.mapper.high == 1.0
     util = link_columns(state.hardware, state.evaluation, color_by="utilization")
-    assert list(sources.links.data["color"]) == list(util["color"])
+    shade = np.asarray(sources.links.data["shade"], float)
+    assert mapped_colors(sources.mapper, shade) == list(util["color"])
     view.color_by = "messages"
     assert sources.color_bar.title == "messages / step"
     assert sources.mapper.high == pytest.approx(state.evaluation.max_link_messages)

@@ -15,7 +15,7 @@ from engine.partition import make_partition
 from engine.partition_graph import partition_graph
 from engine.placement import make_placement
 from engine.specs import load_hardware_spec, load_network_spec
-from explorer.views.mesh_columns import IDLE_COLOR, population_colors
+from explorer.views.mesh_columns import IDLE_COLOR, LOAD_PALETTE, population_colors
 from explorer.views.metrics import format_quantity
 
 from .conftest import DEMO, FIGURE_DRAWN
@@ -68,6 +68,7 @@ def test_demo_page_shows_latency_and_draws_the_mesh(open_page, demo_url, expecte
     first_color = population_colors(network.n_populations)[first]
     assert count(first_color) > 20, "the first layer's cores are not drawn"
     assert count(IDLE_COLOR) > 200, "the idle links are not drawn"
+    assert count(LOAD_PALETTE[-1]) > 20, "the heaviest link is not in the scale's top colour"
 
     caption = page.get_by_test_id("mesh-caption")
     expect(caption).to_contain_text(f"{ev.link_messages[ev.bottleneck_link]:,.0f} messages / step")
