@@ -122,6 +122,35 @@ _SIM_COLUMNS = ("sim_flits", "sim_busy", "sim_buffer")  # NaN (not simulated) se
 PORT_COLOR = "#0b7a3e"  # the input port's outline
 
 
+PATCH_ROWS = 64  # a column with at most this many changed rows is patched, not re-sent
+
+
+def _send_changes(source: ColumnDataSource, columns: dict) -> None:
+    """Bring ``source`` to ``columns``, sending only what changed: a column with a few
+    changed rows as a patch of those rows (a drag changes two cores of 1,024: their 9
+    tooltip columns went as 9 whole arrays, ~75 KB on an eight-chip board), one with many
+    as the whole column, an unchanged one not at all."""
+    whole, patches = {}, {}
+    for key, new in columns.items():
+        old = np.asarray(source.data.get(key, ()))
+        new = np.asarray(new)
+        if old.shape != new.shape or new.dtype == object or old.dtype == object:
+            whole[key] = new
+            continue
+        same = old == new
+        if new.dtype.kind == "f":
+            same |= np.isnan(old) & np.isnan(new)
+        rows = np.flatnonzero(~same)
+        if rows.size > PATCH_ROWS:
+            whole[key] = new
+        elif rows.size:
+            patches[key] = list(zip(rows.tolist(), new[rows].tolist(), strict=True))
+    if whole:
+        source.data.update(_data(whole))
+    if patches:
+        source.patch(patches)
+
+
 def _data(columns: dict) -> dict:
     """Columns as lists or arrays Bokeh serializes (object arrays become lists)."""
     return {k: (v.tolist() if v.dtype == object else v) for k, v in columns.items()}
@@ -222,9 +251,10 @@ class _MeshSources:
         for source, columns, dynamic in parts:
             if not source.data:
                 source.data = _data(columns)
-            else:  # update in place: a new dict inside the source's own callback would break
-                keys = columns if full else dynamic  # Bokeh's loop over the old one
-                source.data.update(_data({k: columns[k] for k in keys}))
+            elif full:  # in place: a new dict inside the source's own callback would break
+                source.data.update(_data(columns))  # Bokeh's loop over the old one
+            else:
+                _send_changes(source, {k: columns[k] for k in dynamic})
         if not links_only:
             if self.cores.selected.indices:
                 self.cores.selected.indices = []

@@ -379,6 +379,40 @@ def _dropped(hw, core: int, at: int, *, dx: float = 0.04):
     return xs, ys
 
 
+def test_a_drop_sends_the_cores_changed_rows_only(monkeypatch):
+    """The browser moved one point; the reply patches the rows that changed (the dragged
+    point back on its slot, the two swapped cores' figures), not 1,024-row columns."""
+    from bokeh.models import ColumnDataSource
+
+    patched = []
+    patch = ColumnDataSource.patch
+
+    def recording(self, patches, setter=None):
+        patched.append((self, patches))
+        return patch(self, patches, setter)
+
+    monkeypatch.setattr(ColumnDataSource, "patch", recording)
+    state, view, errors = _view("sparse-mlp-2", "loihi2-x8")
+    sources = view._sources
+    before = {k: sources.core_info.data[k] for k in sources.core_info.data}
+    cores = state.mapping.placement.cores
+    a, b = int(cores[0]), int(cores[len(cores) // 2])
+    xs, ys = _dropped(state.hardware, a, b)
+    sources.cores.data.update(x=xs, y=ys)  # what the browser's change does: a drop
+    assert not errors and state.can_undo
+    rows = {i for src, p in patched if src is sources.core_info for c in p.values() for i, _ in c}
+    assert rows == {a, b}  # the swapped cores' tooltip figures, as a patch
+    moved = {i for src, p in patched if src is sources.cores for c in p.values() for i, _ in c}
+    assert moved == {a, b}  # the dragged point back on a slot; the two cores' layers
+    info = core_columns(state.hardware, state.network, state.evaluation)
+    for key, value in sources.core_info.data.items():
+        assert value is before[key], f"{key}: sent whole"
+        np.testing.assert_array_equal(np.asarray(value), info[key], err_msg=key)
+    x, y = core_positions(state.hardware)
+    np.testing.assert_array_equal(sources.cores.data["x"], x)
+    np.testing.assert_array_equal(sources.cores.data["y"], y)
+
+
 def test_drop_target_finds_the_nearest_slot(demo_state):
     hw = demo_state.hardware
     x, y = core_positions(hw)
