@@ -39,7 +39,7 @@ from tests.ui.conftest import (  # noqa: E402
     CHROMIUM_ARGS,
     CORE_XY,
     FIGURE_DRAWN,
-    FIND_TESTID,
+    SEEK_TESTID,
     WATCH_TEXT,
     free_port,
     wait_for_http,
@@ -60,13 +60,13 @@ LOADED_AT = f"""async () => {{
 
 # ms from the next mouse-up (a click on Simulate) until the counter says window 1
 FIRST_FRAME = f"""() => {{
-  {FIND_TESTID}
+  {SEEK_TESTID}
   let clicked = null;
   window.addEventListener("pointerup", () => {{ clicked = performance.now(); }},
                           {{capture: true, once: true}});
   window.__firstFrame = new Promise((resolve) => {{
     const tick = () => {{
-      const el = find("traffic-counter");
+      const el = seek("traffic-counter");
       if (clicked !== null && el && /window 1 of/.test(el.textContent)) {{
         resolve(performance.now() - clicked);
       }} else requestAnimationFrame(tick);
@@ -79,14 +79,14 @@ FIRST_FRAME = f"""() => {{
 # ms from the next mouse-up until the element with this data-testid has been greyed (a
 # newer simulation runs) and then shows a settled value again
 AFTER_UP = f"""(testid) => {{
-  {FIND_TESTID}
+  {SEEK_TESTID}
   let up = null, pending = false;
   window.addEventListener("pointerup", () => {{ up = performance.now(); }},
                           {{capture: true, once: true}});
   window.__settled = new Promise((resolve) => {{
     setTimeout(() => resolve(null), 120000);  // never settled: reported as null
     const tick = () => {{
-      const el = find(testid);
+      const el = seek(testid);
       if (up !== null && el) {{
         if (el.classList.contains("pending")) pending = true;
         else if (pending) {{ resolve(performance.now() - up); return; }}
