@@ -271,19 +271,24 @@ def test_coarse_nodes_carry_exact_loads_and_refinement_keeps_them(window):
 
 
 @pytest.mark.parametrize(
-    "seed, rounds, axons",
-    [(1, 2, 1024), (2, 1, 1024), (3, 2, 120)],  # 120 axons a core: the axon limit binds
-)
-def test_refinement_ends_where_no_single_move_that_fits_lowers_connectivity(seed, rounds, axons):
+    "seed, rounds, axons, headroom",
+    [(1, 2, 1024, 4), (2, 1, 1024, 4), (3, 2, 120, 4),  # 120 axons a core: the axon limit binds
+     (1, 2, 1024, 1), (3, 2, 120, 1)],  # little room: the slots are built again often
+)  # fmt: skip
+def test_refinement_ends_where_no_single_move_that_fits_lowers_connectivity(
+    seed, rounds, axons, headroom
+):
     """The refinement's filters (only a node alone in its partition in some h-edge is
     scanned; later passes only nodes a move touched or the limits blocked) skip no move:
     when a pass moves nothing, a brute-force check over every node and partition finds
-    none either."""
+    none either — also when its slots must be built again in the middle of a pass."""
     net = load_network_spec("rand:n=600,card=24")
     hw = with_limits("hypergraph-small", neurons=64, inbound_axons=axons, synapses=4096)
     cap = capacity(net, hw)
     levels, maps = coarsen(net, cap, np.random.default_rng(seed), window=8, rounds=rounds)
-    neuron_part, (pn, ps, pa) = uncoarsen(levels, maps, cap, np.random.default_rng(seed), 200)
+    neuron_part, (pn, ps, pa) = uncoarsen(
+        levels, maps, cap, np.random.default_rng(seed), 200, headroom
+    )
     part = np.empty_like(neuron_part)
     part[maps[0]] = neuron_part  # level 0's nodes are the neurons renumbered
     lv = levels[0]
@@ -315,6 +320,29 @@ def test_hierarchical_refuses_a_window_or_rounds_below_one(param):
     net, hw = load_network_spec("rand:n=300,card=8"), HARDWARE["tight"]
     with pytest.raises(SpecError, match="must be ≥ 1"):
         coarsen(net, capacity(net, hw), np.random.default_rng(0), **param)
+
+
+def test_slots_have_room_for_the_partitions_an_edge_spans_plus_the_headroom():
+    from engine.partition.multilevel.partitioned import has_room, pin_slots
+
+    ptr = np.array([0, 3, 6])  # h-edge 0: pins 0, 1, 2; h-edge 1: pins 2, 3, 4
+    pins = np.array([0, 1, 2, 2, 3, 4], dtype=np.int32)
+    part = np.array([0, 0, 1, 2, 2])
+    inc_ptr, inc = np.array([0, 1, 2, 4, 5, 6]), np.array([0, 0, 0, 1, 1, 1])
+    hg = (ptr, pins, None, None, None, inc_ptr, inc)
+    sl, net = pin_slots(ptr, pins, part, 5, 0)
+    np.testing.assert_array_equal(net[:, 1], [2, 2])  # partitions spanned
+    np.testing.assert_array_equal(net[:, 4], [2, 2])  # room: as many, none more
+    assert has_room(0, 1, hg, part, (sl, net))  # node 0 into 1: h-edge 0 holds 1 already
+    assert not has_room(0, 3, hg, part, (sl, net))  # … into 3: no room
+    assert has_room(2, 3, hg, part, (sl, net))  # node 2 is alone in 1 in both: its slot
+    assert not has_room(3, 0, hg, part, (sl, net))  # node 3 shares 2 with node 4
+    sl, net = pin_slots(ptr, pins, part, 5, 1)
+    np.testing.assert_array_equal(net[:, 4], [3, 3])
+    assert has_room(0, 3, hg, part, (sl, net)) and has_room(3, 0, hg, part, (sl, net))
+    sl, net = pin_slots(ptr, pins, np.full(5, -1), 5)  # packing: room for min(|g|, k)
+    np.testing.assert_array_equal(net[:, 1], [0, 0])
+    np.testing.assert_array_equal(net[:, 4], [3, 3])
 
 
 def test_refinement_only_lowers_connectivity():

@@ -56,7 +56,7 @@ from engine.partition.limits import checked_partition
 from engine.partition.multilevel.coarsen import ROUNDS, WINDOW, coarsen
 from engine.partition.multilevel.initial import pack, pack_order
 from engine.partition.multilevel.level import caps_of
-from engine.partition.multilevel.refine import refine
+from engine.partition.multilevel.refine import HEADROOM, refine
 from engine.resources import Capacity, capacity
 
 __all__ = ["coarsen", "hierarchical", "uncoarsen"]
@@ -87,9 +87,12 @@ def hierarchical(
     return checked_partition(network, hardware, part, "hierarchical")
 
 
-def uncoarsen(levels, maps, cap: Capacity, rng, passes: int):
+def uncoarsen(levels, maps, cap: Capacity, rng, passes: int, headroom: int = HEADROOM):
     """Pack the coarsest nodes, then refine level by level. Returns the neurons'
-    partition (ids contiguous) and the loads (neurons, synapses, axons) per partition."""
+    partition (ids contiguous) and the loads (neurons, synapses, axons) per partition.
+    ``headroom``: the refinement's room per h-edge for partitions it does not span yet
+    (``refine``, at least 1; any value gives the same kind of partition, it only trades
+    memory for rebuilds of the slots)."""
     caps = caps_of(cap)
     level = levels[-1]
     hg = level.hedges()  # built per level (O(pins)): once for the coarsest, packed then refined
@@ -101,7 +104,7 @@ def uncoarsen(levels, maps, cap: Capacity, rng, passes: int):
         orders = np.empty((passes, level.n), dtype=np.int64)
         for r in range(passes):
             orders[r] = rng.permutation(level.n)
-        refine(hg, level.loads(), part, loads, orders, caps)
+        refine(hg, level.loads(), part, loads, orders, caps, headroom)
         part = part[maps[depth]]  # onto the finer level's nodes; at last, the neurons
     used = np.flatnonzero(loads[0] > 0)  # refinement may have emptied partitions
     relabel = np.zeros(loads[0].size, dtype=np.int64)

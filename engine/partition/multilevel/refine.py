@@ -13,19 +13,21 @@ import numpy as np
 from engine.partition.multilevel.level import fits
 from engine.partition.multilevel.partitioned import (
     alone_counts,
+    has_room,
     pin_slots,
     scan,
     slot_add,
     workspace,
 )
 
-__all__ = ["EPS", "refine"]
+__all__ = ["EPS", "HEADROOM", "refine"]
 
 EPS = 1e-12  # smallest connectivity gain worth a move
+HEADROOM = 4  # partitions an h-edge's slots have room for beyond those it spans
 
 
 @numba.njit(cache=True)
-def refine(hg, loads, part, part_loads, orders, caps):
+def refine(hg, loads, part, part_loads, orders, caps, headroom=HEADROOM):
     """Greedy FM-style passes, one per row of ``orders``, until a pass moves nothing:
     each node moves to the neighbouring partition of largest positive λ−1 gain where it
     fits. Updates ``part`` and ``part_loads`` in place; returns the number of moves.
@@ -38,11 +40,14 @@ def refine(hg, loads, part, part_loads, orders, caps):
     shares depend on; such an h-edge is marked, O(1), and a node reads its h-edges'
     marks, not their slots), or a node whose best move the limits blocked (a move
     may have freed room). A move costs O(Σ λ) over the node's h-edges: the pin left
-    alone in a partition is the XOR its slot keeps."""
+    alone in a partition is the XOR its slot keeps. The slots have room for ``headroom`` (≥ 1)
+    partitions per h-edge beyond those it spans (``pin_slots``); a move that needs more
+    builds them again, O(pins), which refining seldom asks for."""
     ptr, pins, _, _, _, inc_ptr, inc = hg
     nn, ns, na = loads
     pn, ps, pa = part_loads
-    slots = pin_slots(ptr, pins, part, pn.size)
+    headroom = max(headroom, 1)  # built again, an h-edge has room for one more
+    slots = pin_slots(ptr, pins, part, pn.size, headroom)
     sl = slots[0]
     alone = alone_counts(slots, part.size)
     work = workspace(pn.size)
@@ -70,6 +75,9 @@ def refine(hg, loads, part, part_loads, orders, caps):
                 if blocked:
                     blocked_in[u] = r
                 continue
+            if not has_room(u, best, hg, part, slots):  # an h-edge would span one more than
+                slots = pin_slots(ptr, pins, part, pn.size, headroom)  # it has room for
+                sl = slots[0]
             own = part[u]
             pn[own] -= nn[u]
             ps[own] -= ns[u]
