@@ -101,17 +101,18 @@ class LiveHTML(pn.viewable.Viewer):
     Set ``.object`` to new markup; only a changed text is sent. A ``pn.pane.HTML`` re-sends
     its stylesheets on each change, and Bokeh then walks the whole document (~10–60 ms a
     pane, on the server); a Bokeh ``Div`` sends only its text but re-renders itself and
-    lays out the whole page again in the browser (~70 ms on an eight-chip board, per
-    change); Panel's model writes the new markup into its element and nothing else. The
-    markup travels escaped (the model decodes it). Change it on the session's document
-    thread (a widget or Bokeh callback, or a scheduled callback).
+    lays out the whole page again in the browser (~40 ms on an eight-chip board, per
+    change); Panel's model writes the new markup into its element and nothing else (no
+    scripts run, no TeX looked for). The markup travels escaped (the model decodes it).
+    Change it on the session's document thread (a widget or Bokeh callback, or a
+    scheduled callback).
     """
 
     def __init__(self, html: str = "", *, css: str = "", div_params=None, **pane_params):
         super().__init__()
         self._html = html
         self.model = panel_markup.HTML(
-            text=html_text.escape(html), run_scripts=False,
+            text=html_text.escape(html), run_scripts=False, disable_math=True,
             stylesheets=[InlineStyleSheet(css=css)] if css else [], **(div_params or {}),
         )  # fmt: skip
         self._pane = pn.pane.Bokeh(self.model, **pane_params)
