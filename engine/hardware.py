@@ -386,17 +386,31 @@ class Hardware:
         }
 
     @cached_property
+    def router_table(self) -> dict[str, np.ndarray]:
+        """Per global router index: its grid position (``gx``, ``gy``), its chip, and its
+        position on that chip (``x``, ``y``)."""
+        r = np.arange(self.n_routers)
+        gx, gy = r % self.grid_width, r // self.grid_width
+        return {
+            "gx": gx,
+            "gy": gy,
+            "chip": (gy // self.height) * self.chips_x + gx // self.width,
+            "x": gx % self.width,
+            "y": gy % self.height,
+        }
+
+    @cached_property
     def link_table(self) -> dict[str, np.ndarray]:
         """Per link id: kind (-1 for an edge slot with no neighbour), endpoints, cost factors."""
         gw, gh, n_r, n_c = self.grid_width, self.grid_height, self.n_routers, self.n_cores
         r = np.arange(n_r)
-        gx, gy = r % gw, r // gw
+        rt = self.router_table
+        gx, gy, chip_of = rt["gx"], rt["gy"], rt["chip"]
         dx = np.array([1, -1, 0, 0])
         dy = np.array([0, 0, 1, -1])
         nx = gx[:, None] + dx[None, :]
         ny = gy[:, None] + dy[None, :]
         valid = (nx >= 0) & (nx < gw) & (ny >= 0) & (ny < gh)
-        chip_of = (gy // self.height) * self.chips_x + gx // self.width
         n_chip = np.where(valid, (ny // self.height) * self.chips_x + nx // self.width, -1)
         kind_r = np.where(valid, np.where(n_chip == chip_of[:, None], ROUTER, OFF_CHIP), -1)
         kind = np.concatenate(
@@ -425,9 +439,8 @@ class Hardware:
 
     def router_address(self, router: int) -> tuple[int, int, int]:
         """(chip, x, y) of a global router index."""
-        gx, gy = router % self.grid_width, router // self.grid_width
-        chip = (gy // self.height) * self.chips_x + gx // self.width
-        return int(chip), int(gx % self.width), int(gy % self.height)
+        rt = self.router_table
+        return int(rt["chip"][router]), int(rt["x"][router]), int(rt["y"][router])
 
     # ---------------------------------------------------------- identity
     @cached_property

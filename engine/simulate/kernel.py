@@ -1498,7 +1498,9 @@ def workspace(P: int, V: int, B: int) -> dict:  # noqa: N803
         "sreq_out": np.zeros(P * P, dtype=np.int64),
         "m_in": np.full(P * V * B + P, -1, dtype=np.int64),
         "m_out": np.full(P * V + P, -1, dtype=np.int64),
-        "cand": np.zeros(n_req, dtype=np.int64),
+        # the candidates of a round robin, or iSLIP's bit masks (one per output, then one
+        # per input: VC allocation's P·V·B inputs and P·V outputs are the most)
+        "cand": np.zeros(max(n_req, P * V * B + P * V), dtype=np.int64),
         "sw_vc": np.full(P * P, -1, dtype=np.int64),
         "sw_br": np.zeros(P * P, dtype=np.int64),
         "cur": np.zeros(P * V, dtype=np.int64),

@@ -246,6 +246,8 @@ class Machine:
         if opened is None:
             opened = np.full(n_groups, -1, dtype=np.int64)
             opened[:1] = 0
+        elif n_groups and opened[0] < 0:  # the kernel reads group g − 1's state for g
+            raise ValueError("group 0 has no group before it to wait for: give it a cycle")
         a = self.arrays
         if n + 2 * self.topology.n_nodes + 16 > a["pk"].size // K.N_PK:
             a["pk"] = np.zeros((n + 4 * self.topology.n_nodes + 64) * K.N_PK, dtype=np.int64)

@@ -203,7 +203,6 @@ class _MeshSources:
         self.color_bar: ColorBar | None = None  # set by mesh_figure
         self.color_by = color_by
         self.simulated = simulated
-        self._sim_sent = None  # the simulated figures whose columns the browser has
         # the links' tooltip line of the simulated step, from the sim_ columns
         self.sim_format = CustomJSHover(args={"capacity": ""}, code=_SIM_TEXT)
         self.update(hardware, network, evaluation, full=True, simulated=simulated)
@@ -230,10 +229,6 @@ class _MeshSources:
         links["arrow_px"] = np.where(
             on_mesh & links["loaded"], links["width"] * self.link_px * 2.2, 0
         )
-        dynamic_links = _LINK_DYNAMIC
-        if simulated is self._sim_sent and not full:  # the same figures: not sent again
-            dynamic_links = tuple(k for k in _LINK_DYNAMIC if not k.startswith("sim_"))
-        self._sim_sent = simulated
         if simulated is not None:  # the capacity the tooltips write
             capacity = f"{simulated.get('buffer_capacity', 0)}"
             if self.sim_format.args.get("capacity") != capacity:
@@ -241,7 +236,7 @@ class _MeshSources:
         links["shade"] = np.where(links["value"] > 0, links["value"], np.nan)
         links = {k: v for k, v in links.items() if k not in _LINK_TEXT}
         links.update({k: np.nan_to_num(links[k], nan=-1.0) for k in _SIM_COLUMNS})
-        parts = [(self.links, links, dynamic_links)]
+        parts = [(self.links, links, _LINK_DYNAMIC)]  # unchanged columns are not sent
         if not links_only:
             info = core_columns(hardware, network, evaluation)
             drawn = {k: info[k] for k in _CORE_DRAWN}
@@ -326,8 +321,7 @@ def mesh_figure(
     ), name="bottleneck")  # fmt: skip
     links = _draw(p, sources.links, Segment(
         x0="x0", y0="y0", x1="x1", y1="y1", line_color=transform("shade", sources.mapper),
-        line_width="width_px",
-        line_dash="dash",
+        line_width="width_px", line_dash="dash",
     ), name="links")  # fmt: skip
     sources.link_glyph = links.glyph
     _draw(p, sources.highlight, Segment(

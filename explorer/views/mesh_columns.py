@@ -298,10 +298,11 @@ def load_colors(
 
 def router_columns(hardware: Hardware) -> dict[str, np.ndarray]:
     """One row per router of the global grid."""
-    r = np.arange(hardware.n_routers)
-    gx, gy = r % hardware.grid_width, r // hardware.grid_width
-    chip = (gy // hardware.height) * hardware.chips_x + gx // hardware.width
-    return {"x": gx.astype(float), "y": gy.astype(float), "router": r, "chip": chip}
+    rt = hardware.router_table
+    return {
+        "x": rt["gx"].astype(float), "y": rt["gy"].astype(float),
+        "router": np.arange(hardware.n_routers), "chip": rt["chip"],
+    }  # fmt: skip
 
 
 @lru_cache(maxsize=8)
@@ -309,15 +310,12 @@ def node_address_parts(hardware: Hardware) -> tuple[np.ndarray, ...]:
     """``(chip, x, y, slot)`` of every node a link joins, routers first (node = router id,
     slot -1), then cores (node = ``n_routers`` + core id): a node's address is
     ``(chip, x, y)`` for a router, ``(chip, x, y, slot)`` for a core."""
-    r = np.arange(hardware.n_routers)
-    gx, gy = r % hardware.grid_width, r // hardware.grid_width
-    chip = (gy // hardware.height) * hardware.chips_x + gx // hardware.width
-    ct = hardware.core_table
+    rt, ct = hardware.router_table, hardware.core_table
     parts = (
-        np.concatenate([chip, ct["chip"]]),
-        np.concatenate([gx % hardware.width, ct["x"]]),
-        np.concatenate([gy % hardware.height, ct["y"]]),
-        np.concatenate([np.full(r.size, -1), ct["slot"]]),
+        np.concatenate([rt["chip"], ct["chip"]]),
+        np.concatenate([rt["x"], ct["x"]]),
+        np.concatenate([rt["y"], ct["y"]]),
+        np.concatenate([np.full(hardware.n_routers, -1), ct["slot"]]),
     )
     return tuple(np.asarray(a, dtype=np.int32) for a in parts)
 
@@ -410,8 +408,14 @@ def link_geometry(hardware: Hardware) -> dict[str, np.ndarray]:
 
     Router links run on the right-hand lane of their direction of travel; a core's two
     links run along the ray from its router to it, one lane each way. ``on_mesh``: a
-    router (or off-chip) link rather than a core's.
+    router (or off-chip) link rather than a core's. Built once per hardware (every
+    update of a mesh asks for it): a new dict of read-only arrays.
     """
+    return dict(_link_geometry(hardware))
+
+
+@lru_cache(maxsize=8)
+def _link_geometry(hardware: Hardware) -> dict[str, np.ndarray]:
     lt = hardware.link_table
     kind = lt["kind"].astype(np.int64)
     ids = np.flatnonzero(kind >= 0)
@@ -459,7 +463,7 @@ def link_geometry(hardware: Hardware) -> dict[str, np.ndarray]:
     src_node[core_link] = np.where(outward, src_node[core_link], core_node)
     dst_node[core_link] = np.where(outward, core_node, dst_node[core_link])
     addresses = _node_addresses(hardware).astype(object)
-    return {
+    columns = {
         "x0": x0,
         "y0": y0,
         "x1": x1,
@@ -480,6 +484,9 @@ def link_geometry(hardware: Hardware) -> dict[str, np.ndarray]:
         "dash": np.where(kind == OFF_CHIP, "dashed", "solid"),
         "on_mesh": (kind == ROUTER) | (kind == OFF_CHIP),
     }
+    for column in columns.values():
+        column.setflags(write=False)
+    return columns
 
 
 def link_columns(
@@ -660,9 +667,7 @@ def chip_loads(hardware: Hardware, evaluation: Evaluation) -> np.ndarray:
     """Per chip: the most messages per step on a link leaving one of its routers or cores."""
     lt = hardware.link_table
     exists = lt["kind"] >= 0
-    router = lt["src_router"][exists]
-    gx, gy = router % hardware.grid_width, router // hardware.grid_width
-    chip = (gy // hardware.height) * hardware.chips_x + gx // hardware.width
+    chip = hardware.router_table["chip"][lt["src_router"][exists]]
     out = np.zeros(hardware.n_chips)
     np.maximum.at(out, chip, evaluation.link_messages[exists])
     return out

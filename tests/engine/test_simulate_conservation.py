@@ -342,6 +342,14 @@ def test_a_lost_credit_fails_naming_the_router_at_once():
     assert machine.t < 10**5  # it gave up at once, it did not run to the limit
 
 
+def test_the_first_release_group_must_open_at_a_cycle():
+    noc = NocConstants()
+    machine = Machine(Topology.mesh(2, 2, noc), noc, dest=np.arange(2), packets=64)
+    with pytest.raises(ValueError, match="group 0"):
+        machine.load_packets(np.arange(2), np.arange(2), np.arange(2) + 1, 1,
+                             group=np.array([0, 1]), opened=np.array([-1, -1]))  # fmt: skip
+
+
 def test_progress_reports_change_nothing():
     run = SyntheticRun("transpose", 4, 4, rate=0.1, warmup=1000, cycles=5000)
     seen = []

@@ -73,7 +73,7 @@ FIND_TESTID = """const find = (testid, root = document) => {
   };"""
 
 # … and seek(testid): the same, remembered while it stays on the page. A watch that walks
-# every shadow root on every frame slows the page it times (~100 ms of a drag on an
+# every shadow root on every frame slows the page it times (~70 ms of a drag on an
 # eight-chip board); an element replaced by an update is no longer connected, so it is
 # looked for again.
 SEEK_TESTID = (
