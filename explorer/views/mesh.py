@@ -176,7 +176,10 @@ def _draw(p, source: ColumnDataSource, glyph, **renderer):
     return p.add_glyph(source, glyph, **renderer)
 
 
-def _pixels_per_router(hardware: Hardware, max_width=640, max_height=720) -> float:
+def _pixels_per_router(hardware: Hardware, max_width=560, max_height=720) -> float:
+    """Router pitch in pixels: the mesh's frame at most ``max_width`` wide (with the axis,
+    legend and colour bar beside it, a 16-router-wide board then fits a 1366-px screen
+    next to the sidebar) and ``max_height`` tall."""
     ppr = min(max_width / hardware.grid_width, max_height / hardware.grid_height)
     return float(np.clip(ppr, 8, 110))
 

@@ -7,7 +7,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from .conftest import drag_core, open_in
+from .conftest import drag_core, open_in, served_view
 
 
 def tab(page, name: str):
@@ -118,6 +118,20 @@ def test_every_tab_fits_a_1366_by_768_screen(page, demo_url):
         page.wait_for_timeout(300)  # a frame or two for the layout to settle
         width = page.evaluate("() => document.documentElement.scrollWidth")
         assert width <= 1366, f"the {name} tab is {width} px wide"
+
+
+@pytest.mark.ui
+def test_an_eight_chip_board_fits_a_1366_by_768_screen(page):
+    """The widest mesh of the presets (16 routers across, 13 populations in the legend)
+    fits beside the sidebar too."""
+    from explorer.app import build_app
+
+    page.set_viewport_size({"width": 1366, "height": 768})
+    with served_view("board", lambda: build_app("sparse-mlp-2", "loihi2-x8"), "MeshScope") as url:
+        open_in(page, url)
+        page.wait_for_timeout(300)  # a frame or two for the layout to settle
+        width = page.evaluate("() => document.documentElement.scrollWidth")
+    assert width <= 1366, f"the eight-chip board's Mesh tab is {width} px wide"
 
 
 # Page coordinates of row ``i`` of the Evolution tab's scatter of evaluated mappings.
