@@ -15,6 +15,7 @@ copy of that snapshot under a new token of its own, so two pages never share a s
 from __future__ import annotations
 
 import contextlib
+import gc
 import secrets
 import socket
 import threading
@@ -47,6 +48,7 @@ __all__ = [
     "build_app",
     "lazy_tabs",
     "serve",
+    "settle_heap",
     "session_state",
     "websocket_origins",
 ]
@@ -398,6 +400,7 @@ def serve(
     origins = websocket_origins(address, port, tuple(allow_origins))
     access = ClientAccess.for_server((network, hardware, mapping), allow_files, limits)
     _warm_up(network, hardware, mapping, access)  # before listening: the first page is fast
+    settle_heap()
 
     def app():
         return build_app(network, hardware, mapping, access=access)
@@ -432,6 +435,17 @@ def _warm_up(network, hardware, mapping, access: ClientAccess) -> None:
     # the simulator's kernels load (or, on a new machine, compile: about 15 s) in the
     # background, so the page opens at once and the Traffic tab's first run is fast
     threading.Thread(target=_warm_simulator, name="meshscope-warm-up", daemon=True).start()
+
+
+def settle_heap() -> None:
+    """Move every object alive now (modules, the warmed network and hardware, kernels) out
+    of the garbage collector's sight (``gc.freeze``), after collecting what the warm-up
+    left. They live as long as the server, yet a full collection walked them all — Panel
+    runs one a few seconds after each closed page, and Python whenever enough objects
+    piled up — about 300,000 objects and 200 ms in which no page got an answer
+    (``benchmarks/gc_pause.py``). Sessions' objects, made later, are collected as before."""
+    gc.collect()
+    gc.freeze()
 
 
 def _warm_simulator() -> None:

@@ -1,0 +1,54 @@
+"""How long the explorer's server stops for a full garbage collection, before and after
+``explorer.app.settle_heap`` (what ``serve`` does once its warm-up is done).
+
+Panel runs ``gc.collect()`` a few seconds after each closed page, and Python runs a full
+collection on its own whenever enough objects have piled up; while it runs, no page gets
+an answer. This builds the explorer's page for a network and hardware as ``serve`` would
+(twice: the warm-up's objects and one session's), times full collections, settles the
+heap, builds one more page (a new session) and times them again. Prints one JSON object.
+
+    .venv/bin/python benchmarks/gc_pause.py [--network sparse-mlp-2] [--hardware loihi2-x8]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import statistics
+import time
+
+from explorer.app import build_app, settle_heap
+
+
+def collections(repeats: int) -> dict:
+    walls = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        gc.collect()
+        walls.append(1000 * (time.perf_counter() - start))
+    return {
+        "tracked_objects": len(gc.get_objects()),
+        "collect_ms_median": round(statistics.median(walls), 1),
+        "collect_ms_max": round(max(walls), 1),
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--network", default="sparse-mlp-2")
+    ap.add_argument("--hardware", default="loihi2-x8")
+    ap.add_argument("--repeats", type=int, default=5)
+    args = ap.parse_args()
+    pages = [build_app(args.network, args.hardware) for _ in range(2)]
+    before = collections(args.repeats)
+    settle_heap()
+    pages.append(build_app(args.network, args.hardware))  # a session after the freeze
+    after = collections(args.repeats)
+    out = {"network": args.network, "hardware": args.hardware, "before": before,
+           "after_settle_heap": after, "frozen_objects": gc.get_freeze_count()}  # fmt: skip
+    print(json.dumps(out, indent=2))
+
+
+if __name__ == "__main__":
+    main()
