@@ -122,6 +122,7 @@ _SIM_COLUMNS = ("sim_flits", "sim_busy", "sim_buffer")  # NaN (not simulated) se
 PORT_COLOR = "#0b7a3e"  # the input port's outline
 
 
+OVERVIEW_PX = 120  # the chip overview's longer side at most, in px
 PATCH_ROWS = 64  # a column with at most this many changed rows is patched, not re-sent
 
 
@@ -753,7 +754,9 @@ class MeshView(pn.viewable.Viewer):
         columns = chip_columns(hardware)
         columns.update(self._chip_colours(hardware))
         self._chips.data = _data(columns)
-        px = max(6.0, min(14.0, 220 / hardware.grid_width))
+        # small beside the mesh: at most OVERVIEW_PX a side, so that on a laptop's screen
+        # the board's mesh starts above the fold (230 px square pushed it below)
+        px = max(4.0, min(14.0, OVERVIEW_PX / max(hardware.grid_width, hardware.grid_height)))
         p = figure(
             width=int(px * hardware.grid_width) + 10, height=int(px * hardware.grid_height) + 10,
             x_range=Range1d(-0.6, hardware.grid_width - 0.4),

@@ -40,7 +40,11 @@ CARD_CSS = """
 .metric-card {
   font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
   background: #ffffff; border: 1px solid #e3e6ea; border-left: 4px solid #4e79a7;
-  border-radius: 8px; padding: 8px 14px 10px; width: 160px; box-sizing: border-box;
+  border-radius: 8px; padding: 8px 12px 10px; box-sizing: border-box;
+  /* equal widths set by the row, not by what a card says (a new value never moves the
+     page): 160 px, down to 132 px so that seven cards stay on one row beside the
+     sidebar on a 1366-px screen */
+  flex: 1 1 0; min-width: 132px; max-width: 160px;
 }
 .metric-card.bound { border-left-color: #e6550d; }
 .metric-card.better { border-left-color: #2f9e44; }
@@ -48,8 +52,9 @@ CARD_CSS = """
 .metric-card.worse { border-left-color: #c92a2a; }
 .metric-card.worse .metric-value { color: #c92a2a; }
 .metric-card.search { background: #fff7ed; }
-.metric-label { font-size: 12px; color: #6b7280; text-transform: uppercase; letter-spacing: .04em; }
-.metric-value { font-size: 26px; font-weight: 600; color: #1f2933; line-height: 1.2; }
+.metric-label { font-size: 11px; color: #6b7280; text-transform: uppercase; letter-spacing: .02em; }
+.metric-value { font-size: 26px; font-weight: 600; color: #1f2933; line-height: 31px; }
+.metric-card.bound .metric-value { font-size: 18px; }  /* words, not a number */
 .metric-unit { font-size: 12px; color: #6b7280; }
 /* one fixed size per card, whatever it says: a new value never moves the page */
 .metric-label, .metric-value, .metric-unit { white-space: nowrap; overflow: hidden;
@@ -158,7 +163,8 @@ def card_html(
     return (
         f'<div class="{classes}" data-testid="metric-{key}">'
         f'<div class="metric-label">{escape(label)}{mark}</div>'
-        f'<div class="metric-value" data-testid="metric-{key}-value">{escape(value)}</div>'
+        f'<div class="metric-value" data-testid="metric-{key}-value" title="{escape(value)}">'
+        f"{escape(value)}</div>"
         f'<div class="metric-unit" title="{escape(unit)}">{escape(unit)}</div></div>'
     )
 

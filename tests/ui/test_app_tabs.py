@@ -7,7 +7,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from .conftest import drag_core, open_in, served_view
+from .conftest import MESH_PLOT, drag_core, open_in, served_view
 
 
 def tab(page, name: str):
@@ -120,6 +120,24 @@ def test_every_tab_fits_a_1366_by_768_screen(page, demo_url):
         assert width <= 1366, f"the {name} tab is {width} px wide"
 
 
+# The metric cards on the page: each card's top and whether its value is cut short.
+CARDS = """() => {
+  const out = [];
+  const walk = (root) => {
+    for (const el of root.querySelectorAll("*")) {
+      if (el.classList && el.classList.contains("metric-card")) {
+        const value = el.querySelector(".metric-value");
+        out.push({top: Math.round(el.getBoundingClientRect().top), text: value.textContent,
+                  cut: value.scrollWidth > value.clientWidth});
+      }
+      if (el.shadowRoot) walk(el.shadowRoot);
+    }
+  };
+  walk(document);
+  return out;
+}"""
+
+
 @pytest.mark.ui
 def test_an_eight_chip_board_fits_a_1366_by_768_screen(page):
     """The widest mesh of the presets (16 routers across, 13 populations in the legend)
@@ -131,7 +149,13 @@ def test_an_eight_chip_board_fits_a_1366_by_768_screen(page):
         open_in(page, url)
         page.wait_for_timeout(300)  # a frame or two for the layout to settle
         width = page.evaluate("() => document.documentElement.scrollWidth")
+        top = page.evaluate(f"() => {{ {MESH_PLOT} return plot.el.getBoundingClientRect().top; }}")
+        cards = page.evaluate(CARDS)
     assert width <= 1366, f"the eight-chip board's Mesh tab is {width} px wide"
+    assert len(cards) == 7 and len({c["top"] for c in cards}) == 1, cards  # one row
+    assert not [c for c in cards if c["cut"]], cards  # every value whole (no ellipsis)
+    # the chip overview sits above the mesh: it must leave the mesh's first rows in sight
+    assert top <= 768 - 250, f"the board's mesh starts {top:.0f} px down a 768-px screen"
 
 
 # Page coordinates of row ``i`` of the Evolution tab's scatter of evaluated mappings.
