@@ -38,6 +38,7 @@ from bokeh.models import (
     NumeralTickFormatter,
     Range1d,
     Span,
+    Title,
 )
 from bokeh.plotting import figure
 
@@ -95,8 +96,10 @@ __all__ = [
     "link_frame",
     "router_frame",
     "simulate_traffic",
+    "traffic_box",
 ]
 
+ZOOM_SHARE = 0.5  # a run on at most this share of the mesh opens zoomed onto it
 FRAMES = 150  # windows a run is cut into (about; a short run has windows of one cycle)
 SOURCES = ("this mapping's step", "a synthetic pattern")
 SYNTHETIC_PATTERNS = scenes.PATTERNS  # every pattern but a matrix file
@@ -410,6 +413,26 @@ class LoadCurve(pn.viewable.Viewer):
 
 
 # ------------------------------------------------------------------ frames
+def traffic_box(hardware: Hardware, geometry: dict, trace: Trace) -> tuple[int, int, int, int]:
+    """The routers a run's view opens on, ``(x0, x1, y0, y1)`` inclusive: around every link
+    (``link_geometry``) that carried a flit, one router more on each side, when that is at
+    most ``ZOOM_SHARE`` of the mesh (a layer placed in a corner of a large mesh, where the
+    whole mesh would show it a few pixels wide); else the whole mesh."""
+    gw, gh = hardware.grid_width, hardware.grid_height
+    whole = (0, gw - 1, 0, gh - 1)
+    used = trace.link_flits.sum(axis=0)[geometry["link"]] > 0
+    if not used.any():
+        return whole
+    # a segment's ends are within half a router of the routers (or cores) it joins
+    xs = np.rint(np.concatenate([geometry["x0"][used], geometry["x1"][used]]))
+    ys = np.rint(np.concatenate([geometry["y0"][used], geometry["y1"][used]]))
+    x0, x1 = max(0, int(xs.min()) - 1), min(gw - 1, int(xs.max()) + 1)
+    y0, y1 = max(0, int(ys.min()) - 1), min(gh - 1, int(ys.max()) + 1)
+    if (x1 - x0 + 1) * (y1 - y0 + 1) > ZOOM_SHARE * gw * gh:
+        return whole
+    return x0, x1, y0, y1
+
+
 def link_frame(trace: Trace, links: np.ndarray, k: int) -> dict[str, np.ndarray]:
     """Window k on the links ``links`` (engine link ids): flits, busy share, colour, width."""
     flits = trace.link_flits[k][links]
@@ -612,17 +635,19 @@ class TrafficView(pn.viewable.Viewer):
         notify_error(message)
 
     def show(self, run: TrafficRun) -> None:
-        """Draw ``run`` from its first window."""
-        self.running = False
-        self._run_button.disabled = False
-        self.run = run
-        trace = run.trace
-        self._edges = latency_edges(trace)
-        self._figure_pane.object = self._mesh_figure(run)
-        self.summary.object = f"<span data-testid='traffic-summary'>{run.summary}</span>"
-        self.player.param.update(end=max(trace.n_windows - 1, 1), value=0, disabled=False)
-        self._draw(0)
-        self.walker.reset(run)
+        """Draw ``run`` from its first window; then the view is no longer ``running``."""
+        try:
+            self.run = run
+            trace = run.trace
+            self._edges = latency_edges(trace)
+            self._figure_pane.object = self._mesh_figure(run)
+            self.summary.object = f"<span data-testid='traffic-summary'>{run.summary}</span>"
+            self.player.param.update(end=max(trace.n_windows - 1, 1), value=0, disabled=False)
+            self._draw(0)
+            self.walker.reset(run)
+        finally:
+            self.running = False
+            self._run_button.disabled = False
 
     def show_walk(self, walk) -> int | None:
         """Draw ``walk``'s route over the mesh, a dot per router sized by its wait, and go to
@@ -651,26 +676,34 @@ class TrafficView(pn.viewable.Viewer):
     def _mesh_figure(self, run: TrafficRun):
         hw = run.hardware
         gw, gh = hw.grid_width, hw.grid_height
-        ppr = float(np.clip(min(400 / gw, 460 / gh), 10, 90))
-        self._link_px = max(1.0, 0.05 * ppr)
+        geometry = link_geometry(hw)
         pad = MESH_PAD
+        x0, x1, y0, y1 = traffic_box(hw, geometry, run.trace)
+        ppr = float(np.clip(min(400 / (x1 - x0 + 1), 460 / (y1 - y0 + 1)), 10, 90))
+        self._link_px = max(1.0, 0.05 * ppr)
         p = figure(
             title=run.title, width=None, height=None,
-            frame_width=int(round(ppr * (gw - 1 + 2 * pad))),
-            frame_height=int(round(ppr * (gh - 1 + 2 * pad))),
-            x_range=Range1d(-pad, gw - 1 + pad, bounds="auto"),
-            y_range=Range1d(gh - 1 + pad, -pad, bounds="auto"),
+            frame_width=int(round(ppr * (x1 - x0 + 2 * pad))),
+            frame_height=int(round(ppr * (y1 - y0 + 2 * pad))),
+            # the routers the run used, and the whole mesh a pan or zoom away
+            x_range=Range1d(x0 - pad, x1 + pad, bounds=(-pad, gw - 1 + pad)),
+            y_range=Range1d(y1 + pad, y0 - pad, bounds=(-pad, gh - 1 + pad)),
             tools="pan,wheel_zoom,reset,save", toolbar_location="right",
             background_fill_color="#fbfbfb", outline_line_color=None,
         )  # fmt: skip
         p.toolbar.logo = None
         p.title.text_font_size = "13px"
+        if (x0, x1, y0, y1) != (0, gw - 1, 0, gh - 1):
+            p.add_layout(Title(
+                text=f"routers {x0}–{x1} × {y0}–{y1} of {gw}×{gh}, where the run went: "
+                "zoom out for the rest", text_font_size="11px", text_font_style="italic",
+                text_color="#6b7280", name="zoomed",
+            ), "above")  # fmt: skip
         p.xgrid.visible = p.ygrid.visible = False
         for axis, n in ((p.xaxis, gw), (p.yaxis, gh)):
             axis.ticker = FixedTicker(ticks=list(range(0, n, max(1, n // 16))))
             axis.axis_line_color = axis.major_tick_line_color = axis.minor_tick_line_color = None
             axis.major_label_text_color = "#777777"
-        geometry = link_geometry(hw)
         self._link_ids = geometry["link"]
         self._links = ColumnDataSource({k: _listed(v) for k, v in geometry.items()})
         self._routers = ColumnDataSource(router_columns(hw))

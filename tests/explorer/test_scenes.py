@@ -21,6 +21,7 @@ from explorer.scenes import (
     scene_from_arg,
 )
 from explorer.state import ExplorerState
+from explorer.views.mesh_columns import MESH_PAD
 from explorer.views.traffic import SOURCES, TrafficView, compare_table
 
 
@@ -149,6 +150,10 @@ def test_a_mapping_scene_loads_its_mapping_and_simulates_its_step(view):
     links = state.evaluation.max_link_messages / 32
     assert links == pytest.approx(36**1.5 / 4)  # the saturated square's M^1.5/4
     assert view.run is not None and view.source == SOURCES[0]
+    fig = view._figure_pane.object  # opened on the square, with the mesh a zoom away
+    assert fig.x_range.end - fig.x_range.start < 36 / 2
+    assert fig.x_range.bounds == (-MESH_PAD, 35 + MESH_PAD)
+    assert "where the run went" in fig.select_one({"name": "zoomed"}).text
 
 
 def test_the_heuristics_scene_compares_the_four_fill_orders(view):

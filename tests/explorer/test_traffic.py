@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 
 import numpy as np
@@ -24,6 +25,7 @@ from explorer.views.traffic import (
     router_frame,
     simulate_traffic,
     sweep_points,
+    traffic_box,
 )
 
 
@@ -97,6 +99,25 @@ def test_a_synthetic_run_on_a_mesh(state):
     assert run.hardware.grid_width == run.hardware.grid_height == 4
     assert run.trace.window == frame_window(300, 30)
     assert "transpose" in run.title and "Packet latency" in run.summary
+
+
+def test_a_run_opens_on_the_routers_it_used_when_they_are_a_corner_of_the_mesh(state):
+    uniform = simulate_traffic(
+        state, SOURCES[1], pattern="uniform", side=8, rate=0.1, cycles=200, frames=10
+    )
+    hw = uniform.hardware
+    geometry = link_geometry(hw)
+    assert traffic_box(hw, geometry, uniform.trace) == (0, 7, 0, 7)  # it used them all
+    # the same run with every flit outside the top-left 3×2 routers taken away
+    trace = uniform.trace
+    kept = ((geometry["x0"] < 2.5) & (geometry["x1"] < 2.5)
+            & (geometry["y0"] < 1.5) & (geometry["y1"] < 1.5))  # fmt: skip
+    flits = np.zeros_like(trace.link_flits)
+    flits[:, geometry["link"][kept]] = trace.link_flits[:, geometry["link"][kept]]
+    corner = dataclasses.replace(trace, link_flits=flits)
+    assert traffic_box(hw, geometry, corner) == (0, 3, 0, 2)  # one router more each side
+    flits[:] = 0
+    assert traffic_box(hw, geometry, dataclasses.replace(trace, link_flits=flits)) == (0, 7, 0, 7)
 
 
 @pytest.mark.parametrize(
