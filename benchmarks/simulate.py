@@ -7,8 +7,9 @@ simulated cycles and flits per second over ``--repeats`` warm runs and — when 
 environment variable ``BOOKSIM`` names a BookSim2 binary — BookSim2's, its whole process
 timed as many times. The two alternate run by run, so both see the same load on a shared
 machine; ``speedup`` compares their fastest runs (the least disturbed), ``speedup_median``
-their medians. ``steps``: one pipelined time step of sparse-mlp-1 on loihi2 and of
-sparse-mlp-2 on loihi2-x8 (min+2, spread-col), warm.
+their medians, ``speedup_paired`` each MeshScope run with the BookSim2 run right after it
+(median, min and max of those ratios). ``steps``: one pipelined time step of sparse-mlp-1
+on loihi2 and of sparse-mlp-2 on loihi2-x8 (min+2, spread-col), warm.
 
     .venv/bin/python benchmarks/simulate.py [--repeats 3]
     BOOKSIM=/path/to/booksim .venv/bin/python benchmarks/simulate.py
@@ -119,6 +120,14 @@ def compare(k: int, rate: float, cycles: int, noc, repeats: int, booksim: str | 
         m = row["meshscope"]
         row["speedup"] = m["cycles_per_s_best"] / b["cycles_per_s_best"]
         row["speedup_median"] = m["cycles_per_s"] / b["cycles_per_s"]
+        # each MeshScope run against the BookSim2 run right after it: a slow spell of the
+        # machine slows both of a pair, so the pairs' ratios vary less than the runs
+        pairs = [
+            (r.cycles / r.wall_s) / (b["cycles"] / wall)
+            for r, wall in zip(results, walls, strict=True)
+        ]
+        row["speedup_paired"] = {"median": statistics.median(pairs), "min": min(pairs),
+                                 "max": max(pairs)}  # fmt: skip
     return row
 
 
