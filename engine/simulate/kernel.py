@@ -632,7 +632,7 @@ def _track_count(ctr, st, vb, r, field, value):
 @numba.njit(cache=True, _nrt=False, forceinline=True, error_model="numpy")
 def _router(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, win_link, win_occ, ctr,
             due, wheel, wn, fheap, fpri, fpos, mark, r, t, req_in, req_out, sreq_in, sreq_out,
-            m_in, m_out, cand, sw_vc, sw_br):  # fmt: skip
+            m_in, m_out, cand, sw_vc, sw_br, cur):  # fmt: skip
     """Everything router r does in cycle t (it has something due); returns the next cycle in
     which it has something due (``NEVER``: none until a flit or credit arrives)."""
     P, V, B, D = cfg[CF_P], cfg[CF_V], cfg[CF_B], cfg[CF_D]  # noqa: N806
@@ -704,6 +704,8 @@ def _router(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, win_link, 
                 st[_ix(misc + M_CQ)] &= ~(1 << o)
     na = st[_ix(busy)]
     if na > 0:
+        for k in range(na):  # the busy VCs (a copy: sending may take some off the list)
+            cur[_ix(k)] = st[_ix(o_act + k)]
         # ------------------------------------------------------ requests
         # VC allocation by the routed heads, switch allocation by the VCs that hold an
         # output VC (a VC that wins its output VC this cycle competes for the switch from
@@ -713,7 +715,7 @@ def _router(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, win_link, 
         va_open = False  # some VC is in VC allocation
         sa_open = False  # … or in switch allocation
         for kv in range(na):
-            iv = st[_ix(o_act + kv)]
+            iv = cur[_ix(kv)]
             vb = o_vc + iv * N_VC
             state = st[_ix(vb + VC_STATE)]
             if state == V_VCALLOC:
@@ -803,6 +805,52 @@ def _router(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, win_link, 
                     st[_ix(o_br + a * N_BR + BR_VAGR)] = (
                         m_in[_ix(a)] - st[_ix(o_br + a * N_BR + BR_PORT)] * V
                     )
+        if va_open:  # VC allocation ends (this cycle's, and earlier ones with longer delays)
+            for kv in range(na):
+                iv = cur[_ix(kv)]
+                vb = o_vc + iv * N_VC
+                if st[_ix(vb + VC_STATE)] != V_VCALLOC or st[_ix(vb + VC_VA_T)] != t:
+                    continue
+                done = True
+                lost = False
+                bb = o_br + iv * B * N_BR
+                nbr = st[_ix(vb + VC_BRN)]
+                # a multicast head takes its branches' output VCs in port order (E, W, S, N,
+                # then the local ports): a grant is kept only when every branch on a lower
+                # port holds its VC, so heads never wait on each other in a cycle
+                missing = P
+                if nbr > 1:
+                    for b in range(nbr):
+                        e = bb + b * N_BR
+                        if st[_ix(e + BR_OVC)] >= 0:
+                            continue
+                        ov = st[_ix(e + BR_VAGR)]
+                        ob = o_ov + (st[_ix(e + BR_PORT)] * V + ov) * N_OV
+                        if (ov < 0 or st[_ix(ob + OV_OWNER)] >= 0) and st[
+                            _ix(e + BR_PORT)
+                        ] < missing:
+                            missing = st[_ix(e + BR_PORT)]
+                for b in range(nbr):
+                    e = bb + b * N_BR
+                    if st[_ix(e + BR_OVC)] >= 0:
+                        continue
+                    ov = st[_ix(e + BR_VAGR)]
+                    ob = o_ov + (st[_ix(e + BR_PORT)] * V + ov) * N_OV
+                    if ov >= 0 and st[_ix(ob + OV_OWNER)] < 0 and st[_ix(e + BR_PORT)] < missing:
+                        st[_ix(ob + OV_OWNER)] = iv * B + b
+                        st[_ix(e + BR_OVC)] = ov
+                    else:
+                        done = False
+                        lost = True
+                    st[_ix(e + BR_VAGR)] = -1
+                if lost:
+                    st[_ix(stalls + S_VC_LOST)] += 1
+                    _track_count(ctr, st, vb, r, H_VC_LOST, 1)
+                st[_ix(vb + VC_VA_T)] = -1
+                st[_ix(vb + VC_FROM)] = t + 1
+                if done:
+                    st[_ix(vb + VC_STATE)] = V_ACTIVE
+                    _track_count(ctr, st, vb, r, H_VA, t)
         # ------------------------------------------------------ switch allocation
         if n_sa > 0:
             _match(sreq_in, sreq_out, n_sa, P, P, st, o_pt + PT_SW_G, N_PT, o_pt + PT_SW_A, N_PT,
@@ -814,55 +862,10 @@ def _router(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, win_link, 
                     st[_ix(o_vc + (i * V + v) * N_VC + VC_SA_GR)] = sw_br[_ix(i * P + o)]
                     st[_ix(o_pt + i * N_PT + PT_SW_RR)] = _next(v, V)
                 sw_vc[_ix(i * P + o)] = -1
-        # ------------------------------------------------------ grants
-        # the VC allocations and switch allocations that end now, in one pass: a VC is in
-        # one or the other, and neither's grants change what the other's decide. Backwards,
-        # so that a VC whose tail leaves (and the busy list with it) costs no other its turn
-        if va_open or sa_open:
-            for kv in range(na - 1, -1, -1):
-                iv = st[_ix(o_act + kv)]
+        if sa_open:  # requests that lost; then the grants whose delay has passed send
+            for kv in range(na):
+                iv = cur[_ix(kv)]
                 vb = o_vc + iv * N_VC
-                if st[_ix(vb + VC_STATE)] == V_VCALLOC and st[_ix(vb + VC_VA_T)] == t:
-                    done = True
-                    lost = False
-                    bb = o_br + iv * B * N_BR
-                    nbr = st[_ix(vb + VC_BRN)]
-                    # a multicast head takes its branches' output VCs in port order (E, W, S,
-                    # N, then the local ports): a grant is kept only when every branch on a
-                    # lower port holds its VC, so heads never wait on each other in a cycle
-                    missing = P
-                    if nbr > 1:
-                        for b in range(nbr):
-                            e = bb + b * N_BR
-                            if st[_ix(e + BR_OVC)] >= 0:
-                                continue
-                            ov, port = st[_ix(e + BR_VAGR)], st[_ix(e + BR_PORT)]
-                            ob = o_ov + (port * V + ov) * N_OV
-                            if (ov < 0 or st[_ix(ob + OV_OWNER)] >= 0) and port < missing:
-                                missing = port
-                    for b in range(nbr):
-                        e = bb + b * N_BR
-                        if st[_ix(e + BR_OVC)] >= 0:
-                            continue
-                        ov = st[_ix(e + BR_VAGR)]
-                        port = st[_ix(e + BR_PORT)]
-                        ob = o_ov + (port * V + ov) * N_OV
-                        if ov >= 0 and st[_ix(ob + OV_OWNER)] < 0 and port < missing:
-                            st[_ix(ob + OV_OWNER)] = iv * B + b
-                            st[_ix(e + BR_OVC)] = ov
-                        else:
-                            done = False
-                            lost = True
-                        st[_ix(e + BR_VAGR)] = -1
-                    if lost:
-                        st[_ix(stalls + S_VC_LOST)] += 1
-                        _track_count(ctr, st, vb, r, H_VC_LOST, 1)
-                    st[_ix(vb + VC_VA_T)] = -1
-                    st[_ix(vb + VC_FROM)] = t + 1
-                    if done:
-                        st[_ix(vb + VC_STATE)] = V_ACTIVE
-                        _track_count(ctr, st, vb, r, H_VA, t)
-                    continue
                 if st[_ix(vb + VC_SA_T)] == t + sd - 1 and st[_ix(vb + VC_SA_GR)] == -1:
                     st[_ix(vb + VC_SA_GR)] = -2
                     st[_ix(stalls + S_SW_LOST)] += 1  # lost the switch (or its port's turn)
@@ -1329,14 +1332,14 @@ def _release(cfg, nd, pk, src_list, rel_order, rel_off, grp_ptr, grp, ctr, t):
 def run(cfg, tp, ns, st, nd, pk, dest, dsvc, rel_order, rel_off, grp_ptr, grp, sq, link_flits,
         win_link, win_occ, ctr, rng, due, wheel, wn, fheap, fpri, fpos, mark, gheap, gpri, gpos,
         src_list, perm, row_ptr, dest_tab, cum, fraction, req_in, req_out, sreq_in, sreq_out, m_in,
-        m_out, cand, sw_vc, sw_br, t_end, inject_p, size, measured, window,
+        m_out, cand, sw_vc, sw_br, cur, t_end, inject_p, size, measured, window,
         stop_when_idle):  # fmt: skip
     """Advance from ``ctr[C_T]`` to ``t_end`` (exclusive). Returns a status.
 
     ``inject_p``: packets per terminal and cycle of the synthetic sources; ``measured``: the
     flag of the packets created now; ``window``: cycles per trace window (0: no trace);
     ``stop_when_idle``: stop (``IDLE_END``) once nothing is queued, in flight or to release.
-    ``req_in`` … ``sw_br`` are scratch arrays (see ``workspace``).
+    ``req_in`` … ``cur`` are scratch arrays (see ``workspace``).
     """
     n_r = cfg[CF_NR]  # every mesh's routers
     P, B = cfg[CF_P], cfg[CF_B]  # noqa: N806
@@ -1392,8 +1395,8 @@ def run(cfg, tp, ns, st, nd, pk, dest, dsvc, rel_order, rel_off, grp_ptr, grp, s
                     ctr[C_WINDOW] = u // window
                 u = _router(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, win_link,
                             win_occ, ctr, due, wheel, wn, fheap, fpri, fpos, mark, r, u, req_in,
-                            req_out, sreq_in, sreq_out, m_in, m_out, cand, sw_vc,
-                            sw_br)  # fmt: skip
+                            req_out, sreq_in, sreq_out, m_in, m_out, cand, sw_vc, sw_br,
+                            cur)  # fmt: skip
                 if u > last:
                     break
             if u < NEVER:
@@ -1500,4 +1503,5 @@ def workspace(P: int, V: int, B: int) -> dict:  # noqa: N803
         "cand": np.zeros(max(n_req, P * V * B + P * V), dtype=np.int64),
         "sw_vc": np.full(P * P, -1, dtype=np.int64),
         "sw_br": np.zeros(P * P, dtype=np.int64),
+        "cur": np.zeros(P * V, dtype=np.int64),
     }

@@ -336,7 +336,7 @@ class Machine:
                 a["fheap"], a["fpri"], a["fpos"], a["mark"], a["gheap"], a["gpri"], a["gpos"],
                 a["src_list"], a["perm"], a["row_ptr"], a["dest_tab"], a["cum"], self.fraction,
                 a["req_in"], a["req_out"], a["sreq_in"], a["sreq_out"], a["m_in"], a["m_out"],
-                a["cand"], a["sw_vc"], a["sw_br"], int(t_end), float(inject_p),
+                a["cand"], a["sw_vc"], a["sw_br"], a["cur"], int(t_end), float(inject_p),
                 int(packet_flits), 1 if measured else 0, int(self.window), bool(stop_when_idle),
             )  # fmt: skip
             if status == kernel.FULL:
