@@ -754,8 +754,8 @@ class MeshView(pn.viewable.Viewer):
         columns = chip_columns(hardware)
         columns.update(self._chip_colours(hardware))
         self._chips.data = _data(columns)
-        # small beside the mesh: at most OVERVIEW_PX a side, so that on a laptop's screen
-        # the board's mesh starts above the fold (230 px square pushed it below)
+        # small above the mesh: at most OVERVIEW_PX a side (but 4 px a router at least), so
+        # that on a laptop's screen the board's mesh starts above the fold (230 px did not)
         px = max(4.0, min(14.0, OVERVIEW_PX / max(hardware.grid_width, hardware.grid_height)))
         p = figure(
             width=int(px * hardware.grid_width) + 10, height=int(px * hardware.grid_height) + 10,

@@ -415,9 +415,10 @@ class LoadCurve(pn.viewable.Viewer):
 # ------------------------------------------------------------------ frames
 def traffic_box(hardware: Hardware, geometry: dict, trace: Trace) -> tuple[int, int, int, int]:
     """The routers a run's view opens on, ``(x0, x1, y0, y1)`` inclusive: around every link
-    (``link_geometry``) that carried a flit, one router more on each side, when that is at
-    most ``ZOOM_SHARE`` of the mesh (a layer placed in a corner of a large mesh, where the
-    whole mesh would show it a few pixels wide); else the whole mesh."""
+    (``link_geometry``) that carried a flit, one router more on each side and widened to the
+    mesh's proportions, when that is at most ``ZOOM_SHARE`` of the mesh (a layer placed in a
+    corner of a large mesh, where the whole mesh would show it a few pixels wide); else the
+    whole mesh."""
     gw, gh = hardware.grid_width, hardware.grid_height
     whole = (0, gw - 1, 0, gh - 1)
     used = trace.link_flits.sum(axis=0)[geometry["link"]] > 0
@@ -428,9 +429,22 @@ def traffic_box(hardware: Hardware, geometry: dict, trace: Trace) -> tuple[int, 
     ys = np.rint(np.concatenate([geometry["y0"][used], geometry["y1"][used]]))
     x0, x1 = max(0, int(xs.min()) - 1), min(gw - 1, int(xs.max()) + 1)
     y0, y1 = max(0, int(ys.min()) - 1), min(gh - 1, int(ys.max()) + 1)
+    # in the mesh's proportions, so that a run along one row opens as a band of the mesh,
+    # not a strip a few pixels high that no zoom could widen
+    bw, bh = x1 - x0 + 1, y1 - y0 + 1
+    if bw * gh < bh * gw:
+        x0, x1 = _widen(x0, x1, min(gw, -(-bh * gw // gh)), gw)
+    else:
+        y0, y1 = _widen(y0, y1, min(gh, -(-bw * gh // gw)), gh)
     if (x1 - x0 + 1) * (y1 - y0 + 1) > ZOOM_SHARE * gw * gh:
         return whole
     return x0, x1, y0, y1
+
+
+def _widen(lo: int, hi: int, size: int, n: int) -> tuple[int, int]:
+    """``[lo, hi]`` grown to ``size`` routers about its middle, kept within ``[0, n)``."""
+    lo = max(0, min(lo - (size - (hi - lo + 1)) // 2, n - size))
+    return lo, lo + size - 1
 
 
 def link_frame(trace: Trace, links: np.ndarray, k: int) -> dict[str, np.ndarray]:

@@ -115,7 +115,13 @@ def test_a_run_opens_on_the_routers_it_used_when_they_are_a_corner_of_the_mesh(s
     flits = np.zeros_like(trace.link_flits)
     flits[:, geometry["link"][kept]] = trace.link_flits[:, geometry["link"][kept]]
     corner = dataclasses.replace(trace, link_flits=flits)
-    assert traffic_box(hw, geometry, corner) == (0, 3, 0, 2)  # one router more each side
+    # one router more each side (4 × 3), then as tall as wide: the mesh is square
+    assert traffic_box(hw, geometry, corner) == (0, 3, 0, 3)
+    # a run along one row: not a strip 8 routers wide and 3 high, which no zoom could widen
+    row = (geometry["y0"] < 0.5) & (geometry["y1"] < 0.5)
+    flits[:] = 0
+    flits[:, geometry["link"][row]] = trace.link_flits[:, geometry["link"][row]]
+    assert traffic_box(hw, geometry, dataclasses.replace(trace, link_flits=flits)) == (0, 7, 0, 7)
     flits[:] = 0
     assert traffic_box(hw, geometry, dataclasses.replace(trace, link_flits=flits)) == (0, 7, 0, 7)
 
