@@ -32,7 +32,10 @@ from engine.layered_graph import LayeredGraphs
 from engine.mapping import Mapping, Partition, Placement, mapping_to_dict
 from engine.network import Network
 
-__all__ = ["Candidate", "Outcome", "ModelEvaluator", "SimulatorEvaluator", "CommandEvaluator"]
+__all__ = [
+    "Candidate", "Outcome", "ModelEvaluator", "SimulatorEvaluator", "CommandEvaluator",
+    "model_outcome",
+]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -64,16 +67,23 @@ class Outcome:
         return cls(math.inf, math.inf, math.nan, "", error)
 
 
-def _model_metrics(candidate: Candidate, full, ev=None) -> dict:
-    """An ``Outcome``'s metrics from the model's evaluation of ``candidate`` (and, on a
-    Mosaic, the routing memory of the evaluator ``ev``'s mapping)."""
-    out = {k: float(v) for k, v in full.metrics.items() if v is not None}
-    out["cores_used"] = float(sum(candidate.cores_per_population))
-    out["chips_used"] = float(full.chips_used)
-    out["max_link_utilization"] = float(full.terms_us["link"] / full.latency_us)
-    if ev is not None and ev.hardware.tiles is not None:
-        out.update(mosaic_metrics(ev.network, ev.hardware, Mapping(ev.partition, ev.placement)))
-    return out
+def model_outcome(
+    full, network: Network, hardware: Hardware, mapping: Mapping, *, routing: bool = True
+) -> Outcome:
+    """The ``Outcome`` of ``mapping`` from the model's evaluation of it (``full``), with its
+    metrics: the model's, ``cores_used``, ``chips_used``, ``max_link_utilization`` and, on a
+    Mosaic, the routing memory (unless ``routing`` is False). What a search's objectives
+    read of a mapping it did not make (the explorer's current one) comes from here too."""
+    metrics = {k: float(v) for k, v in full.metrics.items() if v is not None}
+    metrics["cores_used"] = float(full.cores_used)
+    metrics["chips_used"] = float(full.chips_used)
+    metrics["max_link_utilization"] = float(full.terms_us["link"] / full.latency_us)
+    if routing and hardware.tiles is not None:
+        metrics.update(mosaic_metrics(network, hardware, mapping))
+    return Outcome(
+        full.latency_us, full.energy_uj, full.power_w, full.bottleneck, "",
+        dict(full.terms_us), metrics=metrics,
+    )  # fmt: skip
 
 
 def mosaic_metrics(network: Network, hardware: Hardware, mapping: Mapping) -> dict:
@@ -125,10 +135,7 @@ class ModelEvaluator:
             full = ev.evaluation(locality=False)
         except MeshScopeError as e:
             return Outcome.failure(str(e))
-        return Outcome(
-            full.latency_us, full.energy_uj, full.power_w, full.bottleneck, "",
-            dict(full.terms_us), metrics=_model_metrics(candidate, full, ev),
-        )  # fmt: skip
+        return model_outcome(full, ev.network, ev.hardware, Mapping(ev.partition, ev.placement))
 
     def evaluate_batch(self, candidates: list[Candidate]) -> list[Outcome]:
         """The outcomes of ``candidates``, in order: here, or on the executor's workers."""
@@ -204,10 +211,10 @@ class SimulatorEvaluator(ModelEvaluator):
             )  # fmt: skip
         except MeshScopeError as e:
             return Outcome.failure(str(e))
-        out = Outcome(
-            full.latency_us, full.energy_uj, full.power_w, full.bottleneck, "",
-            dict(full.terms_us), step.step_us, _model_metrics(candidate, full, ev),
-        )  # fmt: skip
+        out = replace(
+            model_outcome(full, self.network, self.hardware, mapped.mapping),
+            simulated_us=step.step_us,
+        )
         self._outcomes[key] = out
         if len(self._outcomes) > self._outcomes_size:
             self._outcomes.popitem(last=False)

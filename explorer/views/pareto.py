@@ -16,7 +16,9 @@ is the non-dominated set of the old front and the new points.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+from dataclasses import replace
 from html import escape
 
 import numpy as np
@@ -35,6 +37,7 @@ from bokeh.plotting import figure
 
 from engine.errors import MeshScopeError
 from engine.search import Record, objectives
+from engine.search.evaluators import model_outcome
 from engine.search.pareto import ALGORITHMS, ParetoConfig, ParetoEvaluation, non_dominated
 from explorer.runner import ParetoRunner
 from explorer.state import ExplorerState
@@ -50,10 +53,11 @@ from explorer.views._page import (
 )
 from explorer.views.evolution import BEST_COLOR, RowStreamer
 
-__all__ = ["ParetoView", "evaluation_columns", "to_record"]
+__all__ = ["ParetoView", "current_point", "evaluation_columns", "to_record"]
 
 PALETTE = tuple(Viridis256[:232])
 HEURISTIC_COLOR = "#e6550d"
+CURRENT_COLOR = "#111827"  # the page's own mapping
 DEFAULT_OBJECTIVES = ("latency", "energy", "cores")
 _D = ParetoConfig()
 
@@ -71,6 +75,27 @@ def to_record(e: ParetoEvaluation) -> Record:
 
 
 CORES = "cores used"  # an axis that is no objective of the run
+
+
+def current_point(state: ExplorerState, axes: Sequence[str]) -> dict:
+    """The scatter's one row for the page's current mapping on the plot's ``axes`` (across,
+    up: objectives by name, or ``CORES``): where a hand-tuned mapping sits against the
+    front. Empty when an axis cannot rate it yet (simulated latency before its step is
+    simulated) or at all."""
+    e = state.evaluation
+    if e is None or state.mapping is None:
+        return {"x": [], "y": []}
+    routing = any(n in objectives.names("mosaic") for n in axes[:2])  # costly: when asked
+    outcome = model_outcome(e, state.network, state.hardware, state.mapping, routing=routing)
+    if state.simulated is not None and state.simulated_of is e:
+        outcome = replace(outcome, simulated_us=state.simulated.step_us)
+    point = []
+    for name in axes[:2]:
+        v = outcome.metrics["cores_used"] if name == CORES else objectives[name].value(outcome)
+        if not math.isfinite(v):
+            return {"x": [], "y": []}
+        point.append(v)
+    return {"x": [point[0]], "y": [point[1]]}
 
 
 def default_axes(names: Sequence[str]) -> tuple[str, str, str]:
@@ -122,6 +147,7 @@ class ParetoView(pn.viewable.Viewer):
         self.points_source = ColumnDataSource(name="pareto-points")
         self.front_source = ColumnDataSource(name="pareto-front")
         self.heuristic_source = ColumnDataSource(name="pareto-heuristics")
+        self.current_source = ColumnDataSource({"x": [], "y": []}, name="pareto-current")
         self._points = RowStreamer(self.points_source, self._columns)
         self.front_source.data = self._columns([])
         self.heuristic_source.data = {**self._columns([]), "name": []}
@@ -138,7 +164,9 @@ class ParetoView(pn.viewable.Viewer):
         self.param.watch(self._on_status, ["status", "running"])
         self.param.watch(self._sync, ["running"])
         self.state.param.watch(self._offer, ["hardware"])
+        self.state.param.watch(lambda *e: self._draw_current(), ["evaluation", "simulated"])
         self._offer()
+        self._draw_current()
         self._on_status()
         self._sync()
         doc = pn.state.curdoc
@@ -273,6 +301,10 @@ class ParetoView(pn.viewable.Viewer):
         self._bar.title = label(self.axes[2])
         self._front_line.visible = len(self.names) == 2 and set(self.axes[:2]) == set(self.names)
         self._recolour()
+        self._draw_current()
+
+    def _draw_current(self) -> None:
+        self.current_source.data = current_point(self.state, self.axes)
 
     def _recolour(self) -> None:
         cs = self.points_source.data["c"]
@@ -388,6 +420,9 @@ class ParetoView(pn.viewable.Viewer):
         p.scatter("x", "y", source=self.heuristic_source, marker="triangle", size=12,
                   fill_color=HEURISTIC_COLOR, line_color="white",
                   legend_label="heuristics (packed/spread × row/col, random)")  # fmt: skip
+        p.scatter("x", "y", source=self.current_source, marker="star", size=17,
+                  fill_color=CURRENT_COLOR, line_color="white", name="current",
+                  legend_label="current mapping (the Mesh tab's)")  # fmt: skip
         p.select_one(TapTool).renderers = [points]
         p.select_one(BoxSelectTool).renderers = [points]
         p.add_tools(HoverTool(renderers=[points], tooltips=[

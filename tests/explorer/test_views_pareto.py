@@ -93,6 +93,24 @@ def test_the_axes_show_any_two_objectives_and_colour_a_third(view):
     assert len(view.table.value) == len(view.front)  # the table does not change with the view
 
 
+def test_the_current_mapping_is_a_star_on_the_plot_before_and_after_a_search(view):
+    """Where a hand-tuned mapping sits against the front, on whatever axes are shown."""
+    state = view.state
+    point = view.current_source.data
+    assert list(point["x"]) == [state.evaluation.latency_us]  # before any search
+    assert list(point["y"]) == [state.evaluation.energy_uj]
+    before = (point["x"][0], point["y"][0])
+    state.change_layer_cores(1, +1)  # an edit on the page moves it
+    point = view.current_source.data
+    assert (point["x"][0], point["y"][0]) == (state.evaluation.latency_us,
+                                              state.evaluation.energy_uj) != before  # fmt: skip
+    run(view)
+    view.set_axes("cores", "latency", "energy")
+    assert list(view.current_source.data["x"]) == [float(state.evaluation.cores_used)]
+    simulated = ParetoView(state=state, chosen=["latency", "simulated-latency"])
+    assert list(simulated.current_source.data["x"]) == []  # its step not simulated yet
+
+
 def test_the_page_offers_no_objective_only_a_codesign_search_moves(view):
     offered = view.param.chosen.objects
     assert {"latency", "energy", "cores", "area", "connectivity"} <= set(offered)
