@@ -51,13 +51,12 @@ from explorer.views._page import (
     session_scheduler,
     style_figure,
 )
-from explorer.views.evolution import BEST_COLOR, RowStreamer
+from explorer.views.evolution import BEST_COLOR, CURRENT_COLOR, RowStreamer
 
 __all__ = ["ParetoView", "current_point", "evaluation_columns", "to_record"]
 
 PALETTE = tuple(Viridis256[:232])
 HEURISTIC_COLOR = "#e6550d"
-CURRENT_COLOR = "#111827"  # the page's own mapping
 DEFAULT_OBJECTIVES = ("latency", "energy", "cores")
 _D = ParetoConfig()
 
@@ -420,9 +419,9 @@ class ParetoView(pn.viewable.Viewer):
         p.scatter("x", "y", source=self.heuristic_source, marker="triangle", size=12,
                   fill_color=HEURISTIC_COLOR, line_color="white",
                   legend_label="heuristics (packed/spread × row/col, random)")  # fmt: skip
-        p.scatter("x", "y", source=self.current_source, marker="star", size=17,
+        p.scatter("x", "y", source=self.current_source, marker="diamond", size=16,
                   fill_color=CURRENT_COLOR, line_color="white", name="current",
-                  legend_label="current mapping (the Mesh tab's)")  # fmt: skip
+                  legend_label="current mapping")  # as on the Evolution tab  # fmt: skip
         p.select_one(TapTool).renderers = [points]
         p.select_one(BoxSelectTool).renderers = [points]
         p.add_tools(HoverTool(renderers=[points], tooltips=[

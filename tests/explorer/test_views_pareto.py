@@ -93,7 +93,7 @@ def test_the_axes_show_any_two_objectives_and_colour_a_third(view):
     assert len(view.table.value) == len(view.front)  # the table does not change with the view
 
 
-def test_the_current_mapping_is_a_star_on_the_plot_before_and_after_a_search(view):
+def test_the_current_mapping_is_marked_on_the_plot_before_and_after_a_search(view):
     """Where a hand-tuned mapping sits against the front, on whatever axes are shown."""
     state = view.state
     point = view.current_source.data
