@@ -278,10 +278,11 @@ def test_coarse_nodes_carry_exact_loads_and_refinement_keeps_them(window):
 def test_refinement_ends_where_no_single_move_that_fits_lowers_connectivity(
     seed, rounds, axons, headroom
 ):
-    """The refinement's filters (only a node alone in its partition in some h-edge is
-    scanned; later passes only nodes a move touched or the limits blocked) skip no move:
-    when a pass moves nothing, a brute-force check over every node and partition finds
-    none either — also when its slots must be built again in the middle of a pass."""
+    """The refinement's gain cache (updated move by move, a row built at a node's first
+    look, the axons a partition receives counted only when the limit needs them) misses
+    no move: when a pass moves nothing, a brute-force check over every node and
+    partition finds none either — also when its slots must be built again in the middle
+    of a pass."""
     net = load_network_spec("rand:n=600,card=24")
     hw = with_limits("hypergraph-small", neurons=64, inbound_axons=axons, synapses=4096)
     cap = capacity(net, hw)

@@ -20,12 +20,11 @@ over the levels of ``level`` and the pin counts of ``partitioned``.
 3. *Uncoarsening* — level by level, greedy FM-style refinement: nodes in random order
    move to the partition, among those any of their h-edges (inbound or outbound)
    reaches, that most lowers eq. 7's weighted λ−1 connectivity while every limit still
-   holds; at most ``passes`` passes per level, fewer if a pass moves nothing. Pin
-   counts per partition per h-edge make a node's gains O(Σ λ) over its h-edges; only
-   a node that is alone in its partition in some h-edge can gain, and after the first
-   pass only nodes whose counts a move changed (or whose best move the limits blocked)
-   are looked at again — exact filters: they skip no move.
-   Partitions emptied by moves disappear.
+   holds; at most ``passes`` passes per level, fewer if a pass moves nothing. A gain
+   cache (``refine``) keeps each node's gain towards every partition up to date as
+   nodes move, so only a node that is alone in its partition in some h-edge is looked
+   at, in O(k), after its first look (O(Σ λ) over its h-edges, from the pin counts per
+   partition per h-edge). Partitions emptied by moves disappear.
 
 The neurons are numbered in Alg. 2's connectivity order first, so that neighbours sit
 close in memory; the levels keep their pins as int32 and build their node → h-edge
@@ -56,7 +55,7 @@ from engine.partition.limits import checked_partition
 from engine.partition.multilevel.coarsen import ROUNDS, WINDOW, coarsen
 from engine.partition.multilevel.initial import pack, pack_order
 from engine.partition.multilevel.level import caps_of
-from engine.partition.multilevel.refine import HEADROOM, refine
+from engine.partition.multilevel.refine import HEADROOM, refine, weights_fixed
 from engine.resources import Capacity, capacity
 
 __all__ = ["coarsen", "hierarchical", "uncoarsen"]
@@ -104,7 +103,7 @@ def uncoarsen(levels, maps, cap: Capacity, rng, passes: int, headroom: int = HEA
         orders = np.empty((passes, level.n), dtype=np.int64)
         for r in range(passes):
             orders[r] = rng.permutation(level.n)
-        refine(hg, level.loads(), part, loads, orders, caps, headroom)
+        refine(hg, level.loads(), part, loads, orders, weights_fixed(level.w), caps, headroom)
         part = part[maps[depth]]  # onto the finer level's nodes; at last, the neurons
     used = np.flatnonzero(loads[0] > 0)  # refinement may have emptied partitions
     relabel = np.zeros(loads[0].size, dtype=np.int64)

@@ -146,8 +146,8 @@ def _match(hg, loads, order, frozen, caps, max_pairs, window):
     rated worse on rand networks); an h-edge of s > window pins counts with weight
     w·s/window (the affinity estimated):
     O(pins · window) per round instead of O(Σ |g|²). The best ``CANDIDATES`` so rated
-    are then rated exactly, with their exact shared axons for the limit test (a merge
-    of the two incidence lists), and u pairs with the exact best that fits; such a
+    are then rated exactly, with their exact shared axons for the limit test (u's
+    h-edges marked, each candidate's looked up), and u pairs with the exact best that fits; such a
     node is never frozen (its other neighbours were not looked at)."""
     ptr, pins, src_dest, w, m, inc_ptr, inc = hg
     nn, ns, na = loads
@@ -161,6 +161,7 @@ def _match(hg, loads, order, frozen, caps, max_pairs, window):
     for v in range(n):
         cell[v, 0] = -2.0 if frozen[v] else -1.0
     inter = np.zeros(n, dtype=np.int64)
+    mark = np.full(ptr.size - 1, -1, dtype=np.int64)  # per h-edge: 2·u + (u a destination)
     top = np.empty(CANDIDATES, dtype=np.int64)
     touched = np.empty(n, dtype=np.int64)
     pairs = 0
@@ -224,9 +225,12 @@ def _match(hg, loads, order, frozen, caps, max_pairs, window):
                 cell[u, 0] = -2.0
         else:  # the best-rated few, re-rated exactly: the exact best of them that fits
             best_score = 0.0
-            for i in range(_best_rated(touched, n_touched, cell, partner, top)):
+            n_top = _best_rated(touched, n_touched, cell, partner, top)
+            if n_top > 0:
+                _mark(u, hg, mark)
+            for i in range(n_top):
                 v = top[i]
-                affinity, common = _common(u, v, hg)
+                affinity, common = _common(u, v, hg, mark)
                 if fits(v, u, nn, ns, na, nn, ns, na, common, caps) and (
                     best < 0 or affinity > best_score or (affinity == best_score and v < best)
                 ):
@@ -269,26 +273,28 @@ def _best_rated(touched, n_touched, cell, partner, top):
 
 
 @numba.njit(cache=True)
-def _common(u, v, hg):
+def _mark(u, hg, mark):
+    """Mark u's h-edges for ``_common``: 2·u, plus 1 where u is a destination."""
+    ptr, pins, src_dest, _, _, inc_ptr, inc = hg
+    for t in range(inc_ptr[u], inc_ptr[u + 1]):
+        g = inc[t]
+        mark[g] = 2 * u + (1 if u != pins[ptr[g]] or src_dest[g] else 0)
+
+
+@numba.njit(cache=True)
+def _common(u, v, hg, mark):
     """The exact affinity of u and v (total weight of the h-edges both are pins of) and
-    the axons both receive (Σ m over the h-edges with both among their destinations):
-    a merge of the two ascending incidence lists."""
+    the axons both receive (Σ m over the h-edges with both among their destinations),
+    over v's h-edges in ascending order against u's marks (``_mark``)."""
     ptr, pins, src_dest, w, m, inc_ptr, inc = hg
-    i, j = inc_ptr[u], inc_ptr[v]
     weight, axons = 0.0, 0
-    while i < inc_ptr[u + 1] and j < inc_ptr[v + 1]:
-        gu, gv = inc[i], inc[j]
-        if gu < gv:
-            i += 1
-        elif gv < gu:
-            j += 1
-        else:
-            weight += w[gu]
-            sc = pins[ptr[gu]]
-            if (u != sc and v != sc) or src_dest[gu]:
-                axons += m[gu]
-            i += 1
-            j += 1
+    for t in range(inc_ptr[v], inc_ptr[v + 1]):
+        g = inc[t]
+        x = mark[g]
+        if x >> 1 == u:
+            weight += w[g]
+            if x & 1 and (v != pins[ptr[g]] or src_dest[g]):
+                axons += m[g]
     return weight, axons
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["alone_counts", "has_room", "pin_slots", "scan", "slot_add", "workspace"]
+__all__ = ["has_room", "pin_slots", "scan", "slot_add", "workspace"]
 
 
 @numba.njit(cache=True)
@@ -83,21 +83,6 @@ def slot_add(g, p, delta, v, slots):
     sl[i, 0], sl[i, 1], sl[i, 2] = p, delta, v
     net[g, 1] += 1
     return i
-
-
-@numba.njit(cache=True)
-def alone_counts(slots, n):
-    """Per node: in how many of its h-edges it is the only pin of its partition. Only
-    such a node can have a move that lowers λ−1 (leaving a partition where others
-    stay removes no block from any h-edge). ``n``: the level's nodes."""
-    sl, net = slots
-    alone = np.zeros(n, dtype=np.int64)
-    for g in range(net.shape[0]):
-        base, used = net[g, 0], net[g, 1]
-        for i in range(base, base + used):
-            if sl[i, 1] == 1:
-                alone[sl[i, 2]] += 1
-    return alone
 
 
 @numba.njit(cache=True)

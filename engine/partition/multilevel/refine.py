@@ -3,6 +3,13 @@
 Nodes in random order move to the partition, among those any of their h-edges reaches,
 that most lowers eq. 7's weighted λ−1 connectivity while every limit still holds; at
 most ``passes`` passes per level, fewer if a pass moves nothing.
+
+Moving node u from its partition a to p changes λ−1 by ``removal(u) − (total(u) −
+benefit(u, p))``: the weight of u's h-edges where u is a's only pin, less the weight of
+those p holds no pin of. A gain cache (as in Mt-KaHyPar) keeps ``removal`` per node and
+``benefit`` per node and partition, updated on every move — a pin count crossing 1↔2
+changes one node's removal, a count crossing 0↔1 changes the benefit of every pin of
+that h-edge — so a node's best move costs O(k) to find, not O(Σ λ) over its h-edges.
 """
 
 from __future__ import annotations
@@ -10,9 +17,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from engine.partition.multilevel.level import fits
 from engine.partition.multilevel.partitioned import (
-    alone_counts,
     has_room,
     pin_slots,
     scan,
@@ -20,89 +25,125 @@ from engine.partition.multilevel.partitioned import (
     workspace,
 )
 
-__all__ = ["EPS", "HEADROOM", "refine"]
+__all__ = ["HEADROOM", "refine", "weights_fixed"]
 
-EPS = 1e-12  # smallest connectivity gain worth a move
 HEADROOM = 4  # partitions an h-edge's slots have room for beyond those it spans
+FIXED_BITS = 50  # the h-edges' total weight in fixed point: sums stay below 2^50
+
+
+def weights_fixed(w: np.ndarray) -> np.ndarray:
+    """The h-edge weights as int64 fixed point, scaled so that their total is about
+    2^FIXED_BITS: the gain cache adds and subtracts them for a whole level, and integer
+    sums are exact in any order (floats would drift, and a drifted zero is a move)."""
+    total = float(np.sum(w))
+    if total <= 0.0:
+        return np.zeros(w.size, dtype=np.int64)
+    return np.rint(w * (2.0**FIXED_BITS / total)).astype(np.int64)
 
 
 @numba.njit(cache=True)
-def refine(hg, loads, part, part_loads, orders, caps, headroom=HEADROOM):
+def refine(hg, loads, part, part_loads, orders, wq, caps, headroom=HEADROOM):
     """Greedy FM-style passes, one per row of ``orders``, until a pass moves nothing:
-    each node moves to the neighbouring partition of largest positive λ−1 gain where it
-    fits. Updates ``part`` and ``part_loads`` in place; returns the number of moves.
+    each node moves to the partition of largest positive λ−1 gain where it fits
+    (ties to the lower partition). ``wq``: the h-edge weights in fixed point
+    (``weights_fixed``). Updates ``part`` and ``part_loads`` in place; returns the
+    number of moves.
 
-    Two filters skip scans that cannot move a node, so a pass costs the scans of the
-    nodes that might move, not Σ |g|·λ: only a node that is the only pin of its
-    partition in some h-edge (``alone``) can lower λ−1; and after the first pass only
-    a node that a move touched is scanned again — a pin of an h-edge where a move took
-    some partition's pin count across 0, 1 or 2 (the counts its gains, conn and axon
-    shares depend on; such an h-edge is marked, O(1), and a node reads its h-edges'
-    marks, not their slots), or a node whose best move the limits blocked (a move
-    may have freed room). A move costs O(Σ λ) over the node's h-edges: the pin left
-    alone in a partition is the XOR its slot keeps. The slots have room for
-    ``headroom`` (≥ 1) partitions per h-edge beyond those it spans (``pin_slots``); a
-    move that needs more builds them again, O(pins), with twice the headroom (refining
-    seldom asks for it: on rand networks of 32,768 neurons, at no level)."""
-    ptr, pins, _, _, _, inc_ptr, inc = hg
+    Only a node that is its partition's only pin in some h-edge (``removal`` > 0) can
+    lower λ−1; its row of the gain cache is built the first time it is looked at
+    (O(Σ λ) over its h-edges) and kept up to date from then on, so later looks cost
+    O(k). The axon limit needs the axons a partition already receives from u's
+    h-edges; they are counted (one scan) only when a move with a gain would break
+    that limit without them. The slots have room for ``headroom`` (≥ 1) partitions
+    per h-edge beyond those it spans (``pin_slots``); a move that needs more builds
+    them again, O(pins), with twice the headroom."""
+    ptr, pins, src_dest, _, m, inc_ptr, inc = hg
     nn, ns, na = loads
     pn, ps, pa = part_loads
+    n, k = part.size, pn.size
     headroom = max(headroom, 1)  # built again, an h-edge has room for one more
-    slots = pin_slots(ptr, pins, part, pn.size, headroom)
-    sl = slots[0]
-    alone = alone_counts(slots, part.size)
-    work = workspace(pn.size)
-    stamp, conn, has, touched = work
-    blocked_in = np.full(part.size, -1, dtype=np.int64)  # the last pass the limits blocked u
-    changed_in = np.full(ptr.size - 1, -1, dtype=np.int64)  # the last pass a count crossed 0–2
+    slots = pin_slots(ptr, pins, part, k, headroom)
+    sl, net = slots
+    total = np.zeros(n, dtype=np.int64)
+    removal = np.zeros(n, dtype=np.int64)
+    for g in range(ptr.size - 1):
+        for j in range(ptr[g], ptr[g + 1]):
+            total[pins[j]] += wq[g]
+        for i in range(net[g, 0], net[g, 0] + net[g, 1]):
+            if sl[i, 1] == 1:
+                removal[sl[i, 2]] += wq[g]
+    row_of = np.full(n, -1, dtype=np.int64)  # the gain cache: rows for nodes looked at
+    rows = np.zeros((max(16, min(n, int(np.sum(removal > 0)))), k), dtype=np.int64)
+    n_rows = 0
+    work = workspace(k)
+    stamp, _, has, _ = work
     moves = 0
     for r in range(orders.shape[0]):
         moved = 0
         stamp[:] = -1  # the stamps hold node ids: forget the previous pass
         for u in orders[r]:
-            if alone[u] == 0 or (r > 0 and not _touched(u, r, blocked_in, changed_in, hg)):
-                continue  # no move can lower λ−1, or nothing that decides u's moves changed
-            n_t, total, gain, kept = scan(u, hg, part, slots, work)
-            best, best_gain, blocked = -1, EPS, False
-            for i in range(n_t):
-                p = touched[i]
-                delta = gain - (total - conn[p])
-                if delta > best_gain:
-                    if fits(p, u, pn, ps, pa, nn, ns, na, has[p], caps):
-                        best, best_gain = p, delta
-                    else:
-                        blocked = True
+            if removal[u] <= 0:
+                continue  # no move can lower λ−1
+            if row_of[u] < 0:
+                if n_rows == rows.shape[0]:
+                    grown = np.zeros((min(n, 2 * n_rows), k), dtype=np.int64)
+                    grown[:n_rows] = rows
+                    rows = grown
+                row_of[u] = n_rows
+                _benefit_row(u, hg, wq, slots, rows[n_rows])
+                n_rows += 1
+            row = rows[row_of[u]]
+            own = part[u]
+            best, best_b = -1, total[u] - removal[u]  # gain > 0 ⇔ benefit > this
+            counted = False
+            for p in range(k):
+                if row[p] <= best_b or p == own:
+                    continue
+                if pn[p] + nn[u] > caps[0] or ps[p] + ns[u] > caps[1]:
+                    continue
+                if pa[p] + na[u] > caps[2]:  # fits only if p already receives enough
+                    if not counted:
+                        scan(u, hg, part, slots, work)
+                        counted = True
+                    shared = has[p] if stamp[p] == u else 0
+                    if pa[p] + na[u] - shared > caps[2]:
+                        continue
+                best, best_b = p, row[p]
             if best < 0:
-                if blocked:
-                    blocked_in[u] = r
                 continue
             if not has_room(u, best, hg, part, slots):  # an h-edge would span one more
                 headroom *= 2  # than it has room for: at most log2(k) rebuilds a level
-                slots = pin_slots(ptr, pins, part, pn.size, headroom)
-                sl = slots[0]
-            own = part[u]
+                slots = pin_slots(ptr, pins, part, k, headroom)
+                sl, net = slots
+            kept, gained = 0, 0
+            for t in range(inc_ptr[u], inc_ptr[u + 1]):
+                g = inc[t]
+                if u != net[g, 2] or src_dest[g]:  # u receives this h-edge's axon
+                    kept_here, has_here = _destinations(g, own, best, slots, src_dest[g])
+                    if kept_here >= 2:  # another destination of g stays in own
+                        kept += m[g]
+                    if has_here > 0:
+                        gained += m[g]
+                i = slot_add(g, own, -1, u, slots)
+                left = sl[i, 1] if i >= 0 else 0
+                if left == 0:  # own no longer spans g
+                    removal[u] -= wq[g]
+                    _spread(g, own, -wq[g], ptr, pins, row_of, rows)
+                elif left == 1:
+                    removal[sl[i, 2]] += wq[g]  # the one pin left there is alone now
+                i = slot_add(g, best, 1, u, slots)
+                now = sl[i, 1]
+                if now == 1:  # best spans g now
+                    removal[u] += wq[g]
+                    _spread(g, best, wq[g], ptr, pins, row_of, rows)
+                elif now == 2:
+                    removal[sl[i, 2] ^ u] -= wq[g]  # the pin that was alone there
             pn[own] -= nn[u]
             ps[own] -= ns[u]
             pa[own] -= na[u] - kept
             pn[best] += nn[u]
             ps[best] += ns[u]
-            pa[best] += na[u] - has[best]
-            for t in range(inc_ptr[u], inc_ptr[u + 1]):
-                g = inc[t]
-                i = slot_add(g, own, -1, u, slots)
-                left = sl[i, 1] if i >= 0 else 0
-                if left == 0:
-                    alone[u] -= 1
-                elif left == 1:
-                    alone[sl[i, 2]] += 1  # the one pin left there
-                i = slot_add(g, best, 1, u, slots)
-                now = sl[i, 1]
-                if now == 1:
-                    alone[u] += 1
-                elif now == 2:
-                    alone[sl[i, 2] ^ u] -= 1  # the pin that was alone there
-                if left <= 1 or now <= 2:
-                    changed_in[g] = r
+            pa[best] += na[u] - gained
             part[u] = best
             moved += 1
         moves += moved
@@ -112,14 +153,40 @@ def refine(hg, loads, part, part_loads, orders, caps, headroom=HEADROOM):
 
 
 @numba.njit(cache=True)
-def _touched(u, r, blocked_in, changed_in, hg):
-    """Whether anything that decides u's moves changed since u's scan in pass r − 1:
-    the limits blocked u then (room may have been freed), or one of its h-edges had a
-    count cross 0, 1 or 2 in pass r − 1 or r."""
-    if blocked_in[u] >= r - 1:
-        return True
+def _benefit_row(u, hg, wq, slots, row):
+    """Node u's row of the gain cache: per partition, the weight of u's h-edges it
+    holds a pin of (u's own partition: all of them)."""
     inc_ptr, inc = hg[5], hg[6]
-    for t in range(inc_ptr[u], inc_ptr[u + 1]):  # noqa: SIM110 (a loop numba compiles)
-        if changed_in[inc[t]] >= r - 1:
-            return True
-    return False
+    sl, net = slots
+    row[:] = 0
+    for t in range(inc_ptr[u], inc_ptr[u + 1]):
+        g = inc[t]
+        for i in range(net[g, 0], net[g, 0] + net[g, 1]):
+            row[sl[i, 0]] += wq[g]
+
+
+@numba.njit(cache=True)
+def _spread(g, p, dw, ptr, pins, row_of, rows):
+    """Partition p started (``dw`` > 0) or stopped spanning h-edge g: every pin of g
+    with a row of the gain cache gains or loses g's weight towards p."""
+    for j in range(ptr[g], ptr[g + 1]):
+        r = row_of[pins[j]]
+        if r >= 0:
+            rows[r, p] += dw
+
+
+@numba.njit(cache=True)
+def _destinations(g, own, best, slots, source_is_destination):
+    """Destination pins of h-edge g in partitions ``own`` and ``best`` (the source pin
+    counts only when it is a destination too)."""
+    sl, net = slots
+    p_src = net[g, 3] if not source_is_destination else -2
+    in_own, in_best = 0, 0
+    for i in range(net[g, 0], net[g, 0] + net[g, 1]):
+        p = sl[i, 0]
+        cnt = sl[i, 1] - (1 if p == p_src else 0)
+        if p == own:
+            in_own = cnt
+        elif p == best:
+            in_best = cnt
+    return in_own, in_best
