@@ -316,6 +316,25 @@ def test_refinement_ends_where_no_single_move_that_fits_lowers_connectivity(
         assert not better.any(), (u, np.flatnonzero(better))
 
 
+@pytest.mark.parametrize("seed", [0, 3])
+def test_a_full_gain_cache_gives_the_partition_a_roomy_one_gives(seed):
+    """Beyond ``cache_entries`` gains, a node's row is built at every look instead of
+    kept: memory stays bounded with many partitions, and the moves are the same."""
+    net = load_network_spec("rand:n=600,card=24")
+    hw = with_limits("hypergraph-small", neurons=64, inbound_axons=120, synapses=4096)
+    cap = capacity(net, hw)
+
+    def partition(entries):
+        levels, maps = coarsen(net, cap, np.random.default_rng(seed), window=8)
+        return uncoarsen(levels, maps, cap, np.random.default_rng(seed), 8, cache_entries=entries)
+
+    roomy, (pn, _, _) = partition(1 << 20)
+    assert pn.size > 4  # enough partitions for the rows to matter
+    for entries in (1, 3 * pn.size):  # no row kept; three rows of the first level's k
+        part, _ = partition(entries)
+        np.testing.assert_array_equal(part, roomy)
+
+
 @pytest.mark.parametrize("param", [{"window": 0}, {"rounds": 0}])
 def test_hierarchical_refuses_a_window_or_rounds_below_one(param):
     net, hw = load_network_spec("rand:n=300,card=8"), HARDWARE["tight"]

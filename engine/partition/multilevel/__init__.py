@@ -55,7 +55,7 @@ from engine.partition.limits import checked_partition
 from engine.partition.multilevel.coarsen import ROUNDS, WINDOW, coarsen
 from engine.partition.multilevel.initial import pack, pack_order
 from engine.partition.multilevel.level import caps_of
-from engine.partition.multilevel.refine import HEADROOM, refine, weights_fixed
+from engine.partition.multilevel.refine import CACHE_ENTRIES, HEADROOM, refine, weights_fixed
 from engine.resources import Capacity, capacity
 
 __all__ = ["coarsen", "hierarchical", "uncoarsen"]
@@ -86,12 +86,21 @@ def hierarchical(
     return checked_partition(network, hardware, part, "hierarchical")
 
 
-def uncoarsen(levels, maps, cap: Capacity, rng, passes: int, headroom: int = HEADROOM):
+def uncoarsen(
+    levels,
+    maps,
+    cap: Capacity,
+    rng,
+    passes: int,
+    headroom: int = HEADROOM,
+    cache_entries: int = CACHE_ENTRIES,
+):
     """Pack the coarsest nodes, then refine level by level. Returns the neurons'
     partition (ids contiguous) and the loads (neurons, synapses, axons) per partition.
     ``headroom``: the refinement's room per h-edge for partitions it does not span yet
     (``refine``, at least 1; any value gives the same kind of partition, it only trades
-    memory for rebuilds of the slots)."""
+    memory for rebuilds of the slots). ``cache_entries``: the most gains the
+    refinement's gain cache holds (the same partition whatever the value)."""
     caps = caps_of(cap)
     level = levels[-1]
     hg = level.hedges()  # built per level (O(pins)): once for the coarsest, packed then refined
@@ -103,7 +112,8 @@ def uncoarsen(levels, maps, cap: Capacity, rng, passes: int, headroom: int = HEA
         orders = np.empty((passes, level.n), dtype=np.int64)
         for r in range(passes):
             orders[r] = rng.permutation(level.n)
-        refine(hg, level.loads(), part, loads, orders, weights_fixed(level.w), caps, headroom)
+        wq = weights_fixed(level.w)
+        refine(hg, level.loads(), part, loads, orders, wq, caps, headroom, cache_entries)
         part = part[maps[depth]]  # onto the finer level's nodes; at last, the neurons
     used = np.flatnonzero(loads[0] > 0)  # refinement may have emptied partitions
     relabel = np.zeros(loads[0].size, dtype=np.int64)

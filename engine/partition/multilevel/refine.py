@@ -28,6 +28,7 @@ from engine.partition.multilevel.partitioned import (
 __all__ = ["HEADROOM", "refine", "weights_fixed"]
 
 HEADROOM = 4  # partitions an h-edge's slots have room for beyond those it spans
+CACHE_ENTRIES = 1 << 26  # the gain cache's rows hold at most this many (512 MB)
 FIXED_BITS = 50  # the h-edges' total weight in fixed point: sums stay below 2^50
 
 
@@ -42,7 +43,9 @@ def weights_fixed(w: np.ndarray) -> np.ndarray:
 
 
 @numba.njit(cache=True)
-def refine(hg, loads, part, part_loads, orders, wq, caps, headroom=HEADROOM):
+def refine(
+    hg, loads, part, part_loads, orders, wq, caps, headroom=HEADROOM, cache_entries=CACHE_ENTRIES
+):
     """Greedy FM-style passes, one per row of ``orders``, until a pass moves nothing:
     each node moves to the partition of largest positive λ−1 gain where it fits
     (ties to the lower partition). ``wq``: the h-edge weights in fixed point
@@ -52,9 +55,11 @@ def refine(hg, loads, part, part_loads, orders, wq, caps, headroom=HEADROOM):
     Only a node that is its partition's only pin in some h-edge (``removal`` > 0) can
     lower λ−1; its row of the gain cache is built the first time it is looked at
     (O(Σ λ) over its h-edges) and kept up to date from then on, so later looks cost
-    O(k). The axon limit needs the axons a partition already receives from u's
-    h-edges; they are counted (one scan) only when a move with a gain would break
-    that limit without them. The slots have room for ``headroom`` (≥ 1) partitions
+    O(k). The rows hold at most ``cache_entries`` gains (k a row): a node beyond them
+    has its row built at every look, so memory stays bounded when k is large. The
+    axon limit needs the axons a partition already receives from u's h-edges; they
+    are counted (one scan) only when a move with a gain would break that limit
+    without them. The slots have room for ``headroom`` (≥ 1) partitions
     per h-edge beyond those it spans (``pin_slots``); a move that needs more builds
     them again, O(pins), with twice the headroom."""
     ptr, pins, src_dest, _, m, inc_ptr, inc = hg
@@ -73,8 +78,10 @@ def refine(hg, loads, part, part_loads, orders, wq, caps, headroom=HEADROOM):
             if sl[i, 1] == 1:
                 removal[sl[i, 2]] += wq[g]
     row_of = np.full(n, -1, dtype=np.int64)  # the gain cache: rows for nodes looked at
-    rows = np.zeros((max(16, min(n, int(np.sum(removal > 0)))), k), dtype=np.int64)
+    most = max(1, min(n, cache_entries // k))  # rows it may hold; beyond, built per look
+    rows = np.zeros((max(1, min(most, int(np.sum(removal > 0)))), k), dtype=np.int64)
     n_rows = 0
+    spare = np.zeros(k, dtype=np.int64)  # the row of a node the cache has no room for
     work = workspace(k)
     stamp, _, has, _ = work
     moves = 0
@@ -84,15 +91,20 @@ def refine(hg, loads, part, part_loads, orders, wq, caps, headroom=HEADROOM):
         for u in orders[r]:
             if removal[u] <= 0:
                 continue  # no move can lower λ−1
-            if row_of[u] < 0:
+            if row_of[u] >= 0:
+                row = rows[row_of[u]]
+            elif n_rows < most:
                 if n_rows == rows.shape[0]:
-                    grown = np.zeros((min(n, 2 * n_rows), k), dtype=np.int64)
+                    grown = np.zeros((min(most, 2 * n_rows), k), dtype=np.int64)
                     grown[:n_rows] = rows
                     rows = grown
                 row_of[u] = n_rows
-                _benefit_row(u, hg, wq, slots, rows[n_rows])
+                row = rows[n_rows]
+                _benefit_row(u, hg, wq, slots, row)
                 n_rows += 1
-            row = rows[row_of[u]]
+            else:  # the cache is full: this node's row is built at every look
+                row = spare
+                _benefit_row(u, hg, wq, slots, row)
             own = part[u]
             best, best_b = -1, total[u] - removal[u]  # gain > 0 ⇔ benefit > this
             counted = False
