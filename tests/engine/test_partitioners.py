@@ -335,6 +335,42 @@ def test_a_full_gain_cache_gives_the_partition_a_roomy_one_gives(seed):
         np.testing.assert_array_equal(part, roomy)
 
 
+def test_gain_rows_and_received_axons_match_a_brute_force_count():
+    """A node's row of the gain cache (per partition, the weight of its h-edges that
+    partition holds a pin of) and the axons each other partition already receives from
+    its h-edges (those with a destination there; a source pin is not one unless it is
+    its own destination), on a random partition of a level with self-loops."""
+    from engine.partition.multilevel.partitioned import pin_slots
+    from engine.partition.multilevel.refine import _axons_in, _benefit_row, weights_fixed
+
+    net = random_network(np.random.default_rng(5), 300, 12)
+    cap = capacity(net, HARDWARE["tight"])
+    lv = coarsen(net, cap, np.random.default_rng(0), window=8)[0][0]
+    assert lv.src_dest.any() and not lv.src_dest.all()
+    k, n_g = 7, lv.ptr.size - 1
+    part = np.random.default_rng(1).integers(0, k, lv.n)
+    hg, wq = lv.hedges(), weights_fixed(lv.w)
+    slots = pin_slots(lv.ptr, lv.pins, part, k, 4)
+    edge = np.repeat(np.arange(n_g), np.diff(lv.ptr))
+    is_dest = np.ones(lv.pins.size, dtype=bool)
+    is_dest[lv.ptr[:-1]] = lv.src_dest
+    phi = np.zeros((n_g, k), dtype=np.int64)
+    np.add.at(phi, (edge, part[lv.pins]), 1)
+    dests = np.zeros((n_g, k), dtype=np.int64)
+    np.add.at(dests, (edge[is_dest], part[lv.pins[is_dest]]), 1)
+    row, axons = np.zeros(k, dtype=np.int64), np.zeros(k, dtype=np.int64)
+    for u in range(lv.n):
+        at = np.flatnonzero(lv.pins == u)
+        g, own = edge[at], part[u]
+        _benefit_row(u, hg, wq, slots, row)
+        np.testing.assert_array_equal(row, (wq[g, None] * (phi[g] > 0)).sum(0))
+        _axons_in(u, hg, slots, own, axons)
+        mine = g[is_dest[at]]  # the h-edges u receives
+        want = (lv.m[mine, None] * (dests[mine] > 0)).sum(0)
+        want[own] = 0
+        np.testing.assert_array_equal(axons, want, err_msg=f"node {u}")
+
+
 @pytest.mark.parametrize("param", [{"window": 0}, {"rounds": 0}])
 def test_hierarchical_refuses_a_window_or_rounds_below_one(param):
     net, hw = load_network_spec("rand:n=300,card=8"), HARDWARE["tight"]

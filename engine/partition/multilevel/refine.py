@@ -17,18 +17,13 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from engine.partition.multilevel.partitioned import (
-    has_room,
-    pin_slots,
-    scan,
-    slot_add,
-    workspace,
-)
+from engine.partition.multilevel.partitioned import has_room, pin_slots, slot_add
 
 __all__ = ["HEADROOM", "refine", "weights_fixed"]
 
 HEADROOM = 4  # partitions an h-edge's slots have room for beyond those it spans
 CACHE_ENTRIES = 1 << 26  # the gain cache's rows hold at most this many (512 MB)
+PINS_PER_SLOT = 2  # a level keeps rows only where its h-edges hold this many pins a partition
 FIXED_BITS = 50  # the h-edges' total weight in fixed point: sums stay below 2^50
 
 
@@ -56,10 +51,14 @@ def refine(
     lower λ−1; its row of the gain cache is built the first time it is looked at
     (O(Σ λ) over its h-edges) and kept up to date from then on, so later looks cost
     O(k). The rows hold at most ``cache_entries`` gains (k a row): a node beyond them
-    has its row built at every look, so memory stays bounded when k is large. The
-    axon limit needs the axons a partition already receives from u's h-edges; they
-    are counted (one scan) only when a move with a gain would break that limit
-    without them. The slots have room for ``headroom`` (≥ 1) partitions
+    has its row built at every look, so memory stays bounded when k is large. A level
+    whose h-edges hold fewer than ``PINS_PER_SLOT`` pins per partition they span
+    keeps no rows at all: there a move takes many partitions' counts across 0↔1, and
+    updating the rows of every pin of those h-edges costs more than building a row
+    at each look (the coarsest levels, where most nodes are alone in their partition).
+    The axon limit needs the axons a partition already receives from u's h-edges;
+    they are counted only when a move with a gain would break that limit without
+    them. The slots have room for ``headroom`` (≥ 1) partitions
     per h-edge beyond those it spans (``pin_slots``); a move that needs more builds
     them again, O(pins), with twice the headroom."""
     ptr, pins, src_dest, _, m, inc_ptr, inc = hg
@@ -79,18 +78,20 @@ def refine(
                 removal[sl[i, 2]] += wq[g]
     row_of = np.full(n, -1, dtype=np.int64)  # the gain cache: rows for nodes looked at
     most = max(1, min(n, cache_entries // k))  # rows it may hold; beyond, built per look
+    if pins.size < PINS_PER_SLOT * np.sum(net[:, 1]):
+        most = 0  # h-edges thin in every partition: a move would update rows of most pins
     rows = np.zeros((max(1, min(most, int(np.sum(removal > 0)))), k), dtype=np.int64)
     n_rows = 0
-    spare = np.zeros(k, dtype=np.int64)  # the row of a node the cache has no room for
-    work = workspace(k)
-    stamp, _, has, _ = work
+    spare = np.zeros(k, dtype=np.int64)  # the row of a node the cache holds no row for
+    axons = np.zeros(k, dtype=np.int64)
     moves = 0
     for r in range(orders.shape[0]):
         moved = 0
-        stamp[:] = -1  # the stamps hold node ids: forget the previous pass
         for u in orders[r]:
             if removal[u] <= 0:
                 continue  # no move can lower λ−1
+            own = part[u]
+            counted = False  # the axons each partition already receives from u's h-edges
             if row_of[u] >= 0:
                 row = rows[row_of[u]]
             elif n_rows < most:
@@ -102,12 +103,10 @@ def refine(
                 row = rows[n_rows]
                 _benefit_row(u, hg, wq, slots, row)
                 n_rows += 1
-            else:  # the cache is full: this node's row is built at every look
+            else:  # no row kept: built at every look
                 row = spare
                 _benefit_row(u, hg, wq, slots, row)
-            own = part[u]
             best, best_b = -1, total[u] - removal[u]  # gain > 0 ⇔ benefit > this
-            counted = False
             for p in range(k):
                 if row[p] <= best_b or p == own:
                     continue
@@ -115,10 +114,9 @@ def refine(
                     continue
                 if pa[p] + na[u] > caps[2]:  # fits only if p already receives enough
                     if not counted:
-                        scan(u, hg, part, slots, work)
+                        _axons_in(u, hg, slots, own, axons)
                         counted = True
-                    shared = has[p] if stamp[p] == u else 0
-                    if pa[p] + na[u] - shared > caps[2]:
+                    if pa[p] + na[u] - axons[p] > caps[2]:
                         continue
                 best, best_b = p, row[p]
             if best < 0:
@@ -140,14 +138,16 @@ def refine(
                 left = sl[i, 1] if i >= 0 else 0
                 if left == 0:  # own no longer spans g
                     removal[u] -= wq[g]
-                    _spread(g, own, -wq[g], ptr, pins, row_of, rows)
+                    if n_rows > 0:
+                        _spread(g, own, -wq[g], ptr, pins, row_of, rows)
                 elif left == 1:
                     removal[sl[i, 2]] += wq[g]  # the one pin left there is alone now
                 i = slot_add(g, best, 1, u, slots)
                 now = sl[i, 1]
                 if now == 1:  # best spans g now
                     removal[u] += wq[g]
-                    _spread(g, best, wq[g], ptr, pins, row_of, rows)
+                    if n_rows > 0:
+                        _spread(g, best, wq[g], ptr, pins, row_of, rows)
                 elif now == 2:
                     removal[sl[i, 2] ^ u] -= wq[g]  # the pin that was alone there
             pn[own] -= nn[u]
@@ -175,6 +175,24 @@ def _benefit_row(u, hg, wq, slots, row):
         g = inc[t]
         for i in range(net[g, 0], net[g, 0] + net[g, 1]):
             row[sl[i, 0]] += wq[g]
+
+
+@numba.njit(cache=True)
+def _axons_in(u, hg, slots, own, axons):
+    """Per partition other than ``own``, u's inbound axons it already receives (the
+    h-edges u is a destination of with a destination there)."""
+    _, _, src_dest, _, m, inc_ptr, inc = hg
+    sl, net = slots
+    axons[:] = 0
+    for t in range(inc_ptr[u], inc_ptr[u + 1]):
+        g = inc[t]
+        if u == net[g, 2] and not src_dest[g]:
+            continue  # u sources g and receives none of it
+        p_src = net[g, 3] if not src_dest[g] else -2  # the source pin is no destination
+        for i in range(net[g, 0], net[g, 0] + net[g, 1]):
+            p = sl[i, 0]
+            if p != own and sl[i, 1] - (1 if p == p_src else 0) > 0:
+                axons[p] += m[g]
 
 
 @numba.njit(cache=True)
