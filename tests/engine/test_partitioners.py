@@ -371,6 +371,27 @@ def test_gain_rows_and_received_axons_match_a_brute_force_count():
         np.testing.assert_array_equal(axons, want, err_msg=f"node {u}")
 
 
+def test_a_move_whose_gain_is_zero_only_after_rounding_is_not_made():
+    """Weights 0.9 = 0.1 + 0.8 as reals, but not once each is rounded to fixed point:
+    moving node 0 to partition 1 gains exactly nothing, and must not be taken for a
+    gain of one unit (found by a review: the old float refinement's EPS refused it)."""
+    from engine.partition.multilevel.level import make_level
+    from engine.partition.multilevel.refine import refine, weights_fixed
+
+    ptr = np.array([0, 3, 5, 7, 9])
+    pins = np.array([0, 1, 2, 0, 3, 0, 3, 1, 2])
+    w = np.array([0.9, 0.1, 0.8, 0.1])
+    ones = np.ones(4, dtype=np.int64)
+    lv = make_level(ptr, pins, np.zeros(4, bool), w, ones, ones, ones, np.array([0, 1, 2, 2]))
+    wq = weights_fixed(w)
+    assert wq[0] - wq[1] - wq[2] != 0  # the rounding this test is about
+    part = np.array([0, 1, 1, 0])
+    loads = (np.array([2, 2]), np.array([2, 2]), np.array([2, 3]))
+    order = np.array([[0, 1, 2, 3]])
+    assert refine(lv.hedges(), lv.loads(), part, loads, order, wq, (100, 100, 100)) == 0
+    np.testing.assert_array_equal(part, [0, 1, 1, 0])
+
+
 @pytest.mark.parametrize("param", [{"window": 0}, {"rounds": 0}])
 def test_hierarchical_refuses_a_window_or_rounds_below_one(param):
     net, hw = load_network_spec("rand:n=300,card=8"), HARDWARE["tight"]

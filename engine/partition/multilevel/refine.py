@@ -30,7 +30,10 @@ FIXED_BITS = 50  # the h-edges' total weight in fixed point: sums stay below 2^5
 def weights_fixed(w: np.ndarray) -> np.ndarray:
     """The h-edge weights as int64 fixed point, scaled so that their total is about
     2^FIXED_BITS: the gain cache adds and subtracts them for a whole level, and integer
-    sums are exact in any order (floats would drift, and a drifted zero is a move)."""
+    sums are exact in any order (floats would drift). Each weight is rounded, so weights
+    that add up as reals (0.3 = 0.1 + 0.2) may not as integers: ``refine`` takes only a
+    gain larger than the rounding of the weights it sums can make (a true zero is no
+    move; gains below about deg · total / 2^51 are given up)."""
     total = float(np.sum(w))
     if total <= 0.0:
         return np.zeros(w.size, dtype=np.int64)
@@ -77,7 +80,7 @@ def refine(
             if sl[i, 1] == 1:
                 removal[sl[i, 2]] += wq[g]
     row_of = np.full(n, -1, dtype=np.int64)  # the gain cache: rows for nodes looked at
-    most = max(1, min(n, cache_entries // k))  # rows it may hold; beyond, built per look
+    most = min(n, cache_entries // k)  # rows it may hold; beyond, built per look
     if pins.size < PINS_PER_SLOT * np.sum(net[:, 1]):
         most = 0  # h-edges thin in every partition: a move would update rows of most pins
     rows = np.zeros((max(1, min(most, int(np.sum(removal > 0)))), k), dtype=np.int64)
@@ -106,7 +109,10 @@ def refine(
             else:  # no row kept: built at every look
                 row = spare
                 _benefit_row(u, hg, wq, slots, row)
-            best, best_b = -1, total[u] - removal[u]  # gain > 0 ⇔ benefit > this
+            # a move's gain is a sum of at most deg(u) rounded weights, each off by at most
+            # half a unit: only a gain above deg(u) / 2 units is surely above zero
+            slack = (inc_ptr[u + 1] - inc_ptr[u]) // 2
+            best, best_b = -1, total[u] - removal[u] + slack  # gain > slack ⇔ benefit > this
             for p in range(k):
                 if row[p] <= best_b or p == own:
                     continue
