@@ -147,8 +147,8 @@ def _match(hg, loads, order, frozen, caps, max_pairs, window):
     w·s/window (the affinity estimated):
     O(pins · window) per round instead of O(Σ |g|²). The best ``CANDIDATES`` so rated
     are then rated exactly, with their exact shared axons for the limit test (u's
-    h-edges marked, each candidate's looked up), and u pairs with the exact best that fits; such a
-    node is never frozen (its other neighbours were not looked at)."""
+    h-edges marked, each candidate's looked up), and u pairs with the exact best that
+    fits; such a node is never frozen (its other neighbours were not looked at)."""
     ptr, pins, src_dest, w, m, inc_ptr, inc = hg
     nn, ns, na = loads
     n = nn.size

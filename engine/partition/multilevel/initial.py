@@ -39,7 +39,7 @@ def pack(hg, loads, order, caps):
     stamp, conn, has, touched = work
     k = 0
     for u in order:
-        n_t = scan(u, hg, part, slots, work)[0]
+        n_t = scan(u, hg, part, slots, work)
         best = -1
         for i in range(n_t):
             p = touched[i]

@@ -6,8 +6,10 @@ already receives. ``pin_slots`` keeps, for every h-edge, the partitions it spans
 pin count in each and the XOR of those pins' ids (which *is* the pin where the count is
 one: the refinement finds a partition's last pin of an h-edge in O(1)), in at most
 min(|g|, k) slots per h-edge; ``slot_add`` moves a pin; ``scan`` answers the question
-for one node in O(Σ λ) over its h-edges. A record per h-edge (first slot, slots in use,
-source node and its partition, room) keeps a scan's reads per h-edge to a few cache lines.
+for one node in O(Σ λ) over its h-edges (the packing asks it; the refinement keeps the
+answers in its gain cache); ``receives`` and ``source_partition`` say which pins are
+destinations. A record per h-edge (first slot, slots in use, source node and its
+partition, room) keeps a scan's reads per h-edge to a few cache lines.
 The hypergraph itself never changes (as in Mt-KaHyPar's partitioned hypergraph).
 """
 
@@ -16,37 +18,43 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["has_room", "pin_slots", "scan", "slot_add", "workspace"]
+__all__ = [
+    "has_room", "pin_slots", "receives", "scan", "slot_add", "source_partition", "workspace",
+]  # fmt: skip
+
+
+@numba.njit(cache=True)
+def receives(u, g, slots, src_dest):
+    """Whether node u receives h-edge g's axon: it is a destination of g (the source pin
+    is one only when flagged in ``src_dest``)."""
+    return u != slots[1][g, 2] or src_dest[g]
+
+
+@numba.njit(cache=True)
+def source_partition(g, slots, src_dest):
+    """The partition whose pin count of h-edge g includes g's source though the source
+    is no destination (-2 when it is one): there, destinations = count − 1."""
+    return slots[1][g, 3] if not src_dest[g] else -2
 
 
 @numba.njit(cache=True)
 def scan(u, hg, part, slots, work):
-    """What the h-edges of node u see. Per other partition p: the weight of u's h-edges
-    already in p (``conn``) and how many of u's inbound axons p already receives
-    (``has``); for u's own partition: the weight of the h-edges only u holds there and
-    how many of u's axons other nodes there still receive. Returns (partitions touched,
-    total weight, removal gain, axons kept)."""
+    """What the h-edges of node u see in the partitions other than u's: per partition p,
+    the weight of u's h-edges that hold a pin in p (``conn``) and how many of u's
+    inbound axons p already receives (``has``). Returns how many partitions that is
+    (``touched``, stamped with u in ``stamp``)."""
     _, _, src_dest, w, m, inc_ptr, inc = hg
     sl, net = slots
     stamp, conn, has, touched = work
     own = part[u]
-    total, gain, kept = 0.0, 0.0, 0
     n_touched = 0
     for t in range(inc_ptr[u], inc_ptr[u + 1]):
         g = inc[t]
-        base, used, sc = net[g, 0], net[g, 1], net[g, 2]
-        u_dest = u != sc or src_dest[g]
-        p_src = net[g, 3] if not src_dest[g] else -2  # the source pin is no destination
-        total += w[g]
-        for i in range(base, base + used):
+        u_dest = receives(u, g, slots, src_dest)
+        p_src = source_partition(g, slots, src_dest)
+        for i in range(net[g, 0], net[g, 0] + net[g, 1]):
             p = sl[i, 0]
-            cnt = sl[i, 1]
-            dest_cnt = cnt - 1 if p == p_src else cnt
             if p == own:
-                if cnt == 1:
-                    gain += w[g]
-                if u_dest and dest_cnt >= 2:
-                    kept += m[g]
                 continue
             if stamp[p] != u:
                 stamp[p] = u
@@ -55,9 +63,9 @@ def scan(u, hg, part, slots, work):
                 touched[n_touched] = p
                 n_touched += 1
             conn[p] += w[g]
-            if u_dest and dest_cnt > 0:
+            if u_dest and sl[i, 1] - (1 if p == p_src else 0) > 0:
                 has[p] += m[g]
-    return n_touched, total, gain, kept
+    return n_touched
 
 
 @numba.njit(cache=True)

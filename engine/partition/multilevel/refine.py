@@ -17,7 +17,13 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from engine.partition.multilevel.partitioned import has_room, pin_slots, slot_add
+from engine.partition.multilevel.partitioned import (
+    has_room,
+    pin_slots,
+    receives,
+    slot_add,
+    source_partition,
+)
 
 __all__ = ["HEADROOM", "refine", "weights_fixed"]
 
@@ -61,9 +67,9 @@ def refine(
     at each look (the coarsest levels, where most nodes are alone in their partition).
     The axon limit needs the axons a partition already receives from u's h-edges;
     they are counted only when a move with a gain would break that limit without
-    them. The slots have room for ``headroom`` (≥ 1) partitions
-    per h-edge beyond those it spans (``pin_slots``); a move that needs more builds
-    them again, O(pins), with twice the headroom."""
+    them. The slots have room for ``headroom`` (≥ 1) partitions per h-edge beyond those
+    it spans (``pin_slots``); a move that needs more builds them again, O(pins), with
+    twice the headroom."""
     ptr, pins, src_dest, _, m, inc_ptr, inc = hg
     nn, ns, na = loads
     pn, ps, pa = part_loads
@@ -134,8 +140,8 @@ def refine(
             kept, gained = 0, 0
             for t in range(inc_ptr[u], inc_ptr[u + 1]):
                 g = inc[t]
-                if u != net[g, 2] or src_dest[g]:  # u receives this h-edge's axon
-                    kept_here, has_here = _destinations(g, own, best, slots, src_dest[g])
+                if receives(u, g, slots, src_dest):
+                    kept_here, has_here = _destinations(g, own, best, slots, src_dest)
                     if kept_here >= 2:  # another destination of g stays in own
                         kept += m[g]
                     if has_here > 0:
@@ -192,9 +198,9 @@ def _axons_in(u, hg, slots, own, axons):
     axons[:] = 0
     for t in range(inc_ptr[u], inc_ptr[u + 1]):
         g = inc[t]
-        if u == net[g, 2] and not src_dest[g]:
-            continue  # u sources g and receives none of it
-        p_src = net[g, 3] if not src_dest[g] else -2  # the source pin is no destination
+        if not receives(u, g, slots, src_dest):
+            continue
+        p_src = source_partition(g, slots, src_dest)
         for i in range(net[g, 0], net[g, 0] + net[g, 1]):
             p = sl[i, 0]
             if p != own and sl[i, 1] - (1 if p == p_src else 0) > 0:
@@ -212,17 +218,15 @@ def _spread(g, p, dw, ptr, pins, row_of, rows):
 
 
 @numba.njit(cache=True)
-def _destinations(g, own, best, slots, source_is_destination):
-    """Destination pins of h-edge g in partitions ``own`` and ``best`` (the source pin
-    counts only when it is a destination too)."""
+def _destinations(g, own, best, slots, src_dest):
+    """Destination pins of h-edge g in partitions ``own`` and ``best``."""
     sl, net = slots
-    p_src = net[g, 3] if not source_is_destination else -2
+    p_src = source_partition(g, slots, src_dest)
     in_own, in_best = 0, 0
     for i in range(net[g, 0], net[g, 0] + net[g, 1]):
         p = sl[i, 0]
-        cnt = sl[i, 1] - (1 if p == p_src else 0)
         if p == own:
-            in_own = cnt
+            in_own = sl[i, 1] - (1 if p == p_src else 0)
         elif p == best:
-            in_best = cnt
+            in_best = sl[i, 1] - (1 if p == p_src else 0)
     return in_own, in_best
