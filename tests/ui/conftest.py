@@ -152,7 +152,8 @@ def wait_for_http(url: str, timeout_s: float = 30.0) -> None:
     deadline = time.monotonic() + timeout_s
     while True:
         with (
-            contextlib.suppress(urllib.error.URLError, ConnectionError),  # not up yet
+            # not up yet, or its first answer (a session built cold) slower than a poll
+            contextlib.suppress(urllib.error.URLError, ConnectionError, TimeoutError),
             urllib.request.urlopen(url, timeout=5) as r,
         ):
             if r.status == 200:
