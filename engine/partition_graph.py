@@ -25,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 
+import numba
 import numpy as np
 import scipy.sparse as sp
 
@@ -275,16 +276,19 @@ def partition_graph(network: Network, hardware: Hardware, partition) -> Partitio
         )  # fmt: skip
     rate = network.rate
     indptr, indices = network.indptr, network.indices
-    # (source neuron, destination partition) -> synapse count, via one CSR build
-    a = sp.csr_matrix(
-        (np.ones(indices.size, dtype=np.int64), part[indices], indptr), shape=(n, n_parts)
-    )
+    # (source neuron, destination partition) -> synapse count, as CSR rows
     structured = structured_counts(network, part, n_parts)
     if structured is not None:
+        a = sp.csr_matrix(
+            (np.ones(indices.size, dtype=np.int64), part[indices], indptr), shape=(n, n_parts)
+        )
         a = (a + structured).tocsr()
-    a.sum_duplicates()
-    rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(a.indptr))
-    dst, count = a.indices.astype(np.int64), a.data
+        a.sum_duplicates()
+        a_ptr, dst, count = a.indptr.astype(np.int64), a.indices.astype(np.int64), a.data
+    else:
+        a_ptr, dst, count = _partition_counts(indptr, indices, part, n_parts)
+        dst, count = dst.astype(np.int64), count.astype(np.int64)
+    rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(a_ptr))
     src_part = part[rows]
     row_rate = rate[rows]
 
@@ -310,11 +314,8 @@ def partition_graph(network: Network, hardware: Hardware, partition) -> Partitio
     port.eliminate_zeros()
     input_population = np.repeat(np.arange(network.n_populations), np.diff(port.indptr))
     remote = (dst != src_part) & ~from_port
-    pairs = sp.coo_matrix(
-        (row_rate[remote], (src_part[remote], dst[remote])), shape=(n_parts, n_parts)
-    ).tocsr()
-    pairs.sum_duplicates()
-    pair_src = np.repeat(np.arange(n_parts, dtype=np.int64), np.diff(pairs.indptr))
+    pair_ptr, pair_dst, pair_messages = _remote_pairs(part, a_ptr, dst, rate, n_parts)
+    pair_src = np.repeat(np.arange(n_parts, dtype=np.int64), np.diff(pair_ptr))
     has_remote = np.bincount(rows[remote | from_port], minlength=n) > 0
 
     return PartitionGraph(
@@ -327,8 +328,8 @@ def partition_graph(network: Network, hardware: Hardware, partition) -> Partitio
         synops=synops,
         synmem_reads=synmem_reads,
         pair_src=pair_src,
-        pair_dst=pairs.indices.astype(np.int64),
-        pair_messages=pairs.data.astype(np.float64),
+        pair_dst=pair_dst,
+        pair_messages=pair_messages,
         remote_edge_weight=float(rate[has_remote].sum()),
         input_population=input_population.astype(np.int64),
         input_dst=port.indices.astype(np.int64),
@@ -337,3 +338,104 @@ def partition_graph(network: Network, hardware: Hardware, partition) -> Partitio
         assignment=part,
         structured=structured,
     )
+
+
+@numba.njit(cache=True)
+def _partition_counts(indptr, indices, part, n_parts):
+    """Per neuron (a CSR row of ``indptr``/``indices``), the partitions its synapses go
+    to and how many go to each: CSR rows, partitions in the order first met. One pass
+    with a slot per partition, O(synapses) — scipy's CSR build sorted every row to sum
+    its duplicates (3.6 s of 14 on 262,144 neurons of 256 synapses)."""
+    n = indptr.size - 1
+    ptr = np.zeros(n + 1, dtype=np.int64)
+    out_part = np.empty(indices.size, dtype=np.int32)
+    out_count = np.empty(indices.size, dtype=np.int32)
+    slot = np.full(n_parts, -1, dtype=np.int64)  # where p sits in the rows written so far
+    size = 0
+    for i in range(n):
+        start = size
+        for k in range(indptr[i], indptr[i + 1]):
+            p = part[indices[k]]
+            if p < 0:
+                raise ValueError("a synapse into a neuron on no core (a spike source)")
+            j = slot[p]
+            if j >= start:  # p is in this row already
+                out_count[j] += 1
+            else:
+                slot[p] = size
+                out_part[size] = p
+                out_count[size] = 1
+                size += 1
+        ptr[i + 1] = size
+    return ptr, out_part[:size].copy(), out_count[:size].copy()
+
+
+@numba.njit(cache=True)
+def _remote_pairs(part, indptr, indices, rate, n_parts):
+    """The message pairs as CSR over source partitions: per partition p, the partitions
+    other than p that p's neurons have synapses in (ascending) and the summed rate of
+    those neurons, each counted once per destination (``indptr``/``indices``: the
+    (neuron × partition) synapse matrix, a row's partitions distinct). Neurons are grouped
+    by partition and each group's destinations summed in a dense row, O(entries +
+    partitions²) at most and O(partitions) memory beside the result — scipy's COO → CSR
+    sorts every row, which took 7 s of 17 on 262,144 neurons in 4006 partitions."""
+    n = part.size
+    first = np.zeros(n_parts + 1, dtype=np.int64)  # each partition's neurons, grouped
+    for i in range(n):
+        if part[i] >= 0:
+            first[part[i] + 1] += 1
+    for p in range(n_parts):
+        first[p + 1] += first[p]
+    members = np.empty(first[n_parts], dtype=np.int64)
+    at = first[:n_parts].copy()
+    for i in range(n):
+        if part[i] >= 0:
+            members[at[part[i]]] = i
+            at[part[i]] += 1
+    acc = np.zeros(n_parts, dtype=np.float64)
+    seen = np.full(n_parts, -1, dtype=np.int64)  # the last partition that summed into d
+    touched = np.empty(n_parts, dtype=np.int64)
+    ptr = np.zeros(n_parts + 1, dtype=np.int64)
+    out_dst = np.empty(max(16, n_parts), dtype=np.int64)
+    out_sum = np.empty(out_dst.size, dtype=np.float64)
+    size = 0
+    for p in range(n_parts):
+        n_touched = 0
+        for j in range(first[p], first[p + 1]):
+            i = members[j]
+            for k in range(indptr[i], indptr[i + 1]):
+                d = indices[k]
+                if d == p:
+                    continue
+                if seen[d] != p:
+                    seen[d] = p
+                    acc[d] = 0.0
+                    touched[n_touched] = d
+                    n_touched += 1
+                acc[d] += rate[i]
+        if size + n_touched > out_dst.size:
+            grown = max(2 * out_dst.size, size + n_touched)
+            out_dst = _grown(out_dst, size, grown)
+            out_sum = _grown(out_sum, size, grown)
+        if n_touched * 16 < n_parts:  # few: sort them
+            row = np.sort(touched[:n_touched])
+        else:  # many: read them off in order
+            row = np.empty(n_touched, dtype=np.int64)
+            t = 0
+            for d in range(n_parts):
+                if seen[d] == p:
+                    row[t] = d
+                    t += 1
+        for t in range(n_touched):
+            out_dst[size + t] = row[t]
+            out_sum[size + t] = acc[row[t]]
+        size += n_touched
+        ptr[p + 1] = size
+    return ptr, out_dst[:size].copy(), out_sum[:size].copy()
+
+
+@numba.njit(cache=True)
+def _grown(a, used, size):
+    out = np.empty(size, dtype=a.dtype)
+    out[:used] = a[:used]
+    return out

@@ -234,9 +234,19 @@ def synmem_words(count, neurons, weight_bits, dense, model) -> np.ndarray:
     Dense: the core's whole weight row; sparse: the axon's entries, rounded up to words.
     """
     word = model.synmem_word_bits
-    row_words = -(-np.asarray(neurons) * weight_bits // word)
     entry_bits = weight_bits + model.sparse_index_bits
-    return np.where(dense, row_words, -(-np.asarray(count) * entry_bits // word))
+    sparse = _words(np.asarray(count) * entry_bits, word)
+    if not np.any(dense):  # (a partition graph asks for one per axon and core: skip a pass)
+        return np.asarray(sparse)
+    return np.where(dense, _words(np.asarray(neurons) * weight_bits, word), sparse)
+
+
+def _words(bits, word: int):
+    """⌈bits / word⌉ for bits ≥ 0: a shift when the word is a power of two (numpy's
+    integer division is several times slower, on 65 M axon–core pairs a second)."""
+    if word > 0 and word & (word - 1) == 0 and np.issubdtype(np.asarray(bits).dtype, np.integer):
+        return (bits + (word - 1)) >> (int(word).bit_length() - 1)
+    return -(-bits // word)
 
 
 # ------------------------------------------------------------------ populations

@@ -1,0 +1,61 @@
+"""The partition graph against a count by brute force, synapse by synapse."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from engine.hardware import load_hardware
+from engine.mapping import Partition
+from engine.partition_graph import partition_graph
+from tests.engine.conftest import random_network
+
+
+@pytest.mark.parametrize(("seed", "n_parts"), [(0, 1), (1, 7), (2, 40), (3, 300)])
+def test_counts_and_message_pairs_match_a_brute_force_count(seed, n_parts):
+    """Per partition: its neurons, inbound synapses, distinct inbound axons and SynOps; per
+    (partition a, partition b ≠ a): Σ rate of a's neurons with a synapse in b, each neuron
+    once; and the weight of the neurons with a synapse outside their own partition. On a
+    random network with repeated synapses and self-loops whose first population is a spike
+    source (its neurons on no core, partition -1), with partition ids some of which hold no
+    neuron (n_parts = 300 of 300 neurons), rows in ascending order of (a, b)."""
+    rng = np.random.default_rng(seed)
+    net = random_network(rng, 300, 12, n_pop=3)
+    # the spike-source population receives no synapse: retarget those onto the others
+    into_source = net.population[net.indices] == 0
+    targets = np.flatnonzero(net.population > 0)
+    indices = net.indices.copy()
+    indices[into_source] = rng.choice(targets, into_source.sum())
+    net = dataclasses.replace(net, indices=indices, spike_source=(True, False, False))
+    on = net.population > 0
+    part = np.full(net.n_neurons, -1, dtype=np.int64)
+    part[on] = rng.integers(0, n_parts, on.sum())
+    part[np.flatnonzero(on)[: min(n_parts, on.sum())]] = np.arange(min(n_parts, on.sum()))
+    g = partition_graph(net, load_hardware("loihi2"), Partition(part))
+
+    k = g.n_parts
+    neurons, synapses, axons, synops = (np.zeros(k) for _ in range(4))
+    pairs, remote = {}, np.zeros(net.n_neurons, dtype=bool)
+    for s in range(net.n_neurons):
+        dests = part[net.indices[net.indptr[s] : net.indptr[s + 1]]]
+        for p in dests:
+            synapses[p] += 1
+            synops[p] += net.rate[s]
+        for p in set(dests.tolist()):
+            axons[p] += 1
+            if part[s] >= 0 and p != part[s]:
+                pairs[(part[s], p)] = pairs.get((part[s], p), 0.0) + net.rate[s]
+            remote[s] |= p != part[s]
+        if part[s] >= 0:
+            neurons[part[s]] += 1
+    np.testing.assert_array_equal(g.neurons, neurons)
+    np.testing.assert_array_equal(g.synapses, synapses)
+    np.testing.assert_array_equal(g.axons, axons)
+    np.testing.assert_allclose(g.synops, synops, rtol=1e-12)
+    keys = sorted(pairs)
+    np.testing.assert_array_equal(g.pair_src, [a for a, _ in keys])
+    np.testing.assert_array_equal(g.pair_dst, [b for _, b in keys])
+    np.testing.assert_allclose(g.pair_messages, [pairs[key] for key in keys], rtol=1e-12)
+    assert g.remote_edge_weight == pytest.approx(net.rate[remote].sum(), rel=1e-12)
