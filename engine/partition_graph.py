@@ -265,6 +265,10 @@ def partition_graph(network: Network, hardware: Hardware, partition) -> Partitio
         raise CapacityError(
             f"the partition covers {part.shape[0]} neurons; network {network.name!r} has {n}"
         )
+    if part.size and part.max() >= n_parts:  # the kernels index by partition unchecked
+        raise CapacityError(
+            f"the partition names partition {int(part.max())} of only {n_parts} (ids 0…P−1)"
+        )
     on = network.on_cores
     if np.any((part >= 0) != on):
         k = int(np.flatnonzero((part >= 0) != on)[0])
@@ -340,7 +344,7 @@ def partition_graph(network: Network, hardware: Hardware, partition) -> Partitio
     )
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _partition_counts(indptr, indices, part, n_parts):
     """Per neuron (a CSR row of ``indptr``/``indices``), the partitions its synapses go
     to and how many go to each: CSR rows, partitions in the order first met. One pass
@@ -370,7 +374,7 @@ def _partition_counts(indptr, indices, part, n_parts):
     return ptr, out_part[:size].copy(), out_count[:size].copy()
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _remote_pairs(part, indptr, indices, rate, n_parts):
     """The message pairs as CSR over source partitions: per partition p, the partitions
     other than p that p's neurons have synapses in (ascending) and the summed rate of
@@ -434,7 +438,7 @@ def _remote_pairs(part, indptr, indices, rate, n_parts):
     return ptr, out_dst[:size].copy(), out_sum[:size].copy()
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _grown(a, used, size):
     out = np.empty(size, dtype=a.dtype)
     out[:used] = a[:used]

@@ -59,3 +59,16 @@ def test_counts_and_message_pairs_match_a_brute_force_count(seed, n_parts):
     np.testing.assert_array_equal(g.pair_dst, [b for _, b in keys])
     np.testing.assert_allclose(g.pair_messages, [pairs[key] for key in keys], rtol=1e-12)
     assert g.remote_edge_weight == pytest.approx(net.rate[remote].sum(), rel=1e-12)
+
+
+def test_a_partition_id_beyond_its_count_is_an_error_not_a_crash():
+    """The kernels index by partition id unchecked: an id ≥ ``n_parts`` must be refused
+    first (found by a review: a duck-typed partition crashed the process)."""
+    from types import SimpleNamespace
+
+    from engine.errors import CapacityError
+
+    net = random_network(np.random.default_rng(0), 50, 5, n_pop=1)
+    bad = SimpleNamespace(assignment=np.arange(50, dtype=np.int64) % 10, n_parts=5)
+    with pytest.raises(CapacityError, match="partition 9 of only 5"):
+        partition_graph(net, load_hardware("loihi2"), bad)
