@@ -288,39 +288,41 @@ def partition_graph(network: Network, hardware: Hardware, partition) -> Partitio
         )
         a = (a + structured).tocsr()
         a.sum_duplicates()
-        a_ptr, dst, count = a.indptr.astype(np.int64), a.indices.astype(np.int64), a.data
+        a_ptr, dst, count = a.indptr.astype(np.int64), a.indices.astype(np.int32), a.data
+        count = count.astype(np.int32)
     else:
         a_ptr, dst, count = _partition_counts(indptr, indices, part, n_parts)
-        dst, count = dst.astype(np.int64), count.astype(np.int64)
-    rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(a_ptr))
-    src_part = part[rows]
-    row_rate = rate[rows]
 
     placed = part >= 0
     neurons = np.bincount(part[placed], minlength=n_parts)
     population = _majority(network.population[placed], part[placed], n_parts, network.n_populations)
-    synapses = np.bincount(dst, weights=count, minlength=n_parts).astype(np.int64)
-    axons = np.bincount(dst, minlength=n_parts)
-    synops = np.bincount(dst, weights=count * row_rate, minlength=n_parts)
-
     model = hardware.model
     wbits = np.asarray(network.weight_bits)[population]
     dense = np.asarray([e == "dense" for e in network.encoding])[population]
-    words = synmem_words(count, neurons[dst], wbits[dst], dense[dst], model)
-    synmem_reads = np.bincount(dst, weights=words * row_rate, minlength=n_parts)
+    # the SynMem words an axon reads in each partition when it is dense (its whole row,
+    # as synmem_words has it); in a sparse one, its entries of entry_bits each
+    row_words = synmem_words(0, neurons, wbits, True, model).astype(np.int64)
+    entry_bits = (wbits + model.sparse_index_bits).astype(np.int64)
+    synapses, axons, synops, synmem_reads, has_remote = _partition_loads(
+        part, a_ptr, dst, count, rate, n_parts, row_words, entry_bits, dense,
+        model.synmem_word_bits,
+    )  # fmt: skip
 
-    from_port = src_part < 0  # per (source population, destination partition)
+    # per (source population, destination partition): the spike sources' rows only
+    sources = np.flatnonzero(part < 0)
+    lengths = a_ptr[sources + 1] - a_ptr[sources]
+    run_start = np.cumsum(lengths) - lengths  # where each source's entries start in the run
+    at = np.repeat(a_ptr[sources] - run_start, lengths) + np.arange(lengths.sum())
     port = sp.coo_matrix(
-        (row_rate[from_port], (network.population[rows[from_port]], dst[from_port])),
+        (np.repeat(rate[sources], lengths),
+         (np.repeat(network.population[sources], lengths), dst[at])),
         shape=(network.n_populations, n_parts),
-    ).tocsr()
+    ).tocsr()  # fmt: skip
     port.sum_duplicates()
     port.eliminate_zeros()
     input_population = np.repeat(np.arange(network.n_populations), np.diff(port.indptr))
-    remote = (dst != src_part) & ~from_port
     pair_ptr, pair_dst, pair_messages = _remote_pairs(part, a_ptr, dst, rate, n_parts)
     pair_src = np.repeat(np.arange(n_parts, dtype=np.int64), np.diff(pair_ptr))
-    has_remote = np.bincount(rows[remote | from_port], minlength=n) > 0
 
     return PartitionGraph(
         n_parts=n_parts,
@@ -372,6 +374,40 @@ def _partition_counts(indptr, indices, part, n_parts):
                 size += 1
         ptr[i + 1] = size
     return ptr, out_part[:size].copy(), out_count[:size].copy()
+
+
+@numba.njit(cache=True, nogil=True)
+def _partition_loads(
+    part, ptr, dst, count, rate, n_parts, row_words, entry_bits, dense, word
+):  # fmt: skip
+    """From the (neuron, partition) synapse counts (CSR rows ``ptr``/``dst``/``count``), per
+    partition: inbound synapses, distinct inbound axons, expected SynOps and SynMem reads
+    per step (an axon reads ``row_words`` of a dense partition, else its entries of
+    ``entry_bits`` rounded up to ``word``-bit words); per neuron, whether it has a synapse
+    outside its own partition (a spike source's are all outside). One pass, in the order
+    of the entries (the sums as numpy's bincount over them makes)."""
+    n = part.size
+    synapses = np.zeros(n_parts, dtype=np.int64)
+    axons = np.zeros(n_parts, dtype=np.int64)
+    synops = np.zeros(n_parts, dtype=np.float64)
+    reads = np.zeros(n_parts, dtype=np.float64)
+    has_remote = np.zeros(n, dtype=np.bool_)
+    for i in range(n):
+        r = rate[i]
+        for k in range(ptr[i], ptr[i + 1]):
+            d = dst[k]
+            c = np.int64(count[k])
+            synapses[d] += c
+            axons[d] += 1
+            synops[d] += c * r
+            if dense[d]:
+                words = row_words[d]
+            else:
+                words = (c * entry_bits[d] + word - 1) // word
+            reads[d] += words * r
+            if d != part[i]:
+                has_remote[i] = True
+    return synapses, axons, synops, reads, has_remote
 
 
 @numba.njit(cache=True, nogil=True)

@@ -10,12 +10,14 @@ import pytest
 from engine.hardware import load_hardware
 from engine.mapping import Partition
 from engine.partition_graph import partition_graph
+from engine.resources import synmem_words
 from tests.engine.conftest import random_network
 
 
 @pytest.mark.parametrize(("seed", "n_parts"), [(0, 1), (1, 7), (2, 40), (3, 300)])
 def test_counts_and_message_pairs_match_a_brute_force_count(seed, n_parts):
-    """Per partition: its neurons, inbound synapses, distinct inbound axons and SynOps; per
+    """Per partition: its neurons, inbound synapses, distinct inbound axons, SynOps and SynMem
+    reads (a dense partition's whole row per axon, else the axon's entries); per
     (partition a, partition b ≠ a): Σ rate of a's neurons with a synapse in b, each neuron
     once; and the weight of the neurons with a synapse outside their own partition. On a
     random network with repeated synapses and self-loops whose first population is a spike
@@ -36,7 +38,10 @@ def test_counts_and_message_pairs_match_a_brute_force_count(seed, n_parts):
     g = partition_graph(net, load_hardware("loihi2"), Partition(part))
 
     k = g.n_parts
-    neurons, synapses, axons, synops = (np.zeros(k) for _ in range(4))
+    model = load_hardware("loihi2").model
+    wbits = np.asarray(net.weight_bits)[g.population]
+    dense = np.asarray([e == "dense" for e in net.encoding])[g.population]
+    neurons, synapses, axons, synops, reads = (np.zeros(k) for _ in range(5))
     pairs, remote = {}, np.zeros(net.n_neurons, dtype=bool)
     for s in range(net.n_neurons):
         dests = part[net.indices[net.indptr[s] : net.indptr[s + 1]]]
@@ -45,6 +50,9 @@ def test_counts_and_message_pairs_match_a_brute_force_count(seed, n_parts):
             synops[p] += net.rate[s]
         for p in set(dests.tolist()):
             axons[p] += 1
+            in_p = int(np.sum(dests == p))  # the axon's synapses there: one row, or entries
+            words = synmem_words(in_p, g.neurons[p], wbits[p], dense[p], model)
+            reads[p] += int(words) * net.rate[s]
             if part[s] >= 0 and p != part[s]:
                 pairs[(part[s], p)] = pairs.get((part[s], p), 0.0) + net.rate[s]
             remote[s] |= p != part[s]
@@ -54,6 +62,8 @@ def test_counts_and_message_pairs_match_a_brute_force_count(seed, n_parts):
     np.testing.assert_array_equal(g.synapses, synapses)
     np.testing.assert_array_equal(g.axons, axons)
     np.testing.assert_allclose(g.synops, synops, rtol=1e-12)
+    assert n_parts == 1 or (dense.any() and not dense.all())  # both kinds of SynMem reads
+    np.testing.assert_allclose(g.synmem_reads, reads, rtol=1e-12)
     keys = sorted(pairs)
     np.testing.assert_array_equal(g.pair_src, [a for a, _ in keys])
     np.testing.assert_array_equal(g.pair_dst, [b for _, b in keys])
