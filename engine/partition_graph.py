@@ -1,7 +1,7 @@
 """The partition graph: what each core holds and which cores talk.
 
 Partitioning turns the neuron-level hypergraph into a small graph of partitions (virtual
-cores). ``partition_graph`` computes, in one sparse pass over all synapses, everything
+cores). ``partition_graph`` computes, in a few passes over all synapses, everything
 about a partition that does not depend on where its cores are placed: per partition its
 neurons (DendOps), inbound synapses, distinct inbound axons, synaptic memory, expected
 SynOps and SynMem reads per step; and the message pairs — partition ``a`` sends
@@ -16,8 +16,12 @@ partition ``b``, one per spiking source neuron with a synapse in ``b``. They loa
 inbound axons, SynOps and SynMem reads like any other message.
 
 Everything starts from one sparse matrix: the synapses of every (source neuron, partition).
-The CSR gives it for explicit synapses; a structured convolution gives its rows from its
-kernel and geometry (``ConvProjection.counts``), never listing its synapses.
+The network's CSR gives it for explicit synapses (``_partition_counts``: one pass, a slot
+per partition, no sorting); a structured convolution gives its rows from its kernel and
+geometry (``ConvProjection.counts``), never listing its synapses. Two more numba passes
+over its entries sum the per-partition loads (``_partition_loads``) and the message pairs
+(``_remote_pairs``); on 262,144 neurons of 256 synapses each, the three take 2.9 s where
+scipy's sorts and numpy's passes took 13.4 s.
 """
 
 from __future__ import annotations
