@@ -154,21 +154,18 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def wait_until_idle(pid: int, quiet_s: float = 1.0, timeout_s: float = 120.0) -> float:
+def wait_until_idle(pid: int, quiet_s: float = 1.0, timeout_s: float = 120.0) -> None:
     """Wait until the server has used under 5 % of a core for ``quiet_s``: what the last
     visit left running (its background step simulation, the Traffic tab's run, the closed
-    session's teardown) must not land in the next visit's page load. Returns the wait."""
-    start = time.monotonic()
+    session's teardown) must not land in the next visit's page load."""
+    deadline = time.monotonic() + timeout_s
     before, since = cpu_seconds(pid), time.monotonic()
-    while time.monotonic() - start < timeout_s:
-        time.sleep(0.1)
-        now = time.monotonic()
-        if now - since >= quiet_s:
-            used = cpu_seconds(pid)
-            if used - before < 0.05 * (now - since):
-                break
-            before, since = used, now
-    return time.monotonic() - start
+    while time.monotonic() < deadline:
+        time.sleep(quiet_s)
+        used, now = cpu_seconds(pid), time.monotonic()
+        if used - before < 0.05 * (now - since):
+            return
+        before, since = used, now
 
 
 def summary(values: list[float]) -> dict:

@@ -37,7 +37,13 @@ from engine.errors import CapacityError
 from engine.hardware import Hardware
 from engine.hypergraph import unique_partition_hedges
 from engine.network import Network
-from engine.resources import CoreUse, memory_bytes, synmem_words, violations_by_population
+from engine.resources import (
+    CoreUse,
+    memory_bytes,
+    row_words,
+    synmem_words,
+    violations_by_population,
+)
 from engine.traffic import FIXED
 
 __all__ = ["Messages", "PartitionGraph", "count_matrix", "partition_graph", "structured_counts"]
@@ -303,13 +309,12 @@ def partition_graph(network: Network, hardware: Hardware, partition) -> Partitio
     model = hardware.model
     wbits = np.asarray(network.weight_bits)[population]
     dense = np.asarray([e == "dense" for e in network.encoding])[population]
-    # the SynMem words an axon reads in each partition when it is dense (its whole row,
-    # as synmem_words has it); in a sparse one, its entries of entry_bits each
-    row_words = synmem_words(0, neurons, wbits, True, model).astype(np.int64)
+    # what an axon reads in each partition: a dense one's whole row (row_words), a sparse
+    # one's entries of entry_bits each (synmem_words, whose formulas the pass repeats)
     entry_bits = (wbits + model.sparse_index_bits).astype(np.int64)
     synapses, axons, synops, synmem_reads, has_remote = _partition_loads(
-        part, a_ptr, dst, count, rate, n_parts, row_words, entry_bits, dense,
-        model.synmem_word_bits,
+        part, a_ptr, dst, count, rate, n_parts, row_words(neurons, wbits, model).astype(np.int64),
+        entry_bits, dense, model.synmem_word_bits,
     )  # fmt: skip
 
     # per (source population, destination partition): the spike sources' rows only
@@ -325,7 +330,9 @@ def partition_graph(network: Network, hardware: Hardware, partition) -> Partitio
     port.sum_duplicates()
     port.eliminate_zeros()
     input_population = np.repeat(np.arange(network.n_populations), np.diff(port.indptr))
-    pair_ptr, pair_dst, pair_messages = _remote_pairs(part, a_ptr, dst, rate, n_parts)
+    members = np.argsort(part, kind="stable")[sources.size :]  # neurons grouped by partition
+    first = np.concatenate([[0], np.cumsum(neurons)])  # where each partition's group starts
+    pair_ptr, pair_dst, pair_messages = _remote_pairs(members, first, a_ptr, dst, rate, n_parts)
     pair_src = np.repeat(np.arange(n_parts, dtype=np.int64), np.diff(pair_ptr))
 
     return PartitionGraph(
@@ -365,9 +372,7 @@ def _partition_counts(indptr, indices, part, n_parts):
     for i in range(n):
         start = size
         for k in range(indptr[i], indptr[i + 1]):
-            p = part[indices[k]]
-            if p < 0:
-                raise ValueError("a synapse into a neuron on no core (a spike source)")
+            p = part[indices[k]]  # ≥ 0: a Network refuses synapses into spike sources
             j = slot[p]
             if j >= start:  # p is in this row already
                 out_count[j] += 1
@@ -415,27 +420,15 @@ def _partition_loads(
 
 
 @numba.njit(cache=True, nogil=True)
-def _remote_pairs(part, indptr, indices, rate, n_parts):
+def _remote_pairs(members, first, indptr, indices, rate, n_parts):
     """The message pairs as CSR over source partitions: per partition p, the partitions
     other than p that p's neurons have synapses in (ascending) and the summed rate of
     those neurons, each counted once per destination (``indptr``/``indices``: the
-    (neuron × partition) synapse matrix, a row's partitions distinct). Neurons are grouped
-    by partition and each group's destinations summed in a dense row, O(entries +
-    partitions²) at most and O(partitions) memory beside the result — scipy's COO → CSR
-    sorts every row, which took 7 s of 17 on 262,144 neurons in 4006 partitions."""
-    n = part.size
-    first = np.zeros(n_parts + 1, dtype=np.int64)  # each partition's neurons, grouped
-    for i in range(n):
-        if part[i] >= 0:
-            first[part[i] + 1] += 1
-    for p in range(n_parts):
-        first[p + 1] += first[p]
-    members = np.empty(first[n_parts], dtype=np.int64)
-    at = first[:n_parts].copy()
-    for i in range(n):
-        if part[i] >= 0:
-            members[at[part[i]]] = i
-            at[part[i]] += 1
+    (neuron × partition) synapse matrix, a row's partitions distinct; p's neurons are
+    ``members[first[p]:first[p + 1]]``). Each group's destinations are summed in a dense
+    row, O(entries + partitions²) at most and O(partitions) memory beside the result —
+    scipy's COO → CSR sorts every row, which took 7 s of 17 on 262,144 neurons in 4006
+    partitions."""
     acc = np.zeros(n_parts, dtype=np.float64)
     seen = np.full(n_parts, -1, dtype=np.int64)  # the last partition that summed into d
     touched = np.empty(n_parts, dtype=np.int64)

@@ -50,6 +50,7 @@ __all__ = [
     "require_cores",
     "require_each_neuron_fits",
     "senmap_memory_bytes",
+    "row_words",
     "synmem_words",
     "violations_by_population",
 ]
@@ -235,18 +236,14 @@ def synmem_words(count, neurons, weight_bits, dense, model) -> np.ndarray:
     """
     word = model.synmem_word_bits
     entry_bits = weight_bits + model.sparse_index_bits
-    sparse = _words(np.asarray(count) * entry_bits, word)
-    if not np.any(dense):  # (a partition graph asks for one per axon and core: skip a pass)
-        return np.asarray(sparse)
-    return np.where(dense, _words(np.asarray(neurons) * weight_bits, word), sparse)
+    return np.where(
+        dense, row_words(neurons, weight_bits, model), -(-np.asarray(count) * entry_bits // word)
+    )
 
 
-def _words(bits, word: int):
-    """⌈bits / word⌉ for bits ≥ 0: a shift when the word is a power of two (numpy's
-    integer division is several times slower, on 65 M axon–core pairs a second)."""
-    if word > 0 and word & (word - 1) == 0 and np.issubdtype(np.asarray(bits).dtype, np.integer):
-        return (bits + (word - 1)) >> (int(word).bit_length() - 1)
-    return -(-bits // word)
+def row_words(neurons, weight_bits, model) -> np.ndarray:
+    """Synaptic-memory words of a dense core's weight row: what one axon reads there."""
+    return -(-np.asarray(neurons) * weight_bits // model.synmem_word_bits)
 
 
 # ------------------------------------------------------------------ populations
