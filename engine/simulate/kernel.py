@@ -106,7 +106,14 @@ N_CQ = 2
 # … misc: busy VCs, bit masks of the ports with link / credit queue entries, the router's
 # x and y, stall cycles; then, per input VC, its port and its VC (no divisions in the loop)
 M_BUSY, M_LQ, M_CQ, M_X, M_Y, M_STALL = range(6)
+M_WIN = M_STALL + 4  # the trace window of the router's last cycle (its buffers' are in it)
 S_VC_BUSY, S_VC_LOST, S_NO_CREDIT, S_SW_LOST = range(4)
+# a trace's waits per window and router (``win_wait[w, r * N_WAIT + W_*]``): cycles a VC
+# waited for an output VC (every one held, or an allocation lost), for a downstream credit
+# (back-pressure), or for the switch (an allocation lost)
+W_VC, W_CREDIT, W_SWITCH = range(3)
+N_WAIT = 3
+W_OF_STALL = (W_VC, W_VC, W_CREDIT, W_SWITCH)  # the S_* order
 N_MISC = 10
 # a terminal's block: fields, then per VC (NV_*), then its credit queue (CQ_*)
 (ND_QHEAD, ND_QTAIL, ND_SENT, ND_LAST, ND_VC, ND_CQ_H, ND_CQ_N, ND_FREE, ND_ACC,
@@ -543,14 +550,32 @@ def _block(st, vb, t, why):
 
 
 @numba.njit(cache=True, inline="always", error_model="numpy")
-def _unblock(st, vb, sb, t):
+def _unblock(st, vb, sb, t, win_wait, window, r):
     """The VC at ``vb`` is evaluated again at t: the cycles it waited count as stalls (``sb``:
-    its router's stall counters)."""
+    its router's stall counters) and, in a traced run (``window`` > 0), in the windows they
+    fell in."""
     b = st[_ix(vb + VC_BLOCKED)]
     if b >= 0:
         if t > b:
-            st[_ix(sb + st[_ix(vb + VC_BLOCK_WHY)])] += t - b
+            why = st[_ix(vb + VC_BLOCK_WHY)]
+            st[_ix(sb + why)] += t - b
+            if window > 0:
+                _wait_windows(win_wait, window, r, W_OF_STALL[why], b, t)
         st[_ix(vb + VC_BLOCKED)] = -1
+
+
+@numba.njit(cache=True, inline="always", error_model="numpy")
+def _wait_windows(win_wait, window, r, group, b, t):
+    """A VC of router r waited (for ``group``'s reason) from cycle b to t − 1: each trace
+    window gets the cycles of the wait that fell in it."""
+    w = b // window
+    while b < t:
+        end = (w + 1) * window
+        if end > t:
+            end = t
+        win_wait[_ix(w), _ix(r * N_WAIT + group)] += end - b
+        b = end
+        w += 1
 
 
 @numba.njit(cache=True, inline="always", error_model="numpy")
@@ -628,11 +653,28 @@ def _track_count(ctr, st, vb, r, field, value):
                 ctr[_ix(at + field)] = value
 
 
+@numba.njit(cache=True, _nrt=False, error_model="numpy")
+def _carry_occupancy(cfg, st, win_occ, r, w0, w1):
+    """Trace windows ``w0`` … ``w1`` opened while router r had nothing to do: each one
+    opened with the flits its input ports hold now (nothing moved since), its most held."""
+    if st[_ix(r * cfg[CF_RS] + cfg[CF_OMISC] + M_BUSY)] == 0:
+        return  # an idle router's buffers are empty
+    P, V = cfg[CF_P], cfg[CF_V]  # noqa: N806
+    o_vc = r * cfg[CF_RS] + cfg[CF_OVC]
+    for i in range(P):
+        occ = 0
+        for v in range(V):
+            occ += st[_ix(o_vc + (i * V + v) * N_VC + VC_N)]
+        for w in range(w0, w1 + 1):
+            if occ > win_occ[_ix(w), _ix(r * P + i)]:
+                win_occ[_ix(w), _ix(r * P + i)] = occ
+
+
 # ------------------------------------------------------------------ a router's cycle
 @numba.njit(cache=True, _nrt=False, forceinline=True, error_model="numpy")
-def _router(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, win_link, win_occ, ctr,
-            due, wheel, wn, fheap, fpri, fpos, mark, r, t, req_in, req_out, sreq_in, sreq_out,
-            m_in, m_out, cand, sw_vc, sw_br, cur):  # fmt: skip
+def _router(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, win_link, win_occ,
+            win_wait, window, ctr, due, wheel, wn, fheap, fpri, fpos, mark, r, t, req_in,
+            req_out, sreq_in, sreq_out, m_in, m_out, cand, sw_vc, sw_br, cur):  # fmt: skip
     """Everything router r does in cycle t (it has something due); returns the next cycle in
     which it has something due (``NEVER``: none until a flit or credit arrives)."""
     P, V, B, D = cfg[CF_P], cfg[CF_V], cfg[CF_B], cfg[CF_D]  # noqa: N806
@@ -649,6 +691,9 @@ def _router(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, win_link, 
     o_misc_iv = misc + N_MISC
     moved = 0
     win = ctr[C_WINDOW]
+    if win > st[_ix(misc + M_WIN)]:  # traced, and windows opened since its last cycle
+        _carry_occupancy(cfg, st, win_occ, r, st[_ix(misc + M_WIN)] + 1, win)
+        st[_ix(misc + M_WIN)] = win
     # ---------------------------------------------------------- read inputs
     mask = st[_ix(misc + M_LQ)]
     for i in range(P):
@@ -740,7 +785,7 @@ def _router(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, win_link, 
                             n_va += 1
                 if ctr[C_TRACK] >= 0 and st[_ix(vb + VC_PK)] == ctr[C_TRACK]:
                     _track_go(ctr, st, vb, r, t)
-                _unblock(st, vb, stalls, t)
+                _unblock(st, vb, stalls, t, win_wait, window, r)
                 st[_ix(vb + VC_VA_T)] = t + vd - 1
                 va_open = True
             elif state == V_ACTIVE:
@@ -789,7 +834,7 @@ def _router(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, win_link, 
                 if asked:
                     if ctr[C_TRACK] >= 0 and st[_ix(vb + VC_PK)] == ctr[C_TRACK]:
                         _track_go(ctr, st, vb, r, t)
-                    _unblock(st, vb, stalls, t)
+                    _unblock(st, vb, stalls, t, win_wait, window, r)
                     st[_ix(vb + VC_SA_T)] = t + sd - 1
                     st[_ix(vb + VC_SA_GR)] = -1
                     sa_open = True
@@ -845,6 +890,8 @@ def _router(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, win_link, 
                     st[_ix(e + BR_VAGR)] = -1
                 if lost:
                     st[_ix(stalls + S_VC_LOST)] += 1
+                    if win >= 0:
+                        win_wait[_ix(win), _ix(r * N_WAIT + W_VC)] += 1
                     _track_count(ctr, st, vb, r, H_VC_LOST, 1)
                 st[_ix(vb + VC_VA_T)] = -1
                 st[_ix(vb + VC_FROM)] = t + 1
@@ -869,6 +916,8 @@ def _router(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, win_link, 
                 if st[_ix(vb + VC_SA_T)] == t + sd - 1 and st[_ix(vb + VC_SA_GR)] == -1:
                     st[_ix(vb + VC_SA_GR)] = -2
                     st[_ix(stalls + S_SW_LOST)] += 1  # lost the switch (or its port's turn)
+                    if win >= 0:
+                        win_wait[_ix(win), _ix(r * N_WAIT + W_SWITCH)] += 1
                     _track_count(ctr, st, vb, r, H_SW_LOST, 1)
                 if st[_ix(vb + VC_STATE)] != V_ACTIVE or st[_ix(vb + VC_SA_T)] != t:
                     continue
@@ -1330,9 +1379,9 @@ def _release(cfg, nd, pk, src_list, rel_order, rel_off, grp_ptr, grp, ctr, t):
 # ------------------------------------------------------------------ the loop
 @numba.njit(cache=True, _nrt=False, nogil=True, error_model="numpy")
 def run(cfg, tp, ns, st, nd, pk, dest, dsvc, rel_order, rel_off, grp_ptr, grp, sq, link_flits,
-        win_link, win_occ, ctr, rng, due, wheel, wn, fheap, fpri, fpos, mark, gheap, gpri, gpos,
-        src_list, perm, row_ptr, dest_tab, cum, fraction, req_in, req_out, sreq_in, sreq_out, m_in,
-        m_out, cand, sw_vc, sw_br, cur, t_end, inject_p, size, measured, window,
+        win_link, win_occ, win_wait, ctr, rng, due, wheel, wn, fheap, fpri, fpos, mark, gheap,
+        gpri, gpos, src_list, perm, row_ptr, dest_tab, cum, fraction, req_in, req_out, sreq_in,
+        sreq_out, m_in, m_out, cand, sw_vc, sw_br, cur, t_end, inject_p, size, measured, window,
         stop_when_idle):  # fmt: skip
     """Advance from ``ctr[C_T]`` to ``t_end`` (exclusive). Returns a status.
 
@@ -1394,9 +1443,9 @@ def run(cfg, tp, ns, st, nd, pk, dest, dsvc, rel_order, rel_off, grp_ptr, grp, s
                 if window > 0:
                     ctr[C_WINDOW] = u // window
                 u = _router(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, win_link,
-                            win_occ, ctr, due, wheel, wn, fheap, fpri, fpos, mark, r, u, req_in,
-                            req_out, sreq_in, sreq_out, m_in, m_out, cand, sw_vc, sw_br,
-                            cur)  # fmt: skip
+                            win_occ, win_wait, window, ctr, due, wheel, wn, fheap, fpri, fpos,
+                            mark, r, u, req_in, req_out, sreq_in, sreq_out, m_in, m_out, cand,
+                            sw_vc, sw_br, cur)  # fmt: skip
                 if u > last:
                     break
             if u < NEVER:

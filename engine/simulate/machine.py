@@ -174,6 +174,7 @@ class Machine:
             "link_flits": np.zeros(topology.n_links, dtype=i64),
             "win_link": np.zeros((1 if window else 0, topology.n_links), dtype=np.int32),
             "win_occ": np.zeros((1 if window else 0, R * P), dtype=np.int32),
+            "win_wait": np.zeros((1 if window else 0, R * K.N_WAIT), dtype=np.int32),
             "ctr": ctr,
             "rng": kernel.rng_seed(seed),
             "due": np.full(R, K.NEVER, dtype=i64),
@@ -332,9 +333,10 @@ class Machine:
             status = kernel.run(
                 a["cfg"], a["tp"], a["ns"], a["st"], a["nd"], a["pk"], a["dest"], a["dsvc"],
                 a["rel_order"], a["rel_off"], a["grp_ptr"], a["grp"], a["sq"], a["link_flits"],
-                a["win_link"], a["win_occ"], a["ctr"], a["rng"], a["due"], a["wheel"], a["wn"],
-                a["fheap"], a["fpri"], a["fpos"], a["mark"], a["gheap"], a["gpri"], a["gpos"],
-                a["src_list"], a["perm"], a["row_ptr"], a["dest_tab"], a["cum"], self.fraction,
+                a["win_link"], a["win_occ"], a["win_wait"], a["ctr"], a["rng"], a["due"],
+                a["wheel"], a["wn"], a["fheap"], a["fpri"], a["fpos"], a["mark"], a["gheap"],
+                a["gpri"], a["gpos"], a["src_list"], a["perm"], a["row_ptr"], a["dest_tab"],
+                a["cum"], self.fraction,
                 a["req_in"], a["req_out"], a["sreq_in"], a["sreq_out"], a["m_in"], a["m_out"],
                 a["cand"], a["sw_vc"], a["sw_br"], a["cur"], int(t_end), float(inject_p),
                 int(packet_flits), 1 if measured else 0, int(self.window), bool(stop_when_idle),
@@ -365,7 +367,7 @@ class Machine:
         last = (self.t + ahead) // self.window if self.window else 0
         if self.window and last >= a["win_link"].shape[0]:
             rows = max(2 * a["win_link"].shape[0], last + 1)  # as it goes
-            for name in ("win_link", "win_occ"):
+            for name in ("win_link", "win_occ", "win_wait"):
                 old = a[name]
                 grown = np.zeros((rows, old.shape[1]), dtype=old.dtype)
                 grown[: old.shape[0]] = old
@@ -422,3 +424,36 @@ class Machine:
             "no_credit": s[:, K.S_NO_CREDIT].copy(),
             "switch_lost": s[:, K.S_SW_LOST].copy(),
         }
+
+    def window_occupancy(self, n_windows: int) -> np.ndarray:
+        """Of a traced run: per window and input port of every copy, the most flits its
+        buffers held, those it held when the window opened included — with the windows
+        that opened after a router's last cycle filled from what it holds now."""
+        R, P = self.topology.n_routers_all, self.topology.n_ports  # noqa: N806
+        occ = np.zeros((n_windows, R * P), dtype=np.int32)
+        rows = min(n_windows, self.arrays["win_occ"].shape[0])
+        occ[:rows] = self.arrays["win_occ"][:rows]
+        held = self.router_records(K.CF_OVC, P * self.noc.vcs, K.N_VC)[:, :, K.VC_N]
+        held = held.reshape(R * P, self.noc.vcs).sum(axis=1)  # per input port, now
+        last = self.router_records(K.CF_OMISC, 1, K.N_MISC)[:, 0, K.M_WIN]
+        opened = np.arange(n_windows)[:, None] > np.repeat(last, P)[None, :]
+        np.maximum(occ, np.where(opened, held[None, :], 0), out=occ)
+        return occ
+
+    def window_waits(self, n_windows: int) -> np.ndarray:
+        """Of a traced run: per window, router of the grid and reason (``K.W_*``: an output
+        VC, a credit, the switch), the cycles its VCs waited, with the waits still going on
+        at ``t`` counted up to it; with parallel meshes, the router's copies summed."""
+        R, W = self.topology.n_routers_all, self.window  # noqa: N806
+        waits = np.zeros((n_windows, R, K.N_WAIT), dtype=np.int64)
+        rows = min(n_windows, self.arrays["win_wait"].shape[0])
+        waits[:rows] = self.arrays["win_wait"][:rows].reshape(rows, R, K.N_WAIT)
+        vcs = self.router_records(K.CF_OVC, self.topology.n_ports * self.noc.vcs, K.N_VC)
+        router, vc = np.nonzero((vcs[:, :, K.VC_BLOCKED] >= 0) & (vcs[:, :, K.VC_BLOCKED] < self.t))
+        if router.size:  # the open waits, split over the windows they span
+            start = vcs[router, vc, K.VC_BLOCKED]
+            group = np.asarray(K.W_OF_STALL)[vcs[router, vc, K.VC_BLOCK_WHY]]
+            lo = np.arange(n_windows) * W
+            span = np.minimum(lo + W, self.t)[None, :] - np.maximum(lo[None, :], start[:, None])
+            np.add.at(waits, (slice(None), router, group), np.clip(span, 0, None).T)
+        return self.topology.fold_routers(waits.transpose(1, 0, 2)).transpose(1, 0, 2)

@@ -7,7 +7,12 @@ A run traced with a window of ``w`` cycles records, for window ``k`` (cycles ``k
 * ``link_flits[k, link]``: flits that entered each link (engine link ids, as the analytic
   model's loads), so ``utilization(k)`` is that over the link's capacity in the window;
 * ``occupancy[k, router · ports + port]``: the most flits the input port's buffers held
-  (all its virtual channels together).
+  (all its virtual channels together), those it held when the window opened included: a
+  full port where nothing moves stays full;
+* ``waits[k, router, reason]``: the cycles the router's virtual channels spent waiting in
+  the window — for an output VC (``WAIT_REASONS[0]``: every one was held, or another packet
+  won it), for a credit from downstream (back-pressure: the next buffer is full), or for
+  the switch (another input won it); a VC waiting for two windows counts in both.
 
 and, per packet delivered (one record per destination core reached): its source and
 destination terminals, the cycles it was created, injected and arrived, the routers it
@@ -30,11 +35,12 @@ import numpy as np
 from engine.errors import InputFileError
 from engine.io.files import atomic_open, check_readable, reason
 
-__all__ = ["PACKET_COLUMNS", "Trace", "frame_window", "load_trace", "make_trace"]
+__all__ = ["PACKET_COLUMNS", "WAIT_REASONS", "Trace", "frame_window", "load_trace", "make_trace"]
 
 FORMAT = "meshscope-trace"
 VERSION = 1
 PACKET_COLUMNS = ("src", "dst", "ctime", "itime", "atime", "hops", "transit")
+WAIT_REASONS = ("output VC", "credit", "switch")  # the last axis of ``Trace.waits``
 
 
 def frame_window(cycles: int, frames: int) -> int:
@@ -56,6 +62,8 @@ class Trace:
     stalls: dict = field(default_factory=dict, repr=False)  # per router, cycles by cause
     # (windows, link ids) int32: the busier mesh's flits, with parallel meshes (None: one)
     link_busiest: np.ndarray | None = field(default=None, repr=False)
+    # (windows, routers, WAIT_REASONS) int32: cycles waited (None: a trace saved without)
+    waits: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def window(self) -> int:
@@ -112,6 +120,8 @@ class Trace:
         }
         if self.link_busiest is not None:
             arrays["link_busiest"] = self.link_busiest.astype(np.int32)
+        if self.waits is not None:
+            arrays["waits"] = self.waits.astype(np.int32)
         for name in PACKET_COLUMNS:
             arrays[f"packet_{name}"] = np.asarray(self.packets[name], dtype=np.int64)
         for name, values in self.stalls.items():
@@ -145,7 +155,12 @@ def load_trace(path) -> Trace:
         )
     lf, occ, cap = data["link_flits"], data["occupancy"], data["link_capacity"]
     busiest = data.get("link_busiest")  # only a run of parallel meshes has it
+    waits = data.get("waits")  # traces saved before it was recorded have none
     packets = {c: data[f"packet_{c}"] for c in PACKET_COLUMNS}
+    ports = meta.get("ports")
+    routers = (
+        occ.shape[1] // ports if isinstance(ports, int) and ports > 0 and occ.ndim == 2 else -1
+    )
     sizes = {a.size for a in packets.values()}
     if (
         lf.ndim != 2
@@ -153,13 +168,14 @@ def load_trace(path) -> Trace:
         or lf.shape[0] != occ.shape[0]
         or cap.shape != (lf.shape[1],)
         or (busiest is not None and busiest.shape != lf.shape)
+        or (waits is not None and waits.shape != (lf.shape[0], routers, len(WAIT_REASONS)))
         or len(sizes) != 1
         or not isinstance(meta.get("window"), int)
         or meta["window"] < 1
     ):
         raise InputFileError(f"{path}: the trace's arrays do not fit together")
     stalls = {k[len("stall_") :]: v for k, v in data.items() if k.startswith("stall_")}
-    return Trace(meta, lf, occ, cap, packets, stalls, busiest)
+    return Trace(meta, lf, occ, cap, packets, stalls, busiest, waits)
 
 
 def make_trace(meta: dict, machine, topology, packets: dict) -> Trace:
@@ -168,11 +184,10 @@ def make_trace(meta: dict, machine, topology, packets: dict) -> Trace:
     a = machine.arrays
     n_windows = max(1, -(-machine.t // machine.window))
     per_link = a["win_link"][:n_windows]  # every copy's link ids
-    per_port = a["win_occ"][:n_windows]  # every copy's routers
+    per_port = machine.window_occupancy(n_windows)  # every copy's routers
     if per_link.shape[0] < n_windows:  # the run ended before its last window opened
         pad = n_windows - per_link.shape[0]
         per_link = np.vstack([per_link, np.zeros((pad, per_link.shape[1]), np.int32)])
-        per_port = np.vstack([per_port, np.zeros((pad, per_port.shape[1]), np.int32)])
     link_flits = topology.fold_links(per_link)
     occupancy = topology.fold_ports(per_port)
     busiest = None
@@ -190,4 +205,5 @@ def make_trace(meta: dict, machine, topology, packets: dict) -> Trace:
         "cycles": machine.t,
         **meta,
     }
-    return Trace(header, link_flits, occupancy, capacity, packets, machine.stalls(), busiest)
+    waits = machine.window_waits(n_windows).astype(np.int32)
+    return Trace(header, link_flits, occupancy, capacity, packets, machine.stalls(), busiest, waits)

@@ -1,6 +1,6 @@
-"""Traces: a run recorded window by window adds up to the run, reads back from its file
-unchanged, refuses files that are not traces, and splits every packet's latency into its
-zero-load transit and its queueing."""
+"""Traces: a run recorded window by window adds up to the run (its flits, and its VCs' waits
+to the routers' stall counters), reads back from its file unchanged, refuses files that are
+not traces, and splits every packet's latency into its zero-load transit and its queueing."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from engine.simulate import (
     simulate_step,
     zero_load_cycles,
 )
-from engine.simulate.trace import PACKET_COLUMNS
+from engine.simulate.trace import PACKET_COLUMNS, WAIT_REASONS
 
 WINDOW = 64  # a multiple of the off-chip links' 4 cycles per flit
 
@@ -136,6 +136,55 @@ def test_latency_is_transit_plus_queueing(step, synthetic, mapped):
         assert np.array_equal(p["hops"], topo.hops(p["src"], p["dst"]))
 
 
+def waits_by_counter(stalls: dict) -> np.ndarray:
+    """The stall counters per router, summed into the trace's reasons."""
+    return np.stack(
+        [stalls["vc_busy"] + stalls["vc_lost"], stalls["no_credit"], stalls["switch_lost"]],
+        axis=1,
+    )
+
+
+def test_a_drained_step_waits_in_its_windows_what_its_routers_counted(step, mapped):
+    waits = step.trace.waits
+    routers = mapped.hardware.n_routers
+    assert waits.shape == (step.trace.n_windows, routers, len(WAIT_REASONS))
+    # the step drains: no VC still waits, and every wait counted is in some window
+    assert np.array_equal(waits.sum(axis=0), waits_by_counter(step.stalls))
+    assert waits[:, :, 1].sum() > 0  # the step's cores push back: credits are waited for
+
+
+@pytest.mark.parametrize("window", [3, 50])
+def test_waits_fall_in_the_windows_they_lasted(window):
+    """Behind a saturated hotspot VCs wait for credits for tens of cycles, longer than a
+    short window: each window holds only the cycles that fell in it (at most every VC of a
+    router all the window long), and the waits still going on at the end count up to it."""
+    run = SyntheticRun("hotspot", 4, 4, rate=0.3, packet_flits=2, warmup=0, cycles=600,
+                       window=window)  # fmt: skip
+    result = run_synthetic(NocConstants(), run, seed=4)
+    trace, m = result.trace, result.machine
+    per_router = m.topology.n_ports * m.noc.vcs * window
+    assert trace.waits.sum(axis=2).max() <= per_router
+    assert trace.waits.sum(axis=2).max() > window  # some router had VCs waiting long
+    total = trace.waits.sum(axis=0)
+    counted = waits_by_counter(trace.stalls)
+    assert np.all(total >= counted)
+    open_waits = total - counted  # the waits not over when the run stopped
+    assert open_waits.sum() > 0
+    assert np.all(open_waits[:, 2] == 0)  # a lost switch allocation is one cycle, counted
+
+
+def test_a_port_that_holds_flits_shows_them_in_every_window():
+    """Windows of one cycle behind a saturated hotspot: a port's most-held count falls by
+    at most the one flit a port sends per cycle, even through cycles in which nothing
+    reaches it."""
+    run = SyntheticRun("hotspot", 4, 4, rate=0.3, packet_flits=2, warmup=0, cycles=400,
+                       window=1)  # fmt: skip
+    result = run_synthetic(NocConstants(), run, seed=4)
+    occ = result.trace.occupancy.astype(np.int64)
+    assert occ.max() == result.machine.noc.vcs * result.machine.noc.buf  # some port filled
+    assert np.all(occ[1:] >= occ[:-1] - 1)
+
+
 def test_a_trace_file_round_trips(step, tmp_path):
     trace = step.trace
     path = tmp_path / "step.npz"
@@ -143,7 +192,7 @@ def test_a_trace_file_round_trips(step, tmp_path):
     back = load_trace(path)
     assert back.meta == trace.meta
     assert trace.link_busiest is not None  # (two meshes)
-    for name in ("link_flits", "occupancy", "link_capacity", "link_busiest"):
+    for name in ("link_flits", "occupancy", "link_capacity", "link_busiest", "waits"):
         assert np.array_equal(getattr(back, name), getattr(trace, name)), name
     assert set(back.packets) == set(PACKET_COLUMNS)
     for c in PACKET_COLUMNS:
@@ -202,6 +251,10 @@ def bad_files(trace: Trace, tmp: "Path") -> dict:  # noqa: F821, UP037
     write_npz(tmp / "busiest.npz", **a)
     cases["mismatched-busiest"] = tmp / "busiest.npz"
     a = good_arrays(trace)
+    a["waits"] = trace.waits[:, :-1]  # one router short
+    write_npz(tmp / "waits.npz", **a)
+    cases["mismatched-waits"] = tmp / "waits.npz"
+    a = good_arrays(trace)
     a["packet_src"] = a["packet_src"][:-1]
     write_npz(tmp / "packets.npz", **a)
     cases["ragged-packets"] = tmp / "packets.npz"
@@ -214,7 +267,8 @@ def bad_files(trace: Trace, tmp: "Path") -> dict:  # noqa: F821, UP037
 
 BAD_FILES = [
     "empty", "garbage", "text", "truncated", "other-npz", "meta-not-json", "wrong-format",
-    "wrong-version", "wrong-window", "mismatched-arrays", "mismatched-busiest", "ragged-packets",
+    "wrong-version", "wrong-window", "mismatched-arrays", "mismatched-busiest", "mismatched-waits",
+    "ragged-packets",
     "folder", "missing", "pickled",
 ]  # fmt: skip
 
