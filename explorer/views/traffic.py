@@ -9,6 +9,9 @@ then play, pause, step and scrub through the recorded windows (``pn.widgets.Play
 * each router's tile coloured by its fullest input port (flits held over the port's
   buffers), outlined in red when a port was full: flits behind it wait, and the wait
   spreads upstream (back-pressure);
+* a cross on each router whose packets stalled in the window, as large as the number of
+  its virtual channels waiting on average and coloured by what most of them waited for: a
+  credit (the next router's buffer was full — back-pressure), an output VC, or the switch;
 * the cycle counter with the packets in flight and delivered, and the latency histogram
   of the packets delivered so far, which fills as the run goes.
 
@@ -58,6 +61,7 @@ from engine.simulate import (
     traced_step,
 )
 from engine.simulate.step import MODES
+from engine.simulate.trace import WAIT_REASONS
 from engine.simulate.walk import walk_step, walk_synthetic
 from explorer import scenes
 from explorer.scenes import SCENES, Scene, encode_scene, parse_scene
@@ -107,6 +111,8 @@ MAX_SIDE = 32  # the largest synthetic mesh a page may ask for
 MAX_ROUTER_CYCLES = 40_000_000  # routers × cycles of one synthetic run a page may ask for
 BUFFER_PALETTE = interpolate_palette(("#f4f6f9", "#c6dbef", "#6baed6", "#2171b5", "#08306b"), 64)
 FULL_COLOR = "#e0115f"  # the outline of a router with a full input port
+# a stalled router's cross, by what its VCs waited for most (``WAIT_REASONS``' order)
+WAIT_COLORS = ("#111827", "#c026d3", "#9ca3af")
 WALK_COLOR = "#059669"  # a walked packet's route (apart from the links' oranges)
 _CSS = f"""
 .traffic-counter {{ font-family: {FONT}; font-size: 14px; color: #1f2937; }}
@@ -459,14 +465,24 @@ def link_frame(trace: Trace, links: np.ndarray, k: int) -> dict[str, np.ndarray]
     }
 
 
-def router_frame(trace: Trace, k: int, port_capacity: int) -> dict[str, np.ndarray]:
+def router_frame(trace: Trace, k: int, port_capacity: int, vcs: int) -> dict[str, np.ndarray]:
     """Window k per router: its fullest input port's flits and share of the port's buffers,
-    and whether some port was full (``port_capacity`` flits: V virtual channels × depth)."""
+    and whether some port was full (``port_capacity`` flits: ``vcs`` virtual channels ×
+    depth); its VCs stalled on average in the window (``stalled``, and by reason
+    ``stalled_vc``, ``stalled_credit``, ``stalled_switch``: cycles waited over the window's
+    cycles), the reason most of them waited for (``why``) and the cross that marks them
+    (``stall_size`` 0: none; 1: every input VC stalled all the window)."""
     ports = int(trace.meta["ports"])
     occupancy = trace.occupancy[k].reshape(-1, ports)
     fullest = occupancy.max(axis=1)
     share = np.clip(fullest / max(port_capacity, 1), 0.0, 1.0)
     full = fullest >= port_capacity
+    if trace.waits is None:  # a trace saved before waits were recorded
+        waits = np.zeros((fullest.size, len(WAIT_REASONS)))
+    else:
+        waits = trace.waits[k] / float(trace.window)
+    stalled = waits.sum(axis=1)
+    most = waits.argmax(axis=1)
     return {
         "held": fullest,
         "share": share,
@@ -475,6 +491,15 @@ def router_frame(trace: Trace, k: int, port_capacity: int) -> dict[str, np.ndarr
         ],
         "line_color": np.where(full, FULL_COLOR, "#dde2e8"),
         "line_width": np.where(full, 3.0, 1.0),
+        "stalled": stalled,
+        "stalled_vc": waits[:, 0],
+        "stalled_credit": waits[:, 1],
+        "stalled_switch": waits[:, 2],
+        "why": np.where(stalled > 0, np.asarray(WAIT_REASONS, dtype=object)[most], "—"),
+        "stall_color": np.asarray(WAIT_COLORS, dtype=object)[most],
+        "stall_size": np.where(
+            stalled > 0, 0.3 + 0.7 * np.clip(stalled / (ports * vcs), 0.0, 1.0), 0.0
+        ),
     }
 
 
@@ -540,8 +565,13 @@ class TrafficView(pn.viewable.Viewer):
             "<div class='traffic-summary'>Links: the share of the window each was busy. "
             "Routers: how full their fullest input port was; <b style='color:"
             f"{FULL_COLOR}'>outlined</b> when a port was full, so the flits behind it wait "
-            "and the wait spreads upstream (back-pressure). Packets under way: created and "
-            "not yet delivered, whether still queued at their source or in the mesh.</div>",
+            "and the wait spreads upstream (back-pressure). A cross marks a router whose "
+            "packets stalled, larger the more of its virtual channels waited: <b style='color:"
+            f"{WAIT_COLORS[1]}'>for a credit</b> (the next buffer full), <b style='color:"
+            f"{WAIT_COLORS[0]}'>for an output VC</b> (others hold them, often waiting for "
+            f"credits themselves), <b style='color:{WAIT_COLORS[2]}'>for the switch</b>. "
+            "Packets under way: created and not yet delivered, whether still queued at their "
+            "source or in the mesh.</div>",
             stylesheets=[_CSS],
             width=360,
             margin=(4, 10),
@@ -654,10 +684,11 @@ class TrafficView(pn.viewable.Viewer):
             self.run = run
             trace = run.trace
             self._edges = latency_edges(trace)
-            self._figure_pane.object = self._mesh_figure(run)
+            figure = self._mesh_figure(run)
+            self._draw(0)  # every column the glyphs name, before the page sees them
+            self._figure_pane.object = figure
             self.summary.object = f"<span data-testid='traffic-summary'>{run.summary}</span>"
             self.player.param.update(end=max(trace.n_windows - 1, 1), value=0, disabled=False)
-            self._draw(0)
             self.walker.reset(run)
         finally:
             self.running = False
@@ -721,9 +752,8 @@ class TrafficView(pn.viewable.Viewer):
         self._link_ids = geometry["link"]
         self._links = ColumnDataSource({k: _listed(v) for k, v in geometry.items()})
         self._routers = ColumnDataSource(router_columns(hw))
-        self._port_capacity = NocConstants().vcs * NocConstants().buf
-        if run.trace.meta.get("kind") == "step":
-            self._port_capacity = hw.noc.vcs * hw.noc.buf
+        noc = hw.noc if run.trace.meta.get("kind") == "step" else NocConstants()
+        self._vcs, self._port_capacity = noc.vcs, noc.vcs * noc.buf
         tiles = p.rect(
             "x", "y", width=TILE_SIZE, height=TILE_SIZE, source=self._routers,
             fill_color="color", fill_alpha=0.7, line_color="line_color", line_width="line_width",
@@ -733,14 +763,23 @@ class TrafficView(pn.viewable.Viewer):
             "x0", "y0", "x1", "y1", source=self._links, line_color="color",
             line_width="width_px", name="traffic-links",
         )  # fmt: skip
+        self._stall_px = 0.5 * ppr  # a cross of size 1 spans half a tile
+        crosses = p.scatter(
+            "x", "y", source=self._routers, marker="x", size="stall_px",
+            line_color="stall_color", line_width=max(1.5, 0.04 * ppr), name="stalls",
+        )  # fmt: skip
         p.add_tools(
             HoverTool(renderers=[links], line_policy="interp", tooltips=[
                 ("link", "@kind @direction (id @link)"), ("from → to", "@src → @dst"),
                 ("flits in window", "@flits"), ("busy", "@busy{0%}"),
             ]),
-            HoverTool(renderers=[tiles], tooltips=[
+            HoverTool(renderers=[tiles, crosses], tooltips=[
                 ("router", "(@x{0}, @y{0})"), ("fullest input port", "@held flits"),
                 ("of its buffers", "@share{0%}"),
+                ("VCs stalled (mean)", "@stalled{0.0}, mostly for @why"),
+                ("… for a credit", "@stalled_credit{0.0}"),
+                ("… for an output VC", "@stalled_vc{0.0}"),
+                ("… for the switch", "@stalled_switch{0.0}"),
             ]),
         )  # fmt: skip
         self._route.data = {"x": [], "y": []}
@@ -783,7 +822,8 @@ class TrafficView(pn.viewable.Viewer):
         links = link_frame(trace, self._link_ids, k)
         links["width_px"] = links.pop("width") * self._link_px
         self._links.data.update({name: _listed(v) for name, v in links.items()})
-        routers = router_frame(trace, k, self._port_capacity)
+        routers = router_frame(trace, k, self._port_capacity, self._vcs)
+        routers["stall_px"] = routers["stall_size"] * self._stall_px
         self._routers.data.update({name: _listed(v) for name, v in routers.items()})
         counts, delivered = latency_counts(trace, self._edges, k)
         self._bars.data = {"left": self._edges[:-1], "right": self._edges[1:], "top": counts}
@@ -792,11 +832,14 @@ class TrafficView(pn.viewable.Viewer):
             f"cycles <b>{start:,}–{stop:,}</b>"
         )  # fmt: skip
         full = int(np.count_nonzero(routers["line_color"] == FULL_COLOR))
+        pushed = int(np.count_nonzero(routers["stalled_credit"] >= 0.5))
         self.counter.object = "<span data-testid='traffic-counter'>" + (
             f"{span} of {trace.cycles:,} · window {k + 1} of {trace.n_windows} · "
             f"<b>{trace.in_flight(k):,}</b> packets under way · <b>{delivered:,}</b> delivered"
             + (f" · <b style='color:{FULL_COLOR}'>{full}</b> routers with a full input"
                if full else "")
+            + (f" · <b style='color:{WAIT_COLORS[1]}'>{pushed}</b> held back by full buffers"
+               " downstream" if pushed else "")
         ) + "</span>"  # fmt: skip
 
     # ------------------------------------------------------------ scenes

@@ -11,12 +11,14 @@ import pytest
 from engine.errors import SpecError
 from engine.pipeline import Mapped
 from engine.simulate import frame_window, simulate_step
+from engine.simulate.trace import WAIT_REASONS
 from explorer.state import ExplorerState
 from explorer.views.mesh_columns import IDLE_COLOR, link_geometry
 from explorer.views.traffic import (
     FULL_COLOR,
     MAX_ROUTER_CYCLES,
     SOURCES,
+    WAIT_COLORS,
     TrafficView,
     curve_sentences,
     latency_counts,
@@ -74,12 +76,39 @@ def test_router_frames_take_the_fullest_port_and_mark_the_full_ones(step_run):
     capacity = step_run.hardware.noc.vcs * step_run.hardware.noc.buf
     seen_full = False
     for k in range(trace.n_windows):
-        frame = router_frame(trace, k, capacity)
+        frame = router_frame(trace, k, capacity, step_run.hardware.noc.vcs)
         fullest = trace.occupancy[k].reshape(-1, ports).max(axis=1)
         assert np.array_equal(frame["held"], fullest)
         assert np.array_equal(frame["line_color"] == FULL_COLOR, fullest >= capacity)
         seen_full |= bool(np.any(fullest >= capacity))
     assert seen_full  # a pipelined step queues every packet at once: some port fills
+
+
+def test_router_frames_mark_the_routers_whose_packets_stalled(step_run):
+    trace = step_run.trace
+    capacity = step_run.hardware.noc.vcs * step_run.hardware.noc.buf
+    marked = set()
+    for k in range(trace.n_windows):
+        frame = router_frame(trace, k, capacity, step_run.hardware.noc.vcs)
+        mean = trace.waits[k] / trace.window  # VCs waiting, on average over the window
+        assert np.allclose(frame["stalled"], mean.sum(axis=1))
+        assert np.allclose(frame["stalled_credit"], mean[:, 1])
+        stalled = mean.sum(axis=1) > 0
+        assert np.array_equal(frame["stall_size"] > 0, stalled)  # a cross where VCs waited
+        assert np.all(frame["stall_size"] <= 1)
+        why = np.asarray(WAIT_REASONS, dtype=object)[mean.argmax(axis=1)]
+        assert np.array_equal(frame["why"][stalled], why[stalled])
+        assert np.array_equal(
+            frame["stall_color"][stalled] == WAIT_COLORS[1], why[stalled] == "credit"
+        )
+        marked |= set(frame["why"][stalled])
+    assert "credit" in marked  # the step's cores push back
+
+
+def test_a_trace_saved_without_waits_draws_no_crosses(step_run):
+    trace = dataclasses.replace(step_run.trace, waits=None)
+    frame = router_frame(trace, 0, 16, 2)
+    assert not np.any(frame["stall_size"]) and set(frame["why"]) == {"—"}
 
 
 def test_the_latency_histogram_fills_as_packets_arrive(step_run):
