@@ -61,6 +61,25 @@ CORE_XY = """(cores) => {
                            canvas.top + plot.frame.y_scale.compute(data.y[i])]);
 }""".replace("PLOT", MESH_PLOT)
 
+# Page coordinates of the middle of the most loaded link of the mesh figure.
+HOT_LINK_XY = """() => {
+  const plot = [...Bokeh.index.all_views()].find(
+    (v) => v.model.type === "Figure" && v.model.renderers.some((r) => r.name === "cores"));
+  const d = plot.model.renderers.find((r) => r.name === "links").data_source.data;
+  let k = 0;
+  for (let i = 0; i < d.messages.length; i++) if (d.messages[i] > d.messages[k]) k = i;
+  const c = plot.canvas_view.el.getBoundingClientRect();
+  return [c.left + plot.frame.x_scale.compute(d.xm[k]),
+          c.top + plot.frame.y_scale.compute(d.ym[k])];
+}"""
+
+# Rows of the page's (first) flow table, -1 while there is none.
+TABLE_ROWS = """() => {
+  const doc = Bokeh.documents[0];
+  const table = [...doc.all_models].find((m) => m.type.endsWith("DataTabulator"));
+  return table ? table.source.get_length() : -1;
+}"""
+
 # A JavaScript function find(testid): the element with that data-testid, looked for
 # through every shadow root (Bokeh and Panel draw inside them), or null.
 FIND_TESTID = """const find = (testid, root = document) => {

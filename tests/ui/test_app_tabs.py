@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import re
+from urllib.parse import urlsplit
 
 import pytest
 from playwright.sync_api import expect
 
-from .conftest import MESH_PLOT, drag_core, open_in, served_view
+from .conftest import HOT_LINK_XY, MESH_PLOT, TABLE_ROWS, drag_core, open_in, served_view
 
 
 def tab(page, name: str):
@@ -84,25 +85,49 @@ def test_every_tab_renders(page, demo_url, name, text):
     expect(page.get_by_text(text).first).to_be_visible(timeout=30_000)
 
 
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+MOSAIC_TILES = """() => {
+  const r = Bokeh.documents[0].get_model_by_name("mosaic-nt");
+  return r ? r.data_source.get_length() : -1;
+}"""  # the Mosaic tab's Neuron Tiles drawn (-1: no grid yet)
+
+
 @pytest.mark.ui
 def test_the_page_works_with_the_network_blocked(page, demo_url):
-    """Air-gapped labs: every asset comes from the server; nothing asks the internet."""
-    asked: list[str] = []
+    """Air-gapped labs: every asset comes from the server; nothing asks the internet, on
+    any tab, nor while a link's flows or a simulation are shown."""
+    asked: list[str] = []  # every request and socket the page opened
 
     def only_local(route):
         if route.request.url.startswith(demo_url.rstrip("/")):
             route.continue_()
         else:
-            asked.append(route.request.url)
             route.abort()
 
+    page.on("request", lambda request: asked.append(request.url))
+    page.on("websocket", lambda socket: asked.append(socket.url))
     page.route("**/*", only_local)
     open_in(page, demo_url)
-    for name, text in (("Evolution", "No search yet"), ("Bottlenecks", "heaviest links"),
-                       ("Compare", "Reference"), ("Mesh", "Colour links by")):  # fmt: skip
+    page.mouse.click(*page.evaluate(HOT_LINK_XY))  # its flow table
+    expect(page.get_by_test_id("inspect-header")).to_contain_text("Link E", timeout=15_000)
+    page.wait_for_function(f"() => ({TABLE_ROWS})() > 0")
+    expect(page.locator(".tabulator-row").first).to_be_visible()
+    tab(page, "Traffic").click()  # a simulation to its first frame
+    page.get_by_role("button", name="Simulate").click()
+    expect(page.get_by_test_id("traffic-counter")).to_contain_text("window 1 of", timeout=60_000)
+    tab(page, "Mosaic").click()
+    expect(page.get_by_test_id("mosaic-summary")).to_be_visible(timeout=30_000)
+    page.wait_for_function(f"() => ({MOSAIC_TILES})() > 0")
+    for name, text in (("Pareto", "No search yet: choose"), ("Evolution", "No search yet"),
+                       ("Bottlenecks", "heaviest links"), ("Compare", "Reference"),
+                       ("Mesh", "Colour links by")):  # fmt: skip
         tab(page, name).click()
         expect(page.get_by_text(text).first).to_be_visible(timeout=30_000)
-    assert asked == []
+    local = [u for u in asked if urlsplit(u).hostname in LOCAL_HOSTS]
+    assert any(u.startswith("ws://") for u in local)  # the session's socket was seen
+    in_page = ("data", "blob", "about")  # no network behind these
+    assert [u for u in asked if u not in local and urlsplit(u).scheme not in in_page] == []
 
 
 @pytest.mark.ui

@@ -3,29 +3,14 @@ ticking a row narrows the highlight."""
 
 from __future__ import annotations
 
+import csv
 import re
 
+import numpy as np
 import pytest
 from playwright.sync_api import expect
 
-from .conftest import open_in
-
-HOT_LINK_XY = """() => {
-  const plot = [...Bokeh.index.all_views()].find(
-    (v) => v.model.type === "Figure" && v.model.renderers.some((r) => r.name === "cores"));
-  const d = plot.model.renderers.find((r) => r.name === "links").data_source.data;
-  let k = 0;
-  for (let i = 0; i < d.messages.length; i++) if (d.messages[i] > d.messages[k]) k = i;
-  const c = plot.canvas_view.el.getBoundingClientRect();
-  return [c.left + plot.frame.x_scale.compute(d.xm[k]),
-          c.top + plot.frame.y_scale.compute(d.ym[k])];
-}"""
-
-TABLE_ROWS = """() => {
-  const doc = Bokeh.documents[0];
-  const table = [...doc.all_models].find((m) => m.type.endsWith("DataTabulator"));
-  return table ? table.source.get_length() : -1;
-}"""
+from .conftest import DEMO, HOT_LINK_XY, TABLE_ROWS, open_in
 
 HIGHLIGHTED = """() => {
   const plot = [...Bokeh.index.all_views()].find(
@@ -71,3 +56,48 @@ def test_the_layer_filter_narrows_the_heatmap(page, demo_url):
     page.keyboard.press("Enter")
     page.wait_for_function(f"() => ({LOAD_SUM})() < {whole}")
     expect(page.get_by_text("Links show only the flows that leave layer5")).to_be_visible()
+
+
+@pytest.mark.ui
+def test_the_flows_of_a_clicked_link_download_as_csv(page, demo_url):
+    """The CSV holds every flow the engine finds through the clicked link, heaviest first."""
+    from engine.flows import flows_through, parse_link
+    from engine.partition_graph import partition_graph
+    from explorer.state import ExplorerState
+
+    open_in(page, demo_url)
+    page.mouse.click(*page.evaluate(HOT_LINK_XY))
+    header = page.get_by_test_id("inspect-header")
+    expect(header).to_contain_text("Link E", timeout=15_000)
+    with page.expect_download() as got:
+        page.get_by_role("button", name="Flows as CSV").click()
+    download = got.value
+    assert download.suggested_filename == "flows.csv"
+    with open(download.path(), newline="") as f:  # noqa: PTH123
+        header_row, *rows = list(csv.reader(f))
+    assert header_row == ["from layer", "from core", "to layer", "to core", "messages / step",
+                          "share", "hops", "flows"]  # fmt: skip
+    # the same link and mapping in the engine alone: the page's demo, as it opens
+    state = ExplorerState.from_specs(DEMO["network"], DEMO["hardware"])
+    hw, mapping = state.hardware, state.mapping
+    title = re.search(r"Link (\S+ \(\d+,\d+\)->\(\d+,\d+\))", header.text_content())[1]
+    link = parse_link(hw, title)
+    assert link == int(np.argmax(state.evaluation.link_messages))  # the hot link was clicked
+    graph = partition_graph(state.network, hw, mapping.partition)
+    flows = flows_through(hw, graph, mapping.placement.cores, link)
+    names = state.network.population_names
+
+    def core(c: int) -> str:
+        return "({}, {}, {}, {})".format(*hw.core_address(c))
+
+    columns = (flows.src_pop, flows.src_core, flows.dst_pop, flows.dst_core, flows.messages,
+               flows.share, flows.hops)  # fmt: skip
+    want = [
+        [names[sp], core(sc), names[dp], core(dc), m, s, h]
+        for sp, sc, dp, dc, m, s, h in zip(*(c.tolist() for c in columns), strict=True)
+    ]
+    assert len(want) > 1
+    got_rows = [[a, b, c, d, float(m), float(s), int(h)] for a, b, c, d, m, s, h, _ in rows]
+    assert got_rows == want  # (pandas writes floats exactly: they read back equal)
+    assert {r[-1] for r in rows} == {"flows"}
+    assert sum(float(r[5]) for r in rows) == pytest.approx(1.0)  # the link's whole load

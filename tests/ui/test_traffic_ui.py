@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 import re
+from itertools import pairwise
 
 import pytest
 from playwright.sync_api import expect
+
+from explorer.views.traffic import WAIT_COLORS
 
 from .conftest import DEMO, open_in
 
@@ -24,6 +27,23 @@ ROWS = """(name) => {
   const r = Bokeh.documents[0].get_model_by_name(name);
   return r ? r.data_source.get_length() : -1;
 }"""  # the rows a named renderer draws (-1: no such renderer yet)
+
+
+# The latency-load plot's vertical mark (the saturation rate), where it is drawn: its
+# location, whether it is visible and has a view in the plot, its x on the canvas and the
+# plot frame's left and right; null without the plot or the mark.
+SATURATION_MARK = """() => {
+  const plot = [...Bokeh.index.all_views()].find(
+    (v) => v.model.type === "Figure" && v.model.renderers.some((r) => r.name === "curve"));
+  if (!plot) return null;
+  const span = plot.model.center.find((m) => m.type === "Span" && m.dimension === "height");
+  if (!span) return null;
+  const f = plot.frame.bbox;
+  return {location: span.location, visible: span.visible,
+          drawn: plot.renderer_views.get(span) != null,
+          x: span.location == null ? null : plot.frame.x_scale.compute(span.location),
+          left: f.left, right: f.right};
+}"""
 
 
 def simulate_a_pattern(page, url: str, rate: str, cycles: str) -> None:
@@ -76,6 +96,74 @@ def test_simulate_then_step_and_scrub_the_run(page, demo_url):
     assert delivered == want.latency["packets"] > 0  # every packet has arrived by the end
 
 
+# Record, in the page, every window number the cycle counter shows from now on (the
+# counter's model, read on each animation frame): ``window.__windows``, in order.
+WATCH_WINDOWS = """() => {
+  const counter = [...Bokeh.documents[0].all_models].find(
+    (m) => typeof m.text === "string" && m.text.includes("traffic-counter"));
+  const shown = () => Number((/window (\\d+) of/.exec(counter.text) || [0, 0])[1]);
+  window.__windows = [shown()];
+  const tick = () => {
+    const k = shown();
+    if (k !== window.__windows[window.__windows.length - 1]) window.__windows.push(k);
+    requestAnimationFrame(tick);
+  };
+  tick();
+}"""
+
+PLAYER = """() => {
+  const p = [...Bokeh.documents[0].all_models].find((m) => String(m.type).endsWith("Player"));
+  return {value: p.value, direction: p.direction};
+}"""  # the Player's value (window - 1) and direction (0 paused, 1 playing) in the page
+
+
+@pytest.mark.ui
+def test_play_runs_through_the_windows_on_its_own_and_pause_stops_it(page, demo_url):
+    open_in(page, demo_url)
+    page.locator(".bk-tab").filter(has_text="Traffic").first.click()
+    page.get_by_role("button", name="Simulate").click()
+    counter = page.get_by_test_id("traffic-counter")
+    expect(counter).to_contain_text("window 1 of 150", timeout=60_000)
+    first = page.evaluate(LINK_COLORS)
+    page.evaluate(WATCH_WINDOWS)
+    page.locator("button.play").click()
+    # with no more input the counter goes 1, 2, 3, … (a window every 180 ms)
+    page.wait_for_function("() => window.__windows.length >= 5", timeout=15_000)
+    page.wait_for_function(f"(before) => JSON.stringify(({LINK_COLORS})()) !== before",
+                           arg=json.dumps(first).replace(" ", ""))  # fmt: skip
+    page.locator("button.pause").click()
+    # the last window Play asked for is drawn: the counter has caught up with the player
+    page.wait_for_function(f"() => ({PLAYER})().direction === 0")
+    at = page.evaluate(PLAYER)["value"] + 1
+    expect(counter).to_contain_text(f"window {at} of 150")
+    seen = page.evaluate("() => window.__windows")
+    # one window after another (a busy machine may draw two between animation frames)
+    assert seen[0] == 1 and seen[-1] == at < 150, seen
+    assert len(seen) >= 5 and all(0 < b - a <= 2 for a, b in pairwise(seen)), seen
+    page.wait_for_timeout(1_000)  # five intervals of the player: nothing may move
+    assert page.evaluate(PLAYER) == {"value": at - 1, "direction": 0}
+    assert page.evaluate("() => window.__windows") == seen
+    assert window_shown(page) == at
+    # the colours are the paused window's, as the view's own columns give them
+    from explorer.state import ExplorerState
+    from explorer.views.mesh_columns import link_geometry
+    from explorer.views.traffic import SOURCES, link_frame, simulate_traffic
+
+    state = ExplorerState.from_specs(DEMO["network"], DEMO["hardware"])
+    trace = simulate_traffic(state, SOURCES[0]).trace
+    want = link_frame(trace, link_geometry(state.hardware)["link"], at - 1)["color"]
+    shown = page.evaluate(LINK_COLORS)
+    assert shown == list(want) != first
+
+
+STALLED = """() => {
+  const r = Bokeh.documents[0].get_model_by_name("stalls");
+  if (!r) return null;
+  const d = r.data_source.data;
+  return Array.from(d.stall_px).map((size, k) => [size, d.stall_color[k], d.why[k]]);
+}"""  # the stall crosses the page draws: per router, size, colour and reason (null: none)
+
+
 @pytest.mark.ui
 def test_a_synthetic_pattern_past_saturation_says_so(page, demo_url):
     simulate_a_pattern(page, demo_url, "0.45", "1500")
@@ -83,8 +171,14 @@ def test_a_synthetic_pattern_past_saturation_says_so(page, demo_url):
     expect(summary).to_contain_text("past saturation", timeout=60_000)
     counter = page.get_by_test_id("traffic-counter")
     expect(counter).not_to_contain_text("full input")  # the first window: buffers still empty
+    expect(counter).not_to_contain_text("held back")
     page.locator("button.last").click()  # the last: queues have backed up into the mesh
     expect(counter).to_contain_text("routers with a full input")
+    # … and packets stall: a cross on the routers whose VCs waited, most for credits
+    expect(counter).to_contain_text("held back by full buffers downstream")
+    crosses = [c for c in page.evaluate(STALLED) if c[0] > 0]
+    assert len(crosses) >= 8, crosses
+    assert any(why == "credit" and colour == WAIT_COLORS[1] for _, colour, why in crosses)
 
 
 @pytest.mark.ui
@@ -99,6 +193,14 @@ def test_the_latency_load_curve_grows_point_by_point_and_marks_saturation(page, 
     expect(page.get_by_text("Saturation at")).to_be_visible(timeout=120_000)  # … to the end
     assert page.evaluate(ROWS, "curve") >= 4
     expect(page.get_by_role("button", name="Sweep offered load")).to_be_visible()
+    # the saturation mark is drawn on the curve's plot, at the rate the sentence gives
+    said = page.get_by_text("Saturation at").text_content()
+    rate = float(re.search(r"Saturation at ([\d.]+) flits", said)[1])
+    mark = page.evaluate(SATURATION_MARK)
+    assert mark is not None, "the curve's plot has no vertical mark"
+    assert mark["location"] == pytest.approx(rate, abs=0.005), (mark, rate)
+    assert mark["visible"] and mark["drawn"], mark
+    assert mark["left"] <= mark["x"] <= mark["right"], mark  # inside the plot's frame
 
 
 @pytest.mark.ui
