@@ -27,12 +27,14 @@ from bokeh.core.properties import field
 from bokeh.events import Tap
 from bokeh.models import (
     BasicTicker,
+    CDSView,
     ColorBar,
     ColumnDataSource,
     CustomJSHover,
     FixedTicker,
     Grid,
     HoverTool,
+    IndexFilter,
     LabelSet,
     Legend,
     LegendItem,
@@ -319,7 +321,7 @@ def mesh_figure(
         x="x", y="y", marker="square", size=max(3.0, ROUTER_SIZE * ppr),
         fill_color="#3d3d3d", line_color=None,
     ))  # fmt: skip
-    halo = _draw(p, sources.bottleneck, Segment(
+    _draw(p, sources.bottleneck, Segment(
         x0="x0", y0="y0", x1="x1", y1="y1", line_color=BOTTLENECK_COLOR,
         line_width=link_px * 4.5, line_alpha=0.45, line_cap="round",
     ), name="bottleneck")  # fmt: skip
@@ -365,13 +367,23 @@ def mesh_figure(
     )  # fmt: skip
     core_formats, link_formats = _tooltip_formats(hardware, network, sources)
     p.add_tools(
-        drag,
-        HoverTool(renderers=[info], tooltips=_CORE_TOOLTIPS, formatters=core_formats),
-        HoverTool(
-            renderers=[links, halo], line_policy="interp", tooltips=_LINK_TOOLTIPS,
-            formatters=link_formats,
-        ),
+        drag, HoverTool(renderers=[info], tooltips=_CORE_TOOLTIPS, formatters=core_formats),
     )  # fmt: skip
+    # a link's tooltip opens beside it, never over it (nor over the route of a link being
+    # inspected): above or below an east-west link, left or right of the others; each
+    # kind hovers on an invisible copy of its links (one tool has one attachment)
+    y0, y1 = np.asarray(sources.links.data["y0"]), np.asarray(sources.links.data["y1"])
+    for name, rows, attachment in (
+        ("links_hover_ew", np.flatnonzero(y0 == y1), "vertical"),
+        ("links_hover_ns", np.flatnonzero(y0 != y1), "horizontal"),
+    ):
+        target = _draw(p, sources.links, Segment(
+            x0="x0", y0="y0", x1="x1", y1="y1", line_width="width_px", line_alpha=0,
+        ), view=CDSView(filter=IndexFilter(rows.tolist())), name=name)  # fmt: skip
+        p.add_tools(HoverTool(
+            renderers=[target], line_policy="interp", tooltips=_LINK_TOOLTIPS,
+            formatters=link_formats, attachment=attachment,
+        ))  # fmt: skip
     p.toolbar.active_drag = drag
     # the toolbar's own (``p.select_one`` would walk every model of the figure to find it)
     save = next(t for t in p.toolbar.tools if isinstance(t, SaveTool))

@@ -334,7 +334,10 @@ def test_figure_draws_row_zero_on_top_with_colour_bar_and_tooltips(demo_state):
     assert isinstance(mapper, LinearColorMapper)
     assert mapper.high == pytest.approx(demo_state.evaluation.max_link_messages)
     tips = [dict(t.tooltips) for t in fig.tools if isinstance(t, HoverTool)]
-    core_tips, link_tips = tips
+    core_tips, link_tips, other_link_tips = tips  # links: east-west, the others
+    assert link_tips == other_link_tips
+    attachments = [t.attachment for t in fig.tools if isinstance(t, HoverTool)][1:]
+    assert attachments == ["vertical", "horizontal"]  # beside the link, not over it
     for label in (
         "population",
         "neurons",

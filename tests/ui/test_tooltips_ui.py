@@ -23,8 +23,8 @@ NETWORK, HARDWARE = "mlp:widths=64-128-32-10", "mesh:2x2x2@2x1"
 RENDER = """([name, stub]) => {
   PLOT
   const renderer = plot.model.renderers.find((r) => r.name === name);
-  const hover = plot.model.toolbar.tools.find(
-    (t) => t.type === "HoverTool" && t.renderers.includes(renderer));
+  const hover = plot.model.toolbar.tools.find((t) => t.type === "HoverTool"
+    && t.renderers.some((r) => r.data_source === renderer.data_source));  // (hover targets)
   const {replace_placeholders} = Bokeh.require("core/util/templating");
   const source = stub ? {get_column: (column) => stub[column] ?? null} : renderer.data_source;
   const rows = stub ? Object.values(stub)[0].length : source.get_length();
@@ -43,7 +43,7 @@ SIMULATED = """() => {
   PLOT
   const data = plot.model.renderers.find((r) => r.name === "links").data_source.data;
   const hover = plot.model.toolbar.tools.find(
-    (t) => t.type === "HoverTool" && t.renderers.some((r) => r.name === "links"));
+    (t) => t.type === "HoverTool" && t.renderers.some((r) => r.name === "links_hover_ew"));
   const map = (m) => (m instanceof Map ? m : new Map(Object.entries(m)));
   return {link: Array.from(data.link), flits: Array.from(data.sim_flits),
           busy: Array.from(data.sim_busy), buffer: Array.from(data.sim_buffer),
@@ -138,3 +138,34 @@ def test_hovering_a_link_shows_its_tooltip(page, two_chip_url, start):
     tooltip = page.locator(".bk-tooltip-content").first
     expect(tooltip).to_contain_text(f"off-chip {links['direction'][row]} (id {links['link'][row]})")
     expect(tooltip).to_contain_text(f"{links['src'][row]} → {links['dst'][row]}")
+
+
+# Page coordinates of both ends of row ``i`` of the links' source.
+LINK_ENDS = """(i) => {
+  PLOT
+  const data = plot.model.renderers.find((r) => r.name === "links").data_source.data;
+  const canvas = plot.canvas_view.el.getBoundingClientRect();
+  const at = (x, y) => [canvas.left + plot.frame.x_scale.compute(x),
+                        canvas.top + plot.frame.y_scale.compute(y)];
+  return [at(data.x0[i], data.y0[i]), at(data.x1[i], data.y1[i])];
+}""".replace("PLOT", MESH_PLOT)
+
+
+@pytest.mark.ui
+@pytest.mark.parametrize("direction", ["E", "W", "N", "S"])
+def test_a_link_tooltip_opens_beside_the_link_not_over_it(page, two_chip_url, start, direction):
+    """The audit's complaint: the tooltip covered the link being inspected. It now opens
+    above or below an east-west link, left or right of a north-south one."""
+    open_in(page, two_chip_url)
+    links = link_geometry(start.hardware)
+    row = int(np.flatnonzero((links["kind"] == "router") & (links["direction"] == direction))[0])
+    (ax, ay), (bx, by) = page.evaluate(LINK_ENDS, row)
+    page.mouse.move((ax + bx) / 2, (ay + by) / 2)
+    tooltip = page.locator(".bk-tooltip-content").first
+    expect(tooltip).to_contain_text(f"router {direction} (id {links['link'][row]})")
+    box = tooltip.bounding_box()
+    left, right, top, bottom = box["x"], box["x"] + box["width"], box["y"], box["y"] + box["height"]
+    if direction in "EW":  # the box is wholly above or below the link's line
+        assert abs(ay - by) < 1 and (bottom < ay or top > ay), (box, ay)
+    else:  # … or wholly beside it
+        assert abs(ax - bx) < 1 and (right < ax or left > ax), (box, ax)
