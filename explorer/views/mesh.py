@@ -30,6 +30,7 @@ from bokeh.models import (
     CDSView,
     ColorBar,
     ColumnDataSource,
+    CustomJS,
     CustomJSHover,
     FixedTicker,
     Grid,
@@ -311,13 +312,13 @@ def mesh_figure(
         p.title.text_color = "#4b5563"
 
     routers = ColumnDataSource(router_columns(hardware))
-    _draw(p, routers, Rect(
+    tiles = _draw(p, routers, Rect(
         x="x", y="y", width=TILE_SIZE, height=TILE_SIZE, fill_color="#eef1f5",
         line_color="#dde2e8", border_radius=max(2, int(0.08 * ppr)),
     ))  # fmt: skip
     if hardware.n_chips > 1:
         _draw_chips(p, hardware)
-    _draw(p, routers, Scatter(
+    dots = _draw(p, routers, Scatter(
         x="x", y="y", marker="square", size=max(3.0, ROUTER_SIZE * ppr),
         fill_color="#3d3d3d", line_color=None,
     ))  # fmt: skip
@@ -334,7 +335,7 @@ def mesh_figure(
         x0="x0", y0="y0", x1="x1", y1="y1", line_color=HIGHLIGHT_COLOR,
         line_width=link_px * 3.2, line_alpha=0.85, line_cap="round",
     ), name="highlight")  # fmt: skip
-    _draw(p, sources.links, Scatter(
+    arrows = _draw(p, sources.links, Scatter(
         x="xm", y="ym", marker="triangle", angle="angle", size="arrow_px",
         fill_color=transform("shade", sources.mapper), line_color=None,
     ))  # fmt: skip
@@ -398,7 +399,44 @@ def mesh_figure(
         ticker=BasicTicker(desired_num_ticks=6), formatter=NumeralTickFormatter(format=fmt),
     )  # fmt: skip
     p.add_layout(sources.color_bar, "right")
+    _level_of_detail(p, ppr, [tiles, dots, arrows], sources.mapper, fill, line)
     return p, sources
+
+
+DETAIL_PX = 14.0  # pixels per router pitch below which the mesh drops its fine detail
+CLEAR = "rgba(0, 0, 0, 0)"
+_DETAIL_JS = """
+const show = px / (range.end - range.start) >= min_px;
+if (detail[0].visible === show) return;
+for (const r of detail) r.visible = show;
+links.nan_color = show ? idle : clear;
+fill.nan_color = show ? empty : clear;
+line.palette = [show ? unplaced : clear, line.palette[1]];
+"""
+
+
+def _level_of_detail(p, ppr: float, detail: list, links, fill, line) -> None:
+    """Below ``DETAIL_PX`` pixels per router (a board of many chips, zoomed out) the mesh
+    shows what carries load and where the cores are: the router tiles and dots, the arrow
+    heads, the idle links and the empty slots go, and come back as one zooms in. Decided
+    in the browser as the range changes (``ppr``: pixels per router pitch at the start)."""
+    show = ppr >= DETAIL_PX
+    unplaced = line.palette[0]
+    if not show:
+        for r in detail:
+            r.visible = False
+        links.nan_color = fill.nan_color = CLEAR
+        line.palette = [CLEAR, line.palette[1]]
+    callback = CustomJS(
+        args={
+            "range": p.x_range, "px": ppr * (p.x_range.end - p.x_range.start),
+            "min_px": DETAIL_PX, "detail": detail, "links": links, "fill": fill, "line": line,
+            "idle": IDLE_COLOR, "empty": EMPTY_COLOR, "unplaced": unplaced, "clear": CLEAR,
+        },
+        code=_DETAIL_JS,
+    )  # fmt: skip
+    p.x_range.js_on_change("start", callback)
+    p.x_range.js_on_change("end", callback)
 
 
 _CORE_TOOLTIPS = [

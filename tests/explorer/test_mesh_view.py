@@ -14,7 +14,7 @@ from engine.mapping import Mapping, Placement
 from engine.partition_graph import partition_graph
 from engine.placement import make_placement
 from explorer.state import ExplorerState
-from explorer.views.mesh import MeshView, core_color_mappers, mesh_figure
+from explorer.views.mesh import DETAIL_PX, MeshView, core_color_mappers, mesh_figure
 from explorer.views.mesh_columns import (
     BOTTLENECK_COLOR,
     COLOR_MODES,
@@ -714,3 +714,23 @@ def test_a_board_of_chips_has_an_overview_that_jumps_to_a_chip():
     assert fig.x_range.start == -0.62 and fig.x_range.end == hw.grid_width - 1 + 0.62
     one_chip, single, _ = _view()
     assert not single._overview_row.visible  # one chip: nothing to jump between
+
+
+@pytest.mark.parametrize(("hardware", "detailed"), [("loihi2", True), ("mesh:48x48", False)])
+def test_a_mesh_too_fine_to_read_starts_without_its_fine_detail(hardware, detailed):
+    """Level of detail: under DETAIL_PX pixels per router the router tiles and dots, arrow
+    heads, idle links and empty slots are not drawn; the browser brings them back on zoom."""
+    state = ExplorerState.from_specs("mlp:widths=64-128-32-10", hardware)
+    fig, sources = mesh_figure(state.hardware, state.network, state.evaluation)
+    ppr = fig.frame_width / (fig.x_range.end - fig.x_range.start)
+    assert (ppr >= DETAIL_PX) == detailed
+    callbacks = fig.x_range.js_property_callbacks
+    assert set(callbacks) == {"change:start", "change:end"}
+    detail = callbacks["change:start"][0].args["detail"]
+    assert len(detail) == 3 and all(r.visible == detailed for r in detail)
+    cores = next(r for r in fig.renderers if r.name == "cores")
+    fill, line = cores.glyph.fill_color.transform, cores.glyph.line_color.transform
+    assert (sources.mapper.nan_color == IDLE_COLOR) == detailed  # idle links
+    assert (fill.nan_color == EMPTY_COLOR) == detailed  # empty slots
+    assert (line.palette[0] != "rgba(0, 0, 0, 0)") == detailed
+    assert [r.visible for r in fig.renderers if r.name in ("links", "cores")] == [True, True]

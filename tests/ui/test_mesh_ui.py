@@ -25,7 +25,7 @@ from engine.simulate import simulate_step
 from engine.specs import load_hardware_spec, load_network_spec
 from explorer.views.metrics import format_change, format_quantity
 
-from .conftest import DEMO, drag_core, open_in
+from .conftest import DEMO, MESH_PLOT, drag_core, open_in, served_view
 
 SCREENSHOT = Path(__file__).resolve().parents[2] / "assets" / "explorer-mesh.png"
 SESSION = re.compile(r"[?&]session=([\w-]+)")
@@ -215,3 +215,44 @@ def test_screenshot_of_the_main_view(browser, demo_url, demo, tmp_path):
         assert target.stat().st_size > 10_000
     finally:
         context.close()
+
+
+# The mesh's level of detail as the page holds it: are the fine renderers drawn, and the
+# colours of idle links and empty slots, with the router pitches across the view.
+DETAIL = """() => {
+  PLOT
+  const r = plot.model.x_range;
+  const a = r.js_property_callbacks["change:start"][0].args;
+  const arg = (k) => (a instanceof Map ? a.get(k) : a[k]);
+  return {visible: arg("detail").map((x) => x.visible),
+          idle: arg("links").nan_color, empty: arg("fill").nan_color,
+          across: r.end - r.start};
+}""".replace("PLOT", MESH_PLOT)
+
+# Zoom the mesh to ``across`` router pitches about its centre, as a zoom tool sets the range.
+ZOOM = """(across) => {
+  PLOT
+  const r = plot.model.x_range;
+  const mid = (r.start + r.end) / 2;
+  r.setv({start: mid - across / 2, end: mid + across / 2});
+}""".replace("PLOT", MESH_PLOT)
+
+
+@pytest.mark.ui
+def test_a_fine_mesh_draws_its_detail_as_one_zooms_in(page):
+    from explorer.app import build_app
+    from explorer.views.mesh import CLEAR
+    from explorer.views.mesh_columns import EMPTY_COLOR, IDLE_COLOR
+
+    app = lambda: build_app("mlp:widths=64-128-32-10", "mesh:48x48")  # noqa: E731
+    with served_view("fine", app, "MeshScope") as url:
+        open_in(page, url)
+        start = page.evaluate(DETAIL)
+        assert start["visible"] == [False] * 3 and start["idle"] == start["empty"] == CLEAR
+        page.evaluate(ZOOM, 8)  # eight routers across: ~70 px a router
+        page.wait_for_function(f"() => ({DETAIL})().visible.every((v) => v)")
+        zoomed = page.evaluate(DETAIL)
+        assert (zoomed["idle"], zoomed["empty"]) == (IDLE_COLOR, EMPTY_COLOR)
+        page.evaluate(ZOOM, start["across"])  # back out
+        page.wait_for_function(f"() => !({DETAIL})().visible.some((v) => v)")
+        assert page.evaluate(DETAIL)["idle"] == CLEAR
