@@ -15,7 +15,9 @@ run through ``on_page``, which also makes them safe where Panel calls a button's
 without the document lock.
 
 The data preparation (``trace_columns``, ``point_columns``, ``RowStreamer``) is plain
-numpy and Bokeh-model code, tested without a browser.
+numpy and Bokeh-model code, tested without a browser. It is Bokeh rather than HoloViews
+(``Buffer``/``DynamicMap``): ``RowStreamer`` is what a ``Buffer`` would wrap, and HoloViews
+made a page slower (measured: the README's explorer section).
 """
 
 from __future__ import annotations
