@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from playwright.sync_api import expect
 
-from .conftest import DEMO, HOT_LINK_XY, TABLE_ROWS, open_in
+from .conftest import CORE_XY, DEMO, HOT_LINK_XY, TABLE_ROWS, open_in
 
 HIGHLIGHTED = """() => {
   const plot = [...Bokeh.index.all_views()].find(
@@ -101,3 +101,23 @@ def test_the_flows_of_a_clicked_link_download_as_csv(page, demo_url):
     assert got_rows == want  # (pandas writes floats exactly: they read back equal)
     assert {r[-1] for r in rows} == {"flows"}
     assert sum(float(r[5]) for r in rows) == pytest.approx(1.0)  # the link's whole load
+
+
+@pytest.mark.ui
+def test_clicking_a_core_shows_its_terms_memory_and_routes(page, demo_url):
+    """The core the demo's mapping puts its first partition on: its header, its terms and
+    memory against the preset's limits, its outbound and inbound flows and their routes."""
+    from explorer.state import ExplorerState
+
+    state = ExplorerState.from_specs(DEMO["network"], DEMO["hardware"])
+    core = int(state.mapping.placement.cores[0])
+    want = state.inspect_core(core)
+    open_in(page, demo_url)
+    page.mouse.click(*page.evaluate(CORE_XY, [core])[0])
+    header = page.get_by_test_id("inspect-header")
+    expect(header).to_contain_text(f"Core {core} (chip", timeout=15_000)
+    for label, value in want.facts.items():  # terms, memory "… of limit (share)"
+        expect(header).to_contain_text(f"{label} {value}")
+    expect(page.get_by_text(f"outbound flows: {len(want.tables[0][1]):,}")).to_be_visible()
+    expect(page.get_by_text(f"inbound flows: {len(want.tables[1][1]):,}")).to_be_visible()
+    page.wait_for_function(f"() => ({HIGHLIGHTED})() > 0")  # their routes on the mesh
