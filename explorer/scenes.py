@@ -6,9 +6,9 @@ built-in scene, ``?scene=`` and the scene's JSON in URL-safe base64 for any othe
 
 Two kinds:
 
-* ``"synthetic"``: a pattern on a k × k mesh of the reference router (``pattern``,
-  ``side``, ``rate``, ``packet_flits``, ``cycles``, ``routing`` xy or yx), optionally with
-  a latency–load ``sweep``;
+* ``"synthetic"``: a pattern on a mesh of the reference router ``side`` routers wide and
+  ``rows`` deep (0, the default: as deep as wide), with ``pattern``, ``rate``,
+  ``packet_flits``, ``cycles``, ``routing`` xy or yx, optionally a latency–load ``sweep``;
 * ``"mapping"``: a network on hardware placed by a placer (``network``, ``hardware``,
   ``placer``, ``partition``), whose time step is simulated (``mode``, ``multicast``); with
   ``compare`` (placers) the page also lists each placer's analytic and simulated step.
@@ -59,6 +59,7 @@ class Scene:
     # synthetic
     pattern: str = "uniform"
     side: int = 8
+    rows: int = 0  # 0: as many as ``side`` (a square mesh)
     rate: float = 0.1
     packet_flits: int = 1
     cycles: int = 2000
@@ -89,14 +90,15 @@ class Scene:
 
 
 _TYPES = {
-    "title": str, "text": str, "kind": str, "pattern": str, "side": int, "rate": float,
+    "title": str, "text": str, "kind": str, "pattern": str, "side": int, "rows": int,
+    "rate": float,
     "packet_flits": int, "cycles": int, "routing": str, "sweep": bool, "network": str,
     "hardware": str, "placer": str, "partition": (str, type(None)), "mode": str,
     "multicast": bool, "compare": list, "seed": int,
 }  # fmt: skip
 _BOUNDS = {
-    "side": (2, 32), "rate": (0.0, 1.0), "packet_flits": (1, 32), "cycles": (10, 200_000),
-    "seed": (0, 2**31 - 1),
+    "side": (2, 32), "rows": (0, 32), "rate": (0.0, 1.0), "packet_flits": (1, 32),
+    "cycles": (10, 200_000), "seed": (0, 2**31 - 1),
 }  # fmt: skip
 
 
@@ -133,6 +135,8 @@ def parse_scene(data) -> Scene:
     if "rate" in fields:
         fields["rate"] = float(fields["rate"])
     scene = Scene(**fields)
+    if scene.rows == 1:
+        raise SpecError("scene field 'rows' is 0 (as many as 'side') or 2 … 32, not 1")
     if scene.kind not in KINDS:
         raise SpecError(f"a scene's kind is {' or '.join(KINDS)}, not {scene.kind!r}")
     if scene.routing not in ROUTINGS:

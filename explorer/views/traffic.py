@@ -1,8 +1,9 @@
 """The Traffic tab: the cycle-level simulator's run, window by window, to watch congestion.
 
 Run the simulator on the current mapping's time step (pipelined or fall-through, unicast
-or multicast) or on a synthetic pattern on a k × k mesh (the BookSim2 reference router);
-then play, pause, step and scrub through the recorded windows (``pn.widgets.Player``):
+or multicast) or on a synthetic pattern on a mesh of any shape up to 32 × 32 (the BookSim2
+reference router); then play, pause, step and scrub through the recorded windows
+(``pn.widgets.Player``):
 
 * each link coloured and thickened by the share of the window it was busy (flits over
   what it can carry), so a saturated link is dark and wide;
@@ -163,12 +164,14 @@ def simulate_traffic(
     seed: int = 0,
     frames: int = FRAMES,
     routing: str = "xy",
+    rows: int = 0,
 ) -> TrafficRun:
     """Simulate what the Traffic tab asked for, traced in about ``frames`` windows.
 
     ``source`` is one of ``SOURCES``: the state's current mapping (``mode``,
-    ``multicast``; the session's cycle limit applies) or ``pattern`` on a ``side`` ×
-    ``side`` mesh of the reference router at ``rate`` flits per node and cycle, measured
+    ``multicast``; the session's cycle limit applies) or ``pattern`` on a mesh ``side``
+    routers wide and ``rows`` deep (0: square) of the reference router at ``rate`` flits
+    per node and cycle, measured
     for ``cycles`` cycles after no warm-up, routed ``routing`` (xy or yx). Raises
     ``SpecError`` for what the page may not ask; deterministic for a seed.
     """
@@ -198,25 +201,24 @@ def simulate_traffic(
         return TrafficRun(step.trace, state.hardware, title, summary, walker)
     if source != SOURCES[1]:
         raise SpecError(f"the Traffic tab simulates {' or '.join(SOURCES)}, not {source!r}")
-    if not 2 <= side <= MAX_SIDE:
-        raise SpecError(f"a synthetic mesh here is 2×2 to {MAX_SIDE}×{MAX_SIDE}, not {side}×{side}")
-    if side * side * cycles > MAX_ROUTER_CYCLES:
-        most = MAX_ROUTER_CYCLES // (side * side)
+    width, height = mesh_shape(side, rows)
+    if width * height * cycles > MAX_ROUTER_CYCLES:
+        most = MAX_ROUTER_CYCLES // (width * height)
         raise SpecError(
-            f"{cycles:,} cycles on {side}×{side} routers is more than a page may ask for: "
+            f"{cycles:,} cycles on {width}×{height} routers is more than a page may ask for: "
             f"at most {most:,} cycles on this mesh (the command line has no such limit)"
         )
-    spec = synthetic_spec(pattern, side)
+    spec = synthetic_spec(pattern, width, height)
     run = SyntheticRun(
-        spec, side, side, rate=rate, packet_flits=packet_flits, warmup=0, cycles=cycles,
+        spec, width, height, rate=rate, packet_flits=packet_flits, warmup=0, cycles=cycles,
         drain_limit=min(20_000, 4 * cycles), window=frame_window(cycles, frames),
     )  # fmt: skip
     if routing not in ("xy", "yx"):
         raise SpecError(f"routing is xy or yx, not {routing!r}")
     noc = replace(NocConstants(), routing=routing)
     result = run_synthetic(noc, run, seed=seed)
-    hardware = resolve_hardware(f"mesh:{side}x{side}")
-    title = f"{pattern} traffic on a {side}×{side} mesh at {rate:g} flits/node/cycle" + (
+    hardware = resolve_hardware(f"mesh:{width}x{height}")
+    title = f"{pattern} traffic on a {width}×{height} mesh at {rate:g} flits/node/cycle" + (
         ", Y then X" if routing == "yx" else ""
     )
     summary = (
@@ -260,9 +262,22 @@ SWEEP_RATES = tuple(round(0.02 * k, 2) for k in range(1, 41))  # 0.02 … 0.80
 SWEEP_WARMUP, SWEEP_CYCLES = 2000, 5000  # per point: about BookSim2's reading, in ~10 s a curve
 
 
-def synthetic_spec(pattern: str, side: int) -> str:
+def mesh_shape(side: int, rows: int = 0) -> tuple[int, int]:
+    """The synthetic mesh a page asks for, ``(width, height)``: ``side`` routers wide and
+    ``rows`` deep (0: as deep as wide), each 2 to ``MAX_SIDE``; else ``SpecError``."""
+    width, height = int(side), int(rows) or int(side)
+    if not (2 <= width <= MAX_SIDE and 2 <= height <= MAX_SIDE):
+        raise SpecError(
+            f"a synthetic mesh here is 2 to {MAX_SIDE} routers each way, not {width}×{height}"
+        )
+    return width, height
+
+
+def synthetic_spec(pattern: str, width: int, height: int | None = None) -> str:
     """The pattern spec a page's choice stands for (a hotspot at the mesh's centre)."""
-    return f"hotspot:nodes={side * side // 2 + side // 2}" if pattern == "hotspot" else pattern
+    height = width if height is None else height
+    centre = (height // 2) * width + width // 2
+    return f"hotspot:nodes={centre}" if pattern == "hotspot" else pattern
 
 
 def sweep_points(
@@ -275,17 +290,18 @@ def sweep_points(
     cancel: threading.Event | None = None,
     on_point=None,
     routing: str = "xy",
+    rows: int = 0,
 ) -> list[dict]:
-    """Run ``pattern`` on a ``side`` × ``side`` mesh at each rate in turn, lowest first,
+    """Run ``pattern`` on a mesh ``side`` wide and ``rows`` deep (0: square) at each rate
+    in turn, lowest first,
     until ``cancel`` is set or two rates in a row are past saturation (the curve has
     shown what it can); ``on_point(point)`` hears of each as it comes. Points are
     ``SyntheticResult.to_dict``."""
-    if not 2 <= side <= MAX_SIDE:
-        raise SpecError(f"a synthetic mesh here is 2×2 to {MAX_SIDE}×{MAX_SIDE}, not {side}×{side}")
-    spec = synthetic_spec(pattern, side)
-    build_pattern(spec, side, side, side * side)  # a pattern this mesh cannot have fails now
+    width, height = mesh_shape(side, rows)
+    spec = synthetic_spec(pattern, width, height)
+    build_pattern(spec, width, height, width * height)  # a pattern the mesh cannot have fails
     base = SyntheticRun(
-        spec, side, side, packet_flits=packet_flits, warmup=SWEEP_WARMUP, cycles=SWEEP_CYCLES,
+        spec, width, height, packet_flits=packet_flits, warmup=SWEEP_WARMUP, cycles=SWEEP_CYCLES,
         drain_limit=4 * SWEEP_CYCLES,
     )  # fmt: skip
     points, unstable = [], 0
@@ -383,28 +399,29 @@ class LoadCurve(pn.viewable.Viewer):
         it cannot be built on the chosen mesh)."""
         t = self.traffic
         try:
-            spec = synthetic_spec(t.pattern, t.side)
-            pattern = build_pattern(spec, t.side, t.side, t.side * t.side)
+            width, height = mesh_shape(t.side, t.rows)
+            spec = synthetic_spec(t.pattern, width, height)
+            pattern = build_pattern(spec, width, height, width * height)
         except MeshScopeError as e:
             notify_error(str(e))
             return
-        self._bound = channel_load_bound(pattern, t.side, t.side)
+        self._bound = channel_load_bound(pattern, width, height)
         self._points = []
         self.points.data = {"rate": [], "latency": [], "accepted": [], "color": []}
         self.zero_line.location = self.saturation_line.location = None
         self._cancel = threading.Event()
         self.sweeping = True
         self.button.label = "Stop"
-        self.text.object = f"Sweeping {t.pattern} on {t.side}×{t.side}…"
-        args = (t.pattern, t.side, t.packet_flits, t.routing)
+        self.text.object = f"Sweeping {t.pattern} on {width}×{height}…"
+        args = (t.pattern, t.side, t.packet_flits, t.routing, t.rows)
         threading.Thread(target=self._sweep, args=args, name="meshscope-sweep", daemon=True).start()
 
-    def _sweep(self, pattern: str, side: int, flits: int, routing: str) -> None:
+    def _sweep(self, pattern: str, side: int, flits: int, routing: str, rows: int) -> None:
         try:
             sweep_points(
                 pattern, side, flits, seed=self.traffic.seed, cancel=self._cancel,
                 on_point=lambda point: self._schedule(lambda: self.add(point)),
-                routing=routing,
+                routing=routing, rows=rows,
             )  # fmt: skip
         except Exception as e:  # noqa: BLE001 - a page must hear of any failure
             message = failure_text(e, "the sweep")
@@ -552,7 +569,9 @@ class TrafficView(pn.viewable.Viewer):
     mode = param.Selector(default=MODES[0], objects=list(MODES))
     multicast = param.Boolean(default=False)
     pattern = param.Selector(default="uniform", objects=list(SYNTHETIC_PATTERNS))
-    side = param.Integer(default=8, bounds=(2, MAX_SIDE), doc="routers per side")
+    side = param.Integer(default=8, bounds=(2, MAX_SIDE), doc="routers per side (per row)")
+    rows = param.Integer(default=0, bounds=(0, MAX_SIDE),
+                         doc="rows of routers; 0: as many as per side (a square)")  # fmt: skip
     rate = param.Number(default=0.1, bounds=(0.0, 1.0), doc="offered flits per node and cycle")
     packet_flits = param.Integer(default=1, bounds=(1, 32))
     cycles = param.Integer(default=2000, bounds=(10, 200_000), doc="measured cycles")
@@ -644,6 +663,9 @@ class TrafficView(pn.viewable.Viewer):
             items = [
                 pn.widgets.Select.from_param(self.param.pattern, name="pattern", width=w),
                 pn.widgets.IntInput.from_param(self.param.side, name="mesh side", width=w),
+                pn.widgets.IntInput.from_param(
+                    self.param.rows, name="mesh rows (0: as many as the side)", width=w
+                ),
                 pn.widgets.FloatInput.from_param(
                     self.param.rate, name="offered flits/node/cycle", step=0.01, width=w
                 ),
@@ -668,8 +690,9 @@ class TrafficView(pn.viewable.Viewer):
             return
         options = {
             "mode": self.mode, "multicast": self.multicast, "pattern": self.pattern,
-            "side": self.side, "rate": self.rate, "packet_flits": self.packet_flits,
-            "cycles": self.cycles, "seed": self.seed, "routing": self.routing,
+            "side": self.side, "rows": self.rows, "rate": self.rate,
+            "packet_flits": self.packet_flits, "cycles": self.cycles, "seed": self.seed,
+            "routing": self.routing,
         }  # fmt: skip
         self.running = True
         self._run_button.disabled = True
@@ -922,8 +945,9 @@ class TrafficView(pn.viewable.Viewer):
         settings = {"seed": scene.seed, "mode": scene.mode, "multicast": scene.multicast}
         if scene.kind == "synthetic":
             settings.update(
-                source=SOURCES[1], pattern=scene.pattern, side=scene.side, rate=scene.rate,
-                packet_flits=scene.packet_flits, cycles=scene.cycles, routing=scene.routing,
+                source=SOURCES[1], pattern=scene.pattern, side=scene.side, rows=scene.rows,
+                rate=scene.rate, packet_flits=scene.packet_flits, cycles=scene.cycles,
+                routing=scene.routing,
             )  # fmt: skip
         else:
             settings["source"] = SOURCES[0]
@@ -950,9 +974,9 @@ class TrafficView(pn.viewable.Viewer):
         common = {"seed": self.seed, "title": "A shared setup", "text": "(no notes yet)"}
         if self.source == SOURCES[1]:
             scene = Scene(
-                kind="synthetic", pattern=self.pattern, side=self.side, rate=self.rate,
-                packet_flits=self.packet_flits, cycles=self.cycles, routing=self.routing,
-                **common,
+                kind="synthetic", pattern=self.pattern, side=self.side, rows=self.rows,
+                rate=self.rate, packet_flits=self.packet_flits, cycles=self.cycles,
+                routing=self.routing, **common,
             )  # fmt: skip
         else:
             scene = Scene(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 
@@ -50,6 +51,9 @@ def test_every_built_in_scene_survives_json_and_a_link(name):
         ({"rate": "fast"}, "'rate' has the wrong type"),
         ({"side": True}, "'side' has the wrong type"),
         ({"side": 500}, "'side' is 500"),
+        ({"rows": 1}, "'rows' is 0 .as many as 'side'. or 2"),
+        ({"rows": 40}, "'rows' is 40"),
+        ({"rows": 2.5}, "'rows' has the wrong type"),
         ({"cycles": 0}, "'cycles' is 0"),
         ({"kind": "movie"}, "kind is synthetic or mapping"),
         ({"pattern": "matrix"}, "pattern is one of"),
@@ -106,6 +110,9 @@ def test_decode_reads_what_encode_writes_for_a_custom_scene():
     scene = Scene(title="Mine", text="Look here. Then there.", pattern="tornado", side=6,
                   rate=0.07, routing="yx", seed=4)  # fmt: skip
     assert decode_scene(encode_scene(scene)) == scene
+    wide = dataclasses.replace(scene, side=8, rows=4)
+    assert decode_scene(encode_scene(wide)) == wide and wide.to_dict()["rows"] == 4
+    assert "rows" not in scene.to_dict()  # a square mesh's scene reads as before
 
 
 def test_compare_table_ranks_each_column():
@@ -132,6 +139,17 @@ def test_a_synthetic_scene_sets_up_and_runs(view):
     view.rate = 0.05
     shared = scene_from_arg(view.share_query())
     assert shared.rate == 0.05 and shared.routing == "yx" and shared.pattern == "transpose"
+
+
+def test_a_scene_on_a_mesh_wider_than_deep_sets_it_up_and_shares_it(view):
+    scene = Scene(title="Wide", text="Eight by four.", pattern="uniform", side=8, rows=4,
+                  rate=0.05, cycles=300)  # fmt: skip
+    assert view.load_scene(scene)
+    settle(view)
+    assert (view.side, view.rows) == (8, 4)
+    hw = view.run.hardware
+    assert (hw.grid_width, hw.grid_height) == (8, 4)
+    assert scene_from_arg(view.share_query()).rows == 4
 
 
 def test_a_sweep_scene_sweeps_too(view):

@@ -28,6 +28,7 @@ from explorer.views.traffic import (
     router_frame,
     simulate_traffic,
     sweep_points,
+    synthetic_spec,
     traffic_box,
     verdict,
 )
@@ -179,14 +180,33 @@ def test_a_run_opens_on_the_routers_it_used_when_they_are_a_corner_of_the_mesh(s
 @pytest.mark.parametrize(
     "options, words",
     [
-        ({"side": 40}, "2×2 to 32×32"),
+        ({"side": 40}, "2 to 32 routers each way, not 40×40"),
+        ({"side": 8, "rows": 1}, "not 8×1"),
+        ({"side": 8, "rows": 33}, "not 8×33"),
         ({"side": 32, "cycles": MAX_ROUTER_CYCLES}, "at most"),
+        ({"side": 32, "rows": 16, "cycles": MAX_ROUTER_CYCLES // 256}, "on 32×16 routers"),
         ({"pattern": "bitrev", "side": 3}, "power-of-two"),
+        ({"pattern": "transpose", "side": 8, "rows": 4}, "even power of two"),
     ],
 )
 def test_what_a_page_may_not_ask_is_a_clear_error(state, options, words):
     with pytest.raises(SpecError, match=words):
         simulate_traffic(state, SOURCES[1], **options)
+
+
+def test_a_synthetic_run_on_a_mesh_wider_than_deep(state):
+    """8 routers wide and 4 deep: the run is on that mesh, the hotspot at its centre."""
+    run = simulate_traffic(state, SOURCES[1], pattern="hotspot", side=8, rows=4, rate=0.05,
+                           cycles=300)  # fmt: skip
+    hw = run.hardware
+    assert (hw.grid_width, hw.grid_height) == (8, 4)
+    assert "on a 8×4 mesh" in run.title
+    dst = run.trace.packets["dst"]
+    assert dst.size > 0 and np.all(dst == 2 * 8 + 4)  # the node at (4, 2)
+    assert synthetic_spec("hotspot", 8, 4) == "hotspot:nodes=20"
+    assert synthetic_spec("hotspot", 8) == "hotspot:nodes=36"  # square: (4, 4) as before
+    points = sweep_points("uniform", 8, rows=4, rates=(0.05,))
+    assert points[0]["mesh"] == "8x4"
 
 
 def test_the_view_draws_a_run_and_steps_through_it(state, step_run):
