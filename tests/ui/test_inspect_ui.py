@@ -56,6 +56,14 @@ def test_the_layer_filter_narrows_the_heatmap(page, demo_url):
     page.keyboard.press("Enter")
     page.wait_for_function(f"() => ({LOAD_SUM})() < {whole}")
     expect(page.get_by_text("Links show only the flows that leave layer5")).to_be_visible()
+    # the links now carry layer5's load, as the engine computes it for the page's mapping
+    from explorer.state import ExplorerState
+
+    state = ExplorerState.from_specs(DEMO["network"], DEMO["hardware"])
+    layer = state.network.population_names.index("layer5")
+    assert page.evaluate(LOAD_SUM) == pytest.approx(
+        state.layer_evaluation([layer]).link_messages.sum(), rel=1e-6
+    )
 
 
 @pytest.mark.ui
