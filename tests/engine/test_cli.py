@@ -491,7 +491,12 @@ def test_evaluate_flows_names_what_makes_the_heaviest_link_hot(capsys):
     # the same link by its name, as a table
     code, text, _ = run(capsys, *args, "--flows", flows["link"])
     assert code == 0 and f"flows through {flows['link']}" in text
-    assert text.count(" p") >= 2 * len(flows["flows"])  # a row per flow
+    rows = text.split("msgs/step  share hops\n", 1)[1].splitlines()
+    assert len(rows) == len(flows["flows"])  # a row per flow, in the JSON's order
+    for row, f in zip(rows, flows["flows"], strict=True):
+        cells = row.split()
+        assert cells[-3:] == [f"{f['messages']:.1f}", f"{f['share']:.1%}", str(f["hops"])]
+        assert row.lstrip().startswith(f["src_layer"]) and f" {f['dst_layer']} " in row
 
 
 @pytest.mark.parametrize("value", ["N (0,0)", "nowhere", "core 99999 in"])
