@@ -39,7 +39,7 @@ from engine.hardware import Hardware
 from engine.network import Network
 from explorer.state import ExplorerState
 from explorer.views._page import FONT, notify_error, on_page
-from explorer.views.mesh import mesh_figure
+from explorer.views.mesh import mesh_figure, share_view
 from explorer.views.mesh_columns import (
     LOAD_PALETTE,
     TILE_SIZE,
@@ -451,8 +451,7 @@ class CompareView(pn.viewable.Viewer):
         self._reference, self._reference_sources = mesh_figure(
             hardware, network, reference, title="Reference"
         )
-        self._reference.x_range = self._current.x_range  # one zoom for all three panels
-        self._reference.y_range = self._current.y_range
+        share_view(self._reference, self._current)  # one zoom for all three panels
         _without_legend(self._reference)  # the current mesh's legend serves both
         for fig in (self._current, self._reference):
             _view_only(fig)

@@ -406,7 +406,7 @@ def mesh_figure(
 DETAIL_PX = 14.0  # pixels per router pitch below which the mesh drops its fine detail
 CLEAR = "rgba(0, 0, 0, 0)"
 _DETAIL_JS = """
-const show = px / (range.end - range.start) >= min_px;
+const show = px / (cb_obj.end - cb_obj.start) >= min_px;
 if (detail[0].visible === show) return;
 for (const r of detail) r.visible = show;
 links.nan_color = show ? idle : clear;
@@ -429,7 +429,7 @@ def _level_of_detail(p, ppr: float, detail: list, links, fill, line) -> None:
         line.palette = [CLEAR, line.palette[1]]
     callback = CustomJS(
         args={
-            "range": p.x_range, "px": ppr * (p.x_range.end - p.x_range.start),
+            "px": ppr * (p.x_range.end - p.x_range.start),
             "min_px": DETAIL_PX, "detail": detail, "links": links, "fill": fill, "line": line,
             "idle": IDLE_COLOR, "empty": EMPTY_COLOR, "unplaced": unplaced, "clear": CLEAR,
         },
@@ -437,6 +437,16 @@ def _level_of_detail(p, ppr: float, detail: list, links, fill, line) -> None:
     )  # fmt: skip
     p.x_range.js_on_change("start", callback)
     p.x_range.js_on_change("end", callback)
+
+
+def share_view(fig, like) -> None:
+    """``fig`` pans and zooms with ``like``: it takes ``like``'s ranges, and its level of
+    detail follows the shared x range (its callback was on its own range)."""
+    own = fig.x_range
+    fig.x_range, fig.y_range = like.x_range, like.y_range
+    for event in ("start", "end"):
+        for callback in own.js_property_callbacks.get(f"change:{event}", []):
+            like.x_range.js_on_change(event, callback)
 
 
 _CORE_TOOLTIPS = [

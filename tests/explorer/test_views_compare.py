@@ -136,6 +136,14 @@ def test_meshes_are_side_by_side_share_one_zoom_and_cannot_be_dragged(state):
         assert not any(isinstance(t, PointDrawTool) for t in fig.tools)
     assert len(view._row) == 3
     assert reference.title.text == "Reference: starting mapping"
+    # both meshes' level of detail follows the shared zoom (the reference's callback moved
+    # with its range; the review found it left on a range nothing used)
+    for event in ("change:start", "change:end"):
+        callbacks = current.x_range.js_property_callbacks[event]
+        drawn = [set(map(id, c.args["detail"])) for c in callbacks]
+        for fig in (current, reference):
+            mine = {id(r) for r in fig.renderers}
+            assert sum(bool(d & mine) for d in drawn) == 1, (event, fig.title.text)
 
 
 # A network whose default mapping loads its heaviest link four times as much as the
