@@ -233,18 +233,32 @@ def simulate_traffic(
     return TrafficRun(result.trace, hardware, title, summary, walker)
 
 
+MIN_VERDICT_PACKETS = 200  # measured packets below which acceptance says nothing of saturation
+
+
 def verdict(result, cycles: int) -> str:
     """What a synthetic run of ``cycles`` measured cycles says of saturation, in words.
 
-    Past saturation by BookSim2's test (latency over its threshold); or past it because
-    the mesh accepted less than was offered — more than 5 % short, besides the share of the
-    run the first packets took to arrive (the window opens on an empty mesh) — which a run
-    too short for the latency to reach the threshold shows first; or near it, with latency
-    over the sweep's mark of three times zero-load; else stable."""
+    Past saturation by BookSim2's test (latency over its threshold); or past it because the
+    mesh accepted clearly less than was offered, which a run too short for the latency to
+    reach the threshold shows first. "Clearly": short by more than 5 % of the offered
+    flits, plus the flits a mesh below saturation still holds at the end (a zero-load
+    latency's worth: the window opens on an empty mesh), plus three standard deviations of
+    that in-flight count — and only over at least ``MIN_VERDICT_PACKETS`` measured packets.
+    Or near saturation, latency over the sweep's mark of three times zero-load; else
+    stable."""
     if not result.stable:
         return "<b>past saturation</b>: latency keeps growing"
-    filling = result.zero_load_latency / cycles
-    if result.accepted_flit_rate < result.offered_flit_rate * (0.95 - filling):
+    run = result.run
+    nodes = run.width * run.height
+    offered = result.offered_flit_rate * nodes * cycles  # flits
+    short = offered - result.accepted_flit_rate * nodes * cycles
+    in_flight = result.offered_flit_rate * nodes * result.zero_load_latency  # flits
+    noise = 3.0 * run.packet_flits * np.sqrt(max(1.0, in_flight / run.packet_flits))
+    if (
+        result.measured_packets >= MIN_VERDICT_PACKETS
+        and short > 0.05 * offered + in_flight + noise
+    ):
         return (
             "<b>past saturation</b>: the mesh accepts less than is offered, so the queues at "
             "the sources grow without end (a longer run would fail BookSim2's latency test)"

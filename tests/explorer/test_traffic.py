@@ -143,6 +143,20 @@ def test_a_short_run_past_saturation_is_not_called_stable(rate, said):
     assert (verdict(result, 2000) == "stable") == (said == "stable")
 
 
+@pytest.mark.parametrize(
+    ("pattern", "side", "rate", "flits", "cycles"),
+    [("uniform", 2, 0.02, 1, 100), ("uniform", 8, 0.05, 16, 200), ("transpose", 4, 0.05, 4, 100)],
+)
+def test_a_light_short_run_is_not_called_saturated(pattern, side, rate, flits, cycles):
+    """Few packets, or packets of many flits: one packet still under way at the end is
+    most of the shortfall, which is noise, not saturation (the review's cases, which
+    said 'past saturation' on 2 to 4 seeds in 10 before)."""
+    for seed in range(4):
+        run = SyntheticRun(pattern, side, side, rate=rate, packet_flits=flits, warmup=0,
+                           cycles=cycles, drain_limit=4 * cycles)  # fmt: skip
+        assert verdict(run_synthetic(NocConstants(), run, seed=seed), cycles) == "stable"
+
+
 def test_a_synthetic_run_on_a_mesh(state):
     run = simulate_traffic(
         state, SOURCES[1], pattern="transpose", side=4, rate=0.2, cycles=300, frames=30
