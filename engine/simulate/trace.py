@@ -101,6 +101,7 @@ class Trace:
             "utilization": self.utilization(k),
             "occupancy": self.occupancy[k],
             "in_flight": self.in_flight(k),
+            "waits": None if self.waits is None else self.waits[k],
         }
 
     def latency(self) -> dict:

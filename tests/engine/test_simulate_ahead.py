@@ -97,6 +97,7 @@ def _synthetic_figures(noc, run):
     if res.trace is not None:
         figures["trace_links"] = res.trace.link_flits
         figures["trace_occupancy"] = res.trace.occupancy
+        figures["trace_waits"] = res.trace.waits
     return figures
 
 
@@ -132,7 +133,8 @@ def _step_figures(hardware, mode, multicast):
     d = res.to_dict(mapped.hardware)
     d = {k: v for k, v in d.items() if k not in ("wall_s", "cycles_per_s")}
     stalls = {k: v.copy() for k, v in res.stalls.items()}
-    return d, res.link_flits.copy(), res.trace.link_flits, res.trace.occupancy, stalls
+    trace = res.trace
+    return d, res.link_flits.copy(), trace.link_flits, trace.occupancy, stalls, trace.waits
 
 
 @pytest.mark.parametrize("hardware, mode, multicast", STEPS)
@@ -145,3 +147,4 @@ def test_steps_are_the_same_without_look_ahead(hardware, mode, multicast, no_loo
         np.testing.assert_array_equal(a, b)
     for k in ahead[4]:
         np.testing.assert_array_equal(ahead[4][k], plain[4][k], err_msg=k)
+    np.testing.assert_array_equal(ahead[5], plain[5], err_msg="trace waits")

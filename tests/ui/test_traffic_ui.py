@@ -137,9 +137,9 @@ def test_play_runs_through_the_windows_on_its_own_and_pause_stops_it(page, demo_
     at = page.evaluate(PLAYER)["value"] + 1
     expect(counter).to_contain_text(f"window {at} of 150")
     seen = page.evaluate("() => window.__windows")
-    # one window after another (a busy machine may draw two between animation frames)
+    # window after window (a busy machine may draw a few between two animation frames)
     assert seen[0] == 1 and seen[-1] == at < 150, seen
-    assert len(seen) >= 5 and all(0 < b - a <= 2 for a, b in pairwise(seen)), seen
+    assert len(seen) >= 5 and all(0 < b - a <= 4 for a, b in pairwise(seen)), seen
     page.wait_for_timeout(1_000)  # five intervals of the player: nothing may move
     assert page.evaluate(PLAYER) == {"value": at - 1, "direction": 0}
     assert page.evaluate("() => window.__windows") == seen
