@@ -370,6 +370,7 @@ class LoadCurve(pn.viewable.Viewer):
         doc = pn.state.curdoc
         self._schedule = session_scheduler(doc if doc is not None and doc.session_context else None)
         self._cancel = threading.Event()
+        self._generation = 0  # sweeps started so far: a point says which one it is from
         self.button = pn.widgets.Button(label="Sweep offered load", width=180)
         self.button.on_click(self._on_click)
         self.points = ColumnDataSource({"rate": [], "latency": [], "accepted": [], "color": []})
@@ -378,6 +379,11 @@ class LoadCurve(pn.viewable.Viewer):
             toolbar_location=None, y_axis_type="log",
         )  # fmt: skip
         style_figure(p, "offered load (flits/node/cycle)", "packet latency (cycles)")
+        # 20, 50, 100, 200, 500 …: Bokeh's log ticks label 100, 200, … 700 within a few
+        # pixels once latency runs away
+        p.yaxis.ticker = FixedTicker(
+            ticks=[m * 10**e for e in range(7) for m in (1, 2, 5)], minor_ticks=[]
+        )
         p.line("rate", "latency", source=self.points, line_color="#6b7280")
         p.scatter("rate", "latency", source=self.points, size=7, fill_color="color",
                   line_color="white", name="curve")  # fmt: skip
@@ -420,6 +426,10 @@ class LoadCurve(pn.viewable.Viewer):
             notify_error(str(e))
             return
         self._bound = channel_load_bound(pattern, width, height)
+        # a sweep still running (a scene loaded during one) stops, and what it still
+        # publishes is dropped: its points would mix into this curve
+        self._cancel.set()
+        self._generation += 1
         self._points = []
         self.points.data = {"rate": [], "latency": [], "accepted": [], "color": []}
         self.zero_line.location = self.saturation_line.location = None
@@ -427,23 +437,27 @@ class LoadCurve(pn.viewable.Viewer):
         self.sweeping = True
         self.button.label = "Stop"
         self.text.object = f"Sweeping {t.pattern} on {width}×{height}…"
-        args = (t.pattern, t.side, t.packet_flits, t.routing, t.rows)
+        args = (t.pattern, t.side, t.packet_flits, t.routing, t.rows, t.seed, self._cancel,
+                self._generation)  # fmt: skip
         threading.Thread(target=self._sweep, args=args, name="meshscope-sweep", daemon=True).start()
 
-    def _sweep(self, pattern: str, side: int, flits: int, routing: str, rows: int) -> None:
+    def _sweep(self, pattern, side, flits, routing, rows, seed, cancel, generation) -> None:
         try:
             sweep_points(
-                pattern, side, flits, seed=self.traffic.seed, cancel=self._cancel,
-                on_point=lambda point: self._schedule(lambda: self.add(point)),
+                pattern, side, flits, seed=seed, cancel=cancel,
+                on_point=lambda point: self._schedule(lambda: self.add(point, generation)),
                 routing=routing, rows=rows,
             )  # fmt: skip
         except Exception as e:  # noqa: BLE001 - a page must hear of any failure
             message = failure_text(e, "the sweep")
             self._schedule(lambda: notify_error(message))
-        self._schedule(self._done)
+        self._schedule(lambda: self._done(generation))
 
-    def add(self, point: dict) -> None:
-        """Draw one more point and read the curve again."""
+    def add(self, point: dict, generation: int | None = None) -> None:
+        """Draw one more point and read the curve again (``generation``: the sweep it
+        comes from; a point of an earlier sweep is dropped)."""
+        if generation is not None and generation != self._generation:
+            return
         self._points.append(point)
         self.points.stream({
             "rate": [point["offered_flit_rate"]], "latency": [point["latency_avg"]],
@@ -457,7 +471,9 @@ class LoadCurve(pn.viewable.Viewer):
         first, second = curve_sentences(self._points, self._bound)
         self.text.object = f"{first}<br><br>{second}"
 
-    def _done(self) -> None:
+    def _done(self, generation: int | None = None) -> None:
+        if generation is not None and generation != self._generation:
+            return  # an earlier sweep's end: the current one still runs
         self.sweeping = False
         self.button.label = "Sweep offered load"
 

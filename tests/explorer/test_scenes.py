@@ -23,7 +23,7 @@ from explorer.scenes import (
 )
 from explorer.state import ExplorerState
 from explorer.views.mesh_columns import MESH_PAD
-from explorer.views.traffic import SOURCES, TrafficView, compare_table
+from explorer.views.traffic import SOURCES, TrafficView, compare_table, sweep_points
 
 
 def settle(view: TrafficView, timeout_s: float = 120.0) -> None:
@@ -157,6 +157,23 @@ def test_a_sweep_scene_sweeps_too(view):
     settle(view, 300)
     points = view.curve._points
     assert points and not points[-1]["stable"]  # it swept until it saturated
+
+
+def test_a_sweep_started_during_another_draws_only_its_own_points(view):
+    """Loading a sweep scene while a sweep runs (or Sweep, twice): the first sweep stops
+    and its points stay out of the new curve (they mixed in before, and the zero-load
+    latency read the wrong point)."""
+    view.source, view.pattern, view.side, view.routing = SOURCES[1], "uniform", 4, "yx"
+    view.curve.start()
+    view.routing = "xy"
+    view.curve.start()  # at once: the first sweep is still on its first points
+    settle(view, 300)
+    points = view.curve._points
+    rates = [p["rate"] for p in points]
+    assert rates == sorted(set(rates)) and rates[0] == 0.02  # one sweep, in order
+    alone = sweep_points("uniform", 4, rates=rates)  # X then Y, as the second asked
+    assert [p["latency_avg"] for p in points] == [p["latency_avg"] for p in alone]
+    assert not view.curve.sweeping and view.curve.button.label == "Sweep offered load"
 
 
 def test_a_mapping_scene_loads_its_mapping_and_simulates_its_step(view):
