@@ -22,6 +22,7 @@ functions of a ``Trace``, tested without a browser; ``TrafficView`` draws them.
 
 from __future__ import annotations
 
+import bisect
 import io
 import json
 import threading
@@ -458,12 +459,16 @@ class LoadCurve(pn.viewable.Viewer):
         comes from; a point of an earlier sweep is dropped)."""
         if generation is not None and generation != self._generation:
             return
-        self._points.append(point)
-        self.points.stream({
-            "rate": [point["offered_flit_rate"]], "latency": [point["latency_avg"]],
-            "accepted": [point["accepted_flit_rate"]],
-            "color": ["#2171b5" if point["stable"] else FULL_COLOR],
-        })  # fmt: skip
+        # in the order of the rates, whatever order the page's callbacks ran in (the
+        # zero-load latency is the lowest rate's; one page once read the second's)
+        bisect.insort(self._points, point, key=lambda p: p["rate"])
+        pts = self._points
+        self.points.data = {
+            "rate": [p["offered_flit_rate"] for p in pts],
+            "latency": [p["latency_avg"] for p in pts],
+            "accepted": [p["accepted_flit_rate"] for p in pts],
+            "color": ["#2171b5" if p["stable"] else FULL_COLOR for p in pts],
+        }
         zero, saturation = read_curve(self._points)
         self.zero_line.location = zero if np.isfinite(zero) else None
         done = not point["stable"]

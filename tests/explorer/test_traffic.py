@@ -258,3 +258,15 @@ def test_a_curve_still_stable_says_so():
     points = sweep_points("uniform", 4, rates=(0.02, 0.04))
     first, second = curve_sentences(points, 0.5)
     assert "Zero-load latency" in first and second.startswith("Stable up to 0.04")
+
+
+def test_the_curve_reads_its_points_in_the_order_of_their_rates(state):
+    """The page's callbacks may deliver a sweep's points out of order: the curve sorts
+    them, so the zero-load latency is the lowest rate's and the line runs left to right."""
+    view = TrafficView(state=state)
+    points = sweep_points("uniform", 4, rates=(0.02, 0.04, 0.06))
+    for k in (1, 0, 2):
+        view.curve.add(points[k])
+    assert view.curve.points.data["rate"] == [p["offered_flit_rate"] for p in points]
+    assert view.curve.zero_line.location == points[0]["latency_avg"]
+    assert f"{points[0]['latency_avg']:.1f} cycles" in view.curve.text.object
