@@ -22,7 +22,6 @@ functions of a ``Trace``, tested without a browser; ``TrafficView`` draws them.
 
 from __future__ import annotations
 
-import bisect
 import io
 import json
 import threading
@@ -443,42 +442,56 @@ class LoadCurve(pn.viewable.Viewer):
         threading.Thread(target=self._sweep, args=args, name="meshscope-sweep", daemon=True).start()
 
     def _sweep(self, pattern, side, flits, routing, rows, seed, cancel, generation) -> None:
+        # each publication carries every point so far: the page's next-tick callbacks were
+        # seen to run out of order (and a point once went missing), so the curve takes the
+        # longest list it has heard of, and the sweep's end brings the whole of it
+        swept: list[dict] = []
+
+        def on_point(point: dict) -> None:
+            swept.append(point)
+            so_far = list(swept)
+            self._schedule(lambda: self.show(so_far, generation))
+
         try:
-            sweep_points(
-                pattern, side, flits, seed=seed, cancel=cancel,
-                on_point=lambda point: self._schedule(lambda: self.add(point, generation)),
-                routing=routing, rows=rows,
-            )  # fmt: skip
+            sweep_points(pattern, side, flits, seed=seed, cancel=cancel, on_point=on_point,
+                         routing=routing, rows=rows)  # fmt: skip
         except Exception as e:  # noqa: BLE001 - a page must hear of any failure
             message = failure_text(e, "the sweep")
             self._schedule(lambda: notify_error(message))
-        self._schedule(lambda: self._done(generation))
+        final = list(swept)
+        self._schedule(lambda: self._done(generation, final))
 
     def add(self, point: dict, generation: int | None = None) -> None:
-        """Draw one more point and read the curve again (``generation``: the sweep it
-        comes from; a point of an earlier sweep is dropped)."""
+        """Draw one more point (see ``show``)."""
+        self.show([*self._points, point], generation)
+
+    def show(self, points: list[dict], generation: int | None = None) -> None:
+        """Draw a sweep's points so far and read the curve again. A list no longer than the
+        one drawn (a publication that arrived late) or of an earlier sweep (``generation``)
+        is dropped; the points are drawn and read in the order of their rates."""
         if generation is not None and generation != self._generation:
             return
-        # in the order of the rates, whatever order the page's callbacks ran in (the
-        # zero-load latency is the lowest rate's; one page once read the second's)
-        bisect.insort(self._points, point, key=lambda p: p["rate"])
-        pts = self._points
+        if len(points) <= len(self._points):
+            return
+        pts = self._points = sorted(points, key=lambda p: p["rate"])
         self.points.data = {
             "rate": [p["offered_flit_rate"] for p in pts],
             "latency": [p["latency_avg"] for p in pts],
             "accepted": [p["accepted_flit_rate"] for p in pts],
             "color": ["#2171b5" if p["stable"] else FULL_COLOR for p in pts],
         }
-        zero, saturation = read_curve(self._points)
+        zero, saturation = read_curve(pts)
         self.zero_line.location = zero if np.isfinite(zero) else None
-        done = not point["stable"]
+        done = not pts[-1]["stable"]
         self.saturation_line.location = saturation if (saturation and done) else None
-        first, second = curve_sentences(self._points, self._bound)
+        first, second = curve_sentences(pts, self._bound)
         self.text.object = f"{first}<br><br>{second}"
 
-    def _done(self, generation: int | None = None) -> None:
+    def _done(self, generation: int | None = None, points: list[dict] | None = None) -> None:
         if generation is not None and generation != self._generation:
             return  # an earlier sweep's end: the current one still runs
+        if points:
+            self.show(points, generation)
         self.sweeping = False
         self.button.label = "Sweep offered load"
 

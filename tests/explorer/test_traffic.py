@@ -270,3 +270,18 @@ def test_the_curve_reads_its_points_in_the_order_of_their_rates(state):
     assert view.curve.points.data["rate"] == [p["offered_flit_rate"] for p in points]
     assert view.curve.zero_line.location == points[0]["latency_avg"]
     assert f"{points[0]['latency_avg']:.1f} cycles" in view.curve.text.object
+
+
+def test_the_curve_survives_a_late_or_a_lost_publication(state):
+    """Each publication carries the points so far: one that arrives after a longer one is
+    dropped, and the sweep's end brings back any that never arrived."""
+    view = TrafficView(state=state)
+    points = sweep_points("uniform", 4, rates=(0.02, 0.04, 0.06))
+    curve = view.curve
+    curve.show(points[:2])
+    curve.show(points[:1])  # late: the curve keeps two points
+    assert curve.points.data["rate"] == [p["offered_flit_rate"] for p in points[:2]]
+    curve.sweeping = True
+    curve._done(None, points)  # the third point's publication was lost
+    assert curve.points.data["rate"] == [p["offered_flit_rate"] for p in points]
+    assert not curve.sweeping and curve.button.label == "Sweep offered load"
