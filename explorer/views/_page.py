@@ -22,6 +22,7 @@ import panel as pn
 from bokeh.models import InlineStyleSheet
 from panel.io.state import set_curdoc
 from panel.models import markup as panel_markup
+from tornado.ioloop import IOLoop
 
 from engine.errors import MeshScopeError
 
@@ -183,17 +184,32 @@ def run_action(action: Callable, *args, notify: Callable[[str], None] | None = N
 def session_scheduler(doc) -> Callable[[Callable[[], None]], None]:
     """A ``schedule``: run on ``doc``'s next tick, or at once without a document.
 
-    ``add_next_tick_callback`` is the one thread-safe method of a Bokeh document, so a
-    search thread may call it; a document whose session has gone drops the call.
+    It hands each call to the event loop of the server that holds the document's session
+    (tornado's ``add_callback``, safe from any thread and first in, first out), which
+    then adds it as the document's next-tick callback. Adding it from a worker thread
+    directly raced with Panel's holds of the document, which collect the callback's
+    registration as an event: a sweep's publications were seen to run out of order and
+    one to vanish. A document whose session has gone drops the call.
     """
     if doc is None:
         return lambda fn: fn()
 
-    def schedule(fn: Callable[[], None]) -> None:
+    def add(fn: Callable[[], None]) -> None:
         with contextlib.suppress(Exception):  # the session closed under a running search
             doc.add_next_tick_callback(fn)
 
-    return schedule
+    loop = _document_loop(doc)
+    if loop is None:  # not a server's session: the document's own method
+        return add
+    return lambda fn: loop.add_callback(add, fn)
+
+
+def _document_loop(doc) -> IOLoop | None:
+    """The event loop of the server that holds ``doc``'s session (None: no server)."""
+    try:
+        return doc.session_context.server_context.application_context.io_loop
+    except AttributeError:
+        return None
 
 
 def _session_document():

@@ -115,6 +115,51 @@ def test_scheduler_puts_the_call_on_the_document():
     assert calls == [1]
 
 
+def test_scheduler_hands_worker_calls_to_the_loop_thread_in_order():
+    """The scheduler adds the document's next-tick callbacks on the thread of its
+    server's event loop, in the order the worker asked (adding them from the worker raced
+    with Panel's holds: a sweep's points ran out of order and one vanished)."""
+    import asyncio
+    import threading
+    from types import SimpleNamespace
+
+    from tornado.ioloop import IOLoop
+
+    added = []
+
+    class Doc:
+        def __init__(self, loop):
+            app = SimpleNamespace(io_loop=loop)  # as a Bokeh server's session context
+            self.session_context = SimpleNamespace(
+                server_context=SimpleNamespace(application_context=app)
+            )
+
+        def add_next_tick_callback(self, fn):
+            added.append((threading.current_thread().name, fn))
+
+    made, done = threading.Event(), threading.Event()
+    box = {}
+
+    async def main():
+        box["schedule"] = session_scheduler(Doc(IOLoop.current()))
+        made.set()
+        while len(added) < 200:
+            await asyncio.sleep(0.005)
+        done.set()
+
+    loop_thread = threading.Thread(target=lambda: asyncio.run(main()), name="the-loop")
+    loop_thread.start()
+    assert made.wait(10)
+    calls = [lambda k=k: k for k in range(200)]
+    worker = threading.Thread(target=lambda: [box["schedule"](c) for c in calls], name="w")
+    worker.start()
+    worker.join(10)
+    assert done.wait(10)
+    loop_thread.join(10)
+    assert {name for name, _ in added} == {"the-loop"}
+    assert [fn() for _, fn in added] == list(range(200))
+
+
 # ------------------------------------------------------------------ the view
 def test_defaults_and_buttons_before_a_search(state):
     view = EvolutionView(state=state)
