@@ -3,9 +3,9 @@
 ``SearchRunner.start`` runs the engine's nested ES in a daemon thread. Events are
 buffered and published to the ``ExplorerState`` at most every ``interval_s`` seconds
 (and once at the end) through ``schedule``: in the app, a function that runs its
-argument on the session's document thread (``doc.add_next_tick_callback``); in tests,
-a direct call. ``stop`` sets the cancel token; the best so far stays in the state.
-No UI toolkit is imported here.
+argument on the session's document thread (``_page.session_scheduler``: the server's event
+loop, then ``doc.add_next_tick_callback``); in tests, a direct call. ``stop`` sets the
+cancel token; the best so far stays in the state. No UI toolkit is imported here.
 
 The runner listens to the engine's public search events (``engine.search.Event``): each
 carries the ``Record`` of the evaluation, with the model's terms, so every published point

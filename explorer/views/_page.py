@@ -6,8 +6,9 @@ and the two ways a reaction reaches the browser safely.
 * ``on_page`` runs a view's reaction on the session document's next tick, where Bokeh
   holds the document lock: Panel may call a widget's handler without it (a number typed,
   then a button clicked at once), and Bokeh refuses changes to raw models then.
-  ``session_scheduler`` does the same for the search thread. Without a session (tests),
-  both just call.
+  ``session_scheduler`` does the same for a worker thread (search, simulated step,
+  Traffic run and sweep), through the server's event loop so its calls keep their order.
+  Without a session (tests), both just call.
 """
 
 from __future__ import annotations
