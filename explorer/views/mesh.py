@@ -389,7 +389,8 @@ def mesh_figure(
     # the toolbar's own (``p.select_one`` would walk every model of the figure to find it)
     save = next(t for t in p.toolbar.tools if isinstance(t, SaveTool))
     save.filename = f"{network.name}-on-{hardware.name}"  # no prompt
-    p.add_layout(_legend(p, network, link_px), "right")
+    legend = _legend(p, network, link_px)
+    p.add_layout(legend, "right")
     title_text, fmt = COLOR_MODES[color_by]
     sources.color_bar = ColorBar(
         color_mapper=sources.mapper, title=title_text, title_text_font_size="12px",
@@ -399,7 +400,7 @@ def mesh_figure(
         ticker=BasicTicker(desired_num_ticks=6), formatter=NumeralTickFormatter(format=fmt),
     )  # fmt: skip
     p.add_layout(sources.color_bar, "right")
-    _level_of_detail(p, ppr, [tiles, dots, arrows], sources.mapper, fill, line)
+    _level_of_detail(p, ppr, [tiles, dots, arrows], sources.mapper, fill, line, legend)
     return p, sources
 
 
@@ -412,26 +413,31 @@ for (const r of detail) r.visible = show;
 links.nan_color = show ? idle : clear;
 fill.nan_color = show ? empty : clear;
 line.palette = [show ? unplaced : clear, line.palette[1]];
+legend.title = show ? title : title + coarse;
 """
+COARSE_TITLE = " · zoom in for detail"  # (no wider than the longest label, or the mesh shrinks)
 
 
-def _level_of_detail(p, ppr: float, detail: list, links, fill, line) -> None:
+def _level_of_detail(p, ppr: float, detail: list, links, fill, line, legend) -> None:
     """Below ``DETAIL_PX`` pixels per router (a board of many chips, zoomed out) the mesh
     shows what carries load and where the cores are: the router tiles and dots, the arrow
-    heads, the idle links and the empty slots go, and come back as one zooms in. Decided
-    in the browser as the range changes (``ppr``: pixels per router pitch at the start)."""
+    heads, the idle links and the empty slots go, and come back as one zooms in; the
+    legend's title says so meanwhile. Decided in the browser as the range changes
+    (``ppr``: pixels per router pitch at the start)."""
     show = ppr >= DETAIL_PX
-    unplaced = line.palette[0]
+    unplaced, title = line.palette[0], legend.title
     if not show:
         for r in detail:
             r.visible = False
         links.nan_color = fill.nan_color = CLEAR
         line.palette = [CLEAR, line.palette[1]]
+        legend.title = title + COARSE_TITLE
     callback = CustomJS(
         args={
             "px": ppr * (p.x_range.end - p.x_range.start),
             "min_px": DETAIL_PX, "detail": detail, "links": links, "fill": fill, "line": line,
             "idle": IDLE_COLOR, "empty": EMPTY_COLOR, "unplaced": unplaced, "clear": CLEAR,
+            "legend": legend, "title": title, "coarse": COARSE_TITLE,
         },
         code=_DETAIL_JS,
     )  # fmt: skip

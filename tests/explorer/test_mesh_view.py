@@ -6,7 +6,7 @@ import re
 
 import numpy as np
 import pytest
-from bokeh.models import ColorBar, HoverTool, LinearColorMapper
+from bokeh.models import ColorBar, HoverTool, Legend, LinearColorMapper
 
 from engine.cost import evaluate
 from engine.hardware import CORE_TO_ROUTER, LINK_KINDS, OFF_CHIP, ROUTER, ROUTER_TO_CORE
@@ -734,3 +734,5 @@ def test_a_mesh_too_fine_to_read_starts_without_its_fine_detail(hardware, detail
     assert (fill.nan_color == EMPTY_COLOR) == detailed  # empty slots
     assert (line.palette[0] != "rgba(0, 0, 0, 0)") == detailed
     assert [r.visible for r in fig.renderers if r.name in ("links", "cores")] == [True, True]
+    legend = next(m for m in fig.right if isinstance(m, Legend))
+    assert ("zoom in for" in legend.title) != detailed  # the legend says what is left out

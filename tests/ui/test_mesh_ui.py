@@ -224,7 +224,7 @@ DETAIL = """() => {
   const r = plot.model.x_range;
   const a = r.js_property_callbacks["change:start"][0].args;
   const arg = (k) => (a instanceof Map ? a.get(k) : a[k]);
-  return {visible: arg("detail").map((x) => x.visible),
+  return {visible: arg("detail").map((x) => x.visible), title: arg("legend").title,
           idle: arg("links").nan_color, empty: arg("fill").nan_color,
           across: r.end - r.start};
 }""".replace("PLOT", MESH_PLOT)
@@ -253,6 +253,7 @@ def test_a_fine_mesh_draws_its_detail_as_one_zooms_in(page):
         page.wait_for_function(f"() => ({DETAIL})().visible.every((v) => v)")
         zoomed = page.evaluate(DETAIL)
         assert (zoomed["idle"], zoomed["empty"]) == (IDLE_COLOR, EMPTY_COLOR)
+        assert "zoom in" in start["title"] and "zoom in" not in zoomed["title"]
         page.evaluate(ZOOM, start["across"])  # back out
         page.wait_for_function(f"() => !({DETAIL})().visible.some((v) => v)")
         assert page.evaluate(DETAIL)["idle"] == CLEAR
