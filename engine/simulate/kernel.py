@@ -63,8 +63,8 @@ from numba.cpython.unsafe.numbers import trailing_zeros
 from engine.heap import pop, update
 
 __all__ = [
-    "DEADLOCK", "DONE", "FULL", "IDLE_END", "N_HOP", "latency_load", "layout", "measured_pending",
-    "rng_seed", "run", "workspace",
+    "DEADLOCK", "DONE", "FULL", "IDLE_END", "N_HOP", "close_windows", "latency_load", "layout",
+    "measured_pending", "rng_seed", "run", "workspace",
 ]  # fmt: skip
 
 RUNNING, DONE, FULL, DEADLOCK, IDLE_END = 0, 1, 2, 3, 4  # run() status
@@ -668,6 +668,27 @@ def _carry_occupancy(cfg, st, win_occ, r, w0, w1):
         for w in range(w0, w1 + 1):
             if occ > win_occ[_ix(w), _ix(r * P + i)]:
                 win_occ[_ix(w), _ix(r * P + i)] = occ
+
+
+@numba.njit(cache=True, _nrt=False, error_model="numpy")
+def close_windows(cfg, st, win_occ, win_wait, window, t):
+    """A traced run stopped at cycle ``t``: into copies of its trace arrays (as many windows
+    as it has), what the routers hold now goes into every window opened after a router's
+    last cycle (``_carry_occupancy``), and the waits still going on count up to ``t``
+    (``_wait_windows``), as the routers would have done had they run on."""
+    last = win_occ.shape[0] - 1
+    P, V = cfg[CF_P], cfg[CF_V]  # noqa: N806
+    for r in range(cfg[CF_NR]):
+        misc = r * cfg[CF_RS] + cfg[CF_OMISC]
+        if st[_ix(misc + M_WIN)] < last:
+            _carry_occupancy(cfg, st, win_occ, r, st[_ix(misc + M_WIN)] + 1, last)
+        o_vc = r * cfg[CF_RS] + cfg[CF_OVC]
+        for iv in range(P * V):
+            vb = o_vc + iv * N_VC
+            b = st[_ix(vb + VC_BLOCKED)]
+            if 0 <= b < t:
+                why = st[_ix(vb + VC_BLOCK_WHY)]
+                _wait_windows(win_wait, window, r, W_OF_STALL[why], b, t)
 
 
 # ------------------------------------------------------------------ a router's cycle

@@ -425,35 +425,19 @@ class Machine:
             "switch_lost": s[:, K.S_SW_LOST].copy(),
         }
 
-    def window_occupancy(self, n_windows: int) -> np.ndarray:
-        """Of a traced run: per window and input port of every copy, the most flits its
-        buffers held, those it held when the window opened included — with the windows
-        that opened after a router's last cycle filled from what it holds now."""
+    def window_trace(self, n_windows: int) -> tuple[np.ndarray, np.ndarray]:
+        """Of a traced run: per window, ``(occupancy, waits)`` — the most flits each input
+        port of every copy held, those it held when the window opened included, and per
+        router of the grid and reason (``K.W_*``: an output VC, a credit, the switch) the
+        cycles its VCs waited (with parallel meshes, the router's copies summed) — with
+        the windows after a router's last cycle and the waits still going on at ``t``
+        completed as the kernel would have (``kernel.close_windows``)."""
         R, P = self.topology.n_routers_all, self.topology.n_ports  # noqa: N806
+        a = self.arrays
         occ = np.zeros((n_windows, R * P), dtype=np.int32)
-        rows = min(n_windows, self.arrays["win_occ"].shape[0])
-        occ[:rows] = self.arrays["win_occ"][:rows]
-        held = self.router_records(K.CF_OVC, P * self.noc.vcs, K.N_VC)[:, :, K.VC_N]
-        held = held.reshape(R * P, self.noc.vcs).sum(axis=1)  # per input port, now
-        last = self.router_records(K.CF_OMISC, 1, K.N_MISC)[:, 0, K.M_WIN]
-        opened = np.arange(n_windows)[:, None] > np.repeat(last, P)[None, :]
-        np.maximum(occ, np.where(opened, held[None, :], 0), out=occ)
-        return occ
-
-    def window_waits(self, n_windows: int) -> np.ndarray:
-        """Of a traced run: per window, router of the grid and reason (``K.W_*``: an output
-        VC, a credit, the switch), the cycles its VCs waited, with the waits still going on
-        at ``t`` counted up to it; with parallel meshes, the router's copies summed."""
-        R, W = self.topology.n_routers_all, self.window  # noqa: N806
-        waits = np.zeros((n_windows, R, K.N_WAIT), dtype=np.int64)
-        rows = min(n_windows, self.arrays["win_wait"].shape[0])
-        waits[:rows] = self.arrays["win_wait"][:rows].reshape(rows, R, K.N_WAIT)
-        vcs = self.router_records(K.CF_OVC, self.topology.n_ports * self.noc.vcs, K.N_VC)
-        router, vc = np.nonzero((vcs[:, :, K.VC_BLOCKED] >= 0) & (vcs[:, :, K.VC_BLOCKED] < self.t))
-        if router.size:  # the open waits, split over the windows they span
-            start = vcs[router, vc, K.VC_BLOCKED]
-            group = np.asarray(K.W_OF_STALL)[vcs[router, vc, K.VC_BLOCK_WHY]]
-            lo = np.arange(n_windows) * W
-            span = np.minimum(lo + W, self.t)[None, :] - np.maximum(lo[None, :], start[:, None])
-            np.add.at(waits, (slice(None), router, group), np.clip(span, 0, None).T)
-        return self.topology.fold_routers(waits.transpose(1, 0, 2)).transpose(1, 0, 2)
+        waits = np.zeros((n_windows, R * K.N_WAIT), dtype=np.int32)
+        rows = min(n_windows, a["win_occ"].shape[0])
+        occ[:rows], waits[:rows] = a["win_occ"][:rows], a["win_wait"][:rows]
+        kernel.close_windows(a["cfg"], a["st"], occ, waits, int(self.window), int(self.t))
+        waits = waits.reshape(n_windows, R, K.N_WAIT).transpose(1, 0, 2)
+        return occ, self.topology.fold_routers(waits).transpose(1, 0, 2)

@@ -185,7 +185,7 @@ def make_trace(meta: dict, machine, topology, packets: dict) -> Trace:
     a = machine.arrays
     n_windows = max(1, -(-machine.t // machine.window))
     per_link = a["win_link"][:n_windows]  # every copy's link ids
-    per_port = machine.window_occupancy(n_windows)  # every copy's routers
+    per_port, waits = machine.window_trace(n_windows)  # every copy's ports; the grid's routers
     if per_link.shape[0] < n_windows:  # the run ended before its last window opened
         pad = n_windows - per_link.shape[0]
         per_link = np.vstack([per_link, np.zeros((pad, per_link.shape[1]), np.int32)])
@@ -206,5 +206,4 @@ def make_trace(meta: dict, machine, topology, packets: dict) -> Trace:
         "cycles": machine.t,
         **meta,
     }
-    waits = machine.window_waits(n_windows).astype(np.int32)
     return Trace(header, link_flits, occupancy, capacity, packets, machine.stalls(), busiest, waits)
