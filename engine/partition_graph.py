@@ -298,8 +298,8 @@ def partition_graph(network: Network, hardware: Hardware, partition) -> Partitio
         )
         a = (a + structured).tocsr()
         a.sum_duplicates()
-        a_ptr, dst, count = a.indptr.astype(np.int64), a.indices.astype(np.int32), a.data
-        count = count.astype(np.int32)
+        a_ptr, dst = a.indptr.astype(np.int64), a.indices.astype(np.int32)
+        count = a.data.astype(np.int32)
     else:
         a_ptr, dst, count = _partition_counts(indptr, indices, part, n_parts)
 

@@ -171,9 +171,9 @@ def simulate_traffic(
     ``source`` is one of ``SOURCES``: the state's current mapping (``mode``,
     ``multicast``; the session's cycle limit applies) or ``pattern`` on a mesh ``side``
     routers wide and ``rows`` deep (0: square) of the reference router at ``rate`` flits
-    per node and cycle, measured
-    for ``cycles`` cycles after no warm-up, routed ``routing`` (xy or yx). Raises
-    ``SpecError`` for what the page may not ask; deterministic for a seed.
+    per node and cycle, measured for ``cycles`` cycles after no warm-up, routed
+    ``routing`` (xy or yx). Raises ``SpecError`` for what the page may not ask;
+    deterministic for a seed.
     """
     if source == SOURCES[0]:
         if state.mapping is None:
@@ -224,7 +224,7 @@ def simulate_traffic(
     summary = (
         f"Packet latency <b>{result.latency_avg:,.1f} cycles</b> on average (zero-load "
         f"{result.zero_load_latency:,.1f}); accepted {result.accepted_flit_rate:.3f} of "
-        f"{result.offered_flit_rate:.3f} offered flits/node/cycle; {verdict(result, cycles)}."
+        f"{result.offered_flit_rate:.3f} offered flits/node/cycle; {verdict(result)}."
     )
 
     def walker(src, dst, which):
@@ -236,8 +236,8 @@ def simulate_traffic(
 MIN_VERDICT_PACKETS = 200  # measured packets below which acceptance says nothing of saturation
 
 
-def verdict(result, cycles: int) -> str:
-    """What a synthetic run of ``cycles`` measured cycles says of saturation, in words.
+def verdict(result) -> str:
+    """What a synthetic run says of saturation, in words.
 
     Past saturation by BookSim2's test (latency over its threshold); or past it because the
     mesh accepted clearly less than was offered, which a run too short for the latency to
@@ -250,10 +250,10 @@ def verdict(result, cycles: int) -> str:
     if not result.stable:
         return "<b>past saturation</b>: latency keeps growing"
     run = result.run
-    nodes = run.width * run.height
-    offered = result.offered_flit_rate * nodes * cycles  # flits
-    short = offered - result.accepted_flit_rate * nodes * cycles
-    in_flight = result.offered_flit_rate * nodes * result.zero_load_latency  # flits
+    flit_slots = run.width * run.height * run.cycles  # terminals × measured cycles
+    offered = result.offered_flit_rate * flit_slots  # flits
+    short = offered - result.accepted_flit_rate * flit_slots
+    in_flight = result.offered_flit_rate * run.width * run.height * result.zero_load_latency
     noise = 3.0 * run.packet_flits * np.sqrt(max(1.0, in_flight / run.packet_flits))
     if (
         result.measured_packets >= MIN_VERDICT_PACKETS
@@ -307,10 +307,9 @@ def sweep_points(
     rows: int = 0,
 ) -> list[dict]:
     """Run ``pattern`` on a mesh ``side`` wide and ``rows`` deep (0: square) at each rate
-    in turn, lowest first,
-    until ``cancel`` is set or two rates in a row are past saturation (the curve has
-    shown what it can); ``on_point(point)`` hears of each as it comes. Points are
-    ``SyntheticResult.to_dict``."""
+    in turn, lowest first, until ``cancel`` is set or two rates in a row are past
+    saturation (the curve has shown what it can); ``on_point(point)`` hears of each as it
+    comes. Points are ``SyntheticResult.to_dict``."""
     width, height = mesh_shape(side, rows)
     spec = synthetic_spec(pattern, width, height)
     build_pattern(spec, width, height, width * height)  # a pattern the mesh cannot have fails
