@@ -78,6 +78,8 @@ class Machine:
         dest: np.ndarray | None = None,
         window: int = 0,
         watchdog: int = 20_000,
+        tracked: bool = False,
+        unicast_kernel: bool = True,
     ):
         self.topology, self.noc, self.window = topology, noc, window
         R, P, V, D = topology.n_routers_all, topology.n_ports, noc.vcs, noc.buf  # noqa: N806
@@ -118,6 +120,14 @@ class Machine:
             # ``sq`` until the cycle after they left, one slot per cycle (kernel._sq_push)
             sq_slots, sq_cap = ahead + 2, R * topology.local
         cfg[K.CF_SQS], cfg[K.CF_SQC] = sq_slots, sq_cap
+        # the unicast kernel (kernel._router_unicast: the same router, leaner) runs packets
+        # of one destination through allocations of one cycle, without a trace or a tracked
+        # packet (``tracked``: ``track`` will be called), on one mesh
+        self.unicast = bool(
+            unicast_kernel and B == 1 and noc.vc_alloc_delay == 1 and noc.sw_alloc_delay == 1
+            and not window and not tracked and sq_slots == 0 and P * V <= 62
+        )  # fmt: skip
+        cfg[K.CF_UNICAST] = int(self.unicast)
         self.cfg = cfg
         tp = np.stack(
             [
@@ -283,6 +293,8 @@ class Machine:
         ``entry``: the destination entry (an index into ``dest``) to follow when a
         multicast packet branches (default its first). Tracking does not change the run.
         """
+        if self.unicast:
+            raise ValueError("a tracked packet needs a Machine built with tracked=True")
         ctr, pk = self.arrays["ctr"], self.packet_table
         ctr[K.C_TRACK] = packet
         ctr[K.C_TRACK_K] = pk[packet, K.PK_LO] if entry is None else entry

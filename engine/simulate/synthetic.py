@@ -152,8 +152,9 @@ def run_synthetic(
     pattern = build_pattern(run.pattern, run.width, run.height, topo.n_nodes)
     expected = int(run.rate / run.packet_flits * topo.n_nodes * (run.warmup + run.cycles) * 1.3)
     machine = Machine(
-        topo, noc, pattern=pattern, seed=seed, packets=max(4096, expected), window=run.window
-    )
+        topo, noc, pattern=pattern, seed=seed, packets=max(4096, expected), window=run.window,
+        tracked=track is not None,
+    )  # fmt: skip
     p = run.rate / run.packet_flits
     w0, w1 = run.warmup, run.warmup + run.cycles
     machine.measure(w0, w1)

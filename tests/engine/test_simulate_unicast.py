@@ -1,0 +1,176 @@
+"""The unicast kernel is the general router, bit for bit.
+
+Runs whose packets each have one destination, whose allocations take one cycle and that keep
+no trace run through ``kernel._router_unicast``: the same router, with the flits written
+straight into the buffers they arrive in and each output VC's returning credits in a ring.
+These tests run the same simulations through both kernels and ask for the same packets, link
+flits, stall counters and step figures, integer for integer — both allocators, 1–3 iSLIP
+iterations, YX routing, zero routing and credit delays, long switch traversals, packets of
+one to five flits, past saturation, a step with busy cores (one mesh) and steps on Loihi 2's
+two meshes and across chips.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from functools import cache
+
+import numpy as np
+import pytest
+
+from engine.hardware import NocConstants
+from engine.pipeline import build_mapping
+from engine.simulate import SyntheticRun, Topology, machine, run_synthetic, simulate_step
+from engine.simulate import kernel as K  # noqa: N812
+from engine.simulate.patterns import build_pattern
+
+REF = NocConstants()
+
+
+@pytest.fixture
+def general_kernel(monkeypatch):
+    """Builds the machines made while it is in use for the general kernel."""
+    build = machine.Machine.__init__
+
+    def switch():
+        def general(self, *args, **kwargs):
+            build(self, *args, **{**kwargs, "unicast_kernel": False})
+
+        monkeypatch.setattr(machine.Machine, "__init__", general)
+
+    return switch
+
+
+# ------------------------------------------------------------------ which runs it takes
+def _machine(noc=REF, **kwargs):
+    topo = Topology.mesh(4, 4, noc)
+    return machine.Machine(topo, noc, pattern=build_pattern("uniform", 4, 4, 16), **kwargs)
+
+
+def test_plain_runs_take_the_unicast_kernel():
+    m = _machine()
+    assert m.unicast
+    assert m.cfg[K.CF_UNICAST] == 1
+
+
+@pytest.mark.parametrize(
+    "noc, kwargs",
+    [
+        (REF, {"window": 10}),  # a trace
+        (REF, {"tracked": True}),  # a tracked packet
+        (REF, {"multicast_branches": 3}),
+        (replace(REF, vc_alloc_delay=2), {}),
+        (replace(REF, sw_alloc_delay=2), {}),
+        (REF, {"unicast_kernel": False}),
+    ],
+    ids=["trace", "tracked", "multicast", "vc-alloc-2", "sw-alloc-2", "asked"],
+)
+def test_the_general_kernel_takes_the_rest(noc, kwargs):
+    m = _machine(noc, **kwargs)
+    assert not m.unicast
+    assert m.cfg[K.CF_UNICAST] == 0
+
+
+def test_a_unicast_machine_cannot_track_a_packet():
+    with pytest.raises(ValueError, match="tracked=True"):
+        _machine().track(0)
+
+
+# ------------------------------------------------------------------ synthetic traffic
+SYNTHETIC = [
+    (REF, SyntheticRun("uniform", 8, 8, rate=0.2, warmup=300, cycles=1500)),
+    (REF, SyntheticRun("uniform", 8, 8, rate=0.45, warmup=200, cycles=1200)),  # saturated
+    (REF, SyntheticRun("uniform", 6, 6, rate=0.3, warmup=200, cycles=1000, packet_flits=4)),
+    (
+        replace(REF, vcs=2, buf=4, alloc_iters=2),
+        SyntheticRun("transpose", 8, 8, rate=0.3, warmup=200, cycles=1000, packet_flits=2),
+    ),
+    (
+        replace(
+            REF,
+            allocator="round-robin",
+            vcs=3,
+            buf=4,
+            routing="yx",
+            routing_delay=2,
+            st_delay=2,
+            credit_delay=2,
+        ),
+        SyntheticRun("hotspot", 5, 5, rate=0.3, warmup=200, cycles=1000, packet_flits=3),
+    ),
+    (
+        replace(REF, vcs=1, buf=2, alloc_iters=3, routing_delay=0),
+        SyntheticRun("tornado", 4, 4, rate=0.4, warmup=100, cycles=1000),
+    ),
+    (
+        replace(
+            REF, allocator="round-robin", vcs=4, buf=3, alloc_iters=2, credit_delay=0, ew_latency=2
+        ),
+        SyntheticRun("bitcomp", 4, 4, rate=0.5, warmup=100, cycles=800, packet_flits=5),
+    ),
+    (REF, SyntheticRun("neighbor", 7, 3, rate=0.6, warmup=100, cycles=800, packet_flits=2)),
+]
+
+
+def _synthetic_figures(noc, run):
+    res = run_synthetic(noc, run, seed=5)
+    m = res.machine
+    return m.unicast, {
+        "packets": m.packet_table[: m.n_packets].copy(),
+        "links": m.link_flits.copy(),
+        "accepted": m.accepted_flits.copy(),
+        "t": m.t,
+        "in_flight": m.in_flight,
+        "latency": res.latency_avg,
+        **{f"stall_{k}": v for k, v in m.stalls().items()},
+    }
+
+
+@pytest.mark.parametrize(
+    "noc, run", SYNTHETIC, ids=[f"{r.pattern}-{r.rate}-{r.packet_flits}" for _, r in SYNTHETIC]
+)
+def test_synthetic_runs_are_the_same_in_both_kernels(noc, run, general_kernel):
+    unicast, fast = _synthetic_figures(noc, run)
+    general_kernel()
+    general, plain = _synthetic_figures(noc, run)
+    assert unicast and not general
+    assert fast["stall_no_credit"].sum() + fast["stall_switch_lost"].sum() > 0  # contended
+    for key in fast:
+        np.testing.assert_array_equal(fast[key], plain[key], err_msg=key)
+
+
+# ------------------------------------------------------------------ a mapping's step
+@cache
+def _mapped(network: str, hardware: str):
+    return build_mapping(network, hardware, partition="min+2", placement="spread-col")
+
+
+STEPS = [
+    ("sparse-mlp-1", "seneca", "pipelined", True),  # busy cores, one mesh
+    ("sparse-mlp-1", "seneca", "fall-through", True),
+    ("sparse-mlp-1", "loihi2", "pipelined", False),  # two meshes, cores as sinks
+    ("sparse-mlp-2", "loihi2-x8", "fall-through", False),  # eight chips
+]
+
+
+def _step_figures(network, hardware, mode, backpressure):
+    mapped = _mapped(network, hardware)
+    res = simulate_step(mapped, mode=mode, multicast=False, seed=3, backpressure=backpressure)
+    d = res.to_dict(mapped.hardware)
+    d = {k: v for k, v in d.items() if k not in ("wall_s", "cycles_per_s")}
+    m = res.machine
+    return m.unicast, d, m.link_flits.copy(), m.packet_table[: m.n_packets].copy(), m.stalls()
+
+
+@pytest.mark.parametrize("network, hardware, mode, backpressure", STEPS)
+def test_steps_are_the_same_in_both_kernels(network, hardware, mode, backpressure,
+                                            general_kernel):  # fmt: skip
+    unicast, *fast = _step_figures(network, hardware, mode, backpressure)
+    general_kernel()
+    general, *plain = _step_figures(network, hardware, mode, backpressure)
+    assert unicast and not general
+    assert fast[0] == plain[0]
+    np.testing.assert_array_equal(fast[1], plain[1], err_msg="links")
+    np.testing.assert_array_equal(fast[2], plain[2], err_msg="packets")
+    for k in fast[3]:
+        np.testing.assert_array_equal(fast[3][k], plain[3][k], err_msg=k)
