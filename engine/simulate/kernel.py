@@ -97,8 +97,8 @@ NS_ROUTER, NS_PORT, NS_X, NS_Y, NS_INJ_LAT = range(5)
 N_NS = 5
 # a router's block: per input VC (i * V + v)
 (VC_STATE, VC_FROM, VC_HEAD, VC_N, VC_PK, VC_POPPED, VC_BRN, VC_VA_T, VC_SA_T, VC_SA_GR,
- VC_BLOCKED, VC_BLOCK_WHY) = range(12)  # fmt: skip
-N_VC = 12
+ VC_BLOCKED, VC_BLOCK_WHY, VC_OUT, VC_OVC, VC_SENT) = range(15)  # fmt: skip
+N_VC = 15  # (the unicast kernel's: its packet's port, output VC and flits sent)
 # … per output VC (o * V + v)
 # (the unicast kernel keeps the credits on their way back to an output VC in a ring of D
 # cycles at ``CF_OCR``, its head and length in OV_CR_H and OV_CR_N, instead of the port's
@@ -453,6 +453,24 @@ def _islip_masks(req_in, req_out, n_req, n_out, st, g_at, g_step, a_at, a_step, 
 
 
 # ------------------------------------------------------------------ routing
+@numba.njit(cache=True, inline="always", error_model="numpy")
+def _dor_port(ns, d, x, y, yx):
+    """The output port by which a router at (x, y) sends towards terminal d, in dimension
+    order (X then Y, or Y then X when ``yx``)."""
+    dx, dy = ns[_ix(d * N_NS + NS_X)], ns[_ix(d * N_NS + NS_Y)]
+    if yx == 0:
+        if dx != x:
+            return 1 if dx < x else 0
+        if dy != y:
+            return 3 if dy < y else 2
+    else:
+        if dy != y:
+            return 3 if dy < y else 2
+        if dx != x:
+            return 1 if dx < x else 0
+    return ns[_ix(d * N_NS + NS_PORT)]
+
+
 @numba.njit(cache=True, _nrt=False, forceinline=True, error_model="numpy")
 def _start_packet(cfg, ns, st, pk, dest, rb, r, iv, t_from):
     """The front flit of input VC ``iv`` of router r (block ``rb``) is a head: split its
@@ -467,30 +485,7 @@ def _start_packet(cfg, ns, st, pk, dest, rb, r, iv, t_from):
     yx = cfg[CF_YX]
     nb = 0
     for k in range(pk[_ix(p * N_PK + PK_LO)], pk[_ix(p * N_PK + PK_HI)]):
-        d = dest[_ix(k)]
-        dx, dy = ns[_ix(d * N_NS + NS_X)], ns[_ix(d * N_NS + NS_Y)]
-        if yx == 0:
-            if dx < x:
-                port = 1
-            elif dx > x:
-                port = 0
-            elif dy < y:
-                port = 3
-            elif dy > y:
-                port = 2
-            else:
-                port = ns[_ix(d * N_NS + NS_PORT)]
-        else:
-            if dy < y:
-                port = 3
-            elif dy > y:
-                port = 2
-            elif dx < x:
-                port = 1
-            elif dx > x:
-                port = 0
-            else:
-                port = ns[_ix(d * N_NS + NS_PORT)]
+        port = _dor_port(ns, dest[_ix(k)], x, y, yx)
         # a branch is a run of consecutive destinations that leave by the same port
         if nb > 0 and st[_ix(bb + (nb - 1) * N_BR + BR_PORT)] == port:
             st[_ix(bb + (nb - 1) * N_BR + BR_HI)] = k + 1
@@ -1260,6 +1255,21 @@ def _serve_due(cfg, tp, st, nd, pk, dsvc, grp, sq, ctr, due, wheel, wn, fheap, f
 
 
 # ------------------------------------------------------------------ the unicast kernel
+@numba.njit(cache=True, inline="always", error_model="numpy")
+def _route_unicast(cfg, ns, st, pk, dest, rb, iv, t_from):
+    """The unicast kernel's ``_start_packet``: the head at the front of input VC ``iv`` (of
+    the router at ``rb``) is routed; VC allocation may start at ``t_from + routing_delay``."""
+    vb = rb + cfg[CF_OVC] + iv * N_VC
+    p = st[_ix(rb + cfg[CF_OBUF] + iv * cfg[CF_D] + st[_ix(vb + VC_HEAD)])] // FLIT
+    misc = rb + cfg[CF_OMISC]
+    st[_ix(vb + VC_PK)] = p
+    st[_ix(vb + VC_OUT)] = _dor_port(ns, dest[_ix(pk[_ix(p * N_PK + PK_LO)])], st[_ix(misc + M_X)],
+                                     st[_ix(misc + M_Y)], cfg[CF_YX])  # fmt: skip
+    st[_ix(vb + VC_SENT)] = 0
+    st[_ix(vb + VC_STATE)] = V_VCALLOC
+    st[_ix(vb + VC_FROM)] = t_from + cfg[CF_RD]
+
+
 @numba.njit(cache=True, _nrt=False, forceinline=True, error_model="numpy")
 def _put(cfg, ns, st, pk, dest, r, i, v, f, arrive):
     """The unicast kernel: flit f, sent to input VC (i, v) of router r, arrives at cycle
@@ -1283,7 +1293,7 @@ def _put(cfg, ns, st, pk, dest, r, i, v, f, arrive):
             return arrive  # they have left)
         return NEVER
     st[_ix(vcs)] |= np.int64(1) << iv
-    _start_packet(cfg, ns, st, pk, dest, rb, r, iv, arrive)
+    _route_unicast(cfg, ns, st, pk, dest, rb, iv, arrive)
     return arrive + cfg[CF_RD]
 
 
@@ -1307,7 +1317,7 @@ def _credits(st, o_ov, o_cr, ov, D, t):  # noqa: N803
 @numba.njit(cache=True, _nrt=False, forceinline=True, error_model="numpy")
 def _router_unicast(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, win_wait, ctr,
                     due, wheel, wn, fheap, fpri, fpos, mark, r, t, req_in, req_out, sreq_in,
-                    sreq_out, m_in, m_out, cand, sw_vc):  # fmt: skip
+                    sreq_out, m_in, m_out, cand, sw_vc, sw_br):  # fmt: skip
     """``_router`` for packets of one destination, allocations of one cycle and no trace: the
     same cycle, bit for bit (tests/engine/test_simulate_unicast.py), with one pass over the
     busy VCs, which the router keeps as a bit mask (``M_VCS``) beside the output VCs held
@@ -1316,7 +1326,7 @@ def _router_unicast(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, wi
     P, V, D = cfg[CF_P], cfg[CF_V], cfg[CF_D]  # noqa: N806
     st_delay = cfg[CF_ST]
     rb = r * cfg[CF_RS]
-    o_vc, o_ov, o_br, o_pt = rb + cfg[CF_OVC], rb + cfg[CF_OOV], rb + cfg[CF_OBR], rb + cfg[CF_OPT]
+    o_vc, o_ov, o_pt = rb + cfg[CF_OVC], rb + cfg[CF_OOV], rb + cfg[CF_OPT]
     o_cr, o_bat, o_va = rb + cfg[CF_OCR], rb + cfg[CF_OBAT], rb + cfg[CF_OVA]
     iters, alloc = cfg[CF_ITERS], cfg[CF_ALLOC]
     misc = rb + cfg[CF_OMISC]
@@ -1325,8 +1335,11 @@ def _router_unicast(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, wi
     vfull = (np.int64(1) << V) - 1
     # ---------------------------------------------------------- requests
     held = st[_ix(misc + M_HELD)]
-    n_va = 0
+    va_ports = 0  # the output ports asked for in VC allocation (their VCs: va_vcs[o])
+    va_vcs = sw_br  # (scratch: zero between calls)
     n_sa = 0
+    sa_in = sa_out = 0  # the inputs and outputs of the switch requests
+    sa_clash = False  # … some of which share an input or an output
     asked = np.int64(0)  # the VCs that asked for the switch
     m = st[_ix(misc + M_VCS)]
     while m != 0:
@@ -1335,23 +1348,18 @@ def _router_unicast(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, wi
         vb = o_vc + iv * N_VC
         if st[_ix(vb + VC_FROM)] > t:
             continue
-        e = o_br + iv * N_BR
-        o = st[_ix(e + BR_PORT)]
+        o = st[_ix(vb + VC_OUT)]
         if st[_ix(vb + VC_STATE)] == V_VCALLOC:
-            free = ~(held >> (o * V)) & vfull
-            if free == 0:
+            if ~(held >> (o * V)) & vfull == 0:
                 _block(st, vb, t, S_VC_BUSY)  # every VC of its port is held
                 continue
-            while free != 0:
-                req_in[_ix(n_va)] = iv
-                req_out[_ix(n_va)] = o * V + trailing_zeros(free)
-                n_va += 1
-                free &= free - 1
+            va_ports |= 1 << o
+            va_vcs[_ix(o)] |= np.int64(1) << iv  # it asks for every free VC of port o
             _unblock(st, vb, stalls, t, win_wait, 0, r)
             continue
         if st[_ix(vb + VC_N)] == 0 or st[_ix(o_bat + iv * D + st[_ix(vb + VC_HEAD)])] > t:
             continue  # its next flit has not arrived
-        if _credits(st, o_ov, o_cr, o * V + st[_ix(e + BR_OVC)], D, t) <= 0:
+        if _credits(st, o_ov, o_cr, o * V + st[_ix(vb + VC_OVC)], D, t) <= 0:
             _block(st, vb, t, S_NO_CREDIT)  # the downstream buffer is full
             continue
         if st[_ix(o_pt + o * N_PT + PT_OUT_FREE)] > t + st_delay:
@@ -1363,6 +1371,9 @@ def _router_unicast(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, wi
             sreq_out[_ix(n_sa)] = o
             n_sa += 1
             sw_vc[_ix(i * P + o)] = v
+            sa_clash = sa_clash or (sa_in >> i) & 1 == 1 or (sa_out >> o) & 1 == 1
+            sa_in |= 1 << i
+            sa_out |= 1 << o
         else:  # one VC per (input, output), round robin from sw_rr (as _router)
             rr = st[_ix(o_pt + i * N_PT + PT_SW_RR)]
             dv, dc = v - rr, held_v - rr
@@ -1375,29 +1386,43 @@ def _router_unicast(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, wi
         _unblock(st, vb, stalls, t, win_wait, 0, r)
         asked |= np.int64(1) << iv
     # ---------------------------------------------------------- VC allocation
-    if n_va > 0:
-        if req_in[0] == req_in[_ix(n_va - 1)]:  # one VC asks: it takes the free output VC
-            a = req_in[0]  # nearest its pointer (as _match does)
-            b = _rr_first(req_out, n_va, st[_ix(o_va + P * V + a)], P * V)
-            m_in[_ix(a)] = b
-            st[_ix(o_va + b)] = _next(a, P * V)
-            st[_ix(o_va + P * V + a)] = _next(b, P * V)
+    # port by port: a VC asks only for the VCs of its route's port, so the ports' requests
+    # are apart and the allocator matches each on its own as it would all at once
+    while va_ports != 0:
+        o = trailing_zeros(va_ports)
+        va_ports &= va_ports - 1
+        vm = va_vcs[_ix(o)]
+        va_vcs[_ix(o)] = 0
+        free = (~(held >> (o * V)) & vfull) << (o * V)  # as output VC ids
+        if vm & (vm - 1) == 0:  # one VC asks: it takes the free VC nearest its pointer
+            a = trailing_zeros(vm)
+            g = _rr_bit(free, st[_ix(o_va + P * V + a)])
+            m_in[_ix(a)] = g
+            st[_ix(o_va + g)] = _next(a, P * V)
+            st[_ix(o_va + P * V + a)] = _next(g, P * V)
         else:
+            n_va = 0
+            mm = vm
+            while mm != 0:
+                a = trailing_zeros(mm)
+                mm &= mm - 1
+                ff = free
+                while ff != 0:
+                    req_in[_ix(n_va)] = a
+                    req_out[_ix(n_va)] = trailing_zeros(ff)
+                    n_va += 1
+                    ff &= ff - 1
             _match(req_in, req_out, n_va, P * V, P * V, st, o_va, 1, o_va + P * V, 1, iters,
                    alloc, m_in, m_out, cand)  # fmt: skip
-        last = -1
-        for k in range(n_va):  # a VC's requests are next to each other
-            a = req_in[_ix(k)]
-            if a == last:
-                continue
-            last = a
+        while vm != 0:
+            a = trailing_zeros(vm)
+            vm &= vm - 1
             vb = o_vc + a * N_VC
             g = m_in[_ix(a)]
             if g >= 0:
                 st[_ix(o_ov + g * N_OV + OV_OWNER)] = a
                 held |= np.int64(1) << g
-                e = o_br + a * N_BR
-                st[_ix(e + BR_OVC)] = g - st[_ix(e + BR_PORT)] * V
+                st[_ix(vb + VC_OVC)] = g - o * V
                 st[_ix(vb + VC_STATE)] = V_ACTIVE
             else:
                 st[_ix(stalls + S_VC_LOST)] += 1
@@ -1405,11 +1430,12 @@ def _router_unicast(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, wi
         st[_ix(misc + M_HELD)] = held
     # ---------------------------------------------------------- switch allocation
     if n_sa > 0:
-        if n_sa == 1:  # one request: granted (as _match does)
-            i, o = sreq_in[0], sreq_out[0]
-            m_in[_ix(i)] = o
-            st[_ix(o_pt + o * N_PT + PT_SW_G)] = _next(i, P)
-            st[_ix(o_pt + i * N_PT + PT_SW_A)] = _next(o, P)
+        if not sa_clash:  # no two requests share an input or an output: each is granted
+            for k in range(n_sa):  # (as either allocator does)
+                i, o = sreq_in[_ix(k)], sreq_out[_ix(k)]
+                m_in[_ix(i)] = o
+                st[_ix(o_pt + o * N_PT + PT_SW_G)] = _next(i, P)
+                st[_ix(o_pt + i * N_PT + PT_SW_A)] = _next(o, P)
         else:
             _match(sreq_in, sreq_out, n_sa, P, P, st, o_pt + PT_SW_G, N_PT, o_pt + PT_SW_A,
                    N_PT, iters, alloc, m_in, m_out, cand)  # fmt: skip
@@ -1442,8 +1468,7 @@ def _router_unicast(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, wi
         m &= m - 1
         vb = o_vc + iv * N_VC
         fr = st[_ix(vb + VC_FROM)]
-        e = o_br + iv * N_BR
-        o = st[_ix(e + BR_PORT)]
+        o = st[_ix(vb + VC_OUT)]
         when = NEVER
         if st[_ix(vb + VC_STATE)] == V_VCALLOC:
             if ~(held >> (o * V)) & vfull:
@@ -1454,8 +1479,8 @@ def _router_unicast(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, wi
             a = st[_ix(o_bat + iv * D + st[_ix(vb + VC_HEAD)])]
             if a > t:
                 when = a if a > fr else fr
-            elif _credits(st, o_ov, o_cr, o * V + st[_ix(e + BR_OVC)], D, t) <= 0:
-                ov = o * V + st[_ix(e + BR_OVC)]
+            elif _credits(st, o_ov, o_cr, o * V + st[_ix(vb + VC_OVC)], D, t) <= 0:
+                ov = o * V + st[_ix(vb + VC_OVC)]
                 ob = o_ov + ov * N_OV
                 when = NEVER  # until the next credit is back
                 if st[_ix(ob + OV_CR_N)] > 0:
@@ -1482,11 +1507,10 @@ def _send_unicast(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, ctr,
     unicast kernel's ``_send``."""
     P, V, D = cfg[CF_P], cfg[CF_V], cfg[CF_D]  # noqa: N806
     vb = rb + cfg[CF_OVC] + iv * N_VC
-    e = rb + cfg[CF_OBR] + iv * N_BR
     misc = rb + cfg[CF_OMISC]
     p = st[_ix(vb + VC_PK)]
-    k = st[_ix(e + BR_SENT)]
-    o, ov = st[_ix(e + BR_PORT)], st[_ix(e + BR_OVC)]
+    k = st[_ix(vb + VC_SENT)]
+    o, ov = st[_ix(vb + VC_OUT)], st[_ix(vb + VC_OVC)]
     size = pk[_ix(p * N_PK + PK_SIZE)]
     if k == 0:
         pk[_ix(p * N_PK + PK_HOPS)] += 1
@@ -1526,14 +1550,14 @@ def _send_unicast(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, ctr,
         n = tp[_ix((r * P + i) * N_T + T_OUT_NODE)]
         _ncq_push(cfg, nd, n, v, t + ns[_ix(n * N_NS + NS_INJ_LAT)] + 1)
     if k + 1 < size:
-        st[_ix(e + BR_SENT)] = k + 1
+        st[_ix(vb + VC_SENT)] = k + 1
         return
     # the tail has left: the output VC is free again; the VC's next packet, or idle
     st[_ix(ob + OV_OWNER)] = -1
     st[_ix(misc + M_HELD)] &= ~(np.int64(1) << (o * V + ov))
     if st[_ix(vb + VC_N)] > 0:
         a = st[_ix(rb + cfg[CF_OBAT] + iv * D + st[_ix(vb + VC_HEAD)])]
-        _start_packet(cfg, ns, st, pk, dest, rb, r, iv, a if a > t + 1 else t + 1)
+        _route_unicast(cfg, ns, st, pk, dest, rb, iv, a if a > t + 1 else t + 1)
     else:
         st[_ix(vb + VC_STATE)] = V_IDLE
         st[_ix(misc + M_VCS)] &= ~(np.int64(1) << iv)
@@ -1798,7 +1822,7 @@ def run(cfg, tp, ns, st, nd, pk, dest, dsvc, rel_order, rel_off, grp_ptr, grp, s
                     u = _router_unicast(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits,
                                         win_wait, ctr, due, wheel, wn, fheap, fpri, fpos, mark, r,
                                         u, req_in, req_out, sreq_in, sreq_out, m_in, m_out, cand,
-                                        sw_vc)  # fmt: skip
+                                        sw_vc, sw_br)  # fmt: skip
                 else:
                     u = _router(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits,
                                 win_link, win_occ, win_wait, window, ctr, due, wheel, wn, fheap,
