@@ -96,9 +96,11 @@ N_T = 5
 NS_ROUTER, NS_PORT, NS_X, NS_Y, NS_INJ_LAT = range(5)
 N_NS = 5
 # a router's block: per input VC (i * V + v)
-(VC_STATE, VC_FROM, VC_HEAD, VC_N, VC_PK, VC_POPPED, VC_BRN, VC_VA_T, VC_SA_T, VC_SA_GR,
- VC_BLOCKED, VC_BLOCK_WHY, VC_OUT, VC_OVC, VC_SENT) = range(15)  # fmt: skip
-N_VC = 15  # (the unicast kernel's: its packet's port, output VC and flits sent)
+# (VC_OUT, VC_OVC, VC_SENT and VC_DEST are the unicast kernel's: its packet's port, output
+# VC, flits sent and terminal; the fields a router cycle reads come first, in one cache line)
+(VC_STATE, VC_FROM, VC_HEAD, VC_N, VC_PK, VC_OUT, VC_OVC, VC_SENT, VC_BLOCKED, VC_BLOCK_WHY,
+ VC_DEST, VC_POPPED, VC_BRN, VC_VA_T, VC_SA_T, VC_SA_GR) = range(16)  # fmt: skip
+N_VC = 16
 # … per output VC (o * V + v)
 # (the unicast kernel keeps the credits on their way back to an output VC in a ring of D
 # cycles at ``CF_OCR``, its head and length in OV_CR_H and OV_CR_N, instead of the port's
@@ -1256,26 +1258,30 @@ def _serve_due(cfg, tp, st, nd, pk, dsvc, grp, sq, ctr, due, wheel, wn, fheap, f
 
 # ------------------------------------------------------------------ the unicast kernel
 @numba.njit(cache=True, inline="always", error_model="numpy")
-def _route_unicast(cfg, ns, st, pk, dest, rb, iv, t_from):
+def _route_unicast(cfg, ns, st, pk, dest, rb, iv, t_from, d):
     """The unicast kernel's ``_start_packet``: the head at the front of input VC ``iv`` (of
-    the router at ``rb``) is routed; VC allocation may start at ``t_from + routing_delay``."""
+    the router at ``rb``), bound for terminal d (-1: its packet's), is routed; VC allocation
+    may start at ``t_from + routing_delay``."""
     vb = rb + cfg[CF_OVC] + iv * N_VC
     p = st[_ix(rb + cfg[CF_OBUF] + iv * cfg[CF_D] + st[_ix(vb + VC_HEAD)])] // FLIT
-    misc = rb + cfg[CF_OMISC]
+    if d < 0:
+        d = dest[_ix(pk[_ix(p * N_PK + PK_LO)])]
+    x, y = st[_ix(rb + cfg[CF_OMISC] + M_X)], st[_ix(rb + cfg[CF_OMISC] + M_Y)]
     st[_ix(vb + VC_PK)] = p
-    st[_ix(vb + VC_OUT)] = _dor_port(ns, dest[_ix(pk[_ix(p * N_PK + PK_LO)])], st[_ix(misc + M_X)],
-                                     st[_ix(misc + M_Y)], cfg[CF_YX])  # fmt: skip
+    st[_ix(vb + VC_DEST)] = d
+    st[_ix(vb + VC_OUT)] = _dor_port(ns, d, x, y, cfg[CF_YX])
     st[_ix(vb + VC_SENT)] = 0
     st[_ix(vb + VC_STATE)] = V_VCALLOC
     st[_ix(vb + VC_FROM)] = t_from + cfg[CF_RD]
 
 
 @numba.njit(cache=True, _nrt=False, forceinline=True, error_model="numpy")
-def _put(cfg, ns, st, pk, dest, r, i, v, f, arrive):
-    """The unicast kernel: flit f, sent to input VC (i, v) of router r, arrives at cycle
-    ``arrive``. It goes straight into the VC's buffer with that cycle (nothing could read
-    it earlier), and a head that reaches an idle VC is routed now, as the router would on
-    its arrival. Returns the first cycle in which the flit may make r act."""
+def _put(cfg, ns, st, pk, dest, r, i, v, f, d, arrive):
+    """The unicast kernel: flit f (bound for terminal d), sent to input VC (i, v) of router
+    r, arrives at cycle ``arrive``. It goes straight into the VC's buffer with that cycle
+    (nothing could read it earlier), and a head that reaches an idle VC is routed now, as
+    the router would on its arrival. Returns the first cycle in which the flit may make r
+    act (``NEVER``: it waits behind the flits of its VC, acted on once they have left)."""
     V, D = cfg[CF_V], cfg[CF_D]  # noqa: N806
     rb = r * cfg[CF_RS]
     iv = i * V + v
@@ -1288,12 +1294,12 @@ def _put(cfg, ns, st, pk, dest, r, i, v, f, arrive):
     st[_ix(rb + cfg[CF_OBAT] + iv * D + k)] = arrive
     st[_ix(vb + VC_N)] = n + 1
     vcs = rb + cfg[CF_OMISC] + M_VCS
-    if (st[_ix(vcs)] >> iv) & 1:  # the VC is busy: with the flit its packet sends next, or
-        if n == 0 and st[_ix(vb + VC_STATE)] == V_ACTIVE:  # behind others (acted on once
-            return arrive  # they have left)
+    if (st[_ix(vcs)] >> iv) & 1:  # the VC is busy: the flit its packet sends next, or one
+        if n == 0 and st[_ix(vb + VC_STATE)] == V_ACTIVE:  # behind others
+            return arrive
         return NEVER
     st[_ix(vcs)] |= np.int64(1) << iv
-    _route_unicast(cfg, ns, st, pk, dest, rb, iv, arrive)
+    _route_unicast(cfg, ns, st, pk, dest, rb, iv, arrive, d)
     return arrive + cfg[CF_RD]
 
 
@@ -1341,6 +1347,7 @@ def _router_unicast(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, wi
     sa_in = sa_out = 0  # the inputs and outputs of the switch requests
     sa_clash = False  # … some of which share an input or an output
     asked = np.int64(0)  # the VCs that asked for the switch
+    acted = np.int64(0)  # … or for an output VC
     m = st[_ix(misc + M_VCS)]
     while m != 0:
         iv = trailing_zeros(m)
@@ -1355,6 +1362,7 @@ def _router_unicast(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, wi
                 continue
             va_ports |= 1 << o
             va_vcs[_ix(o)] |= np.int64(1) << iv  # it asks for every free VC of port o
+            acted |= np.int64(1) << iv
             _unblock(st, vb, stalls, t, win_wait, 0, r)
             continue
         if st[_ix(vb + VC_N)] == 0 or st[_ix(o_bat + iv * D + st[_ix(vb + VC_HEAD)])] > t:
@@ -1385,6 +1393,7 @@ def _router_unicast(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, wi
                 sw_vc[_ix(i * P + o)] = v
         _unblock(st, vb, stalls, t, win_wait, 0, r)
         asked |= np.int64(1) << iv
+        acted |= np.int64(1) << iv
     # ---------------------------------------------------------- VC allocation
     # port by port: a VC asks only for the VCs of its route's port, so the ports' requests
     # are apart and the allocator matches each on its own as it would all at once
@@ -1461,6 +1470,15 @@ def _router_unicast(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, wi
     m = st[_ix(misc + M_VCS)]
     if m == 0:
         return NEVER  # credits matter only to a busy VC: an idle router takes them later
+    # a VC that asked for an allocation now may go on at t + 1: then the router is due at
+    # t + 1, and what the others wait for is seen then (a wait starts when it is first seen,
+    # and seen the same in the cycle it starts or at any visit after it)
+    again = m & acted
+    while again != 0:
+        iv = trailing_zeros(again)
+        again &= again - 1
+        if st[_ix(o_vc + iv * N_VC + VC_FROM)] == t + 1:
+            return t + 1
     nxt = NEVER
     held = st[_ix(misc + M_HELD)]
     while m != 0:
@@ -1524,7 +1542,7 @@ def _send_unicast(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, ctr,
     link_flits[_ix(tp[_ix(tb + T_LINK)])] += 1
     if o < 4:
         nb = tp[_ix(tb + T_NBR)]
-        when = _put(cfg, ns, st, pk, dest, nb, o ^ 1, ov, f, arrive)
+        when = _put(cfg, ns, st, pk, dest, nb, o ^ 1, ov, f, st[_ix(vb + VC_DEST)], arrive)
         if when < NEVER:
             _schedule(due, wheel, wn, fheap, fpri, fpos, mark, ctr, nb, when)
         ctr[C_INFLIGHT] += 1
@@ -1557,7 +1575,7 @@ def _send_unicast(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, ctr,
     st[_ix(misc + M_HELD)] &= ~(np.int64(1) << (o * V + ov))
     if st[_ix(vb + VC_N)] > 0:
         a = st[_ix(rb + cfg[CF_OBAT] + iv * D + st[_ix(vb + VC_HEAD)])]
-        _route_unicast(cfg, ns, st, pk, dest, rb, iv, a if a > t + 1 else t + 1)
+        _route_unicast(cfg, ns, st, pk, dest, rb, iv, a if a > t + 1 else t + 1, -1)
     else:
         st[_ix(vb + VC_STATE)] = V_IDLE
         st[_ix(misc + M_VCS)] &= ~(np.int64(1) << iv)
@@ -1694,7 +1712,7 @@ def _inject(cfg, ns, st, nd, pk, dest, link_flits, win_link, ctr, due, wheel, wn
         arrive = t + ns[_ix(n * N_NS + NS_INJ_LAT)] + 1
         if cfg[CF_UNICAST]:
             when = _put(cfg, ns, st, pk, dest, r, ns[_ix(n * N_NS + NS_PORT)], c, p * FLIT + k,
-                        arrive)  # fmt: skip
+                        dest[_ix(pk[_ix(p * N_PK + PK_LO)])], arrive)  # fmt: skip
         else:
             _lq_push(cfg, st, r, ns[_ix(n * N_NS + NS_PORT)], p * FLIT + k, c, arrive)
             when = arrive
