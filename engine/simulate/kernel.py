@@ -235,12 +235,13 @@ def rng_seed(seed: int) -> np.ndarray:
 
 
 @numba.njit(cache=True, _nrt=False, error_model="numpy")
-def _gap(rng, p):
-    """Cycles until the next success of a Bernoulli(p) process, counting this one (≥ 0)."""
+def _gap(rng, p, log_q):
+    """Cycles until the next success of a Bernoulli(p) process, counting this one (≥ 0);
+    ``log_q`` is log(1 − p)."""
     if p >= 1.0:
         return 0
     u = _uniform(rng)
-    return np.int64(math.floor(math.log(1.0 - u) / math.log(1.0 - p)))
+    return np.int64(math.floor(math.log(1.0 - u) / log_q))
 
 
 # ------------------------------------------------------------------ scheduling
@@ -1305,11 +1306,11 @@ def _put(cfg, ns, st, pk, dest, r, i, v, f, d, arrive):
 
 @numba.njit(cache=True, inline="always", error_model="numpy")
 def _credits(st, o_ov, o_cr, ov, D, t):  # noqa: N803
-    """The unicast kernel: output VC ``ov``'s credits at cycle t, those back by then taken
-    from its ring."""
+    """The unicast kernel: output VC ``ov``'s credits at cycle t (at least: those back by
+    then are taken from its ring when it has none left)."""
     ob = o_ov + ov * N_OV
     n = st[_ix(ob + OV_CR_N)]
-    if n > 0:
+    if n > 0 and st[_ix(ob + OV_CREDITS)] <= 0:  # (only whether there is one matters)
         h = st[_ix(ob + OV_CR_H)]
         while n > 0 and st[_ix(o_cr + ov * D + h)] <= t:
             st[_ix(ob + OV_CREDITS)] += 1
@@ -1621,6 +1622,7 @@ def _generate(cfg, nd, pk, dest, src_list, gheap, gpri, gpos, ctr, perm, row_ptr
               fraction, rng, t, inject_p, size, measured):  # fmt: skip
     """New synthetic packets of cycle t (each terminal a Bernoulli(inject_p) process)."""
     n_nodes = cfg[CF_NODES]
+    log_q = math.log(1.0 - inject_p) if inject_p < 1.0 else 0.0
     if ctr[C_GEN_P] != np.int64(inject_p * 1e15):  # a new rate: draw every first arrival
         ctr[C_GEN_P] = np.int64(inject_p * 1e15)
         ctr[C_GHEAP_N] = 0
@@ -1629,7 +1631,7 @@ def _generate(cfg, nd, pk, dest, src_list, gheap, gpri, gpos, ctr, perm, row_ptr
         if inject_p > 0.0:
             for n in range(n_nodes):
                 ctr[C_GHEAP_N] = update(gheap, gpri, gpos, ctr[C_GHEAP_N], n,
-                                        -float(t + _gap(rng, inject_p)))  # fmt: skip
+                                        -float(t + _gap(rng, inject_p, log_q)))  # fmt: skip
     while ctr[C_GHEAP_N] > 0 and -gpri[_ix(gheap[0])] <= t:
         n = gheap[0]
         d = _pattern_dest(cfg, perm, row_ptr, dest_tab, cum, fraction, rng, n)
@@ -1652,7 +1654,7 @@ def _generate(cfg, nd, pk, dest, src_list, gheap, gpri, gpos, ctr, perm, row_ptr
         _enqueue(cfg, nd, pk, src_list, ctr, n, p)
         nd[_ix(n * cfg[CF_NS] + ND_CREATED)] += 1
         ctr[C_GHEAP_N] = update(gheap, gpri, gpos, ctr[C_GHEAP_N], n,
-                                -float(t + 1 + _gap(rng, inject_p)))  # fmt: skip
+                                -float(t + 1 + _gap(rng, inject_p, log_q)))  # fmt: skip
 
 
 @numba.njit(cache=True, _nrt=False, error_model="numpy")
