@@ -72,8 +72,8 @@ from numba.cpython.unsafe.numbers import trailing_zeros
 from engine.heap import pop, update
 
 __all__ = [
-    "DEADLOCK", "DONE", "FULL", "IDLE_END", "N_HOP", "close_windows", "latency_load", "layout",
-    "measured_pending", "rng_seed", "run", "workspace",
+    "DEADLOCK", "DONE", "FULL", "IDLE_END", "N_HOP", "close_windows", "columns", "latency_load",
+    "layout", "measured_pending", "rng_seed", "run", "workspace",
 ]  # fmt: skip
 
 RUNNING, DONE, FULL, DEADLOCK, IDLE_END = 0, 1, 2, 3, 4  # run() status
@@ -1928,6 +1928,16 @@ def latency_load(pk, n, now, measured_only):
             total += (now - ctime) * pk[_ix(q + PK_SIZE)]
             count += pk[_ix(q + PK_SIZE)]
     return total, count
+
+
+@numba.njit(cache=True, error_model="numpy")
+def columns(pk, n, fields):
+    """Fields ``fields`` (``PK_*``) of the first ``n`` packet records, one row each."""
+    out = np.empty((fields.size, n), dtype=np.int64)
+    for p in range(n):
+        for j in range(fields.size):
+            out[_ix(j), _ix(p)] = pk[_ix(p * N_PK + fields[_ix(j)])]
+    return out
 
 
 @numba.njit(cache=True, _nrt=False, error_model="numpy")

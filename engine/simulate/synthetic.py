@@ -205,7 +205,7 @@ def _latency_exceeded(machine, run: SyntheticRun, *, counted_measured: bool) -> 
 def _summarize(run, noc, topo, machine, exceeded, in_warmup, wall) -> SyntheticResult:
     """The run's figures; a run stopped at the end of its warm-up reports the warm-up's
     packets, as BookSim2 prints the statistics it has when it aborts."""
-    pk = machine.packets()
+    pk = machine.packets("src", "ctime", "itime", "atime", "hops", "meas", "parent", "size")
     ids = np.arange(pk["src"].size)
     roots = pk["parent"] == ids
     if in_warmup:
