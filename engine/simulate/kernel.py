@@ -148,8 +148,11 @@ G_OPEN, G_LEFT, G_DONE = range(3)
 # ctr
 (C_T, C_NPK, C_INFLIGHT, C_PROGRESS, C_MEASURE_FROM, C_MEASURE_TO, C_DELIVERED, C_LAST_DONE,
  C_OPEN_GROUP, C_REL_PTR, C_WINDOW, C_FHEAP_N, C_GHEAP_N, C_NSRC, C_GEN_P, C_STAMP,
- C_VISITS, C_TRACK, C_TRACK_K, C_TRACK_N, C_SQN) = range(21)  # fmt: skip
-N_CTR = 21
+ C_VISITS, C_TRACK, C_TRACK_K, C_TRACK_N, C_SQN, C_GCAL_N) = range(22)  # fmt: skip
+N_CTR = 22
+# the synthetic sources' next packets: terminal n due at cycle c within GCAL cycles is bit n
+# of gcal[c % GCAL] (C_GCAL_N of them), a later one in the heap gheap
+GCAL = 256
 # sq: tails waiting for their core's server (parallel meshes, cores as servers): cfg[CF_SQS]
 # slots, one per cycle in which they are served, each a count then cfg[CF_SQC] entries (SQ_*)
 SQ_ARR, SQ_P, SQ_R, SQ_O, SQ_OV = range(5)
@@ -1617,10 +1620,21 @@ def _pattern_dest(cfg, perm, row_ptr, dest_tab, cum, fraction, rng, src):
     return dest_tab[_ix(hi - 1)]
 
 
+@numba.njit(cache=True, inline="always", error_model="numpy")
+def _next_packet_at(gcal, gheap, gpri, gpos, ctr, t, n, when):
+    """Terminal n's next packet comes at cycle ``when`` (≥ t)."""
+    if when - t < GCAL:
+        gcal[_ix(when & (GCAL - 1)), _ix(n >> 6)] |= np.int64(1) << (n & 63)
+        ctr[C_GCAL_N] += 1
+    else:
+        ctr[C_GHEAP_N] = update(gheap, gpri, gpos, ctr[C_GHEAP_N], n, -float(when))
+
+
 @numba.njit(cache=True, _nrt=False, error_model="numpy")
-def _generate(cfg, nd, pk, dest, src_list, gheap, gpri, gpos, ctr, perm, row_ptr, dest_tab, cum,
-              fraction, rng, t, inject_p, size, measured):  # fmt: skip
-    """New synthetic packets of cycle t (each terminal a Bernoulli(inject_p) process)."""
+def _generate(cfg, nd, pk, dest, src_list, gheap, gpri, gpos, gcal, ctr, perm, row_ptr, dest_tab,
+              cum, fraction, rng, t, inject_p, size, measured):  # fmt: skip
+    """New synthetic packets of cycle t (each terminal a Bernoulli(inject_p) process), the
+    terminals in the order of their ids."""
     n_nodes = cfg[CF_NODES]
     log_q = math.log(1.0 - inject_p) if inject_p < 1.0 else 0.0
     if ctr[C_GEN_P] != np.int64(inject_p * 1e15):  # a new rate: draw every first arrival
@@ -1628,33 +1642,45 @@ def _generate(cfg, nd, pk, dest, src_list, gheap, gpri, gpos, ctr, perm, row_ptr
         ctr[C_GHEAP_N] = 0
         for n in range(n_nodes):
             gpos[_ix(n)] = -1
+        gcal[:] = 0
+        ctr[C_GCAL_N] = 0
         if inject_p > 0.0:
             for n in range(n_nodes):
-                ctr[C_GHEAP_N] = update(gheap, gpri, gpos, ctr[C_GHEAP_N], n,
-                                        -float(t + _gap(rng, inject_p, log_q)))  # fmt: skip
-    while ctr[C_GHEAP_N] > 0 and -gpri[_ix(gheap[0])] <= t:
+                _next_packet_at(gcal, gheap, gpri, gpos, ctr, t, n,
+                                t + _gap(rng, inject_p, log_q))  # fmt: skip
+    s = t & (GCAL - 1)
+    while ctr[C_GHEAP_N] > 0 and -gpri[_ix(gheap[0])] <= t:  # due now, from the heap
         n = gheap[0]
-        d = _pattern_dest(cfg, perm, row_ptr, dest_tab, cum, fraction, rng, n)
-        p = ctr[C_NPK]
-        ctr[C_NPK] += 1
-        dest[_ix(p)] = d  # one destination: the range [p, p + 1)
-        q = p * N_PK
-        pk[_ix(q + PK_SRC)] = n
-        pk[_ix(q + PK_LO)] = p
-        pk[_ix(q + PK_HI)] = p + 1
-        pk[_ix(q + PK_SIZE)] = size
-        pk[_ix(q + PK_CTIME)] = t
-        pk[_ix(q + PK_ITIME)] = -1
-        pk[_ix(q + PK_ATIME)] = -1
-        pk[_ix(q + PK_HOPS)] = 0
-        pk[_ix(q + PK_MEAS)] = measured
-        pk[_ix(q + PK_DONE)] = -1
-        pk[_ix(q + PK_PARENT)] = p
-        pk[_ix(q + PK_GROUP)] = -1
-        _enqueue(cfg, nd, pk, src_list, ctr, n, p)
-        nd[_ix(n * cfg[CF_NS] + ND_CREATED)] += 1
-        ctr[C_GHEAP_N] = update(gheap, gpri, gpos, ctr[C_GHEAP_N], n,
-                                -float(t + 1 + _gap(rng, inject_p, log_q)))  # fmt: skip
+        ctr[C_GHEAP_N] = pop(gheap, gpri, gpos, ctr[C_GHEAP_N])
+        gcal[_ix(s), _ix(n >> 6)] |= np.int64(1) << (n & 63)
+        ctr[C_GCAL_N] += 1
+    for w in range(gcal.shape[1]):
+        while gcal[_ix(s), _ix(w)] != 0:
+            bits = gcal[_ix(s), _ix(w)]
+            n = w * 64 + trailing_zeros(bits)
+            gcal[_ix(s), _ix(w)] = bits & (bits - 1)
+            ctr[C_GCAL_N] -= 1
+            d = _pattern_dest(cfg, perm, row_ptr, dest_tab, cum, fraction, rng, n)
+            p = ctr[C_NPK]
+            ctr[C_NPK] += 1
+            dest[_ix(p)] = d  # one destination: the range [p, p + 1)
+            q = p * N_PK
+            pk[_ix(q + PK_SRC)] = n
+            pk[_ix(q + PK_LO)] = p
+            pk[_ix(q + PK_HI)] = p + 1
+            pk[_ix(q + PK_SIZE)] = size
+            pk[_ix(q + PK_CTIME)] = t
+            pk[_ix(q + PK_ITIME)] = -1
+            pk[_ix(q + PK_ATIME)] = -1
+            pk[_ix(q + PK_HOPS)] = 0
+            pk[_ix(q + PK_MEAS)] = measured
+            pk[_ix(q + PK_DONE)] = -1
+            pk[_ix(q + PK_PARENT)] = p
+            pk[_ix(q + PK_GROUP)] = -1
+            _enqueue(cfg, nd, pk, src_list, ctr, n, p)
+            nd[_ix(n * cfg[CF_NS] + ND_CREATED)] += 1
+            _next_packet_at(gcal, gheap, gpri, gpos, ctr, t, n,
+                            t + 1 + _gap(rng, inject_p, log_q))  # fmt: skip
 
 
 @numba.njit(cache=True, _nrt=False, error_model="numpy")
@@ -1775,9 +1801,9 @@ def _release(cfg, nd, pk, src_list, rel_order, rel_off, grp_ptr, grp, ctr, t):
 @numba.njit(cache=True, _nrt=False, nogil=True, error_model="numpy")
 def run(cfg, tp, ns, st, nd, pk, dest, dsvc, rel_order, rel_off, grp_ptr, grp, sq, link_flits,
         win_link, win_occ, win_wait, ctr, rng, due, wheel, wn, fheap, fpri, fpos, mark, gheap,
-        gpri, gpos, src_list, perm, row_ptr, dest_tab, cum, fraction, req_in, req_out, sreq_in,
-        sreq_out, m_in, m_out, cand, sw_vc, sw_br, cur, t_end, inject_p, size, measured, window,
-        stop_when_idle):  # fmt: skip
+        gpri, gpos, gcal, src_list, perm, row_ptr, dest_tab, cum, fraction, req_in, req_out,
+        sreq_in, sreq_out, m_in, m_out, cand, sw_vc, sw_br, cur, t_end, inject_p, size, measured,
+        window, stop_when_idle):  # fmt: skip
     """Advance from ``ctr[C_T]`` to ``t_end`` (exclusive). Returns a status.
 
     ``inject_p``: packets per terminal and cycle of the synthetic sources; ``measured``: the
@@ -1809,7 +1835,7 @@ def run(cfg, tp, ns, st, nd, pk, dest, dsvc, rel_order, rel_off, grp_ptr, grp, s
             next_release = _release(cfg, nd, pk, src_list, rel_order, rel_off, grp_ptr, grp,
                                     ctr, t)  # fmt: skip
         if inject_p > 0.0 or ctr[C_GEN_P] != 0:
-            _generate(cfg, nd, pk, dest, src_list, gheap, gpri, gpos, ctr, perm, row_ptr,
+            _generate(cfg, nd, pk, dest, src_list, gheap, gpri, gpos, gcal, ctr, perm, row_ptr,
                       dest_tab, cum, fraction, rng, t, inject_p, size, measured)  # fmt: skip
         moved = 0
         if ctr[C_NSRC] > 0:
@@ -1882,6 +1908,15 @@ def run(cfg, tp, ns, st, nd, pk, dest, dsvc, rel_order, rel_off, grp_ptr, grp, s
                 when = np.int64(-gpri[_ix(gheap[0])])
                 if when < nxt:
                     nxt = when
+            if ctr[C_GCAL_N] > 0:
+                for d in range(1, GCAL):
+                    c = (t + d) & (GCAL - 1)
+                    if t + d >= nxt:
+                        break
+                    for w in range(gcal.shape[1]):
+                        if gcal[_ix(c), _ix(w)] != 0:
+                            nxt = t + d
+                            break
             if ctr[C_SQN] > 0:  # tails waiting for their servers (they return credits)
                 routers_due = True
                 for d in range(1, cfg[CF_SQS] + 1):
