@@ -119,12 +119,10 @@ N_LQ = 3
 CQ_V, CQ_T = range(2)
 N_CQ = 2
 # … misc: busy VCs, bit masks of the ports with link / credit queue entries, the router's
-# x and y, stall cycles; then, per input VC, its port and its VC (no divisions in the loop)
-M_BUSY, M_LQ, M_CQ, M_X, M_Y, M_STALL = range(6)
-M_WIN = M_STALL + 4  # the trace window of the router's last cycle (its buffers' are in it)
-# the unicast kernel's (``_router_unicast``): its busy input VCs and its held output VCs, as
-# bit masks (bit i · V + v)
-M_VCS, M_HELD = M_WIN + 1, M_WIN + 2
+# x and y, the unicast kernel's (``_router_unicast``) busy input VCs and held output VCs as
+# bit masks (bit i · V + v), the trace window of the router's last cycle (its buffers' are
+# in it), stall cycles; then, per input VC, its port and its VC (no divisions in the loop)
+M_BUSY, M_LQ, M_CQ, M_X, M_Y, M_VCS, M_HELD, M_WIN, M_STALL = range(9)
 S_VC_BUSY, S_VC_LOST, S_NO_CREDIT, S_SW_LOST = range(4)
 # a trace's waits per window and router (``win_wait[w, r * N_WAIT + W_*]``): cycles a VC
 # waited for an output VC (every one held, or an allocation lost), for a downstream credit
@@ -132,7 +130,7 @@ S_VC_BUSY, S_VC_LOST, S_NO_CREDIT, S_SW_LOST = range(4)
 W_VC, W_CREDIT, W_SWITCH = range(3)
 N_WAIT = 3
 W_OF_STALL = (W_VC, W_VC, W_CREDIT, W_SWITCH)  # the S_* order
-N_MISC = 13
+N_MISC = 12
 # a terminal's block: fields, then per VC (NV_*), then its credit queue (CQ_*)
 (ND_QHEAD, ND_QTAIL, ND_SENT, ND_LAST, ND_VC, ND_CQ_H, ND_CQ_N, ND_FREE, ND_ACC,
  ND_CREATED, ND_ACTIVE) = range(11)  # fmt: skip
@@ -171,6 +169,7 @@ def layout(P: int, V: int, B: int, D: int, ql: int, qc: int) -> dict:  # noqa: N
     """Offsets of the records in a router's block and a terminal's block (``CF_*`` keys)."""
     off, at = {}, 0
     for key, size in (
+        (CF_OMISC, N_MISC + 2 * P * V),  # first: a flit put into the router reads it
         (CF_OVC, P * V * N_VC),
         (CF_OOV, P * V * N_OV),
         (CF_OBR, P * V * B * N_BR),
@@ -182,7 +181,6 @@ def layout(P: int, V: int, B: int, D: int, ql: int, qc: int) -> dict:  # noqa: N
         (CF_OCQ, P * qc * N_CQ),
         (CF_OVA, P * V + P * V * B),  # VC allocator: grant pointers, then accept pointers
         (CF_OACT, 2 * P * V),  # the busy VCs, then each VC's place in that list
-        (CF_OMISC, N_MISC + 2 * P * V),
     ):
         off[key] = at
         at += size
