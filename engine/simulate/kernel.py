@@ -122,7 +122,7 @@ N_CQ = 2
 # x and y, the unicast kernel's (``_router_unicast``) busy input VCs and held output VCs as
 # bit masks (bit i · V + v), the trace window of the router's last cycle (its buffers' are
 # in it), stall cycles; then, per input VC, its port and its VC (no divisions in the loop)
-M_BUSY, M_LQ, M_CQ, M_X, M_Y, M_VCS, M_HELD, M_WIN, M_STALL = range(9)
+M_BUSY, M_LQ, M_CQ, M_X, M_Y, M_VCS, M_HELD, M_VAS, M_WIN, M_STALL = range(10)
 S_VC_BUSY, S_VC_LOST, S_NO_CREDIT, S_SW_LOST = range(4)
 # a trace's waits per window and router (``win_wait[w, r * N_WAIT + W_*]``): cycles a VC
 # waited for an output VC (every one held, or an allocation lost), for a downstream credit
@@ -130,7 +130,7 @@ S_VC_BUSY, S_VC_LOST, S_NO_CREDIT, S_SW_LOST = range(4)
 W_VC, W_CREDIT, W_SWITCH = range(3)
 N_WAIT = 3
 W_OF_STALL = (W_VC, W_VC, W_CREDIT, W_SWITCH)  # the S_* order
-N_MISC = 12
+N_MISC = 13
 # a terminal's block: fields, then per VC (NV_*), then its credit queue (CQ_*)
 (ND_QHEAD, ND_QTAIL, ND_SENT, ND_LAST, ND_VC, ND_CQ_H, ND_CQ_N, ND_FREE, ND_ACC,
  ND_CREATED, ND_ACTIVE) = range(11)  # fmt: skip
@@ -1275,6 +1275,7 @@ def _route_unicast(cfg, ns, st, pk, dest, rb, iv, t_from, d):
     st[_ix(vb + VC_SENT)] = 0
     st[_ix(vb + VC_STATE)] = V_VCALLOC
     st[_ix(vb + VC_FROM)] = t_from + cfg[CF_RD]
+    st[_ix(rb + cfg[CF_OMISC] + M_VAS)] |= np.int64(1) << iv
 
 
 @numba.njit(cache=True, _nrt=False, forceinline=True, error_model="numpy")
@@ -1350,23 +1351,33 @@ def _router_unicast(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, wi
     sa_clash = False  # … some of which share an input or an output
     asked = np.int64(0)  # the VCs that asked for the switch
     acted = np.int64(0)  # … or for an output VC
-    m = st[_ix(misc + M_VCS)]
+    busy = st[_ix(misc + M_VCS)]
+    ready = np.int64(0)  # the busy VCs whose next stage may run now (no branch per VC)
+    m = busy
+    while m != 0:
+        iv = trailing_zeros(m)
+        m &= m - 1
+        ready |= np.int64(st[_ix(o_vc + iv * N_VC + VC_FROM)] <= t) << iv
+    vas = st[_ix(misc + M_VAS)]
+    m = ready & vas  # routed heads: VC allocation
     while m != 0:
         iv = trailing_zeros(m)
         m &= m - 1
         vb = o_vc + iv * N_VC
-        if st[_ix(vb + VC_FROM)] > t:
-            continue
         o = st[_ix(vb + VC_OUT)]
-        if st[_ix(vb + VC_STATE)] == V_VCALLOC:
-            if ~(held >> (o * V)) & vfull == 0:
-                _block(st, vb, t, S_VC_BUSY)  # every VC of its port is held
-                continue
-            va_ports |= 1 << o
-            va_vcs[_ix(o)] |= np.int64(1) << iv  # it asks for every free VC of port o
-            acted |= np.int64(1) << iv
-            _unblock(st, vb, stalls, t, win_wait, 0, r)
+        if ~(held >> (o * V)) & vfull == 0:
+            _block(st, vb, t, S_VC_BUSY)  # every VC of its port is held
             continue
+        va_ports |= 1 << o
+        va_vcs[_ix(o)] |= np.int64(1) << iv  # it asks for every free VC of port o
+        acted |= np.int64(1) << iv
+        _unblock(st, vb, stalls, t, win_wait, 0, r)
+    m = ready & ~vas  # VCs holding an output VC: switch allocation
+    while m != 0:
+        iv = trailing_zeros(m)
+        m &= m - 1
+        vb = o_vc + iv * N_VC
+        o = st[_ix(vb + VC_OUT)]
         if st[_ix(vb + VC_N)] == 0 or st[_ix(o_bat + iv * D + st[_ix(vb + VC_HEAD)])] > t:
             continue  # its next flit has not arrived
         if _credits(st, o_ov, o_cr, o * V + st[_ix(vb + VC_OVC)], D, t) <= 0:
@@ -1435,10 +1446,12 @@ def _router_unicast(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, wi
                 held |= np.int64(1) << g
                 st[_ix(vb + VC_OVC)] = g - o * V
                 st[_ix(vb + VC_STATE)] = V_ACTIVE
+                vas &= ~(np.int64(1) << a)
             else:
                 st[_ix(stalls + S_VC_LOST)] += 1
             st[_ix(vb + VC_FROM)] = t + 1
         st[_ix(misc + M_HELD)] = held
+        st[_ix(misc + M_VAS)] = vas
     # ---------------------------------------------------------- switch allocation
     if n_sa > 0:
         if not sa_clash:  # no two requests share an input or an output: each is granted
