@@ -1496,6 +1496,20 @@ def _router_unicast(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, wi
             return t + 1
     nxt = NEVER
     held = st[_ix(misc + M_HELD)]
+    vas = st[_ix(misc + M_VAS)]
+    mm = m & vas  # routed heads
+    while mm != 0:
+        iv = trailing_zeros(mm)
+        mm &= mm - 1
+        vb = o_vc + iv * N_VC
+        fr = st[_ix(vb + VC_FROM)]
+        if ~(held >> (st[_ix(vb + VC_OUT)] * V)) & vfull:
+            when = fr if fr > t + 1 else t + 1
+            if when < nxt:
+                nxt = when
+        else:  # it waits from when it is ready
+            _block(st, vb, max(t + 1, fr), S_VC_BUSY)
+    m &= ~vas  # VCs holding an output VC
     while m != 0:
         iv = trailing_zeros(m)
         m &= m - 1
@@ -1503,12 +1517,7 @@ def _router_unicast(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, wi
         fr = st[_ix(vb + VC_FROM)]
         o = st[_ix(vb + VC_OUT)]
         when = NEVER
-        if st[_ix(vb + VC_STATE)] == V_VCALLOC:
-            if ~(held >> (o * V)) & vfull:
-                when = fr
-            else:  # it waits from when it is ready
-                _block(st, vb, max(t + 1, fr), S_VC_BUSY)
-        elif st[_ix(vb + VC_N)] > 0:
+        if st[_ix(vb + VC_N)] > 0:
             a = st[_ix(o_bat + iv * D + st[_ix(vb + VC_HEAD)])]
             if a > t:
                 when = a if a > fr else fr
