@@ -462,17 +462,13 @@ def _dor_port(ns, d, x, y, yx):
     """The output port by which a router at (x, y) sends towards terminal d, in dimension
     order (X then Y, or Y then X when ``yx``)."""
     dx, dy = ns[_ix(d * N_NS + NS_X)], ns[_ix(d * N_NS + NS_Y)]
+    # as arithmetic, not branches: where a packet turns is data a branch cannot predict
+    mx, my = np.int64(dx != x), np.int64(dy != y)
+    px, py = np.int64(dx < x), 2 + np.int64(dy < y)  # W (1) or E (0); N (3) or S (2)
+    local = ns[_ix(d * N_NS + NS_PORT)]
     if yx == 0:
-        if dx != x:
-            return 1 if dx < x else 0
-        if dy != y:
-            return 3 if dy < y else 2
-    else:
-        if dy != y:
-            return 3 if dy < y else 2
-        if dx != x:
-            return 1 if dx < x else 0
-    return ns[_ix(d * N_NS + NS_PORT)]
+        return mx * px + (1 - mx) * (my * py + (1 - my) * local)
+    return my * py + (1 - my) * (mx * px + (1 - mx) * local)
 
 
 @numba.njit(cache=True, _nrt=False, forceinline=True, error_model="numpy")
