@@ -51,7 +51,8 @@ bookkeeping. A sender writes a flit straight into the buffer it arrives in, with
 (``_put``), and routes a head that reaches an idle VC, so there is no link queue to read and
 the router is due only when the flit can act; the busy VCs and the held output VCs are bit
 masks; each output VC's returning credits wait in its own ring, counted when asked for
-(``_credits``), and wake the router only when a VC waits for them. It is 1.4–2× faster.
+(``_credits``), and wake the router only when a VC waits for them; a pass over the VCs
+picks them by masks, not by a branch per VC. It is 2.7–3.1× faster on uniform traffic.
 
 State is flat. All of router ``r`` lives in one block of ``st`` (``r · cfg[CF_RS]`` on),
 its records field-last (``VC_*`` per input VC, ``OV_*`` per output VC, ``BR_*`` per branch,
@@ -1324,10 +1325,13 @@ def _router_unicast(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, wi
                     due, wheel, wn, fheap, fpri, fpos, mark, r, t, req_in, req_out, sreq_in,
                     sreq_out, m_in, m_out, cand, sw_vc, sw_br):  # fmt: skip
     """``_router`` for packets of one destination, allocations of one cycle and no trace: the
-    same cycle, bit for bit (tests/engine/test_simulate_unicast.py), with one pass over the
-    busy VCs, which the router keeps as a bit mask (``M_VCS``) beside the output VCs held
-    (``M_HELD``). Flits are already in their buffers (``_put``) and credits in their output
-    VCs' rings (``_credits``), and a VC's grants are acted on as the allocators return them."""
+    same cycle, bit for bit (tests/engine/test_simulate_unicast.py). The router keeps its
+    busy VCs, its routed heads and its held output VCs as bit masks (``M_VCS``, ``M_VAS``,
+    ``M_HELD``); the VCs ready now are found without a branch per VC (a mispredicted branch
+    costs more than the rest of a VC's check), routed heads and VCs holding an output VC are
+    taken in loops of their own. Flits are already in their buffers (``_put``) and credits in
+    their output VCs' rings (``_credits``), and a VC's grants are acted on as the allocators
+    return them."""
     P, V, D = cfg[CF_P], cfg[CF_V], cfg[CF_D]  # noqa: N806
     st_delay = cfg[CF_ST]
     rb = r * cfg[CF_RS]
