@@ -123,7 +123,7 @@ N_CQ = 2
 # x and y, the unicast kernel's (``_router_unicast``) busy input VCs and held output VCs as
 # bit masks (bit i · V + v), the trace window of the router's last cycle (its buffers' are
 # in it), stall cycles; then, per input VC, its port and its VC (no divisions in the loop)
-M_BUSY, M_LQ, M_CQ, M_X, M_Y, M_VCS, M_HELD, M_VAS, M_WIN, M_STALL = range(10)
+M_BUSY, M_LQ, M_CQ, M_X, M_Y, M_VCS, M_HELD, M_VAS, M_CWAIT, M_WIN, M_STALL = range(11)
 S_VC_BUSY, S_VC_LOST, S_NO_CREDIT, S_SW_LOST = range(4)
 # a trace's waits per window and router (``win_wait[w, r * N_WAIT + W_*]``): cycles a VC
 # waited for an output VC (every one held, or an allocation lost), for a downstream credit
@@ -131,7 +131,7 @@ S_VC_BUSY, S_VC_LOST, S_NO_CREDIT, S_SW_LOST = range(4)
 W_VC, W_CREDIT, W_SWITCH = range(3)
 N_WAIT = 3
 W_OF_STALL = (W_VC, W_VC, W_CREDIT, W_SWITCH)  # the S_* order
-N_MISC = 13
+N_MISC = 14
 # a terminal's block: fields, then per VC (NV_*), then its credit queue (CQ_*)
 (ND_QHEAD, ND_QTAIL, ND_SENT, ND_LAST, ND_VC, ND_CQ_H, ND_CQ_N, ND_FREE, ND_ACC,
  ND_CREATED, ND_ACTIVE) = range(11)  # fmt: skip
@@ -1382,6 +1382,7 @@ def _router_unicast(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, wi
             continue  # its next flit has not arrived
         if _credits(st, o_ov, o_cr, o * V + st[_ix(vb + VC_OVC)], D, t) <= 0:
             _block(st, vb, t, S_NO_CREDIT)  # the downstream buffer is full
+            st[_ix(misc + M_CWAIT)] |= np.int64(1) << (o * V + st[_ix(vb + VC_OVC)])
             continue
         if st[_ix(o_pt + o * N_PT + PT_OUT_FREE)] > t + st_delay:
             continue  # the link still serializes an earlier flit
@@ -1405,6 +1406,7 @@ def _router_unicast(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, wi
             if dv < dc:
                 sw_vc[_ix(i * P + o)] = v
         _unblock(st, vb, stalls, t, win_wait, 0, r)
+        st[_ix(misc + M_CWAIT)] &= ~(np.int64(1) << (o * V + st[_ix(vb + VC_OVC)]))
         asked |= np.int64(1) << iv
         acted |= np.int64(1) << iv
     # ---------------------------------------------------------- VC allocation
@@ -1529,6 +1531,7 @@ def _router_unicast(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, wi
                     when = st[_ix(o_cr + ov * D + st[_ix(ob + OV_CR_H)])]
                 if when > max(t + 1, fr):  # it waits from when it is ready (as _router)
                     _block(st, vb, max(t + 1, fr), S_NO_CREDIT)
+                    st[_ix(misc + M_CWAIT)] |= np.int64(1) << ov
                 elif when < fr:
                     when = fr
             else:
@@ -1582,12 +1585,9 @@ def _send_unicast(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, ctr,
         up = tp[_ix((r * P + i) * N_T + T_NBR)]
         when = t + tp[_ix((up * P + (i ^ 1)) * N_T + T_LAT)] + 1 + cfg[CF_CD]
         _cq_push(cfg, st, up, i ^ 1, v, when)
-        ub = up * cfg[CF_RS]
-        owner = st[_ix(ub + cfg[CF_OOV] + ((i ^ 1) * V + v) * N_OV + OV_OWNER)]
-        if owner >= 0:  # a VC that waits for this credit is due when it comes
-            wb = ub + cfg[CF_OVC] + owner * N_VC
-            if st[_ix(wb + VC_BLOCKED)] >= 0 and st[_ix(wb + VC_BLOCK_WHY)] == S_NO_CREDIT:
-                _schedule(due, wheel, wn, fheap, fpri, fpos, mark, ctr, up, when)
+        # a VC that waits for this credit (M_CWAIT: its output VC's bit) is due when it comes
+        if (st[_ix(up * cfg[CF_RS] + cfg[CF_OMISC] + M_CWAIT)] >> ((i ^ 1) * V + v)) & 1:
+            _schedule(due, wheel, wn, fheap, fpri, fpos, mark, ctr, up, when)
     else:  # … or to the terminal of this local port
         n = tp[_ix((r * P + i) * N_T + T_OUT_NODE)]
         _ncq_push(cfg, nd, n, v, t + ns[_ix(n * N_NS + NS_INJ_LAT)] + 1)
