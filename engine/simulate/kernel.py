@@ -52,7 +52,7 @@ bookkeeping. A sender writes a flit straight into the buffer it arrives in, with
 the router is due only when the flit can act; the busy VCs and the held output VCs are bit
 masks; each output VC's returning credits wait in its own ring, counted when asked for
 (``_credits``), and wake the router only when a VC waits for them; a pass over the VCs
-picks them by masks, not by a branch per VC. It is 2.7–3.1× faster on uniform traffic.
+picks them by masks, not by a branch per VC. It is about 3× faster on uniform traffic.
 
 State is flat. All of router ``r`` lives in one block of ``st`` (``r · cfg[CF_RS]`` on),
 its records field-last (``VC_*`` per input VC, ``OV_*`` per output VC, ``BR_*`` per branch,
