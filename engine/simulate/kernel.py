@@ -55,9 +55,10 @@ masks; each output VC's returning credits wait in its own ring, counted when ask
 picks them by masks, not by a branch per VC. It is about 3× faster on uniform traffic.
 
 State is flat. All of router ``r`` lives in one block of ``st`` (``r · cfg[CF_RS]`` on),
-its records field-last (``VC_*`` per input VC, ``OV_*`` per output VC, ``BR_*`` per branch,
-``PT_*`` per port, then buffers, link and credit queues, allocator pointers, the busy list
-and stall counters, at the offsets ``layout`` gives); a terminal's state is one block of
+its records field-last (``M_*``: masks, position and stall counters first, then ``VC_*`` per
+input VC, ``OV_*`` per output VC, ``BR_*`` per branch, ``PT_*`` per port, then buffers,
+arrival cycles, credit rings, link and credit queues, allocator pointers and the busy list,
+at the offsets ``layout`` gives); a terminal's state is one block of
 ``nd``, a packet one row of ``pk``. ``run`` advances a whole span of cycles per call and
 returns a status, so Python only steps in to grow arrays, change phase or stop.
 """
