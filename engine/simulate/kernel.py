@@ -617,6 +617,20 @@ def _next_credit(cfg, st, rb, o, v):
 
 
 @numba.njit(cache=True, inline="always", error_model="numpy")
+def _supersedes(st, o_pt, i, v, held, V):  # noqa: N803
+    """Whether VC v of input port i goes before VC ``held`` of the same port to the switch:
+    one VC per (input, output) asks, the first at or after the port's round-robin pointer
+    (BookSim2's ``Supersedes``)."""
+    rr = st[_ix(o_pt + i * N_PT + PT_SW_RR)]
+    dv, dc = v - rr, held - rr
+    if dv < 0:
+        dv += V
+    if dc < 0:
+        dc += V
+    return dv < dc
+
+
+@numba.njit(cache=True, inline="always", error_model="numpy")
 def _can_ask(st, o_ov, bb, nbr, V):  # noqa: N803
     """Whether a routed head (branches at ``bb``) may ask for output VCs: every port it still
     needs has a free one. A multicast head that asked while one of its ports was wholly held
@@ -879,16 +893,9 @@ def _router(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, win_link, 
                         n_sa += 1
                         sw_vc[_ix(i * P + o)] = v
                         sw_br[_ix(i * P + o)] = b
-                    else:
-                        rr = st[_ix(o_pt + i * N_PT + PT_SW_RR)]
-                        dv, dc = v - rr, held - rr
-                        if dv < 0:
-                            dv += V
-                        if dc < 0:
-                            dc += V
-                        if dv < dc:
-                            sw_vc[_ix(i * P + o)] = v
-                            sw_br[_ix(i * P + o)] = b
+                    elif _supersedes(st, o_pt, i, v, held, V):
+                        sw_vc[_ix(i * P + o)] = v
+                        sw_br[_ix(i * P + o)] = b
                     asked = True
                 if asked:
                     if ctr[C_TRACK] >= 0 and st[_ix(vb + VC_PK)] == ctr[C_TRACK]:
@@ -1397,15 +1404,8 @@ def _router_unicast(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, wi
             sa_clash = sa_clash or (sa_in >> i) & 1 == 1 or (sa_out >> o) & 1 == 1
             sa_in |= 1 << i
             sa_out |= 1 << o
-        else:  # one VC per (input, output), round robin from sw_rr (as _router)
-            rr = st[_ix(o_pt + i * N_PT + PT_SW_RR)]
-            dv, dc = v - rr, held_v - rr
-            if dv < 0:
-                dv += V
-            if dc < 0:
-                dc += V
-            if dv < dc:
-                sw_vc[_ix(i * P + o)] = v
+        elif _supersedes(st, o_pt, i, v, held_v, V):  # one VC per (input, output)
+            sw_vc[_ix(i * P + o)] = v
         _unblock(st, vb, stalls, t, win_wait, 0, r)
         st[_ix(misc + M_CWAIT)] &= ~(np.int64(1) << (o * V + st[_ix(vb + VC_OVC)]))
         asked |= np.int64(1) << iv
@@ -1571,8 +1571,7 @@ def _send_unicast(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, ctr,
     if o < 4:
         nb = tp[_ix(tb + T_NBR)]
         when = _put(cfg, ns, st, pk, dest, nb, o ^ 1, ov, f, st[_ix(vb + VC_DEST)], arrive)
-        if when < NEVER:
-            _schedule(due, wheel, wn, fheap, fpri, fpos, mark, ctr, nb, when)
+        _schedule(due, wheel, wn, fheap, fpri, fpos, mark, ctr, nb, when)  # (NEVER: no-op)
         ctr[C_INFLIGHT] += 1
     else:  # it leaves the network, reaching the terminal at ``arrive``
         _sink(cfg, tp, st, nd, pk, dsvc, grp, sq, ctr, r, o, ov, f, arrive)
@@ -1765,8 +1764,7 @@ def _inject(cfg, ns, st, nd, pk, dest, link_flits, win_link, ctr, due, wheel, wn
         else:
             _lq_push(cfg, st, r, ns[_ix(n * N_NS + NS_PORT)], p * FLIT + k, c, arrive)
             when = arrive
-        if when < NEVER:
-            _schedule(due, wheel, wn, fheap, fpri, fpos, mark, ctr, r, when)
+        _schedule(due, wheel, wn, fheap, fpri, fpos, mark, ctr, r, when)  # (NEVER: no-op)
         ctr[C_INFLIGHT] += 1
         lid = 4 * n_r + n
         link_flits[_ix(lid)] += 1
