@@ -4,7 +4,10 @@
   link latencies, and its cores), a configuration (``PREFIX.cfg``) with the router of the
   hardware's ``[noc]`` section, and the step's packets (``PREFIX.trace``: one line per
   packet and destination, ``cycle source destination flits``, the cycle the packet was
-  ready at its source core). Stock BookSim2 routes an anynet by its own minimal-path
+  ready at its source core). The lines are in the order the step injected the packets, so
+  a replay that sends each source's packets in the order of their lines reproduces the
+  step's traffic (every packet of a pipelined step is ready at cycle 0: the order is all
+  that says which goes first). Stock BookSim2 routes an anynet by its own minimal-path
   tables, not X-then-Y, and has no trace injection: the trace is for builds that replay
   one; the configuration runs the topology with uniform traffic at the step's mean rate.
 * **Noxim**: a traffic table (``src dst pir por t_on t_off t_period`` per line), one line
@@ -30,8 +33,9 @@ __all__ = ["booksim_files", "noxim_table", "step_packets"]
 
 
 def step_packets(result) -> dict[str, np.ndarray]:
-    """Per packet and destination core of a simulated step (a ``StepResult``): source core,
-    destination core, the cycle it was ready, its flits."""
+    """Per packet and destination core of a simulated step (a ``StepResult``), in the order
+    the step injected them: source core, destination core, the cycle it was ready, its
+    flits, the cycle its head left the source."""
     machine = result.machine
     pk = machine.packets()
     roots = np.flatnonzero(pk["parent"] == np.arange(pk["parent"].size))
@@ -39,12 +43,15 @@ def step_packets(result) -> dict[str, np.ndarray]:
     at = np.repeat(roots, count)
     first = np.repeat(pk["lo"][roots], count)
     offset = np.arange(at.size) - np.repeat(np.cumsum(count) - count, count)
-    return {
+    rows = {
         "src": pk["src"][at],
         "dst": machine.dest[first + offset],
         "cycle": pk["ctime"][at],
         "flits": pk["size"][at],
+        "injected": pk["itime"][at],
     }
+    order = np.lexsort((rows["injected"], rows["cycle"]))  # stable: a packet's copies together
+    return {key: value[order] for key, value in rows.items()}
 
 
 def _one_mesh_note(topo, comment: str) -> str:
@@ -73,7 +80,6 @@ def booksim_files(result, hardware, prefix) -> list[Path]:
         parts += [f"node {core}" for core in np.flatnonzero(topo.node_router == r).tolist()]
         lines.append(" ".join(parts))
     packets = step_packets(result)
-    order = np.lexsort((packets["dst"], packets["src"], packets["cycle"]))
     rate = packets["flits"].sum() / max(1, result.step_cycles) / max(1, topo.n_nodes)
     allocator = "islip" if noc.allocator == "islip" else "separable_input_first"
     cfg = f"""// BookSim2 configuration of a MeshScope step: {result.mode},
@@ -102,8 +108,8 @@ sim_type = latency;
     trace = "".join(
         f"{c} {s} {d} {f}\n"
         for c, s, d, f in zip(
-            packets["cycle"][order].tolist(), packets["src"][order].tolist(),
-            packets["dst"][order].tolist(), packets["flits"][order].tolist(), strict=True,
+            packets["cycle"].tolist(), packets["src"].tolist(), packets["dst"].tolist(),
+            packets["flits"].tolist(), strict=True,
         )
     )  # fmt: skip
     for path, text in zip(paths, ("\n".join(lines) + "\n", cfg, trace), strict=True):
