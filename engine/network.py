@@ -213,7 +213,25 @@ class Network:
     # ------------------------------------------------------------- properties
     @property
     def n_neurons(self) -> int:
+        """Every neuron, the spike sources' (inputs) included."""
         return int(self.rate.shape[0])
+
+    @property
+    def n_input_neurons(self) -> int:
+        """The neurons of spike-source populations: inputs, which run on no core."""
+        return int(np.asarray(self.population_sizes)[list(self.spike_source)].sum())
+
+    @property
+    def n_core_neurons(self) -> int:
+        """The neurons that run on cores (every neuron but the inputs)."""
+        return self.n_neurons - self.n_input_neurons
+
+    def neuron_count_text(self) -> str:
+        """'11,264 neurons on cores and 1,024 inputs' (no inputs: '11,264 neurons')."""
+        text = f"{self.n_core_neurons:,} neurons"
+        if self.n_input_neurons:
+            text += f" on cores and {self.n_input_neurons:,} inputs"
+        return text
 
     @property
     def n_synapses(self) -> int:

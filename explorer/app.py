@@ -194,7 +194,7 @@ def _subtitle(state: ExplorerState) -> str:
         f"<b>{escape(state.placer)}</b> placement"
     )
     return (
-        f"<b>{escape(net.name)}</b> ({net.n_neurons:,} neurons, {net.n_populations} populations)"
+        f"<b>{escape(net.name)}</b> ({net.neuron_count_text()}, {net.n_populations} populations)"
         f" on <b>{escape(hw.name)}</b> ({hw.grid_width}×{hw.grid_height} routers, "
         f"{hw.cores_per_router} core{'s' if hw.cores_per_router > 1 else ''} each)"
         f" · {mapping.partition.n_parts} partitions · {how}"

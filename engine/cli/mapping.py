@@ -313,7 +313,7 @@ def cmd_convert(args) -> int:
     finally:
         steps.close()
     print(
-        f"wrote {network.name} ({network.n_neurons} neurons, {network.n_synapses} synapses) "
+        f"wrote {network.name} ({network.neuron_count_text()}, {network.n_synapses:,} synapses) "
         f"to {args.out}"
     )
     return 0
@@ -343,7 +343,8 @@ def network_info(network) -> dict:
         )
     return {
         "network": network.name,
-        "neurons": network.n_neurons,
+        "neurons": network.n_core_neurons,  # on cores
+        "input_neurons": network.n_input_neurons,  # spike sources: on no core
         "synapses": network.n_synapses,
         "populations": rows,
         "description": network.description,
@@ -353,11 +354,12 @@ def network_info(network) -> dict:
 def cmd_info(args) -> int:
     import json
 
-    info = network_info(network_of(args))
+    network = network_of(args)
+    info = network_info(network)
     if args.json:
         print(json.dumps(info, indent=2))
         return 0
-    print(f"{info['network']}: {info['neurons']:,} neurons, {info['synapses']:,} synapses")
+    print(f"{info['network']}: {network.neuron_count_text()}, {info['synapses']:,} synapses")
     if info["description"]:
         print(f"  {info['description']}")
     print(f"  {'population':<20} {'type':<13} {'shape':<14} {'neurons':>9} {'synapses in':>12} "

@@ -345,17 +345,18 @@ def conv_synapses(w, in_hw, stride, pad) -> int:
     return total
 
 
-def expected_counts(name) -> tuple[int, int]:
-    """(neurons, synapses) of a shared example, from the file's own arrays."""
+def expected_counts(name) -> tuple[int, int, int]:
+    """(neurons on cores, input neurons, synapses) of a shared example, from the file's own
+    arrays."""
     g = nir.read(DATA / name, type_check=False)
     nnz = {k: int(np.count_nonzero(getattr(n, "weight", 0))) for k, n in g.nodes.items()}
     if name.startswith("paper_01_lif_debug"):
-        return 3, nnz["linear1"] + nnz["linear2"]
+        return 2, 1, nnz["linear1"] + nnz["linear2"]
     if name.startswith("paper_01"):
-        return 2, sum(v for k, v in nnz.items() if k in ("0", "0_LinearTorch"))
+        return 1, 1, sum(v for k, v in nnz.items() if k in ("0", "0_LinearTorch"))
     if name.startswith("paper_03"):
         n1 = g.nodes["lif1.lif"].tau_mem.size
-        return 12 + n1 + 7, nnz["fc1"] + nnz["lif1.w_rec"] + nnz["fc2"]
+        return n1 + 7, 12, nnz["fc1"] + nnz["lif1.w_rec"] + nnz["fc2"]
     # the Sinabs CNN; a 2×2 sum pool before a conv or an affine gives each of its inputs the
     # fan-out of its pooled cell: four times the synapses
     w = {k: np.asarray(g.nodes[k].weight) for k in ("0", "2", "5", "9", "11")}
@@ -366,7 +367,7 @@ def expected_counts(name) -> tuple[int, int]:
         + 4 * nnz["9"]
         + nnz["11"]
     )
-    return 2 * 34 * 34 + 2 * 16**3 + 8**3 + 256 + 10, synapses
+    return 2 * 16**3 + 8**3 + 256 + 10, 2 * 34 * 34, synapses
 
 
 @pytest.mark.filterwarnings("ignore::engine.io.nir_graph.NirWarning")
@@ -375,13 +376,18 @@ def test_every_readable_example_end_to_end(name, capsys):
     """read -> partition -> place -> evaluate -> simulate, and meshscope info's counts."""
     from engine.simulate import simulate_step
 
-    neurons, synapses = expected_counts(name)
+    neurons, inputs, synapses = expected_counts(name)
     code, out, err = run(capsys, "info", "--network", str(DATA / name), "--json")
     assert code == 0, err
     info = json.loads(out)
-    assert (info["neurons"], info["synapses"]) == (neurons, synapses)
+    assert (info["neurons"], info["input_neurons"], info["synapses"]) == (
+        neurons,
+        inputs,
+        synapses,
+    )  # the neurons on cores and the inputs (spike sources, on no core) apart
     rows = info["populations"]
-    assert sum(r["neurons"] for r in rows) == neurons
+    assert sum(r["neurons"] for r in rows if not r["spike_source"]) == neurons
+    assert sum(r["neurons"] for r in rows if r["spike_source"]) == inputs
     assert sum(r["synapses_in"] for r in rows) == sum(r["synapses_out"] for r in rows) == synapses
     mapped = build_mapping(str(DATA / name), "loihi2", placement="spread-col")
     step = simulate_step(mapped, seed=1)

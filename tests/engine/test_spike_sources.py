@@ -61,6 +61,15 @@ def test_a_spike_source_cannot_receive_synapses_nor_be_everything():
     assert replace(net, natural_cores=(0, 2)).natural_cores == (0, 2)
 
 
+def test_the_inputs_are_counted_apart_from_the_neurons_on_cores():
+    net = fan_in(n_src=3, n_dst=2)
+    assert (net.n_neurons, net.n_core_neurons, net.n_input_neurons) == (5, 2, 3)
+    assert net.neuron_count_text() == "2 neurons on cores and 3 inputs"
+    flat = replace(net, spike_source=None)
+    assert (flat.n_core_neurons, flat.n_input_neurons) == (5, 0)
+    assert flat.neuron_count_text() == "5 neurons"
+
+
 def test_the_sparse_mlps_input_is_a_spike_source_and_survives_a_file(tmp_path):
     net = load_network_spec("mlp:widths=64-128-32")
     assert net.spike_source == (True, False, False)

@@ -169,6 +169,8 @@ def test_build_app_shows_the_demo():
     page = build_app("sparse-mlp-1", "loihi2")
     text = " ".join(_texts(page))
     assert "sparse-mlp-1" in text and "loihi2" in text
+    # the title counts the neurons on cores and the inputs apart, as `info --json` does
+    assert "(11,264 neurons on cores and 1,024 inputs, 7 populations)" in text
     assert 'data-testid="metric-latency-value"' in text
     assert len(_figures(page)) >= 1  # the mesh, and the other tabs' plots
     assert not page.select(pn.pane.Alert)
