@@ -9,25 +9,18 @@ improvement) and writes ``assets/ablation.png`` laid out like Loihi 2 mapping ES
 
 from __future__ import annotations
 
-import argparse
-import json
-from pathlib import Path
-
 import numpy as np
+from common import asset, finish, parser
 
 from engine.hardware import load_hardware
 from engine.search import ESConfig, NestedES
 from engine.specs import load_network_spec
 
-SEEDS = range(5)
-LAMBDAS = (1, 2, 4, 8)
-ASSETS = Path(__file__).resolve().parent.parent / "assets"
 
-
-def curves(net, hw, **config):
+def curves(net, hw, seeds, **config):
     """Best-so-far latency after each evaluation, one row per seed; and stalled generations."""
     rows, stalled = [], []
-    for seed in SEEDS:
+    for seed in seeds:
         result = NestedES(net, hw, ESConfig(seed=seed, **config)).run()
         lat = np.array([r.fitness for r in result.history])
         rows.append(np.minimum.accumulate(lat))
@@ -45,26 +38,29 @@ def stats(rows):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--budget", type=int, default=250)
-    budget = parser.parse_args().budget
+    ap = parser(__doc__)
+    ap.add_argument("--budget", type=int, default=250)
+    args = ap.parse_args()
+    budget = 20 if args.quick else args.budget
+    seeds = range(1 if args.quick else 5)
+    lambdas = (1, 2) if args.quick else (1, 2, 4, 8)
     net, hw = load_network_spec("sparse-mlp-1"), load_hardware("loihi2")
     runs = {
-        "baseline": curves(net, hw, budget=budget),
-        "no_reorder": curves(net, hw, budget=budget, reorder=False),
-        "no_elitism": curves(net, hw, budget=budget, elitist=False),
+        "baseline": curves(net, hw, seeds, budget=budget),
+        "no_reorder": curves(net, hw, seeds, budget=budget, reorder=False),
+        "no_elitism": curves(net, hw, seeds, budget=budget, elitist=False),
     }
-    grid = np.zeros((len(LAMBDAS), len(LAMBDAS)))
-    out = {"budget": budget, "seeds": len(SEEDS)}
+    grid = np.zeros((len(lambdas), len(lambdas)))
+    out = {"budget": budget, "seeds": len(seeds)}
     for name, (rows, stalled) in runs.items():
         out[name] = {"best_latency_us": stats(rows), "partition_generations_stalled": stalled}
     out["lambda_grid"] = {}
-    for i, lp in enumerate(LAMBDAS):
-        for j, lq in enumerate(LAMBDAS):
-            rows, _ = curves(net, hw, budget=budget, lambda_part=lp, lambda_place=lq)
+    for i, lp in enumerate(lambdas):
+        for j, lq in enumerate(lambdas):
+            rows, _ = curves(net, hw, seeds, budget=budget, lambda_part=lp, lambda_place=lq)
             grid[i, j] = rows[:, -1].mean()
             out["lambda_grid"][f"part={lp},place={lq}"] = stats(rows)
-    print(json.dumps(out, indent=1))
+    finish(args, "ablation", out)
 
     import matplotlib
 
@@ -86,8 +82,8 @@ def main():
         ax.set_title(title)
         ax.legend()
     im = axes[2].imshow(grid, cmap="viridis_r")
-    axes[2].set_xticks(range(len(LAMBDAS)), LAMBDAS)
-    axes[2].set_yticks(range(len(LAMBDAS)), LAMBDAS)
+    axes[2].set_xticks(range(len(lambdas)), lambdas)
+    axes[2].set_yticks(range(len(lambdas)), lambdas)
     axes[2].set_xlabel("λ_place")
     axes[2].set_ylabel("λ_part")
     axes[2].set_title(f"(c) mean best latency, budget {budget}")
@@ -97,7 +93,7 @@ def main():
         axes[2].text(j, i, f"{v:.2f}", ha="center", va="center", color=color, fontsize=8)
     fig.colorbar(im, ax=axes[2], label="µs/step")
     fig.tight_layout()
-    fig.savefig(ASSETS / "ablation.png")
+    fig.savefig(asset(args, "ablation.png"))
 
 
 if __name__ == "__main__":

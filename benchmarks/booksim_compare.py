@@ -12,20 +12,20 @@ BookSim2 runs when the environment variable ``BOOKSIM`` names its binary; withou
 uniform pattern is compared with the BookSim2 figures recorded in ``REFERENCE_UNIFORM``
 (one run of BookSim2 on this configuration) and the other patterns show MeshScope alone.
 
-    BOOKSIM=/path/to/booksim .venv/bin/python benchmarks/booksim_compare.py \\
-        --patterns uniform,transpose,tornado --rates 0.02:0.5:0.02 --figure assets/booksim.png
+    BOOKSIM=/path/to/booksim .venv/bin/python benchmarks/booksim_compare.py   # every pattern
+    .venv/bin/python benchmarks/booksim_compare.py --patterns uniform,transpose --rates 0.02:0.3:0.1
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import re
 import subprocess
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+
+from common import asset, finish, parser
 
 from engine.hardware import NocConstants
 from engine.simulate import SyntheticRun, parse_rates, sweep
@@ -42,6 +42,16 @@ REFERENCE_UNIFORM = {
     0.36: (1096.73, 0.2941, False), 0.38: (1298.93, 0.2942, False),
     0.40: (524.52, 0.2929, False), 0.44: (659.92, 0.2903, False), 0.48: (783.52, 0.2878, False),
 }  # fmt: skip
+PATTERNS = (
+    "uniform",
+    "transpose",
+    "bitcomp",
+    "bitrev",
+    "shuffle",
+    "tornado",
+    "neighbor",
+    "hotspot",
+)
 # MeshScope's hotspot:nodes=0+63 (BookSim2 takes a pattern's parameters as one braced list)
 BOOKSIM_NAMES = {"hotspot": "hotspot({{0,63}})"}
 
@@ -88,19 +98,27 @@ def reading(points: list[dict]) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--patterns", default="uniform", help="comma-separated pattern names")
+    ap = parser(__doc__)
+    ap.add_argument("--patterns", default=",".join(PATTERNS), help="comma-separated pattern names")
     ap.add_argument("--rates", default="0.02:0.5:0.02", help="START:STOP:STEP or a list")
     ap.add_argument("--workers", type=int, default=None, help="parallel runs (default: cores)")
-    ap.add_argument("--figure", help="write the curves as a PNG")
+    ap.add_argument(
+        "--figure", help="write the curves as a PNG (default assets/booksim-patterns.png)"
+    )
     args = ap.parse_args()
+    args.figure = args.figure or asset(args, "booksim-patterns.png")
+    length = {}  # the reference's warm-up and measured cycles
+    if args.quick:  # two rates of uniform traffic, short runs, against the recorded BookSim2
+        args.patterns, args.rates = "uniform", "0.02,0.2"
+        length = {"warmup": 300, "cycles": 1000}
+        os.environ.pop("BOOKSIM", None)
     rates = parse_rates(args.rates)
     binary = os.environ.get("BOOKSIM")
     workers = args.workers or os.cpu_count() or 1
     out = {}
     for pattern in args.patterns.split(","):
         spec = "hotspot:nodes=0+63" if pattern == "hotspot" else pattern
-        ours = sweep(NocConstants(), SyntheticRun(spec, 8, 8), rates, workers=workers)
+        ours = sweep(NocConstants(), SyntheticRun(spec, 8, 8, **length), rates, workers=workers)
         row = {"meshscope": {**reading(list(ours.points)), "points": [
             {k: p[k] for k in ("rate", "latency_avg", "accepted_flit_rate", "stable")}
             for p in ours.points]}, "channel_bound": ours.channel_bound}  # fmt: skip
@@ -124,7 +142,7 @@ def main() -> None:
                      if round(p["rate"], 6) in mine and p["rate"] <= sat]  # fmt: skip
             row["max_latency_difference_below_saturation"] = max(diffs) if diffs else None
         out[pattern] = row
-    print(json.dumps(out, indent=2))
+    finish(args, "booksim_compare", out)
     if args.figure:
         draw(out, args.figure)
 

@@ -10,14 +10,14 @@ Prints one JSON object: seconds per variant and the overhead over the plain run 
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import io
-import json
 import statistics
 import tempfile
 import time
 from pathlib import Path
+
+from common import finish, parser
 
 from engine.cli import main
 
@@ -60,8 +60,9 @@ def main_(budget: int, repeats: int) -> dict:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--budget", type=int, default=3000)
-    parser.add_argument("--repeats", type=int, default=3)
-    args = parser.parse_args()
-    print(json.dumps(main_(args.budget, args.repeats), indent=2))
+    ap = parser(__doc__)
+    ap.add_argument("--budget", type=int, default=3000)
+    ap.add_argument("--repeats", type=int, default=3)
+    args = ap.parse_args()
+    budget, repeats = (60, 1) if args.quick else (args.budget, args.repeats)
+    finish(args, "checkpoint", main_(budget, repeats))

@@ -5,16 +5,16 @@ random placement), ``placement_per_s`` (a new placement of a fixed partition),
 ``swap_per_s`` (an incremental exchange of two cores, occupied or empty), and
 ``breakdown_us``: where the time of each goes. Pinned to one core.
 
-    .venv/bin/python benchmarks/evaluate.py
+    .venv/bin/python benchmarks/evaluate.py [--quick]
 """
 
 from __future__ import annotations
 
-import json
 import os
 import time
 
 import numpy as np
+from common import finish, parser
 
 from engine.cost import Evaluator
 from engine.hardware import load_hardware
@@ -46,19 +46,25 @@ def mean_us(fn, items):
 
 
 def main():
+    args = parser(__doc__).parse_args()
+    seconds = 0.05 if args.quick else 1.0  # the least time each rate is measured over
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     rng = np.random.default_rng(0)
     net, hw = load_network_spec("sparse-mlp-1"), load_hardware("loihi2")
     base = np.asarray(min_cores(net, hw))
+    on_cores = ~np.asarray(net.spike_source)  # a spike source runs on no core: it gets none
     extra_total = hw.n_cores - base.sum() - 20
     genotypes = []
-    for _ in range(20):  # random extra cores per layer, as the ES's partition genotype
-        extra = rng.multinomial(int(rng.integers(0, extra_total)), np.ones(base.size) / base.size)
+    for _ in range(3 if args.quick else 20):  # random extra cores per layer, as the ES's genotype
+        extra = np.zeros_like(base)
+        share = on_cores / on_cores.sum()
+        extra[on_cores] = rng.multinomial(int(rng.integers(0, extra_total)), share[on_cores])
         genotypes.append(base + extra)
     partitions = [Partition.layered(net, g) for g in genotypes]
     placements = [
-        Placement(rng.permutation(hw.n_cores)[: partitions[0].n_parts]) for _ in range(200)
+        Placement(rng.permutation(hw.n_cores)[: partitions[0].n_parts])
+        for _ in range(20 if args.quick else 200)
     ]
 
     def new_partition(cores):
@@ -66,11 +72,11 @@ def main():
         return Evaluator(net, hw, p, Placement(rng.permutation(hw.n_cores)[: p.n_parts]))
 
     ev = Evaluator(net, hw, partitions[0], placements[0])
-    swaps = rng.integers(0, hw.n_cores, size=(20000, 2)).tolist()
+    swaps = rng.integers(0, hw.n_cores, size=(200 if args.quick else 20000, 2)).tolist()
     figures = {
-        "partition_per_s": per_second(new_partition, genotypes, 2.0),
-        "placement_per_s": per_second(ev.set_placement, placements),
-        "swap_per_s": per_second(lambda ab: ev.swap_cores(*ab), swaps),
+        "partition_per_s": per_second(new_partition, genotypes, 2 * seconds),
+        "placement_per_s": per_second(ev.set_placement, placements, seconds),
+        "swap_per_s": per_second(lambda ab: ev.swap_cores(*ab), swaps, seconds),
     }
 
     stats = partition_graph(net, hw, partitions[0])
@@ -82,10 +88,10 @@ def main():
         "partition.layered_assignment": mean_us(lambda g: layered_assignment(net, g), genotypes),
         "partition.partition_graph": mean_us(lambda p: partition_graph(net, hw, p), partitions),
         "placement.route_loads": mean_us(
-            lambda _: route_loads(hw, src, dst, stats.pair_fixed), range(500)
+            lambda _: route_loads(hw, src, dst, stats.pair_fixed), range(20 if args.quick else 500)
         ),
         "placement.link_summary": mean_us(
-            lambda _: link_summary(loads, us_fixed, us_fixed), range(2000)
+            lambda _: link_summary(loads, us_fixed, us_fixed), range(20 if args.quick else 2000)
         ),
         "placement.total": 1e6 / figures["placement_per_s"],
         "swap.total": 1e6 / figures["swap_per_s"],
@@ -98,7 +104,7 @@ def main():
         "partitions_at_min": int(base.sum()),
         "pairs_per_partition": int(stats.pair_src.size),
     }
-    print(json.dumps(figures, indent=2))
+    finish(args, "evaluate", figures)
 
 
 if __name__ == "__main__":

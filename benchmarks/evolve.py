@@ -8,10 +8,10 @@ mapping evaluated by one run, latency against power and energy).
 
 from __future__ import annotations
 
-import json
 import statistics
 import time
-from pathlib import Path
+
+from common import asset, finish, parser
 
 from engine.cost import evaluate
 from engine.hardware import load_hardware
@@ -19,16 +19,15 @@ from engine.search import ESConfig, NestedES, make_search
 from engine.specs import load_network_spec
 
 SEEDS = range(5)
-ASSETS = Path(__file__).resolve().parent.parent / "assets"
 
 
 def summary(values):
     return {"mean": statistics.fmean(values), "min": min(values), "max": max(values)}
 
 
-def single_chip(net, hw, budget):
+def single_chip(net, hw, budget, seeds=SEEDS):
     runs, rates = [], []
-    for seed in SEEDS:
+    for seed in seeds:
         start = time.perf_counter()
         result = NestedES(net, hw, ESConfig(budget=budget, seed=seed)).run()
         rates.append(budget / (time.perf_counter() - start))
@@ -47,23 +46,30 @@ def single_chip(net, hw, budget):
                     "cores_per_population": list(result.best.cores_per_population),
                 },
                 "heuristics": {n: r.latency_us for n, r in result.heuristics.items()},
+                # the paper's baseline: packed-row (improvement_pct is over the best starting
+                # point, which a lucky random placement can be)
+                "improvement_vs_packed_row_pct": 100.0
+                * (1.0 - result.best.latency_us / result.heuristics["packed-row"].latency_us),
             }
         )
     return {
         "budget": budget,
         "improvement_pct": summary([r["improvement_pct"] for r in runs]),
+        "improvement_vs_packed_row_pct": summary(
+            [r["improvement_vs_packed_row_pct"] for r in runs]
+        ),
         "best_latency_us": summary([r["best_latency_us"] for r in runs]),
         "evaluations_per_s": summary(rates),
         "runs": runs,
     }
 
 
-def multi_chip(budget):
+def multi_chip(budget, seeds=SEEDS):
     net, hw = load_network_spec("sparse-mlp-2"), load_hardware("loihi2-x8")
     out = {}
     for strategy in ("global", "chipwise"):
         bests, chips = [], []
-        for seed in SEEDS:
+        for seed in seeds:
             search = make_search(net, hw, ESConfig(budget=budget, seed=seed), strategy=strategy)
             result = search.run()
             bests.append(result.best.latency_us)
@@ -76,13 +82,13 @@ def multi_chip(budget):
     return out
 
 
-def landscape_png(net, hw, path):
+def landscape_png(net, hw, path, budget=125):
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    result = NestedES(net, hw, ESConfig(budget=125, seed=0)).run()
+    result = NestedES(net, hw, ESConfig(budget=budget, seed=0)).run()
     ok = [r for r in result.history if not r.failed]
     lat = [r.latency_us for r in ok]
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.6), dpi=120)
@@ -99,7 +105,7 @@ def landscape_png(net, hw, path):
         ax.set_ylabel(label)
         ax.legend(fontsize=8)
     fig.colorbar(sc, ax=axes, label="cores used")
-    fig.suptitle("Every mapping of one run (sparse-mlp-1, loihi2, 125 evaluations, seed 0)")
+    fig.suptitle(f"Every mapping of one run (sparse-mlp-1, loihi2, {budget} evaluations, seed 0)")
     fig.savefig(path, bbox_inches="tight")
     return {
         "evaluated": len(ok),
@@ -108,16 +114,20 @@ def landscape_png(net, hw, path):
 
 
 def main():
+    args = parser(__doc__).parse_args()
+    q = args.quick
+    seeds = range(1) if q else SEEDS
+    short, long, multi = (15, 30, 20) if q else (125, 2000, 500)
     net, hw = load_network_spec("sparse-mlp-1"), load_hardware("loihi2")
     out = {
         "sparse_mlp_1_loihi2": {
-            "125": single_chip(net, hw, 125),
-            "2000": single_chip(net, hw, 2000),
+            str(short): single_chip(net, hw, short, seeds),
+            str(long): single_chip(net, hw, long, seeds),
         },
-        "sparse_mlp_2_loihi2_x8": multi_chip(500),
-        "landscape": landscape_png(net, hw, ASSETS / "latency-power.png"),
+        "sparse_mlp_2_loihi2_x8": multi_chip(multi, seeds),
+        "landscape": landscape_png(net, hw, asset(args, "latency-power.png"), short),
     }
-    print(json.dumps(out, indent=1))
+    finish(args, "evolve", out)
 
 
 if __name__ == "__main__":

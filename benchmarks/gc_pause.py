@@ -12,11 +12,11 @@ heap, builds one more page (a new session) and times them again. Prints one JSON
 
 from __future__ import annotations
 
-import argparse
 import gc
-import json
 import statistics
 import time
+
+from common import finish, parser
 
 from explorer.app import build_app, settle_heap
 
@@ -35,11 +35,13 @@ def collections(repeats: int) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = parser(__doc__)
     ap.add_argument("--network", default="sparse-mlp-2")
     ap.add_argument("--hardware", default="loihi2-x8")
     ap.add_argument("--repeats", type=int, default=5)
     args = ap.parse_args()
+    if args.quick:
+        args.network, args.hardware, args.repeats = "sparse-mlp-1", "loihi2", 2
     pages = [build_app(args.network, args.hardware) for _ in range(2)]
     before = collections(args.repeats)
     settle_heap()
@@ -47,7 +49,7 @@ def main() -> None:
     after = collections(args.repeats)
     out = {"network": args.network, "hardware": args.hardware, "before": before,
            "after_settle_heap": after, "frozen_objects": gc.get_freeze_count()}  # fmt: skip
-    print(json.dumps(out, indent=2))
+    finish(args, "gc_pause", out)
 
 
 if __name__ == "__main__":

@@ -16,16 +16,15 @@ per message, the SNN hypergraphs paper's congestion over the message count), who
 say whether the hardware's step tracks the total traffic rather than its heaviest link.
 Prints one JSON object; ``--figure`` draws it.
 
-    .venv/bin/python benchmarks/heuristics.py [--seeds 3] [--figure assets/heuristics-simulated.png]
+    .venv/bin/python benchmarks/heuristics.py [--seeds 3] [--figure FILE]
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 from dataclasses import replace
 
 import numpy as np
+from common import asset, finish, parser
 
 from engine.fidelity.stats import agreement
 from engine.pipeline import Mapped, build_mapping, evaluate
@@ -65,11 +64,16 @@ def input_on_cores(placement: str) -> Mapped:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = parser(__doc__)
     ap.add_argument("--seeds", type=int, default=3, help="spike samples per simulated figure")
-    ap.add_argument("--figure", help="write the comparison as a PNG")
+    ap.add_argument(
+        "--figure", help="write the comparison as a PNG (default assets/heuristics-simulated.png)"
+    )
     args = ap.parse_args()
-    names = list(HARDWARE_US)
+    args.figure = args.figure or asset(args, "heuristics-simulated.png")
+    if args.quick:
+        args.seeds = 1
+    names = list(HARDWARE_US)[: 2 if args.quick else None]  # quick: two placements
     columns: dict[str, dict] = {"hardware": {p: HARDWARE_US[p] for p in names}}
     bounds: dict[str, dict] = {}
     hops: dict[str, float] = {}
@@ -114,9 +118,21 @@ def main() -> None:
         k: order[k] for k in ("n", "pearson_r", "kendall_tau")
     }
     out = {"us": columns, "bound": bounds, "hops_per_message": hops, "against_hardware": stats}
-    print(json.dumps(out, indent=2))
+    out["model_evaluations"] = model_evaluations([*names, "random"])
+    finish(args, "heuristics", out)
     if args.figure:
         draw(names, columns, stats, hops, args.figure)
+
+
+def model_evaluations(placements) -> dict:
+    """The model's figures of each placement (``meshscope evaluate --partition min+2
+    --placement NAME``; random with seed 0)."""
+    keep = ("latency_us", "bottleneck", "energy_uj", "power_w", "max_link_messages")
+    out = {}
+    for p in placements:
+        ev = evaluate(build_mapping("sparse-mlp-1", "loihi2", partition="min+2", placement=p))
+        out[p] = {k: v for k, v in ev.to_dict().items() if k in keep}
+    return out
 
 
 def _stats(s: dict) -> str:

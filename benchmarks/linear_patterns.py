@@ -9,10 +9,8 @@ The Loihi 2 runtime model paper's closed forms, and draws ``assets/linear-patter
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import numpy as np
+from common import asset, finish, parser
 
 from engine.hardware import ROUTER
 from engine.pipeline import build_mapping, evaluate
@@ -33,8 +31,9 @@ def heaviest_router_link(m: int, placer: str, **params) -> float:
 
 
 def main():
+    args = parser(__doc__).parse_args()
     rows = []
-    for n in (2, 4, 6, 8, 10, 12):
+    for n in (2, 4) if args.quick else (2, 4, 6, 8, 10, 12):
         m = n * n
         rows.append(
             {
@@ -49,7 +48,7 @@ def main():
                 "diagonal_formula": m - 1,
             }
         )
-    print(json.dumps(rows, indent=1))
+    finish(args, "linear_patterns", {"N": N, "rows": rows})
 
     import matplotlib
 
@@ -70,9 +69,7 @@ def main():
     ax.set_title("Loihi 2 runtime model §VI: link load vs placement pattern")
     ax.legend(fontsize=7, ncol=2)
     fig.tight_layout()
-    out = Path(__file__).resolve().parent.parent / "assets" / "linear-patterns.png"
-    fig.savefig(out)
-    print(f"wrote {out}")
+    fig.savefig(asset(args, "linear-patterns.png"))
 
 
 if __name__ == "__main__":

@@ -10,16 +10,15 @@ runs: measurements made with the preset's constants scaled (×1.3, ×0.7, ×1.2,
 and 2 % noise, over ten noise seeds, with and without the runs' ``saturates`` labels: the
 worst constant's relative error. Prints one JSON object; ``--figure`` draws the four panels.
 
-    .venv/bin/python benchmarks/microbench.py [--hardware loihi2] [--figure assets/microbench.png]
+    .venv/bin/python benchmarks/microbench.py [--hardware loihi2] [--figure FILE]
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import re
 
 import numpy as np
+from common import asset, finish, parser
 
 from engine.cost import TERMS
 from engine.fidelity.calibrate import calibrate
@@ -36,10 +35,11 @@ LABELS = {
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = parser(__doc__)
     ap.add_argument("--hardware", default="loihi2")
-    ap.add_argument("--figure")
+    ap.add_argument("--figure", help="write the panels as a PNG (default assets/microbench.png)")
     args = ap.parse_args()
+    args.figure = args.figure or asset(args, "microbench.png")
     hw = resolve_hardware(args.hardware)
     runs = suite_runs("microbench", args.hardware)
     preds = predict(runs)
@@ -58,9 +58,10 @@ def main() -> None:
             row[f"{who}_implied"] = implied if count else None
         rows.append(row)
     preset = {t: (1 / theta[k] if t == "link" else theta[k]) for k, t in enumerate(TERMS)}
-    recovery = calibration_recovery(hw, runs, np.array([p.counts for p in preds]))
+    x = np.array([p.counts for p in preds])
+    recovery = calibration_recovery(hw, runs, x, seeds=2 if args.quick else 10)
     out = {"hardware": hw.name, "preset": preset, "runs": rows, "calibration_recovery": recovery}
-    print(json.dumps(out, indent=2))
+    finish(args, "microbench", out)
     if args.figure:
         draw(rows, preset, hw.name, args.figure)
 

@@ -18,20 +18,20 @@ what was local, so its profile moves to far distances and its routing memory gro
 paper's Sinabs CNN (8,970 neurons on cores, 1.1 M synapses) on a 24 × 24 Mosaic, median of
 ``--repeats``.
 
-Prints one JSON object and writes it to ``benchmarks/results/mosaic.json`` (``--out``).
+Prints one JSON object and writes it to ``benchmarks/results/mosaic.json``.
 
     .venv/bin/python benchmarks/mosaic.py               # about a minute on 2 cores
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import statistics
 import time
 from pathlib import Path
 
 import numpy as np
+from common import NIR_CNN as CNN
+from common import finish, parser
 
 from engine.hardware import load_hardware
 from engine.mosaic.check import check, in_order
@@ -39,15 +39,12 @@ from engine.mosaic.memory import routing_memory
 from engine.mosaic.profile import profile_of, random_network, requirements, sequential_nt
 from engine.specs import load_network_spec
 
-RESULTS = Path(__file__).parent / "results"
-CNN = Path(__file__).parent.parent / "tests/data/nir/paper_02_cnn_cnn_sinabs.nir"
 
-
-def profiles(hardware, networks: int) -> dict:
+def profiles(hardware, networks: int, quick: bool = False) -> dict:
     rows = []
-    for p0 in (0.25, 0.5):
-        for p1 in (0.02, 0.05, 0.1):
-            for p3 in (0.0, 0.005, 0.01):
+    for p0 in (0.25,) if quick else (0.25, 0.5):
+        for p1 in (0.05,) if quick else (0.02, 0.05, 0.1):
+            for p3 in (0.0, 0.01) if quick else (0.0, 0.005, 0.01):
                 out = requirements(hardware, (p0, p1, 0.0, p3), seeds=range(networks))
                 for key in ("rt_size", "nt_size", "routing_entries"):
                     m, s = out[key]["mean"], out[key]["std"]
@@ -77,9 +74,10 @@ def placement(hardware, seed: int = 0) -> dict:
     return out
 
 
-def speed(repeats: int) -> dict:
-    network = load_network_spec(str(CNN))
-    hardware = load_hardware("mosaic-8x8@24x24")
+def speed(repeats: int, network: str = str(CNN), side: int = 24) -> dict:
+    name = network
+    network = load_network_spec(network)
+    hardware = load_hardware(f"mosaic-8x8@{side}x{side}")
     nt = in_order(network, hardware)
     times, report = [], None
     for _ in range(repeats):
@@ -87,7 +85,7 @@ def speed(repeats: int) -> dict:
         _, report = check(network, hardware, nt)
         times.append(time.perf_counter() - t0)
     return {
-        "network": CNN.name,
+        "network": Path(name).name,
         "synapses": network.n_synapses,
         "hardware": hardware.name,
         "check_s": {"median": statistics.median(times), "min": min(times), "max": max(times)},
@@ -98,24 +96,24 @@ def speed(repeats: int) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = parser(__doc__)
     ap.add_argument("--hardware", default="mosaic-8x8")
     ap.add_argument("--networks", type=int, default=20)
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--out", default=str(RESULTS / "mosaic.json"))
     args = ap.parse_args()
+    if args.quick:
+        args.networks, args.repeats = 2, 1
     hardware = load_hardware(args.hardware)
     t0 = time.perf_counter()
     out = {
         "hardware": hardware.name,
-        "profiles": profiles(hardware, args.networks),
+        "profiles": profiles(hardware, args.networks, args.quick),
         "placement": placement(hardware),
-        "speed": speed(args.repeats) if CNN.exists() else None,
+        # quick: a small MLP on 8 × 8 tiles, through the same check
+        "speed": speed(1, "mlp:widths=256-256-256", 8) if args.quick else speed(args.repeats),
     }
     out["seconds"] = time.perf_counter() - t0
-    text = json.dumps(out, indent=1)
-    Path(args.out).write_text(text + "\n")
-    print(text)
+    finish(args, "mosaic", out)
 
 
 if __name__ == "__main__":

@@ -25,8 +25,6 @@ median and max of ``--repeats`` runs) and writes it to ``benchmarks/results/page
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import statistics
 import subprocess
@@ -34,7 +32,8 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from common import ROOT, finish, parser
+
 sys.path.insert(0, str(ROOT))  # the browser helpers of the test suite
 
 from playwright.sync_api import expect, sync_playwright  # noqa: E402
@@ -51,7 +50,6 @@ from tests.ui.conftest import (  # noqa: E402
     wait_for_http,
 )
 
-RESULTS = ROOT / "benchmarks" / "results" / "page.json"
 CASES = {
     "loihi2 (128 cores)": ("sparse-mlp-1", "loihi2"),
     "loihi2-x8 (1,024 cores)": ("sparse-mlp-2", "loihi2-x8"),
@@ -177,22 +175,25 @@ def summary(values: list[float]) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--case", choices=list(CASES), action="append",
-                        help="only these cases (default: all)")  # fmt: skip
-    args = parser.parse_args()
+    ap = parser(__doc__)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--case", choices=list(CASES), action="append",
+                    help="only these cases (default: all)")  # fmt: skip
+    args = ap.parse_args()
+    cases = args.case or list(CASES)
+    if args.quick:
+        args.repeats, cases = 1, cases[:1]
     out = {"repeats": args.repeats, "cases": {}}
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         for label, (network, hardware) in CASES.items():
-            if args.case and label not in args.case:
+            if label not in cases:
                 continue
             port = free_port()
             server = subprocess.Popen(
-                [str(ROOT / ".venv" / "bin" / "meshscope"), "serve", "--network", network,
+                [sys.executable, "-m", "explorer.cli", "serve", "--network", network,
                  "--hardware", hardware, "--port", str(port), "--no-browser"],
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT,
             )  # fmt: skip
             cores = build_mapping(network, hardware).mapping.placement.cores.tolist()
             try:
@@ -209,10 +210,7 @@ def main() -> None:
             out["cases"][label] = {key: summary([r[key] for r in runs]) for key in runs[0]}
             time.sleep(1)
         browser.close()
-    if not args.case:  # the results file holds whole runs only
-        RESULTS.parent.mkdir(exist_ok=True)
-        RESULTS.write_text(json.dumps(out, indent=2) + "\n")
-    print(json.dumps(out, indent=2))
+    finish(args, "page", out, save=not args.case)  # the results file holds whole runs only
 
 
 if __name__ == "__main__":

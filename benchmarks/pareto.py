@@ -2,7 +2,7 @@
 the speed-up from 1 to N Dask workers.
 
 ``hypervolume``: per case — sparse-mlp-1 on loihi2, and the Sinabs NMNIST CNN of the NIR
-paper (``/work/shared/data/nir/paper_02_cnn_cnn_sinabs.nir``, 5 layers, 21 cores at least)
+paper (``tests/data/nir/paper_02_cnn_cnn_sinabs.nir``, 5 layers, 21 cores at least)
 on loihi2 — NSGA-II minimizes latency, energy and cores (``--budget`` evaluations, seeds
 ``0 … --seeds-1``). The reference point of a case is 1.1 × the worst value of each objective
 over every feasible heuristic point (packed/spread × row/column and random, at min+2) of every
@@ -25,7 +25,7 @@ on a shared machine it is bounded by what other jobs leave: ``cpu_share`` is the
 the evaluating processes got over wall seconds × processes, and ``load_average_1min`` the
 machine's load around the whole benchmark.
 
-Prints one JSON object and writes it to ``benchmarks/results/pareto.json`` (``--out``).
+Prints one JSON object and writes it to ``benchmarks/results/pareto.json``.
 
     .venv/bin/python benchmarks/pareto.py          # about 4 minutes on 2 cores
     .venv/bin/python benchmarks/pareto.py --budget 1000 --seeds 5 --workers 4 --sim-budget 80
@@ -33,16 +33,14 @@ Prints one JSON object and writes it to ``benchmarks/results/pareto.json`` (``--
 
 from __future__ import annotations
 
-import argparse
 import contextlib
-import json
 import logging
 import os
 import statistics
 import time
-from pathlib import Path
 
 import numpy as np
+from common import NIR_CNN, finish, parser
 from pymoo.indicators.hv import HV
 
 from engine.executors import DaskExecutor
@@ -51,13 +49,11 @@ from engine.search.evaluators import ModelEvaluator, SimulatorEvaluator
 from engine.search.pareto import ParetoConfig, ParetoSearch
 from engine.specs import load_network_spec
 
-ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "benchmarks" / "results" / "pareto.json"
-NIR_CNN = "/work/shared/data/nir/paper_02_cnn_cnn_sinabs.nir"
-CASES = [("sparse-mlp-1", "sparse-mlp-1", "loihi2"), ("nir-cnn-sinabs", NIR_CNN, "loihi2")]
+CASES = [("sparse-mlp-1", "sparse-mlp-1", "loihi2"), ("nir-cnn-sinabs", str(NIR_CNN), "loihi2")]
 OBJECTIVES = ("latency", "energy", "cores")
 SIM_OBJECTIVES = ("simulated-latency", "energy")
 REF_FACTOR = 1.1
+SIZE: dict = {}  # population and offspring: SENMap Table II's, or a quick run's smaller ones
 
 
 def summary(values):
@@ -77,7 +73,7 @@ def hypervolume_case(name, spec, hardware, budget, seeds) -> dict:
     net, hw = load_network_spec(spec), load_hardware(hardware)
     runs = []
     for seed in seeds:
-        cfg = ParetoConfig(objectives=OBJECTIVES, budget=budget, seed=seed)
+        cfg = ParetoConfig(objectives=OBJECTIVES, budget=budget, seed=seed, **SIZE)
         start = time.perf_counter()
         result = ParetoSearch(net, hw, cfg).run()
         wall = time.perf_counter() - start
@@ -142,7 +138,7 @@ def warm(spec: str, hardware: str, names: tuple) -> float:
     evaluation of the first heuristic."""
     start = time.perf_counter()
     net, hw = load_network_spec(spec), load_hardware(hardware)
-    ParetoSearch(net, hw, ParetoConfig(objectives=names, budget=1)).run()
+    ParetoSearch(net, hw, ParetoConfig(objectives=names, budget=1, **SIZE)).run()
     return time.perf_counter() - start
 
 
@@ -162,7 +158,10 @@ def timed_run(net, hw, names, budget, client, seed=0) -> dict:
     cls = SimulatorEvaluator if any(n.startswith("simulated") for n in names) else ModelEvaluator
     evaluator = cls(net, hw, executor=executor)
     search = ParetoSearch(
-        net, hw, ParetoConfig(objectives=names, budget=budget, seed=seed), evaluator=evaluator
+        net,
+        hw,
+        ParetoConfig(objectives=names, budget=budget, seed=seed, **SIZE),
+        evaluator=evaluator,
     )
     batches, tasks = [], []
     cpu0 = cpu_seconds(client)
@@ -271,14 +270,16 @@ def dask_speedup(workers: int, budget: int, sim_budget: int) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = parser(__doc__)
     ap.add_argument("--budget", type=int, default=600, help="evaluations a hypervolume run")
     ap.add_argument("--seeds", type=int, default=3, help="seeds a hypervolume case")
     ap.add_argument("--workers", type=int, default=os.cpu_count(), help="Dask workers (N)")
     ap.add_argument("--dask-budget", type=int, default=400, help="evaluations a model run")
     ap.add_argument("--sim-budget", type=int, default=50, help="evaluations a simulator run")
-    ap.add_argument("--out", default=str(RESULTS), help="results file ('' for none)")
     args = ap.parse_args()
+    if args.quick:  # a population of 4 and a generation or two of 2; a cluster of one worker
+        args.budget, args.seeds, args.workers, args.dask_budget, args.sim_budget = 8, 1, 1, 8, 4
+        SIZE.update(population=4, offspring=2)
     start = time.perf_counter()
     load = os.getloadavg()[0]
     out = {
@@ -296,11 +297,7 @@ def main() -> None:
         "load_average_1min": {"start": load, "end": os.getloadavg()[0]},
         "wall_s": time.perf_counter() - start,
     }
-    text = json.dumps(out, indent=1)
-    print(text)
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(text + "\n")
+    finish(args, "pareto", out)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,6 @@ which of our other limits it breaks.
 
 from __future__ import annotations
 
-import argparse
 import json
 import resource
 import subprocess
@@ -23,6 +22,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from common import finish, parser
 
 LAYERED = {"min", "natural"}  # need a layered network; parameterized ones have ":" grammars
 
@@ -118,16 +119,18 @@ def spawn(timeout_s: float | None = None, **kw) -> dict:
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--sizes", nargs="*", default=["16384:128", "65536:192", "262144:256"])
-    parser.add_argument("--child")
-    parser.add_argument("--skip", nargs="*", default=[], help="partitioners to leave out")
-    parser.add_argument("--timeout", type=float, default=1800, help="seconds per run")
-    parser.add_argument("--no-mtkahypar", action="store_true")
-    args = parser.parse_args()
+    ap = parser(__doc__)
+    ap.add_argument("--sizes", nargs="*", default=["16384:128", "65536:192", "262144:256"])
+    ap.add_argument("--child")
+    ap.add_argument("--skip", nargs="*", default=[], help="partitioners to leave out")
+    ap.add_argument("--timeout", type=float, default=1800, help="seconds per run")
+    ap.add_argument("--no-mtkahypar", action="store_true")
+    args = ap.parse_args()
     if args.child:
         child(args.child)
         return
+    if args.quick:
+        args.sizes, args.timeout = ["4096:64"], 120
     from engine.partition import partitioners
 
     names = [
@@ -172,7 +175,7 @@ def main():
                 row["vs_sequential_ordered"] = result["connectivity"] / base
             rows.append(row)
             print(json.dumps(row), file=sys.stderr, flush=True)
-    print(json.dumps(rows, indent=1))
+    finish(args, "partition", {"sizes": args.sizes, "rows": rows})
 
 
 if __name__ == "__main__":

@@ -13,7 +13,6 @@ connectivity (or the error / time-out), and per partitioner the exponent ``b`` o
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import json
 import math
@@ -22,8 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from partition import LAYERED, spawn  # noqa: E402  (the sibling script's runner)
+from common import finish, parser
+from partition import LAYERED, spawn  # the sibling script's runner
 
 
 def exponent(points: list[tuple[int, float]]) -> float | None:
@@ -39,7 +38,7 @@ def exponent(points: list[tuple[int, float]]) -> float | None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = parser(__doc__)
     ap.add_argument("--sizes", nargs="*", type=int, default=[4096, 16384, 65536, 262144])
     ap.add_argument("--card", type=int, default=256)
     ap.add_argument("--timeout", type=float, default=600, help="seconds per run")
@@ -49,6 +48,13 @@ def main() -> None:
     )  # fmt: skip
     ap.add_argument("--skip", nargs="*", default=[], help="partitioners to leave out")
     args = ap.parse_args()
+    if args.quick:
+        args.sizes, args.card, args.timeout, args.hardware = (
+            [2048, 4096],
+            64,
+            120,
+            "hypergraph-small",
+        )
 
     from engine.io.network_file import save_network
     from engine.partition import partitioners
@@ -88,7 +94,7 @@ def main() -> None:
         name: exponent([(int(n), r["seconds"]) for n, r in runs.items() if "seconds" in r])
         for name, runs in out["runs"].items()
     }
-    print(json.dumps(out, indent=1))
+    finish(args, "scale", out)
 
 
 if __name__ == "__main__":

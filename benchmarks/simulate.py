@@ -19,8 +19,6 @@ BookSim2 builds from its ``src/`` with a C++ compiler, flex and bison (``make``)
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import re
 import statistics
@@ -28,6 +26,8 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+
+from common import finish, parser
 
 from engine.hardware import NocConstants
 from engine.pipeline import build_mapping
@@ -141,9 +141,9 @@ def compare(k: int, rate: float, cycles: int, noc, repeats: int, booksim: str | 
     return row
 
 
-def time_steps(repeats: int) -> list[dict]:
+def time_steps(repeats: int, steps=STEPS) -> list[dict]:
     out = []
-    for network, hardware in STEPS:
+    for network, hardware in steps:
         mapped = build_mapping(network, hardware, partition="min+2", placement="spread-col")
         simulate_step(mapped, seed=0)  # compile, and warm the caches
         r = simulate_step(mapped, seed=0)
@@ -164,23 +164,22 @@ def time_steps(repeats: int) -> list[dict]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = parser(__doc__)
     ap.add_argument("--repeats", type=int, default=3, help="runs per figure (median)")
     args = ap.parse_args()
     noc = NocConstants()
     booksim = os.environ.get("BOOKSIM")
-    rows = [compare(k, rate, cycles, noc, args.repeats, booksim) for k, rate, cycles in CONFIGS]
-    print(
-        json.dumps(
-            {
-                "synthetic": rows,
-                "steps": time_steps(args.repeats),
-                "booksim2": booksim or None,
-                "cpus": os.cpu_count(),
-            },
-            indent=2,
-        )
-    )
+    configs, steps = CONFIGS, STEPS
+    if args.quick:  # a short run of the first case and the first step, once
+        configs, steps, args.repeats = [(8, 0.05, 500)], STEPS[:1], 1
+    rows = [compare(k, rate, cycles, noc, args.repeats, booksim) for k, rate, cycles in configs]
+    out = {
+        "synthetic": rows,
+        "steps": time_steps(args.repeats, steps),
+        "booksim2": booksim or None,
+        "cpus": os.cpu_count(),
+    }
+    finish(args, "simulate", out)
 
 
 if __name__ == "__main__":

@@ -14,14 +14,14 @@ Prints one JSON object and writes it to ``benchmarks/results/soak.json``.
 
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from common import ROOT, finish, parser
+
 sys.path.insert(0, str(ROOT))  # the browser helpers of the test suite
 
 from playwright.sync_api import expect, sync_playwright  # noqa: E402
@@ -35,7 +35,6 @@ from tests.ui.conftest import (  # noqa: E402
     wait_for_http,
 )
 
-RESULTS = ROOT / "benchmarks" / "results" / "soak.json"
 READINGS = (1, 20, 50, 100, 150, 200)
 
 
@@ -63,9 +62,8 @@ def main(sessions: int, budget: int, settle_s: float) -> dict:
     port = free_port()
     url = f"http://127.0.0.1:{port}/"
     server = subprocess.Popen(
-        [str(Path(sys.executable).with_name("meshscope")), "serve", "--no-browser",
-         "--port", str(port)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [sys.executable, "-m", "explorer.cli", "serve", "--no-browser", "--port", str(port)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT,
     )  # fmt: skip
     samples = []
     try:
@@ -99,15 +97,15 @@ def main(sessions: int, budget: int, settle_s: float) -> dict:
         "target_pct": 10.0,
         "samples": samples,
     }
-    RESULTS.parent.mkdir(exist_ok=True)
-    RESULTS.write_text(json.dumps(out, indent=2) + "\n")
     return out
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sessions", type=int, default=200)
-    parser.add_argument("--budget", type=int, default=30, help="evaluations of each search")
-    parser.add_argument("--settle", type=float, default=40.0, help="seconds before each reading")
-    args = parser.parse_args()
-    print(json.dumps(main(args.sessions, args.budget, args.settle), indent=2))
+    ap = parser(__doc__)
+    ap.add_argument("--sessions", type=int, default=200)
+    ap.add_argument("--budget", type=int, default=30, help="evaluations of each search")
+    ap.add_argument("--settle", type=float, default=40.0, help="seconds before each reading")
+    args = ap.parse_args()
+    if args.quick:
+        args.sessions, args.budget, args.settle = 2, 6, 1.0
+    finish(args, "soak", main(args.sessions, args.budget, args.settle))

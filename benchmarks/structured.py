@@ -15,8 +15,6 @@ Prints one JSON object: ``synapses``, ``read_s``, per split ``cores``, ``partiti
 
 from __future__ import annotations
 
-import argparse
-import json
 import resource
 import tempfile
 import time
@@ -24,6 +22,7 @@ from pathlib import Path
 
 import nir
 import numpy as np
+from common import finish, parser
 
 from engine.hardware import load_hardware
 from engine.io.nir_graph import read_nir
@@ -54,12 +53,14 @@ def mesh_for(network, hardware_cores: int) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = parser(__doc__)
     ap.add_argument("--channels", type=int, default=64)
     ap.add_argument("--side", type=int, default=128)
     ap.add_argument("--splits", default="tiles,rows")
     ap.add_argument("--compare", default="16x48", help="CxS of the structured/explicit check")
     args = ap.parse_args()
+    if args.quick:
+        args.channels, args.side, args.compare = 4, 16, "4x12"
     out: dict = {"channels": args.channels, "side": args.side}
     with tempfile.TemporaryDirectory() as tmp:
         path = conv_graph(Path(tmp) / "conv.nir", args.channels, args.side)
@@ -99,7 +100,7 @@ def main() -> None:
         out["compare"] = {"conv": args.compare, "cores": partition.n_parts, **times,
                           "explicit_csr_mb": round(csr / 2**20, 1)}  # fmt: skip
     out["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
-    print(json.dumps(out, indent=1))
+    finish(args, "structured", out)
 
 
 if __name__ == "__main__":

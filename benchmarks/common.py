@@ -1,0 +1,96 @@
+"""What every benchmark script shares: its command line, where its figures go, and the record
+of when, where and how they were measured.
+
+Every script takes ``--quick``: the same code path on tiny sizes, in well under a minute,
+printing the same JSON keys — the test suite runs each one so (``tests/benchmarks``), so a
+benchmark cannot rot unnoticed. A quick run writes nothing to ``benchmarks/results/`` or
+``assets/`` (its figures go to a temporary folder). A full run writes its JSON to
+``benchmarks/results/NAME.json``, with a ``meta`` object (date, machine, command), which
+``benchmarks/report.py`` renders into the tables of the README and ``docs/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import shlex
+import sys
+import tempfile
+from pathlib import Path
+
+__all__ = ["ASSETS", "NIR_CNN", "RESULTS", "ROOT", "asset", "finish", "machine", "parser"]
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "benchmarks" / "results"
+ASSETS = ROOT / "assets"
+# the NIR paper's Sinabs NMNIST CNN (a real export: 5 layers, 1.1 M synapses)
+NIR_CNN = ROOT / "tests" / "data" / "nir" / "paper_02_cnn_cnn_sinabs.nir"
+_scratch: list[tempfile.TemporaryDirectory] = []
+
+
+def parser(doc: str | None) -> argparse.ArgumentParser:
+    """An argument parser with ``--quick`` and ``--out`` (the results file)."""
+    ap = argparse.ArgumentParser(description=(doc or "").strip().split("\n\n")[0])
+    ap.add_argument(
+        "--quick", action="store_true",
+        help="tiny sizes, the same code path and JSON keys, nothing written to results/ or "
+        "assets/ (what the test suite runs)",
+    )  # fmt: skip
+    ap.add_argument(
+        "--out", metavar="FILE",
+        help="write the JSON here (default benchmarks/results/NAME.json; none with --quick)",
+    )  # fmt: skip
+    return ap
+
+
+def machine() -> str:
+    """The processor and the machine's cores, e.g. 'AMD EPYC 7B13, 2 cores'."""
+    model = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{model}, {os.cpu_count()} cores"
+
+
+def asset(args, name: str) -> Path:
+    """Where a figure goes: ``assets/NAME``, or a temporary folder's with ``--quick`` (the
+    drawing code runs all the same)."""
+    if not args.quick:
+        return ASSETS / name
+    if not _scratch:
+        _scratch.append(tempfile.TemporaryDirectory(prefix="meshscope-bench-"))
+    return Path(_scratch[0].name) / name
+
+
+def finish(args, name: str, figures, *, save: bool = True) -> dict:
+    """Print the figures as one JSON object with their ``meta`` and, unless quick (or not
+    ``save``: a partial run), write them to ``benchmarks/results/NAME.json`` (or ``--out``).
+    Returns the object."""
+    script = Path(sys.argv[0]).resolve()
+    shown = script.relative_to(ROOT) if script.is_relative_to(ROOT) else script
+    command = shlex.join([".venv/bin/python", str(shown), *sys.argv[1:]])
+    out = {
+        "meta": {
+            "date": datetime.date.today().isoformat(),
+            "machine": machine(),
+            "command": command,
+            "quick": bool(args.quick),
+        },
+        **(figures if isinstance(figures, dict) else {"rows": figures}),
+    }
+    text = json.dumps(out, indent=1)
+    print(text)
+    path = Path(args.out) if args.out else (RESULTS / f"{name}.json" if save else None)
+    if args.quick and not args.out:
+        path = None
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text + "\n")
+    return out

@@ -1,0 +1,800 @@
+"""Render every figure table of the README and ``docs/`` from ``benchmarks/results/*.json``.
+
+A table lives in a Markdown file between two markers::
+
+    <!-- table: NAME -->
+    … rendered here, never typed by hand …
+    <!-- /table -->
+
+``NAME`` is one of ``TABLES`` below: which results file it reads and how it lays the figures
+out. Under each table a line says where its figures come from: the results file, the command
+that measured them, the date and the machine. Prose cites figures only through these tables.
+
+    .venv/bin/python benchmarks/report.py           # rewrite the tables in place
+    .venv/bin/python benchmarks/report.py --check   # exit 1 if any table differs from its JSON
+
+The test suite runs ``--check`` (``tests/benchmarks/test_report.py``), as it runs every other
+benchmark script with ``--quick``: a table cannot drift from the figures it shows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import re
+import statistics
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "benchmarks" / "results"
+DOCUMENTS = ("README.md", "docs/*.md")
+MARKER = re.compile(r"(<!-- table: ([\w.-]+) -->\n)(.*?)(<!-- /table -->)", re.S)
+
+
+@dataclass(frozen=True)
+class Table:
+    header: list[str]
+    rows: list[list[str]]
+
+    def markdown(self) -> str:
+        lines = ["| " + " | ".join(self.header) + " |", "|" + "---|" * len(self.header)]
+        lines += ["| " + " | ".join(row) + " |" for row in self.rows]
+        return "\n".join(lines)
+
+
+# ------------------------------------------------------------------ formatting
+def num(value, digits: int = 2) -> str:
+    """A figure with ``digits`` decimals and thousands separators; '—' for none."""
+    if value is None:
+        return "—"
+    return f"{value:,.{digits}f}"
+
+
+def whole(value) -> str:
+    return "—" if value is None else f"{round(value):,}"
+
+
+def pct(value, digits: int = 1) -> str:
+    return "—" if value is None else f"{value:.{digits}f} %"
+
+
+def signed(value) -> str:
+    return "n/a" if value is None else f"{value:+.2f}"
+
+
+def span(s: dict, digits: int = 2, key: str = "mean") -> str:
+    """'15.47 (14.75–15.70)': a summary's centre and range."""
+    return f"{num(s[key], digits)} ({num(s['min'], digits)}–{num(s['max'], digits)})"
+
+
+def si(value, digits: int = 3) -> str:
+    """'9.4 M', '561.9 k': a rate with an SI prefix."""
+    for factor, prefix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= factor:
+            return f"{value / factor:.{digits - 2}f} {prefix}"
+    return f"{value:.{digits - 2}f}"
+
+
+# ------------------------------------------------------------------ the tables
+PLACEMENTS = ("packed-row", "spread-row", "packed-col", "spread-col")
+
+
+def model_placements(d: dict) -> Table:
+    rows = []
+    for name, e in d["model_evaluations"].items():
+        label = "random (seed 0)" if name == "random" else name
+        rows.append(
+            [
+                label,
+                num(e["latency_us"]),
+                e["bottleneck"],
+                num(e["energy_uj"]),
+                num(e["power_w"], 3),
+                whole(e["max_link_messages"]),
+            ]
+        )
+    header = [
+        "placement",
+        "latency µs/step",
+        "bound by",
+        "energy µJ/step",
+        "power W",
+        "heaviest link msgs/step",
+    ]
+    return Table(header, rows)
+
+
+def linear_patterns(d: dict) -> Table:
+    rows = [
+        [
+            str(r["M"]),
+            num(r["square"], 1),
+            num(r["square_formula"], 1),
+            "—" if r["x"] is None else num(r["x"], 0),
+            num(r["x_formula"], 0),
+            num(r["diagonal"], 0),
+            num(r["diagonal_formula"], 0),
+        ]
+        for r in d["rows"]
+    ]
+    header = [
+        "M pairs",
+        "square, measured",
+        "M^1.5/4",
+        "X, measured",
+        "M − 2",
+        "diagonal, measured",
+        "M − 1",
+    ]
+    return Table(header, rows)
+
+
+def heuristics_predictors(d: dict) -> Table:
+    names = [p for p in PLACEMENTS if p in d["us"]["hardware"]]
+    rows = []
+    for col, values in d["us"].items():
+        bound = d["bound"].get(col, {})
+        cells = []
+        for p in names:
+            b = bound.get(p)
+            note = f" ({b})" if b and b != "link" else ""
+            cells.append(num(values[p]) + note)
+        s = d["against_hardware"].get(col)
+        stats = (
+            ["1", "1", "—"]
+            if col == "hardware"
+            else [
+                signed(s["pearson_r"]),
+                signed(s["kendall_tau"]),
+                "n/a" if s.get("mape") is None else f"{s['mape']:.0f} %",
+            ]
+        )
+        label = col
+        if col == "hardware":
+            label = "hardware (Loihi 2 mapping ES §5.2)"
+        elif not col.startswith(("model", "simulator", "what-if")):
+            label = f"simulator, {col}"  # a mechanism of the simulator switched off
+        rows.append([label, *cells, *stats])
+    hops = d["hops_per_message"]
+    s = d["against_hardware"]["hops per message (order only)"]
+    rows.append(
+        [
+            "hops per message (order only)",
+            *[num(hops[p]) for p in names],
+            signed(s["pearson_r"]),
+            signed(s["kendall_tau"]),
+            "—",
+        ]
+    )
+    return Table(["predictor", *names, "Pearson r", "Kendall τ", "MAPE"], rows)
+
+
+def validation(d: dict) -> Table:
+    rows = []
+    for col in ("model", "simulator"):
+        s = d["against_hardware"][col]
+        rows.append(
+            [
+                col,
+                str(s["n"]),
+                signed(s["pearson_r"]),
+                signed(s["kendall_tau"]),
+                f"{s['mape']:.0f} %",
+            ]
+        )
+    return Table(["predictor", "runs", "Pearson r", "Kendall τ", "MAPE"], rows)
+
+
+def calibration(d: dict) -> Table:
+    r = d["calibration_recovery"]
+    return Table(
+        [
+            "microbenchmark runs",
+            "fits (noise seeds × with/without labels)",
+            "worst constant's error, median",
+            "worst constant's error, max",
+        ],
+        [
+            [
+                str(r["runs"]),
+                str(r["fits"]),
+                pct(100 * r["median_worst_error"]),
+                pct(100 * r["max_worst_error"]),
+            ]
+        ],
+    )
+
+
+def booksim_patterns(d: dict) -> Table:
+    rows = []
+    for pattern, row in d.items():
+        if pattern == "meta" or "booksim2" not in row:
+            continue
+        m, b = row["meshscope"], row["booksim2"]
+        diff = row.get("max_latency_difference_below_saturation")
+        rows.append(
+            [
+                pattern,
+                num(m["zero_load_latency"]),
+                num(b["zero_load_latency"]),
+                num(m["saturation_rate"]),
+                num(b["saturation_rate"]),
+                "—" if diff is None else pct(100 * diff),
+                num(row["channel_bound"], 3),
+            ]
+        )
+    header = [
+        "pattern",
+        "zero-load latency, MeshScope",
+        "BookSim2",
+        "saturation, MeshScope",
+        "BookSim2",
+        "largest latency difference below saturation",
+        "channel-load bound",
+    ]
+    return Table(header, rows)
+
+
+def evolve_single(d: dict) -> Table:
+    rows = []
+    for budget, r in d["sparse_mlp_1_loihi2"].items():
+        rows.append(
+            [
+                f"{int(budget):,} evaluations",
+                span(r["best_latency_us"]),
+                span(r["improvement_vs_packed_row_pct"], 1),
+                span(r["improvement_pct"], 1),
+                span(r["evaluations_per_s"], 0),
+            ]
+        )
+    header = [
+        "budget (5 seeds)",
+        "best latency µs/step, mean (min–max)",
+        "gain over packed-row, %",
+        "gain over the best starting point, %",
+        "evaluations per s",
+    ]
+    return Table(header, rows)
+
+
+def evolve_heuristics(d: dict) -> Table:
+    runs = next(iter(d["sparse_mlp_1_loihi2"].values()))["runs"]
+    names = list(runs[0]["heuristics"])
+    rows = []
+    for name in names:
+        values = [r["heuristics"][name] for r in runs]
+        same = max(values) - min(values) < 1e-9
+        rows.append([name, num(values[0]) if same else f"{num(min(values))}–{num(max(values))}"])
+    return Table(["starting point (min+2)", "latency µs/step (over the seeds)"], rows)
+
+
+def evolve_multichip(d: dict) -> Table:
+    m = d["sparse_mlp_2_loihi2_x8"]
+    rows = [[f"heuristic: {n}", num(v), "—"] for n, v in m["heuristics"].items()]
+    for strategy in ("global", "chipwise"):
+        chips = m[strategy]["chips_used"]
+        rows.append(
+            [
+                f"{strategy} search ({m['budget']:,} evaluations)",
+                span(m[strategy]["best_latency_us"]),
+                f"{min(chips)}–{max(chips)}",
+            ]
+        )
+    return Table(["sparse-mlp-2 on loihi2-x8", "latency µs/step", "chips used"], rows)
+
+
+def ablation(d: dict) -> Table:
+    rows = []
+    for name, label in (
+        ("baseline", "nested ES"),
+        ("no_reorder", "without reordering"),
+        ("no_elitism", "without elitism (partitioning)"),
+    ):
+        r = d[name]
+        rows.append(
+            [label, span(r["best_latency_us"]), pct(100 * r["partition_generations_stalled"], 0)]
+        )
+    header = [
+        f"sparse-mlp-1, {d['budget']} evaluations, {d['seeds']} seeds",
+        "best latency µs/step",
+        "partition generations without improvement",
+    ]
+    return Table(header, rows)
+
+
+def pareto_hypervolume(d: dict) -> Table:
+    rows = []
+    for name, c in d["hypervolume"].items():
+        gain = c["latency_gain_pct"]
+        rows.append(
+            [
+                f"{name} on {c['hardware']}",
+                num(c["hv_heuristics"]["median"], 3),
+                num(c["hv_front"]["median"], 3),
+                f"{num(c['hv_ratio']['median'], 1)}×",
+                f"{num(c['best_latency_us']['median'])} "
+                f"({num(c['best_heuristic_latency_us']['median'])})",
+                pct(gain["median"]),
+            ]
+        )
+    header = [
+        "case",
+        "hypervolume of the heuristics",
+        "of the front",
+        "ratio",
+        "best latency µs (best heuristic)",
+        "latency gain",
+    ]
+    return Table(header, rows)
+
+
+def pareto_dask(d: dict) -> Table:
+    dk = d["dask"]
+    rows = []
+    for kind in ("model", "simulated"):
+        k = dk[kind]
+        speedups = [v for key, v in k.items() if key.startswith("speedup_") and "vs_serial" in key]
+        rows.append(
+            [
+                f"{kind} ({', '.join(k['objectives'])}), {k['budget']} evaluations",
+                num(k["serial_ms_per_evaluation"], 1),
+                f"{num(k['dask_1_wall_vs_serial'], 2)}×",
+                f"{num(max(speedups), 2)}×" if speedups else "—",
+                "yes" if k["identical"] else "NO",
+            ]
+        )
+    header = [
+        "objective",
+        "ms per evaluation in-process",
+        "one Dask worker, wall against in-process",
+        f"{dk['workers']} workers, speed-up against in-process",
+        "identical results",
+    ]
+    return Table(header, rows)
+
+
+def checkpoint(d: dict) -> Table:
+    rows = [["plain", num(d["plain_s"]), "—"]]
+    for key, label in (
+        ("checkpoint", "--checkpoint"),
+        ("checkpoint_and_history", "--checkpoint and --history"),
+    ):
+        rows.append([label, num(d[f"{key}_s"]), pct(d[f"{key}_overhead_pct"])])
+    return Table([f"evolve, {d['budget']:,} evaluations", "seconds (median)", "overhead"], rows)
+
+
+def partitioners(d: dict) -> Table:
+    rows = []
+    for r in d["rows"]:
+        if "error" in r:
+            rows.append([r["partitioner"], r["network"], r["error"], "", "", "", ""])
+            continue
+        rows.append(
+            [
+                r["partitioner"],
+                r["network"],
+                whole(r["partitions"]),
+                whole(r["connectivity"]),
+                num(r.get("vs_sequential_ordered")),
+                num(r["seconds"], 1),
+                "yes" if r["limits_ok"] else "no",
+            ]
+        )
+    header = [
+        "partitioner",
+        "network",
+        "partitions",
+        "connectivity (eq. 7)",
+        "× sequential-ordered",
+        "seconds",
+        "every limit holds",
+    ]
+    return Table(header, rows)
+
+
+def scale(d: dict) -> Table:
+    sizes = sorted({int(n) for runs in d["runs"].values() for n in runs})
+    rows = []
+    for name, runs in d["runs"].items():
+        cells = []
+        for n in sizes:
+            r = runs.get(str(n), runs.get(n))
+            if r is None:
+                cells.append("—")
+            elif "error" in r:
+                cells.append(r["error"])
+            else:
+                cells.append(
+                    f"{whole(r['partitions'])} / {si(r['connectivity'])} / "
+                    f"{num(r['seconds'], 1)} s / {whole(r['peak_mb'])} MB"
+                )
+        b = d["exponent"].get(name)
+        rows.append([name, *cells, "—" if b is None else num(b)])
+    header = ["partitioner", *[f"n = {n:,}" for n in sizes], "time ∝ n^b"]
+    return Table(header, rows)
+
+
+def placers(d: dict) -> Table:
+    rows = [
+        [
+            name,
+            f"{r['elp']:.3g}",
+            num(r["average_latency_ns"], 1),
+            f"{r['congestion']:.4g}",
+            num(r["connection_locality"], 1),
+            num(r["elp_vs_hilbert"]),
+            num(r["place_s"]),
+        ]
+        for name, r in d["placers"].items()
+    ]
+    header = [
+        f"placer ({d['partitions']} partitions)",
+        "ELP",
+        "average latency ns",
+        "congestion",
+        "connection locality",
+        "ELP × Hilbert's",
+        "seconds",
+    ]
+    return Table(header, rows)
+
+
+def mosaic_proxy(d: dict) -> Table:
+    p = d["profiles"]
+    cv = p["max_cv"]
+    rows = [
+        [label, pct(100 * cv[key])]
+        for key, label in (
+            ("routing_entries", "routing entries in all"),
+            ("rt_size", "largest RT crossbar (rows)"),
+            ("nt_size", "largest NT crossbar (rows)"),
+        )
+    ]
+    return Table(
+        [
+            f"over {len(p['profiles'])} profiles × {p['networks_per_profile']} networks",
+            "largest coefficient of variation",
+        ],
+        rows,
+    )
+
+
+def mosaic_placement(d: dict) -> Table:
+    rows = [
+        [
+            name,
+            whole(r["routing_entries"]),
+            str(r["max_rt_rows"]),
+            "yes" if r["mappable"] else "no",
+            str(r["farthest_hops"]),
+        ]
+        for name, r in d["placement"].items()
+    ]
+    return Table(
+        [
+            "one network, placed",
+            "routing entries",
+            "fullest RT (rows)",
+            "fits",
+            "farthest hop distance",
+        ],
+        rows,
+    )
+
+
+def mosaic_training(d: dict) -> Table:
+    rows = []
+    for s in d["settings"]:
+        acc = s["accuracy"]
+        rows.append(
+            [
+                s["method"],
+                str(s["setting"]),
+                num(s["accuracy_mean"], 3),
+                f"{num(min(acc), 3)}–{num(max(acc), 3)}",
+                whole(statistics.fmean(s["connections"])),
+                whole(s["routing_entries_mean"]),
+                "yes" if all(s["mappable"]) else ("no" if not any(s["mappable"]) else "some"),
+            ]
+        )
+    header = [
+        "method",
+        "setting",
+        f"accuracy, mean of {len(d['seeds'])} seeds",
+        "range",
+        "connections",
+        "routing entries",
+        "fits",
+    ]
+    return Table(header, rows)
+
+
+def structured(d: dict) -> Table:
+    rows = []
+    for split in ("tiles", "rows", "columns", "channels"):
+        if isinstance(d.get(split), dict):  # (``channels`` is also the conv's channel count)
+            r = d[split]
+            rows.append(
+                [
+                    split,
+                    whole(r["cores"]),
+                    num(r["partition_s"]),
+                    num(r["partition_graph_s"]),
+                    num(r["latency_us"]),
+                    num(r["synaptic_reuse"], 1),
+                ]
+            )
+    header = [
+        f"{d['channels']}-channel 3×3 conv on {d['side']}×{d['side']} "
+        f"({d['synapses']:,} synapses), split",
+        "cores",
+        "partition s",
+        "partition graph s",
+        "latency µs/step",
+        "synaptic reuse",
+    ]
+    return Table(header, rows)
+
+
+def simulate_speed(d: dict) -> Table:
+    rows = []
+    for r in d["synthetic"]:
+        m, b = r["meshscope"], r.get("booksim2")
+        rows.append(
+            [
+                f"{r['mesh'].replace('x', '×')} at {r['rate']}",
+                whole(m["cycles_per_s"]),
+                si(m["hop_flits_per_s"]),
+                whole(b["cycles_per_s"]) if b else "—",
+                f"{num(r['speedup_median'], 1)}×" if b else "—",
+                (f"{num(r['speedup_paired']['min'], 1)}–{num(r['speedup_paired']['max'], 1)}×")
+                if b
+                else "—",
+            ]
+        )
+    header = [
+        "uniform traffic",
+        "MeshScope cycles/s (median)",
+        "router-to-router flits/s",
+        "BookSim2 cycles/s (median)",
+        "ratio of medians",
+        "paired runs, range",
+    ]
+    return Table(header, rows)
+
+
+def simulate_steps(d: dict) -> Table:
+    rows = [
+        [
+            f"{s['network']} on {s['hardware']}",
+            s["mode"],
+            whole(s["messages"]),
+            whole(s["step_cycles"]),
+            num(s["wall_s"]),
+        ]
+        for s in d["steps"]
+    ]
+    return Table(
+        [
+            "one time step (min+2, spread-col)",
+            "mode",
+            "messages",
+            "cycles",
+            "seconds (median, warm)",
+        ],
+        rows,
+    )
+
+
+def evaluate_speed(d: dict) -> Table:
+    return Table(
+        ["sparse-mlp-1 on loihi2", "per second"],
+        [
+            [
+                "a new partition (statistics of every synapse, a first placement)",
+                whole(d["partition_per_s"]),
+            ],
+            ["a new placement of a partition (every route)", whole(d["placement_per_s"])],
+            ["a swap of two cores (incremental)", whole(d["swap_per_s"])],
+        ],
+    )
+
+
+def page_speed(d: dict) -> Table:
+    rows = []
+    for case, c in d["cases"].items():
+        rows.append(
+            [
+                case,
+                f"{num(c['load_ms']['median'] / 1000)} s",
+                f"{whole(c['drag_ms']['median'])} ms",
+                f"{whole(c['simulated_card_ms']['median'])} ms",
+                f"{whole(c['simulate_first_frame_ms']['median'])} ms",
+            ]
+        )
+    header = [
+        f"median of {d['repeats']} visits",
+        "page load to the drawn heatmap",
+        "drag → latency card",
+        "drag → simulated step card",
+        "Simulate → first frame",
+    ]
+    return Table(header, rows)
+
+
+def gc_pause(d: dict) -> Table:
+    return Table(
+        [f"{d['network']} on {d['hardware']}", "objects tracked", "full collection, median"],
+        [
+            [
+                "before serve's heap freeze",
+                whole(d["before"]["tracked_objects"]),
+                f"{num(d['before']['collect_ms_median'], 1)} ms",
+            ],
+            [
+                "after it",
+                whole(d["after_settle_heap"]["tracked_objects"]),
+                f"{num(d['after_settle_heap']['collect_ms_median'], 1)} ms",
+            ],
+        ],
+    )
+
+
+def soak(d: dict) -> Table:
+    rows = [[str(s["sessions"]), num(s["rss_mb"], 1)] for s in d["samples"]]
+    return Table(["sessions so far", "server memory MB"], rows)
+
+
+def readme_speed(_: dict) -> Table:
+    """One table of what a user waits for, each row from its own results file."""
+    sim, page, ev = (load(n) for n in ("simulate", "page", "evaluate"))
+    rows = []
+    for r in sim["synthetic"]:
+        if r["mesh"] == "8x8" and r["rate"] == 0.2:
+            b = f" ({num(r['speedup_median'], 1)}× BookSim2)" if r.get("booksim2") else ""
+            rows.append(
+                [
+                    "simulated cycles per second, 8×8 mesh at 0.2 flits/node/cycle",
+                    whole(r["meshscope"]["cycles_per_s"]) + b,
+                    source(sim),
+                ]
+            )
+    step = sim["steps"][0]
+    rows.append(
+        [
+            f"one simulated time step of {step['network']} on {step['hardware']}",
+            f"{num(step['wall_s'])} s",
+            source(sim),
+        ]
+    )
+    rows.append(
+        [
+            "model evaluations of new placements per second (sparse-mlp-1)",
+            whole(ev["placement_per_s"]),
+            source(ev),
+        ]
+    )
+    case, c = next(iter(page["cases"].items()))
+    rows.append(
+        [
+            f"explorer: page load to the drawn heatmap, {case}",
+            f"{num(c['load_ms']['median'] / 1000)} s",
+            source(page),
+        ]
+    )
+    rows.append(
+        [
+            f"explorer: drag of a core → latency card, {case}",
+            f"{whole(c['drag_ms']['median'])} ms",
+            source(page),
+        ]
+    )
+    return Table(["what", "how fast", "measured by"], rows)
+
+
+TABLES: dict[str, tuple[str, Callable[[dict], Table]]] = {
+    "model.placements": ("heuristics", model_placements),
+    "model.linear-patterns": ("linear_patterns", linear_patterns),
+    "simulator.booksim": ("booksim_compare", booksim_patterns),
+    "simulator.heuristics": ("heuristics", heuristics_predictors),
+    "fidelity.validation": ("heuristics", validation),
+    "fidelity.calibration": ("microbench", calibration),
+    "search.evolve": ("evolve", evolve_single),
+    "search.evolve-start": ("evolve", evolve_heuristics),
+    "search.multichip": ("evolve", evolve_multichip),
+    "search.ablation": ("ablation", ablation),
+    "search.pareto": ("pareto", pareto_hypervolume),
+    "search.dask": ("pareto", pareto_dask),
+    "search.checkpoint": ("checkpoint", checkpoint),
+    "partitioning.partitioners": ("partition", partitioners),
+    "partitioning.scale": ("scale", scale),
+    "partitioning.placers": ("placers", placers),
+    "mosaic.proxy": ("mosaic", mosaic_proxy),
+    "mosaic.placement": ("mosaic", mosaic_placement),
+    "mosaic.training": ("mosaic_demo", mosaic_training),
+    "networks.structured": ("structured", structured),
+    "performance.simulate": ("simulate", simulate_speed),
+    "performance.steps": ("simulate", simulate_steps),
+    "performance.evaluate": ("evaluate", evaluate_speed),
+    "performance.page": ("page", page_speed),
+    "performance.gc": ("gc_pause", gc_pause),
+    "performance.soak": ("soak", soak),
+    "readme.speed": ("simulate", readme_speed),
+}
+
+
+# ------------------------------------------------------------------ rendering
+def load(name: str) -> dict:
+    return json.loads((RESULTS / f"{name}.json").read_text())
+
+
+def source(d: dict) -> str:
+    """Where a results file's figures come from: its command, date and machine."""
+    m = d["meta"]
+    return f"`{m['command']}`, {m['date']}, {m['machine']}"
+
+
+def render(name: str) -> str:
+    """The Markdown between a table's markers: the table and the line saying its source."""
+    if name not in TABLES:
+        raise KeyError(f"no table {name!r} (known: {', '.join(TABLES)})")
+    results, build = TABLES[name]
+    data = load(results)
+    note = (
+        ""
+        if name == "readme.speed"
+        else f"\n\n<sub>benchmarks/results/{results}.json: {source(data)}</sub>"
+    )
+    return build(data).markdown() + note + "\n"
+
+
+def documents() -> list[Path]:
+    return sorted(p for pattern in DOCUMENTS for p in ROOT.glob(pattern))
+
+
+def rendered(text: str) -> str:
+    """``text`` with every table between markers rendered anew."""
+    return MARKER.sub(lambda m: m.group(1) + render(m.group(2)) + m.group(4), text)
+
+
+def differences() -> list[str]:
+    """A unified diff per document whose tables differ from their results ('' lines none)."""
+    out = []
+    for path in documents():
+        text = path.read_text()
+        new = rendered(text)
+        if new != text:
+            rel = str(path.relative_to(ROOT))
+            out.append(
+                "".join(
+                    difflib.unified_diff(
+                        text.splitlines(True), new.splitlines(True), rel, rel + " (rendered)"
+                    )
+                )
+            )
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--check", action="store_true", help="exit 1 if a table differs")
+    args = ap.parse_args()
+    if args.check:
+        diffs = differences()
+        sys.stdout.write("\n".join(diffs))
+        return 1 if diffs else 0
+    for path in documents():
+        text = path.read_text()
+        new = rendered(text)
+        if new != text:
+            path.write_text(new)
+            print(f"rendered {path.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
