@@ -100,20 +100,20 @@ class ProcessGroups:
 
     def __init__(self):
         self._lock = threading.Lock()
-        self._live: set[int] = set()
+        self._live: dict[int, int] = {}  # process group -> its leader's start time
         self._closed = False
         self.prefix = f"{os.getpid()}.{next(_runs)}."
 
-    def add(self, pgid: int) -> bool:
+    def add(self, pgid: int, start: int = 0) -> bool:
         with self._lock:
             if self._closed:
                 return False
-            self._live.add(pgid)
+            self._live[pgid] = start
             return True
 
     def discard(self, pgid: int) -> None:
         with self._lock:
-            self._live.discard(pgid)
+            self._live.pop(pgid, None)
 
     @property
     def cancelled(self) -> bool:
@@ -124,7 +124,7 @@ class ProcessGroups:
         started from now on."""
         with self._lock:
             self._closed = True
-            live = list(self._live)
+            live = dict(self._live)
         _end(live, self.prefix)
 
 
@@ -150,8 +150,10 @@ def run_bounded(
         preexec_fn=_die_with(os.getpid()) if _PRCTL is not None else None,  # noqa: PLW1509
     )
     pgid = proc.pid
-    if groups is not None and not groups.add(pgid):
-        _end([pgid], mark)
+    born = _stat(pgid)  # the command's start: what it starts is younger
+    leader = {pgid: born.start if born is not None else 0}
+    if groups is not None and not groups.add(pgid, leader[pgid]):
+        _end(leader, mark)
         proc.wait()
         _close(proc)
         return Bounded(None, "", "", "cancelled")
@@ -189,7 +191,7 @@ def run_bounded(
                 failure = f"timed out after {timeout_s:g} s"
     finally:
         sel.close()
-        _end([pgid], mark)  # the command's children too, however it ended
+        _end(leader, mark)  # the command's children too, however it ended
         proc.wait()
         if groups is not None:
             groups.discard(pgid)
@@ -244,11 +246,16 @@ def _table() -> dict[int, _Proc]:
 
 def _stat(pid: int) -> _Proc | None:
     try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            fields = f.read().rsplit(b")", 1)[1].split()
-    except (OSError, IndexError):
+        fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY)
+    except OSError:
         return None
-    return _Proc(int(fields[1]), int(fields[19]), fields[0] in (b"Z", b"X"))
+    try:
+        fields = os.read(fd, 4096).rsplit(b")", 1)[1].split()
+        return _Proc(int(fields[1]), int(fields[19]), fields[0] in (b"Z", b"X"))
+    except (OSError, IndexError, ValueError):
+        return None
+    finally:
+        os.close(fd)
 
 
 def descendants(roots: Iterable[int], table: dict[int, _Proc] | None = None) -> set[int]:
@@ -266,13 +273,14 @@ def descendants(roots: Iterable[int], table: dict[int, _Proc] | None = None) -> 
     return {pid for pid in found if not table[pid].zombie}
 
 
-def _marked(prefix: str, table: dict[int, _Proc]) -> set[int]:
-    """The live processes whose environment holds ``MARK`` with a value starting ``prefix``."""
+def _marked(prefix: str, table: dict[int, _Proc], since: int = 0) -> set[int]:
+    """The live processes started at ``since`` (clock ticks after boot) or later whose
+    environment holds ``MARK`` with a value starting ``prefix``."""
     needle = f"{MARK}={prefix}".encode()
     me = os.getpid()
     found = set()
     for pid, proc in table.items():
-        if proc.zombie or pid == me:
+        if proc.zombie or pid == me or proc.start < since:
             continue
         try:
             with open(f"/proc/{pid}/environ", "rb") as f:
@@ -284,11 +292,15 @@ def _marked(prefix: str, table: dict[int, _Proc]) -> set[int]:
     return found
 
 
-def _end(groups: list[int], prefix: str) -> None:
-    """Kill the process groups ``groups`` and every process that descends from their leaders
-    or carries a mark starting ``prefix``; reap those this process adopted."""
+def _end(groups: dict[int, int], prefix: str) -> None:
+    """Kill the process groups ``groups`` (leader → its start time) and every process that
+    descends from their leaders or carries a mark starting ``prefix``; reap those this
+    process adopted. What a command started is younger than it: only processes started
+    since the oldest leader are looked at for marks."""
     table = _table()
-    victims = descendants(groups, table) | _marked(prefix, table)  # before the group dies
+    since = min(groups.values(), default=0)
+    roots = [g for g, start in groups.items() if g in table and table[g].start == start]
+    victims = descendants(roots, table) | _marked(prefix, table, since)  # before the kill
     for pgid in groups:
         with contextlib.suppress(ProcessLookupError, PermissionError):  # already gone
             os.killpg(pgid, signal.SIGKILL)
@@ -298,7 +310,7 @@ def _end(groups: list[int], prefix: str) -> None:
             return
         _kill(victims, table)
         table = _table()
-        victims = descendants(victims, table) | _marked(prefix, table)
+        victims = descendants(victims, table) | _marked(prefix, table, since)
 
 
 def end_descendants() -> None:
