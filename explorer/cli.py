@@ -60,7 +60,8 @@ def add_serve(sub) -> None:
     sv.add_argument(
         "--no-browser", action="store_true", help="do not open a browser tab, just serve"
     )
-    sv.set_defaults(func=cmd_serve, keeps_children=True)  # the browser it opens lives on
+    # a server: the browser it opens lives on, and SIGTERM ends it as it always did
+    sv.set_defaults(func=cmd_serve, server=True)
 
 
 _ORIGIN = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?):(\d{1,5})$")

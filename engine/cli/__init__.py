@@ -90,8 +90,9 @@ def main(argv=None, extra_commands=()) -> int:
     Ctrl-C, SIGTERM and SIGHUP cancel a command (a search keeps what it found, its history
     marked cancelled); a command cancelled with nothing to show exits 130, and one ended by
     SIGTERM or SIGHUP 128 + the signal's number. Without ``argv`` — ``meshscope`` run as a
-    program — no process the command started outlives it (``engine.cli.common.guard``);
-    a command that opens a browser (``serve``) opts out with ``keeps_children``.
+    program — no process the command started outlives it (``engine.cli.common.guard``).
+    A server (``serve``: ``args.server``) opts out of both: it keeps the default signals and
+    the browser it opened.
     """
     own_process = argv is None
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -102,7 +103,8 @@ def main(argv=None, extra_commands=()) -> int:
         set_network_cache(False)
     caught = None
     try:
-        with guard(own_process and not getattr(args, "keeps_children", False)) as caught:
+        server = getattr(args, "server", False)
+        with guard(own_process and not server, signals=not server) as caught:
             code = _run(args)
     except KeyboardInterrupt:  # a signal while the command was being cleaned up after
         code = 130

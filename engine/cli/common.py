@@ -298,11 +298,12 @@ class _Caught:
 
 
 @contextlib.contextmanager
-def guard(own_process: bool):
-    """Around a command: SIGTERM and SIGHUP raise ``Terminated`` (once; later ones are noted
-    and ignored while the command cleans up). With ``own_process`` (``meshscope`` run as a
-    program), this process adopts its orphaned descendants and, at the end, kills every
-    process it started that is still alive (``engine.io.process``): nothing outlives it."""
+def guard(own_process: bool, *, signals: bool = True):
+    """Around a command: with ``signals``, SIGTERM and SIGHUP raise ``Terminated`` (once;
+    later ones are ignored while the command cleans up). With ``own_process`` (``meshscope``
+    run as a program), this process adopts its orphaned descendants and, at the end, kills
+    every process it started that is still alive (``engine.io.process``): nothing outlives
+    it."""
     from engine.io import process
 
     caught = _Caught()
@@ -314,7 +315,7 @@ def guard(own_process: bool):
 
     main = threading.current_thread() is threading.main_thread()
     kept = {}
-    if main:
+    if main and signals:
         for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
             if sig is not None:
                 kept[sig] = signal.signal(sig, on_signal)
