@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 from engine.errors import SpecError
 
-__all__ = ["DaskExecutor", "ProcessExecutor", "Setup", "make_executor"]
+__all__ = ["DaskExecutor", "ProcessExecutor", "Setup", "make_executor", "stop_pool"]
 
 
 @dataclass(frozen=True)
@@ -111,10 +111,27 @@ class ProcessExecutor:
         done = pool.map(_call_built, [setup.token] * len(chunks), chunks)
         return [out for chunk in done for out in chunk]
 
-    def close(self) -> None:
+    def close(self, *, cancel: bool = False) -> None:
+        """Shut the pools down; with ``cancel``, now: the evaluations running are killed with
+        their workers, not waited for (a cancelled run has no use for them)."""
         for pool in self._pools.values():
-            pool.shutdown(cancel_futures=True)
+            if cancel:
+                stop_pool(pool)
+            else:
+                pool.shutdown(cancel_futures=True)
         self._pools.clear()
+
+
+def stop_pool(pool: ProcessPoolExecutor) -> None:
+    """End ``pool`` at once: its queued work dropped, its workers killed mid-task."""
+    workers = list((getattr(pool, "_processes", None) or {}).values())
+    for process in workers:
+        with contextlib.suppress(Exception):  # gone already
+            process.kill()
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in workers:
+        with contextlib.suppress(Exception):
+            process.join(timeout=1.0)
 
 
 class DaskExecutor:
@@ -158,9 +175,16 @@ class DaskExecutor:
         futures = self.client.map(
             _call_built, [setup.token] * len(chunks), chunks, pure=False, retries=self.retries
         )
-        return [out for chunk in self.client.gather(futures) for out in chunk]
+        try:
+            return [out for chunk in self.client.gather(futures) for out in chunk]
+        except BaseException:  # Ctrl-C, a failure: the cluster need not finish the batch
+            with contextlib.suppress(Exception):
+                self.client.cancel(futures, force=True)
+            raise
 
-    def close(self) -> None:
+    def close(self, *, cancel: bool = False) -> None:
+        """Unregister the plugins; a batch interrupted was cancelled already (``cancel`` is
+        for the same call as ``ProcessExecutor.close``)."""
         for name in self._plugins:
             with contextlib.suppress(Exception):  # the cluster may be gone already
                 self.client.unregister_worker_plugin(name)

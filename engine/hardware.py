@@ -169,6 +169,16 @@ class EnergyConstants:
 
 
 NOC_ALLOCATORS = ("islip", "round-robin")
+_DELAY_MOST = 1000  # cycles of one pipeline stage or link (BookSim2's reference: 1)
+_DELAYS = (
+    "routing_delay", "vc_alloc_delay", "sw_alloc_delay", "st_delay", "credit_delay",
+    "ew_latency", "ns_latency", "local_latency", "offchip_latency", "offchip_serialization",
+)  # fmt: skip
+NOC_MOST = {  # upper bounds of the router's counts, beside vcs and buf
+    **dict.fromkeys(_DELAYS, _DELAY_MOST),
+    "alloc_iters": 64,
+    "flit_bits": 1 << 16,
+}
 NOC_ROUTINGS = ("xy", "yx")
 
 
@@ -226,6 +236,11 @@ class NocConstants:
             raise InvalidHardwareError("noc cycle_ns must be positive")
         if self.vcs > 64 or self.buf > 4096:
             raise InvalidHardwareError("noc vcs must be at most 64 and buf at most 4096")
+        for name, most in NOC_MOST.items():  # the router's state grows with each of them
+            if int(getattr(self, name)) > most:
+                raise InvalidHardwareError(
+                    f"noc {name} must be at most {most:,}, not {getattr(self, name):,}"
+                )
 
     @property
     def hop_cycles(self) -> int:

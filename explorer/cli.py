@@ -6,7 +6,9 @@ which sees both, adds the ``serve`` subcommand to it. Imports stay one-way.
 
 from __future__ import annotations
 
+import argparse
 import errno
+import re
 import socket
 import sys
 
@@ -15,7 +17,7 @@ from engine.cli.common import whole
 from engine.defaults import DEFAULT_HARDWARE, DEFAULT_NETWORK
 from engine.errors import SpecError
 
-__all__ = ["DEFAULT_PORT", "PortInUseError", "add_serve", "check_can_listen", "main"]
+__all__ = ["DEFAULT_PORT", "PortInUseError", "add_serve", "check_can_listen", "main", "origin"]
 
 DEFAULT_PORT = 5006
 
@@ -51,14 +53,30 @@ def add_serve(sub) -> None:
         "by default they name only built-in networks and hardware, and upload the rest)",
     )  # fmt: skip
     sv.add_argument(
-        "--allow-origin", action="append", default=[], metavar="HOST:PORT",
+        "--allow-origin", action="append", default=[], metavar="HOST:PORT", type=origin,
         help="also accept pages served as HOST:PORT (repeatable; needed with --address 0.0.0.0: "
         "the address other machines' browsers use)",
     )  # fmt: skip
     sv.add_argument(
         "--no-browser", action="store_true", help="do not open a browser tab, just serve"
     )
-    sv.set_defaults(func=cmd_serve)
+    # a server: the browser it opens lives on, and SIGTERM ends it as it always did
+    sv.set_defaults(func=cmd_serve, server=True)
+
+
+_ORIGIN = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?):(\d{1,5})$")
+
+
+def origin(text: str) -> str:
+    """An option's type: a page's origin as HOST:PORT (a browser's origin always has a port,
+    and Bokeh would take a bare host for port 80: a name that never matches)."""
+    m = _ORIGIN.match(text.strip())
+    if not m or not 1 <= int(m.group(2)) <= 65535:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not HOST:PORT: name the host and the port the browsers' address "
+            "shows, e.g. lecture-room.example.org:5006"
+        )
+    return text.strip().lower()
 
 
 def check_can_listen(address: str, port: int) -> None:

@@ -22,8 +22,11 @@ One module per family of commands (``mapping``, ``evolve`` with ``pareto``, ``si
 ``fidelity``, ``mosaic``), each adding its subcommands to the parser; ``common`` holds what
 they share.
 Every command builds its mapping through ``engine.pipeline``. On bad input: one line on stderr
-and exit code 2; output files are checked before any work starts and written whole or not at
-all. On a terminal, long work shows a progress bar (quiet when piped).
+and exit code 2; output files are checked before any work starts (writable, named for their
+format, none of them an input or another output: ``common.check_outputs``) and written whole
+or not at all; an empty option value and a count past its bound are refused as they are read.
+On a terminal, long work shows a progress bar (quiet when piped). Ctrl-C, SIGTERM and SIGHUP
+cancel a command; nothing it started outlives it (``common.guard``, ``engine.io.process``).
 """
 
 from __future__ import annotations
@@ -34,8 +37,8 @@ import warnings
 from collections.abc import Callable, Iterable
 
 from engine.cli import evolve, fidelity, mapping, mosaic, simulate
-from engine.cli.common import Parser
-from engine.errors import MeshScopeError, MeshScopeWarning
+from engine.cli.common import Parser, guard
+from engine.errors import Cancelled, MeshScopeError, MeshScopeWarning
 
 __all__ = ["build_parser", "main"]
 
@@ -82,13 +85,35 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 
 
 def main(argv=None, extra_commands=()) -> int:
-    """Run ``meshscope argv``; returns the exit code (2 on bad input, one line on stderr)."""
+    """Run ``meshscope argv``; returns the exit code (2 on bad input, one line on stderr).
+
+    Ctrl-C, SIGTERM and SIGHUP cancel a command (a search keeps what it found, its history
+    marked cancelled); a command cancelled with nothing to show exits 130, and one ended by
+    SIGTERM or SIGHUP 128 + the signal's number. Without ``argv`` — ``meshscope`` run as a
+    program — no process the command started outlives it (``engine.cli.common.guard``).
+    A server (``serve``: ``args.server``) opts out of both: it keeps the default signals and
+    the browser it opened.
+    """
+    own_process = argv is None
     argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser(extra_commands, argv).parse_args(argv)
     if getattr(args, "no_cache", False):
         from engine.specs import set_network_cache
 
         set_network_cache(False)
+    caught = None
+    try:
+        server = getattr(args, "server", False)
+        with guard(own_process and not server, signals=not server) as caught:
+            code = _run(args)
+    except KeyboardInterrupt:  # a signal while the command was being cleaned up after
+        code = 130
+    if caught is not None and caught.signum:
+        return 128 + caught.signum
+    return code
+
+
+def _run(args) -> int:
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
@@ -96,6 +121,9 @@ def main(argv=None, extra_commands=()) -> int:
     except MeshScopeError as e:
         sys.stderr.write(f"meshscope: error: {' '.join(str(e).split())}\n")
         return 2
+    except Cancelled as e:  # stopped before it had anything to show
+        sys.stderr.write(f"meshscope: {' '.join(str(e).split())}\n")
+        return 130
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # the reader left (``… | head``): stop quietly, as Unix tools do

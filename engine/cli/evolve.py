@@ -9,17 +9,24 @@ from contextlib import contextmanager
 
 from engine.cli.common import (
     HARDWARE_HELP,
+    MAPPING_FILE,
+    MAX_EVALUATIONS,
+    MAX_GENERATION,
+    MAX_WORKERS,
     RATES_HELP,
+    Terminated,
     bar,
     check_outputs,
+    inputs_of,
     network_argument,
     network_of,
+    same_file,
     seconds,
     whole,
     work,
 )
 from engine.defaults import DEFAULT_HARDWARE
-from engine.errors import AllFailedError, SpecError
+from engine.errors import AllFailedError, Cancelled, SpecError
 from engine.io.files import check_readable
 
 __all__ = ["add_commands"]
@@ -29,24 +36,90 @@ __all__ = ["add_commands"]
 COMMAND_REPORTS = ("latency", "energy", "cores", "area", "area-loose", "area-square")
 
 
+HISTORY_FILE = (".csv", ".jsonl", ".ndjson", ".json")  # CSV, or JSON lines otherwise
+CHECKPOINT_FILE = (".ckpt", ".jsonl", ".json")  # JSON lines
+
+
 def cmd_evolve(args) -> int:
     if args.resume:
         check_readable(args.resume, "checkpoint")
+    grows = args.resume and (not args.checkpoint or same_file(args.checkpoint, args.resume))
     check_outputs(
-        ("mapping file", args.out),
-        ("history file", args.history),
-        ("checkpoint", args.checkpoint or args.resume),
-    )
+        ("mapping file", args.out, MAPPING_FILE),
+        ("history file", args.history, HISTORY_FILE),
+        # a resumed run's checkpoint grows in place, whatever it was called
+        ("checkpoint", args.resume, None) if grows else
+        ("checkpoint", args.checkpoint, CHECKPOINT_FILE),
+        inputs=inputs_of(args, *(() if grows else [("checkpoint to resume", args.resume)])),
+    )  # fmt: skip
     with work(args):
         return _evolve(args)
 
 
-def _run(search, args, progress):
-    """The search's result; Ctrl-C keeps the best found so far."""
+def _run(search, args, progress, stop):
+    """The search's result; Ctrl-C (SIGTERM, SIGHUP) ends the evaluations running at once
+    (``stop``) and keeps the best found so far."""
     try:
         return search.run(checkpoint=args.checkpoint or args.resume, callback=progress)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
+        stop()
+        return _cancelled(search, e)
+
+
+def _cancelled(search, signal: KeyboardInterrupt):
+    """A cancelled search's result; ``Cancelled`` when it has none (no evaluation finished,
+    or every one failed)."""
+    try:
         return search.result(cancelled=True)
+    except AllFailedError:
+        how = f"cancelled ({signal})" if isinstance(signal, Terminated) else "cancelled"
+        n = len(search.history) if hasattr(search, "history") else len(search.evaluations)
+        if not n:
+            raise Cancelled(f"{how} before any evaluation finished: no mapping to report") from None
+        failures = search.history.failures() if hasattr(search, "history") else ""
+        raise Cancelled(
+            f"{how} after {n} evaluation{'s' if n > 1 else ''}, none of them a mapping to "
+            f"report" + (f": {failures}" if failures else "")
+        ) from None
+
+
+# the settings a checkpoint holds, as options: ESConfig field -> (option, the options' value
+# for it: None when the option was not given)
+def _given_settings(args) -> dict:
+    return {
+        "seed": ("--seed", args.seed),
+        "lambda_part": ("--lambda-part", args.lambda_part),
+        "lambda_place": ("--lambda-place", args.lambda_place),
+        "objective": ("--objective", args.objective),
+        "init_k": ("--init-k", args.init_k),
+        "segments": ("--segments", args.segments),
+        "reorder": ("--no-reorder", False if args.no_reorder else None),
+        "elitist": ("--no-elitism", False if args.no_elitism else None),
+    }
+
+
+def _check_resumed(args, config) -> None:
+    """A resumed run continues with its checkpoint's settings: one given otherwise is an
+    error (it would be silently ignored), naming what the checkpoint holds."""
+    clash = [
+        (_shown(flag, mine), _shown(flag, getattr(config, name)))
+        for name, (flag, mine) in _given_settings(args).items()
+        if mine is not None and mine != getattr(config, name)
+    ]
+    if clash:
+        raise SpecError(
+            f"{', '.join(m for m, _ in clash)}: the checkpoint {args.resume} is a run of "
+            f"{', '.join(t for _, t in clash)}, and a resumed run keeps its settings; leave "
+            f"{'that option' if len(clash) == 1 else 'those options'} out to continue it, or "
+            "start a new run without --resume"
+        )
+
+
+def _shown(flag: str, value) -> str:
+    """A setting as the options say it: ``--seed 3``; ``--no-reorder`` or ``reordering``."""
+    if isinstance(value, bool):
+        return {"--no-reorder": "reordering", "--no-elitism": "elitism"}[flag] if value else flag
+    return f"{flag} {value}"
 
 
 def _evolve(args) -> int:
@@ -62,16 +135,17 @@ def _evolve(args) -> int:
 
     network = network_of(args)
     hardware = resolve_hardware(args.hardware or DEFAULT_HARDWARE)
+    d = ESConfig()
     config = ESConfig(
         budget=args.budget,
-        lambda_part=args.lambda_part,
-        lambda_place=args.lambda_place,
+        lambda_part=d.lambda_part if args.lambda_part is None else args.lambda_part,
+        lambda_place=d.lambda_place if args.lambda_place is None else args.lambda_place,
         reorder=not args.no_reorder,
         elitist=not args.no_elitism,
-        objective=args.objective,
-        init_k=ESConfig.init_k if args.init_k is None else args.init_k,
+        objective=args.objective or d.objective,
+        init_k=d.init_k if args.init_k is None else args.init_k,
         segments=args.segments or 0,
-        seed=args.seed,
+        seed=d.seed if args.seed is None else args.seed,
     )
     if args.segments and args.strategy != "chipwise":
         raise SpecError("--segments splits the layers of the chipwise strategy: add --strategy "
@@ -83,13 +157,13 @@ def _evolve(args) -> int:
         if args.resume:
             raise SpecError("--start begins a new run and --resume continues one: give one")
         start = build_mapping(network, hardware, mapping_file=args.start).mapping
-    if args.evaluator_cmd and config.objective not in COMMAND_REPORTS:
+    if args.evaluator_cmd is not None and config.objective not in COMMAND_REPORTS:
         raise SpecError(
             f"--evaluator-cmd reports latency and energy; --objective {config.objective} cannot "
             f"be read from it: choose one of {', '.join(COMMAND_REPORTS)}"
         )
     pbar = log = None
-    with _evaluator(args, network, hardware, config.objective) as evaluator:
+    with _evaluator(args, network, hardware, config.objective) as (evaluator, stop):
         try:
             if args.resume:
                 if args.strategy != "global":
@@ -99,6 +173,7 @@ def _evolve(args) -> int:
                 search = NestedES.resume(
                     args.resume, network, hardware, evaluator=evaluator, budget=args.budget
                 )
+                _check_resumed(args, search.config)
                 config = search.config
             else:
                 search = make_search(
@@ -117,7 +192,12 @@ def _evolve(args) -> int:
                     pbar.set_postfix_str(f"best {event.best.fitness:.3f}", refresh=False)
 
             try:
-                result = _run(search, args, progress)
+                result = _run(search, args, progress, stop)
+            except Cancelled as e:  # nothing to report: the history says how the run ended
+                if log is None:
+                    raise
+                log.end("cancelled")
+                raise Cancelled(f"{e}; the history {args.history} ends 'cancelled'") from None
             except AllFailedError as e:  # the history holds every failure's reason
                 if log is None:
                     raise
@@ -125,6 +205,11 @@ def _evolve(args) -> int:
                 raise AllFailedError(f"{e}; every reason is in {args.history}") from None
             if log is not None:
                 log.end("cancelled" if result.cancelled else "complete")
+        except KeyboardInterrupt:  # before or after the search ran: it is cancelled all the same
+            stop()
+            if log is not None and not log.ended:
+                log.end("cancelled")
+            raise
         finally:
             if pbar is not None:
                 pbar.close()
@@ -192,28 +277,38 @@ def _evolve(args) -> int:
 
 @contextmanager
 def _evaluator(args, network, hardware, objective: str):
-    """The evaluator a search's options ask for, on the executor they name (a Dask cluster,
-    local processes); both closed at the end."""
+    """(the evaluator a search's options ask for, on the executor they name — a Dask
+    cluster, local processes —, and ``stop``: ends every evaluation running now); both
+    closed at the end, without waiting for evaluations once ``stop`` was called."""
     from engine.executors import make_executor
     from engine.search import CommandEvaluator, default_evaluator
 
+    command = args.evaluator_cmd
     # a command runs in threads (it is a process of its own) unless a cluster runs it
-    executor = make_executor(1 if args.evaluator_cmd else args.workers, args.dask_scheduler)
+    executor = make_executor(1 if command is not None else args.workers, args.dask_scheduler)
+    stopped = []
+
+    def stop() -> None:
+        stopped.append(True)
+        evaluator.close(cancel=True)
+        if executor is not None:
+            executor.close(cancel=True)
+
     try:
-        if args.evaluator_cmd:
+        if command is not None:
             evaluator = CommandEvaluator(
-                network, hardware, args.evaluator_cmd, timeout_s=args.eval_timeout,
+                network, hardware, command, timeout_s=args.eval_timeout,
                 workers=args.workers, executor=executor,
             )  # fmt: skip
         else:
             evaluator = default_evaluator(network, hardware, objective, executor=executor)
         try:
-            yield evaluator
+            yield evaluator, stop
         finally:
-            evaluator.close()
+            evaluator.close(cancel=bool(stopped))
     finally:
         if executor is not None:
-            executor.close()
+            executor.close(cancel=bool(stopped))
 
 
 def cmd_pareto(args) -> int:
@@ -221,7 +316,14 @@ def cmd_pareto(args) -> int:
         check_readable(args.start, "mapping file")
     if args.resume:
         check_readable(args.resume, "history file")
-    check_outputs(("front file", args.out), ("history file", args.history or args.resume))
+    grows = args.resume and (not args.history or same_file(args.history, args.resume))
+    check_outputs(
+        ("front file", args.out, (".json",)),
+        # a resumed run's history grows in place, whatever it was called
+        ("history file", args.resume, None) if grows else
+        ("history file", args.history, (".csv",)),
+        inputs=inputs_of(args, *(() if grows else [("history to resume", args.resume)])),
+    )  # fmt: skip
     with work(args):
         return _pareto(args)
 
@@ -264,7 +366,7 @@ def _pareto(args) -> int:
             )
         codesign = Codesign.of(hardware, [n.strip() for n in args.codesign.split(",")])
     objective = simulated[0] if simulated else "latency"
-    with _evaluator(args, network, hardware, objective) as evaluator:
+    with _evaluator(args, network, hardware, objective) as (evaluator, stop):
         search = ParetoSearch(
             network, hardware, config, evaluator=evaluator, start=start, codesign=codesign
         )
@@ -290,10 +392,28 @@ def _pareto(args) -> int:
             if pbar is not None:
                 pbar.update(len(batch))
 
+        def end(how: str) -> None:
+            if log is not None and not log.ended:
+                log.end(how, len(search.evaluations))
+
         try:
-            result = search.run(callback=progress)
-        except KeyboardInterrupt:  # Ctrl-C keeps the front found so far
-            result = search.result(cancelled=True)
+            try:
+                result = search.run(callback=progress)
+            except KeyboardInterrupt as e:  # Ctrl-C keeps the front found so far
+                stop()
+                result = _cancelled(search, e)
+        except Cancelled as e:
+            end("cancelled")
+            raise Cancelled(f"{e}; the history {path} ends 'cancelled'" if log else e) from None
+        except AllFailedError:
+            end("failed")
+            raise
+        except KeyboardInterrupt:
+            stop()
+            end("cancelled")
+            raise
+        else:
+            end("cancelled" if result.cancelled else "complete")
         finally:
             if pbar is not None:
                 pbar.close()
@@ -366,8 +486,9 @@ COMMANDS = {
 
 def _executor_options(p) -> None:
     p.add_argument(
-        "--workers", type=whole(1), default=1, help="evaluations run in parallel (default 1)"
-    )
+        "--workers", type=whole(1, MAX_WORKERS), default=1,
+        help="evaluations run in parallel (default 1)",
+    )  # fmt: skip
     p.add_argument(
         "--dask-scheduler", metavar="ADDRESS",
         help="evaluate on this Dask cluster (e.g. tcp://HOST:8786) instead of local processes",
@@ -402,13 +523,18 @@ def add_commands(sub) -> None:
     network_argument(es)
     es.add_argument("--rates", metavar="CSV", help=RATES_HELP)
     es.add_argument("--hardware", help=HARDWARE_HELP)
-    es.add_argument("--budget", type=whole(1), default=d.budget, help=ESConfig.help("budget"))
-    es.add_argument("--seed", type=whole(0), default=d.seed, help=ESConfig.help("seed"))
+    # a setting's default is None here (ESConfig's applies): a resumed run must know which
+    # were given, for its checkpoint's settings win and a different one is refused
     es.add_argument(
-        "--lambda-part", type=whole(1), default=d.lambda_part, help=ESConfig.help("lambda_part")
+        "--budget", type=whole(1, MAX_EVALUATIONS), default=d.budget,
+        help=ESConfig.help("budget"),
+    )  # fmt: skip
+    es.add_argument("--seed", type=whole(0), help=ESConfig.help("seed"))
+    es.add_argument(
+        "--lambda-part", type=whole(1, MAX_GENERATION), help=ESConfig.help("lambda_part")
     )
     es.add_argument(
-        "--lambda-place", type=whole(1), default=d.lambda_place, help=ESConfig.help("lambda_place")
+        "--lambda-place", type=whole(1, MAX_GENERATION), help=ESConfig.help("lambda_place")
     )
     es.add_argument("--no-reorder", action="store_true", help="ablation: no reordering operator")
     es.add_argument("--no-elitism", action="store_true", help="ablation: (1,λ) partitioning")
@@ -427,8 +553,7 @@ def add_commands(sub) -> None:
         "one per chip, as Loihi 2 mapping ES §5.3)",
     )  # fmt: skip
     es.add_argument(
-        "--objective", choices=objectives.names(), default=d.objective,
-        help=ESConfig.help("objective"),
+        "--objective", choices=objectives.names(), help=ESConfig.help("objective"),
     )  # fmt: skip
     _executor_options(es)
     es.add_argument(
@@ -458,14 +583,17 @@ def add_commands(sub) -> None:
         "--algorithm", choices=ALGORITHMS, default=pd.algorithm,
         help="nsga2, nsga3 (3+ objectives) or ga (one objective) (default nsga2)",
     )  # fmt: skip
-    pa.add_argument("--budget", type=whole(1), default=pd.budget, help="evaluations (default 2000)")
+    pa.add_argument(
+        "--budget", type=whole(1, MAX_EVALUATIONS), default=pd.budget,
+        help="evaluations (default 2000)",
+    )  # fmt: skip
     pa.add_argument("--seed", type=whole(0), default=0, help="seed of every random choice")
     pa.add_argument(
-        "--population", type=whole(2), default=None,
+        "--population", type=whole(2, MAX_GENERATION), default=None,
         help="population size (default SENMap Table II's: 40 NSGA-II/III, 30 GA)",
     )  # fmt: skip
     pa.add_argument(
-        "--offspring", type=whole(1), default=None,
+        "--offspring", type=whole(1, MAX_GENERATION), default=None,
         help="offspring a generation (default 10 for NSGA-II/III, a population for the GA)",
     )  # fmt: skip
     pa.add_argument(

@@ -17,7 +17,7 @@ import re
 import sys
 from pathlib import Path
 
-from engine.cli.common import HARDWARE_HELP, bar, check_outputs, work
+from engine.cli.common import FIGURE, HARDWARE_HELP, bar, check_outputs, inputs_of, work
 from engine.defaults import DEFAULT_HARDWARE
 from engine.errors import SpecError
 
@@ -42,11 +42,6 @@ def _progress(args, total: int):
     return tick, b.close
 
 
-def _check_figure(path) -> None:
-    if path and not str(path).lower().endswith((".png", ".svg", ".pdf")):
-        raise SpecError(f"--figure must end in .png, .svg or .pdf, not {path!r}")
-
-
 def _stats_line(label: str, s: dict | None) -> str:
     from engine.fidelity.validate import fmt as f
 
@@ -60,12 +55,21 @@ def _stats_line(label: str, s: dict | None) -> str:
     return line + (f"  ({s['why']})" if s.get("why") else "")
 
 
+def _run_files(runs) -> list[tuple[str, str]]:
+    """What the measured runs read: their mapping, network, hardware and partition files."""
+    return [
+        (f"{key} of {run.where}", getattr(run, key))
+        for run in runs
+        for key in ("mapping", "network", "hardware", "partition")
+    ]
+
+
 # ------------------------------------------------------------------ microbench
 def cmd_microbench(args) -> int:
     from engine.fidelity.predict import predict
     from engine.fidelity.suites import suite_runs
 
-    check_outputs(("CSV file", args.out))
+    check_outputs(("CSV file", args.out, (".csv",)), inputs=inputs_of(args))
     if args.mappings and not args.out:
         raise SpecError("--mappings writes the files the CSV's mapping column names: add --out")
     if args.mappings and not Path(args.mappings).is_dir():
@@ -131,9 +135,9 @@ def cmd_validate(args) -> int:
     from engine.fidelity.measurements import read_measurements
     from engine.fidelity.validate import validate
 
-    check_outputs(("figure", args.figure))
-    _check_figure(args.figure)
+    check_outputs(("figure", args.figure, FIGURE), inputs=inputs_of(args))
     runs, skipped = read_measurements(args.measurements)
+    check_outputs(("figure", args.figure), inputs=_run_files(runs))
     tick, done = _progress(args, len(runs))
     with work(args):
         try:
@@ -178,11 +182,10 @@ def cmd_calibrate(args) -> int:
     from engine.pipeline import resolve_hardware
     from engine.provenance import write_preset
 
-    check_outputs(("hardware file", args.out))
-    if not args.out.endswith(".toml"):
-        raise SpecError(f"--out is a hardware preset file and must end in .toml, not {args.out!r}")
+    check_outputs(("hardware file", args.out, (".toml",)), inputs=inputs_of(args))
     base = resolve_hardware(args.hardware)
     runs, skipped = read_measurements(args.measurements)
+    check_outputs(("hardware file", args.out), inputs=_run_files(runs))
     what = Path(args.measurements).name
     tick, done = _progress(args, len(runs))
     with work(args):
@@ -193,12 +196,14 @@ def cmd_calibrate(args) -> int:
         x = np.array([p.counts for p in before])
         t = np.array([r.measured_us for r in runs])
         name = Path(args.out).stem
-        cal = calibrate(x, t, base, what=what, labels=[r.saturates for r in runs], name=name)
+        where = [f"{r.where} ({r.name})" for r in runs]
+        cal = calibrate(x, t, base, what=what, labels=[r.saturates for r in runs], name=name,
+                        runs=where)  # fmt: skip
         hw, clock = cal.hardware, None
         if not args.no_simulator:
             hw, clock = fit_clock(
                 [p.mapped for p in before], t, hw, what=what,
-                previous_bandwidth=base.links.router_bits_per_us,
+                previous_bandwidth=base.links.router_bits_per_us, runs=where,
             )  # fmt: skip
         after = predict(runs, hardware=hw, simulator=not args.no_simulator)
     write_preset(

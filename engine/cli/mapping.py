@@ -6,11 +6,13 @@ from __future__ import annotations
 import json
 
 from engine.cli.common import (
+    MAPPING_FILE,
     NETWORK_HELP,
     RATES_HELP,
     Steps,
     build,
     check_outputs,
+    inputs_of,
     mapping_options,
     multicast_of,
     network_argument,
@@ -118,7 +120,7 @@ def metrics_line(m: dict) -> str:
 def cmd_evaluate(args) -> int:
     from engine.pipeline import evaluate, write_mapping_file
 
-    check_outputs(("mapping file", args.save))
+    check_outputs(("mapping file", args.save, MAPPING_FILE), inputs=inputs_of(args))
     if args.flows and args.multicast:
         raise SpecError("--flows explains the unicast model's link loads; drop --multicast")
     if args.stages and args.multicast:
@@ -235,7 +237,7 @@ def cmd_map(args) -> int:
 
     from engine.pipeline import PHASES, evaluate, write_mapping_file
 
-    check_outputs(("mapping file", args.save))
+    check_outputs(("mapping file", args.save, MAPPING_FILE), inputs=inputs_of(args))
     steps = Steps(args, [*PHASES, "evaluate"])
     try:
         with work(args):
@@ -298,11 +300,9 @@ def cmd_convert(args) -> int:
     from engine.io.network_file import save_network
     from engine.pipeline import resolve_network
 
-    writers = {".hgr": write_hgr, ".npz": save_network}
-    suffix = Path(args.out).suffix
-    if suffix not in writers:
-        raise SpecError(f"--out must end in .hgr (hMETIS) or .npz (MeshScope), not {suffix!r}")
-    check_outputs(("output file", args.out))
+    writers = {".hgr": write_hgr, ".npz": save_network}  # hMETIS, MeshScope
+    check_outputs(("output file", args.out, tuple(writers)), inputs=inputs_of(args))
+    suffix = Path(args.out).suffix.lower()
     steps = Steps(args, ["read network", "write"])
     try:
         with work(args):

@@ -15,7 +15,15 @@ from __future__ import annotations
 
 import json
 
-from engine.cli.common import check_outputs, network_argument, network_of, whole
+from engine.cli.common import (
+    FIGURE,
+    MAX_NETWORKS,
+    check_outputs,
+    inputs_of,
+    network_argument,
+    network_of,
+    whole,
+)
 from engine.errors import SpecError
 
 __all__ = ["COMMANDS", "add_commands"]
@@ -116,9 +124,7 @@ def cmd_rewire(args) -> int:
     from engine.mosaic.rewire import rewire_network
 
     target = parse_target(args.target)
-    if not args.out.endswith(".npz"):
-        raise SpecError(f"--out must be a MeshScope network file FILE.npz, not {args.out!r}")
-    check_outputs(("output file", args.out))
+    check_outputs(("network file", args.out, (".npz",)), inputs=inputs_of(args))
     network, hardware, nt_of = _placed(args)
     out, result = rewire_network(network, hardware, nt_of, target, seed=args.seed)
     _, before = check(network, hardware, nt_of, plan=False)
@@ -176,8 +182,7 @@ def cmd_requirements(args) -> int:
 def cmd_demo(args) -> int:
     from engine.mosaic.demo import figure, run_demo
 
-    if args.figure:
-        check_outputs(("figure", args.figure))
+    check_outputs(("figure", args.figure, FIGURE))
     result = run_demo(quick=args.quick, seed=args.seed)
     if args.figure:
         figure(result, args.figure)
@@ -246,7 +251,9 @@ def add_commands(sub) -> None:
                           "need (Fig. 2d), mean and spread")  # fmt: skip
     rq.add_argument("--hardware", help=f"a Mosaic preset (default {DEFAULT_MOSAIC})")
     rq.add_argument("--target", required=True, metavar="P0,P1,…", help="the profile")
-    rq.add_argument("--networks", type=whole(2), default=20, help="random networks (default 20)")
+    rq.add_argument(
+        "--networks", type=whole(2, MAX_NETWORKS), default=20, help="random networks (default 20)"
+    )
     rq.add_argument("--seed", type=whole(0), default=0, help="seed of the first network")
     rq.add_argument("--json", action="store_true", help="print one JSON object")
     rq.set_defaults(func=cmd_requirements)

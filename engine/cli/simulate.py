@@ -17,10 +17,18 @@ import re
 from typing import TYPE_CHECKING
 
 from engine.cli.common import (
+    FIGURE,
+    MAPPING_FILE,
+    MAX_CYCLES,
+    MAX_PACKETS,
+    MAX_TRACE_CELLS,
+    MAX_WORKERS,
+    TEXT_FILE,
     Steps,
     bar,
     build,
     check_outputs,
+    inputs_of,
     mapping_options,
     multicast_of,
     step_options,
@@ -48,7 +56,7 @@ ROUTER_OPTIONS = {
     "allocator": ("--allocator", "VC and switch allocators"),
     "routing": ("--routing", "dimension order: xy (X first, as the analytic model) or yx"),
 }
-_MESH = re.compile(r"^\s*(\d+)\s*[xX×]\s*(\d+)\s*$")
+_MESH = re.compile(r"^\s*(\d{1,6})\s*[xX×]\s*(\d{1,6})\s*$")
 SYNTHETIC_ONLY = ("pattern", "mesh", "rate", "packet", "warmup", "cycles")
 MAPPING_ONLY = ("network", "hardware", "partition", "placement", "mapping", "save",
                 "export_booksim", "export_noxim")  # fmt: skip
@@ -97,6 +105,29 @@ def _synthetic_run(args, **extra):
     )  # fmt: skip
 
 
+def check_size(run, rate: float) -> None:
+    """Refuse, before it starts, a synthetic run that would create more packets than a run
+    may hold (each is kept to the end), or record a trace of more windows than it may."""
+    nodes = run.width * run.height
+    packets = nodes * rate / run.packet_flits * (run.warmup + run.cycles)
+    if packets > MAX_PACKETS:
+        raise SpecError(
+            f"{nodes:,} terminals at {rate:g} flits/node/cycle for {run.warmup + run.cycles:,} "
+            f"cycles (--warmup + --cycles) create ~{packets:,.0f} packets, more than the "
+            f"{MAX_PACKETS:,} a run may hold: give fewer cycles, a lower rate or a smaller mesh"
+        )
+    if run.window:
+        span = run.warmup + run.cycles + run.drain_limit  # the drain at most
+        windows = -(-span // run.window)
+        if windows * nodes > MAX_TRACE_CELLS:
+            least = -(-span * nodes // MAX_TRACE_CELLS)
+            raise SpecError(
+                f"--window {run.window} records up to {windows:,} windows of {nodes:,} routers, "
+                f"more than a trace may hold ({MAX_TRACE_CELLS:,} window-routers): give "
+                f"--window {least} or more, or fewer cycles"
+            )
+
+
 # ------------------------------------------------------------------ simulate
 def cmd_simulate(args) -> int:
     given = {k for k in (*SYNTHETIC_ONLY, *MAPPING_ONLY) if getattr(args, k, None) is not None}
@@ -125,9 +156,10 @@ def _simulate_pattern(args) -> int:
     args.packet = args.packet or 1
     args.warmup = 5000 if args.warmup is None else args.warmup
     args.cycles = 10000 if args.cycles is None else args.cycles
-    check_outputs(("trace file", args.save_trace))
+    check_outputs(("trace file", args.save_trace, (".npz",)), inputs=inputs_of(args))
     noc = noc_constants(args)
     run = _synthetic_run(args, window=args.window if args.save_trace else 0)
+    check_size(run, run.rate)
     from engine.pipeline import resolve_hardware
 
     mesh = resolve_hardware(f"mesh:{run.width}x{run.height}")  # names the walk's ends
@@ -227,10 +259,11 @@ def _simulate_step(args) -> int:
     from engine.simulate import booksim_files, noxim_table, simulate_step
 
     check_outputs(
-        ("trace file", args.save_trace), ("mapping file", args.save),
-        ("Noxim traffic table", args.export_noxim),
+        ("trace file", args.save_trace, (".npz",)), ("mapping file", args.save, MAPPING_FILE),
+        ("Noxim traffic table", args.export_noxim, TEXT_FILE),
         *((("BookSim2 file", f"{args.export_booksim}{s}") for s in (".anynet", ".cfg", ".trace"))
           if args.export_booksim else ()),
+        inputs=inputs_of(args),
     )  # fmt: skip
     steps = Steps(args, [*PHASES, "evaluate", "simulate"])
     try:
@@ -327,11 +360,12 @@ def cmd_sweep(args) -> int:
     from engine.simulate import parse_rates, sweep
 
     rates = parse_rates(args.rates)
-    check_outputs(("CSV file", args.csv), ("figure", args.figure))
-    if args.figure and not args.figure.lower().endswith((".png", ".svg", ".pdf")):
-        raise SpecError(f"--figure must end in .png, .svg or .pdf, not {args.figure!r}")
+    check_outputs(
+        ("CSV file", args.csv, (".csv",)), ("figure", args.figure, FIGURE), inputs=inputs_of(args)
+    )
     noc = noc_constants(args)
     base = _synthetic_run(args)
+    check_size(base, max(rates))
     progress = bar(args, len(rates), unit="rate")
 
     def advance(point):
@@ -399,11 +433,11 @@ def _traffic_options(p, *, sweep: bool) -> None:
         help="flits per packet (default 1)",
     )  # fmt: skip
     g.add_argument(
-        "--warmup", type=whole(0), default=5000 if sweep else None, metavar="W",
+        "--warmup", type=whole(0, MAX_CYCLES), default=5000 if sweep else None, metavar="W",
         help="warm-up cycles before measuring (default 5000)",
     )  # fmt: skip
     g.add_argument(
-        "--cycles", type=whole(1), default=10000 if sweep else None, metavar="C",
+        "--cycles", type=whole(1, MAX_CYCLES), default=10000 if sweep else None, metavar="C",
         help="measured cycles (default 10000); a drain follows until every measured packet "
         "has arrived",
     )  # fmt: skip
@@ -451,7 +485,7 @@ def add_commands(sub) -> None:
         help="record link loads and buffer occupancy per window and every packet, for replay",
     )  # fmt: skip
     o.add_argument(
-        "--window", type=whole(0), default=100, metavar="CYCLES",
+        "--window", type=whole(1, MAX_CYCLES), default=100, metavar="CYCLES",
         help="cycles per trace window (default 100)",
     )  # fmt: skip
     o.add_argument(
@@ -479,7 +513,7 @@ def add_commands(sub) -> None:
     _router_options(sw)
     sw.add_argument("--seed", type=whole(0), default=0, help="seed of the traffic (default 0)")
     sw.add_argument(
-        "--workers", type=whole(1), default=None,
+        "--workers", type=whole(1, MAX_WORKERS), default=None,
         help="processes running rates in parallel (default: every core)",
     )  # fmt: skip
     sw.add_argument("--csv", metavar="FILE", help="write every point as CSV")

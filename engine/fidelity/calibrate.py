@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from engine.cost import TERMS
-from engine.errors import SpecError
+from engine.errors import InputFileError, SpecError
 from engine.hardware import Hardware
 from engine.pipeline import Mapped
 from engine.provenance import source_detail, source_kind
@@ -34,6 +34,7 @@ from engine.provenance import source_detail, source_kind
 __all__ = ["CONSTANT_OF", "Calibration", "TermFit", "calibrate", "fit_clock", "fit_max_affine"]
 
 OUTLIER = 1.5  # a run predicted this many times off after the fit is named
+PLAUSIBLE = 1000.0  # a fit that moves a constant further than this factor is refused
 SCATTER_PCT = 20.0  # a term whose runs scatter more than this around its fit is named
 CONSTANT_OF = {  # the preset constant each term's θ sets
     "dendops": "model.dendop_ns",
@@ -164,13 +165,20 @@ def _apply(hw: Hardware, values: dict[str, float], sources: dict[str, str]) -> H
 def calibrate(
     x: np.ndarray, measured: np.ndarray, hardware: Hardware, *, what: str,
     labels: Sequence[str] | None = None, name: str | None = None,
+    runs: Sequence[str] | None = None,
 ) -> Calibration:  # fmt: skip
     """Fit ``hardware``'s five model constants to runs with counts ``x`` (n × 5, ``TERMS``
     order) and measured step times (µs). ``what`` names the measurements in the sources
-    (``"runs.csv"``); ``labels``: per run, the term it was built to saturate, or ''."""
+    (``"runs.csv"``); ``labels``: per run, the term it was built to saturate, or '';
+    ``runs``: per run, where it is (``"runs.csv:4 (name)"``), for messages.
+
+    A fit that moves a constant more than ``PLAUSIBLE`` times away from the preset's is
+    refused (``InputFileError``), naming the run that pulls it furthest: one absurd
+    measurement must not become a preset."""
     from engine.fidelity.predict import constants_vector
 
     theta0 = constants_vector(hardware)
+    _check_measured(x, measured, theta0, hardware, runs, what)
     index = [TERMS.index(s) if s in TERMS else -1 for s in labels] if labels else None
     theta, assign = fit_max_affine(x, measured, theta0, index)
     fits, values, sources = [], {}, {}
@@ -184,6 +192,11 @@ def calibrate(
             continue
         value = _theta_value(term, float(theta[k]))
         n = int(on.sum())
+        with np.errstate(divide="ignore", invalid="ignore"):
+            per_count = t / x[:, k]  # each run's θ, were it bound by this term
+        rows = np.flatnonzero(on if n else x[:, k] > 0)
+        _check_plausible(key.split(".")[1], previous, value, rows, per_count, theta0[k], t, runs,
+                         what)  # fmt: skip
         spread = None
         if n:
             residual = np.log(t[on] / (x[on, k] * theta[k]))
@@ -214,9 +227,58 @@ def calibrate(
     return Calibration(hw, fits, [TERMS[a] for a in assign], None, outliers, warnings)
 
 
+def _check_measured(x, measured, theta0, hardware: Hardware, runs, what: str) -> None:
+    """Refuse a run measured more than ``PLAUSIBLE`` times off what the preset predicts: a
+    typo or a unit slip (ns for µs, a total for a mean), which would drag the fit."""
+    t = np.asarray(measured, dtype=float)
+    predicted = (np.asarray(x, dtype=float) * theta0).max(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        off = np.abs(np.log(t / predicted))
+    off = np.where(np.isfinite(off), off, 0.0)
+    if off.size and off.max() > math.log(PLAUSIBLE):
+        i = int(np.argmax(off))
+        where = runs[i] if runs else f"run {i + 1} of {what}"
+        raise InputFileError(
+            f"{where}: its measured_us {t[i]:g} is {t[i] / predicted[i]:.3g}× the "
+            f"{predicted[i]:.4g} µs {hardware.name} predicts — not plausible (a calibration "
+            f"moves a constant at most {PLAUSIBLE:g}× either way): check that row's measured_us "
+            "(µs per step, a mean) or leave the row out, or start from a preset closer to the "
+            "hardware (--hardware)"
+        )
+
+
+def _check_plausible(
+    constant: str, previous: float, value: float, rows, per_count, start: float, measured,
+    runs: Sequence[str] | None, what: str,
+) -> None:  # fmt: skip
+    """Refuse ``value`` for ``constant`` when it is more than ``PLAUSIBLE`` times off the
+    preset's ``previous``, naming the run of ``rows`` whose time per count (``per_count``)
+    is furthest from the start's (``start``)."""
+    if previous > 0 and value > 0 and abs(math.log(value / previous)) <= math.log(PLAUSIBLE):
+        return
+    if previous <= 0 and math.isfinite(value):
+        return  # nothing to compare with
+    rows = np.asarray(rows, dtype=int)
+    worst = None
+    if rows.size:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            off = np.abs(np.log(per_count[rows] / start))
+        worst = int(rows[np.nanargmax(np.where(np.isfinite(off), off, np.inf))])
+    where = (runs[worst] if runs else f"run {worst + 1} of {what}") if worst is not None else what
+    factor = value / previous if previous > 0 else math.inf
+    said = f"{factor:.3g}×" if factor >= 1 else f"1/{1 / factor:.3g}"
+    raise InputFileError(
+        f"{where}: its measured_us {float(measured[worst]) if worst is not None else math.nan:g} "
+        f"would set {constant} to {value:.4g}, {said} the preset's {previous:.4g} — not "
+        f"plausible (a fit may move a constant at most {PLAUSIBLE:g}×): check that row's "
+        "measured_us (µs per step) and its run, or leave the row out"
+    )
+
+
 def fit_clock(
     mapped: Sequence[Mapped], measured: np.ndarray, hardware: Hardware, *, what: str,
     previous_bandwidth: float | None = None, rounds: int = 3,
+    runs: Sequence[str] | None = None,
 ) -> tuple[Hardware, TermFit]:  # fmt: skip
     """The simulator's ``cycle_ns`` fitted to the runs it finds link-bound.
 
@@ -245,9 +307,13 @@ def fit_clock(
         if not link.any():
             break
         sim_us = np.array([s.step_us for s in sims])[link]
-        ratios = np.log(t[link] / sim_us)
+        ratios, rows = np.log(t[link] / sim_us), np.flatnonzero(link)
         cycle *= math.exp(float(np.mean(ratios)))
     n = ratios.size
+    if n:  # each link-bound run's measured / simulated time, were the clock kept
+        per_run = np.full(t.size, np.nan)
+        per_run[rows] = np.exp(ratios)
+        _check_plausible("cycle_ns", previous, cycle, rows, per_run, 1.0, t, runs, what)
     spread = float(100 * np.std(ratios, ddof=1)) if n > 1 else None
     if n:
         plus = f", ±{spread:.1f} %" if spread is not None else ""

@@ -149,9 +149,11 @@ class ModelEvaluator:
         """What a worker's copy of this evaluator is built with, beside network and hardware."""
         return {}
 
-    def close(self):
+    def close(self, *, cancel: bool = False):
+        """Close the executor this evaluator made; with ``cancel``, without waiting for the
+        evaluations running on it."""
         if self._own_executor:
-            self.executor.close()
+            self.executor.close(cancel=cancel)
 
 
 class SimulatorEvaluator(ModelEvaluator):
@@ -313,10 +315,17 @@ class CommandEvaluator:
             return self.executor.map(self._setup, candidates)
         if self.workers <= 1 or len(candidates) <= 1:
             return [self.evaluate(c) for c in candidates]
-        with ThreadPoolExecutor(self.workers) as pool:  # subprocesses: threads suffice
-            return list(pool.map(self.evaluate, candidates))
+        pool = ThreadPoolExecutor(self.workers)  # subprocesses: threads suffice
+        try:
+            futures = [pool.submit(self.evaluate, c) for c in candidates]
+            return [f.result() for f in futures]
+        except BaseException:  # Ctrl-C, SIGTERM: the run ends, its evaluations now with it
+            self._groups.kill_all()
+            raise
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
 
-    def close(self):
+    def close(self, *, cancel: bool = False):
         """End every evaluation still running, with all the processes it started."""
         self._groups.kill_all()
 

@@ -149,6 +149,7 @@ class HistoryLog:
         self.path = path
         self.csv = str(path).endswith(".csv")
         self.count = self.failed = 0
+        self.ended: str | None = None  # how the run ended, once the last line is written
         self._file = appender(path, what="history file", fresh=True)
         self._writer = csv.writer(self._file, lineterminator="\n") if self.csv else None
         if self.csv:
@@ -188,6 +189,7 @@ class HistoryLog:
             self._write(
                 json.dumps({"end": how, "evaluations": self.count, "failed": self.failed}) + "\n"
             )
+        self.ended = how
         self.close()
 
     def close(self) -> None:

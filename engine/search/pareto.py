@@ -30,6 +30,7 @@ import hashlib
 import io
 import json
 import math
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
@@ -59,6 +60,7 @@ from engine.search.config import heuristics, objectives, require_hardware_for
 from engine.search.evaluators import Candidate, ModelEvaluator, Outcome, default_evaluator
 from engine.search.genotype import Layout, PartitionGenotype, decode, encode, layout_for
 from engine.search.genotype import to_mapping as genotype_mapping
+from engine.search.history import ENDS
 from engine.search.operators import OperatorParams, mutate_partition, mutate_placement, reorder
 
 __all__ = [
@@ -603,6 +605,7 @@ class HistoryWriter:
 
     def __init__(self, path, names, settings: dict, *, fresh: bool = True):
         self.names = tuple(names)
+        self.ended: str | None = None  # how the run ended, once that line is written
         if not fresh:
             _drop_cut_line(path)
         self._file = appender(path, what="history file", fresh=fresh)
@@ -617,11 +620,21 @@ class HistoryWriter:
             self._csv.writerow(_row(e, self.names))
         self._file.flush()
 
+    def end(self, how: str, evaluations: int) -> None:
+        """The run ended (``complete``, ``cancelled`` or ``failed``) after ``evaluations``:
+        the last line, a comment (a resumed run removes it and writes its own)."""
+        if how not in ENDS:
+            raise ValueError(f"a run ends {' or '.join(ENDS)}, not {how!r}")
+        self._file.write(f"{END}{how}, {evaluations} evaluations\n")
+        self._file.flush()
+        self.ended = how
+
     def close(self) -> None:
         self._file.close()
 
 
 SETTINGS = "# pareto run "  # the first line of a history: the run's settings as JSON
+END = "# end: "  # its last line, once the run ended: how, and after how many evaluations
 
 
 def _settings_line(settings: dict) -> str:
@@ -629,12 +642,18 @@ def _settings_line(settings: dict) -> str:
 
 
 def _drop_cut_line(path) -> None:
-    """Cut a history file back to its last whole line (a kill may leave half a row)."""
+    """Cut a history file back to its last whole line (a kill may leave half a row), and
+    its end line off (the run goes on)."""
     try:
         with open(path, "rb+") as f:
             data = f.read()
-            if data and not data.endswith(b"\n"):
-                f.truncate(data.rfind(b"\n") + 1)
+            lines = data.splitlines(keepends=True)
+            if lines and not lines[-1].endswith(b"\n"):
+                lines.pop()
+            while lines and lines[-1].startswith(END.encode()):
+                lines.pop()
+            if sum(map(len, lines)) < len(data):
+                f.truncate(sum(map(len, lines)))
     except OSError as e:
         raise OutputFileError(f"cannot write the history file {path}: {reason(e)}") from None
 
@@ -667,6 +686,7 @@ def read_history(path, names, settings: dict | None = None) -> tuple[dict, int]:
     if not text.endswith("\n"):  # a kill cut the last row short: it does not count
         text = text[: text.rfind("\n") + 1]
     first, _, text = text.partition("\n")
+    text = re.sub(r"(?m)^#.*$", "", text)  # an end line (a resumed run's, or the last)
     if not first.startswith(SETTINGS):
         raise InputFileError(f"{path}: not the history of a meshscope pareto run")
     try:
@@ -694,6 +714,8 @@ def read_history(path, names, settings: dict | None = None) -> tuple[dict, int]:
         )
     width = len(header)
     for line, row in enumerate(reader, start=3):
+        if not row:  # where an end line was
+            continue
         try:
             if len(row) != width:
                 raise ValueError(f"{len(row)} fields, not {width}")

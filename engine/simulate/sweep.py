@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from engine.errors import SpecError
+from engine.executors import stop_pool
 from engine.hardware import NocConstants
 from engine.io.files import atomic_open
 from engine.simulate.patterns import build_pattern, channel_load_bound
@@ -50,17 +51,24 @@ CSV_COLUMNS = (
     "wall_s",
 )
 SATURATION_FACTOR = 3.0
+MAX_RATES = 1000  # runs a sweep may ask for
 
 
 def parse_rates(text: str) -> list[float]:
-    """``start:stop:step`` (stop included) or ``r1,r2,…`` as a list of rates."""
+    """``start:stop:step`` (stop included) or ``r1,r2,…`` as a list of rates (at most
+    ``MAX_RATES``: each is a run of its own; the count is checked before any is made)."""
     text = text.strip()
     try:
         if ":" in text:
             start, stop, step = (float(v) for v in text.split(":"))
-            if step <= 0 or stop < start:
+            if not (step > 0 and stop >= start and np.isfinite([start, stop, step]).all()):
                 raise ValueError
             n = int(np.floor((stop - start) / step + 1e-9)) + 1  # never past stop
+            if n > MAX_RATES:
+                raise SpecError(
+                    f"rates {text!r} ask for {n:,} runs, more than {MAX_RATES:,}: take a "
+                    f"larger STEP (e.g. {(stop - start) / (MAX_RATES - 1):.3g}) or a list"
+                )
             rates = [round(start + k * step, 10) for k in range(n)]
         else:
             rates = [float(v) for v in text.split(",") if v.strip()]
@@ -68,6 +76,8 @@ def parse_rates(text: str) -> list[float]:
         raise SpecError(
             f"rates are START:STOP:STEP (e.g. 0.01:0.5:0.01) or a list (0.1,0.2): {text!r}"
         ) from None
+    if len(rates) > MAX_RATES:
+        raise SpecError(f"{len(rates):,} rates are more than {MAX_RATES:,} runs: give fewer")
     if not rates or min(rates) < 0 or max(rates) > 1:
         raise SpecError(f"rates are flits per node and cycle, within [0, 1]: {text!r}")
     return rates
@@ -179,11 +189,16 @@ def sweep(
             if progress:
                 progress(points[-1])
     else:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
+        pool = ProcessPoolExecutor(max_workers=workers)
+        try:
             for point in pool.map(_one, jobs):
                 points.append(point)
                 if progress:
                     progress(point)
+        except BaseException:  # Ctrl-C, SIGTERM: the runs in flight are not waited for
+            stop_pool(pool)
+            raise
+        pool.shutdown()
     zero, saturation = read_curve(points)
     return SweepResult(base, tuple(points), zero, saturation, bound)
 

@@ -11,12 +11,13 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
 import pytest
 
-from explorer.cli import main
+from explorer.cli import main, origin
 
 NET = "mlp:widths=256-512-256-10"
 
@@ -40,9 +41,9 @@ BAD_NUMBERS = [
     (["evaluate", "--placement", "random", "--seed", "-3"], "--seed: must be ≥ 0, not -3"),
     (["map", "--seed", "x"], "--seed: 'x' is not a whole number"),
     (["evolve", "--seed", "-1"], "--seed: must be ≥ 0"),
-    (["evolve", "--workers", "0"], "--workers: must be ≥ 1, not 0"),
-    (["evolve", "--budget", "0"], "--budget: must be ≥ 1"),
-    (["evolve", "--lambda-part", "-2"], "--lambda-part: must be ≥ 1"),
+    (["evolve", "--workers", "0"], "--workers: must be from 1 to 256, not 0"),
+    (["evolve", "--budget", "0"], "--budget: must be from 1 to"),
+    (["evolve", "--lambda-part", "-2"], "--lambda-part: must be from 1 to"),
     (["evolve", "--init-k", "-1"], "--init-k: must be ≥ 0"),
     (["evolve", "--eval-timeout", "0"], "--eval-timeout: must be a positive number of seconds"),
     (["evolve", "--eval-timeout", "nan"], "--eval-timeout: must be a positive number"),
@@ -50,11 +51,12 @@ BAD_NUMBERS = [
     (["evolve", "--eval-timeout", "soon"], "--eval-timeout: 'soon' is not a number of seconds"),
     (["simulate", "--pattern", "uniform", "--packet", "0"], "--packet: must be from 1 to 255"),
     (["simulate", "--pattern", "uniform", "--packet", "256"], "--packet: must be from 1 to 255"),
-    (["simulate", "--pattern", "uniform", "--window", "-1"], "--window: must be ≥ 0"),
-    (["simulate", "--pattern", "uniform", "--cycles", "0"], "--cycles: must be ≥ 1"),
-    (["simulate", "--pattern", "uniform", "--warmup", "-5"], "--warmup: must be ≥ 0"),
+    (["simulate", "--pattern", "uniform", "--window", "-1"], "--window: must be from 1 to"),
+    (["simulate", "--pattern", "uniform", "--window", "0"], "--window: must be from 1 to"),
+    (["simulate", "--pattern", "uniform", "--cycles", "0"], "--cycles: must be from 1 to"),
+    (["simulate", "--pattern", "uniform", "--warmup", "-5"], "--warmup: must be from 0 to"),
     (["sweep", "--rates", "0.1", "--seed", "-1"], "--seed: must be ≥ 0"),
-    (["sweep", "--rates", "0.1", "--workers", "0"], "--workers: must be ≥ 1"),
+    (["sweep", "--rates", "0.1", "--workers", "0"], "--workers: must be from 1 to"),
     (["serve", "--port", "0"], "--port: must be from 1 to 65535, not 0"),
     (["serve", "--port", "70000"], "--port: must be from 1 to 65535"),
 ]
@@ -169,3 +171,240 @@ def test_an_init_k_beyond_the_hardware_is_refused_naming_the_largest(capsys):
     assert code == 0 and "best:" in out
     code, _, _ = run_cli(capsys, *args, "--init-k", str(largest + 1))
     assert code == 2
+
+
+# ------------------------------------------------------------------ outputs that destroy inputs
+def run_any(capsys, *args) -> tuple[int, str, str]:
+    """Exit code, stdout and stderr, an argparse error (SystemExit) included."""
+    try:
+        code = main([str(a) for a in args])
+    except SystemExit as e:
+        code = e.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def with_network(argv: list[str]) -> list[str]:
+    """``argv`` with ``--network NET`` when its command reads a network and names none."""
+    reads = argv[0] not in ("sweep", "calibrate", "microbench") and argv[:2] != ["mosaic", "demo"]
+    if not reads or "--network" in argv or "--pattern" in argv:
+        return argv
+    return [*argv, "--network", NET]
+
+
+def contents(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+SAME_PATH = [  # (argv; "in" names an existing input file, "out" a fresh path; the words)
+    (["evolve", "--history", "in.json", "--start", "in.json"], "would destroy it"),
+    (["evolve", "--history", "out.jsonl", "--checkpoint", "out.jsonl"], "one would overwrite"),
+    (["evolve", "--history", "out.jsonl", "--checkpoint", "./sub/../out.jsonl"], "one would"),
+    (["evolve", "--out", "in.json", "--start", "in.json"], "would destroy it"),
+    (["evolve", "--out", "link.json", "--start", "in.json"], "would destroy it"),  # hard link
+    (["evolve", "--out", "sym.json", "--start", "in.json"], "would destroy it"),  # symlink
+    (["evolve", "--history", "in.json", "--resume", "in.json"], "one would overwrite"),
+    (["evolve", "--out", "in.json", "--rates", "in.json"], "would destroy it"),
+    (["pareto", "--out", "in.json", "--start", "in.json"], "would destroy it"),
+    (["pareto", "--history", "in.csv", "--rates", "in.csv"], "would destroy it"),
+    (["pareto", "--out", "in.json", "--resume", "in.csv"], None),  # different files: runs on
+    (["evaluate", "--save", "in.json", "--mapping", "in.json"], "would destroy it"),
+    (["map", "--save", "in.json", "--partition", "file:in.json"], "would destroy it"),
+    (["convert", "--network", "in.npz", "--out", "in.npz"], "would destroy it"),
+    (["simulate", "--save", "in.json", "--mapping", "in.json"], "would destroy it"),
+    (["simulate", "--save-trace", "in.npz", "--network", "in.npz"], "would destroy it"),
+    (["simulate", "--export-noxim", "p.trace", "--export-booksim", "p"], "one would overwrite"),
+    (["sweep", "--rates", "0.1", "--csv", "in.csv", "--pattern", "matrix:file=in.csv"],
+     "would destroy it"),
+    (["calibrate", "--measurements", "in.csv", "--hardware", "in.toml", "--out", "in.toml"],
+     "would destroy it"),
+    (["mosaic", "rewire", "--network", "in.npz", "--target", "1", "--out", "in.npz"],
+     "would destroy it"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("argv", "words"), SAME_PATH, ids=[" ".join(a) for a, _ in SAME_PATH])
+def test_an_output_that_is_an_input_or_another_output_is_refused_before_any_work(
+    capsys, tmp_path, monkeypatch, argv, words
+):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sub").mkdir()
+    for name in ("in.json", "in.csv", "in.npz", "in.toml"):
+        (tmp_path / name).write_text(f"the user's {name}, not to be lost\n")
+    os.link(tmp_path / "in.json", tmp_path / "link.json")
+    (tmp_path / "sym.json").symlink_to(tmp_path / "in.json")
+    before = contents(tmp_path)
+    code, out, err = run_any(capsys, *with_network(argv))
+    if words is None:  # not the same file: refused for another reason (the bad input file)
+        assert "would destroy" not in err and "one would overwrite" not in err
+        return
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert words in err and "Traceback" not in err
+    assert contents(tmp_path) == before  # nothing written, nothing lost
+
+
+def test_a_measured_runs_hardware_file_is_not_overwritten_by_calibrate(capsys, tmp_path):
+    preset = tmp_path / "board.toml"
+    preset.write_text(PRESET)
+    runs = tmp_path / "runs.csv"
+    runs.write_text("network,hardware,partition,placement,measured_us\n"
+                    "mb-dendop:N=512,board.toml,natural,packed-row,2.5\n")  # fmt: skip
+    code, _, err = run_any(capsys, "calibrate", "--measurements", runs, "--out", preset,
+                           "--no-simulator")  # fmt: skip
+    assert code == 2 and "would destroy it" in err and "runs.csv:2" in err
+    assert preset.read_text() == PRESET
+
+
+# ------------------------------------------------------------------ resuming with other settings
+@pytest.fixture(scope="module")
+def checkpoint(tmp_path_factory):
+    path = tmp_path_factory.mktemp("resume") / "run.ckpt"
+    code = main(["evolve", "--network", NET, "--budget", "12", "--seed", "2", "--checkpoint",
+                 str(path)])  # fmt: skip
+    assert code == 0
+    return path
+
+
+RESUME_CONFLICTS = [
+    (["--seed", "3"], "--seed 3: the checkpoint {ckpt} is a run of --seed 2"),
+    (["--lambda-part", "8"], "--lambda-part 8: the checkpoint {ckpt} is a run of --lambda-part 4"),
+    (["--lambda-place", "1"],
+     "--lambda-place 1: the checkpoint {ckpt} is a run of --lambda-place 4"),
+    (["--no-reorder"], "--no-reorder: the checkpoint {ckpt} is a run of reordering"),
+    (["--no-elitism"], "--no-elitism: the checkpoint {ckpt} is a run of elitism"),
+    (["--objective", "energy"],
+     "--objective energy: the checkpoint {ckpt} is a run of --objective latency"),
+    (["--init-k", "0"], "--init-k 0: the checkpoint {ckpt} is a run of --init-k 2"),
+    (["--seed", "0", "--lambda-part", "2"],
+     "--seed 0, --lambda-part 2: the checkpoint {ckpt} is a run of --seed 2, --lambda-part 4"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("extra", "words"), RESUME_CONFLICTS, ids=[" ".join(e) for e, _ in RESUME_CONFLICTS]
+)
+def test_resume_refuses_settings_other_than_its_checkpoints(capsys, checkpoint, extra, words):
+    before = checkpoint.read_text()
+    code, out, err = run_any(capsys, "evolve", "--network", NET, "--budget", "20", "--resume",
+                             checkpoint, *extra)  # fmt: skip
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert words.format(ckpt=checkpoint) in err and "leave" in err
+    assert checkpoint.read_text() == before
+
+
+def test_resume_takes_the_settings_it_holds_given_again(capsys, checkpoint, tmp_path):
+    copy = tmp_path / "run.ckpt"
+    copy.write_text(checkpoint.read_text())
+    same = ["--seed", "2", "--lambda-part", "4", "--objective", "latency"]
+    code, _, err = run_any(capsys, "evolve", "--network", NET, "--budget", "20", "--resume", copy,
+                           *same)  # fmt: skip
+    assert code == 0, err
+
+
+# ------------------------------------------------------------------ counts have upper bounds
+RUNAWAYS = [
+    (["sweep", "--rates", "0:1:1e-9"], "ask for 1,000,000,000 runs, more than 1,000"),
+    (["sweep", "--rates", ",".join(["0.1"] * 1001)], "1,001 rates are more than 1,000 runs"),
+    (["sweep", "--rates", "0.1", "--workers", "100000"], "--workers: must be from 1 to 256"),
+    (["sweep", "--mesh", "64x64", "--rates", "0.5"], "more than the 5,000,000 a run may hold"),
+    (["evolve", "--budget", "100000000"], "--budget: must be from 1 to 100000"),
+    (["evolve", "--lambda-part", "1000000"], "--lambda-part: must be from 1 to 10000"),
+    (["evolve", "--lambda-place", "1000000"], "--lambda-place: must be from 1 to 10000"),
+    (["evolve", "--workers", "1000000"], "--workers: must be from 1 to 256"),
+    (["pareto", "--budget", "100000000"], "--budget: must be from 1 to 100000"),
+    (["pareto", "--population", "1000000"], "--population: must be from 2 to 10000"),
+    (["pareto", "--offspring", "1000000"], "--offspring: must be from 1 to 10000"),
+    (["pareto", "--workers", "1000000"], "--workers: must be from 1 to 256"),
+    (["mosaic", "requirements", "--target", "1", "--networks", "10000000"],
+     "--networks: must be from 2 to 10000"),
+    (["simulate", "--pattern", "uniform", "--cycles", "10000000000"], "--cycles: must be from 1"),
+    (["simulate", "--pattern", "uniform", "--warmup", "10000000000"], "--warmup: must be from 0"),
+    (["simulate", "--pattern", "uniform", "--mesh", "256x256", "--rate", "1"],
+     "more than the 5,000,000 a run may hold"),
+    (["simulate", "--pattern", "uniform", "--mesh", "64x64", "--rate", "0.01", "--save-trace",
+      "t.npz", "--window", "1"], "--window 1 records up to"),
+    (["simulate", "--pattern", "uniform", "--mesh", "9" * 5000 + "x2"], "--mesh is WIDTHxHEIGHT"),
+    (["simulate", "--pattern", "uniform", "--credit-delay", "1000000000"],
+     "noc credit_delay must be at most 1,000"),
+    (["simulate", "--pattern", "uniform", "--alloc-iters", "100000000"],
+     "noc alloc_iters must be at most 64"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("argv", "words"), RUNAWAYS, ids=[" ".join(a)[:60] for a, _ in RUNAWAYS])
+def test_a_count_beyond_its_bound_is_refused_before_any_work(capsys, tmp_path, monkeypatch,
+                                                             argv, words):  # fmt: skip
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run_any(capsys, *argv)
+    assert code == 2 and out == "" and err.count("\n") == 1, err[:300]
+    assert words in err
+    assert list(tmp_path.iterdir()) == []
+
+
+# ------------------------------------------------------------------ nothing accepted silently
+EMPTY = [
+    ["info", "--network", ""],
+    ["evaluate", "--network", " "],
+    ["evaluate", "--hardware", ""],
+    ["evaluate", "--partition", ""],
+    ["evaluate", "--placement", "  "],
+    ["evaluate", "--mapping", ""],
+    ["evolve", "--evaluator-cmd", ""],
+    ["pareto", "--evaluator-cmd", " "],
+    ["pareto", "--objectives", ""],
+    ["simulate", "--split", ""],
+    ["sweep", "--rates", "0.1", "--pattern", ""],
+    ["mosaic", "check", "--hardware", ""],
+    ["serve", "--network", ""],
+    ["serve", "--allow-files", ""],
+]
+
+
+@pytest.mark.parametrize("argv", EMPTY, ids=[" ".join(a) for a in EMPTY])
+def test_an_empty_value_is_refused_not_taken_for_the_default(capsys, argv):
+    code, out, err = run_any(capsys, *argv)
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert f"argument {argv[-2]}" in err and "is empty" in err
+
+
+@pytest.mark.parametrize("value", ["evil", "evil:", "evil:0", "evil:70000", "http://evil:5006",
+                                   "*:5006", "evil:5006/x", ":5006"])  # fmt: skip
+def test_an_allowed_origin_needs_host_and_port(capsys, value):
+    err = run_error(capsys, "serve", "--allow-origin", value)
+    assert "--allow-origin" in err and "is not HOST:PORT" in err
+
+
+@pytest.mark.parametrize(("value", "taken"), [("Lecture-Room.example.org:5006",
+                         "lecture-room.example.org:5006"), ("[::1]:8080", "[::1]:8080"),
+                         ("10.0.0.7:5006", "10.0.0.7:5006")])  # fmt: skip
+def test_an_allowed_origin_with_host_and_port_is_taken(value, taken):
+    assert origin(value) == taken
+
+
+WRONG_SUFFIX = [  # an output named for a format other than the one it is written in
+    (["evolve", "--history", "h.txt"], "must end in .csv, .jsonl, .ndjson or .json"),
+    (["evolve", "--checkpoint", "c.csv"], "must end in .ckpt, .jsonl or .json"),
+    (["evolve", "--out", "best.npz"], "must end in .json"),
+    (["pareto", "--out", "front.csv"], "must end in .json"),
+    (["pareto", "--history", "h.jsonl"], "must end in .csv"),
+    (["evaluate", "--save", "m.toml"], "must end in .json"),
+    (["simulate", "--pattern", "uniform", "--save-trace", "t.txt"], "must end in .npz"),
+    (["simulate", "--export-noxim", "table.npz"], ".npz says another format"),
+    (["sweep", "--rates", "0.1", "--csv", "s.txt"], "must end in .csv"),
+    (["sweep", "--rates", "0.1", "--figure", "s.gif"], "must end in .png, .svg or .pdf"),
+    (["microbench", "--out", "runs.json"], "must end in .csv"),
+    (["convert", "--out", "net.txt"], "must end in .hgr or .npz"),
+    (["mosaic", "demo", "--figure", "d.gif"], "must end in .png, .svg or .pdf"),
+]
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"), WRONG_SUFFIX, ids=[" ".join(a) for a, _ in WRONG_SUFFIX]
+)
+def test_an_output_named_for_another_format_is_refused(capsys, tmp_path, monkeypatch, argv,
+                                                       words):  # fmt: skip
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run_any(capsys, *with_network(argv))
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert words in err and argv[-1] in err
+    assert list(tmp_path.iterdir()) == []

@@ -397,7 +397,7 @@ def test_microbench_calibrate_validate_end_to_end(tmp_path, capsys):
     [
         (["calibrate", "--measurements", "{csv}", "--out", "{tmp}/x.json"], "must end in .toml"),
         (["validate", "--measurements", "{tmp}/none.csv"], "does not exist"),
-        (["validate", "--measurements", "{csv}", "--figure", "{tmp}/f.gif"], "--figure must end"),
+        (["validate", "--measurements", "{csv}", "--figure", "{tmp}/f.gif"], "f.gif must end in"),
         (
             ["validate", "--measurements", "{csv}", "--hardware", "hypergraph-small"],
             "another topology",
@@ -495,3 +495,45 @@ def test_calibration_names_runs_it_cannot_fit(tmp_path, capsys, microbench_count
     assert cal.outliers == [k]
     assert any("predicted more than 1.5× off" in w for w in cal.warnings)
     assert any("barrier-bound runs scatter" in w for w in cal.warnings)
+
+
+def test_an_implausible_fit_is_refused_naming_the_run(microbench_counts):
+    """One absurd measurement (a dendop-bound run 10^15 times too slow) would make the
+    preset's dendop_ns ~10^15 times larger: refused, naming that run, not warned about."""
+    runs, x = microbench_counts
+    t = synthetic_times(x, truth(**SCALES), noise=0.0, seed=0)
+    k = next(i for i, r in enumerate(runs) if r.saturates == "dendops")
+    where = [f"runs.csv:{i + 2} ({r.name})" for i, r in enumerate(runs)]
+    assert calibrate(x, t, LOIHI2, what="runs.csv", runs=where).terms  # plausible: fitted
+    t[k] *= 1e15
+    with pytest.raises(InputFileError, match="not plausible") as e:
+        calibrate(x, t, LOIHI2, what="runs.csv", runs=where)
+    assert str(e.value).startswith(f"{where[k]}: its measured_us")
+
+
+def test_a_fit_that_moves_a_constant_too_far_is_refused_naming_the_run():
+    """Both runs within 1000× of what the preset predicts (its barrier, 2 µs), yet only a
+    dendop_ns over 1000× the preset's 1.1 ns fits them: refused, naming a run."""
+    x = np.array([[1000, 0, 0, 0, 1], [500, 0, 0, 0, 1]], dtype=float)  # dendops only
+    runs = ["r.csv:2 (a)", "r.csv:3 (b)"]
+    fit = calibrate(x, np.array([1000.0, 500.0]), LOIHI2, what="r.csv", runs=runs)
+    assert fit.terms[0].value == pytest.approx(1000.0)  # 909×: taken
+    with pytest.raises(
+        InputFileError, match=r"^r.csv:[23] \(.\): .* dendop_ns to 1200, 1.09e\+03×"
+    ):
+        calibrate(x, np.array([1200.0, 600.0]), LOIHI2, what="r.csv", runs=runs)
+
+
+def test_calibrate_refuses_an_implausible_measurement_and_writes_nothing(tmp_path, capsys):
+    rows = [
+        {**SPEC_ROW, "measured_us": "7e15"},
+        {**SPEC_ROW, "network": "mb-barrier", "placement": "pairs-halves", "measured_us": "2"},
+    ]
+    csv_path = write_csv(tmp_path / "runs.csv", rows)
+    preset = tmp_path / "fit.toml"
+    code, out, err = run(capsys, "calibrate", "--measurements", str(csv_path), "--out",
+                         str(preset), "--no-simulator")  # fmt: skip
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert f"{csv_path}:2 (mb-dendop" in err and "its measured_us 7e+15" in err
+    assert "not plausible" in err
+    assert not preset.exists()

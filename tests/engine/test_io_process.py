@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import os
 import shlex
+import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -177,3 +179,113 @@ def test_closing_the_evaluator_ends_its_running_evaluations(mlp, tmp_path):
     assert out[0].failed and out[0].error == "cancelled"
     assert gone(pids_in(pids))
     assert os.path.exists(pids)
+
+
+# ------------------------------------------------------------------ escapees
+SLEEPER = "import time; time.sleep(1000)"
+
+
+def escapee(tmp_path, how: str) -> list[str]:
+    """A command that starts a sleeper outside its process group (``setsid``) and records
+    its own pid and the sleeper's; ``how`` says how far the sleeper runs:
+
+    * ``setsid``: it keeps the environment, and its parent waits;
+    * ``clean-env``: it also empties its environment (no mark), its parent waits;
+    * ``orphan``: it keeps the environment, and its parent exits at once (the sleeper's
+      ancestry is gone);
+    """
+    pids = tmp_path / "pids"
+    env = "{}" if how == "clean-env" else "None"
+    code = (
+        "import os, subprocess, sys, time\n"
+        f"p = subprocess.Popen([sys.executable, '-c', {SLEEPER!r}], start_new_session=True,\n"
+        f"                     env={env}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+        f"open({str(pids)!r}, 'a').write(f'{{os.getpid()}} {{p.pid}}\\n')\n"
+        + ("" if how == "orphan" else "time.sleep(1000)\n")
+    )
+    return [sys.executable, "-c", code]
+
+
+def recorded(path, lines: int = 1, wait_s: float = 20.0) -> list[int]:
+    """The pids the commands wrote to ``path``, once ``lines`` whole lines are there."""
+    end = time.monotonic() + wait_s
+    while time.monotonic() < end:
+        text = path.read_text() if path.exists() else ""
+        whole = [line for line in text.split("\n")[:-1] if line.strip()]
+        if len(whole) >= lines:
+            return [int(p) for line in whole for p in line.split()]
+        time.sleep(0.02)
+    raise AssertionError(f"{path} never had {lines} lines")
+
+
+@pytest.mark.parametrize("how", ["setsid", "clean-env", "orphan"])
+def test_a_process_that_left_the_group_is_ended_with_the_command(tmp_path, how):
+    """On a time-out (``orphan``: after the command exited), the sleeper outside the
+    group is found — by its mark, or while its parent lives by its ancestry — and killed."""
+    timeout = 20.0 if how == "orphan" else 1.0
+    done = run_bounded(escapee(tmp_path, how), "", timeout_s=timeout)
+    pids = recorded(tmp_path / "pids")
+    assert done.failure == ("" if how == "orphan" else "timed out after 1 s")
+    assert gone(pids), [p for p in pids if alive(p)]
+
+
+def test_kill_all_ends_the_escapees_of_every_running_command(tmp_path):
+    groups = ProcessGroups()
+    threads = [
+        threading.Thread(
+            target=run_bounded,
+            args=(escapee(tmp_path, how), ""),
+            kwargs={"timeout_s": 60, "groups": groups},
+        )
+        for how in ("setsid", "clean-env")
+    ]
+    for t in threads:
+        t.start()
+    pids = recorded(tmp_path / "pids", lines=2)
+    groups.kill_all()
+    for t in threads:
+        t.join(timeout=10)
+    assert not any(t.is_alive() for t in threads)
+    assert gone(pids)
+
+
+def test_the_command_dies_with_the_process_that_ran_it(tmp_path):
+    """SIGKILL of the process running a command cannot be caught: the kernel then kills
+    the command itself (PR_SET_PDEATHSIG); what the command started is beyond reach."""
+    pids = tmp_path / "pids"
+    command = [SHELL, "-c", f"echo $$ > {pids}; exec sleep 1000"]
+    runner = subprocess.Popen(
+        [sys.executable, "-c", "import sys\nfrom engine.io.process import run_bounded\n"
+         f"run_bounded({command!r}, '', timeout_s=1000)"],
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])},
+    )  # fmt: skip
+    try:
+        [command_pid] = recorded(pids)
+        assert alive(command_pid)
+        runner.kill()
+        runner.wait(10)
+        assert gone([command_pid])
+    finally:
+        runner.kill()
+        runner.wait(10)
+
+
+def test_end_descendants_ends_every_process_this_one_started(tmp_path):
+    """What the command line does as it exits, run in a process of its own."""
+    pids = tmp_path / "pids"
+    code = (
+        "import subprocess, sys\n"
+        "from engine.io.process import become_subreaper, end_descendants\n"
+        "assert become_subreaper()\n"
+        f"subprocess.run({escapee(tmp_path, 'orphan')!r})\n"  # an orphan with a clean env
+        f"subprocess.Popen({[SHELL, '-c', f'sleep 1000 & echo $! >> {pids}; wait']!r})\n"
+        f"while len(open({str(pids)!r}).read().split()) < 3: pass\n"
+        "end_descendants()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], timeout=60, capture_output=True, text=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert len(pids_in(pids)) == 3
+    assert gone(pids_in(pids))
