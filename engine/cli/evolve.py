@@ -5,6 +5,7 @@ progress, checkpoints and hardware in the loop; ``pareto``, multi-objective sear
 from __future__ import annotations
 
 import json
+import math
 from contextlib import contextmanager
 
 from engine.cli.common import (
@@ -215,30 +216,39 @@ def _evolve(args) -> int:
                 pbar.close()
             if log is not None:
                 log.close()
+    measured = args.evaluator_cmd is not None  # the command's figures are the result
     best_mapping = result.mapping(network)
-    best_eval = evaluate(network, hardware, best_mapping)
+    best_model = evaluate(network, hardware, best_mapping)
     if args.out:
-        write_mapping_file(args.out, Mapped.of(network, hardware, best_mapping), best_eval)
-    initial_eval = evaluate(network, hardware, result.initial.mapping(network))
+        write_mapping_file(args.out, Mapped.of(network, hardware, best_mapping), best_model)
+    initial_model = evaluate(network, hardware, result.initial.mapping(network))
+    failures = {name: r.note for name, r in result.heuristics.items() if r.failed}
     summary = {
         "network": network.name,
         "hardware": hardware.name,
         "strategy": args.strategy,
         "objective": config.objective,
-        "best": best_eval.to_dict(hardware),
-        "heuristics": {name: r.latency_us for name, r in result.heuristics.items()},
+        "measured_by": "evaluator command" if measured else "model",
+        "best": _figures(result.best, best_model, hardware, measured),
+        # each starting point's latency (null when its evaluation failed: heuristic_failures)
+        "heuristics": {
+            name: None if r.failed else r.latency_us for name, r in result.heuristics.items()
+        },
+        "heuristic_failures": failures,
         # what the search minimised (the objective), for the best and each heuristic
         "objective_values": {
             "best": result.best.fitness,
-            "heuristics": {name: r.fitness for name, r in result.heuristics.items()},
+            "heuristics": {
+                name: None if r.failed else r.fitness for name, r in result.heuristics.items()
+            },
         },
-        "initial": initial_eval.to_dict(hardware),
+        "initial": _figures(result.initial, initial_model, hardware, measured),
         "evaluations": result.evaluations,
         "failed": result.failed,
         "improvement_pct": result.improvement_pct,
         "cancelled": result.cancelled,
         "cores_per_population": list(result.best.cores_per_population),
-        "chips_used": best_eval.chips_used,
+        "chips_used": best_model.chips_used,
         "segments": search.segment_summary() if hasattr(search, "segment_summary") else None,
     }
     if objectives[config.objective].simulated:
@@ -249,16 +259,26 @@ def _evolve(args) -> int:
     if args.json:
         print(json.dumps(summary, indent=2))
         return 0
-    heur = ", ".join(f"{n} {v:.2f}" for n, v in summary["heuristics"].items())
+    heur = ", ".join(
+        f"{n} failed ({failures[n]})" if v is None else f"{n} {v:.2f}"
+        for n, v in summary["heuristics"].items()
+    )
     print(f"{network.name} on {hardware.name}, {args.strategy}, objective {config.objective}")
     starts = "starting points" if args.start else "heuristics"
-    print(f"  {starts} (latency us): {heur}")
+    print(f"  {starts} (latency us{', measured' if measured else ''}): {heur}")
+    best = summary["best"]
     print(
-        f"  best: latency {best_eval.latency_us:.3f} us, energy {best_eval.energy_uj:.3f} uJ, "
-        f"power {best_eval.power_w:.3f} W, bound by {best_eval.bottleneck}, "
-        f"{best_eval.cores_used} cores {list(result.best.cores_per_population)} on "
-        f"{best_eval.chips_used} chip(s)"
+        f"  best{' (measured)' if measured else ''}: latency {best['latency_us']:.3f} us, "
+        f"energy {best['energy_uj']:.3f} uJ, power {best['power_w']:.3f} W"
+        + ("" if measured else f", bound by {best['bottleneck']}")
+        + f", {best['cores_used']} cores {list(result.best.cores_per_population)} on "
+        f"{best_model.chips_used} chip(s)"
     )
+    if measured:
+        print(
+            f"  the model's prediction for it: latency {best_model.latency_us:.3f} us, energy "
+            f"{best_model.energy_uj:.3f} uJ, bound by {best_model.bottleneck}"
+        )
     if summary["segments"]:
         parts = [f"chip {g['chip']}: {', '.join(g['layers'])}" for g in summary["segments"]]
         print(f"  segments: {' | '.join(parts)}")
@@ -273,6 +293,20 @@ def _evolve(args) -> int:
         if path:
             print(f"  {what} written to {path}")
     return 0
+
+
+def _figures(record, model, hardware, measured: bool) -> dict:
+    """What a run reports of one evaluated mapping: the model's evaluation when the model
+    rated it; else the evaluator's figures (``record``), with the model's prediction beside
+    them under ``model``."""
+    if not measured:
+        return model.to_dict(hardware)
+    figures = {k: getattr(record, k) for k in ("latency_us", "energy_uj", "power_w")}
+    return {
+        **{k: v if math.isfinite(v) else None for k, v in figures.items()},  # failed: null
+        "cores_used": record.cores_used,
+        "model": model.to_dict(hardware),
+    }
 
 
 @contextmanager
@@ -331,7 +365,7 @@ def cmd_pareto(args) -> int:
 def _pareto(args) -> int:
     from engine.io.files import atomic_open
     from engine.mapping import mapping_to_dict
-    from engine.pipeline import build_mapping, resolve_hardware
+    from engine.pipeline import Mapped, build_mapping, evaluate, resolve_hardware
     from engine.search import objectives
     from engine.search.genotype import check_init_k
     from engine.search.pareto import HistoryWriter, ParetoConfig, ParetoSearch, read_history
@@ -419,16 +453,24 @@ def _pareto(args) -> int:
                 pbar.close()
             if log is not None:
                 log.close()
-    front = [
-        {
+    measured = args.evaluator_cmd is not None  # the command's figures are the result
+
+    def point(e) -> dict:
+        out = {
             "objectives": dict(e.objectives),
             "hardware": dict(e.hardware),
             "cores_per_population": list(e.cores_per_population),
             "note": e.note,
             "mapping": mapping_to_dict(network, hardware, e.mapping(network)),
         }
-        for e in result.front
-    ]
+        if measured:  # the model's prediction of what the command measured, labelled so
+            model = evaluate(Mapped.of(network, hardware, e.mapping(network))).to_dict()
+            keep = ("latency_us", "energy_uj", "power_w", "bottleneck")
+            out["model"] = {k: model[k] for k in keep}
+        return out
+
+    front = [point(e) for e in result.front]
+    failures = {n: e.error for n, e in result.heuristics.items() if e.error}
     summary = {
         "network": network.name,
         "hardware": hardware.name,
@@ -439,10 +481,17 @@ def _pareto(args) -> int:
         "feasible": sum(e.feasible for e in result.evaluations),
         "cancelled": result.cancelled,
         "reused": search.reused,
-        "heuristics": {n: dict(e.objectives) for n, e in result.heuristics.items()},
+        "measured_by": "evaluator command" if measured else "model",
+        # each starting point's objectives (null when its evaluation failed: heuristic_failures)
+        "heuristics": {
+            n: None if n in failures else dict(e.objectives) for n, e in result.heuristics.items()
+        },
+        "heuristic_failures": failures,
         # the heuristics that break a limit (a Mosaic's crossbar rows: their G[1]) are not
         # on the front however good their values
-        "heuristics_infeasible": [n for n, e in result.heuristics.items() if not e.feasible],
+        "heuristics_infeasible": [
+            n for n, e in result.heuristics.items() if not e.feasible and n not in failures
+        ],
         "front": front,
     }
     if args.out:
@@ -452,7 +501,7 @@ def _pareto(args) -> int:
     if args.json:
         print(json.dumps({k: v for k, v in summary.items() if k != "front"} | {
             "front": [{k: p[k] for k in ("objectives", "hardware", "cores_per_population",
-                                         "note")}
+                                         "note", "model") if k in p}
                       for p in front]}, indent=2))  # fmt: skip
         return 0
     print(
@@ -468,8 +517,14 @@ def _pareto(args) -> int:
         used = f"  {sum(e.cores_per_population):5d}" if cores else ""
         chosen = " ".join(f"{k}={v:g}" for k, v in e.hardware.items())
         print(f"  {values}{used}  {chosen}  {e.note}".rstrip())
-    print(f"  {len(result.front)} mappings on the front; the heuristics:")
+    on_front = len(result.front)
+    print(f"  {on_front} mapping{'' if on_front == 1 else 's'} on the front"
+          + (" (objectives measured by the evaluator command)" if measured else "")
+          + "; the heuristics:")  # fmt: skip
     for n, e in result.heuristics.items():
+        if n in failures:
+            print(f"    {n}: failed ({failures[n]})")
+            continue
         print("    " + n + ": " + ", ".join(f"{k} {v:.4g}" for k, v in e.objectives.items())
               + ("" if e.feasible else _unfit(e)))  # fmt: skip
     for what, path in (("front", args.out), ("history", args.history)):

@@ -138,6 +138,43 @@ def test_evolve_with_an_external_evaluator(capsys, tmp_path):
     assert code == 0, err
     d = json.loads(out)
     assert d["failed"] == 0 and d["evaluations"] == 14
+    # the result is what the evaluator measured, the model's prediction labelled beside it
+    assert d["measured_by"] == "evaluator command"
+    assert d["best"]["latency_us"] == pytest.approx(d["objective_values"]["best"])
+    assert d["best"]["energy_uj"] == 2.0
+    assert d["best"]["model"]["latency_us"] != pytest.approx(d["best"]["latency_us"])
+    assert d["best"]["latency_us"] <= min(d["heuristics"].values())
+    assert d["initial"]["latency_us"] == min(d["heuristics"].values())
+
+
+def test_a_measured_run_prints_the_measured_best_and_names_failed_heuristics(capsys, tmp_path):
+    """The evaluator's figures are the result; a starting point whose evaluation failed says
+    so with its reason (JSON: null and the reason), never 'inf'."""
+    script = tmp_path / "rate.py"
+    script.write_text(
+        "import json, sys\n"
+        "m = json.load(sys.stdin)\n"
+        "xs = [a[1] + 10 * a[2] for a in m['placement']]\n"
+        "if xs == sorted(xs) and len(set(xs)) < len(xs):\n"  # packed-row: refuse it
+        "    sys.exit('board busy')\n"
+        "print(json.dumps({'latency_us': 5.0 + sum(xs) / 100, 'energy_uj': 3.0}))\n"
+    )
+    argv = ["evolve", "--network", NET, "--hardware", "loihi2", "--budget", "12",
+            "--evaluator-cmd", f"{sys.executable} {script}"]  # fmt: skip
+    code, out, err = run_cli(capsys, *argv)
+    assert code == 0, err
+    best = next(line for line in out.splitlines() if line.strip().startswith("best"))
+    model = next(line for line in out.splitlines() if "model's prediction" in line)
+    hist = tmp_path / "h.jsonl"
+    code, js, _ = run_cli(capsys, *argv, "--json", "--history", str(hist))
+    d = json.loads(js)
+    records = [json.loads(line) for line in hist.read_text().splitlines()[:-1]]
+    assert min(r["latency_us"] for r in records if not r["failed"]) == d["best"]["latency_us"]
+    assert f"latency {d['best']['latency_us']:.3f} us" in best and "(measured)" in best
+    assert f"latency {d['best']['model']['latency_us']:.3f} us" in model
+    assert "packed-row failed (" in out and "board busy" in out and "inf" not in out
+    assert d["heuristics"]["packed-row"] is None
+    assert "board busy" in d["heuristic_failures"]["packed-row"]
 
 
 @pytest.mark.parametrize(

@@ -469,6 +469,37 @@ def test_a_command_cannot_be_asked_for_what_it_does_not_report(capsys):
     assert code == 2 and "cannot be read from it" in capsys.readouterr().err
 
 
+def test_a_measured_front_holds_the_evaluators_figures_and_labels_the_models(capsys, tmp_path):
+    """Hardware in the loop: the front's objectives are what the command measured, the
+    model's prediction of each point rides beside it under ``model``; a heuristic whose
+    evaluation failed prints ``failed (reason)`` and is null in the JSON."""
+    import sys
+
+    script = tmp_path / "rate.py"
+    script.write_text(
+        "import json, sys\n"
+        "m = json.load(sys.stdin)\n"
+        "xs = [((c * 2 + y) * 2 + x) * 4 + k for c, x, y, k in m['placement']]\n"
+        "if xs == list(range(len(xs))):\n"  # packed-row: every core in the order of its id
+        "    sys.exit('board busy')\n"
+        "print(json.dumps({'latency_us': 7.0 + len(xs), 'energy_uj': 1.0 + sum(xs) / 1e3}))\n"
+    )
+    argv = ["pareto", "--network", MLP, "--hardware", "mesh:2x2x4", "--budget", "16",
+            "--population", "8", "--offspring", "4",
+            "--evaluator-cmd", f"{sys.executable} {script}"]  # fmt: skip
+    assert main([*argv, "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["measured_by"] == "evaluator command"
+    for p in d["front"]:
+        assert p["objectives"]["latency"] == 7.0 + sum(p["cores_per_population"])
+        assert p["model"]["latency_us"] != p["objectives"]["latency"]
+    assert d["heuristics"]["packed-row"] is None
+    assert "board busy" in d["heuristic_failures"]["packed-row"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "packed-row: failed (" in out and "(objectives measured by the evaluator command)" in out
+
+
 class _CountsBuilds:
     """An evaluator whose construction leaves a file behind (one per build)."""
 
