@@ -49,6 +49,7 @@ from explorer.views.mesh_columns import (
     link_columns,
     router_columns,
 )
+from explorer.views.upload import UploadInput
 
 __all__ = [
     "DIFF_PALETTE",
@@ -335,7 +336,7 @@ class CompareView(pn.viewable.Viewer):
         self._choice = pn.widgets.RadioButtonGroup(
             options=self.CHOICES, value="start", variant="outline", margin=(6, 10)
         )
-        self._file = pn.widgets.FileInput(accept=".json", margin=(8, 10))
+        self._file = UploadInput(access=self.state.access, accept=".json", margin=(8, 10))
         self._summary = pn.pane.HTML("", stylesheets=[_CSS])
         self._reference_text = pn.pane.HTML("", stylesheets=[_CSS])
         self._row = pn.FlexBox(flex_wrap="wrap", sizing_mode="stretch_width")

@@ -26,6 +26,7 @@ from engine.workloads import workloads
 from explorer.state import ExplorerState
 from explorer.views._page import LiveHTML, notify_error, off_page, run_action
 from explorer.views.mesh_columns import population_colors
+from explorer.views.upload import UploadInput
 
 __all__ = [
     "ControlsView",
@@ -234,7 +235,9 @@ class ControlsView(pn.viewable.Viewer):
         self.load_button = pn.widgets.Button(
             label="Load", color="primary", width=WIDTH, description="Partition and place again"
         )
-        self.upload = pn.widgets.FileInput(accept=".json,.npz,.hgr,.nir", width=WIDTH)
+        self.upload = UploadInput(
+            access=s.access, accept=".json,.npz,.hgr,.nir", width=WIDTH, notify=self.notify
+        )
         self.download = pn.widgets.FileDownload(
             callback=self._mapping_file, filename=download_name(s.network.name),
             label="Save mapping (JSON)", embed=False, width=WIDTH, variant="outline",

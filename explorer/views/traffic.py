@@ -87,6 +87,7 @@ from explorer.views.mesh_columns import (
     load_colors,
     router_columns,
 )
+from explorer.views.upload import UploadInput
 from explorer.views.walk import WalkView
 
 __all__ = [
@@ -966,7 +967,9 @@ class TrafficView(pn.viewable.Viewer):
             callback=self._scene_json, filename="scene.json", label="Scene as JSON",
             embed=False, width=200, margin=(2, 5), variant="outline",
         )  # fmt: skip
-        self._scene_upload = pn.widgets.FileInput(accept=".json", width=200, margin=(2, 5))
+        self._scene_upload = UploadInput(
+            access=self.state.access, accept=".json", width=200, margin=(2, 5)
+        )
         self._scene_upload.param.watch(self._on_scene_file, "value")
         self._share = pn.Column(
             pn.pane.Markdown("**Share**", margin=(10, 5, 0, 5)), share, self._share_link,
