@@ -27,7 +27,7 @@ import panel as pn
 from engine.errors import MeshScopeError, SpecError
 from engine.hardware import NocConstants
 from engine.simulate import SyntheticRun, run_synthetic
-from explorer.access import ClientAccess, ClientLimits
+from explorer.access import ClientAccess, ClientLimits, message_bytes
 from explorer.compat import release_notifications, send_without_delay
 from explorer.scenes import Scene, scene_from_arg
 from explorer.state import ExplorerState
@@ -410,6 +410,9 @@ def serve(
         port=port,
         address=address,
         websocket_origin=origins,
+        # an upload travels in one message: Bokeh's default bound (20 MB) closed the page
+        # of a file under the upload limit (the browser sends none over it)
+        websocket_max_message_size=message_bytes(access.limits.upload_bytes),
         show=show,
         title=TITLE,
         threaded=threaded,

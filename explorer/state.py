@@ -35,7 +35,6 @@ from engine.flows import (
     route_links,
 )
 from engine.hardware import Hardware
-from engine.io.files import reason
 from engine.mapping import Mapping, mapping_to_dict, parse_mapping_dict
 from engine.network import Network
 from engine.partition_graph import partition_graph
@@ -60,7 +59,10 @@ __all__ = [
     "ActionError",
     "ExplorerState",
     "Inspection",
+    "Prepared",
+    "Reference",
     "resolve",
+    "upload_json",
 ]
 
 HISTORY_LIMIT = 200  # undo steps kept per session
@@ -156,25 +158,94 @@ def _frozen(mapping: Mapping) -> Mapping:
     return mapping
 
 
+@dataclass(frozen=True, eq=False)
+class Prepared:
+    """A network, hardware and mapping resolved for a session, with the mapping's
+    evaluator, ready to become current (``ExplorerState.prepare``, ``adopt``)."""
+
+    mapped: Mapped
+    evaluator: Evaluator
+    specs: dict  # network_spec, hardware_spec, mapping_path, partition_spec, placer
+    kind: str = "load"  # an upload's: "mapping" or "network"
+    edit: bool = False  # a mapping of the session's network and hardware: an undoable step
+
+
+@dataclass(frozen=True, eq=False)
+class Reference:
+    """A mapping to compare with, evaluated on the network and hardware it was made for
+    (``ExplorerState.prepare_reference``, ``adopt_reference``)."""
+
+    network: Network
+    hardware: Hardware
+    mapping: Mapping
+    evaluation: Evaluation
+    label: str
+
+
+def _read_network(path: Path, access: ClientAccess) -> Network:
+    """The network of an uploaded file (a NIR graph expanded only as far as the client
+    may go)."""
+    if path.suffix.lower() == ".nir":
+        from engine.io.nir_graph import read_nir
+
+        return read_nir(path, max_synapses=access.limits.synapses)
+    return resolve_network(str(path))
+
+
+MAPPING_FILE = "a JSON mapping file (as Save mapping or meshscope map --out writes it)"
+NETWORK_FILE = (
+    "a network file (.npz as meshscope convert writes it, hMETIS .hgr, NIR .nir exported by "
+    "your SNN library)"
+)
+
+
 @contextlib.contextmanager
-def _reading(name: str):
-    """Whatever goes wrong reading an uploaded file is an ``InputFileError`` naming it (a
-    reader's own ``MeshScopeError`` passes as it is)."""
+def _reading(name: str, what: str, temp: Path | None = None):
+    """Whatever goes wrong reading an uploaded file is an error naming it as the user
+    knows it, ``name``: a reader's own ``MeshScopeError`` with the server's temporary copy
+    ``temp`` renamed so; any other failure an ``InputFileError`` saying it is not ``what``
+    (never a library's own words, which speak of Python, not of the file)."""
     try:
         yield
-    except MeshScopeError:
+    except MeshScopeError as e:
+        if temp is not None:
+            e.args = (_as_uploaded(str(e), temp, name),)
         raise
-    except Exception as e:  # noqa: BLE001 - any library's failure on a client's bytes
+    except (RecursionError, MemoryError):
         raise InputFileError(
-            f"{name} could not be read ({type(e).__name__}: {reason(e)})"
+            f"{name} could not be read: it nests too deep, or declares sizes too large, to be "
+            f"{what}"
         ) from None
+    except Exception:  # noqa: BLE001 - any library's failure on a client's bytes
+        raise InputFileError(f"{name} could not be read: it is damaged, or not {what}") from None
 
 
-def _json(name: str, data: bytes):
+def _as_uploaded(text: str, temp: Path, name: str) -> str:
+    """``text`` with the server's temporary copy of an upload called ``name``, and no
+    other mention of the temporary folder."""
+    for form in dict.fromkeys([str(temp), os.path.realpath(temp)]):
+        text = text.replace(form, name)
+    for folder in dict.fromkeys([str(temp.parent), os.path.realpath(temp.parent)]):
+        text = text.replace(folder + os.sep, "").replace(folder, "the upload")
+    return text
+
+
+def upload_json(name: str, data: bytes, what: str = MAPPING_FILE):
+    """The JSON document of an uploaded file called ``name``; an ``InputFileError``
+    saying, in the user's words, why it is not ``what``."""
     try:
         return json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise InputFileError(f"{name} is not a JSON mapping file ({reason(e)})") from None
+    except UnicodeDecodeError:
+        raise InputFileError(
+            f"{name} is not {what}: it is not text (not UTF-8); choose the .json file"
+        ) from None
+    except json.JSONDecodeError as e:
+        raise InputFileError(
+            f"{name} is not {what}: its JSON breaks at line {e.lineno}, column {e.colno} "
+            f"({e.msg.lower()})"
+        ) from None
+    except RecursionError:
+        raise InputFileError(f"{name} is not {what}: its JSON nests far too deep") from None
 
 
 class ExplorerState(param.Parameterized):
@@ -279,35 +350,73 @@ class ExplorerState(param.Parameterized):
         partition_spec: str | None = None,
         placer: str | None = None,
     ) -> None:
-        """Resolve and evaluate a network, hardware and mapping, then switch to them at once."""
+        """Resolve and evaluate a network, hardware and mapping, then switch to them at once
+        (``prepare``, then ``adopt``)."""
+        self.adopt(
+            self.prepare(
+                network_spec, hardware_spec, mapping_path,
+                partition_spec=partition_spec, placer=placer,
+            )
+        )  # fmt: skip
+
+    def prepare(
+        self,
+        network_spec: str | None = None,
+        hardware_spec: str | None = None,
+        mapping_path: str | None = None,
+        *,
+        partition_spec: str | None = None,
+        placer: str | None = None,
+    ) -> Prepared:
+        """What ``load`` switches to — every spec through the session's ``access`` first,
+        then resolved, partitioned, placed and evaluated — without changing the state: the
+        long part of a load, safe in a worker thread (``adopt`` it on the session's)."""
         self._require_idle()
-        placer = placer or self.placer
         access = self.access
+        placer = access.placer(placer or self.placer)
         network_spec = network_spec and access.network(network_spec)
         hardware_spec = hardware_spec and access.hardware(hardware_spec)
         mapping_path = mapping_path and access.mapping_file(mapping_path)
+        partition_spec = access.partition(partition_spec)
         mapped = _resolve_mapped(
             network_spec, hardware_spec, mapping_path, placer=placer, partition_spec=partition_spec
         )
         network, hardware, mapping = mapped.network, mapped.hardware, mapped.mapping
         access.check_network(network, network_spec)
         access.check_hardware(hardware, hardware_spec)
-        self._switch(
-            network,
-            hardware,
-            mapping,
-            graph=mapped.graph,
-            network_spec=network_spec or network.name,
-            hardware_spec=hardware_spec or hardware.name,
-            mapping_path=mapping_path,
-            partition_spec=partition_spec,
-            placer=placer,
+        return Prepared(
+            mapped,
+            self._make_evaluator(network, hardware, mapping, mapped.graph),
+            {
+                "network_spec": network_spec or network.name,
+                "hardware_spec": hardware_spec or hardware.name,
+                "mapping_path": mapping_path,
+                "partition_spec": partition_spec,
+                "placer": placer,
+            },
         )
 
-    def _switch(self, network, hardware, mapping, *, graph=None, **specs) -> None:
+    def adopt(self, prepared: Prepared) -> None:
+        """Make what ``prepare`` (or ``prepare_upload``) made current: the new starting
+        point, or, for an edit of the current mapping, an undoable step."""
+        self._require_idle()
+        m = prepared.mapped
+        if prepared.edit:
+            if m.network is not self.network or m.hardware is not self.hardware:
+                raise ActionError(
+                    "another network or hardware was loaded while the file was read: "
+                    "choose the file again"
+                )
+            self._commit(m.mapping, prepared.evaluator, record=True)
+            return
+        self._switch(m.network, m.hardware, m.mapping, evaluator=prepared.evaluator,
+                     **prepared.specs)  # fmt: skip
+
+    def _switch(self, network, hardware, mapping, *, graph=None, evaluator=None, **specs) -> None:
         """Make (network, hardware, mapping) current and the new starting point. ``graph``:
-        the mapping's partition graph, if there is one already (else it is built)."""
-        evaluator = self._make_evaluator(network, hardware, mapping, graph)
+        the mapping's partition graph, if there is one already (else it is built);
+        ``evaluator``: its evaluator, if there is one already."""
+        evaluator = evaluator or self._make_evaluator(network, hardware, mapping, graph)
         evaluation = evaluator.evaluation()
         self._evaluator = evaluator
         self._undo, self._redo, self._start = [], [], mapping
@@ -347,64 +456,70 @@ class ExplorerState(param.Parameterized):
         return evaluator(Mapped(network, hardware, mapping, graph))
 
     def upload(self, filename: str, data: bytes) -> str:
-        """Load an uploaded file: a mapping (.json) or a network (.npz, .hgr, NIR .nir).
-        Returns what it was.
+        """Load an uploaded file: a mapping (.json) or a network (.npz, .hgr, NIR .nir)
+        (``prepare_upload``, then ``adopt``). Returns what it was."""
+        prepared = self.prepare_upload(filename, data)
+        self.adopt(prepared)
+        return prepared.kind
 
-        A mapping for another network or hardware switches to them when the file names
-        ones this session may load (``access``); a network file keeps the current hardware.
-        Whatever is wrong with the file is an ``InputFileError`` naming it.
-        """
+    def prepare_upload(self, filename: str, data: bytes) -> Prepared:
+        """What an uploaded file switches to, without changing the state (safe in a worker
+        thread, like ``prepare``): a mapping of the current network and hardware is an
+        edit of the current mapping; a mapping for another network or hardware switches
+        to them when the file names ones this session may load (``access``); a network
+        file keeps the current hardware. Whatever is wrong with the file is an error
+        naming it as the user does."""
         self._require_idle()
         name = Path(filename or "upload").name
         suffix = Path(name).suffix.lower()
         access = self.access
         access.check_upload(name, len(data))
+        network, hardware = self.network, self.hardware
         if suffix == ".json":
-            with _reading(name):
-                mf = parse_mapping_dict(_json(name, data), name)
+            with _reading(name, MAPPING_FILE):
+                mf = parse_mapping_dict(upload_json(name, data), name)
             same = (
-                self.network is not None
-                and mf.network_fingerprint == self.network.fingerprint
-                and mf.hardware_fingerprint == self.hardware.fingerprint
+                network is not None
+                and mf.network_fingerprint == network.fingerprint
+                and mf.hardware_fingerprint == hardware.fingerprint
             )
             if same:
-                with _reading(name):
-                    mapped = build_mapping(self.network, self.hardware, mapping_file=mf)
-                self.set_mapping(_frozen(mapped.mapping))
-                return "mapping"
+                with _reading(name, MAPPING_FILE):
+                    mapped = build_mapping(network, hardware, mapping_file=mf)
+                return self._prepared(mapped, "mapping", edit=True)
             access.network(mf.network_name)  # the names inside the file are a client's too
             access.hardware(mf.hardware_name)
-            with _reading(name):
+            with _reading(name, MAPPING_FILE):
                 mapped = build_mapping(mapping_file=mf)
             access.check_network(mapped.network)
             access.check_hardware(mapped.hardware)
-            self._switch(
-                mapped.network, mapped.hardware, _frozen(mapped.mapping),
-                network_spec=mf.network_name, hardware_spec=mf.hardware_name, mapping_path=name,
+            return self._prepared(
+                mapped, "mapping", network_spec=mf.network_name,
+                hardware_spec=mf.hardware_name, mapping_path=name,
             )  # fmt: skip
-            return "mapping"
         if suffix in (".npz", ".hgr", ".nir"):
-            with tempfile.TemporaryDirectory() as tmp, _reading(name):
-                path = Path(tmp) / name
-                path.write_bytes(data)
-                if suffix == ".nir":  # expanded only as far as this client may go
-                    from engine.io.nir_graph import read_nir
-
-                    network = read_nir(path, max_synapses=access.limits.synapses)
-                else:
-                    network = resolve_network(str(path))
+            with tempfile.TemporaryDirectory() as tmp:
+                path = Path(tmp) / name  # (its name: a network's name defaults to it)
+                with _reading(name, NETWORK_FILE, temp=path):
+                    path.write_bytes(data)
+                    network = _read_network(path, access)
             access.check_network(network)
-            hardware = self.hardware or resolve_hardware(DEFAULT_HARDWARE)
-            mapped = build_mapping(network, hardware, placement=self.placer)
-            self._switch(
-                network, hardware, _frozen(mapped.mapping),
-                network_spec=network.name, hardware_spec=hardware.name, mapping_path=None,
+            hardware = hardware or resolve_hardware(DEFAULT_HARDWARE)
+            mapped = build_mapping(network, hardware, placement=access.placer(self.placer))
+            return self._prepared(
+                mapped, "network", network_spec=network.name, hardware_spec=hardware.name,
+                mapping_path=None,
             )  # fmt: skip
-            return "network"
         raise InputFileError(
             f"{name}: MeshScope reads mapping files (.json) and networks (.npz, hMETIS .hgr, "
             "NIR .nir)"
         )
+
+    def _prepared(self, mapped: Mapped, kind: str, *, edit: bool = False, **specs) -> Prepared:
+        """``mapped`` (its mapping made read-only) with its evaluator, for ``adopt``."""
+        network, hardware, mapping = mapped.network, mapped.hardware, _frozen(mapped.mapping)
+        evaluator = self._make_evaluator(network, hardware, mapping, mapped.graph)
+        return Prepared(mapped, evaluator, specs, kind, edit)
 
     def mapping_json(self) -> str:
         """The current mapping as a MeshScope mapping file."""
@@ -482,8 +597,9 @@ class ExplorerState(param.Parameterized):
         """Back to the starting partition, placed by ``placer`` (an undoable step)."""
         self._require_loaded()
         mapped = build_mapping(
-            self.network, self.hardware, partition=self._start.partition, placement=placer
-        )
+            self.network, self.hardware, partition=self._start.partition,
+            placement=self.access.placer(placer),
+        )  # fmt: skip
         self.set_mapping(_frozen(mapped.mapping))
 
     def change_layer_cores(self, population: int, delta: int) -> None:
@@ -495,8 +611,17 @@ class ExplorerState(param.Parameterized):
 
     # ------------------------------------------------------------ comparing
     def set_reference(self, which: str = "start", *, filename: str = "", data: bytes = b"") -> None:
-        """Compare with the starting mapping, the search's best, or an uploaded mapping."""
+        """Compare with the starting mapping, the search's best, or an uploaded mapping
+        (``prepare_reference``, then ``adopt_reference``)."""
+        self.adopt_reference(self.prepare_reference(which, filename=filename, data=data))
+
+    def prepare_reference(
+        self, which: str = "start", *, filename: str = "", data: bytes = b""
+    ) -> Reference:
+        """The reference ``set_reference`` shows, evaluated, without changing the state
+        (safe in a worker thread, like ``prepare``)."""
         self._require_loaded()
+        network, hardware = self.network, self.hardware
         if which == "start":
             mapping, label = self._start, "starting mapping"
         elif which == "best":
@@ -506,13 +631,22 @@ class ExplorerState(param.Parameterized):
         elif which == "file":
             name = Path(filename or "upload").name
             self.access.check_upload(name, len(data))
-            with _reading(name):
-                mf = parse_mapping_dict(_json(name, data), name)
-                mapping, label = mf.build(self.network, self.hardware), name
+            with _reading(name, MAPPING_FILE):
+                mf = parse_mapping_dict(upload_json(name, data), name)
+                mapping, label = mf.build(network, hardware), name
         else:
             raise SpecError(f"unknown reference {which!r}: start, best or file")
-        evaluation = self._make_evaluator(self.network, self.hardware, mapping).evaluation()
-        self.param.update(reference=mapping, reference_evaluation=evaluation, reference_label=label)
+        evaluation = self._make_evaluator(network, hardware, mapping).evaluation()
+        return Reference(network, hardware, mapping, evaluation, label)
+
+    def adopt_reference(self, reference: Reference) -> None:
+        """Show ``reference`` (``prepare_reference``) beside the current mapping."""
+        if reference.network is not self.network or reference.hardware is not self.hardware:
+            raise ActionError(
+                "another network or hardware was loaded meanwhile: choose the reference again"
+            )
+        self.param.update(reference=reference.mapping, reference_label=reference.label,
+                          reference_evaluation=reference.evaluation)  # fmt: skip
 
     def change_pct(self, evaluation: Evaluation | None = None) -> float:
         """Latency change of the current mapping (or of ``evaluation``, e.g. the search's
@@ -683,14 +817,21 @@ class ExplorerState(param.Parameterized):
 
     def restore(self, snap: dict) -> None:
         """Come back to a ``snapshot``: its mapping is current, its starting mapping the start
-        (so the change in % survives); the undo history starts empty."""
-        network = resolve_network(snap["network_spec"])
-        hardware = resolve_hardware(snap["hardware_spec"])
+        (so the change in % survives); the undo history starts empty. Its specs go through
+        ``access`` as a client's do (an uploaded network's name is the client's)."""
+        access = self.access
+        network_spec = access.network(snap["network_spec"])
+        hardware_spec = access.hardware(snap["hardware_spec"])
+        network, hardware = resolve_network(network_spec), resolve_hardware(hardware_spec)
+        access.check_network(network, network_spec)
+        access.check_hardware(hardware, hardware_spec)
         mapping = parse_mapping_dict(snap["mapping"], "saved session").build(network, hardware)
         start = mapping
         if snap.get("start"):
             start = parse_mapping_dict(snap["start"], "saved session").build(network, hardware)
         specs = {k: snap[k] for k in ("partition_spec", "placer", "mapping_path") if k in snap}
+        access.partition(specs.get("partition_spec"))  # shown, and offered to load again
+        access.placer(specs.get("placer") or self.placer)
         self._switch(
             network, hardware, _frozen(start),
             network_spec=snap["network_spec"], hardware_spec=snap["hardware_spec"], **specs,

@@ -9,6 +9,9 @@ and the two ways a reaction reaches the browser safely.
   ``session_scheduler`` does the same for a worker thread (search, simulated step,
   Traffic run and sweep), through the server's event loop so its calls keep their order.
   Without a session (tests), both just call.
+* ``off_page`` runs long work a page asked for (partitioning and placing a network) in a
+  worker thread, then its result on the page: the server's event loop answers every page
+  and every request, so nothing a client asks may hold it.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import contextlib
 import functools
 import html as html_text
 import logging
+import threading
 from collections.abc import Callable
 
 import panel as pn
@@ -25,7 +29,7 @@ from panel.io.state import set_curdoc
 from panel.models import markup as panel_markup
 from tornado.ioloop import IOLoop
 
-from engine.errors import MeshScopeError
+from engine.errors import MeshScopeError, failure_text
 
 __all__ = [
     "ERROR_DURATION_MS",
@@ -35,6 +39,8 @@ __all__ = [
     "fill_when_shown",
     "in_document",
     "notify_error",
+    "notify_when_up",
+    "off_page",
     "on_page",
     "run_action",
     "session_scheduler",
@@ -165,6 +171,15 @@ def notify_error(message: str, notify: Callable[[str], None] | None = None) -> N
     area.error(message, duration=ERROR_DURATION_MS)
 
 
+def notify_when_up(message: str) -> None:
+    """``notify_error(message)`` once the page is up: a notification made while a page is
+    being built, or before its browser has connected, would be lost."""
+    if _session_document() is not None and not pn.state.loaded:
+        pn.state.onload(lambda: notify_error(message))
+    else:
+        notify_error(message)
+
+
 def run_action(action: Callable, *args, notify: Callable[[str], None] | None = None, **kwargs):
     """Call ``action``; a ``MeshScopeError`` becomes a notification. Returns success.
 
@@ -203,6 +218,37 @@ def session_scheduler(doc) -> Callable[[Callable[[], None]], None]:
     if loop is None:  # not a server's session: the document's own method
         return add
     return lambda fn: loop.add_callback(add, fn)
+
+
+def off_page(
+    doc,
+    work: Callable[[], object],
+    done: Callable[[object], None],
+    failed: Callable[[str], None],
+    *,
+    what: str,
+    name: str = "meshscope-work",
+) -> None:
+    """``work()`` in a daemon thread, then ``done(its value)`` — or ``failed(message)`` if
+    it raised (a ``MeshScopeError``'s text, else ``failure_text`` of ``what``) — on
+    ``doc``'s thread (``session_scheduler``). The server's event loop answers every page
+    and every request (a plain GET too), so a page's long work never runs on it. Without
+    a document (tests, the Python API) all of it happens at once, in this thread."""
+    schedule = session_scheduler(doc)
+
+    def run() -> None:
+        try:
+            value = work()
+        except Exception as e:  # noqa: BLE001 - a page must hear of any failure
+            message = failure_text(e, what)
+            schedule(lambda: failed(message))
+            return
+        schedule(lambda: done(value))
+
+    if doc is None:
+        run()
+    else:
+        threading.Thread(target=run, name=name, daemon=True).start()
 
 
 def _document_loop(doc) -> IOLoop | None:

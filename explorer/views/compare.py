@@ -38,7 +38,7 @@ from engine.errors import MeshScopeError
 from engine.hardware import Hardware
 from engine.network import Network
 from explorer.state import ExplorerState
-from explorer.views._page import FONT, notify_error, on_page
+from explorer.views._page import FONT, notify_error, off_page, on_page
 from explorer.views.mesh import mesh_figure, share_view
 from explorer.views.mesh_columns import (
     LOAD_PALETTE,
@@ -49,6 +49,7 @@ from explorer.views.mesh_columns import (
     link_columns,
     router_columns,
 )
+from explorer.views.upload import UploadInput
 
 __all__ = [
     "DIFF_PALETTE",
@@ -335,13 +336,15 @@ class CompareView(pn.viewable.Viewer):
         self._choice = pn.widgets.RadioButtonGroup(
             options=self.CHOICES, value="start", variant="outline", margin=(6, 10)
         )
-        self._file = pn.widgets.FileInput(accept=".json", margin=(8, 10))
+        self._file = UploadInput(access=self.state.access, accept=".json", margin=(8, 10))
         self._summary = pn.pane.HTML("", stylesheets=[_CSS])
         self._reference_text = pn.pane.HTML("", stylesheets=[_CSS])
         self._row = pn.FlexBox(flex_wrap="wrap", sizing_mode="stretch_width")
         self._hardware = None
         self._current = self._reference = self._diff = None
         self._reverting = False
+        doc = pn.state.curdoc
+        self._doc = doc if doc is not None and doc.session_context is not None else None
         self._choice.param.watch(self._on_choice, "value")
         self._file.param.watch(self._on_file, "value")
         s = self.state
@@ -355,7 +358,7 @@ class CompareView(pn.viewable.Viewer):
     def choose(self, which: str) -> bool:
         """Compare with ``"start"`` or ``"best"`` (``"file"`` needs ``load_file``)."""
         if which == "file":
-            if self._file.value:
+            if self._file.value is not None:
                 return self.load_file(self._file.filename, self._file.value)
             self._reference_text.object = self._reference_html("choose a mapping file (.json)")
             return False
@@ -368,24 +371,41 @@ class CompareView(pn.viewable.Viewer):
         return True
 
     def load_file(self, filename: str, data: bytes) -> bool:
-        """Compare with a mapping file; a bad one is a notification and changes nothing."""
-        try:
-            self.state.set_reference("file", filename=filename or "upload.json", data=data)
-        except MeshScopeError as e:
-            notify_error(str(e))
+        """Compare with a mapping file, read and evaluated in a worker thread on a page
+        (``off_page``); a bad one is a notification, changes nothing, and the chooser
+        forgets it. Returns whether it loaded (on a page: whether it started)."""
+        s, name = self.state, filename or "upload.json"
+        loaded: list[bool] = []
+
+        def show(reference) -> None:
+            try:
+                s.adopt_reference(reference)
+            except MeshScopeError as e:
+                failed(str(e))
+                return
+            self._set_choice("file")
+            loaded.append(True)
+
+        def failed(message: str) -> None:
+            notify_error(message)
             self._revert_choice()
-            return False
-        self._set_choice("file")
-        return True
+            self._file.clear()  # in the browser, and here: "mapping file" must not offer it
+            self._file.param.update(value=None, filename=None)
+            loaded.append(False)
+
+        off_page(
+            self._doc, lambda: s.prepare_reference("file", filename=name, data=data), show,
+            failed, what=f"reading {name}", name="meshscope-reference",
+        )  # fmt: skip
+        return loaded[0] if loaded else True
 
     def _on_choice(self, event) -> None:
         if not self._reverting:
             self.choose(event.new)
 
     def _on_file(self, event) -> None:
-        if event.new and not self.load_file(self._file.filename, event.new):
-            self._file.clear()  # in the browser, and here: "mapping file" must not offer it again
-            self._file.param.update(value=None, filename=None)
+        if event.new is not None:
+            self.load_file(self._file.filename, event.new)
 
     def _set_choice(self, value: str) -> None:
         self._reverting = True

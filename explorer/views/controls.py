@@ -24,8 +24,9 @@ from engine.placement import placement_choices
 from engine.specs import demo_files
 from engine.workloads import workloads
 from explorer.state import ExplorerState
-from explorer.views._page import LiveHTML, run_action
+from explorer.views._page import LiveHTML, notify_error, off_page, run_action
 from explorer.views.mesh_columns import population_colors
+from explorer.views.upload import UploadInput
 
 __all__ = [
     "ControlsView",
@@ -234,7 +235,9 @@ class ControlsView(pn.viewable.Viewer):
         self.load_button = pn.widgets.Button(
             label="Load", color="primary", width=WIDTH, description="Partition and place again"
         )
-        self.upload = pn.widgets.FileInput(accept=".json,.npz,.hgr,.nir", width=WIDTH)
+        self.upload = UploadInput(
+            access=s.access, accept=".json,.npz,.hgr,.nir", width=WIDTH, notify=self.notify
+        )
         self.download = pn.widgets.FileDownload(
             callback=self._mapping_file, filename=download_name(s.network.name),
             label="Save mapping (JSON)", embed=False, width=WIDTH, variant="outline",
@@ -249,6 +252,9 @@ class ControlsView(pn.viewable.Viewer):
         self._layer_labels: list[dict] = []  # per layer: its name, size, hint and colour
         self._layer_note = LiveHTML(css=_CSS, margin=(0, 10), div_params={"width": WIDTH})
         self._layers_of = None  # the network the rows were built for
+        self._busy = False  # a load is under way
+        doc = pn.state.curdoc
+        self._doc = doc if doc is not None and doc.session_context is not None else None
 
         self.network_select.param.watch(self._pick_network, "value")
         self.hardware_select.param.watch(self._pick_hardware, "value")
@@ -270,17 +276,45 @@ class ControlsView(pn.viewable.Viewer):
 
     # ------------------------------------------------------------ actions
     def load(self) -> bool:
-        """Load what the form says (the text fields win over the lists)."""
+        """Load what the form says (the text fields win over the lists). Returns whether
+        it loaded (on a page: whether it started, ``_off_page``)."""
         network = self.network_text.value.strip() or self.network_select.value
         hardware = self.hardware_text.value.strip() or self.hardware_select.value
-        return run_action(
-            self.state.load, network, hardware,
-            partition_spec=self.partition_select.value or None,
-            placer=self.placer_select.value, notify=self.notify,
-        )  # fmt: skip
+        partition, placer = self.partition_select.value or None, self.placer_select.value
+        return self._off_page(
+            lambda: self.state.prepare(network, hardware, partition_spec=partition, placer=placer),
+            "loading",
+        )
 
     def upload_file(self, filename: str, data: bytes) -> bool:
-        return run_action(self.state.upload, filename, data, notify=self.notify)
+        """Load an uploaded mapping or network (``ExplorerState.upload``), like ``load``."""
+        return self._off_page(
+            lambda: self.state.prepare_upload(filename, data), f"reading {filename}"
+        )
+
+    def _off_page(self, prepare, what: str) -> bool:
+        """``prepare()`` — resolving, reading, partitioning and placing — in a worker thread
+        on a page (``off_page``: a large network must not hold the server), then its
+        result made current; a refusal or a failure is a notification. Returns whether it
+        loaded (on a page: whether it started)."""
+        done: list[bool] = []
+
+        def adopt(prepared) -> None:
+            self._loading(False)
+            done.append(run_action(self.state.adopt, prepared, notify=self.notify))
+
+        def failed(message: str) -> None:
+            self._loading(False)
+            notify_error(message, self.notify)
+            done.append(False)
+
+        self._loading(True)
+        off_page(self._doc, prepare, adopt, failed, what=what, name="meshscope-load")
+        return done[0] if done else True
+
+    def _loading(self, now: bool) -> None:
+        self._busy = now
+        self._history_changed()
 
     def change_cores(self, population: int, delta: int) -> bool:
         return run_action(self.state.change_layer_cores, population, delta, notify=self.notify)
@@ -300,7 +334,7 @@ class ControlsView(pn.viewable.Viewer):
         self.hardware_text.value = event.new
 
     def _uploaded(self, event) -> None:
-        if not event.new:
+        if event.new is None:
             return  # cleared
         self.upload_file(self.upload.filename or "upload", event.new)
         self.upload.clear()  # the same file can be chosen again
@@ -310,7 +344,7 @@ class ControlsView(pn.viewable.Viewer):
         s = self.state
         self.undo_button.disabled = not s.can_undo
         self.redo_button.disabled = not s.can_redo
-        self.load_button.disabled = bool(s.search_running)
+        self.load_button.disabled = bool(s.search_running) or self._busy
 
     def _loaded(self, *events) -> None:
         s = self.state

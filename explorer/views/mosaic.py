@@ -189,7 +189,8 @@ def compute_mosaic(
     access = access or ClientAccess()
     if routing not in ROUTINGS:
         raise SpecError(f"routing is {' or '.join(ROUTINGS)}, not {routing!r}")
-    hardware = mosaic_hardware(preset, rows, columns)
+    placer = access.placer(placer)
+    hardware = mosaic_hardware(access.hardware(preset), rows, columns)
     grid = MosaicGrid(hardware)
     wanted = None
     if source == SOURCES[0]:

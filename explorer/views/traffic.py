@@ -67,12 +67,14 @@ from engine.simulate.trace import WAIT_REASONS
 from engine.simulate.walk import walk_step, walk_synthetic
 from explorer import scenes
 from explorer.scenes import SCENES, Scene, encode_scene, parse_scene
-from explorer.state import ExplorerState
+from explorer.state import ExplorerState, upload_json
 from explorer.views._page import (
     FONT,
     ICONS,
     LiveHTML,
     notify_error,
+    notify_when_up,
+    off_page,
     session_scheduler,
     style_figure,
 )
@@ -85,6 +87,7 @@ from explorer.views.mesh_columns import (
     load_colors,
     router_columns,
 )
+from explorer.views.upload import UploadInput
 from explorer.views.walk import WalkView
 
 __all__ = [
@@ -106,6 +109,7 @@ __all__ = [
     "verdict",
 ]
 
+SCENE_FILE = "a scene file (.json, as Scene as JSON writes it)"
 ZOOM_SHARE = 0.5  # a run on at most this share of the mesh opens zoomed onto it
 FRAMES = 150  # windows a run is cut into (about; a short run has windows of one cycle)
 SOURCES = ("this mapping's step", "a synthetic pattern")
@@ -625,6 +629,7 @@ class TrafficView(pn.viewable.Viewer):
     routing = param.Selector(default="xy", objects=["xy", "yx"], doc="X then Y, or Y then X")
     seed = param.Integer(default=0, bounds=(0, None))
     running = param.Boolean(default=False)
+    loading = param.Boolean(default=False, doc="a scene's mapping is being loaded")
     run = param.ClassSelector(class_=TrafficRun, default=None, allow_None=True)
     scene = param.ClassSelector(class_=Scene, default=None, allow_None=True,
                                 doc="the scene last loaded")  # fmt: skip
@@ -937,6 +942,7 @@ class TrafficView(pn.viewable.Viewer):
 
     # ------------------------------------------------------------ scenes
     def _build_scene_widgets(self) -> None:
+        self._scene_note = ""  # the scene's text while another one loads
         self._scene_buttons = []
         for name, scene in SCENES.items():
             button = pn.widgets.Button(
@@ -961,7 +967,9 @@ class TrafficView(pn.viewable.Viewer):
             callback=self._scene_json, filename="scene.json", label="Scene as JSON",
             embed=False, width=200, margin=(2, 5), variant="outline",
         )  # fmt: skip
-        self._scene_upload = pn.widgets.FileInput(accept=".json", width=200, margin=(2, 5))
+        self._scene_upload = UploadInput(
+            access=self.state.access, accept=".json", width=200, margin=(2, 5)
+        )
         self._scene_upload.param.watch(self._on_scene_file, "value")
         self._share = pn.Column(
             pn.pane.Markdown("**Share**", margin=(10, 5, 0, 5)), share, self._share_link,
@@ -977,18 +985,59 @@ class TrafficView(pn.viewable.Viewer):
 
     def load_scene(self, scene: Scene) -> bool:
         """Set everything up as ``scene`` says and start its simulation (and its sweep or
-        comparison); a scene that cannot load is a notification and changes nothing."""
+        comparison); a scene that cannot load is a notification and changes nothing.
+
+        Every name the scene holds goes through the session's ``access`` first (refused at
+        once); a mapping scene's network is then resolved, partitioned and placed in a
+        worker thread (``off_page``) — a page opened with a scene link is answered at once
+        — and the rest follows on the page. Returns whether the scene was taken."""
         s = self.state
-        if self.running or self.curve.sweeping:
-            notify_error("a simulation or a sweep is under way: wait for it, or stop the sweep")
+        if self.running or self.curve.sweeping or self.loading:
+            notify_error(
+                "a simulation, a sweep or a scene is under way: wait for it, or stop the sweep"
+            )
             return False
         try:
-            if scene.kind == "mapping":
-                s.load(scene.network, scene.hardware, partition_spec=scene.partition,
-                       placer=scene.placer)  # fmt: skip
+            s.access.scene(scene)
         except MeshScopeError as e:
-            notify_error(f"The scene '{scene.title}' cannot load: {e}")
+            self._scene_failed(scene, str(e))
             return False
+        if scene.kind != "mapping":
+            self._set_scene(scene)
+            return True
+        self.loading = True
+        self._scene_note = self._scene_text.object
+        self._scene_text.object = (
+            f"<span class='muted'>Loading the scene <b>{escape(scene.title)}</b>…</span>"
+        )
+        off_page(
+            self._doc,
+            lambda: s.prepare(scene.network, scene.hardware, partition_spec=scene.partition,
+                              placer=scene.placer),  # fmt: skip
+            lambda prepared: self._scene_loaded(scene, prepared),
+            lambda message: self._scene_failed(scene, message),
+            what="loading the scene", name="meshscope-scene",
+        )  # fmt: skip
+        return True
+
+    def _scene_loaded(self, scene: Scene, prepared) -> None:
+        with pn.io.hold():
+            try:
+                self.state.adopt(prepared)
+            except MeshScopeError as e:
+                self._scene_failed(scene, str(e))
+                return
+            self.loading = False
+            self._set_scene(scene)
+
+    def _scene_failed(self, scene: Scene, message: str) -> None:
+        if self.loading:
+            self.loading = False
+            self._scene_text.object = self._scene_note
+        notify_when_up(f"The scene '{scene.title}' cannot load: {message}")
+
+    def _set_scene(self, scene: Scene) -> None:
+        """The Traffic tab's settings as ``scene`` says (its mapping loaded), then run."""
         settings = {"seed": scene.seed, "mode": scene.mode, "multicast": scene.multicast}
         if scene.kind == "synthetic":
             settings.update(
@@ -1013,7 +1062,6 @@ class TrafficView(pn.viewable.Viewer):
                 target=self._compare_placers, args=(scene,), name="meshscope-compare",
                 daemon=True,
             ).start()  # fmt: skip
-        return True
 
     def current_scene(self) -> Scene:
         """The Traffic tab's setup as a scene (the last scene loaded, if nothing changed)."""
@@ -1058,15 +1106,13 @@ class TrafficView(pn.viewable.Viewer):
 
     def _on_scene_file(self, event) -> None:
         data, name = event.new, self._scene_upload.filename or "the file"
-        if not data:
-            return
+        if data is None:
+            return  # cleared
         try:
-            scene = parse_scene(json.loads(data.decode("utf-8")))
-        except (UnicodeDecodeError, json.JSONDecodeError) as e:
-            notify_error(f"{name} is not a JSON scene ({type(e).__name__})")
-            return
+            self.state.access.check_upload(name, len(data))
+            scene = parse_scene(upload_json(name, data, SCENE_FILE))
         except MeshScopeError as e:
-            notify_error(f"{name}: {e}")
+            notify_error(str(e) if str(e).startswith(name) else f"{name}: {e}")
             return
         with pn.io.hold():
             self.load_scene(scene)

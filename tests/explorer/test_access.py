@@ -6,9 +6,12 @@ session as it was; a refused path reads the same whether or not the file exists.
 
 from __future__ import annotations
 
+import errno
 import io
 import json
 import os
+import tempfile
+import threading
 
 import numpy as np
 import pytest
@@ -314,3 +317,284 @@ def test_the_partition_menu_splits_a_conv_layer(tmp_path):
     state.load(path, "mesh:8x8x4", partition_spec="min@rows")
     assert state.mapping.partition.split == ("rows", "rows")
     assert tiles < state.evaluation.latency_us
+
+
+# ------------------------------------------------------------------ every entry point
+class FifoWatch:
+    """A FIFO on the server's disk that nobody writes, and whether anyone opened it to
+    read: a reader would block until a writer comes, so the watch plays the writer once a
+    reader shows (an open for writing that does not block succeeds only then), records
+    it, and lets the reader go on to an empty file."""
+
+    def __init__(self, path):
+        self.path = path
+        os.mkfifo(path)
+        self.opened = False
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+        self._thread.start()
+
+    def _watch(self) -> None:
+        while not self._stop.wait(0.02):  # poll interval of the watch, not a wait for a result
+            try:
+                fd = os.open(self.path, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError as e:  # ENXIO: no reader
+                assert e.errno == errno.ENXIO
+                continue
+            self.opened = True
+            os.close(fd)
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+@pytest.fixture
+def server_paths(tmp_path):
+    """Paths of the server's disk that a client names: a file (a partition file that
+    would be read), a missing one, one nobody may read, /etc/shadow, a folder, a FIFO."""
+    (tmp_path / "secret").write_text("0\n" * 10)
+    locked = tmp_path / "locked"
+    locked.write_text("0\n")
+    locked.chmod(0)
+    (tmp_path / "folder").mkdir()
+    fifo = FifoWatch(tmp_path / "fifo")
+    yield [str(tmp_path / n) for n in ("secret", "missing", "locked", "folder", "fifo")] + [
+        "/etc/shadow"
+    ]
+    fifo.close()
+    assert not fifo.opened, "the server opened a FIFO a client named"
+
+
+def _error(action, *args, **kwargs) -> str:
+    try:
+        action(*args, **kwargs)
+    except MeshScopeError as e:
+        return str(e)
+    pytest.fail(f"{action.__name__} took what a client named")
+
+
+def _mapping_naming(state: ExplorerState, **names) -> bytes:
+    doc = json.loads(state.mapping_json())
+    for what, name in names.items():
+        doc[what] = {"name": name, "fingerprint": "another one"}
+    return json.dumps(doc).encode()
+
+
+def _scene(**fields):
+    from explorer.scenes import Scene
+
+    names = {"network": SMALL_NETWORK, "hardware": "loihi2", **fields}
+    return Scene(title="Sneaky", text="Reads a file. On the server.", kind="mapping", **names)
+
+
+def _traffic_says(state, load) -> str:
+    """What the Traffic tab notifies when ``load(view)`` is done."""
+    from explorer.views import _page, traffic
+
+    said = []
+
+    def hear(message, notify=None):
+        said.append(" ".join(str(message).split()))
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_page, "notify_error", hear)
+        mp.setattr(traffic, "notify_error", hear)
+        load(traffic.TrafficView(state=state))
+    assert len(said) == 1, said
+    return said[0]
+
+
+def _scene_file(state, scene_or_data, name: str = "scene.json") -> str:
+    """What the Traffic tab says of a scene file (a ``Scene``, or the file's bytes)."""
+    data = scene_or_data
+    if not isinstance(data, bytes):
+        data = json.dumps(scene_or_data.to_dict()).encode()
+
+    def choose(view):
+        view._scene_upload.param.update(filename=name, value=data)  # what the page sends
+
+    return _traffic_says(state, choose)
+
+
+def _scene_link(state, scene) -> str:
+    from explorer.scenes import encode_scene, scene_from_arg
+
+    return _traffic_says(state, lambda view: view.load_scene(scene_from_arg(encode_scene(scene))))
+
+
+def _sidebar(state, box: str, spec: str) -> str:
+    from explorer.views.controls import ControlsView
+
+    said = []
+    view = ControlsView(state=state, notify=said.append)
+    getattr(view, box).value = spec
+    assert not view.load()
+    return said[0]
+
+
+def _mosaic(state, **inputs) -> str:
+    from explorer.views.mosaic import SOURCES, compute_mosaic
+
+    return _error(compute_mosaic, source=SOURCES[1], access=state.access, **inputs)
+
+
+def _reload(state, **specs) -> str:
+    snap = {**state.snapshot(), **specs}
+    return _error(ExplorerState(access=state.access).restore, snap)
+
+
+ENTRIES = {  # where a client's spec enters → what the client hears of a path PATH
+    "network box": lambda s, p: _error(s.load, p, "loihi2"),
+    "hardware box": lambda s, p: _error(s.load, SMALL_NETWORK, p),
+    "hardware box, resized": lambda s, p: _error(s.load, SMALL_NETWORK, f"{p}@2x2"),
+    "partition box": lambda s, p: _error(
+        s.load, SMALL_NETWORK, "loihi2", partition_spec=f"file:{p}"
+    ),
+    "sidebar network": lambda s, p: _sidebar(s, "network_text", p),
+    "sidebar hardware": lambda s, p: _sidebar(s, "hardware_text", f"{p}@4x4"),
+    "uploaded mapping's network": lambda s, p: _error(
+        s.upload, "m.json", _mapping_naming(s, network=p)
+    ),
+    "uploaded mapping's hardware": lambda s, p: _error(
+        s.upload, "m.json", _mapping_naming(s, hardware=p)
+    ),
+    "reference mapping's network": lambda s, p: _error(
+        s.set_reference, "file", filename="m.json", data=_mapping_naming(s, network=p)
+    ),
+    "scene file's partition": lambda s, p: _scene_file(s, _scene(partition=f"file:{p}")),
+    "scene file's network": lambda s, p: _scene_file(s, _scene(network=p)),
+    "scene file's hardware": lambda s, p: _scene_file(s, _scene(hardware=p)),
+    "scene link's partition": lambda s, p: _scene_link(s, _scene(partition=f"file:{p}")),
+    "scene link's network": lambda s, p: _scene_link(s, _scene(network=p)),
+    "Mosaic's network spec": lambda s, p: _mosaic(s, spec=p),
+    "Mosaic's preset": lambda s, p: _mosaic(s, preset=p),
+    "a reload's network": lambda s, p: _reload(s, network_spec=p),
+    "a reload's partition": lambda s, p: _reload(s, partition_spec=f"file:{p}"),
+}
+
+
+@pytest.mark.parametrize("entry", list(ENTRIES))
+def test_a_path_a_client_names_anywhere_gets_one_answer_whatever_is_there(
+    client, server_paths, entry
+):
+    """Every spec a client sends goes through the session's access rule: a file, a missing
+    one, an unreadable one, a folder, a FIFO and /etc/shadow read alike, and nothing is
+    opened (the FIFO says so) or changed."""
+    before = unchanged(client)
+    answers = {p: ENTRIES[entry](client, p).replace(p, "PATH") for p in server_paths}
+    assert len(set(answers.values())) == 1, answers
+    answer = answers[server_paths[0]]
+    assert "PATH" in answer and len(answer.splitlines()) == 1
+    if "reference" not in entry:  # (a reference is built on the session's own network)
+        assert "opens no files" in answer
+    assert unchanged(client) == before
+
+
+def test_an_unknown_placer_is_refused_before_any_work(client):
+    before = unchanged(client)
+    with pytest.raises(MeshScopeError, match="unknown placer 'nowhere'"):
+        client.load(SMALL_NETWORK, "loihi2", placer="spectral+nowhere")
+    with pytest.raises(MeshScopeError, match="unknown placer"):
+        ClientAccess().scene(_scene(compare=("packed-row", "/etc/passwd")))
+    assert unchanged(client) == before
+
+
+def test_an_allowed_folder_opens_regular_files_only(tmp_path):
+    """Under --allow-files a client may name files, never a FIFO (opening it blocks), a
+    folder, a device or a system file — not even through a link."""
+    fifo = FifoWatch(tmp_path / "fifo")
+    (tmp_path / "folder").mkdir()
+    blocks = np.repeat([0, 1, 2, 3], [64, 128, 32, 10])  # the small network's layers
+    (tmp_path / "part").write_text("".join(f"{b}\n" for b in blocks))
+    os.symlink(tmp_path / "fifo", tmp_path / "link")
+    access = ClientAccess.for_server((SMALL_NETWORK, "loihi2", None), allow_files=[tmp_path])
+    state = ExplorerState.from_specs(SMALL_NETWORK, "loihi2", access=access)
+    for name in ("fifo", "folder", "link"):
+        with pytest.raises(InputFileError, match="not a regular file"):
+            state.load(SMALL_NETWORK, "loihi2", partition_spec=f"file:{tmp_path / name}")
+    state.load(SMALL_NETWORK, "loihi2", partition_spec=f"file:{tmp_path / 'part'}")
+    read = state.mapping.partition.assignment  # an allowed regular file is read
+    on_cores = read >= 0
+    pairs = set(zip(read[on_cores].tolist(), blocks[on_cores].tolist(), strict=True))
+    assert len(pairs) == len(set(blocks[on_cores].tolist())) > 1  # the file's blocks, renamed
+    system = ClientAccess.for_server(allow_files=["/dev", "/proc/self"])
+    for path in ("/dev/zero", "/dev/null", "/proc/self/status"):
+        with pytest.raises(InputFileError, match="not a regular file"):
+            system.partition(f"file:{path}")
+    fifo.close()
+    assert not fifo.opened
+
+
+def test_a_reload_does_not_open_what_an_uploaded_network_is_called(client, secret, tmp_path):
+    """An uploaded network's name is the client's: a session restored from its snapshot
+    (a page reload) asks the access rule before resolving it, like any spec."""
+    from dataclasses import replace
+
+    from explorer.app import SnapshotStore, session_state
+
+    network = replace(load_network_spec("linear-dense:M=2,N=8"), name=str(secret / "secret.npz"))
+    save_network(network, tmp_path / "up.npz")
+    client.upload("up.npz", (tmp_path / "up.npz").read_bytes())
+    assert client.network_spec == str(secret / "secret.npz")
+    with pytest.raises(SpecError, match="opens no files"):
+        ExplorerState(access=client.access).restore(client.snapshot())
+    store = SnapshotStore()
+    store.put("t", client.snapshot())
+    state, _ = session_state(SMALL_NETWORK, "loihi2", token="t", store=store,
+                             access=client.access)  # fmt: skip
+    assert state.network_spec == SMALL_NETWORK  # the server's start, not the named file
+
+
+# ------------------------------------------------------------------ what a client hears
+BROKEN_NETWORKS = [
+    ("empty.npz", b""),
+    ("bomb.npz", _npz(indptr=np.arange(3))),
+    ("pickled.npz", _npz(indptr=np.array([0, 1], dtype=object))),
+    ("garbage.npz", b"PK\x03\x04" + bytes(range(256)) * 4),
+    ("binary.hgr", b"\x8e\x00\x01"),
+    ("short.hgr", b"2 3\n1 2\n"),
+    ("text.nir", b"Input -> LIF"),
+    ("garbage.nir", b"\x89HDF\r\n\x1a\n" + bytes(range(256)) * 4),
+]
+
+
+@pytest.mark.parametrize(("name", "data"), BROKEN_NETWORKS)
+def test_a_broken_network_upload_names_the_users_file_never_the_servers_copy(client, name, data):
+    with pytest.raises(MeshScopeError) as e:
+        client.upload(name, data)
+    said = str(e.value)
+    assert said.startswith(name)
+    assert tempfile.gettempdir() not in said and "tmp" not in said.replace(name, "")
+
+
+@pytest.mark.parametrize(
+    ("data", "says"),
+    [
+        (b"\x8e\x00{", "it is not text"),
+        ('{"é": 1}'.encode("latin-1"), "it is not text"),
+        (b'{"format": ', "its JSON breaks at line 1"),
+        (b"[" * 100_000 + b"]" * 100_000, "nests far too deep"),
+    ],
+)
+def test_a_broken_json_upload_is_said_in_words_not_pythons(client, data, says):
+    """Mapping, reference and scene files: the user's file named, what is wrong with it
+    and what to choose instead; never a codec's or an exception's own text."""
+    for say in (
+        _error(client.upload, "tuned.json", data),
+        _error(client.set_reference, "file", filename="tuned.json", data=data),
+        _scene_file(client, data, "tuned.json"),
+    ):
+        assert say.startswith("tuned.json is not a"), say
+        assert says in say and "codec" not in say and "Error" not in say
+
+
+def test_a_hardware_file_resized_is_still_a_file(client, secret, monkeypatch):
+    """``FILE.toml@RxC`` reads FILE.toml (from the server's working folder, if it names
+    no folder): refused alike whether it is there or not."""
+    monkeypatch.chdir(secret)
+    said = [
+        _error(client.load, SMALL_NETWORK, f"{name}.toml@2x2").replace(name, "NAME")
+        for name in ("secret", "missing")
+    ]
+    assert said[0] == said[1] and "opens no files" in said[0]

@@ -17,11 +17,12 @@ from engine.partition import partitioners
 from engine.placement import placers
 from engine.specs import demo_files
 from engine.workloads import workloads
-from explorer.access import ClientAccess
+from explorer.access import UPLOAD_BYTES, ClientAccess, ClientLimits, message_bytes
 from explorer.app import (
     SnapshotStore,
     build_app,
     lazy_tabs,
+    serve,
     session_state,
     tabs,
     websocket_origins,
@@ -252,6 +253,21 @@ def test_websocket_origins():
     assert websocket_origins("0.0.0.0", 80, ("lab-pc:80",)) == ["lab-pc:80"]
     with pytest.raises(SpecError, match="--allow-origin"):
         websocket_origins("0.0.0.0", 80)  # never "*": any site's page could drive the server
+
+
+@pytest.mark.parametrize("upload_bytes", [UPLOAD_BYTES, 80 * 2**20])
+def test_the_server_takes_a_message_with_the_largest_upload(monkeypatch, upload_bytes):
+    """Bokeh's default bound (20 MB) closed the page of a 15 MB upload: ``serve`` sets it
+    from the clients' upload limit (the page refuses larger files, test_upload.py)."""
+    import explorer.app
+
+    asked = {}
+    monkeypatch.setattr(explorer.app, "_warm_up", lambda *args: None)
+    monkeypatch.setattr(explorer.app, "settle_heap", lambda: None)
+    monkeypatch.setattr(pn, "serve", lambda app, **options: asked.update(options))
+    serve(NET, "loihi2", show=False, limits=ClientLimits(upload_bytes=upload_bytes))
+    largest = 4 * -(-upload_bytes // 3)  # the file in base64
+    assert asked["websocket_max_message_size"] == message_bytes(upload_bytes) > largest
 
 
 # ------------------------------------------------------------------ persistence

@@ -238,6 +238,37 @@ def test_a_broken_scene_link_is_a_notification_and_the_page_works(page, demo_url
 
 
 @pytest.mark.ui
+def test_a_mapping_scene_link_loads_its_mapping_after_the_page(open_page, demo_url):
+    """The scene's network is partitioned and placed off the event loop: the page comes
+    first, saying so, then the scene's mapping, text and simulated step."""
+    from explorer.scenes import SCENES
+
+    page = open_page(f"{demo_url}?scene=square")
+    expect(page.get_by_test_id("scene-text")).to_contain_text(SCENES["square"].title,
+                                                              timeout=60_000)  # fmt: skip
+    expect(page.get_by_test_id("subtitle")).to_contain_text("linear-tiled-identity")
+    expect(page.get_by_test_id("traffic-summary")).to_contain_text("The step took", timeout=60_000)
+
+
+@pytest.mark.ui
+def test_a_scene_link_naming_a_server_file_is_refused_on_the_page(open_page, demo_url, tmp_path):
+    """The partition of a link's scene goes through the access rule: the page says so
+    (the notification waits for the page to be up) and shows the demo as it was."""
+    from explorer.scenes import Scene, encode_scene
+
+    secret = tmp_path / "secret"
+    secret.write_text("0\n")
+    sneaky = Scene(title="Sneaky", text="Reads a file. On the server.", kind="mapping",
+                   network=DEMO["network"], hardware=DEMO["hardware"],
+                   partition=f"file:{secret}")  # fmt: skip
+    page = open_page(f"{demo_url}?scene={encode_scene(sneaky)}")
+    toast = page.locator(".notyf__toast--error")
+    expect(toast).to_contain_text(f"The scene 'Sneaky' cannot load: partition 'file:{secret}'")
+    expect(toast).to_contain_text("opens no files")
+    expect(page.get_by_test_id("subtitle")).to_contain_text(DEMO["network"])
+
+
+@pytest.mark.ui
 def test_walk_the_slowest_packet_hop_by_hop(page, demo_url):
     simulate_a_pattern(page, demo_url, "0.3", "1000")
     expect(page.get_by_test_id("traffic-summary")).to_contain_text("Packet latency",

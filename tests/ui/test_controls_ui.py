@@ -1,0 +1,46 @@
+"""The sidebar in a real browser (explorer/views/controls.py): Load partitions and places
+off the server's event loop, so other pages are answered meanwhile."""
+
+from __future__ import annotations
+
+import threading
+import urllib.request
+
+import pytest
+from playwright.sync_api import expect
+
+import explorer.state
+
+from .conftest import open_in
+
+PARTITION = "min+2"  # not the demo's: this load is the test's own
+
+
+@pytest.mark.ui
+def test_load_runs_off_the_event_loop(page, demo_url, monkeypatch):
+    entered, gate = threading.Event(), threading.Event()
+    build = explorer.state.build_mapping
+
+    def held(*args, **kwargs):
+        if kwargs.get("partition") == PARTITION:
+            entered.set()
+            assert gate.wait(60), "the test never let the load go"
+        return build(*args, **kwargs)
+
+    explorer.state._resolve_cached.cache_clear()  # (an earlier test's load of the same)
+    open_in(page, demo_url)
+    monkeypatch.setattr(explorer.state, "build_mapping", held)
+    try:
+        page.get_by_label("Partition").select_option(PARTITION)
+        page.get_by_role("button", name="Load", exact=True).click()
+        assert entered.wait(30), "the load never started"
+        expect(
+            page.get_by_role("button", name="Load", exact=True)
+        ).to_be_disabled()  # one at a time
+        with urllib.request.urlopen(demo_url, timeout=30) as answer:  # another page, now
+            assert answer.status == 200
+        assert not gate.is_set()
+    finally:
+        gate.set()
+    expect(page.get_by_test_id("subtitle")).to_contain_text(f"{PARTITION} partition")
+    expect(page.get_by_role("button", name="Load", exact=True)).to_be_enabled()
