@@ -50,25 +50,34 @@ CSV_COLUMNS = (
     "wall_s",
 )
 SATURATION_FACTOR = 3.0
+MAX_POINTS = 1_000  # rates of one sweep (each a simulation of thousands of cycles)
 
 
 def parse_rates(text: str) -> list[float]:
-    """``start:stop:step`` (stop included) or ``r1,r2,…`` as a list of rates."""
+    """``start:stop:step`` (stop included) or ``r1,r2,…`` as a list of rates, at most
+    ``MAX_POINTS`` of them (counted before the list is made)."""
     text = text.strip()
     try:
         if ":" in text:
             start, stop, step = (float(v) for v in text.split(":"))
-            if step <= 0 or stop < start:
+            if not (np.isfinite([start, stop, step]).all() and step > 0 and stop >= start):
                 raise ValueError
             n = int(np.floor((stop - start) / step + 1e-9)) + 1  # never past stop
+            if n > MAX_POINTS:
+                raise SpecError(
+                    f"rates {text!r} ask for {n:,} points; a sweep runs at most {MAX_POINTS:,} "
+                    "(take a larger step)"
+                )
             rates = [round(start + k * step, 10) for k in range(n)]
         else:
             rates = [float(v) for v in text.split(",") if v.strip()]
-    except ValueError:
+    except (ValueError, OverflowError):
         raise SpecError(
             f"rates are START:STOP:STEP (e.g. 0.01:0.5:0.01) or a list (0.1,0.2): {text!r}"
         ) from None
-    if not rates or min(rates) < 0 or max(rates) > 1:
+    if len(rates) > MAX_POINTS:
+        raise SpecError(f"{len(rates):,} rates; a sweep runs at most {MAX_POINTS:,}")
+    if not rates or not np.isfinite(rates).all() or min(rates) < 0 or max(rates) > 1:
         raise SpecError(f"rates are flits per node and cycle, within [0, 1]: {text!r}")
     return rates
 
