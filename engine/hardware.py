@@ -24,7 +24,6 @@ import hashlib
 import json
 import math
 import re
-import tomllib
 from dataclasses import MISSING, asdict, dataclass, field, fields, replace
 from functools import cached_property
 from pathlib import Path
@@ -32,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from engine.errors import InputFileError, InvalidHardwareError, UnknownNameError
-from engine.io.files import read_text
+from engine.io.files import parse_toml, read_text
 
 __all__ = [
     "Hardware",
@@ -680,11 +679,11 @@ def preset_names() -> list[str]:
     return sorted(p.stem for p in PRESET_DIR.glob("*.toml"))
 
 
+HARDWARE_FILE_BYTES = 16 * 2**20  # the most a hardware file may hold (presets: ~10 KB)
+
+
 def _read_toml(path: Path) -> dict:
-    try:
-        return tomllib.loads(read_text(path, "hardware file"))
-    except tomllib.TOMLDecodeError as e:
-        raise InputFileError(f"{path}: not valid TOML ({e})") from None
+    return parse_toml(read_text(path, "hardware file", HARDWARE_FILE_BYTES), str(path))
 
 
 def resized(hardware: Hardware, rows: int, columns: int) -> Hardware:

@@ -20,10 +20,17 @@ from pathlib import Path
 from engine.defaults import DEFAULT_HARDWARE, DEFAULT_NETWORK, DEFAULT_PLACEMENT
 from engine.errors import InputFileError, OutputFileError
 from engine.hardware import Hardware, load_hardware
+from engine.io.files import ReadLimits
 from engine.io.network_file import VERSION as NETWORK_FILE_VERSION
 from engine.io.network_file import load_network, save_network
 from engine.network import Network
-from engine.workloads import build_workload, workload_identity, workload_size, workloads
+from engine.workloads import (
+    build_workload,
+    check_workload_size,
+    workload_identity,
+    workload_size,
+    workloads,
+)
 
 __all__ = [
     "DEFAULT_HARDWARE",
@@ -99,16 +106,18 @@ def _cached_workload(spec: str) -> Network:
     return network
 
 
-def load_network_spec(spec: str) -> Network:
+def load_network_spec(spec: str, *, limits: ReadLimits | None = None) -> Network:
     """A workload spec (``sparse-mlp-1``, ``qubo:n=500``) or a path to a network file
     (``.npz``, ``.hgr``, or a NIR graph ``.nir``).
 
-    Generated workloads are cached per process: they are immutable.
+    Generated workloads are cached per process: they are immutable. ``limits`` bound what a
+    file may hold and a spec may generate (the command line's generous ones by default; a
+    server passes its clients'): sizes are checked before anything that large is built.
     """
     spec = spec.strip()
     path = Path(spec)
     if spec.partition(":")[0] in workloads and path.suffix not in NETWORK_SUFFIXES:
-        return _cached_workload(spec)  # a workload's name, even if a file is called so too
+        return _workload(spec, limits)  # a workload's name, even if a file is called so too
     if path.suffix in NETWORK_SUFFIXES or path.exists():
         if not path.exists() and (DEMO_DIR / path.name).exists():
             path = DEMO_DIR / path.name
@@ -119,12 +128,18 @@ def load_network_spec(spec: str) -> Network:
         if path.suffix == ".hgr":
             from engine.io.hgr import read_hgr
 
-            return read_hgr(path)
+            return read_hgr(path, limits=limits)
         if path.suffix == ".nir":
             from engine.io.nir_graph import read_nir
 
-            return read_nir(path)
-        return load_network(path)
+            return read_nir(path, limits=limits)
+        return load_network(path, limits=limits)
+    return _workload(spec, limits)
+
+
+def _workload(spec: str, limits: ReadLimits | None) -> Network:
+    if limits is not None:
+        check_workload_size(spec, limits.neurons, limits.synapses)
     return _cached_workload(spec)
 
 

@@ -25,7 +25,7 @@ MLP = "mlp:widths=64-96-10"
 def commands(tmp: Path) -> list[list[str]]:
     """Small runs that reach every kernel: each partitioner and placer, the model (unicast,
     multicast), the simulator (mapping steps, synthetic traffic, a sweep), the search, the
-    hMETIS writer and reader."""
+    hMETIS writer and reader, the mapping file's writer and reader."""
     net = ["--network", SMALL, "--hardware", "hypergraph-small"]
     runs = [
         ["map", *net, "--partition", p, "--placement", q]
@@ -47,6 +47,8 @@ def commands(tmp: Path) -> list[list[str]]:
         ["evolve", *mlp[:4], "--budget", "12"],
         ["convert", "--network", SMALL, "--out", str(tmp / "small.hgr")],
         ["info", "--network", str(tmp / "small.hgr")],
+        ["map", *mlp, "--save", str(tmp / "mlp.json")],
+        ["evaluate", *mlp[:4], "--mapping", str(tmp / "mlp.json")],
     ]
     return runs
 
@@ -67,7 +69,8 @@ def main(workers: int | None = None) -> int:
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         runs = commands(Path(tmp))
-        later = [a for a in runs if a[0] in ("convert", "info")]  # in order, after the rest
+        # in order, after the rest: each reads what the one before wrote
+        later = [a for a in runs if a[0] in ("convert", "info") or {"--save", "--mapping"} & {*a}]
         first = [a for a in runs if a not in later]
         with ProcessPoolExecutor(max_workers=workers or os.cpu_count() or 1) as pool:
             results = list(pool.map(_run, first))

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from engine.cost import TERMS
 from engine.errors import InputFileError
-from engine.io.files import read_text
+from engine.io.files import csv_header, csv_rows, cut, read_text, shown
 
 __all__ = ["COLUMNS", "Measurement", "read_measurements"]
 
@@ -29,6 +29,7 @@ COLUMNS = (
     "steps", "note", "saturates",
 )  # fmt: skip
 _SPEC = ("network", "hardware", "partition", "placement")
+TABLE_BYTES = 64 * 2**20  # the most a measurements file may hold (a row per measured run)
 
 
 @dataclass(frozen=True)
@@ -62,9 +63,9 @@ def _number(text: str, what: str, where: str, *, whole: bool = False) -> float:
         value = int(text) if whole else float(text)
     except ValueError:
         kind = "a whole number" if whole else "a number"
-        raise InputFileError(f"{where}: {what} must be {kind}, not {text!r}") from None
+        raise InputFileError(f"{where}: {what} must be {kind}, not {shown(text)}") from None
     if not math.isfinite(value) or value <= 0:
-        raise InputFileError(f"{where}: {what} must be positive, not {text!r}")
+        raise InputFileError(f"{where}: {what} must be positive, not {shown(text)}")
     return value
 
 
@@ -74,13 +75,13 @@ def read_measurements(path) -> tuple[list[Measurement], int]:
     Raises ``InputFileError`` naming the file, the line and what to fix.
     """
     path = Path(path)
-    text = read_text(path, "measurements file").removeprefix("\ufeff")  # a spreadsheet's BOM
+    text = read_text(path, "measurements file", TABLE_BYTES).removeprefix("\ufeff")  # (a BOM)
     rows = csv.DictReader(io.StringIO(text))
-    header = [h.strip() for h in rows.fieldnames or []]
+    header = [h.strip() for h in csv_header(rows, str(path)) or []]
     if "measured_us" not in header:
         raise InputFileError(
             f"{path}: no measured_us column; the header must name measured_us and either "
-            f"mapping or {', '.join(_SPEC)} (found: {', '.join(header) or 'nothing'})"
+            f"mapping or {', '.join(_SPEC)} (found: {cut(', '.join(header)) or 'nothing'})"
         )
     if "mapping" not in header and not set(_SPEC) <= set(header):
         missing = sorted(set(_SPEC) - set(header))
@@ -89,7 +90,7 @@ def read_measurements(path) -> tuple[list[Measurement], int]:
             f"(missing {', '.join(missing)})"
         )
     out, skipped = [], 0
-    for line, raw in enumerate(rows, start=2):
+    for line, raw in enumerate(csv_rows(rows, str(path)), start=2):
         if None in raw:  # more cells than the header names
             raise InputFileError(f"{path}:{line}: more cells than the header has columns")
         cell = {(k or "").strip(): (v or "").strip() for k, v in raw.items()}
@@ -126,12 +127,15 @@ def read_measurements(path) -> tuple[list[Measurement], int]:
             if cell.get("seed"):
                 seed = cell["seed"]
                 if not (seed.isascii() and seed.isdigit()):
-                    raise InputFileError(f"{where}: seed must be a whole number ≥ 0, not {seed!r}")
+                    raise InputFileError(
+                        f"{where}: seed must be a whole number ≥ 0, not {shown(seed)}"
+                    )
                 spec["seed"] = int(seed)
         saturates = cell.get("saturates", "")
         if saturates and saturates not in TERMS:
             raise InputFileError(
-                f"{where}: saturates must be one of {', '.join(TERMS)} or empty, not {saturates!r}"
+                f"{where}: saturates must be one of {', '.join(TERMS)} or empty, not "
+                f"{shown(saturates)}"
             )
         steps = int(_number(cell["steps"], "steps", where, whole=True)) if cell.get("steps") else 0
         name = cell.get("name") or mapping or f"{cell.get('network')} {cell.get('placement')}"

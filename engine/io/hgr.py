@@ -26,12 +26,13 @@ import numpy as np
 
 from engine.arrays import distinct
 from engine.errors import InputFileError
-from engine.io.files import atomic_open
+from engine.io.files import MAX_FILE_BYTES, ReadLimits, atomic_open, read_bytes
 from engine.network import Network
 
 __all__ = ["RATE_SCALE", "write_hgr", "read_hgr", "read_partition_file"]
 
 RATE_SCALE = 1_000_000
+PARTITION_LINE_BYTES = 32  # the most a line of a partition file may take (a block id: ≤ 19)
 
 
 def write_hgr(network: Network, path) -> None:
@@ -92,19 +93,22 @@ def _format(indptr, dst, weights):
     return buf[:at]
 
 
+MAX_DIGITS = 18  # of a number in a file: any int64 (larger ones would wrap around)
+
+
 @numba.njit(cache=True)
-def _parse_lines(buf):
-    """All integers of the non-comment lines: (values, line_start, tokens per line, bad)."""
+def _scan(buf, values, line_tokens):
+    """The integers of the non-comment lines of ``buf``, into ``values`` and, per line that
+    has any, their count into ``line_tokens`` — or, given empty arrays, only counted. Returns
+    (integers, lines, the offset of the first stray character or over-long number or -1)."""
     n = buf.size
-    values = np.empty(n // 2 + 2, dtype=np.int64)
-    line_tokens = np.zeros(n // 2 + 2, dtype=np.int64)
+    store = values.size > 0
     count = 0
     lines = 0
     i = 0
     while i < n:
-        # skip comment lines and blank lines
         c = buf[i]
-        if c == 37:  # '%'
+        if c == 37:  # '%': a comment line
             while i < n and buf[i] != 10:
                 i += 1
             i += 1
@@ -113,42 +117,58 @@ def _parse_lines(buf):
         while i < n and buf[i] != 10:
             c = buf[i]
             if 48 <= c <= 57:
+                start = i
                 v = 0
                 while i < n and 48 <= buf[i] <= 57:
+                    if i - start >= MAX_DIGITS:
+                        return count, lines, start
                     v = v * 10 + (buf[i] - 48)
                     i += 1
-                values[count] = v
+                if store:
+                    values[count] = v
                 count += 1
                 tokens += 1
             elif c == 32 or c == 9 or c == 13:
                 i += 1
             else:
-                return values[:count], line_tokens[:lines], i  # a stray character
+                return count, lines, i  # a stray character
         i += 1
         if tokens > 0:
-            line_tokens[lines] = tokens
+            if store:
+                line_tokens[lines] = tokens
             lines += 1
-    return values[:count], line_tokens[:lines], -1
+    return count, lines, -1
 
 
-def _read_ints(path) -> tuple[np.ndarray, np.ndarray, str]:
+def _read_ints(path, what: str, max_bytes: int) -> tuple[np.ndarray, np.ndarray, str]:
+    """(every integer, integers per line, the comment lines) of a file of whole numbers, each
+    array allocated once its size is counted."""
     path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as e:
-        raise InputFileError(f"cannot read {path}: {e.strerror}") from None
+    raw = read_bytes(path, what, max_bytes)
     buf = np.frombuffer(raw, dtype=np.uint8)
-    values, tokens, bad = _parse_lines(buf)
+    none = np.zeros(0, dtype=np.int64)
+    count, lines, bad = _scan(buf, none, none)
+    if bad < 0:
+        values, tokens = np.empty(count, dtype=np.int64), np.empty(lines, dtype=np.int64)
+        count, lines, bad = _scan(buf, values, tokens)
     if bad >= 0:
         line = raw[: bad + 1].count(b"\n") + 1
-        raise InputFileError(f"{path}: line {line} holds something other than whole numbers")
+        if 48 <= raw[bad] <= 57:
+            held = f"a number of more than {MAX_DIGITS} digits"
+        else:
+            held = "something other than whole numbers"
+        raise InputFileError(f"{path}: line {line} holds {held}")
     comments = [ln for ln in raw[:4096].decode("utf-8", "replace").splitlines() if ln[:1] == "%"]
     return values, tokens, " ".join(comments)
 
 
-def read_hgr(path) -> Network:
+def read_hgr(path, *, limits: ReadLimits | None = None) -> Network:
+    """The network of an hMETIS file (see the module's note). ``limits`` (the command line's
+    generous ones by default) bound the file's bytes, and the vertices and pins its header
+    and lines declare — checked before anything of their size is allocated."""
     path = Path(path)
-    values, tokens, comments = _read_ints(path)
+    lim = limits or ReadLimits()
+    values, tokens, comments = _read_ints(path, "hMETIS file", lim.bytes)
     if tokens.size == 0 or tokens[0] not in (2, 3):
         raise InputFileError(f"{path}: the first line must be 'n_edges n_vertices [fmt]'")
     n_edges, n_vertices = int(values[0]), int(values[1])
@@ -164,10 +184,23 @@ def read_hgr(path) -> Network:
     lines = tokens[1:]
     if lines.size < n_edges + (n_vertices if vertex_w else 0):
         raise InputFileError(
-            f"{path}: header promises {n_edges} h-edges but the file has {lines.size} lines"
+            f"{path}: header promises {n_edges} h-edges"
+            + (f" and {n_vertices} vertex weights" if vertex_w else "")
+            + f" but the file has {lines.size} lines"
         )
-    starts = int(tokens[0]) + np.concatenate([[0], np.cumsum(lines[:n_edges])])
+    if n_vertices > lim.neurons:
+        raise InputFileError(
+            f"{path}: the header declares {n_vertices:,} vertices; at most {lim.neurons:,} "
+            "neurons are read here"
+        )
     edge_tokens = lines[:n_edges]
+    pins_total = int(edge_tokens.sum()) - n_edges * (1 + edge_w)  # destinations, at most
+    if pins_total > lim.synapses:
+        raise InputFileError(
+            f"{path}: its h-edges list {pins_total:,} destinations; at most {lim.synapses:,} "
+            "synapses are read here"
+        )
+    starts = int(tokens[0]) + np.concatenate([[0], np.cumsum(edge_tokens)])
     if np.any(edge_tokens < 1 + edge_w):
         bad = int(np.flatnonzero(edge_tokens < 1 + edge_w)[0])
         raise InputFileError(f"{path}: h-edge {bad + 1} has no pins")
@@ -216,8 +249,11 @@ def _scale(comments: str) -> int:
 
 
 def read_partition_file(path, n_neurons: int) -> np.ndarray:
-    """Block ids, one per vertex, renumbered 0..k-1 in order of first use."""
-    values, tokens, _ = _read_ints(path)
+    """Block ids, one per vertex, renumbered 0..k-1 in order of first use. The file is read
+    only if no larger than ``n_neurons`` lines of block ids could be (``PARTITION_LINE_BYTES``
+    a line, and room for comments)."""
+    most = min(MAX_FILE_BYTES, PARTITION_LINE_BYTES * n_neurons + 2**20)
+    values, tokens, _ = _read_ints(path, f"partition file (of {n_neurons:,} neurons)", most)
     if values.size != n_neurons or np.any(tokens != 1):
         raise InputFileError(
             f"{path}: a partition file has one block id per line for each of the "

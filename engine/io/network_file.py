@@ -11,13 +11,12 @@ Synapses are stored explicit: a network's structured convolutions are expanded o
 from __future__ import annotations
 
 import json
-import zipfile
 from pathlib import Path
 
 import numpy as np
 
 from engine.errors import InputFileError, MeshScopeError
-from engine.io.files import atomic_open, reason
+from engine.io.files import ReadLimits, atomic_open, parse_json, read_npz
 from engine.network import Network
 
 __all__ = ["save_network", "load_network", "FORMAT"]
@@ -54,50 +53,40 @@ def save_network(network: Network, path, *, compress: bool = True) -> None:
         (np.savez_compressed if compress else np.savez)(f, **arrays)
 
 
-def _not_an_archive(path: Path) -> str | None:
-    """What is wrong with a file that is not a whole .npz (zip) archive, or None.
+META_BYTES = 16 * 2**20  # the JSON header: names, shapes and flags of the populations
 
-    Asked before numpy reads it: numpy takes anything but a zip for a pickle, and would say
-    so ("contains pickled data") of an empty, truncated or foreign file.
+
+def load_network(path, *, limits: ReadLimits | None = None) -> Network:
+    """The network a ``.npz`` file holds; ``InputFileError`` says what is wrong with it.
+
+    ``limits`` (the command line's generous ones by default) bound the file's bytes and the
+    network's neurons and synapses: every array's declared shape is checked against them
+    before it is inflated (``read_npz``), so a small archive of huge arrays costs nothing.
     """
-    with open(path, "rb") as f:
-        head = f.read(6)
-        f.seek(0, 2)
-        size = f.tell()
-    if size == 0:
-        return "the file is empty"
-    if head.startswith(b"\x93NUMPY"):
-        return "it holds one .npy array, not the .npz archive of a network"
-    if not head.startswith(b"PK"):
-        return "it is not a .npz (zip) archive"
-    if not zipfile.is_zipfile(path):
-        return f"the archive is cut short or damaged ({size:,} bytes, no zip directory)"
-    return None
-
-
-def load_network(path) -> Network:
     path = Path(path)
+    lim = limits or ReadLimits()
+    neurons, synapses = 8 * (lim.neurons + 1), 8 * lim.synapses  # bytes, of 64-bit values
+    data = read_npz(
+        path,
+        "MeshScope network file",
+        {
+            "meta": META_BYTES,
+            "indptr": neurons,
+            "indices": synapses,
+            "population": neurons,
+            "rate": neurons,
+            "weights": synapses,
+        },
+        required=("indptr", "indices", "population", "rate", "meta"),
+        max_bytes=lim.bytes,
+        why=f" (networks of at most {lim.neurons:,} neurons and {lim.synapses:,} synapses)",
+    )
+    if data["meta"].dtype.kind != "U" or data["meta"].size != 1:
+        raise InputFileError(f"{path}: its 'meta' header is not JSON text")
     try:
-        wrong = _not_an_archive(path)
-        if wrong:
-            raise InputFileError(f"{path} is not a MeshScope network file (.npz): {wrong}")
-        with np.load(path, allow_pickle=False) as z:
-            data = {k: z[k] for k in z.files}
-    except FileNotFoundError:
-        raise InputFileError(f"network file {path} does not exist") from None
-    except InputFileError:
-        raise
-    except Exception as e:  # noqa: BLE001 - whatever numpy and zipfile raise, the file is bad
-        raise InputFileError(
-            f"{path} is not a MeshScope network file (.npz): {reason(e)}"
-        ) from None
-    missing = {"indptr", "indices", "population", "rate", "meta"} - set(data)
-    if missing:
-        raise InputFileError(f"{path}: missing arrays {sorted(missing)}")
-    try:
-        meta = json.loads(str(data["meta"]))
-    except json.JSONDecodeError:
-        raise InputFileError(f"{path}: its 'meta' header is not JSON") from None
+        meta = parse_json(str(data["meta"].reshape(())), f"{path}: its 'meta' header")
+    except InputFileError as e:
+        raise InputFileError(f"{path}: its 'meta' header is not JSON ({e})") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise InputFileError(f'{path}: header lacks "format": "{FORMAT}"')
     if meta.get("version") != VERSION:

@@ -31,6 +31,7 @@ population or one per neuron (``engine.io.rates.rates_from_trace`` turns a recor
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +40,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from engine.errors import InputFileError, MeshScopeWarning, SpecError
+from engine.io.files import MAX_NESTING, ReadLimits, open_regular
 from engine.io.rates import with_rates
 from engine.network import Network
 from engine.projection import ConvProjection
@@ -48,6 +50,8 @@ __all__ = ["DEFAULT_RATE", "EXPAND_ABOVE", "MAX_SYNAPSES", "NIR_VERSION", "NirWa
 NIR_VERSION = "1.0.8"  # the nir package this reader is tested with (pinned in pyproject.toml)
 DEFAULT_RATE = 0.1  # spikes per neuron per step where no trace says otherwise (illustrative)
 MAX_SYNAPSES = 50_000_000  # explicit synapses a graph may expand to (about 0.6 GB of CSR)
+MAX_HDF5_OBJECTS = 100_000  # groups and arrays of a NIR file (a node takes a few)
+PRODUCT_WORK = 16  # a path's maps multiply with at most this many × max_synapses products
 EXPAND_ABOVE = 1_000_000  # a convolution with more synapses stays structured (by default)
 
 NEURONS = ("I", "IF", "LI", "LIF", "CubaLI", "CubaLIF", "Threshold")
@@ -89,33 +93,78 @@ class _Node:
 
 
 # ------------------------------------------------------------------ reading
-def _read_graph(path: Path):
+def _read_graph(path: Path, max_bytes: int):
     import nir
 
-    if not path.exists():
-        raise InputFileError(f"NIR file {path} does not exist")
-    with open(path, "rb") as f:
-        head = f.read(8)
-    if head != b"\x89HDF\r\n\x1a\n":
-        raise InputFileError(f"{path} is not a NIR file: NIR files are HDF5, this one is not")
-    try:
-        return nir.read(path)
-    except ValueError as e:
-        if "type" not in str(e).lower() or "edge" in str(e).lower():
+    with open_regular(path, "NIR file", max_bytes) as f:
+        if f.read(8) != b"\x89HDF\r\n\x1a\n":
+            raise InputFileError(f"{path} is not a NIR file: NIR files are HDF5, this one is not")
+        _check_hdf5(f, path, max_bytes)
+        try:
+            return nir.read(f)
+        except ValueError as e:
+            if "type" not in str(e).lower() or "edge" in str(e).lower():
+                raise InputFileError(f"{path}: {_one_line(e)}") from None
+            first = _one_line(e)
+        except Exception as e:  # noqa: BLE001 - whatever nir and h5py raise, the file is bad
+            raise InputFileError(f"{path}: not a readable NIR graph ({_one_line(e)})") from None
+        try:
+            graph = nir.read(f, type_check=False)
+        except Exception as e:  # noqa: BLE001 - as above
             raise InputFileError(f"{path}: {_one_line(e)}") from None
-        first = _one_line(e)
-    except (KeyError, OSError, TypeError, AttributeError) as e:
-        raise InputFileError(f"{path}: not a readable NIR graph ({_one_line(e)})") from None
-    try:
-        graph = nir.read(path, type_check=False)
-    except (ValueError, KeyError, OSError, TypeError, AttributeError) as e:
-        raise InputFileError(f"{path}: {_one_line(e)}") from None
     warnings.warn(
         f"{path} fails nir's own type check ({first}); read without it, shapes inferred here",
         NirWarning,
         stacklevel=3,
     )
     return graph
+
+
+def _check_hdf5(f, path: Path, max_bytes: int) -> None:
+    """That an HDF5 file holds what a NIR graph can: groups nested at most ``MAX_NESTING``
+    deep, at most ``MAX_HDF5_OBJECTS`` groups and arrays, arrays of at most ``max_bytes``
+    together (their declared shapes, before any is read: a compressed array can inflate
+    far beyond its file), and no links — to another file, which the server would open, or
+    within this one, which may loop."""
+    import h5py
+
+    try:
+        with h5py.File(f, "r") as h5:
+            stack, count, total = [(h5, 0)], 0, 0
+            while stack:
+                group, depth = stack.pop()
+                if depth >= MAX_NESTING:
+                    raise InputFileError(
+                        f"{path}: its groups nest more than {MAX_NESTING} deep; a NIR graph "
+                        "nests a few"
+                    )
+                for key in group:
+                    count += 1
+                    if count > MAX_HDF5_OBJECTS:
+                        raise InputFileError(
+                            f"{path}: more than {MAX_HDF5_OBJECTS:,} groups and arrays; not a "
+                            "NIR graph MeshScope reads"
+                        )
+                    if not isinstance(group.get(key, getlink=True), h5py.HardLink):
+                        raise InputFileError(
+                            f"{path}: {group.name}/{key} is a link; NIR graphs hold no links"
+                        )
+                    item = group[key]
+                    if isinstance(item, h5py.Group):
+                        stack.append((item, depth + 1))
+                    elif isinstance(item, h5py.Dataset):
+                        total += math.prod(item.shape or ()) * item.dtype.itemsize
+                        if total > max_bytes:
+                            raise InputFileError(
+                                f"{path}: its arrays hold more than the {max_bytes:,} bytes read "
+                                f"here ({item.name}: shape {item.shape}, {item.dtype})"
+                            )
+    except InputFileError:
+        raise
+    except Exception as e:  # noqa: BLE001 - whatever h5py raises, the file is bad
+        raise InputFileError(f"{path}: not a readable NIR graph ({_one_line(e)})") from None
+    finally:
+        f.seek(0)
 
 
 def _one_line(e: Exception) -> str:
@@ -218,7 +267,10 @@ def _out_shape(path: Path, n: _Node, in_shape: tuple | None) -> tuple | None:
             t = getattr(node, "shape", None)
         if t is None or np.size(t) == 0:
             bad("does not say its shape")
-        return tuple(int(v) for v in np.atleast_1d(t))
+        try:
+            return tuple(int(v) for v in np.atleast_1d(t).ravel())
+        except (TypeError, ValueError, OverflowError):
+            bad(f"has a shape of {np.size(t)} values that are not whole numbers")
     if kind in NEURONS:
         own = _param_shape(node)
         if in_shape is not None and own is not None and int(np.prod(own)) != int(np.prod(in_shape)):
@@ -276,13 +328,31 @@ def _out_shape(path: Path, n: _Node, in_shape: tuple | None) -> tuple | None:
     bad(f"is a node MeshScope cannot map (it maps {', '.join(NEURONS + MAPS)}, Input, Output)")
 
 
-def _infer_shapes(path: Path, nodes: dict[str, _Node], preds: dict[str, list[str]]) -> None:
+def _checked(path: Path, n: _Node, shape: tuple | None, max_neurons: int) -> tuple | None:
+    """``shape`` (of node ``n``'s values), after checking it holds at most ``max_neurons``."""
+    if shape is None:
+        return None
+    if any(d < 0 for d in shape):
+        raise InputFileError(f"{path}: node {n.name!r} ({n.kind}) has a negative size {shape}")
+    size = math.prod(shape)
+    if size > max_neurons:
+        raise InputFileError(
+            f"{path}: node {n.name!r} ({n.kind}) carries {size:,} values (shape {shape}); at "
+            f"most {max_neurons:,} neurons are read here"
+        )
+    return shape
+
+
+def _infer_shapes(
+    path: Path, nodes: dict[str, _Node], preds: dict[str, list[str]], max_neurons: int
+) -> None:
     """Every node's output shape, from the Inputs forward (a fixpoint: recurrent loops close
     through neuron nodes, whose parameters give their shape). A shape is set once — a later
-    path may only bring the same number of values — so it settles within a pass per node."""
+    path may only bring the same number of values — so it settles within a pass per node.
+    No shape may carry more than ``max_neurons`` values."""
     for n in nodes.values():
         if n.kind == "Input" or (n.kind in NEURONS and _param_shape(n.node) is not None):
-            n.shape = _out_shape(path, n, None)
+            n.shape = _checked(path, n, _out_shape(path, n, None), max_neurons)
     for _ in range(len(nodes) + 1):
         changed = False
         for n in nodes.values():
@@ -297,7 +367,7 @@ def _infer_shapes(path: Path, nodes: dict[str, _Node], preds: dict[str, list[str
                     f"{path}: node {n.name!r} ({n.kind}) receives inputs of different sizes "
                     f"{sorted(sizes)} from {', '.join(repr(p) for p in preds[n.name])}"
                 )
-            shape = _out_shape(path, n, known[0])
+            shape = _checked(path, n, _out_shape(path, n, known[0]), max_neurons)
             if shape is None:
                 continue
             if n.shape is None:
@@ -360,6 +430,19 @@ def _pool_matrix(node, in_shape: tuple, out_shape: tuple, average: bool) -> sp.c
     value = 1.0 / (k[0] * k[1]) if average else 1.0
     shape = (int(np.prod(in_shape)), int(np.prod(out_shape)))
     return sp.csr_matrix((np.full(rows.size, value), (rows, cols)), shape=shape)
+
+
+def _entries(n: _Node, in_shape: tuple) -> int:
+    """The most entries the linear map of a map node can have (told before it is built)."""
+    size = math.prod(in_shape)
+    if n.kind in ("Affine", "Linear"):
+        return math.prod(in_shape[:-1]) * int(np.count_nonzero(n.node.weight))
+    if n.kind in ("Conv1d", "Conv2d"):
+        return int(np.count_nonzero(n.node.weight)) * math.prod(n.shape[1:])
+    if n.kind in POOLS:
+        k, _, _ = _pool_geometry(n.node)
+        return math.prod(n.shape) * k[0] * k[1]
+    return size
 
 
 def _matrix(n: _Node, in_shape: tuple) -> sp.csr_matrix:
@@ -474,14 +557,20 @@ def read_nir(
     max_synapses: int = MAX_SYNAPSES,
     weight_bits: int = 8,
     expand: bool | None = None,
+    limits: ReadLimits | None = None,
 ) -> Network:
     """The Network a ``.nir`` file describes (see the module's note).
 
     ``expand``: None keeps a convolution (with the pools after it) structured when it has
     more than ``EXPAND_ABOVE`` synapses, True expands every one, False keeps every one.
+    ``limits`` (the command line's generous ones by default) bound the file's bytes (and
+    its arrays' declared sizes), the neurons of the network and, with ``max_synapses``, its
+    explicit synapses — checked before anything of that size is built.
     """
     path = Path(path)
-    graph = _read_graph(path)
+    lim = limits or ReadLimits()
+    max_synapses = min(max_synapses, lim.synapses)
+    graph = _read_graph(path, lim.bytes)
     nodes, edges = _flatten_graph(graph)
     succ: dict[str, list[str]] = {k: [] for k in nodes}
     preds: dict[str, list[str]] = {k: [] for k in nodes}
@@ -503,7 +592,7 @@ def read_nir(
             f"{path}: node {n.name!r} is a {n.kind}, which MeshScope cannot map (it maps "
             f"{', '.join(NEURONS + MAPS)}, Input, Output and nested graphs)"
         )
-    _infer_shapes(path, nodes, preds)
+    _infer_shapes(path, nodes, preds, lim.neurons)
     depth = _depth(nodes, succ)  # populations in the order spikes reach them
     pops = sorted(
         (n for n in nodes.values() if n.kind in NEURONS or n.kind == "Input"),
@@ -511,6 +600,11 @@ def read_nir(
     )
     if not any(n.kind in NEURONS for n in pops):
         raise InputFileError(f"{path}: the graph has no neuron node, so nothing to map")
+    if sum(math.prod(n.shape) for n in pops) > lim.neurons:
+        raise InputFileError(
+            f"{path}: its populations hold {sum(math.prod(n.shape) for n in pops):,} neurons; "
+            f"at most {lim.neurons:,} are read here"
+        )
     sizes = np.array([int(np.prod(n.shape)) for n in pops], dtype=np.int64)
     offset = dict(
         zip(
@@ -533,7 +627,22 @@ def read_nir(
             m = sp.identity(int(np.prod(nodes[src].shape)), format="csr")
             shape = nodes[src].shape
             for name in route:
-                m = m @ _matrix(nodes[name], shape)
+                entries = _entries(nodes[name], shape)
+                if entries > max_synapses:
+                    raise InputFileError(
+                        f"{path}: node {name!r} ({nodes[name].kind}) of the projection {src!r} "
+                        f"-> {dst!r} makes as many as {entries:,} explicit synapses, more than "
+                        f"{max_synapses:,}"
+                    )
+                step = _matrix(nodes[name], shape)
+                work = int(m.getnnz(axis=0).astype(np.int64) @ step.getnnz(axis=1))
+                if work > PRODUCT_WORK * max_synapses:
+                    raise InputFileError(
+                        f"{path}: the path {src!r} -> {dst!r} multiplies out to as many as "
+                        f"{work:,} connections at node {name!r}; at most {max_synapses:,} "
+                        "synapses are read here"
+                    )
+                m = m @ step
                 shape = nodes[name].shape
             m = m.tocsr()
             m.eliminate_zeros()

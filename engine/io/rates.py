@@ -21,20 +21,23 @@ from dataclasses import replace
 import numpy as np
 
 from engine.errors import InputFileError, SpecError
-from engine.io.files import read_text
+from engine.io.files import csv_header, csv_rows, read_text, shown
 from engine.network import Network
 
 __all__ = ["rates_from_trace", "read_rate_table", "with_rates"]
 
+TABLE_BYTES = 64 * 2**20  # the most a rate table may hold (a row per population)
+
 
 def read_rate_table(path) -> dict[str, float]:
     """``{population: rate}`` from a ``population,rate`` CSV (errors name the file and line)."""
-    text = read_text(path, "rate table").lstrip("\ufeff")
+    text = read_text(path, "rate table", TABLE_BYTES).lstrip("\ufeff")
     rows = csv.DictReader(io.StringIO(text))
-    if rows.fieldnames is None or {"population", "rate"} - set(rows.fieldnames):
+    header = csv_header(rows, str(path))
+    if header is None or {"population", "rate"} - set(header):
         raise InputFileError(f"{path}: a rate table needs the header 'population,rate'")
     out: dict[str, float] = {}
-    for line, row in enumerate(rows, start=2):
+    for line, row in enumerate(csv_rows(rows, str(path)), start=2):
         name = (row.get("population") or "").strip()
         try:
             rate = float(row.get("rate") or "")
@@ -43,10 +46,11 @@ def read_rate_table(path) -> dict[str, float]:
         if not name or not 0 <= rate <= 1:
             raise InputFileError(
                 f"{path}:{line}: each row needs a population name and a rate in [0, 1] (spikes "
-                f"per neuron per step), not {row.get('population')!r}, {row.get('rate')!r}"
+                f"per neuron per step), not {shown(row.get('population'))}, "
+                f"{shown(row.get('rate'))}"
             )
         if name in out:
-            raise InputFileError(f"{path}:{line}: population {name!r} is given twice")
+            raise InputFileError(f"{path}:{line}: population {shown(name)} is given twice")
         out[name] = rate
     return out
 

@@ -19,7 +19,7 @@ import json
 from dataclasses import dataclass
 
 from engine.errors import InputFileError, OutputFileError
-from engine.io.files import appender, atomic_open, read_text, reason
+from engine.io.files import appender, atomic_open, parse_json, read_text, reason
 
 __all__ = ["FORMAT", "Checkpoint", "CheckpointWriter", "read_checkpoint"]
 
@@ -82,13 +82,11 @@ def read_checkpoint(path) -> Checkpoint:
     rows = []
     for n, line in enumerate(lines, 1):
         try:
-            rows.append(json.loads(line))
-        except json.JSONDecodeError as e:
+            rows.append(parse_json(line, f"checkpoint {path}", line=n))
+        except InputFileError:
             if n == len(lines) and n > 1:  # a run killed in the middle of its last line
                 break
-            raise InputFileError(
-                f"{path} is not a MeshScope evolution checkpoint (line {n}: {e.msg})"
-            ) from None
+            raise
     header = rows[0]
     if not isinstance(header, dict) or header.get("format") != FORMAT:
         raise InputFileError(f"{path} is not a MeshScope evolution checkpoint")

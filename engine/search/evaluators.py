@@ -338,7 +338,7 @@ def parse_command_output(stdout: str) -> Outcome:
         data = json.loads(lines[-1])
         latency, energy = float(data["latency_us"]), float(data["energy_uj"])
         power = float(data.get("power_w", energy / latency if latency else math.nan))
-    except (json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError):
+    except (KeyError, TypeError, ValueError, AttributeError, RecursionError):
         return Outcome.failure(f"unparsable output {lines[-1][:120]!r}")
     values = (latency, energy, power)
     if not all(math.isfinite(v) for v in values) or latency <= 0 or energy < 0 or power < 0:

@@ -30,6 +30,7 @@ import hashlib
 import io
 import json
 import math
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
@@ -51,7 +52,17 @@ from pymoo.util.ref_dirs import get_reference_directions
 from engine.codesign import Codesign, core_cap, hardware_metrics, variant
 from engine.errors import AllFailedError, InputFileError, OutputFileError, SpecError
 from engine.hardware import Hardware
-from engine.io.files import appender, atomic_open, check_readable, reason
+from engine.io.files import (
+    appender,
+    atomic_open,
+    csv_field_limit,
+    csv_rows,
+    cut,
+    parse_json,
+    read_bytes,
+    read_text,
+    reason,
+)
 from engine.mapping import Mapping
 from engine.network import Network
 from engine.placement.fill import core_order
@@ -644,16 +655,16 @@ def _settings_line(settings: dict) -> str:
 def _drop_cut_line(path) -> None:
     """Cut a history file back to its last whole line (a kill may leave half a row), and
     its end line off (the run goes on)."""
+    data = read_bytes(path, "history file")
+    lines = data.splitlines(keepends=True)
+    if lines and not lines[-1].endswith(b"\n"):
+        lines.pop()
+    while lines and lines[-1].startswith(END.encode()):
+        lines.pop()
+    keep = sum(map(len, lines))
     try:
-        with open(path, "rb+") as f:
-            data = f.read()
-            lines = data.splitlines(keepends=True)
-            if lines and not lines[-1].endswith(b"\n"):
-                lines.pop()
-            while lines and lines[-1].startswith(END.encode()):
-                lines.pop()
-            if sum(map(len, lines)) < len(data):
-                f.truncate(sum(map(len, lines)))
+        if keep < len(data):
+            os.truncate(path, keep)
     except OSError as e:
         raise OutputFileError(f"cannot write the history file {path}: {reason(e)}") from None
 
@@ -675,14 +686,9 @@ def read_history(path, names, settings: dict | None = None) -> tuple[dict, int]:
     rows it has). A last line cut short by a kill is left out. ``InputFileError`` for a
     history of other objectives or (given ``settings``, ``ParetoSearch.settings``) of a run
     with other settings — it would not resume that run — and for a malformed row."""
-    check_readable(path, "history file")
     names = tuple(names)
     known, rows = {}, 0
-    try:
-        with open(path, encoding="utf-8", newline="") as f:
-            text = f.read()
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputFileError(f"cannot read the history file {path}: {reason(e)}") from None
+    text = read_text(path, "history file")
     if not text.endswith("\n"):  # a kill cut the last row short: it does not count
         text = text[: text.rfind("\n") + 1]
     first, _, text = text.partition("\n")
@@ -690,9 +696,11 @@ def read_history(path, names, settings: dict | None = None) -> tuple[dict, int]:
     if not first.startswith(SETTINGS):
         raise InputFileError(f"{path}: not the history of a meshscope pareto run")
     try:
-        theirs = json.loads(first[len(SETTINGS) :])
-    except json.JSONDecodeError:
+        theirs = parse_json(first[len(SETTINGS) :], str(path), line=1)
+    except InputFileError:
         raise InputFileError(f"{path}: its first line (the run's settings) is damaged") from None
+    if not isinstance(theirs, dict):
+        raise InputFileError(f"{path}: its first line (the run's settings) is damaged")
     if settings is not None:
         mine = json.loads(json.dumps(settings))
         differ = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
@@ -702,8 +710,9 @@ def read_history(path, names, settings: dict | None = None) -> tuple[dict, int]:
                 f"{path} is the history of a run with other settings ({said}); resume it "
                 "with the settings it was run with"
             )
-    reader = csv.reader(io.StringIO(text))
-    header = next(reader, None)
+    with csv_field_limit(len(text)):  # a placement lists every core: its field may be long
+        table = list(csv_rows(csv.reader(io.StringIO(text)), str(path)))
+    header = table[0] if table else None
     if header != _header(names):
         hint = ""
         if header and "cv_limits" in header:
@@ -713,7 +722,7 @@ def read_history(path, names, settings: dict | None = None) -> tuple[dict, int]:
             f"{path}: not the history of a run of objectives {','.join(names)}{hint}"
         )
     width = len(header)
-    for line, row in enumerate(reader, start=3):
+    for line, row in enumerate(table[1:], start=3):
         if not row:  # where an end line was
             continue
         try:
@@ -725,7 +734,9 @@ def read_history(path, names, settings: dict | None = None) -> tuple[dict, int]:
             cores = tuple(int(c) for c in row[-2].split())
             placement = tuple(int(c) for c in row[-1].split())
         except ValueError as e:
-            raise InputFileError(f"{path}, line {line}: not a history row ({e})") from None
+            raise InputFileError(
+                f"{path}, line {line}: not a history row ({cut(str(e))})"
+            ) from None
         rows += 1
         if feasible:
             known[(cores, placement, knobs)] = values

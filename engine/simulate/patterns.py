@@ -21,12 +21,13 @@ from pathlib import Path
 import numpy as np
 
 from engine.errors import InputFileError, SpecError
-from engine.io.files import read_text
+from engine.io.files import MAX_FILE_BYTES, read_text
 from engine.registry import Registry
 
 __all__ = ["Pattern", "build_pattern", "channel_load_bound", "patterns"]
 
 UNIFORM, PERMUTATION, TABLE = 0, 1, 2
+MATRIX_CELL_BYTES = 32  # the most one weight of a traffic matrix file may take (with its comma)
 
 
 @dataclass(frozen=True, eq=False)
@@ -223,7 +224,8 @@ def matrix(width: int, height: int, n_nodes: int, file: str = "") -> Pattern:
     """A traffic matrix: row s of a CSV of n × n non-negative weights is where s sends to."""
     if not file:
         raise SpecError("the matrix pattern needs its file: matrix:file=PATH.csv")
-    text = read_text(file, "traffic matrix")
+    most = min(MAX_FILE_BYTES, MATRIX_CELL_BYTES * n_nodes * n_nodes + 2**20)
+    text = read_text(file, f"traffic matrix (of {n_nodes} × {n_nodes})", most)
     try:
         with warnings.catch_warnings():  # an empty file is reported below, not warned about
             warnings.simplefilter("ignore")
@@ -280,6 +282,8 @@ def build_pattern(spec: str, width: int, height: int, n_nodes: int) -> Pattern:
             params["seed"] = int(params["seed"])
         except ValueError:
             raise SpecError(f"randperm seed {params['seed']!r} is not a whole number") from None
+        if params["seed"] < 0:
+            raise SpecError(f"randperm seed {params['seed']} must be a whole number ≥ 0")
     try:
         return fn(width, height, n_nodes, **params)
     except TypeError:

@@ -72,13 +72,13 @@ def parse_rates(text: str) -> list[float]:
             rates = [round(start + k * step, 10) for k in range(n)]
         else:
             rates = [float(v) for v in text.split(",") if v.strip()]
-    except ValueError:
+    except (ValueError, OverflowError):
         raise SpecError(
             f"rates are START:STOP:STEP (e.g. 0.01:0.5:0.01) or a list (0.1,0.2): {text!r}"
         ) from None
     if len(rates) > MAX_RATES:
         raise SpecError(f"{len(rates):,} rates are more than {MAX_RATES:,} runs: give fewer")
-    if not rates or min(rates) < 0 or max(rates) > 1:
+    if not rates or not np.isfinite(rates).all() or min(rates) < 0 or max(rates) > 1:
         raise SpecError(f"rates are flits per node and cycle, within [0, 1]: {text!r}")
     return rates
 

@@ -29,11 +29,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
 from engine.errors import InputFileError
-from engine.io.files import atomic_open, check_readable, reason
+from engine.io.files import MAX_FILE_BYTES, atomic_open, parse_json, read_npz
 
 __all__ = ["PACKET_COLUMNS", "WAIT_REASONS", "Trace", "frame_window", "load_trace", "make_trace"]
 
@@ -131,22 +132,17 @@ class Trace:
             np.savez_compressed(f, **arrays)
 
 
-def load_trace(path) -> Trace:
-    """A trace written by ``Trace.save``, or ``InputFileError`` saying what is wrong."""
-    path = check_readable(path, "trace file")
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            data = {k: z[k] for k in z.files}
-    except Exception as e:  # noqa: BLE001 - whatever numpy and zipfile raise, the file is bad
-        raise InputFileError(f"{path} is not a MeshScope trace (.npz): {reason(e)}") from None
+def load_trace(path, *, max_bytes: int = MAX_FILE_BYTES) -> Trace:
+    """A trace written by ``Trace.save``, or ``InputFileError`` saying what is wrong;
+    ``max_bytes``: the most the file, and its arrays inflated, may hold (checked before they
+    are inflated)."""
+    path = Path(path)
     need = ["meta", "link_flits", "occupancy", "link_capacity"]
     need += [f"packet_{c}" for c in PACKET_COLUMNS]
-    missing = [k for k in need if k not in data]
-    if missing:
-        raise InputFileError(f"{path} is not a MeshScope trace: no {', '.join(missing)}")
+    data = read_npz(path, "MeshScope trace", required=need, max_bytes=max_bytes)
     try:
-        meta = json.loads(data["meta"].tobytes().decode())
-    except (UnicodeDecodeError, json.JSONDecodeError):
+        meta = parse_json(data["meta"].tobytes(), f"{path}: the trace's header")
+    except InputFileError:
         raise InputFileError(f"{path}: the trace's header is not JSON") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise InputFileError(f"{path} is not a MeshScope trace (its header names no format)")

@@ -12,12 +12,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 from engine.errors import InvalidNetworkError
+from engine.io.files import MAX_NEURONS, MAX_SYNAPSES
 from engine.network import Network
 from engine.registry import Registry
 
 __all__ = [
-    "build_workload", "estimates", "parse_spec", "register", "workload_identity",
-    "workload_info", "workload_size", "workloads",
+    "build_workload", "check_workload_size", "estimates", "parse_spec", "register",
+    "workload_identity", "workload_info", "workload_size", "workloads",
 ]  # fmt: skip
 
 workloads: Registry[Callable[..., Network]] = Registry("network")
@@ -100,11 +101,16 @@ def _resolve(spec: str) -> tuple[str, Callable[..., Network], dict]:
             params[key] = kind(float(text)) if kind is int and "." not in text else kind(text)
         except (ValueError, OverflowError):
             raise InvalidNetworkError(f"{name}: {key}={text!r} is not a {kind.__name__}") from None
+    if params.get("seed", 0) < 0:
+        raise InvalidNetworkError(f"{name}: seed={raw['seed']} must be a whole number ≥ 0")
     return name, fn, params
 
 
 def build_workload(spec: str) -> Network:
-    """Generate the network a spec names (raises a clear error for a bad spec)."""
+    """Generate the network a spec names (raises a clear error for a bad spec, or for one
+    that would generate more than ``MAX_NEURONS`` neurons or ``MAX_SYNAPSES`` synapses —
+    told by ``workload_size`` before anything is generated)."""
+    check_workload_size(spec, MAX_NEURONS, MAX_SYNAPSES)
     name, fn, params = _resolve(spec)
     network = fn(**params)
     object.__setattr__(network, "name", canonical_name(name, fn, params))
@@ -130,6 +136,18 @@ def workload_size(spec: str) -> tuple[int, int]:
     minutes and gigabytes on it."""
     name, fn, params = _resolve(spec)
     return _SIZES[name](**{**_signature(fn), **params})
+
+
+def check_workload_size(spec: str, neurons: int, synapses: int) -> None:
+    """``InvalidNetworkError`` if the spec would generate more than ``neurons`` neurons or
+    ``synapses`` synapses (``workload_size``: nothing is generated)."""
+    n, s = workload_size(spec)
+    for what, count, most in (("neurons", n, neurons), ("synapses", s, synapses)):
+        if count > most:
+            raise InvalidNetworkError(
+                f"network {spec.strip()}: too many {what} ({count:,}; at most {most:,} are "
+                "generated here)"
+            )
 
 
 # import the generator modules so they register themselves

@@ -18,6 +18,9 @@ from engine.network import Network
 from engine.workloads import estimates, register
 from engine.workloads._build import require
 
+MAX_LAYERS = 1_024  # layers of one MLP (a population each)
+MAX_PAIRS = 100_000_000  # neuron pairs of two adjacent layers (8 bytes each while drawn)
+
 SPARSE_MLP_1_WIDTHS = (1024, 512, 4096, 1024, 2048, 3072, 512)
 SPARSE_MLP_2_WIDTHS = (1024, 1024, 1024, 1024, 1024, 1024, 1024, 1024, 4096, 2048, 3072, 2048, 512)
 
@@ -26,6 +29,13 @@ def sparse_mlp(
     name, widths, *, density=0.15, sparsity_first=0.15, sparsity_last=0.80, seed=0, weight_bits=8
 ) -> Network:
     require(0 < density <= 1, f"{name}: density must lie in (0, 1]")
+    require(len(widths) <= MAX_LAYERS, f"{name}: {len(widths)} layers; at most {MAX_LAYERS}")
+    pairs = max(int(a) * int(b) for a, b in zip(widths, widths[1:], strict=False))
+    require(
+        pairs <= MAX_PAIRS,
+        f"{name}: two layers of {pairs:,} neuron pairs, each drawn as a candidate synapse; at "
+        f"most {MAX_PAIRS:,} a layer pair",
+    )
     rng = np.random.default_rng(seed)
     widths = np.asarray(widths, dtype=np.int64)
     starts = np.concatenate([[0], np.cumsum(widths)])

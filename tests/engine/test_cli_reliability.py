@@ -6,6 +6,10 @@
 * An evaluator command that cannot be read (unbalanced quotes) is a one-line error.
 * A run in which every evaluation fails still writes its history, each record with its
   reason, and its error names the first reasons.
+* Hostile files and specs: a FIFO or /dev/zero named as a file, an archive or a header that
+  declares more than the limits, documents nested deeper than Python's parsers go, CSV
+  fields longer than the csv module reads, specs asking for astronomical sizes or a
+  negative seed — each one line, at once, before anything that large is allocated.
 """
 
 from __future__ import annotations
@@ -13,8 +17,10 @@ from __future__ import annotations
 import json
 import os
 import sys
+import tracemalloc
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from explorer.cli import main, origin
@@ -408,3 +414,128 @@ def test_an_output_named_for_another_format_is_refused(capsys, tmp_path, monkeyp
     assert code == 2 and out == "" and err.count("\n") == 1, err
     assert words in err and argv[-1] in err
     assert list(tmp_path.iterdir()) == []
+
+
+# ------------------------------------------------------------------ hostile files and specs
+SMALL = "mlp:widths=8-8"
+
+
+def one_line(code, err) -> str:
+    assert code == 2 and err.startswith("meshscope: error: ") and err.count("\n") == 1, err
+    assert "Traceback" not in err
+    return err
+
+
+def test_a_partition_read_from_dev_zero_is_refused_at_once(capsys):
+    """``file:/dev/zero`` was read without bound until memory ran out."""
+    code, _, err = run_cli(capsys, "evaluate", "--network", SMALL, "--partition", "file:/dev/zero")
+    assert "/dev/zero: it is a device, not a file" in one_line(code, err)
+
+
+@pytest.mark.parametrize("command", ["evaluate", "map"])
+def test_a_partition_read_from_a_fifo_is_refused_without_waiting(
+    capsys, tmp_path, specials, command
+):
+    """``file:FIFO`` blocked for ever (and, sent to the server, froze it)."""
+    fifo = specials.make(tmp_path / "blocks.part", "fifo")
+    code, _, err = run_cli(capsys, command, "--network", SMALL, "--partition", f"file:{fifo}")
+    assert f"{fifo}: it is a FIFO" in one_line(code, err)
+
+
+def test_a_network_archive_that_inflates_beyond_the_limits_is_refused(capsys, tmp_path):
+    arrays = {"indptr": np.zeros(3, np.int64), "indices": np.zeros(0, np.int64)}
+    arrays |= {"population": np.zeros(2, np.int32), "rate": np.zeros(2)}
+    path = tmp_path / "bomb.npz"
+    np.savez_compressed(path, **arrays, meta=np.array("x" * 2**23))  # 32 MiB inflated
+    assert path.stat().st_size < 2**20
+    code, _, err = run_cli(capsys, "info", "--network", str(path))
+    assert "array 'meta' inflates to 32.0 MiB" in one_line(code, err)
+
+
+def test_an_hgr_header_declaring_more_vertices_than_memory_holds_is_refused(capsys, tmp_path):
+    path = tmp_path / "lie.hgr"
+    path.write_text("1 200000000\n1 2\n")  # 15 bytes (> 6 GB before it was refused)
+    code, _, err = run_cli(capsys, "info", "--network", str(path))
+    assert "declares 200,000,000 vertices; at most 50,000,000" in one_line(code, err)
+
+
+def deep_json(tmp_path, name: str) -> Path:
+    path = tmp_path / name
+    path.write_text('{"format": ' + "[" * 50_000 + "]" * 50_000 + "}")
+    return path
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["evaluate", "--network", SMALL, "--mapping", "{deep}"],
+        ["evolve", "--network", SMALL, "--budget", "3", "--start", "{deep}"],
+        ["pareto", "--network", SMALL, "--budget", "3", "--start", "{deep}"],
+    ],
+    ids=["evaluate --mapping", "evolve --start", "pareto --start"],
+)
+def test_a_mapping_nested_deep_is_one_line(capsys, tmp_path, args):
+    deep = deep_json(tmp_path, "m.json")
+    code, _, err = run_cli(capsys, *[a.format(deep=deep) for a in args])
+    assert f"{deep}: its values nest more than 100 levels deep" in one_line(code, err)
+
+
+def test_a_checkpoint_nested_deep_is_one_line(capsys, tmp_path):
+    deep = deep_json(tmp_path, "run.ckpt")
+    code, _, err = run_cli(capsys, "evolve", "--network", SMALL, "--resume", str(deep))
+    assert "line 1: its values nest more than 100 levels" in one_line(code, err)
+
+
+def test_a_pareto_history_nested_deep_is_one_line(capsys, tmp_path):
+    path = tmp_path / "h.csv"
+    path.write_text("# pareto run " + "[" * 50_000 + "]" * 50_000 + "\nindex\n")
+    code, _, err = run_cli(capsys, "pareto", "--network", SMALL, "--resume", str(path))
+    assert "its first line (the run's settings) is damaged" in one_line(code, err)
+
+
+def test_a_preset_nested_deep_is_one_line(capsys, tmp_path):
+    path = tmp_path / "hw.toml"
+    path.write_text("x = " + "[" * 50_000 + "]" * 50_000 + "\n" + PRESET)
+    code, _, err = run_cli(capsys, "evaluate", "--network", SMALL, "--hardware", str(path))
+    assert f"{path}: its values nest too deep to read" in one_line(code, err)
+
+
+@pytest.mark.parametrize(
+    ("option", "header"),
+    [("--rates", "population,rate"), ("--measurements", "mapping,measured_us")],
+)
+def test_a_csv_field_longer_than_the_csv_module_reads_is_one_line(capsys, tmp_path, option, header):
+    path = tmp_path / "t.csv"
+    path.write_text(f"{header}\n" + "x" * 200_000 + ",1\n")
+    command = ["info", "--network", SMALL] if option == "--rates" else ["validate"]
+    code, _, err = run_cli(capsys, *command, option, str(path))
+    assert f"{path}:2: a field of more than 131,072 characters" in one_line(code, err)
+
+
+ASTRONOMICAL = [
+    (["info", "--network", "rand:n=1000000000000"], "too many neurons (1,000,000,000,000;"),
+    (["info", "--network", "qubo:n=10000000000,density=1e-15"], "too many neurons"),
+    (["info", "--network", "mlp:widths=100000000000-1000000"], "too many neurons"),
+    (["info", "--network", "linear-tiled-identity:M=100000,N=100000"], "too many neurons"),
+    (["info", "--network", "mlp:widths=20000-20000,density=0.001"], "400,000,000 neuron pairs"),
+    (["info", "--network", "mlp:widths=" + "-".join(["2"] * 2000)], "2000 layers; at most 1024"),
+    (["evaluate", "--network", SMALL, "--hardware", "mesh:100000x100000"], "is more than"),
+    (["info", "--network", "rand:n=100,seed=-1"], "rand: seed=-1 must be a whole number ≥ 0"),
+    (["info", "--network", "qubo:seed=-5"], "qubo: seed=-5 must be a whole number ≥ 0"),
+    (
+        ["simulate", "--pattern", "randperm:seed=-1", "--mesh", "4x4", "--cycles", "100"],
+        "randperm seed -1 must be a whole number ≥ 0",
+    ),
+]
+
+
+@pytest.mark.parametrize(("args", "words"), ASTRONOMICAL, ids=[a[-1][:40] for a, _ in ASTRONOMICAL])
+def test_a_spec_asking_for_too_much_or_a_negative_seed_is_refused_before_work(capsys, args, words):
+    tracemalloc.start()
+    try:
+        code, _, err = run_cli(capsys, *args)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert words in one_line(code, err)
+    assert peak < 64 * 2**20, f"{peak / 2**20:.0f} MiB before refusing"

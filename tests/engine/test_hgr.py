@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from engine.cli import main
 from engine.errors import InputFileError
 from engine.hardware import load_hardware
+from engine.io.files import ReadLimits
 from engine.io.hgr import read_hgr, read_partition_file, write_hgr
 from engine.partition import make_partition
 from engine.specs import load_network_spec
@@ -90,3 +92,74 @@ def test_network_specs_accept_hgr_paths_and_the_cli_converts(tmp_path, capsys):
     assert {"partition", "partition_graph", "place", "evaluate"} == set(d["seconds"])
     assert {"connectivity", "elp", "synaptic_reuse", "connection_locality"} <= set(d["metrics"])
     assert main(["convert", "--network", "conv-snn", "--out", str(tmp_path / "x.txt")]) == 2
+
+
+# ------------------------------------------------------------------ headers that lie
+@pytest.fixture
+def warm(tmp_path):
+    """The reader's kernels loaded (by reading a small file), so that a test measuring the
+    memory of a read does not count them."""
+    path = tmp_path / "small.hgr"
+    path.write_text("1 2\n1 2\n")
+    read_hgr(path)
+
+
+def peak_while(fn) -> tuple[BaseException | None, int]:
+    """What ``fn`` raised, and the most memory it held at once (numpy's arrays included)."""
+    tracemalloc.start()
+    try:
+        fn()
+        error = None
+    except Exception as e:  # noqa: BLE001 - returned, for the test to judge
+        error = e
+    finally:
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    return error, peak
+
+
+@pytest.mark.parametrize(
+    ("vertices", "limits", "most"),
+    [
+        (20_000_000, ReadLimits(neurons=200_000), "200,000"),  # a server's limit (~300 MB before)
+        (200_000_000, None, "50,000,000"),  # the command line's (> 6 GB before)
+    ],
+    ids=["server", "command line"],
+)
+def test_a_header_declaring_more_vertices_than_the_limits_is_refused_before_allocating(
+    tmp_path, warm, vertices, limits, most
+):
+    path = tmp_path / "lie.hgr"
+    path.write_text(f"1 {vertices}\n1 2\n")  # 15 bytes
+    error, peak = peak_while(lambda: read_hgr(path, limits=limits))
+    assert isinstance(error, InputFileError), error
+    assert f"declares {vertices:,} vertices; at most {most} neurons" in str(error)
+    assert peak < 2**20, f"{peak / 2**20:.0f} MiB held while refusing"
+
+
+def test_a_header_promising_more_lines_than_the_file_has_is_refused(tmp_path, warm):
+    path = tmp_path / "lie.hgr"
+    path.write_text(f"{10**15} 4\n1 2\n")
+    error, peak = peak_while(lambda: read_hgr(path))
+    assert isinstance(error, InputFileError) and "has 1 lines" in str(error)
+    assert peak < 2**20
+    path.write_text("1 4 10\n1 2\n1\n")  # vertex weights promised for 4 vertices, 1 given
+    with pytest.raises(InputFileError, match="and 4 vertex weights but the file has 2 lines"):
+        read_hgr(path)
+
+
+def test_a_number_too_large_for_64_bits_is_refused_not_wrapped(tmp_path):
+    path = tmp_path / "big.hgr"
+    path.write_text("1 2\n1 99999999999999999999999\n")
+    with pytest.raises(InputFileError, match="line 2 holds a number of more than 18 digits"):
+        read_hgr(path)
+
+
+def test_a_partition_file_larger_than_its_neurons_could_need_is_not_read(tmp_path, warm):
+    path = tmp_path / "p.part"
+    with open(path, "wb") as f:
+        f.truncate(64 * 2**20)  # sparse: 64 MiB of NUL bytes, for 16 neurons
+    error, peak = peak_while(lambda: read_partition_file(path, 16))
+    assert isinstance(error, InputFileError) and "of 16 neurons" in str(error)
+    assert "more than the 1.0 MiB read here" in str(error)
+    assert peak < 2**20

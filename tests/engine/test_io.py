@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import tracemalloc
 import zipfile
 
 import numpy as np
@@ -12,7 +13,7 @@ import pytest
 
 from engine.errors import InputFileError, InvalidNetworkError
 from engine.hardware import load_hardware
-from engine.io.files import write_text
+from engine.io.files import ReadLimits, write_text
 from engine.io.network_file import FORMAT, load_network, save_network
 from engine.mapping import (
     Mapping,
@@ -213,6 +214,95 @@ def test_pickled_arrays_are_refused(tmp_path):
     objects = np.array([{"a": 1}, None], dtype=object)
     path = save_arrays(tmp_path / "pickle.npz", **valid_arrays(population=objects))
     with pytest.raises(InputFileError) as info:
+        load_network(path)
+    assert str(path) in str(info.value)
+
+
+# ------------------------------------------------------------------ archives that inflate
+SERVER = ReadLimits(bytes=32 * 2**20, neurons=200_000, synapses=12_000_000)  # the explorer's
+
+
+def bomb(path, **arrays):
+    """A compressed archive of ``arrays`` (zeros: each compresses about a thousandfold)."""
+    with open(path, "wb") as f:
+        np.savez_compressed(f, **arrays)
+    return path
+
+
+def peak_while(fn) -> tuple[BaseException | None, int]:
+    """What ``fn`` raised, and the most memory it held at once (numpy's arrays included)."""
+    tracemalloc.start()
+    try:
+        fn()
+        error = None
+    except Exception as e:  # noqa: BLE001 - returned, for the test to judge
+        error = e
+    finally:
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    return error, peak
+
+
+def test_an_archive_without_the_arrays_is_refused_before_any_is_inflated(tmp_path):
+    """The issue's bomb, scaled down: a small archive of one array inflating a thousandfold
+    (256 MiB), and none of the arrays a network needs (at 2 GB it pushed the server from
+    610 MB to 2.6 GB before saying so)."""
+    path = bomb(tmp_path / "bomb.npz", indptr=np.zeros(2**25, dtype=np.int64))
+    assert path.stat().st_size < 2**20
+    error, peak = peak_while(lambda: load_network(path, limits=SERVER))
+    assert isinstance(error, InputFileError) and "missing arrays" in str(error)
+    assert peak < 2**20, f"{peak / 2**20:.0f} MiB held while refusing"
+
+
+@pytest.mark.parametrize(
+    ("key", "n"), [("indices", 13_000_000), ("rate", 2**21), ("meta", 2**23)], ids=str
+)
+def test_an_array_beyond_the_limits_is_refused_before_it_is_inflated(tmp_path, key, n):
+    arrays = valid_arrays()
+    arrays[key] = np.zeros(n, dtype=np.int64) if key != "meta" else np.array("x" * n)
+    path = bomb(tmp_path / "bomb.npz", **arrays)
+    error, peak = peak_while(lambda: load_network(path, limits=SERVER))
+    assert isinstance(error, InputFileError), error
+    size = f"{n:,} values" if key != "meta" else f"one value of <U{n}"
+    assert f"array {key!r} inflates to" in str(error) and size in str(error)
+    assert peak < 2**20, f"{peak / 2**20:.0f} MiB held while refusing"
+
+
+def lying(path, key: str, shape: tuple, **arrays):
+    """An archive of ``arrays`` whose array ``key`` says it holds ``shape`` int64s and holds
+    eight bytes."""
+    head = io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        head, {"descr": "<i8", "fortran_order": False, "shape": shape}
+    )
+    with zipfile.ZipFile(path, "w") as z:
+        for k, v in (arrays | {key: None}).items():
+            with z.open(f"{k}.npy", "w") as f:
+                if k == key:
+                    f.write(head.getvalue() + bytes(8))
+                else:
+                    np.lib.format.write_array(f, v)
+    return path
+
+
+def test_the_command_line_limits_refuse_what_no_memory_holds(tmp_path):
+    path = lying(tmp_path / "lie.npz", "indices", (10**12,), **valid_arrays())
+    error, peak = peak_while(lambda: load_network(path))
+    assert isinstance(error, InputFileError), error
+    assert "1,000,000,000,000 values" in str(error) and "200,000,000 synapses" in str(error)
+    assert peak < 2**20
+
+
+def test_arrays_not_asked_for_are_never_inflated(tmp_path):
+    path = bomb(tmp_path / "net.npz", **valid_arrays(), junk=np.zeros(2**24, dtype=np.int64))
+    assert load_network(path).n_neurons == weighted_network().n_neurons  # (kernels loaded)
+    error, peak = peak_while(lambda: load_network(path, limits=SERVER))
+    assert error is None and peak < 2**20, f"{peak / 2**20:.0f} MiB held"
+
+
+def test_an_array_shorter_than_its_header_says_is_a_damaged_file(tmp_path):
+    path = lying(tmp_path / "short.npz", "rate", (3,), **valid_arrays())  # one of three values
+    with pytest.raises(InputFileError, match="not a MeshScope network file") as info:
         load_network(path)
     assert str(path) in str(info.value)
 

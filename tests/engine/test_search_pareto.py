@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 import os
@@ -396,6 +397,27 @@ def test_a_resumed_run_is_the_uninterrupted_one_and_evaluates_only_the_rest(mlp,
     # every mapping of the 35 rows is taken from the file; only the others are evaluated
     assert search.reused >= len(known)
     assert ev.calls == sum(e.feasible for e in whole.evaluations) - search.reused < 70 - 20
+
+
+def test_a_history_of_a_placement_longer_than_the_csv_module_reads_resumes(mlp, tmp_path):
+    """A placement lists a core per partition: a run of tens of thousands of cores writes a
+    field longer than the csv module's 131,072 characters, and must still resume."""
+    net, hw = mlp
+    cfg = ParetoConfig(budget=20, seed=3)
+    path = tmp_path / "h.csv"
+    write_history(path, ParetoSearch(net, hw, cfg).run())
+    lines = path.read_text().splitlines(keepends=True)
+    long = " ".join(["1"] * 70_000)  # 139,999 characters
+    feasible = next(csv.reader(lines[1:2])).index("feasible")
+    row = next(r for r in csv.reader(lines[2:]) if r[feasible] == "1")
+    row[-1] = long
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="\n").writerow(row)
+    path.write_text("".join(lines[:2]) + buffer.getvalue())
+    limit = csv.field_size_limit()
+    known, rows = read_history(path, cfg.objectives)
+    assert rows == 1 and [k[1] for k in known] == [(1,) * 70_000]
+    assert csv.field_size_limit() == limit  # put back
 
 
 def test_pareto_command_resumes_from_its_history(tmp_path, capsys):

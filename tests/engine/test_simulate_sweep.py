@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+import tracemalloc
 from dataclasses import replace
 
 import numpy as np
@@ -59,6 +60,29 @@ def test_a_range_never_passes_its_stop():
 def test_bad_rates_are_spec_errors(text):
     with pytest.raises(SpecError, match="rate"):
         parse_rates(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("0:1:1e-9", "ask for 1,000,000,000 runs, more than 1,000"),
+        ("0:1:1e-320", "rates are START:STOP:STEP"),  # (1 / step overflows)
+        ("0:inf:0.1", "rates are START:STOP:STEP"),
+        ("0:1:nan", "rates are START:STOP:STEP"),
+        ("0.1,nan", "within [0, 1]"),
+        (",".join(["0.1"] * 1001), "1,001 rates are more than 1,000 runs"),
+    ],
+)
+def test_a_sweep_of_too_many_or_not_finite_rates_is_refused_before_listing_them(text, words):
+    """``0:1:1e-9`` listed a billion rates (past 3 GB) before the sweep began."""
+    tracemalloc.start()
+    try:
+        with pytest.raises(SpecError) as info:
+            parse_rates(text)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert words in str(info.value) and peak < 2**20
 
 
 # ------------------------------------------------------------------ sweep

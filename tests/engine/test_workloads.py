@@ -148,7 +148,7 @@ def test_parse_spec():
         ("mlp:density=0", "density must lie in (0, 1]"),
         ("conv-snn:size=2", "size must lie in 4..128"),
         ("linear-dense:M=0", "M and N must be at least 1"),
-        ("linear-dense:M=100,N=1000", "synapses is too many"),
+        ("linear-dense:M=100,N=1000", "too many synapses (10,000,000,000;"),
         ("linear-tiled-identity:N=0", "M and N must be at least 1"),
     ],
 )
