@@ -38,6 +38,7 @@ __all__ = [
     "DEFAULT_PLACEMENT",
     "DEMO_DIR",
     "demo_files",
+    "demo_path",
     "load_hardware_spec",
     "load_network_spec",
     "network_cache_dir",
@@ -51,6 +52,17 @@ NETWORK_SUFFIXES = (".npz", ".hgr", ".nir")
 
 def demo_files() -> list[Path]:
     return sorted(p for p in DEMO_DIR.glob("*") if p.suffix in NETWORK_SUFFIXES)
+
+
+def demo_path(spec: str) -> str:
+    """The shipped demo file a bare demo name means (``qubo-1000.npz``: the one in
+    ``demo_networks/``, whatever lies in the working folder), else ``spec`` as it is. A
+    server resolves its clients' names so; the command line reads a file of the working
+    folder first."""
+    spec = spec.strip()
+    if spec in {p.name for p in demo_files()}:
+        return str(DEMO_DIR / spec)
+    return spec
 
 
 CACHE_FROM_SYNAPSES = 1 << 22  # generated networks this large are kept on disk

@@ -32,6 +32,7 @@ from pathlib import Path
 
 from engine.errors import CapacityError, InputFileError, SpecError
 from engine.hardware import MAX_CORES, Hardware, spec_cores
+from engine.io.files import ReadLimits
 from engine.network import Network
 from engine.partition import parse_partition_spec
 from engine.placement import placers
@@ -68,6 +69,16 @@ class ClientLimits:
     def none(cls) -> ClientLimits:
         big = 2**62
         return cls(MAX_CORES, big, big, 50_000_000, big, big)
+
+    def reading(self) -> ReadLimits:
+        """What a reader may take in from one of this client's files: an upload's bytes, and
+        a network of this client's size (declared sizes are checked before allocating)."""
+        default = ReadLimits()
+        return ReadLimits(
+            bytes=min(self.upload_bytes, default.bytes),
+            neurons=min(self.neurons, default.neurons),
+            synapses=min(self.synapses, default.synapses),
+        )
 
 
 def message_bytes(upload_bytes: int) -> int:

@@ -48,7 +48,7 @@ from engine.pipeline import (
 )
 from engine.resources import limits
 from engine.search import Record, resize_population
-from engine.specs import DEFAULT_HARDWARE, DEFAULT_NETWORK
+from engine.specs import DEFAULT_HARDWARE, DEFAULT_NETWORK, demo_path
 from engine.specs import DEFAULT_PLACEMENT as DEFAULT_PLACER
 from explorer.access import ClientAccess
 
@@ -183,13 +183,15 @@ class Reference:
 
 
 def _read_network(path: Path, access: ClientAccess) -> Network:
-    """The network of an uploaded file (a NIR graph expanded only as far as the client
-    may go)."""
+    """The network of an uploaded file, read within the client's limits: the sizes its
+    header declares are checked before anything that large is allocated, and a NIR graph is
+    expanded only as far as the client may go."""
+    limits = access.limits.reading()
     if path.suffix.lower() == ".nir":
         from engine.io.nir_graph import read_nir
 
-        return read_nir(path, max_synapses=access.limits.synapses)
-    return resolve_network(str(path))
+        return read_nir(path, max_synapses=access.limits.synapses, limits=limits)
+    return resolve_network(str(path), limits=limits)
 
 
 MAPPING_FILE = "a JSON mapping file (as Save mapping or meshscope map --out writes it)"
@@ -379,8 +381,9 @@ class ExplorerState(param.Parameterized):
         mapping_path = mapping_path and access.mapping_file(mapping_path)
         partition_spec = access.partition(partition_spec)
         mapped = _resolve_mapped(
-            network_spec, hardware_spec, mapping_path, placer=placer, partition_spec=partition_spec
-        )
+            network_spec and demo_path(network_spec), hardware_spec, mapping_path,
+            placer=placer, partition_spec=partition_spec,
+        )  # fmt: skip
         network, hardware, mapping = mapped.network, mapped.hardware, mapped.mapping
         access.check_network(network, network_spec)
         access.check_hardware(hardware, hardware_spec)

@@ -168,6 +168,43 @@ def test_an_uploaded_network_over_the_limits_is_refused(client, tmp_path):
     assert unchanged(state) == before
 
 
+@pytest.mark.parametrize(
+    ("name", "data"),
+    [
+        ("lie.hgr", b"1 20000000\n1 2\n"),  # 15 bytes declaring 20 M vertices
+        ("lie.hgr", b"1 200000000\n1 2\n"),
+    ],
+)
+def test_an_uploaded_header_declaring_more_than_the_client_may_load_is_refused_unbuilt(
+    client, name, data
+):
+    """A header is checked against the client's limits (200,000 neurons), not the command
+    line's, before anything of its declared size is allocated."""
+    import tracemalloc
+
+    before = unchanged(client)
+    tracemalloc.start()
+    try:
+        with pytest.raises(MeshScopeError) as info:
+            client.upload(name, data)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert "200,000" in str(info.value) and name in str(info.value)
+    assert peak < 8 * 2**20 and unchanged(client) == before
+
+
+def test_a_demo_name_is_the_demo_file_whatever_lies_in_the_servers_folder(
+    client, tmp_path, monkeypatch
+):
+    """A client naming a demo gets the shipped file, not a file of the same name in the
+    server's working folder (which the client could not have named by its path)."""
+    save_network(load_network_spec("linear-dense:M=2,N=8"), tmp_path / "qubo-1000.npz")
+    monkeypatch.chdir(tmp_path)
+    client.load("qubo-1000.npz", "loihi2")
+    assert client.network.name.startswith("qubo") and client.network_spec == "qubo-1000.npz"
+
+
 def test_an_upload_over_the_size_limit_is_refused_unread(client):
     state = ExplorerState.from_specs(
         SMALL_NETWORK, "loihi2", access=ClientAccess(ClientLimits(upload_bytes=1000))
