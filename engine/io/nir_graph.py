@@ -161,8 +161,11 @@ def _check_hdf5(f, path: Path, max_bytes: int) -> None:
                             )
     except InputFileError:
         raise
-    except Exception as e:  # noqa: BLE001 - whatever h5py raises, the file is bad
-        raise InputFileError(f"{path}: not a readable NIR graph ({_one_line(e)})") from None
+    except Exception:  # noqa: BLE001 - whatever h5py raises, the file is bad
+        raise InputFileError(
+            f"{path}: not a readable NIR graph: its HDF5 structure is damaged or cut short "
+            "(export it again from your SNN library)"
+        ) from None
     finally:
         f.seek(0)
 

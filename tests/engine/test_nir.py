@@ -249,6 +249,12 @@ def test_bad_files_are_one_line_errors(tmp_path, capsys):
         read_nir(text)
     with pytest.raises(InputFileError, match="does not exist"):
         read_nir(tmp_path / "missing.nir")
+    cut = tmp_path / "cut.nir"  # an export cut short: HDF5's own words stay out of the message
+    whole = (DATA / "paper_01_lif_lif_norse.nir").read_bytes()
+    cut.write_bytes(whole[: len(whole) // 2])
+    with pytest.raises(InputFileError, match="damaged or cut short") as info:
+        read_nir(cut)
+    assert "synchronously" not in str(info.value) and "eof" not in str(info.value)
     code, _, err = run(capsys, "evaluate", "--network", str(text))
     assert code == 2 and err.startswith("meshscope: error:") and err.count("\n") == 1
 
