@@ -119,6 +119,7 @@ class SearchRunner(_Background):
         # NestedES validates the settings before the thread starts
         start = state.mapping if from_current else None
         search = NestedES(state.network, state.hardware, config, evaluator=evaluator, start=start)
+        self._objective = config.objective
         state.param.update(
             search_running=True,
             search_trace=[],
@@ -150,7 +151,7 @@ class SearchRunner(_Background):
             "search_trace": trace,
             "search_points": points,
             "search_status": f"{events[-1].count} / {events[-1].budget} evaluations, "
-            + ("none succeeded yet" if best.failed else f"best {best.latency_us:.3f} µs"),
+            + ("none succeeded yet" if best.failed else f"best {self._said(best)}"),
         }
         new_best = state.search_best is None or best.index != state.search_best.index
         if not best.failed and new_best:
@@ -168,12 +169,25 @@ class SearchRunner(_Background):
             status = error = f"no evaluation succeeded: {search.history.failures()}"
         else:
             how = "stopped" if cancelled else "done"
+            start = search.result().initial  # the best of the search's own starting points
             status = (
                 f"{how} after {len(search.history)} evaluations: best "
-                f"{state.search_best.latency_us:.3f} µs "
-                f"(start {state.start_evaluation.latency_us:.3f} µs)"
+                f"{self._said(state.search_best)}, from {self._said(start, short=True)} "
+                f"({'your mapping' if start.note == 'start' else start.note})"
             )
         state.param.update(search_running=False, search_status=status, search_error=error)
+
+    def _said(self, record, *, short: bool = False) -> str:
+        """A record's figure as the search measured it: its objective's value (the
+        simulated step of a simulated objective, the model's latency beside it), else
+        the latency."""
+        name = self._objective
+        if objectives[name].simulated:
+            text = f"{record.simulated_us:.3f} µs simulated"
+            return text if short else f"{text} (the model's {record.latency_us:.3f} µs)"
+        if name == "latency":
+            return f"{record.latency_us:.3f} µs"
+        return f"{objectives[name].label} {record.fitness:.4g}"
 
 
 class ParetoRunner(_Background):

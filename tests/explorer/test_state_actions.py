@@ -315,3 +315,29 @@ def test_a_search_can_start_from_the_edited_mapping(state):
     assert "from the current mapping" not in state.search_status  # the end says how it went
     assert state.search_best.latency_us <= state.evaluation.latency_us + 1e-9
     assert isinstance(state.mapping, Mapping)
+
+
+def test_the_status_says_where_the_search_started_and_what_it_measured(state):
+    """The end says the best as the search measured it and the search's own start — the
+    hand-tuned mapping it started from, not the mapping the session loaded."""
+    cores = state.mapping.placement.cores
+    for k in range(1, 6):  # a hand-tuned mapping
+        state.swap_cores(int(cores[0]), int(cores[k]))
+    runner = SearchRunner(state, interval_s=0.0)
+    runner.start(ESConfig(budget=8, seed=2), from_current=True)
+    runner.join(60)
+    start = state.search_points[0]
+    assert start.note == "start"
+    initial = min((r for r in state.search_points if r.generation == 0), key=lambda r: r.fitness)
+    said = "your mapping" if initial.note == "start" else initial.note
+    assert f"from {initial.latency_us:.3f} µs ({said})" in state.search_status
+    assert f"best {state.search_best.latency_us:.3f} µs" in state.search_status
+
+
+def test_a_simulated_search_reports_the_simulated_step_as_its_result(state):
+    runner = SearchRunner(state, interval_s=0.0)
+    runner.start(ESConfig(budget=6, seed=1, objective="simulated-latency"))
+    runner.join(120)
+    best = state.search_best
+    assert f"best {best.simulated_us:.3f} µs simulated" in state.search_status
+    assert f"(the model's {best.latency_us:.3f} µs)" in state.search_status
