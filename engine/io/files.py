@@ -37,7 +37,7 @@ from functools import cache
 from pathlib import Path
 from typing import IO, BinaryIO
 
-from engine.errors import InputFileError, OutputFileError
+from engine.errors import CapacityError, InputFileError, OutputFileError
 
 __all__ = [
     "MAX_FILE_BYTES",
@@ -366,6 +366,7 @@ def read_npz(
     required: Iterable[str] = (),
     max_bytes: int = MAX_FILE_BYTES,
     why: str = "",
+    counts: dict[str, tuple[int, str]] | None = None,
 ) -> dict:
     """The arrays of a ``.npz`` archive, read without pickles: those ``arrays`` names (that
     it holds), each inflating to at most ``arrays[name]`` bytes, or (``arrays`` None) all of
@@ -378,7 +379,9 @@ def read_npz(
     ``required`` array is there, then each array's header — its type and shape, so its size
     inflated. Only then are the arrays inflated, one by one; a member that inflates to less
     than its header says is a damaged file, and one that would inflate to more is cut where
-    its header says it ends. Members not asked for are never read.
+    its header says it ends. Members not asked for are never read. ``counts``: name → (the
+    most values, what one value is, e.g. "neurons"): a header declaring more is a
+    ``CapacityError`` in those words, before the byte bounds are read off it.
     """
     import numpy as np
 
@@ -397,6 +400,13 @@ def read_npz(
                     for name, most in (arrays or dict.fromkeys(members, max_bytes)).items()
                     if name in members
                 }
+                for name, (most, noun) in (counts or {}).items():
+                    if name in members:
+                        count = math.prod(_npy_header(z, members[name], label, name)[0])
+                        if count > most:
+                            raise CapacityError(
+                                f"{path}: {count:,} {noun}; at most {most:,} {noun} are read here"
+                            )
                 sizes = {
                     name: _npy_size(z, members[name], label, name, most, why)
                     for name, most in wanted.items()
@@ -412,7 +422,7 @@ def read_npz(
                     with z.open(members[name]) as m:
                         out[name] = np.lib.format.read_array(m, allow_pickle=False)
                 return out
-        except InputFileError:
+        except (InputFileError, CapacityError):
             raise
         except Exception as e:  # noqa: BLE001 - whatever numpy and zipfile raise, the file is bad
             raise InputFileError(f"{label}: {reason(e)}") from None
@@ -467,9 +477,8 @@ def _zip_entries(f: BinaryIO, size: int) -> int | None:
     return struct.unpack_from("<Q", record, 32)[0]
 
 
-def _npy_size(z: zipfile.ZipFile, member: str, label: str, name: str, most: int, why: str):
-    """The bytes one array of an archive inflates to, read from its header alone, after
-    checking it needs no pickle and inflates to at most ``most``."""
+def _npy_header(z: zipfile.ZipFile, member: str, label: str, name: str):
+    """(shape, dtype) of one array of an archive, from its header alone."""
     import numpy as np
 
     with z.open(member) as m:
@@ -480,6 +489,13 @@ def _npy_size(z: zipfile.ZipFile, member: str, label: str, name: str, most: int,
             shape, _, dtype = np.lib.format.read_array_header_2_0(m)
         else:
             raise InputFileError(f"{label}: array {name!r} is of .npy version {version}")
+    return shape, dtype
+
+
+def _npy_size(z: zipfile.ZipFile, member: str, label: str, name: str, most: int, why: str):
+    """The bytes one array of an archive inflates to, read from its header alone, after
+    checking it needs no pickle and inflates to at most ``most``."""
+    shape, dtype = _npy_header(z, member, label, name)
     if dtype.hasobject:
         raise InputFileError(
             f"{label}: array {name!r} holds Python objects, which MeshScope does not unpickle"

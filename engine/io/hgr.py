@@ -25,7 +25,7 @@ import numba
 import numpy as np
 
 from engine.arrays import distinct
-from engine.errors import InputFileError
+from engine.errors import CapacityError, InputFileError
 from engine.io.files import MAX_FILE_BYTES, ReadLimits, atomic_open, read_bytes
 from engine.network import Network
 
@@ -189,14 +189,14 @@ def read_hgr(path, *, limits: ReadLimits | None = None) -> Network:
             + f" but the file has {lines.size} lines"
         )
     if n_vertices > lim.neurons:
-        raise InputFileError(
+        raise CapacityError(
             f"{path}: the header declares {n_vertices:,} vertices; at most {lim.neurons:,} "
             "neurons are read here"
         )
     edge_tokens = lines[:n_edges]
     pins_total = int(edge_tokens.sum()) - n_edges * (1 + edge_w)  # destinations, at most
     if pins_total > lim.synapses:
-        raise InputFileError(
+        raise CapacityError(
             f"{path}: its h-edges list {pins_total:,} destinations; at most {lim.synapses:,} "
             "synapses are read here"
         )

@@ -80,6 +80,7 @@ def load_network(path, *, limits: ReadLimits | None = None) -> Network:
         required=("indptr", "indices", "population", "rate", "meta"),
         max_bytes=lim.bytes,
         why=f" (networks of at most {lim.neurons:,} neurons and {lim.synapses:,} synapses)",
+        counts={"rate": (lim.neurons, "neurons"), "indices": (lim.synapses, "synapses")},
     )
     if data["meta"].dtype.kind != "U" or data["meta"].size != 1:
         raise InputFileError(f"{path}: its 'meta' header is not JSON text")

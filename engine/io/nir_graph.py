@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from engine.errors import InputFileError, MeshScopeWarning, SpecError
+from engine.errors import CapacityError, InputFileError, MeshScopeWarning, SpecError
 from engine.io.files import MAX_NESTING, ReadLimits, open_regular
 from engine.io.rates import with_rates
 from engine.network import Network
@@ -604,7 +604,7 @@ def read_nir(
     if not any(n.kind in NEURONS for n in pops):
         raise InputFileError(f"{path}: the graph has no neuron node, so nothing to map")
     if sum(math.prod(n.shape) for n in pops) > lim.neurons:
-        raise InputFileError(
+        raise CapacityError(
             f"{path}: its populations hold {sum(math.prod(n.shape) for n in pops):,} neurons; "
             f"at most {lim.neurons:,} are read here"
         )

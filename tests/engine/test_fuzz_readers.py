@@ -461,7 +461,10 @@ def test_a_network_file_whose_arrays_inflate_beyond_the_limits(tmp_path_factory,
                     else:
                         np.lib.format.write_array(f, v)
     text = refused(lambda p: load_network(p, limits=SMALL), path)
-    assert f"array {key!r}" in text and f"{n:,} values" in text
+    if key in ("rate", "indices"):  # the network's size, said as neurons or synapses
+        assert f"{n:,} {'neurons' if key == 'rate' else 'synapses'}; at most" in text
+    else:
+        assert f"array {key!r}" in text and f"{n:,} values" in text
 
 
 @FUZZ
