@@ -17,7 +17,16 @@ import re
 import sys
 from pathlib import Path
 
-from engine.cli.common import FIGURE, HARDWARE_HELP, bar, check_outputs, inputs_of, work
+from engine.cli.common import (
+    FIGURE,
+    HARDWARE_HELP,
+    bar,
+    check_outputs,
+    hardware_option,
+    inputs_of,
+    json_option,
+    work,
+)
 from engine.defaults import DEFAULT_HARDWARE
 from engine.errors import SpecError
 
@@ -274,7 +283,7 @@ def add_commands(sub) -> None:
     from engine.fidelity.suites import SUITES
 
     mb = sub.add_parser("microbench", help=COMMANDS["microbench"])
-    mb.add_argument("--hardware", default=DEFAULT_HARDWARE, help=HARDWARE_HELP)
+    hardware_option(mb, default=DEFAULT_HARDWARE)
     mb.add_argument(
         "--suite", choices=[*SUITES, "all"], default="microbench",
         help="microbench: Fig. 2 a-e, scaled (calibrates every term); linear-grid: §V-A's "
@@ -283,7 +292,7 @@ def add_commands(sub) -> None:
     mb.add_argument("--out", metavar="FILE.csv", help="write the runs as a measurements template")
     mb.add_argument("--mappings", metavar="DIR", help="also write each run's mapping file into DIR")
     mb.add_argument("--no-simulator", action="store_true", help="predict with the model only")
-    mb.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    json_option(mb)
     mb.set_defaults(func=cmd_microbench)
 
     for name, func in (("validate", cmd_validate), ("calibrate", cmd_calibrate)):
@@ -294,11 +303,11 @@ def add_commands(sub) -> None:
             "placement; then measured_us (mean µs per step), optionally steps, note",
         )  # fmt: skip
         p.add_argument("--no-simulator", action="store_true", help="the model only")
-        p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+        json_option(p)
         p.set_defaults(func=func)
         if name == "validate":
-            p.add_argument(
-                "--hardware", metavar="SPEC",
+            hardware_option(
+                p, metavar="SPEC",
                 help="predict with this hardware's constants (e.g. a calibrated preset) instead "
                 "of those of the hardware each run names",
             )  # fmt: skip
@@ -308,8 +317,8 @@ def add_commands(sub) -> None:
                 help="write measured vs predicted and the roofline (.png/.svg/.pdf)",
             )
         else:
-            p.add_argument(
-                "--hardware", default=DEFAULT_HARDWARE,
+            hardware_option(
+                p, default=DEFAULT_HARDWARE,
                 help="the preset to calibrate: its constants are the starting point, and those "
                 f"no run can fit are kept ({HARDWARE_HELP})",
             )  # fmt: skip

@@ -19,9 +19,15 @@ from engine.cli.common import (
     FIGURE,
     MAX_NETWORKS,
     check_outputs,
+    hardware_option,
     inputs_of,
+    json_option,
+    mapping_option,
     network_argument,
     network_of,
+    partition_option,
+    placement_option,
+    seed_option,
     whole,
 )
 from engine.errors import SpecError
@@ -210,20 +216,18 @@ def add_commands(sub) -> None:
 
     def placed(p, *, placement: bool = True):
         network_argument(p)
-        p.add_argument("--hardware", help=f"a Mosaic preset (default {DEFAULT_MOSAIC}; "
-                       "NAME@RxC resizes it to R x C Neuron Tiles)")  # fmt: skip
-        p.add_argument("--seed", type=whole(0), default=0, help="seed of random steps")
-        p.add_argument("--json", action="store_true", help="print one JSON object")
+        hardware_option(p, help=f"a Mosaic preset (default {DEFAULT_MOSAIC}; NAME@RxC resizes "
+                        "it to R x C Neuron Tiles)")  # fmt: skip
+        seed_option(p, help="seed of random steps")
+        json_option(p)
         if not placement:
             return
-        p.add_argument(
-            "--partition", "--partitioner", dest="partition",
-            help="partition with this partitioner (default: neurons in order, a tile's worth "
+        partition_option(
+            p, help="partition with this partitioner (default: neurons in order, a tile's worth "
             "each, row-major)",
         )  # fmt: skip
-        p.add_argument("--placement", "--placer", dest="placement", help="with --partition: "
-                       "the placer (default packed-row)")  # fmt: skip
-        p.add_argument("--mapping", metavar="FILE", help="a mapping file instead")
+        placement_option(p, help="with --partition: the placer (default packed-row)")
+        mapping_option(p, help="a mapping file instead")
 
     ck = verbs.add_parser("check", help="does the network fit the tiles' routing memory?")
     placed(ck)
@@ -249,19 +253,19 @@ def add_commands(sub) -> None:
 
     rq = verbs.add_parser("requirements", help="crossbar sizes random networks of a profile "
                           "need (Fig. 2d), mean and spread")  # fmt: skip
-    rq.add_argument("--hardware", help=f"a Mosaic preset (default {DEFAULT_MOSAIC})")
+    hardware_option(rq, help=f"a Mosaic preset (default {DEFAULT_MOSAIC})")
     rq.add_argument("--target", required=True, metavar="P0,P1,…", help="the profile")
     rq.add_argument(
         "--networks", type=whole(2, MAX_NETWORKS), default=20, help="random networks (default 20)"
     )
-    rq.add_argument("--seed", type=whole(0), default=0, help="seed of the first network")
-    rq.add_argument("--json", action="store_true", help="print one JSON object")
+    seed_option(rq, help="seed of the first network")
+    json_option(rq)
     rq.set_defaults(func=cmd_requirements)
 
     dm = verbs.add_parser("demo", help="train a small recurrent SNN with and without routing "
                           "awareness (a synthetic task, not SHD)")  # fmt: skip
     dm.add_argument("--quick", action="store_true", help="a smaller sweep, seconds")
-    dm.add_argument("--seed", type=whole(0), default=0, help="seed of data and training")
+    seed_option(dm, help="seed of data and training")
     dm.add_argument("--figure", metavar="FILE", help="write accuracy vs routing entries (PNG/SVG)")
-    dm.add_argument("--json", action="store_true", help="print one JSON object")
+    json_option(dm)
     dm.set_defaults(func=cmd_demo)
