@@ -32,7 +32,6 @@ from engine.errors import SpecError
 
 __all__ = ["add_commands"]
 
-STAT_KEYS = ("pearson_r", "kendall_tau", "mape")
 TEMPLATE_COLUMNS = (
     "name", "mapping", "network", "hardware", "partition", "placement", "seed", "saturates",
     "measured_us", "steps", "note", "dendops", "synops", "synmem_reads", "link_bits",
