@@ -322,43 +322,9 @@ def cmd_convert(args) -> int:
     return 0
 
 
-def network_info(network) -> dict:
-    """What ``meshscope info`` prints: totals and one row per population (synapses as the
-    engine counts them: one per non-zero weight of the expanded projections)."""
-
-    fan_in, fan_out = network.synapses_per_population()
-    nir = network.params.get("nir", {})
-    rows = []
-    for k, name in enumerate(network.population_names):
-        size = int(network.population_sizes[k])
-        node = nir.get(name, {})
-        rows.append(
-            {
-                "name": name,
-                "type": node.get("type", "spike source" if network.spike_source[k] else "layer"),
-                "shape": node.get("shape", list(network.shape_of(k))),
-                "neurons": size,
-                "synapses_in": int(fan_in[k]),
-                "synapses_out": int(fan_out[k]),
-                "spike_source": bool(network.spike_source[k]),
-                "mean_rate": float(network.rate[network.population == k].mean()),
-            }
-        )
-    return {
-        "network": network.name,
-        "neurons": network.n_core_neurons,  # on cores
-        "input_neurons": network.n_input_neurons,  # spike sources: on no core
-        "synapses": network.n_synapses,
-        "populations": rows,
-        "description": network.description,
-    }
-
-
 def cmd_info(args) -> int:
-    import json
-
     network = network_of(args)
-    info = network_info(network)
+    info = network.summary()
     if args.json:
         print(json.dumps(info, indent=2))
         return 0

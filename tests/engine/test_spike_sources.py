@@ -73,7 +73,9 @@ def test_the_inputs_are_counted_apart_from_the_neurons_on_cores():
 def test_the_sparse_mlps_input_is_a_spike_source_and_survives_a_file(tmp_path):
     net = load_network_spec("mlp:widths=64-128-32")
     assert net.spike_source == (True, False, False)
-    assert net.summary()["spike_sources"] == ["input"]
+    summary = net.summary()
+    assert [r["name"] for r in summary["populations"] if r["spike_source"]] == ["input"]
+    assert (summary["neurons"], summary["input_neurons"]) == (128 + 32, 64)
     save_network(net, tmp_path / "n.npz")
     back = load_network(tmp_path / "n.npz")
     assert back.spike_source == net.spike_source and back.fingerprint == net.fingerprint
