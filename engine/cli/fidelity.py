@@ -9,6 +9,7 @@ measured step times (Loihi 2 runtime model §III–V).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -29,15 +30,17 @@ from engine.errors import SpecError
 __all__ = ["add_commands"]
 
 
-def _progress(args, total: int):
+@contextlib.contextmanager
+def _over_runs(args, total: int):
+    """Around work over ``total`` runs (``work``): on a terminal a bar, and the callback to
+    give the engine's ``progress`` (the runs done so far); None elsewhere."""
     b = bar(args, total, unit="run")
-    if b is None:
-        return None, lambda: None
-
-    def tick(done: int) -> None:
-        b.update(done - b.n)
-
-    return tick, b.close
+    try:
+        with work(args):
+            yield None if b is None else (lambda done: b.update(done - b.n))
+    finally:
+        if b is not None:
+            b.close()
 
 
 def _stats_line(label: str, s: dict | None) -> str:
@@ -53,13 +56,21 @@ def _stats_line(label: str, s: dict | None) -> str:
     return line + (f"  ({s['why']})" if s.get("why") else "")
 
 
-def _run_files(runs) -> list[tuple[str, str]]:
-    """What the measured runs read: their mapping, network, hardware and partition files."""
-    return [
+def _measured(args, what: str, path: str | None, suffixes: tuple[str, ...]):
+    """The runs of ``--measurements`` and how many it skipped, once the output ``what`` at
+    ``path`` is known to be writable, named for its format and none of the files the
+    command or the runs read (their mapping, network, hardware and partition files)."""
+    from engine.fidelity.measurements import read_measurements
+
+    check_outputs((what, path, suffixes), inputs=inputs_of(args))
+    runs, skipped = read_measurements(args.measurements)
+    read = [
         (f"{key} of {run.where}", getattr(run, key))
         for run in runs
         for key in ("mapping", "network", "hardware", "partition")
     ]
+    check_outputs((what, path), inputs=read)
+    return runs, skipped
 
 
 # ------------------------------------------------------------------ microbench
@@ -70,15 +81,11 @@ def cmd_microbench(args) -> int:
     if args.mappings and not args.out:
         raise SpecError("--mappings writes the files the CSV's mapping column names: add --out")
     runs = suite_runs(args.suite, args.hardware)
-    tick, done = _progress(args, len(runs))
-    with work(args):
-        try:
-            rows = measurement_template(
-                runs, simulator=not args.no_simulator, progress=tick, out=args.out,
-                mappings=args.mappings,
-            )  # fmt: skip
-        finally:
-            done()
+    with _over_runs(args, len(runs)) as tick:
+        rows = measurement_template(
+            runs, simulator=not args.no_simulator, progress=tick, out=args.out,
+            mappings=args.mappings,
+        )  # fmt: skip
     if args.json:
         print(json.dumps({"suite": args.suite, "hardware": args.hardware, "runs": rows}, indent=2))
         return 0
@@ -96,21 +103,14 @@ def cmd_microbench(args) -> int:
 
 # ------------------------------------------------------------------ validate
 def cmd_validate(args) -> int:
-    from engine.fidelity.measurements import read_measurements
     from engine.fidelity.validate import validate
 
-    check_outputs(("figure", args.figure, FIGURE), inputs=inputs_of(args))
-    runs, skipped = read_measurements(args.measurements)
-    check_outputs(("figure", args.figure), inputs=_run_files(runs))
-    tick, done = _progress(args, len(runs))
-    with work(args):
-        try:
-            result = validate(
-                runs, hardware=args.hardware, simulator=not args.no_simulator, skipped=skipped,
-                progress=tick,
-            )  # fmt: skip
-        finally:
-            done()
+    runs, skipped = _measured(args, "figure", args.figure, FIGURE)
+    with _over_runs(args, len(runs)) as tick:
+        result = validate(
+            runs, hardware=args.hardware, simulator=not args.no_simulator, skipped=skipped,
+            progress=tick,
+        )  # fmt: skip
     if args.figure:
         result.write_figure(args.figure)
     if args.json:
@@ -136,23 +136,16 @@ def cmd_validate(args) -> int:
 # ------------------------------------------------------------------ calibrate
 def cmd_calibrate(args) -> int:
     from engine.fidelity.calibrate import calibrate_runs
-    from engine.fidelity.measurements import read_measurements
     from engine.pipeline import resolve_hardware
     from engine.provenance import write_preset
 
-    check_outputs(("hardware file", args.out, (".toml",)), inputs=inputs_of(args))
+    runs, skipped = _measured(args, "hardware file", args.out, (".toml",))
     base = resolve_hardware(args.hardware)
-    runs, skipped = read_measurements(args.measurements)
-    check_outputs(("hardware file", args.out), inputs=_run_files(runs))
-    tick, done = _progress(args, len(runs))
-    with work(args):
-        try:
-            cal = calibrate_runs(
-                runs, base, what=Path(args.measurements).name, name=Path(args.out).stem,
-                simulator=not args.no_simulator, progress=tick,
-            )  # fmt: skip
-        finally:
-            done()
+    with _over_runs(args, len(runs)) as tick:
+        cal = calibrate_runs(
+            runs, base, what=Path(args.measurements).name, name=Path(args.out).stem,
+            simulator=not args.no_simulator, progress=tick,
+        )  # fmt: skip
     write_preset(
         args.out, cal.hardware,
         header=f"calibrated by meshscope calibrate from {args.measurements} "
