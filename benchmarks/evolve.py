@@ -13,7 +13,7 @@ import time
 
 from common import asset, finish, parser
 
-from engine.cost import evaluate
+from engine.cost import model_evaluation
 from engine.hardware import load_hardware
 from engine.search import ESConfig, NestedES, make_search
 from engine.specs import load_network_spec
@@ -31,8 +31,8 @@ def single_chip(net, hw, budget, seeds=SEEDS):
         start = time.perf_counter()
         result = NestedES(net, hw, ESConfig(budget=budget, seed=seed)).run()
         rates.append(budget / (time.perf_counter() - start))
-        before = evaluate(net, hw, result.initial.mapping(net))
-        after = evaluate(net, hw, result.mapping(net))
+        before = model_evaluation(net, hw, result.initial.mapping(net))
+        after = model_evaluation(net, hw, result.mapping(net))
         runs.append(
             {
                 "seed": seed,
@@ -73,7 +73,7 @@ def multi_chip(budget, seeds=SEEDS):
             search = make_search(net, hw, ESConfig(budget=budget, seed=seed), strategy=strategy)
             result = search.run()
             bests.append(result.best.latency_us)
-            chips.append(evaluate(net, hw, result.mapping(net)).chips_used)
+            chips.append(model_evaluation(net, hw, result.mapping(net)).chips_used)
         out[strategy] = {"best_latency_us": summary(bests), "chips_used": chips}
         if strategy == "chipwise":
             out[strategy]["segments"] = [s.tolist() for s in search.segments]

@@ -5,9 +5,9 @@ The pipeline, one module each::
     network ─partition/─▶ Partition ─partition_graph─▶ PartitionGraph ─placement/─▶ Placement
             ─traffic─▶ link loads ─cost─▶ Evaluation          (search/ closes the loop)
 
-``pipeline.build_mapping`` runs it from the names a user types; ``resources`` is the one
-per-core limit model every step checks against. The engine never imports the explorer
-or any UI toolkit.
+``pipeline.build_mapping`` runs it from the names a user types and ``pipeline.evaluate``
+costs the result; ``resources`` is the one per-core limit model every step checks against.
+The engine never imports the explorer or any UI toolkit.
 """
 
 from importlib import import_module
@@ -15,7 +15,6 @@ from importlib import import_module
 _WHERE = {  # name -> module: imported on first use, so ``meshscope --help`` stays light
     "Evaluation": "engine.cost",
     "Evaluator": "engine.cost",
-    "evaluate": "engine.cost",
     "MeshScopeError": "engine.errors",
     "Hardware": "engine.hardware",
     "load_hardware": "engine.hardware",
@@ -26,6 +25,7 @@ _WHERE = {  # name -> module: imported on first use, so ``meshscope --help`` sta
     "PartitionGraph": "engine.partition_graph",
     "Mapped": "engine.pipeline",
     "build_mapping": "engine.pipeline",
+    "evaluate": "engine.pipeline",
     "write_mapping_file": "engine.pipeline",
 }
 

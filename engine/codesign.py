@@ -2,8 +2,10 @@
 
 A preset's ``[codesign]`` table gives each parameter the values a search may pick, e.g.
 ``memory_kib = { values = [256, 512, 1024], source = "…" }``; ``variant`` applies a choice to
-the preset. Every parameter keeps the mesh (the cores and their places), so one placement
-genotype serves every variant. What each does to the models:
+the preset. The parameters are the hardware's own (``engine.hardware.CODESIGN_KNOBS``: how
+each changes a ``Hardware``, and what the preset reader accepts); this module is the
+search's side of them. Every parameter keeps the mesh (the cores and their places), so one
+placement genotype serves every variant. What each does to the models:
 
 * ``memory_kib``: each core's memory (``limits.synaptic_memory_bytes``): less memory, more
   cores for the same layer;
@@ -28,67 +30,12 @@ silicon the preset's own numbers can price.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from engine.errors import SpecError
-from engine.hardware import Hardware
+from engine.hardware import CODESIGN_KNOBS, Hardware
 
-__all__ = ["KNOBS", "Codesign", "core_cap", "hardware_metrics", "variant"]
-
-
-def _memory(hw: Hardware, v: float) -> Hardware:
-    return replace(hw, limits=replace(hw.limits, synaptic_memory_bytes=int(v * 1024)))
-
-
-def _npes(hw: Hardware, v: float) -> Hardware:
-    m = hw.model
-    return replace(hw, model=replace(m, synop_ns=m.synop_ns / v, dendop_ns=m.dendop_ns / v))
-
-
-def _clock(hw: Hardware, v: float) -> Hardware:
-    m, out = hw.model, _links(hw, v)
-    model = replace(
-        m, synop_ns=m.synop_ns / v, dendop_ns=m.dendop_ns / v,
-        synmem_read_ns=m.synmem_read_ns / v, barrier_us=m.barrier_us / v,
-    )  # fmt: skip
-    return replace(out, model=model, noc=replace(hw.noc, cycle_ns=hw.noc.cycle_ns / v))
-
-
-def _links(hw: Hardware, v: float) -> Hardware:
-    links = hw.links
-    return replace(
-        hw,
-        links=replace(
-            links, router_bits_per_us=links.router_bits_per_us * v,
-            core_bits_per_us=links.core_bits_per_us * v,
-            offchip_bits_per_us=links.offchip_bits_per_us * v,
-        ),
-    )  # fmt: skip
-
-
-def _flit(hw: Hardware, v: float) -> Hardware:
-    out = _links(hw, v)
-    return replace(out, noc=replace(out.noc, flit_bits=max(1, round(hw.noc.flit_bits * v))))
-
-
-def _bits(name: str) -> Callable[[Hardware, float], Hardware]:
-    def apply(hw: Hardware, v: float) -> Hardware:
-        return replace(hw, model=replace(hw.model, **{name: int(v)}))
-
-    return apply
-
-
-# name -> (apply, the value the preset itself has)
-KNOBS: dict[str, tuple[Callable[[Hardware, float], Hardware], Callable[[Hardware], float]]] = {
-    "memory_kib": (_memory, lambda hw: hw.limits.synaptic_memory_bytes / 1024),
-    "npes": (_npes, lambda hw: 1.0),
-    "clock_scale": (_clock, lambda hw: 1.0),
-    "flit_scale": (_flit, lambda hw: 1.0),
-    "state_bits": (_bits("state_bits"), lambda hw: hw.model.state_bits),
-    "output_bits": (_bits("output_bits"), lambda hw: hw.model.output_bits),
-    "cores": (lambda hw, v: hw, lambda hw: float(hw.n_cores)),  # a cap (``core_cap``)
-}
+__all__ = ["Codesign", "core_cap", "hardware_metrics", "variant"]
 
 
 def core_cap(hardware: Hardware, choice: dict) -> int:
@@ -100,11 +47,12 @@ def variant(hardware: Hardware, choice: dict) -> Hardware:
     """``hardware`` with the co-design parameters of ``choice`` (name → value) applied."""
     out = hardware
     for name, value in sorted(choice.items()):
-        if name not in KNOBS:
-            raise SpecError(f"unknown co-design parameter {name!r}: choose from {', '.join(KNOBS)}")
+        if name not in CODESIGN_KNOBS:
+            known = ", ".join(CODESIGN_KNOBS)
+            raise SpecError(f"unknown co-design parameter {name!r}: choose from {known}")
         if not value > 0:
             raise SpecError(f"co-design parameter {name} must be positive, not {value!r}")
-        out = KNOBS[name][0](out, float(value))
+        out = CODESIGN_KNOBS[name][0](out, float(value))
     if choice:
         said = ",".join(f"{k}={v:g}" for k, v in sorted(choice.items()))
         out = replace(out, name=f"{hardware.name}[{said}]")
@@ -160,6 +108,6 @@ class Codesign:
         """The indices of the values nearest the preset's own."""
         out = []
         for name, values in zip(self.names, self.values, strict=True):
-            own = KNOBS[name][1](hardware)
+            own = CODESIGN_KNOBS[name][1](hardware)
             out.append(min(range(len(values)), key=lambda i: (abs(values[i] - own), i)))
         return tuple(out)

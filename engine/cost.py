@@ -17,9 +17,11 @@ Energy per step = static power × T + op energies + routing energy, where a mess
 that crosses h router links costs ``h·(E_R + E_T) + E_R`` (SNN hypergraphs Table I) plus a
 surcharge per chip-to-chip hop.
 
-``evaluate`` is pure. ``Evaluator`` keeps what depends only on the partition, so a
-new placement costs one routing pass and a swap of two cores touches only the pairs
-of the two partitions; ``Evaluator.evaluation()`` equals ``evaluate`` exactly.
+``model_evaluation(network, hardware, mapping)`` is pure (``engine.pipeline.evaluate`` is
+the same for a ``Mapped``, whose partition graph it reuses). ``Evaluator`` keeps what
+depends only on the partition, so a new placement costs one routing pass and a swap of two
+cores touches only the pairs of the two partitions; ``Evaluator.evaluation()`` equals
+``model_evaluation`` exactly.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ from engine.traffic import (
     swap_cores_inplace,
 )
 
-__all__ = ["TERMS", "TERM_LABELS", "Evaluation", "Evaluator", "evaluate", "link_rows"]
+__all__ = ["TERMS", "TERM_LABELS", "Evaluation", "Evaluator", "link_rows", "model_evaluation"]
 
 TERMS = ("dendops", "synops", "synmem", "link", "barrier")
 TERM_LABELS = {  # the words of the Loihi 2 runtime model for the terms of its eq. 1
@@ -132,7 +134,7 @@ class Evaluator:
 
     >>> ev = Evaluator(network, hardware, partition, placement)   # doctest: +SKIP
     >>> ev.swap_cores(3, 17)          # fast: returns (latency_us, energy_uj)
-    >>> ev.evaluation()               # the full Evaluation, equal to evaluate(...)
+    >>> ev.evaluation()               # the full Evaluation, equal to model_evaluation(...)
     """
 
     def __init__(
@@ -433,14 +435,24 @@ def _placement_problems(cores: np.ndarray, hardware: Hardware, n_parts: int) -> 
     return Placement(cores).check(hardware, n_parts)
 
 
-def evaluate(network: Network, hardware: Hardware, mapping: Mapping) -> Evaluation:
-    """The full cost of a mapping (checks feasibility first)."""
-    graph = partition_graph(network, hardware, mapping.partition)
+def model_evaluation(network: Network, hardware: Hardware, mapping: Mapping) -> Evaluation:
+    """The max-affine model's full cost of a mapping (latency, energy, terms, metrics),
+    checked first: every reason it cannot run is named in one ``CapacityError``."""
+    return checked_evaluator(network, hardware, mapping).evaluation()
+
+
+def checked_evaluator(
+    network: Network, hardware: Hardware, mapping: Mapping, *,
+    graph: PartitionGraph | None = None, multicast: bool | None = None,
+) -> Evaluator:  # fmt: skip
+    """An ``Evaluator`` of the mapping (fast swaps and re-placements) after checking that it
+    fits every limit (``engine.resources.check_mapping``)."""
+    graph = graph or partition_graph(network, hardware, mapping.partition)
     check_mapping(network, hardware, mapping, graph)
-    ev = Evaluator(
-        network, hardware, mapping.partition, mapping.placement, graph=graph, check=False
-    )
-    return ev.evaluation()
+    return Evaluator(
+        network, hardware, mapping.partition, mapping.placement, graph=graph, check=False,
+        multicast=multicast,
+    )  # fmt: skip
 
 
 @numba.njit(cache=True)

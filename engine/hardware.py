@@ -24,6 +24,7 @@ import hashlib
 import json
 import math
 import re
+from collections.abc import Callable
 from dataclasses import MISSING, asdict, dataclass, field, fields, replace
 from functools import cached_property
 from pathlib import Path
@@ -34,6 +35,7 @@ from engine.errors import InputFileError, InvalidHardwareError, UnknownNameError
 from engine.io.files import parse_toml, read_text
 
 __all__ = [
+    "CODESIGN_KNOBS",
     "Hardware",
     "CoreLimits",
     "LinkSpec",
@@ -645,17 +647,76 @@ def hardware_from_dict(data: dict, where: str = "hardware") -> Hardware:
         raise InputFileError(f"{where}: {e}") from None
 
 
+# ------------------------------------------------------------------ co-design parameters
+# what a hardware could be: each parameter a co-design search may vary, as a change to it
+def _vary_memory(hw: Hardware, v: float) -> Hardware:
+    return replace(hw, limits=replace(hw.limits, synaptic_memory_bytes=int(v * 1024)))
+
+
+def _vary_npes(hw: Hardware, v: float) -> Hardware:
+    m = hw.model
+    return replace(hw, model=replace(m, synop_ns=m.synop_ns / v, dendop_ns=m.dendop_ns / v))
+
+
+def _vary_clock(hw: Hardware, v: float) -> Hardware:
+    m, out = hw.model, _scaled_links(hw, v)
+    model = replace(
+        m, synop_ns=m.synop_ns / v, dendop_ns=m.dendop_ns / v,
+        synmem_read_ns=m.synmem_read_ns / v, barrier_us=m.barrier_us / v,
+    )  # fmt: skip
+    return replace(out, model=model, noc=replace(hw.noc, cycle_ns=hw.noc.cycle_ns / v))
+
+
+def _scaled_links(hw: Hardware, v: float) -> Hardware:
+    links = hw.links
+    return replace(
+        hw,
+        links=replace(
+            links, router_bits_per_us=links.router_bits_per_us * v,
+            core_bits_per_us=links.core_bits_per_us * v,
+            offchip_bits_per_us=links.offchip_bits_per_us * v,
+        ),
+    )  # fmt: skip
+
+
+def _vary_flit(hw: Hardware, v: float) -> Hardware:
+    out = _scaled_links(hw, v)
+    return replace(out, noc=replace(out.noc, flit_bits=max(1, round(hw.noc.flit_bits * v))))
+
+
+def _vary_bits(name: str) -> Callable[[Hardware, float], Hardware]:
+    def apply(hw: Hardware, v: float) -> Hardware:
+        return replace(hw, model=replace(hw.model, **{name: int(v)}))
+
+    return apply
+
+
+# the parameters a preset's [codesign] table may give values for (SENMap §IV-H; what each does:
+# ``engine.codesign``, which searches over them): name -> (the hardware with a value applied,
+# the value the hardware itself has)
+CODESIGN_KNOBS: dict[
+    str, tuple[Callable[[Hardware, float], Hardware], Callable[[Hardware], float]]
+] = {
+    "memory_kib": (_vary_memory, lambda hw: hw.limits.synaptic_memory_bytes / 1024),
+    "npes": (_vary_npes, lambda hw: 1.0),
+    "clock_scale": (_vary_clock, lambda hw: 1.0),
+    "flit_scale": (_vary_flit, lambda hw: 1.0),
+    "state_bits": (_vary_bits("state_bits"), lambda hw: hw.model.state_bits),
+    "output_bits": (_vary_bits("output_bits"), lambda hw: hw.model.output_bits),
+    "cores": (lambda hw, v: hw, lambda hw: float(hw.n_cores)),  # a cap (``core_cap``)
+}
+
+
 def _codesign(table, where: str, sources: dict) -> tuple:
     """A [codesign] table: each parameter ``{ values = [v, …], source = "…" }``, positive
-    numbers (``engine.codesign.KNOBS`` names the parameters)."""
-    from engine.codesign import KNOBS
-
+    numbers (``CODESIGN_KNOBS`` names the parameters)."""
     if not isinstance(table, dict):
         raise InputFileError(f"{where}: must be a table of parameters, not {table!r}")
     out = []
     for name, item in table.items():
-        if name not in KNOBS:
-            raise InputFileError(f"{where}: unknown parameter {name!r} (known: {', '.join(KNOBS)})")
+        if name not in CODESIGN_KNOBS:
+            known = ", ".join(CODESIGN_KNOBS)
+            raise InputFileError(f"{where}: unknown parameter {name!r} (known: {known})")
         values = item.get("values") if isinstance(item, dict) else None
         if (
             not isinstance(values, list)

@@ -354,16 +354,32 @@ class Network:
         return h.hexdigest()[:16]
 
     def summary(self) -> dict:
+        """What ``meshscope info`` prints: the neurons on cores and the spike sources' (on no
+        core) apart, the synapses (one per non-zero weight of the expanded projections), and
+        one row per population: its type and shape (a NIR node's, if read from NIR), neurons,
+        synapses in and out, whether it is a spike source, and its mean rate."""
+        fan_in, fan_out = self.synapses_per_population()
+        nir = self.params.get("nir", {})
+        rows = []
+        for k, name in enumerate(self.population_names):
+            node = nir.get(name, {})
+            rows.append(
+                {
+                    "name": name,
+                    "type": node.get("type", "spike source" if self.spike_source[k] else "layer"),
+                    "shape": node.get("shape", list(self.shape_of(k))),
+                    "neurons": int(self.population_sizes[k]),
+                    "synapses_in": int(fan_in[k]),
+                    "synapses_out": int(fan_out[k]),
+                    "spike_source": bool(self.spike_source[k]),
+                    "mean_rate": float(self.rate[self.population == k].mean()),
+                }
+            )
         return {
-            "name": self.name,
-            "neurons": self.n_neurons,
+            "network": self.name,
+            "neurons": self.n_core_neurons,  # on cores
+            "input_neurons": self.n_input_neurons,  # spike sources: on no core
             "synapses": self.n_synapses,
-            "populations": dict(
-                zip(self.population_names, self.population_sizes.tolist(), strict=True)
-            ),
-            "mean_rate": float(self.rate.mean()),
-            "spike_sources": [
-                n for n, s in zip(self.population_names, self.spike_source, strict=True) if s
-            ],
+            "populations": rows,
             "description": self.description,
         }

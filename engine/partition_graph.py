@@ -101,10 +101,6 @@ class PartitionGraph:
             self.core_use, hardware, self.population, self.network.population_names
         )
 
-    @property
-    def dendops(self) -> np.ndarray:
-        return self.neurons
-
     # ------------------------------------------------------------ h-edges
     @cached_property
     def _hedges(self) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray]:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine.cost import Evaluation, Evaluator
+from engine.cost import Evaluation, Evaluator, checked_evaluator
 from engine.errors import SpecError
 from engine.hardware import Hardware
 from engine.io.files import write_text
@@ -38,7 +38,6 @@ from engine.network import Network
 from engine.partition import make_partition
 from engine.partition_graph import PartitionGraph, partition_graph
 from engine.placement import make_placement
-from engine.resources import check_mapping
 from engine.specs import DEFAULT_HARDWARE, DEFAULT_NETWORK, DEFAULT_PLACEMENT
 from engine.specs import load_hardware_spec as resolve_hardware
 from engine.specs import load_network_spec as resolve_network
@@ -167,16 +166,15 @@ def evaluator(mapped: Mapped, *, multicast: bool | None = None) -> Evaluator:
     fits: every reason it cannot run is named in one ``CapacityError``. With ``multicast``,
     a spike is one message to all its destination cores, replicated where routes part (None:
     as the hardware's NoC does, ``links.multicast``)."""
-    check_mapping(mapped.network, mapped.hardware, mapped.mapping, mapped.graph)
-    m = mapped.mapping
-    return Evaluator(
-        mapped.network, mapped.hardware, m.partition, m.placement, graph=mapped.graph,
-        check=False, multicast=multicast,
-    )  # fmt: skip
+    return checked_evaluator(
+        mapped.network, mapped.hardware, mapped.mapping, graph=mapped.graph, multicast=multicast
+    )
 
 
 def evaluate(mapped: Mapped, *, multicast: bool | None = None) -> Evaluation:
-    """The full cost of the mapping under the max-affine model (checks feasibility first)."""
+    """The full cost of the mapping under the max-affine model (checks feasibility first):
+    the one ``evaluate`` (``engine.cost.model_evaluation`` takes the network, hardware and
+    mapping apart)."""
     return evaluator(mapped, multicast=multicast).evaluation()
 
 

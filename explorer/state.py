@@ -842,14 +842,6 @@ class ExplorerState(param.Parameterized):
         if start is not mapping:
             self.set_mapping(_frozen(mapping), record=False)
 
-    def recompute(self) -> Evaluation:
-        """Evaluate the current mapping again."""
-        self._require_loaded()
-        self.evaluation = self._make_evaluator(
-            self.network, self.hardware, self.mapping
-        ).evaluation()
-        return self.evaluation
-
     def _require_loaded(self) -> None:
         if self.network is None or self.hardware is None or self.mapping is None:
             raise RuntimeError("ExplorerState has nothing loaded yet: call load() first")

@@ -42,12 +42,19 @@ __all__ = [
     "build",
     "check_outputs",
     "guard",
+    "hardware_option",
     "inputs_of",
+    "json_option",
+    "mapping_option",
     "mapping_options",
     "on_terminal",
+    "partition_option",
+    "placement_option",
+    "rates_option",
     "same_file",
     "Terminated",
     "seconds",
+    "seed_option",
     "step_options",
     "whole",
     "work",
@@ -393,18 +400,51 @@ def network_argument(p, *, required: bool = False, help: str = NETWORK_HELP) -> 
     )  # fmt: skip
 
 
+# ------------------------------------------------------------------ options of many commands
+# each option that several families of commands take is declared here, once: a family calls
+# the helper (with its own help where the option means something narrower there)
+def json_option(p) -> None:
+    """``--json``: the answer as one JSON object on stdout (no progress bar)."""
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+
+
+def hardware_option(p, *, help: str = HARDWARE_HELP, default: str | None = None, **kw) -> None:
+    """``--hardware SPEC`` (``help`` says what it is for where it means more than a spec)."""
+    p.add_argument("--hardware", default=default, help=help, **kw)
+
+
+def rates_option(p) -> None:
+    """``--rates CSV``: spike rates per population (``engine.io.rates``)."""
+    p.add_argument("--rates", metavar="CSV", help=RATES_HELP)
+
+
+def seed_option(p, *, help: str, default: int | None = 0) -> None:
+    """``--seed S``: a whole number ≥ 0 (``default`` None: the command's own default)."""
+    p.add_argument("--seed", type=whole(0), default=default, help=help)
+
+
+def mapping_option(p, *, help: str = "a mapping file instead of --partition/--placement") -> None:
+    """``--mapping FILE``: a MeshScope mapping file to read instead of partitioning."""
+    p.add_argument("--mapping", metavar="FILE", help=help)
+
+
+def partition_option(p, *, help: str) -> None:
+    """``--partition SPEC`` (alias ``--partitioner``)."""
+    p.add_argument("--partition", "--partitioner", dest="partition", help=help)
+
+
+def placement_option(p, *, help: str) -> None:
+    """``--placement NAME`` (alias ``--placer``)."""
+    p.add_argument("--placement", "--placer", dest="placement", help=help)
+
+
 def mapping_options(p, *, partition: str | None, placement: str):
     """The options that name a mapping; ``--partitioner``/``--placer`` are aliases."""
     network_argument(p)
-    p.add_argument("--hardware", help=HARDWARE_HELP)
-    p.add_argument("--rates", metavar="CSV", help=RATES_HELP)
-    p.add_argument(
-        "--partition", "--partitioner", dest="partition",
-        help=PARTITION_HELP + (f" (default {partition})" if partition else ""),
-    )  # fmt: skip
-    p.add_argument(
-        "--placement", "--placer", dest="placement", help=f"{PLACEMENT_HELP} (default {placement})"
-    )
+    hardware_option(p)
+    rates_option(p)
+    partition_option(p, help=PARTITION_HELP + (f" (default {partition})" if partition else ""))
+    placement_option(p, help=f"{PLACEMENT_HELP} (default {placement})")
     p.add_argument("--split", metavar="SPLIT", help=SPLIT_HELP)
     p.add_argument(
         "--mesh-scheme", choices=("strict-area", "loose-area", "square"),
@@ -412,10 +452,8 @@ def mapping_options(p, *, partition: str | None, placement: str):
         "on it: the hardware becomes NAME@RxC, one chip of R x C routers",
     )  # fmt: skip
     p.add_argument("--expand", action="store_true", help=EXPAND_HELP)
-    p.add_argument(
-        "--seed", type=whole(0), default=0, help="seed of random partitioners and placers"
-    )
-    p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    seed_option(p, help="seed of random partitioners and placers")
+    json_option(p)
     p.add_argument("--save", metavar="FILE", help="write the mapping as a MeshScope mapping file")
     p.set_defaults(default_partition=partition, default_placement=placement)
 

@@ -124,7 +124,7 @@ def _shown(flag: str, value) -> str:
 
 
 def _evolve(args) -> int:
-    from engine.cost import evaluate
+    from engine.cost import model_evaluation
     from engine.pipeline import (
         Mapped,
         build_mapping,
@@ -218,10 +218,10 @@ def _evolve(args) -> int:
                 log.close()
     measured = args.evaluator_cmd is not None  # the command's figures are the result
     best_mapping = result.mapping(network)
-    best_model = evaluate(network, hardware, best_mapping)
+    best_model = model_evaluation(network, hardware, best_mapping)
     if args.out:
         write_mapping_file(args.out, Mapped.of(network, hardware, best_mapping), best_model)
-    initial_model = evaluate(network, hardware, result.initial.mapping(network))
+    initial_model = model_evaluation(network, hardware, result.initial.mapping(network))
     failures = {name: r.note for name, r in result.heuristics.items() if r.failed}
     summary = {
         "network": network.name,

@@ -9,37 +9,38 @@ measured step times (Loihi 2 runtime model §III–V).
 
 from __future__ import annotations
 
-import csv
-import io
+import contextlib
 import json
-import os
-import re
 import sys
 from pathlib import Path
 
-from engine.cli.common import FIGURE, HARDWARE_HELP, bar, check_outputs, inputs_of, work
+from engine.cli.common import (
+    FIGURE,
+    HARDWARE_HELP,
+    bar,
+    check_outputs,
+    hardware_option,
+    inputs_of,
+    json_option,
+    work,
+)
 from engine.defaults import DEFAULT_HARDWARE
 from engine.errors import SpecError
 
 __all__ = ["add_commands"]
 
-STAT_KEYS = ("pearson_r", "kendall_tau", "mape")
-TEMPLATE_COLUMNS = (
-    "name", "mapping", "network", "hardware", "partition", "placement", "seed", "saturates",
-    "measured_us", "steps", "note", "dendops", "synops", "synmem_reads", "link_bits",
-    "model_us", "simulator_us",
-)  # fmt: skip
 
-
-def _progress(args, total: int):
+@contextlib.contextmanager
+def _over_runs(args, total: int):
+    """Around work over ``total`` runs (``work``): on a terminal a bar, and the callback to
+    give the engine's ``progress`` (the runs done so far); None elsewhere."""
     b = bar(args, total, unit="run")
-    if b is None:
-        return None, lambda: None
-
-    def tick(done: int) -> None:
-        b.update(done - b.n)
-
-    return tick, b.close
+    try:
+        with work(args):
+            yield None if b is None else (lambda done: b.update(done - b.n))
+    finally:
+        if b is not None:
+            b.close()
 
 
 def _stats_line(label: str, s: dict | None) -> str:
@@ -55,66 +56,36 @@ def _stats_line(label: str, s: dict | None) -> str:
     return line + (f"  ({s['why']})" if s.get("why") else "")
 
 
-def _run_files(runs) -> list[tuple[str, str]]:
-    """What the measured runs read: their mapping, network, hardware and partition files."""
-    return [
+def _measured(args, what: str, path: str | None, suffixes: tuple[str, ...]):
+    """The runs of ``--measurements`` and how many it skipped, once the output ``what`` at
+    ``path`` is known to be writable, named for its format and none of the files the
+    command or the runs read (their mapping, network, hardware and partition files)."""
+    from engine.fidelity.measurements import read_measurements
+
+    check_outputs((what, path, suffixes), inputs=inputs_of(args))
+    runs, skipped = read_measurements(args.measurements)
+    read = [
         (f"{key} of {run.where}", getattr(run, key))
         for run in runs
         for key in ("mapping", "network", "hardware", "partition")
     ]
+    check_outputs((what, path), inputs=read)
+    return runs, skipped
 
 
 # ------------------------------------------------------------------ microbench
 def cmd_microbench(args) -> int:
-    from engine.fidelity.predict import predict
-    from engine.fidelity.suites import suite_runs
+    from engine.fidelity.suites import measurement_template, suite_runs
 
     check_outputs(("CSV file", args.out, (".csv",)), inputs=inputs_of(args))
     if args.mappings and not args.out:
         raise SpecError("--mappings writes the files the CSV's mapping column names: add --out")
-    if args.mappings and not Path(args.mappings).is_dir():
-        raise SpecError(f"--mappings {args.mappings}: no such folder (create it first)")
     runs = suite_runs(args.suite, args.hardware)
-    tick, done = _progress(args, len(runs))
-    with work(args):
-        try:
-            preds = predict(runs, simulator=not args.no_simulator, progress=tick)
-        finally:
-            done()
-    rows = []
-    for run, p in zip(runs, preds, strict=True):
-        n_do, n_so, n_smr, bits, _ = p.counts.tolist()
-        rows.append(
-            {
-                **run.to_dict(), "mapping": "", "measured_us": "", "steps": "", "note": "",
-                "dendops": n_do, "synops": n_so, "synmem_reads": n_smr, "link_bits": bits,
-                "model_us": p.model_us, "simulator_us": p.simulator_us,
-                "bound": p.bound,
-            }
+    with _over_runs(args, len(runs)) as tick:
+        rows = measurement_template(
+            runs, simulator=not args.no_simulator, progress=tick, out=args.out,
+            mappings=args.mappings,
         )  # fmt: skip
-    if args.mappings:
-        from engine.pipeline import write_mapping_file
-
-        base = Path(args.out).resolve().parent
-        for i, (row, p) in enumerate(zip(rows, preds, strict=True)):
-            slug = re.sub(r"[^A-Za-z0-9]+", "-", row["name"]).strip("-").lower()
-            path = Path(args.mappings).resolve() / f"{i:03d}-{slug}.json"
-            write_mapping_file(path, p.mapped)
-            row["mapping"] = os.path.relpath(path, base)
-    hw_path = Path(args.hardware)
-    if args.out and hw_path.suffix == ".toml" and hw_path.exists():  # as the CSV will read it
-        written = os.path.relpath(hw_path.resolve(), Path(args.out).resolve().parent)
-        for row in rows:
-            row["hardware"] = written
-    if args.out:
-        from engine.io.files import write_text
-
-        out = io.StringIO()
-        writer = csv.DictWriter(out, TEMPLATE_COLUMNS, extrasaction="ignore", lineterminator="\n")
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({k: ("" if v is None else v) for k, v in row.items()})
-        write_text(args.out, out.getvalue(), what="CSV file")
     if args.json:
         print(json.dumps({"suite": args.suite, "hardware": args.hardware, "runs": rows}, indent=2))
         return 0
@@ -132,25 +103,16 @@ def cmd_microbench(args) -> int:
 
 # ------------------------------------------------------------------ validate
 def cmd_validate(args) -> int:
-    from engine.fidelity.measurements import read_measurements
     from engine.fidelity.validate import validate
 
-    check_outputs(("figure", args.figure, FIGURE), inputs=inputs_of(args))
-    runs, skipped = read_measurements(args.measurements)
-    check_outputs(("figure", args.figure), inputs=_run_files(runs))
-    tick, done = _progress(args, len(runs))
-    with work(args):
-        try:
-            result = validate(
-                runs, hardware=args.hardware, simulator=not args.no_simulator, skipped=skipped,
-                progress=tick,
-            )  # fmt: skip
-        finally:
-            done()
+    runs, skipped = _measured(args, "figure", args.figure, FIGURE)
+    with _over_runs(args, len(runs)) as tick:
+        result = validate(
+            runs, hardware=args.hardware, simulator=not args.no_simulator, skipped=skipped,
+            progress=tick,
+        )  # fmt: skip
     if args.figure:
-        from engine.pipeline import resolve_hardware
-
-        result.write_figure(args.figure, resolve_hardware(args.hardware) if args.hardware else None)
+        result.write_figure(args.figure)
     if args.json:
         print(json.dumps(result.to_dict(), indent=2))
         return 0
@@ -173,69 +135,42 @@ def cmd_validate(args) -> int:
 
 # ------------------------------------------------------------------ calibrate
 def cmd_calibrate(args) -> int:
-    import numpy as np
-
-    from engine.fidelity.calibrate import calibrate, fit_clock
-    from engine.fidelity.measurements import read_measurements
-    from engine.fidelity.predict import predict
-    from engine.fidelity.stats import agreement
+    from engine.fidelity.calibrate import calibrate_runs
     from engine.pipeline import resolve_hardware
     from engine.provenance import write_preset
 
-    check_outputs(("hardware file", args.out, (".toml",)), inputs=inputs_of(args))
+    runs, skipped = _measured(args, "hardware file", args.out, (".toml",))
     base = resolve_hardware(args.hardware)
-    runs, skipped = read_measurements(args.measurements)
-    check_outputs(("hardware file", args.out), inputs=_run_files(runs))
-    what = Path(args.measurements).name
-    tick, done = _progress(args, len(runs))
-    with work(args):
-        try:
-            before = predict(runs, hardware=base, simulator=False, progress=tick)
-        finally:
-            done()
-        x = np.array([p.counts for p in before])
-        t = np.array([r.measured_us for r in runs])
-        name = Path(args.out).stem
-        where = [f"{r.where} ({r.name})" for r in runs]
-        cal = calibrate(x, t, base, what=what, labels=[r.saturates for r in runs], name=name,
-                        runs=where)  # fmt: skip
-        hw, clock = cal.hardware, None
-        if not args.no_simulator:
-            hw, clock = fit_clock(
-                [p.mapped for p in before], t, hw, what=what,
-                previous_bandwidth=base.links.router_bits_per_us, runs=where,
-            )  # fmt: skip
-        after = predict(runs, hardware=hw, simulator=not args.no_simulator)
+    with _over_runs(args, len(runs)) as tick:
+        cal = calibrate_runs(
+            runs, base, what=Path(args.measurements).name, name=Path(args.out).stem,
+            simulator=not args.no_simulator, progress=tick,
+        )  # fmt: skip
     write_preset(
-        args.out, hw,
+        args.out, cal.hardware,
         header=f"calibrated by meshscope calibrate from {args.measurements} "
         f"({len(runs)} runs) on {base.name}",
     )  # fmt: skip
-    fits = cal.terms + ([clock] if clock else [])
-    stats = {
-        "model": agreement(t, [p.model_us for p in after]),
-        "simulator": None if args.no_simulator else agreement(t, [p.simulator_us for p in after]),
-    }
-    out = {
-        "out": args.out,
-        "runs": len(runs),
-        "skipped": skipped,
-        "constants": {f.constant: f.to_dict() for f in fits},
-        **stats,
-        "before": {"model": agreement(t, [p.model_us for p in before])},
-        "warnings": cal.warnings,
-        "outliers": [{"row": runs[i].row, "name": runs[i].name} for i in cal.outliers],
-    }
+    stats = cal.agreement
     for w in cal.warnings:  # on stderr, so --json stays one object on stdout
-        names = ", ".join(runs[i].name for i in cal.outliers[:5])
-        extra = f" ({names}{', …' if len(cal.outliers) > 5 else ''})" if "off after" in w else ""
-        sys.stderr.write(f"meshscope: warning: {w}{extra}\n")
+        sys.stderr.write(f"meshscope: warning: {w}\n")
     if args.json:
+        out = {
+            "out": args.out,
+            "runs": len(runs),
+            "skipped": skipped,
+            "constants": {f.constant: f.to_dict() for f in cal.fits},
+            "model": stats["model"],
+            "simulator": stats["simulator"],
+            "before": {"model": stats["before"]},
+            "warnings": cal.warnings,
+            "outliers": [{"row": runs[i].row, "name": runs[i].name} for i in cal.outliers],
+        }
         print(json.dumps(out, indent=2))
         return 0
     print(f"calibrated {base.name} from {len(runs)} runs of {args.measurements}"
           + (f" ({skipped} not yet measured, skipped)" if skipped else ""))  # fmt: skip
-    for f in fits:
+    for f in cal.fits:
         if f.points:
             bound = "link-bound runs (simulated)" if f.term == "clock" else f"{f.term}-bound run"
             spread = f", ±{f.spread_pct:.1f} %" if f.spread_pct is not None else ""
@@ -274,7 +209,7 @@ def add_commands(sub) -> None:
     from engine.fidelity.suites import SUITES
 
     mb = sub.add_parser("microbench", help=COMMANDS["microbench"])
-    mb.add_argument("--hardware", default=DEFAULT_HARDWARE, help=HARDWARE_HELP)
+    hardware_option(mb, default=DEFAULT_HARDWARE)
     mb.add_argument(
         "--suite", choices=[*SUITES, "all"], default="microbench",
         help="microbench: Fig. 2 a-e, scaled (calibrates every term); linear-grid: §V-A's "
@@ -283,7 +218,7 @@ def add_commands(sub) -> None:
     mb.add_argument("--out", metavar="FILE.csv", help="write the runs as a measurements template")
     mb.add_argument("--mappings", metavar="DIR", help="also write each run's mapping file into DIR")
     mb.add_argument("--no-simulator", action="store_true", help="predict with the model only")
-    mb.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    json_option(mb)
     mb.set_defaults(func=cmd_microbench)
 
     for name, func in (("validate", cmd_validate), ("calibrate", cmd_calibrate)):
@@ -294,11 +229,11 @@ def add_commands(sub) -> None:
             "placement; then measured_us (mean µs per step), optionally steps, note",
         )  # fmt: skip
         p.add_argument("--no-simulator", action="store_true", help="the model only")
-        p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+        json_option(p)
         p.set_defaults(func=func)
         if name == "validate":
-            p.add_argument(
-                "--hardware", metavar="SPEC",
+            hardware_option(
+                p, metavar="SPEC",
                 help="predict with this hardware's constants (e.g. a calibrated preset) instead "
                 "of those of the hardware each run names",
             )  # fmt: skip
@@ -308,8 +243,8 @@ def add_commands(sub) -> None:
                 help="write measured vs predicted and the roofline (.png/.svg/.pdf)",
             )
         else:
-            p.add_argument(
-                "--hardware", default=DEFAULT_HARDWARE,
+            hardware_option(
+                p, default=DEFAULT_HARDWARE,
                 help="the preset to calibrate: its constants are the starting point, and those "
                 f"no run can fit are kept ({HARDWARE_HELP})",
             )  # fmt: skip

@@ -8,15 +8,18 @@ import json
 from engine.cli.common import (
     MAPPING_FILE,
     NETWORK_HELP,
-    RATES_HELP,
     Steps,
     build,
     check_outputs,
+    hardware_option,
     inputs_of,
+    json_option,
+    mapping_option,
     mapping_options,
     multicast_of,
     network_argument,
     network_of,
+    rates_option,
     step_options,
     work,
 )
@@ -319,43 +322,9 @@ def cmd_convert(args) -> int:
     return 0
 
 
-def network_info(network) -> dict:
-    """What ``meshscope info`` prints: totals and one row per population (synapses as the
-    engine counts them: one per non-zero weight of the expanded projections)."""
-
-    fan_in, fan_out = network.synapses_per_population()
-    nir = network.params.get("nir", {})
-    rows = []
-    for k, name in enumerate(network.population_names):
-        size = int(network.population_sizes[k])
-        node = nir.get(name, {})
-        rows.append(
-            {
-                "name": name,
-                "type": node.get("type", "spike source" if network.spike_source[k] else "layer"),
-                "shape": node.get("shape", list(network.shape_of(k))),
-                "neurons": size,
-                "synapses_in": int(fan_in[k]),
-                "synapses_out": int(fan_out[k]),
-                "spike_source": bool(network.spike_source[k]),
-                "mean_rate": float(network.rate[network.population == k].mean()),
-            }
-        )
-    return {
-        "network": network.name,
-        "neurons": network.n_core_neurons,  # on cores
-        "input_neurons": network.n_input_neurons,  # spike sources: on no core
-        "synapses": network.n_synapses,
-        "populations": rows,
-        "description": network.description,
-    }
-
-
 def cmd_info(args) -> int:
-    import json
-
     network = network_of(args)
-    info = network_info(network)
+    info = network.summary()
     if args.json:
         print(json.dumps(info, indent=2))
         return 0
@@ -406,8 +375,8 @@ def add_commands(sub) -> None:
     """``list``, ``info``, ``evaluate``, ``map``, ``convert`` and ``mesh-shape``."""
     ls = sub.add_parser("list", help=COMMANDS["list"])
     ls.add_argument("what", nargs="?", choices=LIST_KINDS, help="one kind only (default: all)")
-    ls.add_argument("--json", action="store_true", help="print one JSON object instead of text")
-    ls.add_argument("--hardware", metavar="SPEC", help="one hardware (preset, TOML file or mesh:…)")
+    json_option(ls)
+    hardware_option(ls, metavar="SPEC", help="one hardware (preset, TOML file or mesh:…)")
     ls.add_argument(
         "--constants", action="store_true",
         help="with --hardware: every constant, its value and where it came from (paper, fitted, "
@@ -416,15 +385,13 @@ def add_commands(sub) -> None:
     ls.set_defaults(func=cmd_list)
     nf = sub.add_parser("info", help=COMMANDS["info"])
     network_argument(nf)
-    nf.add_argument("--rates", metavar="CSV", help=RATES_HELP)
-    nf.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    rates_option(nf)
+    json_option(nf)
     nf.set_defaults(func=cmd_info)
 
     ev = sub.add_parser("evaluate", help=COMMANDS["evaluate"])
     mapping_options(ev, partition=None, placement=DEFAULT_PLACEMENT)
-    ev.add_argument(
-        "--mapping", metavar="FILE", help="a mapping file instead of --partition/--placement"
-    )
+    mapping_option(ev)
     ev.add_argument("--links", action="store_true", help="also report every loaded link")
     ev.add_argument(
         "--stages", action="store_true",
@@ -460,5 +427,5 @@ def add_commands(sub) -> None:
         help=f"{', '.join(SCHEMES)} (default strict-area): the factor pair with the smallest "
         "sum; a prime one core more when that shortens the perimeter; a near-square mesh",
     )  # fmt: skip
-    ms.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    json_option(ms)
     ms.set_defaults(func=cmd_mesh_shape)

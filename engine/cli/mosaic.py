@@ -19,12 +19,17 @@ from engine.cli.common import (
     FIGURE,
     MAX_NETWORKS,
     check_outputs,
+    hardware_option,
     inputs_of,
+    json_option,
+    mapping_option,
     network_argument,
     network_of,
+    partition_option,
+    placement_option,
+    seed_option,
     whole,
 )
-from engine.errors import SpecError
 
 __all__ = ["COMMANDS", "add_commands"]
 
@@ -34,29 +39,18 @@ COMMANDS = {"mosaic": "Mosaic routing memory: check a network fits, rewire it to
 
 
 def _placed(args):
-    """(network, hardware, nt_of) the options name: neurons in order on the NTs unless a
-    partitioner/placer or a mapping file is given."""
-    from engine.mosaic.check import in_order
-    from engine.mosaic.grid import MosaicGrid
-    from engine.mosaic.memory import nt_of_neurons
-    from engine.pipeline import build_mapping, resolve_hardware
+    """(network, hardware, nt_of) the options name (``engine.mosaic.check.tiles_of``)."""
+    from engine.mosaic.check import tiles_of
+    from engine.pipeline import resolve_hardware
 
-    mapping, partition, placement = (
-        getattr(args, k, None) for k in ("mapping", "partition", "placement")
-    )
-    if mapping and (partition or placement):
-        raise SpecError("give either --mapping or --partition/--placement, not both")
     hardware = resolve_hardware(args.hardware or DEFAULT_MOSAIC)
-    MosaicGrid(hardware)  # a router mesh is refused here, with what to use instead
     network = network_of(args)
-    if mapping or partition or placement:
-        mapped = build_mapping(
-            network, hardware, mapping_file=mapping,
-            partition=None if mapping else partition or "sequential",
-            placement=None if mapping else placement or "packed-row", seed=args.seed,
-        )  # fmt: skip
-        return network, hardware, nt_of_neurons(network, hardware, mapped.mapping)
-    return network, hardware, in_order(network, hardware)
+    nt_of = tiles_of(
+        network, hardware, mapping_file=getattr(args, "mapping", None),
+        partition=getattr(args, "partition", None), placement=getattr(args, "placement", None),
+        seed=args.seed,
+    )  # fmt: skip
+    return network, hardware, nt_of
 
 
 def _profile_line(profile: dict) -> str:
@@ -119,44 +113,28 @@ def cmd_check(args) -> int:
 
 def cmd_rewire(args) -> int:
     from engine.io.network_file import save_network
-    from engine.mosaic.check import check
     from engine.mosaic.profile import parse_target
-    from engine.mosaic.rewire import rewire_network
+    from engine.mosaic.rewire import rewire_checked
 
     target = parse_target(args.target)
     check_outputs(("network file", args.out, (".npz",)), inputs=inputs_of(args))
     network, hardware, nt_of = _placed(args)
-    out, result = rewire_network(network, hardware, nt_of, target, seed=args.seed)
-    _, before = check(network, hardware, nt_of, plan=False)
-    _, after = check(out, hardware, nt_of, plan=False)
+    out, report = rewire_checked(network, hardware, nt_of, target, seed=args.seed)
     save_network(out, args.out)
-    report = {
-        "network": network.name,
-        "hardware": hardware.name,
-        "target": list(target),
-        "connections_before": result.connections_before,
-        "connections_after": result.connections_after,
-        "pruned": result.pruned,
-        "profile_before": before["profile"],
-        "profile": after["profile"],
-        "routing_entries_before": before["routing_entries"],
-        "routing_entries_after": after["routing_entries"],
-        "mappable_before": before["mappable"],
-        "mappable_after": after["mappable"],
-        "out": args.out,
-    }
+    report["out"] = args.out
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
+    r = report
     print(
-        f"rewired {network.name}: {result.connections_before:,} connections → "
-        f"{result.connections_after:,} ({result.pruned:,} moved to meet the target)"
+        f"rewired {network.name}: {r['connections_before']:,} connections → "
+        f"{r['connections_after']:,} ({r['pruned']:,} moved to meet the target)"
     )
-    print(f"profile before  {_profile_line(before['profile'])}")
-    print(f"profile after   {_profile_line(after['profile'])}")
+    print(f"profile before  {_profile_line(r['profile_before'])}")
+    print(f"profile after   {_profile_line(r['profile'])}")
     print(
-        f"routing entries {before['routing_entries']:,} → {after['routing_entries']:,}; "
-        f"mappable {before['mappable']} → {after['mappable']}; wrote {args.out}"
+        f"routing entries {r['routing_entries_before']:,} → {r['routing_entries_after']:,}; "
+        f"mappable {r['mappable_before']} → {r['mappable_after']}; wrote {args.out}"
     )
     return 0
 
@@ -210,20 +188,18 @@ def add_commands(sub) -> None:
 
     def placed(p, *, placement: bool = True):
         network_argument(p)
-        p.add_argument("--hardware", help=f"a Mosaic preset (default {DEFAULT_MOSAIC}; "
-                       "NAME@RxC resizes it to R x C Neuron Tiles)")  # fmt: skip
-        p.add_argument("--seed", type=whole(0), default=0, help="seed of random steps")
-        p.add_argument("--json", action="store_true", help="print one JSON object")
+        hardware_option(p, help=f"a Mosaic preset (default {DEFAULT_MOSAIC}; NAME@RxC resizes "
+                        "it to R x C Neuron Tiles)")  # fmt: skip
+        seed_option(p, help="seed of random steps")
+        json_option(p)
         if not placement:
             return
-        p.add_argument(
-            "--partition", "--partitioner", dest="partition",
-            help="partition with this partitioner (default: neurons in order, a tile's worth "
+        partition_option(
+            p, help="partition with this partitioner (default: neurons in order, a tile's worth "
             "each, row-major)",
         )  # fmt: skip
-        p.add_argument("--placement", "--placer", dest="placement", help="with --partition: "
-                       "the placer (default packed-row)")  # fmt: skip
-        p.add_argument("--mapping", metavar="FILE", help="a mapping file instead")
+        placement_option(p, help="with --partition: the placer (default packed-row)")
+        mapping_option(p, help="a mapping file instead")
 
     ck = verbs.add_parser("check", help="does the network fit the tiles' routing memory?")
     placed(ck)
@@ -249,19 +225,19 @@ def add_commands(sub) -> None:
 
     rq = verbs.add_parser("requirements", help="crossbar sizes random networks of a profile "
                           "need (Fig. 2d), mean and spread")  # fmt: skip
-    rq.add_argument("--hardware", help=f"a Mosaic preset (default {DEFAULT_MOSAIC})")
+    hardware_option(rq, help=f"a Mosaic preset (default {DEFAULT_MOSAIC})")
     rq.add_argument("--target", required=True, metavar="P0,P1,…", help="the profile")
     rq.add_argument(
         "--networks", type=whole(2, MAX_NETWORKS), default=20, help="random networks (default 20)"
     )
-    rq.add_argument("--seed", type=whole(0), default=0, help="seed of the first network")
-    rq.add_argument("--json", action="store_true", help="print one JSON object")
+    seed_option(rq, help="seed of the first network")
+    json_option(rq)
     rq.set_defaults(func=cmd_requirements)
 
     dm = verbs.add_parser("demo", help="train a small recurrent SNN with and without routing "
                           "awareness (a synthetic task, not SHD)")  # fmt: skip
     dm.add_argument("--quick", action="store_true", help="a smaller sweep, seconds")
-    dm.add_argument("--seed", type=whole(0), default=0, help="seed of data and training")
+    seed_option(dm, help="seed of data and training")
     dm.add_argument("--figure", metavar="FILE", help="write accuracy vs routing entries (PNG/SVG)")
-    dm.add_argument("--json", action="store_true", help="print one JSON object")
+    json_option(dm)
     dm.set_defaults(func=cmd_demo)

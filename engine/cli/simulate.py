@@ -29,8 +29,11 @@ from engine.cli.common import (
     build,
     check_outputs,
     inputs_of,
+    json_option,
+    mapping_option,
     mapping_options,
     multicast_of,
+    seed_option,
     step_options,
     whole,
     work,
@@ -462,9 +465,7 @@ def add_commands(sub) -> None:
     )
     mapping_options(sm, partition=None, placement=DEFAULT_PLACEMENT)
     g = sm.add_argument_group("a mapping's time step")
-    g.add_argument(
-        "--mapping", metavar="FILE", help="a mapping file instead of --partition/--placement"
-    )
+    mapping_option(g)
     step_options(g)
     g.add_argument(
         "--spikes", choices=SPIKES, default="sample",
@@ -511,7 +512,7 @@ def add_commands(sub) -> None:
     )  # fmt: skip
     _traffic_options(sw, sweep=True)
     _router_options(sw)
-    sw.add_argument("--seed", type=whole(0), default=0, help="seed of the traffic (default 0)")
+    seed_option(sw, help="seed of the traffic (default 0)")
     sw.add_argument(
         "--workers", type=whole(1, MAX_WORKERS), default=None,
         help="processes running rates in parallel (default: every core)",
@@ -520,5 +521,5 @@ def add_commands(sub) -> None:
     sw.add_argument(
         "--figure", metavar="FILE", help="write latency and throughput vs load (.png/.svg/.pdf)"
     )
-    sw.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    json_option(sw)
     sw.set_defaults(func=cmd_sweep)

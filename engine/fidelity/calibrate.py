@@ -11,6 +11,10 @@ starts from the hardware's constants, from the largest constants no run contradi
 model is a lower bound) and from the ``saturates`` labels of the runs, and keeps the best.
 A term no run is bound by cannot be fitted: its constant stays as it was, and says so.
 
+``calibrate_runs`` does all of it for measured runs (``engine.fidelity.measurements``):
+predict them, fit, fit the clock, predict again, and say how well each predictor agrees
+with the measurements before and after.
+
 The simulator's clock is fitted after the model: ``cycle_ns`` is set so that one flit per
 cycle is the fitted bandwidth, then scaled by the measured/simulated ratio of the runs the
 simulator finds link-bound. Hop latencies and router delays do not show in the step time
@@ -20,20 +24,32 @@ of a throughput-bound run; they are kept.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from engine.cost import TERMS
 from engine.errors import InputFileError, SpecError
+from engine.fidelity.measurements import Measurement
+from engine.fidelity.predict import constants_vector, predict
+from engine.fidelity.stats import agreement
 from engine.hardware import Hardware
 from engine.pipeline import Mapped
 from engine.provenance import source_detail, source_kind
 
-__all__ = ["CONSTANT_OF", "Calibration", "TermFit", "calibrate", "fit_clock", "fit_max_affine"]
+__all__ = [
+    "CONSTANT_OF",
+    "Calibration",
+    "TermFit",
+    "calibrate",
+    "calibrate_runs",
+    "fit_clock",
+    "fit_max_affine",
+]
 
 OUTLIER = 1.5  # a run predicted this many times off after the fit is named
+SHOWN = 5  # outlying runs a warning names
 PLAUSIBLE = 1000.0  # a fit that moves a constant further than this factor is refused
 SCATTER_PCT = 20.0  # a term whose runs scatter more than this around its fit is named
 CONSTANT_OF = {  # the preset constant each term's θ sets
@@ -117,9 +133,18 @@ class Calibration:
     hardware: Hardware  # the calibrated hardware, every constant with its source
     terms: list[TermFit]
     bound: list[str]  # per run: the term that bounds it under the fit
-    clock: TermFit | None = None
+    clock: TermFit | None = None  # the simulator's (``fit_clock``; ``calibrate_runs``)
     outliers: list[int] = field(default_factory=list)  # runs the fit misses by over 1.5×
     warnings: list[str] = field(default_factory=list)  # what to look at before trusting it
+    # ``calibrate_runs``: each predictor's agreement with the measurements (``agreement``):
+    # "before" (the model, with the starting constants), "model" and "simulator" (after the
+    # fit; None when the simulator was not run)
+    agreement: dict = field(default_factory=dict)
+
+    @property
+    def fits(self) -> list[TermFit]:
+        """Every constant's fit: the five terms', then the simulator's clock (if fitted)."""
+        return self.terms + ([self.clock] if self.clock is not None else [])
 
 
 def _value(hw: Hardware, key: str) -> float:
@@ -175,8 +200,6 @@ def calibrate(
     A fit that moves a constant more than ``PLAUSIBLE`` times away from the preset's is
     refused (``InputFileError``), naming the run that pulls it furthest: one absurd
     measurement must not become a preset."""
-    from engine.fidelity.predict import constants_vector
-
     theta0 = constants_vector(hardware)
     _check_measured(x, measured, theta0, hardware, runs, what)
     index = [TERMS.index(s) if s in TERMS else -1 for s in labels] if labels else None
@@ -220,9 +243,13 @@ def calibrate(
         if f.spread_pct is not None and f.spread_pct > SCATTER_PCT
     ]
     if outliers:
+        named = ""
+        if runs:
+            shown = [runs[i] for i in outliers[:SHOWN]]
+            named = f" ({', '.join(shown)}{', …' if len(outliers) > SHOWN else ''})"
         warnings.append(
             f"{len(outliers)} run{'s are' if len(outliers) > 1 else ' is'} predicted more than "
-            f"{OUTLIER:g}× off after the fit: check {'them' if len(outliers) > 1 else 'it'}"
+            f"{OUTLIER:g}× off after the fit: check {'them' if len(outliers) > 1 else 'it'}" + named
         )
     return Calibration(hw, fits, [TERMS[a] for a in assign], None, outliers, warnings)
 
@@ -328,3 +355,35 @@ def fit_clock(
                                  hardware.source("noc.cycle_ns"))  # fmt: skip
     hw = hardware.with_sources({"noc.cycle_ns": source}, noc=replace(noc, cycle_ns=cycle))
     return hw, TermFit("clock", "noc.cycle_ns", previous, cycle, n, spread, source)
+
+
+def calibrate_runs(
+    runs: Sequence[Measurement], hardware: Hardware, *, what: str, name: str | None = None,
+    simulator: bool = True, progress: Callable[[int], None] | None = None,
+) -> Calibration:  # fmt: skip
+    """Fit ``hardware``'s constants to measured runs (``read_measurements``): predict every
+    run with the model, fit the five constants (``calibrate``, each run's ``saturates``
+    label a start), then, with ``simulator``, the simulator's clock (``fit_clock``), and
+    predict again. The ``Calibration``'s hardware has every fitted constant (the clock too),
+    named ``name``; its ``agreement`` says how the model (and the simulator) agree with the
+    measurements before and after. ``what`` names the measurements in the constants'
+    sources; ``progress`` is called with the number of runs predicted before the fit."""
+    before = predict(runs, hardware=hardware, simulator=False, progress=progress)
+    x = np.array([p.counts for p in before])
+    t = np.array([r.measured_us for r in runs])
+    where = [f"{r.where} ({r.name})" for r in runs]
+    labels = [r.saturates for r in runs]
+    cal = calibrate(x, t, hardware, what=what, labels=labels, name=name, runs=where)
+    fitted, clock = cal.hardware, None
+    if simulator:
+        fitted, clock = fit_clock(
+            [p.mapped for p in before], t, fitted, what=what,
+            previous_bandwidth=hardware.links.router_bits_per_us, runs=where,
+        )  # fmt: skip
+    after = predict(runs, hardware=fitted, simulator=simulator)
+    stats = {
+        "before": agreement(t, [p.model_us for p in before]),
+        "model": agreement(t, [p.model_us for p in after]),
+        "simulator": agreement(t, [p.simulator_us for p in after]) if simulator else None,
+    }
+    return replace(cal, hardware=fitted, clock=clock, agreement=stats)

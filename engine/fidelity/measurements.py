@@ -20,13 +20,20 @@ from pathlib import Path
 
 from engine.cost import TERMS
 from engine.errors import InputFileError
-from engine.io.files import csv_header, csv_rows, cut, read_text, shown
+from engine.io.files import csv_header, csv_rows, cut, read_text, shown, write_text
 
-__all__ = ["COLUMNS", "Measurement", "read_measurements"]
+__all__ = ["COLUMNS", "TEMPLATE_COLUMNS", "Measurement", "read_measurements", "write_template"]
 
 COLUMNS = (
     "name", "mapping", "network", "hardware", "partition", "placement", "seed", "measured_us",
     "steps", "note", "saturates",
+)  # fmt: skip
+# what ``meshscope microbench`` writes: the columns above and, beside them, each run's counts
+# and predictions (ignored when the file is read back)
+TEMPLATE_COLUMNS = (
+    "name", "mapping", "network", "hardware", "partition", "placement", "seed", "saturates",
+    "measured_us", "steps", "note", "dendops", "synops", "synmem_reads", "link_bits",
+    "model_us", "simulator_us",
 )  # fmt: skip
 _SPEC = ("network", "hardware", "partition", "placement")
 TABLE_BYTES = 64 * 2**20  # the most a measurements file may hold (a row per measured run)
@@ -157,3 +164,14 @@ def read_measurements(path) -> tuple[list[Measurement], int]:
             + (f" ({skipped} rows have an empty measured_us: fill them in)" if skipped else "")
         )
     return out, skipped
+
+
+def write_template(path, rows: list[dict]) -> None:
+    """Write ``rows`` (dicts with the ``TEMPLATE_COLUMNS``; others ignored, None empty) as a
+    measurements CSV to fill in, whole or not at all."""
+    out = io.StringIO()
+    writer = csv.DictWriter(out, TEMPLATE_COLUMNS, extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: ("" if v is None else v) for k, v in row.items()})
+    write_text(path, out.getvalue(), what="CSV file")

@@ -10,19 +10,25 @@
   origin core sending to every destination core) under several placements.
 
 A run is specs only (network, partition, placement, seed); ``predict`` builds them.
+``measurement_template`` lists a suite's runs with their predictions as the CSV a user
+fills in (``engine.fidelity.measurements``), and writes it with each run's mapping file.
 """
 
 from __future__ import annotations
 
+import os
+import re
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
+from pathlib import Path
 
 import numpy as np
 
-from engine.errors import CapacityError, UnknownNameError
+from engine.errors import CapacityError, OutputFileError, UnknownNameError
 from engine.hardware import Hardware
 from engine.resources import CoreUse, memory_bytes, overruns
 
-__all__ = ["SUITES", "SuiteRun", "suite_runs"]
+__all__ = ["SUITES", "SuiteRun", "measurement_template", "suite_runs"]
 
 
 @dataclass(frozen=True)
@@ -154,3 +160,48 @@ def suite_runs(name: str, hardware: str) -> list[SuiteRun]:
             "hardware, e.g. mesh:4x8x4"
         )
     return runs
+
+
+def measurement_template(
+    runs: list[SuiteRun], *, simulator: bool = True,
+    progress: Callable[[int], None] | None = None, out=None, mappings=None,
+) -> list[dict]:  # fmt: skip
+    """A suite's runs (``suite_runs``) as rows of a measurements template
+    (``TEMPLATE_COLUMNS``, ``measured_us`` empty), each with its counts, what the model (and,
+    with ``simulator``, the simulator) predicts and the model's bounding term (``bound``).
+
+    With ``out``, the template is written there (a run's hardware preset file is then named
+    relative to its folder, as the CSV is read back); with ``mappings`` (an existing folder),
+    every run's mapping file too, which its ``mapping`` column names relative to ``out``'s
+    folder. ``progress`` is called with the number of runs predicted."""
+    from engine.fidelity.measurements import write_template
+    from engine.fidelity.predict import predict
+    from engine.pipeline import write_mapping_file
+
+    if mappings and not Path(mappings).is_dir():
+        raise OutputFileError(f"--mappings {mappings}: no such folder (create it first)")
+    predictions = predict(runs, simulator=simulator, progress=progress)
+    rows = []
+    for run, p in zip(runs, predictions, strict=True):
+        n_do, n_so, n_smr, bits, _ = p.counts.tolist()
+        rows.append(
+            {
+                **run.to_dict(), "mapping": "", "measured_us": "", "steps": "", "note": "",
+                "dendops": n_do, "synops": n_so, "synmem_reads": n_smr, "link_bits": bits,
+                "model_us": p.model_us, "simulator_us": p.simulator_us, "bound": p.bound,
+            }
+        )  # fmt: skip
+    base = Path(out).resolve().parent if out else Path.cwd()
+    if mappings:
+        for i, (row, p) in enumerate(zip(rows, predictions, strict=True)):
+            slug = re.sub(r"[^A-Za-z0-9]+", "-", row["name"]).strip("-").lower()
+            path = Path(mappings).resolve() / f"{i:03d}-{slug}.json"
+            write_mapping_file(path, p.mapped)
+            row["mapping"] = os.path.relpath(path, base)
+    if out:
+        for row in rows:
+            preset = Path(row["hardware"])
+            if preset.suffix == ".toml" and preset.exists():  # as the CSV will read it
+                row["hardware"] = os.path.relpath(preset.resolve(), base)
+        write_template(out, rows)
+    return rows

@@ -14,6 +14,7 @@ from engine.fidelity.predict import Prediction, predict
 from engine.fidelity.stats import agreement
 from engine.hardware import Hardware
 from engine.io.files import atomic_open
+from engine.pipeline import resolve_hardware
 
 __all__ = ["Validation", "validate"]
 
@@ -31,6 +32,7 @@ class Validation:
     runs: list[Measurement]
     predictions: list[Prediction] = field(repr=False)
     skipped: int = 0
+    hardware: Hardware | None = None  # whose constants predicted every run (None: each run's)
 
     @property
     def measured(self) -> np.ndarray:
@@ -66,8 +68,8 @@ class Validation:
 
     def write_figure(self, path, hardware: Hardware | None = None) -> None:
         """Two panels: predicted against measured step time (log–log, the diagonal is a
-        perfect prediction), and the runs on the roofline of ``hardware`` (default: the
-        first run's), each at its measured time."""
+        perfect prediction), and the runs on the roofline of ``hardware`` (default: the one
+        that predicted them, else the first run's), each at its measured time."""
         import matplotlib
 
         matplotlib.use("Agg")
@@ -75,7 +77,7 @@ class Validation:
 
         from engine.roofline import ridge, roof
 
-        hw = hardware or self.predictions[0].mapped.hardware
+        hw = hardware or self.hardware or self.predictions[0].mapped.hardware
         m = self.measured
         fig, (left, right) = plt.subplots(1, 2, figsize=(10.5, 4.4), layout="constrained")
         bounds = [p.bound for p in self.predictions]
@@ -142,5 +144,7 @@ def validate(
     simulator: bool = True, skipped: int = 0, progress: Callable[[int], None] | None = None,
 ) -> Validation:  # fmt: skip
     """Predict every measured run (with ``hardware``'s constants, if given) and compare."""
+    if isinstance(hardware, str):
+        hardware = resolve_hardware(hardware)
     preds = predict(runs, hardware=hardware, simulator=simulator, progress=progress)
-    return Validation(list(runs), preds, skipped)
+    return Validation(list(runs), preds, skipped, hardware)

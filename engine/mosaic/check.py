@@ -1,5 +1,6 @@
 """Will a network fit a Mosaic? The one report ``meshscope mosaic check``, the explorer's Mosaic
-tab and scripts share: routing memory per tile, the profile P(θ), and what to remove."""
+tab and scripts share: routing memory per tile, the profile P(θ), and what to remove; and
+where a network's neurons sit on the tiles (``tiles_of``)."""
 
 from __future__ import annotations
 
@@ -7,11 +8,18 @@ import numpy as np
 
 from engine.arrays import distinct
 from engine.mosaic.grid import MosaicGrid
-from engine.mosaic.memory import RoutingMemory, removal_plan, removals, routing_memory
+from engine.mosaic.memory import (
+    RoutingMemory,
+    nt_of_neurons,
+    removal_plan,
+    removals,
+    routing_memory,
+)
 from engine.mosaic.profile import profile_of, sequential_nt
 from engine.network import Network
+from engine.pipeline import build_mapping
 
-__all__ = ["check", "in_order"]
+__all__ = ["check", "in_order", "tiles_of"]
 
 
 def in_order(network: Network, hardware) -> np.ndarray:
@@ -21,6 +29,27 @@ def in_order(network: Network, hardware) -> np.ndarray:
     out = np.full(network.n_neurons, -1, np.int64)
     out[on] = sequential_nt(int(on.sum()), hardware)
     return out
+
+
+def tiles_of(
+    network: Network, hardware, *, mapping_file=None, partition: str | None = None,
+    placement: str | None = None, seed: int = 0,
+) -> np.ndarray:  # fmt: skip
+    """Per neuron of ``network``, its Neuron Tile on the Mosaic ``hardware`` (-1: a spike
+    source): the neurons in order (``in_order``) unless a mapping file, a partitioner or a
+    placer is named; then the mapping's (``build_mapping``), partitioned ``sequential`` (a
+    tile's worth of neurons in order) and placed ``packed-row`` unless said otherwise.
+    Hardware without Neuron Tiles is refused, saying what to use instead (``MosaicGrid``)."""
+    MosaicGrid(hardware)
+    if not (mapping_file or partition or placement):
+        return in_order(network, hardware)
+    if not mapping_file:
+        partition, placement = partition or "sequential", placement or "packed-row"
+    mapped = build_mapping(
+        network, hardware, mapping_file=mapping_file, partition=partition, placement=placement,
+        seed=seed,
+    )  # fmt: skip
+    return nt_of_neurons(mapped.network, hardware, mapped.mapping)
 
 
 def check(

@@ -24,10 +24,11 @@ import numpy as np
 
 from engine.arrays import csr_from_pairs, distinct
 from engine.errors import CapacityError, SpecError
+from engine.mosaic.check import check
 from engine.mosaic.profile import MAX_DENSE, capacities, hop_matrix
 from engine.network import Network
 
-__all__ = ["Rewiring", "RewireResult", "rewire", "rewire_network"]
+__all__ = ["Rewiring", "RewireResult", "rewire", "rewire_checked", "rewire_network"]
 
 
 @dataclass
@@ -215,3 +216,26 @@ def rewire_network(network: Network, hardware, nt_of: np.ndarray, target, *, see
         weights=w_all[np.lexsort((dst_all, src_all))].astype(np.float32),
     )
     return rewired, result
+
+
+def rewire_checked(network: Network, hardware, nt_of: np.ndarray, target, *, seed: int = 0):
+    """``rewire_network``, and what it changed: the rewired network and a report of its
+    connections, hop profile, routing entries and mappability before and after
+    (``engine.mosaic.check``)."""
+    out, result = rewire_network(network, hardware, nt_of, target, seed=seed)
+    _, before = check(network, hardware, nt_of, plan=False)
+    _, after = check(out, hardware, nt_of, plan=False)
+    return out, {
+        "network": network.name,
+        "hardware": hardware.name,
+        "target": list(target),
+        "connections_before": result.connections_before,
+        "connections_after": result.connections_after,
+        "pruned": result.pruned,
+        "profile_before": before["profile"],
+        "profile": after["profile"],
+        "routing_entries_before": before["routing_entries"],
+        "routing_entries_after": after["routing_entries"],
+        "mappable_before": before["mappable"],
+        "mappable_after": after["mappable"],
+    }

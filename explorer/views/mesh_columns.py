@@ -333,10 +333,6 @@ def _core_addresses(hardware: Hardware) -> np.ndarray:
     return _node_addresses(hardware)[hardware.n_routers :]
 
 
-def _router_addresses(hardware: Hardware) -> np.ndarray:
-    return _node_addresses(hardware)[: hardware.n_routers]
-
-
 def core_columns(
     hardware: Hardware, network: Network, evaluation: Evaluation
 ) -> dict[str, np.ndarray]:

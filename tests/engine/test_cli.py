@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from engine.cli import main
-from engine.cost import TERMS, evaluate
+from engine.cost import TERMS, model_evaluation
 from engine.hardware import load_hardware, preset_names
 from engine.mapping import Mapping, read_mapping_file
 from engine.partition import make_partition, partitioners
@@ -45,7 +45,7 @@ def engine_evaluation(network: str, hardware: str, partition: str | None, placem
     net, hw = load_network_spec(network), load_hardware(hardware)
     part = make_partition(net, hw, partition, seed=0)
     place = make_placement(partition_graph(net, hw, part), hw, placement, seed=0)
-    return net, hw, evaluate(net, hw, Mapping(part, place))
+    return net, hw, model_evaluation(net, hw, Mapping(part, place))
 
 
 # ------------------------------------------------------------------ list

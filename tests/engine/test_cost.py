@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.cost import TERMS, Evaluator, evaluate
+from engine.cost import TERMS, Evaluator, model_evaluation
 from engine.errors import CapacityError
 from engine.hardware import load_hardware
 from engine.mapping import Mapping, Partition, Placement
@@ -84,7 +84,7 @@ def mlp_eval():
     hw = load_hardware("loihi2")
     part = make_partition(net, hw, "min+2")
     place = make_placement(partition_graph(net, hw, part), hw, "packed-row")
-    return net, hw, Mapping(part, place), evaluate(net, hw, Mapping(part, place))
+    return net, hw, Mapping(part, place), model_evaluation(net, hw, Mapping(part, place))
 
 
 def test_latency_is_the_max_of_the_five_terms(mlp_eval):
@@ -161,7 +161,7 @@ def test_hand_computed_two_core_case():
     hw = load_hardware("mesh:4x1x1")
     net = two_core_network(rate=0.5)
     part = Partition.layered(net, [1, 1])
-    ev = evaluate(net, hw, Mapping(part, Placement([0, 3])))
+    ev = model_evaluation(net, hw, Mapping(part, Placement([0, 3])))
     m, e = hw.model, hw.energy
     assert ev.synops.tolist() == [0, 1.5]
     entry = 8 + m.sparse_index_bits  # one sparse entry per synapse
@@ -182,7 +182,7 @@ def test_hand_computed_two_core_case():
 def test_dense_encoding_reads_whole_rows():
     hw = load_hardware("mesh:2x1x1")
     net = two_core_network(rate=1.0, encoding="dense", weight_bits=8)
-    ev = evaluate(net, hw, Mapping(Partition.layered(net, [1, 1]), Placement([0, 1])))
+    ev = model_evaluation(net, hw, Mapping(Partition.layered(net, [1, 1]), Placement([0, 1])))
     row_words = np.ceil(3 * 8 / hw.model.synmem_word_bits)
     assert ev.synmem_reads.tolist() == [0, row_words]
 
@@ -193,7 +193,7 @@ def test_activity_scales_compute_and_traffic_linearly():
     half = dataclasses.replace(full, rate=full.rate / 2)
     part = make_partition(full, hw, "cores:4,1,1")
     place = Placement(np.arange(part.n_parts) * 5)
-    a, b = evaluate(full, hw, Mapping(part, place)), evaluate(half, hw, Mapping(part, place))
+    a, b = (model_evaluation(n, hw, Mapping(part, place)) for n in (full, half))
     np.testing.assert_allclose(b.synops, a.synops / 2)
     np.testing.assert_allclose(b.link_messages, a.link_messages / 2, atol=1e-6)
     assert b.terms_us["link"] == pytest.approx(a.terms_us["link"] / 2, rel=1e-6)
@@ -211,7 +211,7 @@ def test_connection_locality_of_a_known_hull():
     )
     hw = load_hardware("mesh:4x4x1")
     part = Partition.layered(net, [1, 1, 1])
-    ev = evaluate(net, hw, Mapping(part, Placement([0, 3, 12])))
+    ev = model_evaluation(net, hw, Mapping(part, Placement([0, 3, 12])))
     assert ev.metrics["connection_locality"] == 10.0
 
 
@@ -220,10 +220,10 @@ def test_evaluate_refuses_an_infeasible_mapping():
     net = load_network_spec("sparse-mlp-1")
     part = Partition.layered(net, [1, 1, 1, 1, 1, 1])  # far over synaptic memory
     with pytest.raises(CapacityError, match="core memory"):
-        evaluate(net, hw, Mapping(part, Placement(np.arange(6))))
+        model_evaluation(net, hw, Mapping(part, Placement(np.arange(6))))
     part = make_partition(net, hw, "min")
     with pytest.raises(CapacityError, match="share core"):
-        evaluate(net, hw, Mapping(part, Placement(np.zeros(part.n_parts, int))))
+        model_evaluation(net, hw, Mapping(part, Placement(np.zeros(part.n_parts, int))))
 
 
 # ---------------------------------------------------------------- parallel meshes
@@ -234,15 +234,14 @@ def _with_meshes(hw, meshes: int):
 def test_two_meshes_halve_the_link_microbenchmarks_shared_link():
     """mb-link's 12 pairs fill slots 0-3 of their routers: six send on each mesh, so the
     shared link of each mesh carries half the messages and takes half the time."""
-    from engine.pipeline import build_mapping
-    from engine.pipeline import evaluate as evaluate_mapped
+    from engine.pipeline import build_mapping, evaluate
 
     hw = load_hardware("loihi2")
     by = {}
     for meshes in (1, 2):
         m = build_mapping("mb-link:M=12,N=512", _with_meshes(hw, meshes), partition="natural",
                           placement="pairs-column")  # fmt: skip
-        by[meshes] = evaluate_mapped(m)
+        by[meshes] = evaluate(m)
     assert by[1].terms_us["link"] == pytest.approx(12 * 512 * 32 / hw.links.router_bits_per_us)
     assert by[2].terms_us["link"] == pytest.approx(by[1].terms_us["link"] / 2)
     np.testing.assert_array_equal(by[1].link_messages, by[2].link_messages)  # loads: both

@@ -491,9 +491,11 @@ def test_calibration_names_runs_it_cannot_fit(tmp_path, capsys, microbench_count
     slow = t.copy()
     k = next(i for i, r in enumerate(runs) if r.saturates == "synmem")  # barrier-bound at N=64
     slow[k] *= 3.0  # a run something else slowed down
-    cal = calibrate(x, slow, LOIHI2, what="r.csv")
+    where = [f"r.csv:{i + 2} ({r.name})" for i, r in enumerate(runs)]
+    cal = calibrate(x, slow, LOIHI2, what="r.csv", runs=where)
     assert cal.outliers == [k]
-    assert any("predicted more than 1.5× off" in w for w in cal.warnings)
+    (off,) = [w for w in cal.warnings if "predicted more than 1.5× off" in w]
+    assert off.endswith(f"check it ({where[k]})")  # the row to look at, in the warning itself
     assert any("barrier-bound runs scatter" in w for w in cal.warnings)
 
 

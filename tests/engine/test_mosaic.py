@@ -22,7 +22,7 @@ from engine.mosaic import (
     rewire,
     routing_memory,
 )
-from engine.mosaic.check import check, in_order
+from engine.mosaic.check import check, in_order, tiles_of
 from engine.mosaic.grid import NT, RT0, RT1
 from engine.mosaic.profile import parse_target, sequential_nt
 from engine.mosaic.rewire import rewire_network
@@ -379,6 +379,29 @@ def test_check_report_names_the_keys_scripts_read():
         assert key in report
     assert report["mappable"] == (not report["overflowing_tiles"])
     assert report["profile"]["connections"][1] == profile_of(hw, nt, net).connections[1]
+
+
+def test_tiles_of_keeps_the_neurons_in_order_unless_a_partitioner_or_placer_is_named(tmp_path):
+    from engine.mosaic.memory import nt_of_neurons
+    from engine.pipeline import build_mapping, write_mapping_file
+
+    hw = load_hardware("mosaic-8x8@4x4")
+    net = load_network_spec("rand:n=256,card=1,seed=0")
+    np.testing.assert_array_equal(tiles_of(net, hw), in_order(net, hw))
+    # a partitioner alone: placed packed-row, the tiles row by row as in_order fills them
+    np.testing.assert_array_equal(tiles_of(net, hw, partition="sequential"), in_order(net, hw))
+    # a placer alone: partitioned sequential (a tile's worth of neurons in order), then placed
+    mapped = build_mapping(net, hw, partition="sequential", placement="random", seed=3)
+    placed = tiles_of(net, hw, placement="random", seed=3)
+    np.testing.assert_array_equal(placed, nt_of_neurons(net, hw, mapped.mapping))
+    assert not np.array_equal(placed, in_order(net, hw))
+    write_mapping_file(tmp_path / "m.json", mapped)
+    from_file = tiles_of(net, hw, mapping_file=str(tmp_path / "m.json"))
+    np.testing.assert_array_equal(from_file, placed)
+    with pytest.raises(SpecError, match="not both"):
+        tiles_of(net, hw, mapping_file=str(tmp_path / "m.json"), partition="sequential")
+    with pytest.raises(InvalidHardwareError, match="not a Mosaic"):
+        tiles_of(net, load_hardware("loihi2"))
 
 
 def test_cli_mosaic_check_json_and_exit_codes(capsys, tmp_path):

@@ -191,8 +191,15 @@ def test_sources_of_a_hand_made_network():
 
 
 def test_summary_reports_sizes():
+    """tiny: "in" (neuron 0, rate 0.5) sends to both neurons of "out" (rates 0.25 and 1), whose
+    first sends to its second: 3 synapses, 2 out of "in" and 1 out of "out", all 3 into "out",
+    whose mean rate is (0.25 + 1) / 2 = 0.625."""
     s = small(description="demo").summary()
-    assert s["neurons"] == 3 and s["synapses"] == 3
-    assert s["populations"] == {"in": 1, "out": 2}
-    assert s["mean_rate"] == pytest.approx(1.75 / 3)
+    assert (s["network"], s["neurons"], s["input_neurons"], s["synapses"]) == ("tiny", 3, 0, 3)
+    rows = [(r["name"], r["neurons"], r["synapses_in"], r["synapses_out"], r["mean_rate"],
+             r["spike_source"], r["type"], r["shape"]) for r in s["populations"]]  # fmt: skip
+    assert rows == [
+        ("in", 1, 0, 2, 0.5, False, "layer", [1]),
+        ("out", 2, 3, 1, 0.625, False, "layer", [2]),
+    ]
     assert s["description"] == "demo"

@@ -8,7 +8,7 @@ from functools import cache
 import numpy as np
 import pytest
 
-from engine.cost import evaluate
+from engine.cost import model_evaluation
 from engine.errors import CapacityError, UnknownNameError
 from engine.hardware import load_hardware
 from engine.mapping import Mapping, Partition, Placement
@@ -117,7 +117,7 @@ def graph(name: str, hw_name: str):
 def elp_and_latency(name: str, hw_name: str, placement: Placement) -> tuple[float, float]:
     net, part, _, hw = graph(name, hw_name)
     limits_of = with_core_neurons(hw, 64) if name == "rand" else hw  # what it was cut for
-    m = evaluate(net, limits_of, Mapping(part, placement)).metrics
+    m = model_evaluation(net, limits_of, Mapping(part, placement)).metrics
     return m["elp"], m["average_latency_ns"]
 
 

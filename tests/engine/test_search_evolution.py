@@ -14,7 +14,7 @@ import threading
 import numpy as np
 import pytest
 
-from engine.cost import evaluate
+from engine.cost import model_evaluation
 from engine.errors import InputFileError, MeshScopeError
 from engine.hardware import load_hardware
 from engine.mapping import parse_mapping_dict
@@ -110,7 +110,7 @@ def test_the_best_of_a_run_is_its_minimum_and_rebuilds_to_the_same_cost(sparse_r
     h, best = res.history, res.best
     assert best.fitness == min(r.fitness for r in h)
     assert best.index == min(r.index for r in h if r.fitness == best.fitness)  # first of equals
-    fresh = evaluate(net, hw, res.mapping(net))
+    fresh = model_evaluation(net, hw, res.mapping(net))
     assert fresh.latency_us == best.latency_us
     assert fresh.energy_uj == pytest.approx(best.energy_uj, rel=1e-12)
     assert fresh.cores_used == best.cores_used
@@ -606,7 +606,7 @@ def test_a_search_cannot_start_from_a_partition_it_cannot_express(mlp_small_mesh
 def test_a_search_started_from_a_mapping_evaluates_it_first_and_never_ends_worse(mlp_small_mesh):
     net, hw = mlp_small_mesh
     start = hand_tuned(net, hw)
-    cost = evaluate(net, hw, start).latency_us
+    cost = model_evaluation(net, hw, start).latency_us
     result = NestedES(net, hw, ESConfig(budget=30, seed=3), start=start).run()
     first = result.history[0]
     assert first.note == "start" and first.level == "init"

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from engine.cli import main
-from engine.cost import evaluate
+from engine.cost import model_evaluation
 from engine.errors import CapacityError, MeshScopeError
 from engine.hardware import load_hardware
 from engine.search import ChipwiseSearch, ESConfig, make_search
@@ -58,7 +58,7 @@ def test_chipwise_puts_each_segment_on_its_own_chip(two_chips):
             for k in layers:
                 cores = np.asarray(r.placement[offsets[k] : offsets[k + 1]])
                 assert set(chip[cores]) == {search.chips[s]}, (r.note, k)
-    ev = evaluate(net, hw, result.mapping(net))
+    ev = model_evaluation(net, hw, result.mapping(net))
     assert ev.latency_us == pytest.approx(result.best.latency_us)
     assert result.best.fitness <= min(r.fitness for r in result.heuristics.values())
 

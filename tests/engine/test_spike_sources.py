@@ -14,7 +14,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from engine.cost import Evaluator, evaluate
+from engine.cost import Evaluator, model_evaluation
 from engine.errors import CapacityError, InputFileError, InvalidHardwareError, InvalidNetworkError
 from engine.flows import flows_through, layer_link_messages
 from engine.hardware import hardware_from_dict, load_hardware
@@ -73,7 +73,9 @@ def test_the_inputs_are_counted_apart_from_the_neurons_on_cores():
 def test_the_sparse_mlps_input_is_a_spike_source_and_survives_a_file(tmp_path):
     net = load_network_spec("mlp:widths=64-128-32")
     assert net.spike_source == (True, False, False)
-    assert net.summary()["spike_sources"] == ["input"]
+    summary = net.summary()
+    assert [r["name"] for r in summary["populations"] if r["spike_source"]] == ["input"]
+    assert (summary["neurons"], summary["input_neurons"]) == (128 + 32, 64)
     save_network(net, tmp_path / "n.npz")
     back = load_network(tmp_path / "n.npz")
     assert back.spike_source == net.spike_source and back.fingerprint == net.fingerprint
@@ -146,7 +148,7 @@ def test_the_ports_messages_take_its_link_and_the_route_from_there():
     core 3's link; nothing else carries anything."""
     net, hw = fan_in(), load_hardware("mesh:4x1")
     part = Partition(np.array([-1, -1, -1, 0, 0]))
-    ev = evaluate(net, hw, Mapping(part, Placement(np.array([3]))))
+    ev = model_evaluation(net, hw, Mapping(part, Placement(np.array([3]))))
     n_r4 = 4 * hw.n_routers
     expect = np.zeros(hw.n_link_ids)
     expect[[0 * 4, 1 * 4, 2 * 4]] = 1.5  # E out of routers 0, 1, 2
@@ -155,7 +157,7 @@ def test_the_ports_messages_take_its_link_and_the_route_from_there():
     np.testing.assert_allclose(ev.link_messages, expect)
     # a port elsewhere moves the route: at router 2, one E hop
     moved = replace(hw, input_port=(0, 2, 0, 0))
-    ev = evaluate(net, moved, Mapping(part, Placement(np.array([3]))))
+    ev = model_evaluation(net, moved, Mapping(part, Placement(np.array([3]))))
     assert ev.link_messages[2 * 4] == 1.5 and ev.link_messages[0] == ev.link_messages[4] == 0
 
 
@@ -181,7 +183,7 @@ def test_swaps_around_the_port_equal_a_full_evaluation(spec):
 def test_stages_and_layer_filters_count_the_port():
     mapped = build_mapping("mlp:widths=64-128-32", "loihi2", partition="min+2")
     hw, g = mapped.hardware, mapped.graph
-    ev = evaluate(mapped.network, hw, mapped.mapping)
+    ev = model_evaluation(mapped.network, hw, mapped.mapping)
     total = sum(stage_loads(mapped, k) for k in range(3))
     np.testing.assert_allclose(total / FIXED, ev.link_messages)
     # the input's own stage is layer 1's: the port's messages into layer 1's cores
@@ -196,7 +198,7 @@ def test_stages_and_layer_filters_count_the_port():
 def test_the_flows_through_the_port_link_name_the_input():
     mapped = build_mapping("mlp:widths=64-128-32", "loihi2", partition="min+2")
     hw, g = mapped.hardware, mapped.graph
-    ev = evaluate(mapped.network, hw, mapped.mapping)
+    ev = model_evaluation(mapped.network, hw, mapped.mapping)
     link = 4 * hw.n_routers + hw.input_core
     table = flows_through(hw, g, mapped.mapping.placement.cores, link)
     rows = table.rows(hw, g)
@@ -256,7 +258,7 @@ def test_the_input_port_uses_no_chip():
     hw = load_hardware("mesh:2x2x2@2x1")
     part = Partition.layered(net, [0, 2, 1])
     on_chip_1 = [hw.core_id(1, x, 0, 0) for x in range(2)] + [hw.core_id(1, 0, 1, 0)]
-    ev = evaluate(net, hw, Mapping(part, Placement(np.array(on_chip_1))))
+    ev = model_evaluation(net, hw, Mapping(part, Placement(np.array(on_chip_1))))
     assert hw.core_table["chip"][hw.input_core] == 0
     assert ev.chips_used == 1
     assert ev.energy_terms_uj["static"] == pytest.approx(

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from bokeh.models import ColorBar, HoverTool, Legend, LinearColorMapper
 
-from engine.cost import evaluate
+from engine.cost import model_evaluation
 from engine.hardware import CORE_TO_ROUTER, LINK_KINDS, OFF_CHIP, ROUTER, ROUTER_TO_CORE
 from engine.mapping import Mapping, Placement
 from engine.partition_graph import partition_graph
@@ -440,7 +440,7 @@ def test_drop_on_an_occupied_core_swaps_and_everything_follows():
     a, b = int(cores[0]), int(cores[8])  # a layer1 core and a layer4 core
     expected = cores.copy()
     expected[[0, 8]] = b, a
-    want = evaluate(
+    want = model_evaluation(
         state.network, state.hardware, Mapping(state.mapping.partition, Placement(expected))
     )
 
@@ -517,7 +517,7 @@ def test_a_search_followed_on_the_mesh_pauses_dragging():
     assert not view._search_row.visible and view._adopt not in view._search_row  # until shown
     stats = partition_graph(state.network, state.hardware, state.mapping.partition)
     other = Mapping(state.mapping.partition, make_placement(stats, state.hardware, "spread-col"))
-    best = evaluate(state.network, state.hardware, other)
+    best = model_evaluation(state.network, state.hardware, other)
     state.param.update(search_running=True, best_on_mesh=True, search_best_evaluation=best)
     placed = np.flatnonzero(np.asarray(view._sources.core_info.data["partition"]) >= 0)
     np.testing.assert_array_equal(np.sort(placed), np.sort(other.placement.cores))

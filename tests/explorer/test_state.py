@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from engine.cost import evaluate
+from engine.cost import model_evaluation
 from engine.errors import MeshScopeError, UnknownNameError
 from engine.mapping import Mapping, Placement, mapping_to_dict
 from explorer.access import ClientAccess
@@ -28,7 +28,7 @@ def test_module_imports_no_ui_toolkit(module):
 
 
 def test_load_matches_the_engine(demo_state):
-    ev = evaluate(demo_state.network, demo_state.hardware, demo_state.mapping)
+    ev = model_evaluation(demo_state.network, demo_state.hardware, demo_state.mapping)
     assert demo_state.evaluation.latency_us == ev.latency_us
     assert demo_state.evaluation.energy_uj == ev.energy_uj
     assert demo_state.network.name.startswith("sparse-mlp-1")
@@ -60,7 +60,8 @@ def test_set_mapping_updates_mapping_and_evaluation_together(demo_state):
     new = Mapping(state.mapping.partition, Placement(cores))
     state.set_mapping(new)
     assert state.mapping is new
-    assert state.evaluation.latency_us == evaluate(state.network, state.hardware, new).latency_us
+    want = model_evaluation(state.network, state.hardware, new)
+    assert state.evaluation.latency_us == want.latency_us
     assert seen == [["evaluation", "mapping"]]  # one batch: never a mapping without its evaluation
 
 
@@ -82,4 +83,4 @@ def test_load_a_mapping_file(tmp_path, demo_state):
     state = ExplorerState.from_specs(None, None, str(path), access=ClientAccess.local())
     np.testing.assert_array_equal(state.mapping.placement.cores, cores)
     assert state.mapping_path == str(path)
-    assert state.evaluation.latency_us == evaluate(net, hw, mapping).latency_us
+    assert state.evaluation.latency_us == model_evaluation(net, hw, mapping).latency_us

@@ -8,7 +8,7 @@ import threading
 import numpy as np
 import pytest
 
-from engine.cost import evaluate
+from engine.cost import model_evaluation
 from engine.errors import CapacityError, InputFileError, MeshScopeError, SpecError
 from engine.io.network_file import save_network
 from engine.mapping import Mapping, mapping_to_dict
@@ -28,7 +28,7 @@ def state():
 
 
 def fresh_latency(s: ExplorerState) -> float:
-    return evaluate(s.network, s.hardware, s.mapping).latency_us
+    return model_evaluation(s.network, s.hardware, s.mapping).latency_us
 
 
 def snapshot(s):

@@ -2,7 +2,7 @@
 README's screenshot of the main view.
 
 The demo (sparse-mlp-1 on loihi2, packed-row placement) is served in-process; every
-expected number comes from the engine alone (``engine.cost.evaluate``), and every wait is
+expected number comes from the engine alone (``engine.cost.model_evaluation``), and every wait is
 on a condition in the page.
 """
 
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from engine.cost import evaluate
+from engine.cost import model_evaluation
 from engine.mapping import Mapping, Placement
 from engine.partition import make_partition
 from engine.partition_graph import partition_graph
@@ -40,12 +40,12 @@ def demo():
     placement = make_placement(
         partition_graph(network, hardware, partition), hardware, "packed-row"
     )
-    start = evaluate(network, hardware, Mapping(partition, placement))
+    start = model_evaluation(network, hardware, Mapping(partition, placement))
     cores = placement.cores
     a, b = int(cores[0]), int(cores[8])  # partition 0 (input) and partition 8 (layer3)
     swapped = cores.copy()
     swapped[[0, 8]] = b, a
-    tuned = evaluate(network, hardware, Mapping(partition, Placement(swapped)))
+    tuned = model_evaluation(network, hardware, Mapping(partition, Placement(swapped)))
     assert format_quantity(tuned.latency_us) != format_quantity(start.latency_us)
     steps = [
         simulate_step(Mapped.of(network, hardware, Mapping(partition, p)), seed=0).step_us

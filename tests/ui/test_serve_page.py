@@ -9,7 +9,7 @@ import pytest
 from PIL import Image
 from playwright.sync_api import expect
 
-from engine.cost import evaluate
+from engine.cost import model_evaluation
 from engine.mapping import Mapping
 from engine.partition import make_partition
 from engine.partition_graph import partition_graph
@@ -29,7 +29,7 @@ def expected():
     partition = make_partition(network, hardware, None)
     stats = partition_graph(network, hardware, partition)
     placement = make_placement(stats, hardware, "packed-row")
-    return network, hardware, evaluate(network, hardware, Mapping(partition, placement))
+    return network, hardware, model_evaluation(network, hardware, Mapping(partition, placement))
 
 
 def _rgb(hex_color: str) -> tuple[int, int, int]:
