@@ -271,6 +271,9 @@ class _MeshSources:
                 self.color_bar.formatter.format = fmt
 
 
+_UNSELECT = "if (cores.selected.indices.length) cores.selected.indices = []"
+
+
 def mesh_figure(
     hardware: Hardware,
     network: Network,
@@ -366,6 +369,10 @@ def mesh_figure(
         renderers=[cores], add=False, drag=True,
         description="Drag a core onto another slot (swap or move)",
     )  # fmt: skip
+    # a click (on a core, to inspect it) selects that core in the browser, and the drag
+    # tool moves every selected core: the next drag of another core took the clicked one
+    # along, and the drop of two cores was refused. A click leaves nothing selected.
+    p.js_on_event(Tap, CustomJS(args={"cores": sources.cores}, code=_UNSELECT))
     core_formats, link_formats = _tooltip_formats(hardware, network, sources)
     p.add_tools(
         drag, HoverTool(renderers=[info], tooltips=_CORE_TOOLTIPS, formatters=core_formats),

@@ -241,7 +241,8 @@ class _TermsPlot:
     def __init__(self):
         self.source = ColumnDataSource(data={"core": []})
         p = figure(
-            x_range=FactorRange(factors=[]), y_range=Range1d(0, 1), height=340, width=900,
+            x_range=FactorRange(factors=[]), y_range=Range1d(0, 1), height=340,
+            sizing_mode="stretch_width",  # as wide as the tab: every core's bars, no scroll
             tools="xpan,xwheel_zoom,reset,save", toolbar_location="above",
             title="Max-affine terms per core (Loihi 2 runtime model eq. 1)",
             border_fill_color="white",
@@ -296,7 +297,6 @@ class _TermsPlot:
             if shown == evaluation.cores_used
             else f"core {address}: the {shown} busiest of {evaluation.cores_used}"
         )
-        p.width = int(np.clip(60 + 24 * len(cols["core"]), 520, 1100))
         terms = evaluation.terms_us
         top = max(float(cols["largest_us"].max(initial=0.0)), terms["link"], terms["barrier"])
         p.y_range.update(start=0, end=1.12 * top if top > 0 else 1.0)
@@ -567,12 +567,12 @@ class BottleneckView(pn.viewable.Viewer):
 
     def __panel__(self):
         return pn.Column(
-            pn.pane.Bokeh(self.terms_plot.figure),
-            pn.FlexBox(
-                pn.Column(self._links, self._caption),
-                pn.pane.Bokeh(self.roofline.figure),
-                flex_wrap="wrap",
-                sizing_mode="stretch_width",
-            ),
+            pn.pane.Bokeh(self.terms_plot.figure, sizing_mode="stretch_width"),
+            # one under the other: a wrapping FlexBox laid the roofline out while its tab
+            # was hidden, at 0 × 0, and never again (its legend then lay over the sidebar)
+            self._links,
+            self._caption,
+            pn.pane.Bokeh(self.roofline.figure),
             name="Bottlenecks",
+            sizing_mode="stretch_width",
         )

@@ -213,3 +213,36 @@ def test_clicking_an_evaluated_mapping_shows_it_on_the_mesh(page, demo_url):
     expect(page.get_by_test_id("metric-latency-value")).to_have_text(
         f"{float(picked.replace(',', '')):.2f}"
     )
+
+
+# Every Bokeh figure on the page: its title, its frame's size and where the figure lies.
+FIGURES = """() => {
+  const out = [], seen = new Set();
+  const walk = (v) => {
+    if (seen.has(v)) return;
+    seen.add(v);
+    if (v.model.type === "Figure") {
+      const r = v.el.getBoundingClientRect();
+      out.push({title: v.model.title ? v.model.title.text : "", width: v.frame.bbox.width,
+                height: v.frame.bbox.height, left: r.left, shown: r.width > 0});
+    }
+    for (const c of v.child_views ?? []) walk(c);
+  };
+  for (const v of Bokeh.index.all_views()) walk(v);
+  return out;
+}"""
+
+
+@pytest.mark.ui
+def test_the_roofline_draws_at_1366_by_768(page, demo_url):
+    """Issue 40, item 3: the Bottlenecks tab's roofline had a 0 × 0 plot area (laid out
+    while its tab was hidden) and its legend lay over the sidebar."""
+    page.set_viewport_size({"width": 1366, "height": 768})
+    open_in(page, demo_url)
+    tab(page, "Bottlenecks").click()
+    expect(page.get_by_text("heaviest links").first).to_be_visible(timeout=30_000)
+    page.wait_for_function(
+        f"() => ({FIGURES})().some(f => f.title.startsWith('Roofline') && f.shown)"
+    )
+    roof = next(f for f in page.evaluate(FIGURES) if f["title"].startswith("Roofline"))
+    assert roof["width"] > 300 and roof["height"] > 200, roof

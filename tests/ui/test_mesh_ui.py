@@ -25,7 +25,7 @@ from engine.simulate import simulate_step
 from engine.specs import load_hardware_spec, load_network_spec
 from explorer.views.metrics import format_change, format_quantity
 
-from .conftest import DEMO, MESH_PLOT, drag_core, open_in, served_view
+from .conftest import CORE_XY, DEMO, MESH_PLOT, drag_core, open_in, served_view
 
 SCREENSHOT = Path(__file__).resolve().parents[2] / "assets" / "explorer-mesh.png"
 SESSION = re.compile(r"[?&]session=([\w-]+)")
@@ -257,3 +257,18 @@ def test_a_fine_mesh_draws_its_detail_as_one_zooms_in(page):
         page.evaluate(ZOOM, start["across"])  # back out
         page.wait_for_function(f"() => !({DETAIL})().visible.some((v) => v)")
         assert page.evaluate(DETAIL)["idle"] == CLEAR
+
+
+@pytest.mark.ui
+def test_a_drag_after_clicking_another_core_is_not_ignored(page, demo_url, demo):
+    """Issue 40, item 1: with a core selected by a click, the first drag of another core
+    snapped back (the click's selection was dragged along with it, so two cores moved and
+    the drop meant nothing). The drag must move the dragged core, at the first try."""
+    open_in(page, demo_url)
+    latency = page.get_by_test_id("metric-latency-value")
+    expect(latency).to_have_text(demo["start"])
+    ((cx, cy),) = page.evaluate(CORE_XY, [demo["a"]])
+    page.mouse.click(cx, cy)  # inspect a core: its flows open below
+    expect(page.get_by_test_id("inspect-header")).to_contain_text("Core", timeout=15_000)
+    drag_core(page, demo["b"], demo["a"])
+    expect(latency).to_have_text(demo["tuned"], timeout=10_000)  # the first drag counts
