@@ -56,9 +56,14 @@ CARD_CSS = """
 .metric-value { font-size: 26px; font-weight: 600; color: #1f2933; line-height: 31px; }
 .metric-card.bound .metric-value { font-size: 18px; }  /* words, not a number */
 .metric-unit { font-size: 12px; color: #6b7280; }
-/* one fixed size per card, whatever it says: a new value never moves the page */
-.metric-label, .metric-value, .metric-unit { white-space: nowrap; overflow: hidden;
-  text-overflow: ellipsis; }
+/* one fixed size per card, whatever it says (a new value never moves the page), and nothing
+   cut: a label or the line below the value wraps onto a second line it always has room for;
+   a long value takes a smaller font */
+.metric-value { white-space: nowrap; }
+.metric-value.long { font-size: 20px; }
+.metric-label, .metric-unit { white-space: normal; overflow-wrap: anywhere; line-height: 1.25; }
+.metric-label { min-height: 2.5em; }
+.metric-unit { min-height: 2.5em; }
 .metric-card.sim { border-left-color: #7c3aed; }
 .metric-card.pending .metric-value { color: #9ca3af; }
 .metric-badge { float: right; font-size: 9px; text-transform: none; letter-spacing: 0;
@@ -149,6 +154,9 @@ def metric_values(
     }
 
 
+LONG_VALUE = 7  # characters a value shows at full size in the narrowest card (132 px)
+
+
 def card_html(
     key: str, label: str, value: str, unit: str, extra_class: str = "", badge: str = ""
 ) -> str:
@@ -163,8 +171,8 @@ def card_html(
     return (
         f'<div class="{classes}" data-testid="metric-{key}">'
         f'<div class="metric-label">{escape(label)}{mark}</div>'
-        f'<div class="metric-value" data-testid="metric-{key}-value" title="{escape(value)}">'
-        f"{escape(value)}</div>"
+        f'<div class="metric-value{" long" if len(value) > LONG_VALUE else ""}" '
+        f'data-testid="metric-{key}-value" title="{escape(value)}">{escape(value)}</div>'
         f'<div class="metric-unit" title="{escape(unit)}">{escape(unit)}</div></div>'
     )
 

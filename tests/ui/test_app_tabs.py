@@ -246,3 +246,31 @@ def test_the_roofline_draws_at_1366_by_768(page, demo_url):
     )
     roof = next(f for f in page.evaluate(FIGURES) if f["title"].startswith("Roofline"))
     assert roof["width"] > 300 and roof["height"] > 200, roof
+
+
+# Every card's label, value and line below it: text, and whether it overflows its box.
+CARD_TEXT = """(els) => els.map(e => ({text: e.textContent, cut: e.scrollWidth > e.clientWidth + 1
+  || e.scrollHeight > e.clientHeight + 1}))"""
+
+
+@pytest.mark.ui
+def test_no_card_cuts_its_numbers_at_1366_by_768(page, demo_url):
+    """Issue 40, item 6: the cards cut their key numbers at 1366 px ("latency; start 4…",
+    "of 128 on 1 of 1…", "LATENCY (SEARC…"). Every label, value and line below stays
+    whole, before a search and while the search's best is shown."""
+    page.set_viewport_size({"width": 1366, "height": 768})
+    open_in(page, demo_url)
+    cards = page.locator(".metric-label, .metric-value, .metric-unit")
+    expect(page.get_by_test_id("metric-simulated")).to_contain_text("vs start", timeout=60_000)
+    drag_core(page, 0, 8)
+    expect(page.get_by_test_id("metric-change-value")).not_to_have_text("0 %")
+    cut = [c for c in cards.evaluate_all(CARD_TEXT) if c["cut"]]
+    assert cut == [], cut
+    tab(page, "Evolution").click()
+    page.get_by_label("budget (evaluations)").fill("12")
+    page.get_by_role("button", name="Start").click()
+    expect(page.get_by_test_id("search-status")).to_contain_text("done after", timeout=60_000)
+    tab(page, "Mesh").click()
+    expect(page.get_by_test_id("metric-latency")).to_contain_text("search best")
+    cut = [c for c in cards.evaluate_all(CARD_TEXT) if c["cut"]]
+    assert cut == [], cut
