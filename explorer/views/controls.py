@@ -42,16 +42,24 @@ DEFAULT_PARTITION = "default"
 
 
 # ------------------------------------------------------------------ choices (registries)
-def network_choices() -> dict[str, list[str]]:
-    """Networks by group: the generated workloads and the shipped demo files."""
+# what a menu shows when the loaded network or hardware is none of its entries (an upload,
+# a mesh: spec, a scene's): the spec field below says what it is, the menu nothing false
+OTHER = "(another: the spec below)"
+
+
+def network_choices() -> dict[str, dict[str, str]]:
+    """Networks by group (label → spec): the generated workloads and the shipped demo files,
+    after the entry for anything else."""
     return {
-        "generated workloads": sorted(workloads.names()),
-        "demo files": [p.name for p in demo_files()],
+        "loaded": {OTHER: ""},
+        "generated workloads": {n: n for n in sorted(workloads.names())},
+        "demo files": {p.name: p.name for p in demo_files()},
     }
 
 
-def hardware_choices() -> list[str]:
-    return preset_names()
+def hardware_choices() -> dict[str, str]:
+    """Hardware presets (label → spec), after the entry for anything else."""
+    return {OTHER: "", **{n: n for n in preset_names()}}
 
 
 def partition_choices() -> dict[str, str]:
@@ -78,12 +86,13 @@ def download_name(network_name: str) -> str:
     return f"{stem}-mapping.json"
 
 
-def _spec_choice(spec: str, options: list[str]) -> str:
-    """The option a typed spec came from: itself, or its workload name before ':'."""
+def _spec_choice(spec: str, options) -> str:
+    """The menu entry a spec came from: itself, or its workload name before ':' — else the
+    entry for another (""), never an entry that is not what is loaded."""
     if spec in options:
         return spec
     base = spec.split(":", 1)[0]
-    return base if base in options else options[0]
+    return base if base in options else ""
 
 
 # ------------------------------------------------------------------ view
@@ -204,7 +213,7 @@ class ControlsView(pn.viewable.Viewer):
         super().__init__(**params)
         s = self.state
         nets = network_choices()
-        net_options = [n for group in nets.values() for n in group]
+        net_options = [v for group in nets.values() for v in group.values()]
         self.network_select = pn.widgets.Select(
             label="Network", groups=nets, value=_spec_choice(s.network_spec, net_options),
             width=WIDTH,
@@ -216,7 +225,8 @@ class ControlsView(pn.viewable.Viewer):
         )  # fmt: skip
         hw = hardware_choices()
         self.hardware_select = pn.widgets.Select(
-            label="Hardware", options=hw, value=_spec_choice(s.hardware_spec, hw), width=WIDTH
+            label="Hardware", options=hw, value=_spec_choice(s.hardware_spec, hw.values()),
+            width=WIDTH,
         )
         self.hardware_text = pn.widgets.TextInput(
             label="… or any mesh: mesh:WxH[xK][@CXxCY]", value=s.hardware_spec,
@@ -328,10 +338,12 @@ class ControlsView(pn.viewable.Viewer):
 
     # ------------------------------------------------------------ widget → state
     def _pick_network(self, event) -> None:
-        self.network_text.value = event.new
+        if event.new:  # (the entry for another leaves the spec as it is)
+            self.network_text.value = event.new
 
     def _pick_hardware(self, event) -> None:
-        self.hardware_text.value = event.new
+        if event.new:
+            self.hardware_text.value = event.new
 
     def _uploaded(self, event) -> None:
         if event.new is None:
@@ -353,8 +365,7 @@ class ControlsView(pn.viewable.Viewer):
             (self.network_select, self.network_text, s.network_spec),
             (self.hardware_select, self.hardware_text, s.hardware_spec),
         ):
-            options = select.values if hasattr(select, "values") else list(select.options)
-            choice = _spec_choice(spec, options)
+            choice = _spec_choice(spec, select.values)
             if select.value != choice:
                 select.value = choice  # fills the text field: set it afterwards
             text.value = spec

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import json
+from pathlib import Path
 
 import numpy as np
 import panel as pn
@@ -342,8 +343,8 @@ def test_the_store_forgets_the_oldest_sessions():
 def test_choices_come_from_the_registries():
     nets = network_choices()
     assert set(nets["generated workloads"]) == set(workloads)
-    assert nets["demo files"] == [p.name for p in demo_files()]
-    assert hardware_choices() == preset_names()
+    assert list(nets["demo files"]) == [p.name for p in demo_files()]
+    assert [v for v in hardware_choices().values() if v] == preset_names()
     parts = partition_choices()
     assert {"min", "min+1", "min+2", "natural", "min@rows", "min@tiles"} <= set(parts.values())
     assert parts["default"] == ""
@@ -378,6 +379,28 @@ def test_load_uses_the_form_and_the_text_field_wins(controls):
     assert state.network.n_neurons == 4 * 64 and state.placer == "spread-row"
     assert state.partition_spec == "natural"
     assert view.download.filename == download_name(state.network.name)
+
+
+def test_the_menus_never_name_what_is_not_loaded(controls, tmp_path):
+    """Issue 40, item 7: after a mesh: spec the Hardware menu read 'hypergraph-large' (its
+    first entry), after an upload the Network menu read 'conv-snn'. A menu shows what is
+    loaded, or its entry for another (the spec field then says what it is)."""
+    from explorer.views.controls import OTHER
+
+    state, view, errors = controls
+    state.load(NET, "mesh:6x6x2")
+    assert view.hardware_select.value == "" and view.hardware_text.value == "mesh:6x6x2"
+    assert view.hardware_select.options[OTHER] == ""
+    state.load(NET, "loihi2")
+    assert view.hardware_select.value == "loihi2"
+    braille = (
+        Path(__file__).parents[1] / "data" / "nir" / "paper_03_rnn_braille_noDelay_bias_zero.nir"
+    )
+    assert view.upload_file("braille.nir", braille.read_bytes()), errors
+    assert view.network_select.value == "" and view.network_text.value == state.network_spec
+    view.network_select.value = "linear-dense"
+    view.network_select.value = ""  # choosing 'another' keeps what the spec field says
+    assert view.network_text.value == "linear-dense"
 
 
 def test_a_bad_load_or_upload_notifies_and_changes_nothing(controls):
