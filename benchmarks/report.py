@@ -367,11 +367,20 @@ def checkpoint(d: dict) -> Table:
     return Table([f"evolve, {d['budget']:,} evaluations", "seconds (median)", "overhead"], rows)
 
 
+def failure(error: str) -> str:
+    """A run's error, short enough for a table cell."""
+    need = re.search(r"needs (\d+) cores; (\S+) has (\d+)", error)
+    if need:
+        return f"does not fit: needs {int(need[1]):,} cores, {need[2]} has {int(need[3]):,}"
+    text = error.split(": ", 1)[-1]
+    return text if len(text) <= 60 else text[:57] + "…"
+
+
 def partitioners(d: dict) -> Table:
     rows = []
     for r in d["rows"]:
         if "error" in r:
-            rows.append([r["partitioner"], r["network"], r["error"], "", "", "", ""])
+            rows.append([r["partitioner"], r["network"], failure(r["error"]), "", "", "", ""])
             continue
         rows.append(
             [
@@ -406,7 +415,7 @@ def scale(d: dict) -> Table:
             if r is None:
                 cells.append("—")
             elif "error" in r:
-                cells.append(r["error"])
+                cells.append(failure(r["error"]))
             else:
                 cells.append(
                     f"{whole(r['partitions'])} / {si(r['connectivity'])} / "
