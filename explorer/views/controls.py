@@ -225,7 +225,9 @@ class ControlsView(pn.viewable.Viewer):
         )  # fmt: skip
         hw = hardware_choices()
         self.hardware_select = pn.widgets.Select(
-            label="Hardware", options=hw, value=_spec_choice(s.hardware_spec, hw.values()),
+            label="Hardware",
+            options=hw,
+            value=_spec_choice(s.hardware_spec, hw.values()),
             width=WIDTH,
         )
         self.hardware_text = pn.widgets.TextInput(

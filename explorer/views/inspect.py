@@ -16,6 +16,7 @@ from html import escape
 import pandas as pd
 import panel as pn
 import param
+from bokeh.models import CustomJS
 from bokeh.models.widgets.tables import NumberFormatter
 
 from explorer.views._page import LiveHTML, fill_when_shown
@@ -55,6 +56,19 @@ def flow_frame(hardware, layer_names, table) -> pd.DataFrame:
     )
 
 
+_INTO_VIEW = """
+let frames = 0;  // the header's view may be built a few frames later (its first showing)
+const into_view = () => {
+  const view = [...Bokeh.index.all_views()].find((v) => v.model === cb_obj);
+  if (view && view.el.isConnected && view.el.getBoundingClientRect().height > 0)
+    view.el.scrollIntoView({block: "center", behavior: "smooth"});
+  else if (frames++ < 120)
+    requestAnimationFrame(into_view);
+};
+requestAnimationFrame(into_view);
+"""
+
+
 class InspectView(pn.viewable.Viewer):
     """The inspection of a ``MeshView`` (its ``inspection`` parameter), as facts and tables."""
 
@@ -75,7 +89,25 @@ class InspectView(pn.viewable.Viewer):
         fill_when_shown(self._layout, [self._header, pn.Row(self._clear, self._download),
                                        self._tables])  # fmt: skip
         self.mesh.param.watch(self._render, "inspection")
+        # a click's flows open below the mesh, a screen further down: bring them into view
+        # (the header to the middle of the window, the mesh's highlighted routes above it)
+        self._header.model.js_on_change("tags", CustomJS(code=_INTO_VIEW))
+        self.mesh.param.watch(self._clicked, "clicks")
         self._render()
+
+    def _clicked(self, event) -> None:
+        """Scroll to the flows: a change of the header's ``tags`` runs ``_INTO_VIEW`` in the
+        browser — on the session's next tick, since the first click's header is sent with
+        this one's changes (a model arriving with its tags set fires nothing)."""
+
+        def tag() -> None:
+            self._header.model.tags = [event.new]
+
+        doc = pn.state.curdoc
+        if doc is not None and doc.session_context is not None:
+            doc.add_next_tick_callback(tag)
+        else:
+            tag()
 
     @property
     def tables(self) -> list[pn.widgets.Tabulator]:

@@ -654,6 +654,9 @@ class MeshView(pn.viewable.Viewer):
         default=[], item_type=int,
         doc="populations whose outbound flows the link colours show (empty: every one)",
     )  # fmt: skip
+    clicks = param.Integer(
+        default=0, doc="inspections a click asked for (the flows then scroll into view)"
+    )
     inspection = param.ClassSelector(
         class_=Inspection, default=None, allow_None=True,
         doc="the link or core last clicked, explained (None: nothing inspected)",
@@ -999,7 +1002,10 @@ class MeshView(pn.viewable.Viewer):
         if hit is None:
             self.clear_inspection()
             return False
-        return self.inspect(*hit)
+        shown = self.inspect(*hit)
+        if shown:
+            self.clicks += 1  # (a drag's re-inspection is no click: the page stays put)
+        return shown
 
     def inspect(self, kind: str, target: int) -> bool:
         """Explain link or core ``target`` of the shown mapping and highlight its routes."""

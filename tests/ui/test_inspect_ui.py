@@ -129,3 +129,15 @@ def test_clicking_a_core_shows_its_terms_memory_and_routes(page, demo_url):
     expect(page.get_by_text(f"outbound flows: {len(want.tables[0][1]):,}")).to_be_visible()
     expect(page.get_by_text(f"inbound flows: {len(want.tables[1][1]):,}")).to_be_visible()
     page.wait_for_function(f"() => ({HIGHLIGHTED})() > 0")  # their routes on the mesh
+
+
+@pytest.mark.ui
+def test_a_clicked_links_flows_come_into_view_at_1366_by_768(page, demo_url):
+    """Issue 40, item 5: the flow table opened ~1,160 px down the page with no cue. After a
+    click on a link, its flows are in the window."""
+    page.set_viewport_size({"width": 1366, "height": 768})
+    open_in(page, demo_url)
+    page.mouse.click(*page.evaluate(HOT_LINK_XY))
+    header = page.get_by_test_id("inspect-header")
+    expect(header).to_contain_text("Link E", timeout=15_000)
+    expect(header).to_be_in_viewport(timeout=10_000)
