@@ -3,10 +3,10 @@
 For each traffic pattern, the same 8×8 mesh and reference router (2 VCs × 8 flits, every
 delay one cycle, iSLIP, X-then-Y; 1-flit packets; 5000 warm-up and 10000 measured cycles,
 BookSim2's ``sample_period = 5000; warmup_periods = 1; max_samples = 3``) is swept over the
-same offered rates by both simulators. Prints one JSON object — per pattern, both curves,
-each one's zero-load latency and saturation (the highest rate, counting up, that is stable
-with a latency under 3× zero-load), and the largest relative latency difference below
-saturation — and, with ``--figure``, draws the curves.
+same offered rates by both simulators. Prints one JSON object — under ``patterns``, per
+pattern, both curves, each one's zero-load latency and saturation (the highest rate,
+counting up, that is stable with a latency under 3× zero-load), and the largest relative
+latency difference below saturation — and draws the curves (``--figure``).
 
 BookSim2 runs when the environment variable ``BOOKSIM`` names its binary; without it, the
 uniform pattern is compared with the BookSim2 figures recorded in ``REFERENCE_UNIFORM``
@@ -142,7 +142,7 @@ def main() -> None:
                      if round(p["rate"], 6) in mine and p["rate"] <= sat]  # fmt: skip
             row["max_latency_difference_below_saturation"] = max(diffs) if diffs else None
         out[pattern] = row
-    finish(args, "booksim_compare", out)
+    finish(args, "booksim_compare", {"patterns": out})
     if args.figure:
         draw(out, args.figure)
 

@@ -211,8 +211,8 @@ def calibration(d: dict) -> Table:
 
 def booksim_patterns(d: dict) -> Table:
     rows = []
-    for pattern, row in d.items():
-        if pattern == "meta" or "booksim2" not in row:
+    for pattern, row in d["patterns"].items():
+        if "booksim2" not in row:
             continue
         m, b = row["meshscope"], row["booksim2"]
         diff = row.get("max_latency_difference_below_saturation")
