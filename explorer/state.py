@@ -17,6 +17,7 @@ import dataclasses
 import json
 import os
 import tempfile
+import warnings
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -25,7 +26,13 @@ import numpy as np
 import param
 
 from engine.cost import Evaluation, Evaluator
-from engine.errors import CapacityError, InputFileError, MeshScopeError, SpecError
+from engine.errors import (
+    CapacityError,
+    InputFileError,
+    MeshScopeError,
+    MeshScopeWarning,
+    SpecError,
+)
 from engine.flows import (
     FlowTable,
     core_flows,
@@ -168,6 +175,7 @@ class Prepared:
     specs: dict  # network_spec, hardware_spec, mapping_path, partition_spec, placer
     kind: str = "load"  # an upload's: "mapping" or "network"
     edit: bool = False  # a mapping of the session's network and hardware: an undoable step
+    notes: tuple[str, ...] = ()  # what the user should be told beside it (not errors)
 
 
 @dataclass(frozen=True, eq=False)
@@ -489,40 +497,63 @@ class ExplorerState(param.Parameterized):
             if same:
                 with _reading(name, MAPPING_FILE):
                     mapped = build_mapping(network, hardware, mapping_file=mf)
-                return self._prepared(mapped, "mapping", edit=True)
+                named = (mf.network_name, mf.hardware_name)
+                notes = () if named == (network.name, hardware.name) else (
+                    f"{name} names {mf.network_name} on {mf.hardware_name}, but it is a mapping "
+                    f"of {network.name} on {hardware.name} (the file's fingerprints say so): "
+                    "applied to them",
+                )  # fmt: skip
+                return self._prepared(mapped, "mapping", edit=True, notes=notes)
             access.network(mf.network_name)  # the names inside the file are a client's too
             access.hardware(mf.hardware_name)
             with _reading(name, MAPPING_FILE):
                 mapped = build_mapping(mapping_file=mf)
             access.check_network(mapped.network)
             access.check_hardware(mapped.hardware)
+            note = (
+                f"{name} is a mapping of {mf.network_name} on {mf.hardware_name}: they are "
+                f"loaded with it, in place of {network.name} on {hardware.name}"
+                if network is not None
+                else ""
+            )
             return self._prepared(
                 mapped, "mapping", network_spec=mf.network_name,
-                hardware_spec=mf.hardware_name, mapping_path=name,
+                hardware_spec=mf.hardware_name, mapping_path=name, notes=(note,) if note else (),
             )  # fmt: skip
         if suffix in (".npz", ".hgr", ".nir"):
             with tempfile.TemporaryDirectory() as tmp:
                 path = Path(tmp) / name  # (its name: a network's name defaults to it)
-                with _reading(name, NETWORK_FILE, temp=path):
+                with (
+                    _reading(name, NETWORK_FILE, temp=path),
+                    warnings.catch_warnings(record=True) as said,
+                ):
+                    warnings.simplefilter("always", MeshScopeWarning)
                     path.write_bytes(data)
                     network = _read_network(path, access)
+                notes = tuple(  # a reader's warnings (nir's own type check failed …)
+                    _as_uploaded(" ".join(str(w.message).split()), path, name)
+                    for w in said
+                    if issubclass(w.category, MeshScopeWarning)
+                )
             access.check_network(network)
             hardware = hardware or resolve_hardware(DEFAULT_HARDWARE)
             mapped = build_mapping(network, hardware, placement=access.placer(self.placer))
             return self._prepared(
                 mapped, "network", network_spec=network.name, hardware_spec=hardware.name,
-                mapping_path=None,
+                mapping_path=None, notes=notes,
             )  # fmt: skip
         raise InputFileError(
             f"{name}: MeshScope reads mapping files (.json) and networks (.npz, hMETIS .hgr, "
             "NIR .nir)"
         )
 
-    def _prepared(self, mapped: Mapped, kind: str, *, edit: bool = False, **specs) -> Prepared:
+    def _prepared(
+        self, mapped: Mapped, kind: str, *, edit: bool = False, notes=(), **specs
+    ) -> Prepared:
         """``mapped`` (its mapping made read-only) with its evaluator, for ``adopt``."""
         network, hardware, mapping = mapped.network, mapped.hardware, _frozen(mapped.mapping)
         evaluator = self._make_evaluator(network, hardware, mapping, mapped.graph)
-        return Prepared(mapped, evaluator, specs, kind, edit)
+        return Prepared(mapped, evaluator, specs, kind, edit, tuple(notes))
 
     def mapping_json(self) -> str:
         """The current mapping as a MeshScope mapping file."""

@@ -171,6 +171,20 @@ def notify_error(message: str, notify: Callable[[str], None] | None = None) -> N
     area.error(message, duration=ERROR_DURATION_MS)
 
 
+def notify_info(message: str, notify: Callable[[str], None] | None = None) -> None:
+    """Tell the user ``message`` — something changed beside what they asked, not an error —
+    as an information notification (or hand it to ``notify``)."""
+    message = " ".join(str(message).split())
+    if notify is not None:
+        notify(message)
+        return
+    area = pn.state.notifications
+    if area is None:
+        log.info("%s", message)
+        return
+    area.info(message, duration=ERROR_DURATION_MS)
+
+
 def notify_when_up(message: str) -> None:
     """``notify_error(message)`` once the page is up: a notification made while a page is
     being built, or before its browser has connected, would be lost."""

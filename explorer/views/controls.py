@@ -24,7 +24,7 @@ from engine.placement import placement_choices
 from engine.specs import demo_files
 from engine.workloads import workloads
 from explorer.state import ExplorerState
-from explorer.views._page import LiveHTML, notify_error, off_page, run_action
+from explorer.views._page import LiveHTML, notify_error, notify_info, off_page, run_action
 from explorer.views.mesh_columns import population_colors
 from explorer.views.upload import UploadInput
 
@@ -208,6 +208,10 @@ class ControlsView(pn.viewable.Viewer):
 
     state = param.ClassSelector(class_=ExplorerState)
     notify = param.Callable(default=None, doc="error reporter (default: a notification)")
+    inform = param.Callable(
+        default=None,
+        doc="what changed beside the user's request (default: an information notification)",
+    )
 
     def __init__(self, **params):
         super().__init__(**params)
@@ -314,6 +318,9 @@ class ControlsView(pn.viewable.Viewer):
         def adopt(prepared) -> None:
             self._loading(False)
             done.append(run_action(self.state.adopt, prepared, notify=self.notify))
+            if done[-1]:
+                for note in getattr(prepared, "notes", ()):
+                    notify_info(note, self.inform)
 
         def failed(message: str) -> None:
             self._loading(False)

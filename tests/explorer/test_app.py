@@ -403,6 +403,31 @@ def test_the_menus_never_name_what_is_not_loaded(controls, tmp_path):
     assert view.network_text.value == "linear-dense"
 
 
+def test_an_upload_says_what_it_changed_beside_the_mapping(tmp_path):
+    """Issue 40, item 8: a mapping file for another network switched the page's network
+    without a word, a file whose network name was edited was applied with no notice, and
+    nir's failed type check went only to the server's log. Each is said (an information
+    notification), and the upload still does what it did."""
+    state = ExplorerState.from_specs(NET, "loihi2", partition_spec=None)
+    said, errors = [], []
+    view = ControlsView(state=state, notify=errors.append, inform=said.append)
+    other = ExplorerState.from_specs("mlp:widths=32-64-8", "mesh:2x2x4")
+    assert view.upload_file("theirs.json", other.mapping_json().encode()), errors
+    theirs = other.network.name  # (the canonical spec)
+    assert state.network.name == theirs
+    assert said[-1].startswith(f"theirs.json is a mapping of {theirs} on mesh:2x2x4")
+    mine = json.loads(state.mapping_json())
+    mine["network"]["name"] = "sparse-mlp-2"  # edited by hand; the fingerprint is the same
+    n = len(said)
+    assert view.upload_file("edited.json", json.dumps(mine).encode()), errors
+    assert state.network.name == theirs and len(said) == n + 1
+    assert "names sparse-mlp-2 on mesh:2x2x4, but it is a mapping of" in said[-1]
+    nir = Path(__file__).parents[1] / "data" / "nir" / "paper_01_lif_lif_rockpool.nir"
+    assert view.upload_file("rock.nir", nir.read_bytes()), errors
+    assert said[-1].startswith("rock.nir fails nir's own type check") and "/tmp" not in said[-1]
+    assert not errors
+
+
 def test_a_bad_load_or_upload_notifies_and_changes_nothing(controls):
     state, view, errors = controls
     before = (state.network, state.mapping, state.evaluation)
