@@ -17,7 +17,15 @@ import re
 import sys
 from pathlib import Path
 
-from engine.cli.common import FIGURE, HARDWARE_HELP, bar, check_outputs, inputs_of, work
+from engine.cli.common import (
+    FIGURE,
+    HARDWARE_HELP,
+    bar,
+    check_outputs,
+    inputs_of,
+    json_option,
+    work,
+)
 from engine.defaults import DEFAULT_HARDWARE
 from engine.errors import SpecError
 
@@ -283,7 +291,7 @@ def add_commands(sub) -> None:
     mb.add_argument("--out", metavar="FILE.csv", help="write the runs as a measurements template")
     mb.add_argument("--mappings", metavar="DIR", help="also write each run's mapping file into DIR")
     mb.add_argument("--no-simulator", action="store_true", help="predict with the model only")
-    mb.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    json_option(mb)
     mb.set_defaults(func=cmd_microbench)
 
     for name, func in (("validate", cmd_validate), ("calibrate", cmd_calibrate)):
@@ -294,7 +302,7 @@ def add_commands(sub) -> None:
             "placement; then measured_us (mean µs per step), optionally steps, note",
         )  # fmt: skip
         p.add_argument("--no-simulator", action="store_true", help="the model only")
-        p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+        json_option(p)
         p.set_defaults(func=func)
         if name == "validate":
             p.add_argument(

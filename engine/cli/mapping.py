@@ -13,6 +13,8 @@ from engine.cli.common import (
     build,
     check_outputs,
     inputs_of,
+    json_option,
+    mapping_file_option,
     mapping_options,
     multicast_of,
     network_argument,
@@ -26,7 +28,9 @@ from engine.mesh_shape import SCHEMES, mesh_shape
 
 __all__ = ["LIST_KINDS", "add_commands"]
 
-LIST_KINDS = ("networks", "hardware", "partitioners", "placers", "objectives", "strategies")
+LIST_KINDS = (
+    "networks", "hardware", "partitioners", "placers", "objectives", "strategies", "algorithms",
+)  # fmt: skip
 
 
 def _listing(what: str) -> dict:
@@ -34,6 +38,7 @@ def _listing(what: str) -> dict:
     from engine.partition import partitioners
     from engine.placement import placers
     from engine.search import objectives, strategies
+    from engine.search.pareto import algorithms
     from engine.specs import demo_files
     from engine.workloads import workload_info
 
@@ -49,6 +54,7 @@ def _listing(what: str) -> dict:
         "placers": placers,
         "objectives": objectives,
         "strategies": strategies,
+        "algorithms": algorithms,
     }[what]
     return registry.describe()
 
@@ -406,7 +412,7 @@ def add_commands(sub) -> None:
     """``list``, ``info``, ``evaluate``, ``map``, ``convert`` and ``mesh-shape``."""
     ls = sub.add_parser("list", help=COMMANDS["list"])
     ls.add_argument("what", nargs="?", choices=LIST_KINDS, help="one kind only (default: all)")
-    ls.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    json_option(ls)
     ls.add_argument("--hardware", metavar="SPEC", help="one hardware (preset, TOML file or mesh:…)")
     ls.add_argument(
         "--constants", action="store_true",
@@ -417,14 +423,12 @@ def add_commands(sub) -> None:
     nf = sub.add_parser("info", help=COMMANDS["info"])
     network_argument(nf)
     nf.add_argument("--rates", metavar="CSV", help=RATES_HELP)
-    nf.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    json_option(nf)
     nf.set_defaults(func=cmd_info)
 
     ev = sub.add_parser("evaluate", help=COMMANDS["evaluate"])
     mapping_options(ev, partition=None, placement=DEFAULT_PLACEMENT)
-    ev.add_argument(
-        "--mapping", metavar="FILE", help="a mapping file instead of --partition/--placement"
-    )
+    mapping_file_option(ev)
     ev.add_argument("--links", action="store_true", help="also report every loaded link")
     ev.add_argument(
         "--stages", action="store_true",
@@ -460,5 +464,5 @@ def add_commands(sub) -> None:
         help=f"{', '.join(SCHEMES)} (default strict-area): the factor pair with the smallest "
         "sum; a prime one core more when that shortens the perimeter; a near-square mesh",
     )  # fmt: skip
-    ms.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    json_option(ms)
     ms.set_defaults(func=cmd_mesh_shape)

@@ -20,6 +20,8 @@ from engine.cli.common import (
     MAX_NETWORKS,
     check_outputs,
     inputs_of,
+    json_option,
+    mapping_file_option,
     network_argument,
     network_of,
     whole,
@@ -213,7 +215,7 @@ def add_commands(sub) -> None:
         p.add_argument("--hardware", help=f"a Mosaic preset (default {DEFAULT_MOSAIC}; "
                        "NAME@RxC resizes it to R x C Neuron Tiles)")  # fmt: skip
         p.add_argument("--seed", type=whole(0), default=0, help="seed of random steps")
-        p.add_argument("--json", action="store_true", help="print one JSON object")
+        json_option(p)
         if not placement:
             return
         p.add_argument(
@@ -223,7 +225,7 @@ def add_commands(sub) -> None:
         )  # fmt: skip
         p.add_argument("--placement", "--placer", dest="placement", help="with --partition: "
                        "the placer (default packed-row)")  # fmt: skip
-        p.add_argument("--mapping", metavar="FILE", help="a mapping file instead")
+        mapping_file_option(p, help="a mapping file instead")
 
     ck = verbs.add_parser("check", help="does the network fit the tiles' routing memory?")
     placed(ck)
@@ -255,7 +257,7 @@ def add_commands(sub) -> None:
         "--networks", type=whole(2, MAX_NETWORKS), default=20, help="random networks (default 20)"
     )
     rq.add_argument("--seed", type=whole(0), default=0, help="seed of the first network")
-    rq.add_argument("--json", action="store_true", help="print one JSON object")
+    json_option(rq)
     rq.set_defaults(func=cmd_requirements)
 
     dm = verbs.add_parser("demo", help="train a small recurrent SNN with and without routing "
@@ -263,5 +265,5 @@ def add_commands(sub) -> None:
     dm.add_argument("--quick", action="store_true", help="a smaller sweep, seconds")
     dm.add_argument("--seed", type=whole(0), default=0, help="seed of data and training")
     dm.add_argument("--figure", metavar="FILE", help="write accuracy vs routing entries (PNG/SVG)")
-    dm.add_argument("--json", action="store_true", help="print one JSON object")
+    json_option(dm)
     dm.set_defaults(func=cmd_demo)

@@ -29,6 +29,8 @@ from engine.cli.common import (
     build,
     check_outputs,
     inputs_of,
+    json_option,
+    mapping_file_option,
     mapping_options,
     multicast_of,
     step_options,
@@ -462,9 +464,7 @@ def add_commands(sub) -> None:
     )
     mapping_options(sm, partition=None, placement=DEFAULT_PLACEMENT)
     g = sm.add_argument_group("a mapping's time step")
-    g.add_argument(
-        "--mapping", metavar="FILE", help="a mapping file instead of --partition/--placement"
-    )
+    mapping_file_option(g)
     step_options(g)
     g.add_argument(
         "--spikes", choices=SPIKES, default="sample",
@@ -520,5 +520,5 @@ def add_commands(sub) -> None:
     sw.add_argument(
         "--figure", metavar="FILE", help="write latency and throughput vs load (.png/.svg/.pdf)"
     )
-    sw.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    json_option(sw)
     sw.set_defaults(func=cmd_sweep)
