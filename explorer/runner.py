@@ -165,11 +165,12 @@ class StateListener:
             status = error = f"no evaluation succeeded: {search.history.failures()}"
         else:
             how = "stopped" if cancelled else "done"
-            start = search.result().initial  # the best of the search's own starting points
+            # the best of the search's own starting points (the first of equals)
+            name, start = min(search.result().heuristics.items(), key=lambda h: h[1].fitness)
             status = (
                 f"{how} after {len(search.history)} evaluations: best "
                 f"{self._said(state.search_best)}, from {self._said(start, short=True)} "
-                f"({'your mapping' if start.note == 'start' else start.note})"
+                f"({'your mapping' if name == 'start' else name})"
             )
         state.param.update(search_running=False, search_status=status, search_error=error)
 

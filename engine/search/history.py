@@ -246,7 +246,11 @@ def read_history(path) -> HistoryFile:
         return _read_jsonl(path, first, rest)
     if first.startswith("#"):
         return _read_csv(path, first, rest)
-    raise InputFileError(
+    raise _older(path)
+
+
+def _older(path) -> InputFileError:
+    return InputFileError(
         f"{path}: not the history of a meshscope run (its first line does not say which: a "
         "history written before MeshScope named the run in it cannot be read back)"
     )
@@ -264,6 +268,8 @@ def _settings(path, text: str) -> dict:
 
 def _read_jsonl(path, first: str, rest: str) -> HistoryFile:
     head = _settings(path, first)
+    if "run" not in head:  # a record: the first line of an older history
+        raise _older(path)
     kind, names = head.get("run"), head.get("objectives")
     if not isinstance(kind, str) or not isinstance(names, list):
         raise InputFileError(f"{path}: its first line (the run's settings) is damaged")
