@@ -194,7 +194,8 @@ def _pareto(args) -> int:
     try:
         run = run_pareto(
             network, hardware, config, start=args.start, codesign=codesign, resume=args.resume,
-            init_k_given=args.init_k is not None, history=args.history, out=args.out,
+            given={} if args.init_k is None else {"init_k": args.init_k}, history=args.history,
+            out=args.out,
             options=_options(args), progress=progress,
         )  # fmt: skip
     finally:

@@ -127,11 +127,6 @@ def _run_logged(search, log: HistoryLog | None, stop, progress, **run):
             raise
         log.end("failed")
         raise AllFailedError(f"{e}; every reason is in {path}") from None
-    except KeyboardInterrupt:  # while it was cancelled: it is cancelled all the same
-        stop()
-        if log is not None and not log.ended:
-            log.end("cancelled")
-        raise
     if log is not None:
         log.end("cancelled" if result.cancelled else "complete")
     return result
@@ -152,6 +147,17 @@ def _cancelled(search, signal: KeyboardInterrupt):
             f"{how} after {n} evaluation{'s' if n > 1 else ''}, none of them a mapping to "
             f"report" + (f": {failures}" if failures else "")
         ) from None
+
+
+@contextmanager
+def _stopping(stop):
+    """A KeyboardInterrupt (before, while or after the search runs) ends the evaluations
+    running at once."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        stop()
+        raise
 
 
 @contextmanager
@@ -284,16 +290,16 @@ def run_evolution(
     checkpoint=None,
     history=None,
     out=None,
-    options: EvaluatorOptions = EvaluatorOptions(),  # noqa: B008 - frozen: shared safely
+    options: EvaluatorOptions | None = None,
     progress=None,
 ) -> EvolutionRun:
     """Run the nested ES (``evolve``). ``start``: a mapping (or mapping file) to start from
     besides the heuristics; ``resume``: a checkpoint to continue (its settings win, but for
     the budget: a setting in ``given`` — the settings asked for, by ``ESConfig`` field —
     that differs is refused); ``checkpoint``: where to keep one (a resumed run: its own);
-    ``history``: the history file; ``out``: the best mapping's file; ``progress(event)``:
-    each evaluation as it ends."""
-    given = dict(given or {})
+    ``history``: the history file; ``out``: the best mapping's file; ``options``: where and
+    by what the mappings are rated; ``progress(event)``: each evaluation as it ends."""
+    given, options = dict(given or {}), options or EvaluatorOptions()
     check_strategy(config, strategy, start=start is not None)
     if resume is not None and strategy != "global":
         raise SpecError("--resume continues a global run; chipwise runs keep no checkpoint")
@@ -304,21 +310,18 @@ def run_evolution(
     start = _start(network, hardware, start)
     if options.measured:
         require_command_reports([config.objective], "--objective")
-    with evaluator_for(network, hardware, config.objective, options) as (evaluator, stop):
-        try:
-            if resume is not None:
-                search = NestedES.resume(
-                    resume, network, hardware, evaluator=evaluator, budget=config.budget
-                )
-                _check_resumed(resume, given, search.config)
-                config = search.config
-            else:
-                search = evolve(
-                    network, hardware, config, strategy=strategy, evaluator=evaluator, start=start
-                )
-        except KeyboardInterrupt:
-            stop()
-            raise
+    rating = evaluator_for(network, hardware, config.objective, options)
+    with rating as (evaluator, stop), _stopping(stop):
+        if resume is not None:
+            search = NestedES.resume(
+                resume, network, hardware, evaluator=evaluator, budget=config.budget
+            )
+            _check_resumed(resume, given, search.config)
+            config = search.config
+        else:
+            search = evolve(
+                network, hardware, config, strategy=strategy, evaluator=evaluator, start=start
+            )
         run = Run("evolve", config.objectives, search.settings())
         # the records so far (of a resumed run), then each as it comes
         with _logged(history, run, search.history) as log:
@@ -409,21 +412,22 @@ def run_pareto(
     start: Mapping | str | None = None,
     codesign=None,
     resume=None,
-    init_k_given: bool = False,
+    given: dict | None = None,
     history=None,
     out=None,
-    options: EvaluatorOptions = EvaluatorOptions(),  # noqa: B008 - frozen: shared safely
+    options: EvaluatorOptions | None = None,
     progress=None,
 ) -> ParetoRun:
     """Run a multi-objective search (``pareto``, a ``ParetoConfig``). ``codesign``: the
     hardware parameters to choose too, by name; ``resume``: the history of the run to
     continue (its evaluations are taken, not repeated, and it grows unless ``history``
-    names another file, which then gets every evaluation); ``init_k_given``: the settings'
-    ``init_k`` was asked for (it must fit); ``out``: the front file."""
-    names = config.objectives
+    names another file, which then gets every evaluation); ``given``: the settings asked
+    for, by ``ParetoConfig`` field (an ``init_k`` asked for must fit); ``out``: the front
+    file; ``options`` and ``progress`` as ``run_evolution``'s."""
+    names, options = config.objectives, options or EvaluatorOptions()
     if options.measured:
         require_command_reports(names)
-    if init_k_given:
+    if "init_k" in (given or {}):
         check_init_k(network, hardware, config.init_k)
     start = _start(network, hardware, start)
     if codesign:
@@ -435,19 +439,16 @@ def run_pareto(
         codesign = Codesign.of(hardware, list(codesign))
     simulated = [n for n in names if objectives[n].simulated]
     objective = simulated[0] if simulated else "latency"
-    with evaluator_for(network, hardware, objective, options) as (evaluator, stop):
-        try:
-            search = ParetoSearch(
-                network, hardware, config, evaluator=evaluator, start=start,
-                codesign=codesign or None,
-            )  # fmt: skip
-            existing = None
-            if resume is not None:  # the settings must be the run's, or it would not resume
-                existing = read_history(resume)
-                search.known = known_from(existing, resume, names, search.settings())
-        except KeyboardInterrupt:
-            stop()
-            raise
+    rating = evaluator_for(network, hardware, objective, options)
+    with rating as (evaluator, stop), _stopping(stop):
+        search = ParetoSearch(
+            network, hardware, config, evaluator=evaluator, start=start,
+            codesign=codesign or None,
+        )  # fmt: skip
+        existing = None
+        if resume is not None:  # the settings must be the run's, or it would not resume
+            existing = read_history(resume)
+            search.known = known_from(existing, resume, names, search.settings())
         # the history grows as the run goes: a resumed run's in its file, unless another
         # is named, which then gets every evaluation
         path = history or resume

@@ -76,7 +76,7 @@ def test_evolution_checks_its_options_before_any_evaluator_or_executor(mlp, kw, 
           "config": ParetoConfig(objectives=("latency", "connectivity"))},
          "choose objectives among latency, energy, cores"),
         ({"codesign": ["npes"]}, "--codesign rates each hardware variant"),
-        ({"init_k_given": True, "config": ParetoConfig(init_k=99)}, "--init-k 99 asks for 99"),
+        ({"given": {"init_k": 99}, "config": ParetoConfig(init_k=99)}, "--init-k 99 asks for 99"),
     ],
     ids=["command", "codesign", "init-k"],
 )  # fmt: skip
