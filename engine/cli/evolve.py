@@ -117,11 +117,11 @@ def _evolve(args) -> int:
     if args.json:
         print(json.dumps(summary, indent=2))
         return 0
-    _print_evolution(run, summary, args.start is not None)
+    _print_evolution(run, summary)
     return 0
 
 
-def _print_evolution(run, summary: dict, from_start: bool) -> None:
+def _print_evolution(run, summary: dict) -> None:
     result, measured, model = run.result, run.measured, run.best_model
     failures = run.heuristic_failures
     heur = ", ".join(
@@ -130,7 +130,7 @@ def _print_evolution(run, summary: dict, from_start: bool) -> None:
     )
     print(f"{run.network.name} on {run.hardware.name}, {run.strategy}, objective "
           f"{run.config.objective}")  # fmt: skip
-    starts = "starting points" if from_start else "heuristics"
+    starts = "starting points" if run.from_start else "heuristics"
     print(f"  {starts} (latency us{', measured' if measured else ''}): {heur}")
     best = summary["best"]
     print(
