@@ -163,15 +163,17 @@ def timed_run(net, hw, names, budget, client, seed=0) -> dict:
         ParetoConfig(objectives=names, budget=budget, seed=seed, **SIZE),
         evaluator=evaluator,
     )
-    batches, tasks = [], []
+    batches, tasks, generation = [], [], 0
     cpu0 = cpu_seconds(client)
     start = last = time.perf_counter()
     with contextlib.ExitStack() as stack:
         stream = None if client is None else stack.enter_context(get_task_stream(client))
-        for batch in search.iter_run():
-            now = time.perf_counter()
-            batches.append((len(batch), now - last))
-            last = now
+        for event in search.iter_run():  # a generation's events come once it is evaluated
+            if not batches or event.record.generation != generation:
+                now = time.perf_counter()
+                batches.append([0, now - last])
+                last, generation = now, event.record.generation
+            batches[-1][0] += 1
     wall = time.perf_counter() - start
     cpu1 = cpu_seconds(client)
     per_worker = {}

@@ -1,42 +1,46 @@
-"""Background searches for the explorer: a thread, a cancel token, throttled pushes.
+"""Background searches for the explorer: one runner for every search, a listener per view.
 
-``SearchRunner.start`` runs the engine's nested ES in a daemon thread. Events are
-buffered and published to the ``ExplorerState`` at most every ``interval_s`` seconds
-(and once at the end) through ``schedule``: in the app, a function that runs its
-argument on the session's document thread (``_page.session_scheduler``: the server's event
-loop, then ``doc.add_next_tick_callback``); in tests, a direct call. ``stop`` sets the
-cancel token; the best so far stays in the state. No UI toolkit is imported here.
+``SearchRunner.start(config)`` runs the search its settings are for (the nested ES of an
+``ESConfig``, the multi-objective search of a ``ParetoConfig``: ``engine.search.make_search``)
+in a daemon thread. The search's events (``engine.search.Event``, one per evaluation, each
+with its ``Record``) are buffered and handed to the runner's listener at most every
+``interval_s`` seconds (and once at the end) through ``schedule``: in the app, a function
+that runs its argument on the session's document thread (``_page.session_scheduler``); in
+tests, a direct call. ``stop`` sets the cancel token; what was found stays.
 
-The runner listens to the engine's public search events (``engine.search.Event``): each
-carries the ``Record`` of the evaluation, with the model's terms, so every published point
-can be drawn on the roofline without evaluating it a second time.
+A listener has three methods, all called on the page's thread: ``on_start(config,
+from_current)`` (it may refuse the run), ``on_events(events)``, ``on_end(search, cancelled,
+error)``. ``StateListener``, the default, publishes into the ``ExplorerState`` (the
+Evolution tab draws from there); the Pareto view listens itself. No UI toolkit is imported
+here.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from abc import ABC, abstractmethod
 from collections.abc import Callable
 
 from engine.errors import MeshScopeError
 from engine.pipeline import Mapped, evaluate
-from engine.search import ESConfig, NestedES, SimulatorEvaluator, objectives
+from engine.search import SimulatorEvaluator, make_search, objectives
 from explorer.state import ActionError
 
-__all__ = ["ParetoRunner", "SearchRunner"]
+__all__ = ["SearchRunner", "StateListener"]
 
 
-class _Background(ABC):
-    """What both runners share: a search in a daemon thread, a cancel token, and what it
-    produced buffered and handed to the page at most every ``interval_s`` seconds through
-    ``schedule``, then the end once."""
+class SearchRunner:
+    """A search in a daemon thread, a cancel token, and its events handed to ``listener``
+    (default: a ``StateListener`` of ``state``) at most every ``interval_s`` seconds."""
 
-    def __init__(self, state, schedule: Callable[[Callable[[], None]], None] | None = None,
-                 interval_s: float = 0.15):  # fmt: skip
+    def __init__(
+        self, state, schedule: Callable[[Callable[[], None]], None] | None = None,
+        interval_s: float = 0.15, listener=None,
+    ):  # fmt: skip
         self.state = state
         self.schedule = schedule or (lambda fn: fn())
         self.interval_s = interval_s
+        self.listener = listener if listener is not None else StateListener(state)
         self._cancel = threading.Event()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -54,72 +58,73 @@ class _Background(ABC):
         if self._thread is not None:
             self._thread.join(timeout)
 
-    def _simulator(self, simulated: bool):
-        """The evaluator of a simulated objective, each step bounded by the session's limit
-        (None: the model's, the search's default)."""
+    def start(self, config, *, from_current: bool = False) -> None:
+        """Start a search of the state's network and hardware with ``config`` (raises if one
+        runs, or the settings or the server's limits refuse it); ``from_current``: the
+        current mapping is a starting point besides the heuristics."""
         state = self.state
-        if not simulated:
-            return None
-        return SimulatorEvaluator(state.network, state.hardware, limit_cycles=state.access.cycles)
-
-    def _launch(self, stream, end, name: str) -> None:
-        """Run ``stream(cancel)`` — lists of what the page is to get — in a thread, then
-        ``end()`` there; ``_finish(end's value, cancelled, error)`` on the page."""
+        if self.running:
+            raise ActionError("a search is already running")
+        state.access.check_budget(config.budget)
+        evaluator = None  # the model's, the search's default
+        if any(objectives[n].simulated for n in config.objectives):  # each step bounded
+            evaluator = SimulatorEvaluator(
+                state.network, state.hardware, limit_cycles=state.access.cycles
+            )
+        start = state.mapping if from_current else None
+        # the search checks its settings before the thread starts
+        search = make_search(state.network, state.hardware, config, evaluator=evaluator,
+                             start=start)  # fmt: skip
+        self.listener.on_start(config, from_current)
         self._cancel = threading.Event()
         self._pending = []
         self._thread = threading.Thread(
-            target=self._run, args=(stream, end), name=name, daemon=True
+            target=self._run, args=(search,), name=f"meshscope-{config.kind}", daemon=True
         )
         self._thread.start()
 
-    def _run(self, stream, end) -> None:
-        last, error, value = 0.0, "", None
+    def _run(self, search) -> None:
+        last, error = 0.0, ""
         try:
-            for items in stream(self._cancel):
+            for event in search.iter_run(cancel=self._cancel):
                 with self._lock:
-                    self._pending.extend(items)
+                    self._pending.append(event)
                 now = time.monotonic()
                 if now - last >= self.interval_s:
                     last = now
                     self.schedule(self._flush)
-            value = end()
         except MeshScopeError as e:
             error = str(e)
         except Exception as e:  # noqa: BLE001 - a crash must still end the run cleanly
             error = f"search failed: {e!r}"
         cancelled = self._cancel.is_set()
-        self.schedule(lambda: self._finish(value, cancelled, error))
+        self.schedule(lambda: self._finish(search, cancelled, error))
 
-    def _take(self) -> list:
-        with self._lock:
-            items, self._pending = self._pending, []
-        return items
-
-    @abstractmethod
     def _flush(self) -> None:
-        """Hand the page what came since the last flush (``_take``), on its thread."""
+        """Hand the listener what came since the last flush, on the page's thread."""
+        with self._lock:
+            events, self._pending = self._pending, []
+        if events:
+            self.listener.on_events(events)
 
-    @abstractmethod
-    def _finish(self, value, cancelled: bool, error: str) -> None:
-        """The run ended: flush, and tell the page how (``value``: what ``end`` returned,
-        None when the run failed first)."""
+    def _finish(self, search, cancelled: bool, error: str) -> None:
+        self._flush()
+        self.listener.on_end(search, cancelled, error)
 
 
-class SearchRunner(_Background):
-    """The nested ES; its events published to the ``ExplorerState``."""
+class StateListener:
+    """Publishes a search into the ``ExplorerState``: its trace of the best, its points, its
+    best (evaluated, for the mesh) and a status line."""
 
-    def start(self, config: ESConfig, *, from_current: bool = False) -> None:
-        """Start a search of the state's network and hardware (raises if one runs);
-        ``from_current``: the current mapping is a starting point besides the heuristics."""
+    def __init__(self, state):
+        self.state = state
+        self._objective = "latency"
+
+    def on_start(self, config, from_current: bool) -> None:
         state = self.state
-        if self.running or state.search_running:
+        if state.search_running:
             raise ActionError("a search is already running")
-        state.access.check_budget(config.budget)
-        evaluator = self._simulator(objectives[config.objective].simulated)
-        # NestedES validates the settings before the thread starts
-        start = state.mapping if from_current else None
-        search = NestedES(state.network, state.hardware, config, evaluator=evaluator, start=start)
-        self._objective = config.objective
+        self._objective = config.objectives[0]
         state.param.update(
             search_running=True,
             search_trace=[],
@@ -133,16 +138,8 @@ class SearchRunner(_Background):
             search_error="",
             best_on_mesh=True,
         )
-        self._launch(
-            lambda cancel: ([event] for event in search.iter_run(cancel=cancel)),
-            lambda: search, "meshscope-search",
-        )  # fmt: skip
 
-    # ------------------------------------------------------------ UI side
-    def _flush(self) -> None:
-        events = self._take()
-        if not events:
-            return
+    def on_events(self, events) -> None:
         state = self.state
         trace = state.search_trace + [(e.count, e.best.fitness) for e in events]
         points = state.search_points + [e.record for e in events if not e.record.failed]
@@ -160,20 +157,20 @@ class SearchRunner(_Background):
             updates["search_best_evaluation"] = evaluate(mapped)
         state.param.update(**updates)
 
-    def _finish(self, search: NestedES | None, cancelled: bool, error: str) -> None:
-        self._flush()
+    def on_end(self, search, cancelled: bool, error: str) -> None:
         state = self.state
-        if error:  # (``search`` is None: it failed before it ended)
+        if error:
             status = error
         elif state.search_best is None:
             status = error = f"no evaluation succeeded: {search.history.failures()}"
         else:
             how = "stopped" if cancelled else "done"
-            start = search.result().initial  # the best of the search's own starting points
+            # the best of the search's own starting points (the first of equals)
+            name, start = min(search.result().heuristics.items(), key=lambda h: h[1].fitness)
             status = (
                 f"{how} after {len(search.history)} evaluations: best "
                 f"{self._said(state.search_best)}, from {self._said(start, short=True)} "
-                f"({'your mapping' if start.note == 'start' else start.note})"
+                f"({'your mapping' if name == 'start' else name})"
             )
         state.param.update(search_running=False, search_status=status, search_error=error)
 
@@ -188,42 +185,3 @@ class SearchRunner(_Background):
         if name == "latency":
             return f"{record.latency_us:.3f} µs"
         return f"{objectives[name].label} {record.fitness:.4g}"
-
-
-class ParetoRunner(_Background):
-    """A multi-objective search (``engine.search.pareto``) in a daemon thread.
-
-    Each generation's evaluations are handed to ``publish(evaluations)`` on the session's
-    document thread, then ``done(result, error)`` once: the ``ParetoResult`` (None when
-    nothing feasible came out) and why it failed ('' if it did not). ``stop`` ends the run
-    after the generation under way; its front is kept.
-    """
-
-    def __init__(self, state, publish, done, schedule=None, interval_s: float = 0.15):
-        super().__init__(state, schedule, interval_s)
-        self.publish, self.done = publish, done
-
-    def start(self, config) -> None:
-        """Start a search of the state's network and hardware with ``config`` (a
-        ``ParetoConfig``; raises if the settings or the server's limits refuse it)."""
-        from engine.search.pareto import ParetoSearch
-
-        state = self.state
-        if self.running:
-            raise ActionError("a search is already running")
-        state.access.check_budget(config.budget)
-        evaluator = self._simulator(any(objectives[n].simulated for n in config.objectives))
-        search = ParetoSearch(state.network, state.hardware, config, evaluator=evaluator)
-        self._launch(
-            lambda cancel: search.iter_run(cancel=cancel),
-            lambda: search.result(cancelled=self._cancel.is_set()), "meshscope-pareto",
-        )  # fmt: skip
-
-    def _flush(self) -> None:
-        batch = self._take()
-        if batch:
-            self.publish(batch)
-
-    def _finish(self, result, cancelled: bool, error: str) -> None:
-        self._flush()
-        self.done(result, error)

@@ -1,6 +1,7 @@
 """The ``meshscope`` command (the explorer adds ``serve``; see ``explorer.cli``).
 
-    meshscope list [networks|hardware|partitioners|placers|objectives|strategies] [--json]
+    meshscope list [networks|hardware|partitioners|placers|objectives|strategies|algorithms]
+                   [--json]
     meshscope evaluate [--network SPEC] [--hardware SPEC] [--partition SPEC]
                        [--placement NAME | --mapping FILE] [--links] [--simulate] [--multicast]
                        [--json] [--save FILE]
@@ -10,7 +11,7 @@
     meshscope mesh-shape --cores N [--scheme strict-area|loose-area|square] [--json]
     meshscope evolve [--network SPEC] [--hardware SPEC] [--budget N] [--seed S] [options]
     meshscope pareto [--network SPEC] [--hardware SPEC] [--objectives A,B[,C]] [--algorithm
-                     nsga2|nsga3|ga] [--budget N] [--codesign P,…] [--out FILE] [options]
+                     NAME] [--budget N] [--codesign P,…] [--out FILE] [options]
     meshscope simulate [mapping options | --pattern NAME --mesh WxH --rate R] [options]
     meshscope sweep --pattern NAME --mesh WxH --rates START:STOP:STEP [options]
     meshscope microbench [--hardware SPEC] [--suite NAME] [--out runs.csv] [--mappings DIR]

@@ -1,5 +1,6 @@
 """What the commands share: the parser, progress on a terminal, output checks, and the
-options that name a mapping."""
+options several families take (``--json``, ``--mapping FILE``, the options that name a
+mapping, the executor options of the searches)."""
 
 from __future__ import annotations
 
@@ -41,6 +42,7 @@ __all__ = [
     "bar",
     "build",
     "check_outputs",
+    "executor_options",
     "guard",
     "hardware_option",
     "inputs_of",
@@ -456,6 +458,28 @@ def mapping_options(p, *, partition: str | None, placement: str):
     json_option(p)
     p.add_argument("--save", metavar="FILE", help="write the mapping as a MeshScope mapping file")
     p.set_defaults(default_partition=partition, default_placement=placement)
+
+
+def executor_options(p) -> None:
+    """Where a search's evaluations run and what rates them: ``--workers``,
+    ``--dask-scheduler``, ``--evaluator-cmd``, ``--eval-timeout``."""
+    p.add_argument(
+        "--workers", type=whole(1, MAX_WORKERS), default=1,
+        help="evaluations run in parallel (default 1)",
+    )  # fmt: skip
+    p.add_argument(
+        "--dask-scheduler", metavar="ADDRESS",
+        help="evaluate on this Dask cluster (e.g. tcp://HOST:8786) instead of local processes",
+    )  # fmt: skip
+    p.add_argument(
+        "--evaluator-cmd", metavar="CMD",
+        help="rate mappings with this command (hardware in the loop): mapping JSON on its stdin, "
+        '{"latency_us": …, "energy_uj": …} on its stdout',
+    )  # fmt: skip
+    p.add_argument(
+        "--eval-timeout", type=seconds, default=60.0, metavar="SEC",
+        help="seconds before an evaluator command counts as failed (default 60)",
+    )  # fmt: skip
 
 
 def step_options(p) -> None:

@@ -29,7 +29,9 @@ from engine.mesh_shape import SCHEMES, mesh_shape
 
 __all__ = ["LIST_KINDS", "add_commands"]
 
-LIST_KINDS = ("networks", "hardware", "partitioners", "placers", "objectives", "strategies")
+LIST_KINDS = (
+    "networks", "hardware", "partitioners", "placers", "objectives", "strategies", "algorithms",
+)  # fmt: skip
 
 
 def _listing(what: str) -> dict:
@@ -37,6 +39,7 @@ def _listing(what: str) -> dict:
     from engine.partition import partitioners
     from engine.placement import placers
     from engine.search import objectives, strategies
+    from engine.search.pareto import algorithms
     from engine.specs import demo_files
     from engine.workloads import workload_info
 
@@ -52,6 +55,7 @@ def _listing(what: str) -> dict:
         "placers": placers,
         "objectives": objectives,
         "strategies": strategies,
+        "algorithms": algorithms,
     }[what]
     return registry.describe()
 

@@ -1,23 +1,29 @@
-"""Searches over mappings: the Loihi 2 mapping paper's nested evolutionary strategy.
+"""Searches over mappings: the Loihi 2 mapping paper's nested evolutionary strategy and,
+in ``engine.search.pareto``, SENMap's multi-objective search on pymoo.
 
-``make_search`` builds a run of a registered strategy (``global`` or ``chipwise``);
-its ``iter_run`` yields an ``Event`` per evaluation and ``run`` returns an ``ESResult``.
-Settings, objectives and strategies are listed in ``engine.search.config``.
+``make_search`` builds a run of the search its settings are for (``ESConfig``: the nested
+ES, strategy ``global`` or ``chipwise``; ``ParetoConfig``); every run's ``iter_run`` yields
+an ``Event`` per evaluation, each with the ``Record`` of what was evaluated, and a run's
+history file has one format (``engine.search.history``). ``engine.search.runs`` runs a
+search the way the command line asks for it. Settings, objectives and strategies are
+listed in ``engine.search.config``.
 """
 
-from engine.errors import SpecError
-from engine.search.config import ESConfig, Objective, heuristics, objectives, strategies
-from engine.search.evaluators import (
-    CommandEvaluator,
-    ModelEvaluator,
-    Outcome,
-    SimulatorEvaluator,
+from engine.search.config import (
+    ESConfig,
+    Objective,
     default_evaluator,
+    heuristics,
+    objectives,
+    searches,
+    strategies,
 )
+from engine.search.evaluators import CommandEvaluator, ModelEvaluator, Outcome, SimulatorEvaluator
 from engine.search.evolution import ESResult, NestedES
-from engine.search.history import Event, History, HistoryLog, Record
+from engine.search.history import History, HistoryLog, Run, read_history
 from engine.search.multichip import ChipwiseSearch
 from engine.search.operators import OperatorParams, resize_population
+from engine.search.record import Event, Record
 
 __all__ = [
     "ChipwiseSearch",
@@ -33,26 +39,24 @@ __all__ = [
     "OperatorParams",
     "Outcome",
     "Record",
+    "Run",
     "SimulatorEvaluator",
     "default_evaluator",
     "heuristics",
     "make_search",
     "objectives",
+    "read_history",
     "resize_population",
+    "searches",
     "strategies",
 ]
 
 
-def make_search(
-    network, hardware, config: ESConfig, *, strategy: str = "global", evaluator=None, start=None
-):
-    """A run of the named strategy, with ``iter_run``/``run``/``result``; ``start``: a
-    ``Mapping`` the global strategy starts from besides its heuristics."""
-    from engine.search.config import require_hardware_for
-
-    require_hardware_for([config.objective], hardware)
-    if start is None:
-        return strategies[strategy](network, hardware, config, evaluator=evaluator)
-    if strategy != "global":
-        raise SpecError(f"only the global strategy starts from a given mapping, not {strategy}")
-    return strategies[strategy](network, hardware, config, evaluator=evaluator, start=start)
+def make_search(network, hardware, config, *, evaluator=None, start=None, **options):
+    """A run of the search ``config`` is for (its ``kind``: ``evolve`` or ``pareto``), with
+    ``iter_run``/``run``/``result``. ``start``: a ``Mapping`` to start from besides the
+    heuristics; ``options``: the search's own (the nested ES's ``strategy``, a pareto run's
+    ``known`` and ``codesign``)."""
+    return searches[config.kind](
+        network, hardware, config, evaluator=evaluator, start=start, **options
+    )

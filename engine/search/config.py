@@ -4,6 +4,8 @@
 command line's flags and the explorer's fields take their defaults from it. The
 registries ``objectives`` and ``strategies`` list what a run can minimize and how it
 covers several chips; the initial heuristics are the placers tagged ``heuristic``.
+``default_evaluator`` is the evaluator an objective needs (the model, or the simulator);
+the objectives tagged ``command`` are those an evaluator command's answer gives.
 """
 
 from __future__ import annotations
@@ -12,14 +14,18 @@ import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from engine.errors import SpecError
 from engine.placement import placers
 from engine.registry import Registry
-from engine.search.evaluators import Outcome
+from engine.search.evaluators import ModelEvaluator, Outcome, SimulatorEvaluator
 from engine.search.operators import OperatorParams
 
-__all__ = ["ESConfig", "Objective", "heuristics", "objectives", "strategies"]
+__all__ = [
+    "ESConfig", "Objective", "default_evaluator", "heuristics", "objectives",
+    "require_command_reports", "require_hardware_for", "searches", "strategies",
+]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -58,17 +64,19 @@ def _area(scheme: str) -> Callable[[Outcome], float]:
 
 objectives: Registry[Objective] = Registry("objective")
 # tagged ``cost``: a mapping's time and energy per step (what the nested ES of the Loihi 2
-# mapping paper minimizes); the others rate its size and traffic (SENMap, SNN hypergraphs)
+# mapping paper minimizes); the others rate its size and traffic (SENMap, SNN hypergraphs).
+# Tagged ``command``: what a search can read from an evaluator command's answer (its latency
+# and energy, and what the mapping itself says: its cores and the mesh they need)
 objectives.add(
     "latency",
     Objective("latency", "latency_us", "latency (µs / step)"),
-    tags=("cost",),
+    tags=("cost", "command"),
     doc="time per step (max-affine model, or the evaluator command)",
 )
 objectives.add(
     "energy",
     Objective("energy", "energy_uj", "energy (µJ / step)"),
-    tags=("cost",),
+    tags=("cost", "command"),
     doc="energy per step (static + operations + routing)",
 )
 objectives.add(
@@ -80,6 +88,7 @@ objectives.add(
 objectives.add(
     "cores",
     Objective("cores", "cores_used", "cores used"),
+    tags=("command",),
     doc="cores the mapping uses",
 )
 for _scheme, _doc in (
@@ -91,6 +100,7 @@ for _scheme, _doc in (
     objectives.add(
         _name,
         Objective(_name, "cores_used", f"mesh slots ({_scheme})", compute=_area(_scheme)),
+        tags=("command",),
         doc=f"cores of the mesh sized for the cores used, SENMap §IV-B {_scheme}: {_doc}",
     )
 for _name, _key, _label, _doc in (
@@ -142,7 +152,34 @@ def require_hardware_for(names, hardware) -> None:
         )
 
 
+def require_command_reports(names, option: str = "--objectives") -> None:
+    """Refuse objectives an evaluator command does not report (it answers latency and energy;
+    the cores and the mesh come from the mapping itself); ``option``: the one that named them."""
+    known = objectives.names("command")
+    if all(n in known for n in names):
+        return
+    if option == "--objective":
+        raise SpecError(
+            f"--evaluator-cmd reports latency and energy; --objective {names[0]} cannot be "
+            f"read from it: choose one of {', '.join(known)}"
+        )
+    raise SpecError(
+        f"--evaluator-cmd reports latency and energy: choose objectives among {', '.join(known)}"
+    )
+
+
+def default_evaluator(network, hardware, objective: str, **kwargs):
+    """The evaluator an objective needs: the simulator for a simulated objective, else the
+    model (``kwargs``: the evaluator's options, e.g. ``workers``)."""
+    if objectives[objective].simulated:
+        return SimulatorEvaluator(network, hardware, **kwargs)
+    return ModelEvaluator(network, hardware, **kwargs)
+
+
 strategies: Registry[type] = Registry("strategy")  # filled by evolution.py and multichip.py
+# the searches by the ``kind`` of their settings: ``evolve`` (ESConfig, evolution.py) and
+# ``pareto`` (ParetoConfig, engine.search.pareto); each entry makes a run (``make_search``)
+searches: Registry[Callable] = Registry("search")
 
 
 def heuristics() -> tuple[str, ...]:
@@ -153,6 +190,8 @@ def heuristics() -> tuple[str, ...]:
 @dataclass(frozen=True)
 class ESConfig:
     """Settings of one run of the nested evolutionary strategy (Loihi 2 mapping ES §4.3)."""
+
+    kind: ClassVar[str] = "evolve"  # the search these settings are for (``make_search``)
 
     budget: int = field(default=125, metadata={"help": "fitness evaluations"})
     lambda_part: int = field(default=4, metadata={"help": "partitioning offspring per generation"})
@@ -180,6 +219,11 @@ class ESConfig:
         known = heuristics()
         if not self.heuristics or set(self.heuristics) - set(known):
             raise SpecError(f"initial heuristics must come from {', '.join(known)}")
+
+    @property
+    def objectives(self) -> tuple[str, ...]:
+        """What the run minimizes, as a multi-objective run names it: the one objective."""
+        return (self.objective,)
 
     def to_dict(self) -> dict:
         d = dataclasses.asdict(self)

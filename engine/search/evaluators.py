@@ -229,16 +229,6 @@ class SimulatorEvaluator(ModelEvaluator):
         }  # fmt: skip
 
 
-def default_evaluator(network: Network, hardware: Hardware, objective: str, **kwargs):
-    """The evaluator an objective needs: the simulator for a simulated objective, else the
-    model (``kwargs``: the evaluator's options, e.g. ``workers``)."""
-    from engine.search.config import objectives
-
-    if objectives[objective].simulated:
-        return SimulatorEvaluator(network, hardware, **kwargs)
-    return ModelEvaluator(network, hardware, **kwargs)
-
-
 def _executor(workers: int, executor):
     """(the executor an evaluator uses, whether it owns it): the one given, else local
     processes when ``workers`` > 1, else none (evaluate in this process)."""

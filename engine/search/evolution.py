@@ -23,19 +23,27 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.errors import InputFileError
+from engine.errors import InputFileError, SpecError
 from engine.hardware import Hardware
 from engine.mapping import Mapping
 from engine.network import Network
 from engine.placement.fill import core_order
 from engine.search.checkpoint import FORMAT, VERSION, CheckpointWriter, read_checkpoint
-from engine.search.config import ESConfig, objectives, strategies
-from engine.search.evaluators import Candidate, Outcome, default_evaluator
+from engine.search.config import (
+    ESConfig,
+    default_evaluator,
+    objectives,
+    require_hardware_for,
+    searches,
+    strategies,
+)
+from engine.search.evaluators import Candidate
 from engine.search.genotype import Layout, PartitionGenotype, decode, encode, layout_for
-from engine.search.history import Event, History, Record
+from engine.search.history import History
 from engine.search.operators import mutate_partition, mutate_placement, reorder
+from engine.search.record import Event, Record, better
 
-__all__ = ["START", "ESResult", "NestedES"]
+__all__ = ["START", "ESResult", "NestedES", "check_strategy", "evolve"]
 
 START = "start"  # the note of the given starting mapping's evaluation (``NestedES(start=)``)
 
@@ -47,6 +55,8 @@ class ESResult:
     heuristics: dict[str, Record]
     history: History
     cancelled: bool
+    # the chipwise strategy's segments: each one's chip and layers (None: one search)
+    segments: list[dict] | None = None
 
     @property
     def evaluations(self) -> int:
@@ -113,38 +123,21 @@ class NestedES:
     @property
     def best(self) -> Record | None:
         """The best individual evaluated so far (the first of equals)."""
-        ok = [r for r in self.history if not r.failed]
+        ok = [r for r in self.history if r.feasible]
         return min(ok, key=lambda r: r.fitness) if ok else None
-
-    def _fitness(self, o: Outcome) -> float:
-        if o.failed:
-            return math.inf
-        return objectives[self.config.objective].value(o)
 
     def _evaluate(self, items, level: str) -> list[_Individual]:
         """Evaluate (x, ω, note) triples; records are appended with accepted=False."""
         decoded = [decode(self.layout, x, omega) for x, omega, _ in items]
         outcomes = self.evaluator.evaluate_batch([Candidate(c, p) for c, p in decoded])
+        name = self.config.objective
         out = []
         for (x, omega, note), (cores, placement), o in zip(items, decoded, outcomes, strict=True):
-            record = Record(
-                index=self.count,
-                generation=self.generation,
-                level=level,
-                latency_us=o.latency_us,
-                energy_uj=o.energy_uj,
-                power_w=o.power_w,
-                cores_used=int(sum(cores)),
-                accepted=False,
-                failed=o.failed,
-                fitness=self._fitness(o),
-                cores_per_population=cores,
-                placement=tuple(placement.tolist()),
-                bottleneck=o.bottleneck,
-                note=o.error or note,
-                terms_us=o.terms_us,
-                simulated_us=o.simulated_us,
-            )
+            record = Record.of(
+                o, objectives={name: objectives[name].value(o)}, cores_per_population=cores,
+                placement=placement, index=self.count, generation=self.generation,
+                level=level, accepted=False, note=note,
+            )  # fmt: skip
             self.history.append(record)
             out.append(_Individual(x, omega, record))
         return out
@@ -158,8 +151,7 @@ class NestedES:
     def _events(self, start: int) -> Iterator[Event]:
         """One Event per record from ``start`` on, each with the best found up to it."""
         for r in self.history[start:]:
-            if not r.failed and (self._best is None or r.fitness < self._best.fitness):
-                self._best = r
+            self._best = better(self._best, r)
             yield Event(r.index + 1, self.config.budget, self._best or r, r)
 
     # ------------------------------------------------------------ the run
@@ -262,6 +254,15 @@ class NestedES:
             cancelled=cancelled,
         )
 
+    def settings(self) -> dict:
+        """What the run maps onto what, and how: its history's first line says it."""
+        return {
+            "network": self.network.fingerprint,
+            "hardware": self.hardware.fingerprint,
+            "strategy": "global",
+            **self.config.to_dict(),
+        }
+
     # ------------------------------------------------------------ checkpoints
     def header(self) -> dict:
         """What a checkpoint says of the run once: what it maps onto what, and how."""
@@ -341,7 +342,10 @@ class NestedES:
         )
         es = cls(network, hardware, config, evaluator=evaluator, layout=layout)
         es.rng.bit_generator.state = state["rng"]
-        es.history = History(Record.from_dict(d) for d in ck.records)
+        name = config.objective  # (a record of an older checkpoint does not say it)
+        es.history = History(
+            Record.from_dict({"objectives": {name: d.get("fitness")}, **d}) for d in ck.records
+        )
         if state.get("records", len(es.history)) != len(es.history):
             raise ValueError(f"{len(es.history)} records where the state counts {state['records']}")
         es.generation = int(state["generation"])
@@ -362,3 +366,31 @@ class NestedES:
 strategies.add(
     "global", NestedES, doc="one search over every core of every chip (Loihi 2 mapping ES §5.3)"
 )
+
+
+def evolve(
+    network: Network, hardware: Hardware, config: ESConfig, *, strategy: str = "global",
+    evaluator=None, start: Mapping | None = None,
+):  # fmt: skip
+    """A run of the nested ES with the named strategy (``global`` or ``chipwise``), with
+    ``iter_run``/``run``/``result``; ``start``: a mapping the global strategy starts from
+    besides its heuristics."""
+    require_hardware_for(config.objectives, hardware)
+    check_strategy(config, strategy, start=start is not None)
+    if start is None:
+        return strategies[strategy](network, hardware, config, evaluator=evaluator)
+    return strategies[strategy](network, hardware, config, evaluator=evaluator, start=start)
+
+
+def check_strategy(config: ESConfig, strategy: str, *, start: bool = False) -> None:
+    """Refuse settings the strategy cannot run (``start``: a mapping to start from is given)."""
+    strategies[strategy]  # an unknown one raises, listing the known ones
+    if config.segments and strategy != "chipwise":
+        raise SpecError(
+            "--segments splits the layers of the chipwise strategy: add --strategy chipwise"
+        )
+    if start and strategy != "global":
+        raise SpecError(f"only the global strategy starts from a given mapping, not {strategy}")
+
+
+searches.add("evolve", evolve, doc="the nested (1+λ)-ES of the Loihi 2 mapping paper")

@@ -1,100 +1,71 @@
-"""What a search reports: a ``Record`` per evaluated mapping, an ``Event`` per evaluation,
-and the ``History`` of a run, exportable as JSON lines or CSV.
+"""A search's history: every ``Record`` of a run, in memory and in its one file format.
 
-This is the public face of a running search: ``NestedES.iter_run`` and
-``ChipwiseSearch.iter_run`` yield one ``Event`` per evaluation (``run`` passes each to a
-callback), carrying the record just made and the best so far. The command line's
-progress bar and the explorer's live plots both just listen to these events.
+Both searches write the same file (``evolve --history``, ``pareto --history``), as CSV
+(``.csv``) or JSON lines (any other name), while they run:
+
+* the first line says which search ran and its settings — JSON lines
+  ``{"run": "pareto", "settings": {…}}``, CSV a comment ``# pareto run {…}``;
+* then one record per evaluation, appended and flushed as soon as it is final — a JSON
+  object (``Record.to_dict``), or a CSV row under a header (``columns``: index, generation,
+  each objective's value by name, …, cores per population and placement last);
+* a run that ends adds one last line saying how (the completion marker) — JSON
+  ``{"end": "complete", "evaluations": N, "failed": F}``, CSV
+  ``# end: complete, N evaluations, F failed``; ``cancelled`` or ``failed`` likewise.
+
+A history without that last line is the record of a run that was killed: every line
+before it is whole but the last, which a kill may cut short. ``read_history`` reads
+either encoding back (and a pareto history written before records had their own columns:
+its first line and its columns are a subset of these); a resumed run appends to its file
+after dropping a cut last line and the end line.
 """
 
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
-from dataclasses import asdict, dataclass, field
+import os
+from dataclasses import dataclass, field
 
-from engine.errors import AllFailedError, OutputFileError
-from engine.io.files import appender, atomic_open, reason
-from engine.mapping import Mapping
-from engine.search.genotype import to_mapping
+from engine.errors import AllFailedError, InputFileError, OutputFileError
+from engine.io.files import (
+    appender,
+    atomic_open,
+    csv_field_limit,
+    csv_rows,
+    cut,
+    parse_json,
+    read_bytes,
+    read_text,
+    reason,
+)
+from engine.search.record import Record
 
-__all__ = ["ENDS", "Event", "History", "HistoryLog", "LEVELS", "Record"]
+__all__ = [
+    "ENDS", "History", "HistoryFile", "HistoryLog", "Run", "columns", "read_history",
+    "write_history",
+]  # fmt: skip
 
-LEVELS = ("init", "partition", "placement")
-ENDS = ("complete", "cancelled", "failed")  # how a run ended: the last line of its log
+ENDS = ("complete", "cancelled", "failed")  # how a run ended: the last line of its history
+END = "# end: "  # a CSV history's last line, once the run ended
+WHAT = "history file"
 
-
-@dataclass(frozen=True)
-class Record:
-    """One evaluated individual and what is needed to rebuild its mapping."""
-
-    index: int
-    generation: int
-    level: str  # init (a heuristic), partition (a partitioning offspring), placement
-    latency_us: float
-    energy_uj: float
-    power_w: float
-    cores_used: int
-    accepted: bool  # became (or stayed) the parent
-    failed: bool
-    fitness: float
-    cores_per_population: tuple[int, ...]
-    placement: tuple[int, ...] = field(repr=False)  # global core id of every partition
-    bottleneck: str = ""
-    note: str = ""  # heuristic name, or the failure message
-    terms_us: dict = field(default_factory=dict)  # the model's terms (empty from a command)
-    simulated_us: float = math.nan  # the simulated step (the simulator evaluator only)
-
-    def mapping(self, network) -> Mapping:
-        """The mapping this record describes, on ``network``."""
-        return to_mapping(network, self.cores_per_population, self.placement)
-
-    def to_dict(self) -> dict:
-        d = asdict(self)
-        d["cores_per_population"] = list(self.cores_per_population)
-        d["placement"] = list(self.placement)
-        for k in ("latency_us", "energy_uj", "power_w", "fitness", "simulated_us"):
-            if not math.isfinite(d[k]):
-                d[k] = None
-        return d
-
-    @classmethod
-    def from_dict(cls, d: dict) -> Record:
-        d = dict(d)
-        for k in ("latency_us", "energy_uj", "power_w", "fitness"):
-            if d[k] is None:
-                d[k] = math.nan if k == "power_w" else math.inf
-        if d.get("simulated_us") is None:
-            d["simulated_us"] = math.nan
-        d["cores_per_population"] = tuple(d["cores_per_population"])
-        d["placement"] = tuple(d["placement"])
-        d["terms_us"] = dict(d.get("terms_us") or {})
-        return cls(**d)
+# the CSV columns after the objectives (index, generation, then each objective by name)
+FIELDS = (
+    "level", "accepted", "failed", "feasible", "cv_limits", "cv_cores", "latency_us",
+    "energy_uj", "power_w", "simulated_us", "bottleneck", "cores_used", "note", "codesign",
+    "cores_per_population", "placement",
+)  # fmt: skip
 
 
-@dataclass(frozen=True)
-class Event:
-    """One evaluation of a running search: how far it is, what was evaluated, the best yet."""
-
-    count: int  # evaluations so far
-    budget: int
-    best: Record  # best individual so far (the record itself while nothing succeeded)
-    record: Record  # the individual just evaluated
-
-    @property
-    def progress(self) -> float:
-        """Share of the budget spent, in [0, 1]."""
-        return min(1.0, self.count / self.budget)
+def columns(names) -> list[str]:
+    """A CSV history's header for a run of the objectives ``names``."""
+    return ["index", "generation", *names, *FIELDS]
 
 
 class History(list):
-    """A list of Records with exporters."""
-
-    COLUMNS = (
-        "index", "generation", "level", "latency_us", "energy_uj", "power_w", "cores_used",
-        "accepted", "failed", "bottleneck", "note", "cores_per_population", "simulated_us",
-    )  # fmt: skip
+    """A run's Records, in order."""
 
     def failures(self, first: int = 3) -> str:
         """The first distinct reasons evaluations failed for, with how often each came."""
@@ -112,48 +83,72 @@ class History(list):
         n = len(self)
         return AllFailedError(f"every evaluation failed ({n} of {n}): {self.failures()}")
 
-    def write_jsonl(self, path) -> None:
-        with atomic_open(path, "w", what="history file") as f:
-            for r in self:
-                f.write(json.dumps(r.to_dict()) + "\n")
 
-    def write_csv(self, path) -> None:
-        with atomic_open(path, "w", what="history file") as f:
-            w = csv.writer(f, lineterminator="\n")
-            w.writerow(self.COLUMNS)
-            for r in self:
-                w.writerow(_csv_row(r))
+@dataclass(frozen=True)
+class Run:
+    """What a history's first line says: which search ran (``evolve`` or ``pareto``), what
+    it minimized (by name: a CSV history's objective columns) and its settings (a JSON
+    object: the search's ``settings()``)."""
 
-    def write(self, path) -> None:
-        """By extension: ``.csv`` or JSON lines (anything else)."""
-        (self.write_csv if str(path).endswith(".csv") else self.write_jsonl)(path)
+    kind: str
+    objectives: tuple[str, ...]
+    settings: dict = field(default_factory=dict)
+
+    def line(self, csv_file: bool) -> str:
+        if csv_file:
+            return f"# {self.kind} run {json.dumps(self.settings, sort_keys=True)}\n"
+        d = {"run": self.kind, "objectives": list(self.objectives), "settings": self.settings}
+        return json.dumps(d, sort_keys=True) + "\n"
 
 
-def _csv_row(r: Record) -> list:
+def _is_csv(path) -> bool:
+    return str(path).lower().endswith(".csv")
+
+
+def _csv_row(r: Record, names) -> list:
     d = r.to_dict()
-    d["cores_per_population"] = " ".join(map(str, r.cores_per_population))
-    return ["" if d[c] is None else d[c] for c in History.COLUMNS]
+    return [
+        r.index, r.generation, *(repr(r.objectives.get(n, math.inf)) for n in names), r.level,
+        r.accepted, r.failed, int(r.feasible), *r.violations,
+        *("" if d[k] is None else d[k]
+          for k in ("latency_us", "energy_uj", "power_w", "simulated_us")),
+        r.bottleneck, r.cores_used, r.note, " ".join(map(str, r.knobs)),
+        " ".join(map(str, r.cores_per_population)), " ".join(map(str, r.placement)),
+    ]  # fmt: skip
+
+
+def _end_line(how: str, count: int, failed: int, csv_file: bool) -> str:
+    if csv_file:
+        return f"{END}{how}, {count} evaluations, {failed} failed\n"
+    return json.dumps({"end": how, "evaluations": count, "failed": failed}) + "\n"
 
 
 class HistoryLog:
-    """A run's history written as it goes (``evolve --history``).
+    """A run's history written as it goes (``--history``): the run's line, then each record
+    appended and flushed as soon as its evaluation is final, then, when the run ends, the
+    line saying how (``end``).
 
-    Every record is appended and flushed as soon as its evaluation is final, so a run killed
-    at any moment leaves a valid history of what it did; a run that ends writes one last
-    line saying how: JSON lines ``{"end": "complete", "evaluations": N, "failed": F}``, CSV
-    a comment ``# end: complete, N evaluations, F failed``. A history without that line is
-    the record of a run that was killed. ``.csv`` by extension, JSON lines otherwise.
+    ``existing``: the history this run continues (``read_history`` of ``path``, a resumed
+    pareto run): its cut last line and end line are dropped, and records it already holds
+    (by index) are not written again.
     """
 
-    def __init__(self, path, records=()):
+    def __init__(self, path, run: Run, records=(), *, existing: HistoryFile | None = None):
         self.path = path
-        self.csv = str(path).endswith(".csv")
-        self.count = self.failed = 0
+        self.csv = _is_csv(path)
+        self.names = tuple(run.objectives)
         self.ended: str | None = None  # how the run ended, once the last line is written
-        self._file = appender(path, what="history file", fresh=True)
+        held = existing.records if existing is not None else []
+        self.count, self.failed = len(held), sum(r.failed for r in held)
+        self._skip = self.count  # records (by index) the file already holds
+        if existing is not None:
+            _drop_cut_line(path)
+        self._file = appender(path, what=WHAT, fresh=existing is None)
         self._writer = csv.writer(self._file, lineterminator="\n") if self.csv else None
-        if self.csv:
-            self._writer.writerow(History.COLUMNS)
+        if existing is None:
+            self._write(run.line(self.csv))
+            if self.csv:
+                self._write(row=columns(self.names))
         self.extend(records)
 
     def _write(self, text: str | None = None, row: list | None = None) -> None:
@@ -168,10 +163,12 @@ class HistoryLog:
 
     def add(self, record: Record) -> None:
         """Append one final record (an ``Event``'s)."""
+        if record.index < self._skip:
+            return
         self.count += 1
         self.failed += record.failed
         if self.csv:
-            self._write(row=_csv_row(record))
+            self._write(row=_csv_row(record, self.names))
         else:
             self._write(json.dumps(record.to_dict()) + "\n")
 
@@ -183,14 +180,189 @@ class HistoryLog:
         """The run ended (``complete``, ``cancelled`` or ``failed``): the last line."""
         if how not in ENDS:
             raise ValueError(f"a run ends {' or '.join(ENDS)}, not {how!r}")
-        if self.csv:
-            self._write(f"# end: {how}, {self.count} evaluations, {self.failed} failed\n")
-        else:
-            self._write(
-                json.dumps({"end": how, "evaluations": self.count, "failed": self.failed}) + "\n"
-            )
+        self._write(_end_line(how, self.count, self.failed, self.csv))
         self.ended = how
         self.close()
 
     def close(self) -> None:
         self._file.close()
+
+
+def write_history(path, run: Run, records, end: str | None = "complete") -> None:
+    """``records`` as the history ``HistoryLog`` writes, in one go (whole or not at all),
+    ending ``end`` (None: no end line, as a run that was killed)."""
+    csv_file = _is_csv(path)
+    names = tuple(run.objectives)
+    with atomic_open(path, "w", what=WHAT) as f:
+        f.write(run.line(csv_file))
+        w = csv.writer(f, lineterminator="\n")
+        if csv_file:
+            w.writerow(columns(names))
+        for r in records:
+            if csv_file:
+                w.writerow(_csv_row(r, names))
+            else:
+                f.write(json.dumps(r.to_dict()) + "\n")
+        if end is not None:
+            f.write(_end_line(end, len(records), sum(r.failed for r in records), csv_file))
+
+
+def _drop_cut_line(path) -> None:
+    """Cut a history file back to its last whole line (a kill may leave half a line), and
+    its end line off (the run goes on)."""
+    data = read_bytes(path, WHAT)
+    lines = data.splitlines(keepends=True)
+    if lines and not lines[-1].endswith(b"\n"):
+        lines.pop()
+    while lines and (lines[-1].startswith(END.encode()) or lines[-1].startswith(b'{"end"')):
+        lines.pop()
+    keep = sum(map(len, lines))
+    try:
+        if keep < len(data):
+            os.truncate(path, keep)
+    except OSError as e:
+        raise OutputFileError(f"cannot write the history file {path}: {reason(e)}") from None
+
+
+# ------------------------------------------------------------------ reading
+@dataclass(frozen=True)
+class HistoryFile:
+    """What a history file holds: its run, its whole records, how it ended (None: the run
+    was killed, or is still running)."""
+
+    run: Run
+    records: list
+    ended: str | None
+
+
+def read_history(path) -> HistoryFile:
+    """A history file (either encoding) up to its last whole line; ``InputFileError`` for a
+    file that is not one, whose first line is damaged, or with a malformed record."""
+    text = read_text(path, WHAT)
+    if not text.endswith("\n"):  # a kill cut the last line short: it does not count
+        text = text[: text.rfind("\n") + 1]
+    first, _, rest = text.partition("\n")
+    if first.startswith("{"):
+        return _read_jsonl(path, first, rest)
+    if first.startswith("#"):
+        return _read_csv(path, first, rest)
+    raise _older(path)
+
+
+def _older(path) -> InputFileError:
+    return InputFileError(
+        f"{path}: not the history of a meshscope run (its first line does not say which: a "
+        "history written before MeshScope named the run in it cannot be read back)"
+    )
+
+
+def _settings(path, text: str) -> dict:
+    try:
+        settings = parse_json(text, str(path), line=1)
+    except InputFileError:
+        raise InputFileError(f"{path}: its first line (the run's settings) is damaged") from None
+    if not isinstance(settings, dict):
+        raise InputFileError(f"{path}: its first line (the run's settings) is damaged")
+    return settings
+
+
+def _read_jsonl(path, first: str, rest: str) -> HistoryFile:
+    head = _settings(path, first)
+    if "run" not in head:  # a record: the first line of an older history
+        raise _older(path)
+    kind, names = head.get("run"), head.get("objectives")
+    if not isinstance(kind, str) or not isinstance(names, list):
+        raise InputFileError(f"{path}: its first line (the run's settings) is damaged")
+    run = Run(kind, tuple(map(str, names)), head.get("settings") or {})
+    records, ended = [], None
+    for n, line in enumerate(rest.splitlines(), start=2):
+        if not line.strip():
+            continue
+        row = parse_json(line, str(path), line=n)
+        if isinstance(row, dict) and "end" in row:
+            ended = str(row["end"])
+            continue
+        try:
+            records.append(Record.from_dict(row))
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise InputFileError(
+                f"{path}, line {n}: not a history record ({cut(str(e))})"
+            ) from None
+    return HistoryFile(run, records, ended)
+
+
+def _read_csv(path, first: str, rest: str) -> HistoryFile:
+    words = first[1:].split(maxsplit=2)  # "# pareto run {…}"
+    if len(words) < 3 or words[1] != "run":
+        raise InputFileError(f"{path}: not the history of a meshscope run (its first line "
+                             "does not say which)")  # fmt: skip
+    settings = _settings(path, words[2])
+    ended = None
+    lines = rest.splitlines(keepends=True)
+    for line in lines:
+        if line.startswith(END):
+            ended = line[len(END) :].split(",")[0].strip()
+    body = "".join(line for line in lines if not line.startswith("#"))
+    with csv_field_limit(len(body)):  # a placement lists every core: its field may be long
+        table = list(csv_rows(csv.reader(io.StringIO(body)), str(path)))
+    header = table[0] if table else []
+    names = _objective_columns(header)
+    if names is None:
+        raise InputFileError(f"{path}: its second line is not the header of a history")
+    run = Run(words[0], names, settings)
+    records = []
+    for line, row in enumerate(table[1:], start=3):
+        if not row:
+            continue
+        try:
+            if len(row) != len(header):
+                raise ValueError(f"{len(row)} fields, not {len(header)}")
+            records.append(_from_row(dict(zip(header, row, strict=True)), names))
+        except ValueError as e:
+            raise InputFileError(
+                f"{path}, line {line}: not a history row ({cut(str(e))})"
+            ) from None
+    return HistoryFile(run, records, ended)
+
+
+def _objective_columns(header) -> tuple[str, ...] | None:
+    """The objectives' columns of a CSV header: after index and generation, up to the first
+    of the record's own (None: not a history's header)."""
+    if header[:2] != ["index", "generation"] or "placement" not in header:
+        return None
+    names = []
+    for name in header[2:]:
+        if name in FIELDS:
+            return tuple(names)
+        names.append(name)
+    return None
+
+
+def _number(text: str, default: float) -> float:
+    return default if text == "" else float(text)
+
+
+def _ints(text: str) -> tuple[int, ...]:
+    return tuple(int(c) for c in text.split())
+
+
+def _from_row(d: dict, names) -> Record:
+    """A record from a CSV row (by column; the columns an older history lacks get the
+    values of a mapping it did not say more of)."""
+    values = {n: float(d[n]) for n in names}
+    failed = d.get("failed", "False") == "True"
+    cores = _ints(d["cores_per_population"])
+    return Record(
+        index=int(d["index"]), generation=int(d["generation"]), level=d.get("level", ""),
+        latency_us=_number(d.get("latency_us", ""), math.inf),
+        energy_uj=_number(d.get("energy_uj", ""), math.inf),
+        power_w=_number(d.get("power_w", ""), math.nan),
+        cores_used=int(d.get("cores_used") or sum(cores)),
+        accepted=d.get("accepted", "False") == "True", failed=failed,
+        fitness=math.inf if failed else next(iter(values.values()), math.inf),
+        cores_per_population=cores, placement=_ints(d["placement"]),
+        bottleneck=d.get("bottleneck", ""), note=d.get("note", ""),
+        simulated_us=_number(d.get("simulated_us", ""), math.nan), objectives=values,
+        violations=(float(d.get("cv_limits") or 0.0), float(d.get("cv_cores") or 0.0)),
+        knobs=_ints(d.get("codesign", "")),
+    )  # fmt: skip

@@ -23,11 +23,11 @@ from engine.mapping import Partition
 from engine.network import Network
 from engine.partition_graph import partition_graph
 from engine.placement.fill import ORDERS, core_order
-from engine.search.config import ESConfig, strategies
-from engine.search.evaluators import default_evaluator
+from engine.search.config import ESConfig, default_evaluator, strategies
 from engine.search.evolution import ESResult, NestedES
 from engine.search.genotype import layout_for
-from engine.search.history import Event, History, Record
+from engine.search.history import History
+from engine.search.record import Event, Record, better
 
 __all__ = ["ChipwiseSearch", "layer_crossing_traffic", "segment_layers"]
 
@@ -215,8 +215,7 @@ class ChipwiseSearch:
                 note=f"{note}: {e.record.note}".strip(": ") if note else e.record.note,
             )
             self.history.append(r)
-            if not r.failed and (self._best is None or r.fitness < self._best.fitness):
-                self._best = r
+            self._best = better(self._best, r)
             yield Event(len(self.history), self.config.budget, self._best or r, r)
 
     def run(self, cancel=None, checkpoint=None, callback=None) -> ESResult:
@@ -229,7 +228,18 @@ class ChipwiseSearch:
         if self._best is None:
             raise self.history.all_failed_error()
         initial = min(self.heuristics.values(), key=lambda r: r.fitness)
-        return ESResult(self._best, initial, self.heuristics, self.history, cancelled)
+        return ESResult(
+            self._best, initial, self.heuristics, self.history, cancelled, self.segment_summary()
+        )
+
+    def settings(self) -> dict:
+        """What the run maps onto what, and how: its history's first line says it."""
+        return {
+            "network": self.network.fingerprint,
+            "hardware": self.hardware.fingerprint,
+            "strategy": "chipwise",
+            **self.config.to_dict(),
+        }
 
 
 def _snake(hardware: Hardware) -> list[int]:

@@ -1,15 +1,15 @@
 """The Pareto view: a multi-objective search (SENMap, on pymoo) run from the page, live.
 
-``ParetoView`` holds the settings (two or three objectives by name, the algorithm, budget,
-seed), Start / Stop / Adopt, one scatter of every evaluated mapping (first objective
-across, second up, the third — or the cores used — as colour) with the front so far drawn
-over it, and a table of the front. A click on a point shows that mapping on the Mesh tab
-(``ExplorerState.pick``) and Adopt makes it the current one; a box drawn on the plot (the
-brush) narrows the table to the points inside it.
+``ParetoView`` holds the settings (two or three objectives by name, the algorithm — one of
+``engine.search.pareto.algorithms`` —, budget, seed), Start / Stop / Adopt, one scatter of
+every evaluated mapping (first objective across, second up, the third — or the cores used —
+as colour) with the front so far drawn over it, and a table of the front. A click on a point
+shows that mapping on the Mesh tab (``ExplorerState.pick``) and Adopt makes it the current
+one; a box drawn on the plot (the brush) narrows the table to the points inside it.
 
-Threading as in the Evolution view: ``explorer.runner.ParetoRunner`` runs the search in
-its own thread and hands each generation's evaluations to this view on the session's
-document thread; the scatter's source is streamed (``RowStreamer``), the front replaced.
+Threading as in the Evolution view: ``explorer.runner.SearchRunner`` runs the search in
+its own thread and hands its events to this view (its listener) on the session's document
+thread; the scatter's source is streamed (``RowStreamer``), the front replaced.
 The front is kept incrementally: a point dominated once stays dominated, so the new front
 is the non-dominated set of the old front and the new points.
 """
@@ -38,8 +38,8 @@ from bokeh.plotting import figure
 from engine.errors import MeshScopeError
 from engine.search import Record, objectives
 from engine.search.evaluators import model_outcome
-from engine.search.pareto import ALGORITHMS, ParetoConfig, ParetoEvaluation, non_dominated
-from explorer.runner import ParetoRunner
+from engine.search.pareto import ParetoConfig, algorithms, non_dominated
+from explorer.runner import SearchRunner
 from explorer.state import ExplorerState
 from explorer.views._page import (
     FONT,
@@ -53,24 +53,12 @@ from explorer.views._page import (
 )
 from explorer.views.evolution import BEST_COLOR, CURRENT_COLOR, RowStreamer
 
-__all__ = ["ParetoView", "current_point", "evaluation_columns", "to_record"]
+__all__ = ["ParetoView", "current_point", "evaluation_columns"]
 
 PALETTE = tuple(Viridis256[:232])
 HEURISTIC_COLOR = "#e6550d"
 DEFAULT_OBJECTIVES = ("latency", "energy", "cores")
 _D = ParetoConfig()
-
-
-def to_record(e: ParetoEvaluation) -> Record:
-    """An evaluation as the search ``Record`` the state shows and adopts."""
-    o = e.outcome
-    return Record(
-        index=e.index, generation=e.generation, level="pareto",
-        latency_us=o.latency_us, energy_uj=o.energy_uj, power_w=o.power_w,
-        cores_used=int(sum(e.cores_per_population)), accepted=False, failed=False,
-        fitness=next(iter(e.objectives.values())),
-        cores_per_population=e.cores_per_population, placement=e.placement, note=e.note,
-    )  # fmt: skip
 
 
 CORES = "cores used"  # an axis that is no objective of the run
@@ -103,7 +91,7 @@ def default_axes(names: Sequence[str]) -> tuple[str, str, str]:
     return names[0], names[1], names[2]
 
 
-def evaluation_columns(rows: Sequence[ParetoEvaluation], axes: Sequence[str]) -> dict:
+def evaluation_columns(rows: Sequence[Record], axes: Sequence[str]) -> dict:
     """The scatter's columns: x, y, colour — each an objective of the run by name, or
     ``CORES`` — and the evaluation's index."""
     axes = list(default_axes(axes)) if len(axes) < 3 else list(axes)
@@ -127,7 +115,7 @@ class ParetoView(pn.viewable.Viewer):
         default=list(DEFAULT_OBJECTIVES),
         objects=[n for n in objectives.names() if n not in objectives.names("codesign")],
     )
-    algorithm = param.Selector(default="nsga2", objects=list(ALGORITHMS))
+    algorithm = param.Selector(default=_D.algorithm, objects=algorithms.names())
     budget = param.Integer(default=400, bounds=(1, None), doc="evaluations")
     seed = param.Integer(default=0, bounds=(0, None))
     running = param.Boolean(default=False)
@@ -135,12 +123,12 @@ class ParetoView(pn.viewable.Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self.runner: ParetoRunner | None = None
-        self.evaluations: list[ParetoEvaluation] = []  # the feasible ones, as they came
-        self.front: list[ParetoEvaluation] = []
+        self.runner: SearchRunner | None = None
+        self.evaluations: list[Record] = []  # the feasible ones, as they came
+        self.front: list[Record] = []
         self._seen = 0  # evaluations received, feasible or not
-        self._selected: list[ParetoEvaluation] = []  # the brushed points
-        self._table_rows: list[ParetoEvaluation] = []  # what the table lists
+        self._selected: list[Record] = []  # the brushed points
+        self._table_rows: list[Record] = []  # what the table lists
         self.names: tuple[str, ...] = tuple(self.chosen)
         self.axes: tuple[str, str, str] = default_axes(self.names)  # across, up, colour
         self.points_source = ColumnDataSource(name="pareto-points")
@@ -189,7 +177,7 @@ class ParetoView(pn.viewable.Viewer):
     def _columns(self, rows):
         return evaluation_columns(rows, self.axes)
 
-    def _table(self, rows: Sequence[ParetoEvaluation]):
+    def _table(self, rows: Sequence[Record]):
         """The front's table (typed columns: the widget formats by the first frame's types)."""
         import pandas as pd
 
@@ -237,14 +225,16 @@ class ParetoView(pn.viewable.Viewer):
         if self.running:
             return
         try:
-            if len(self.chosen) < 2 and self.algorithm != "ga":
+            if len(self.chosen) < 2 and algorithms[self.algorithm].objectives != "one":
+                single = [a.label for _, a in algorithms.items() if a.objectives == "one"]
                 raise MeshScopeError(
-                    "choose two or three objectives for a front (one only with the GA)"
+                    "choose two or three objectives for a front (one only with "
+                    f"{' or '.join(single)})"
                 )
             config = ParetoConfig(objectives=tuple(self.chosen), algorithm=self.algorithm,
                                   budget=self.budget, seed=self.seed)  # fmt: skip
-            runner = ParetoRunner(self.state, self._publish, self._done,
-                                  schedule=session_scheduler(pn.state.curdoc))  # fmt: skip
+            runner = SearchRunner(self.state, schedule=session_scheduler(pn.state.curdoc),
+                                  listener=self)  # fmt: skip
             self._reset(config.objectives)
             runner.start(config)
         except MeshScopeError as e:
@@ -311,8 +301,12 @@ class ParetoView(pn.viewable.Viewer):
             self._mapper.update(low=float(np.min(cs)) - 0.5, high=float(np.max(cs)) + 0.5)
 
     # ------------------------------------------------------------ from the runner
-    def _publish(self, batch: list[ParetoEvaluation]) -> None:
-        """A generation's evaluations (on the document's thread)."""
+    def on_start(self, config, from_current: bool) -> None:
+        """The runner starts ``config`` (the view set itself up in ``start``)."""
+
+    def on_events(self, events) -> None:
+        """The search's latest events (on the document's thread)."""
+        batch = [e.record for e in events]
         self._seen += len(batch)
         new = [e for e in batch if e.feasible]
         if new:
@@ -334,14 +328,20 @@ class ParetoView(pn.viewable.Viewer):
         self.front_source.data = self._columns(front)
         self._filter_table()
 
-    def _done(self, result, error: str) -> None:
+    def on_end(self, search, cancelled: bool, error: str) -> None:
+        """The search ended (stopped when ``cancelled``; ``error``: why it failed)."""
+        if not error and not self.front:  # nothing feasible: the search says why
+            try:
+                search.result(cancelled=cancelled)
+            except MeshScopeError as e:
+                error = str(e)
         if error:
             self.param.update(running=False, status=error)
             notify_error(f"The search failed: {error}")
             return
-        how = "stopped" if result.cancelled else "done"
+        how = "stopped" if cancelled else "done"
         self.param.update(running=False, status=(
-            f"{how} after {len(result.evaluations)} evaluations: {len(self.front)} mappings on "
+            f"{how} after {len(search.history)} evaluations: {len(self.front)} mappings on "
             "the front; click one to see it on the Mesh tab"))  # fmt: skip
 
     # ------------------------------------------------------------ picking and brushing
@@ -367,9 +367,9 @@ class ParetoView(pn.viewable.Viewer):
         if 0 <= event.row < len(self._table_rows):
             self.pick(self._table_rows[event.row])
 
-    def pick(self, e: ParetoEvaluation) -> None:
+    def pick(self, e: Record) -> None:
         try:
-            self.state.pick(to_record(e))
+            self.state.pick(e)
         except MeshScopeError as err:
             notify_error(str(err))
             return
@@ -438,9 +438,9 @@ class ParetoView(pn.viewable.Viewer):
             pn.pane.HTML('<div class="pareto-title">Multi-objective search</div>',
                          stylesheets=[_CSS]),
             pn.pane.HTML(
-                '<div class="pareto-note">NSGA-II, NSGA-III or a GA (SENMap, on pymoo) over the '
-                "cores per layer and the placement. Click a point to see its mapping; drag a "
-                "box to list the front's points inside it.</div>",
+                f'<div class="pareto-note">{_names()} (SENMap, on pymoo) over the cores per '
+                "layer and the placement. Click a point to see its mapping; drag a box to list "
+                "the front's points inside it.</div>",
                 stylesheets=[_CSS], width=290,
             ),
             self._objectives,
@@ -457,6 +457,12 @@ class ParetoView(pn.viewable.Viewer):
             pn.Column(pn.pane.Bokeh(self.figure), self.table),
             self._status, flex_wrap="wrap", sizing_mode="stretch_width", name="Pareto",
         )  # fmt: skip
+
+
+def _names() -> str:
+    """The algorithms the page offers, as the papers name them."""
+    labels = [a.label.removeprefix("the ") for _, a in algorithms.items()]
+    return ", ".join(labels[:-1]) + f" or {labels[-1]}"
 
 
 _CSS = f"""

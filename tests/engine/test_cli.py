@@ -17,11 +17,14 @@ from engine.partition import make_partition, partitioners
 from engine.partition_graph import partition_graph
 from engine.placement import make_placement, placers
 from engine.search import objectives, strategies
+from engine.search.pareto import algorithms
 from engine.specs import load_network_spec
 from engine.workloads import workloads
 
 SMALL = "linear-dense:M=2,N=8"
-KINDS = ("networks", "hardware", "partitioners", "placers", "objectives", "strategies")
+KINDS = (
+    "networks", "hardware", "partitioners", "placers", "objectives", "strategies", "algorithms",
+)  # fmt: skip
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
@@ -57,6 +60,7 @@ def expected_names(kind: str) -> set[str]:
         "placers": set(placers),
         "objectives": set(objectives),
         "strategies": set(strategies),
+        "algorithms": set(algorithms),
     }[kind]
 
 
@@ -516,7 +520,8 @@ def test_evolve_starts_from_a_given_mapping_file(capsys, tmp_path):
     data = run_json(capsys, "evolve", "--network", "mlp:widths=256-512-256-10", "--hardware",
                     "mesh:2x2x4", "--budget", "12", "--seed", "5", "--start", str(first),
                     "--history", str(history), "--json")  # fmt: skip
-    opening = json.loads(history.read_text().splitlines()[0])
+    run, opening = map(json.loads, history.read_text().splitlines()[:2])  # the run, a record
+    assert run["run"] == "evolve" and run["settings"]["seed"] == 5
     assert opening["note"] == "start" and opening["latency_us"] == pytest.approx(start_us)
     assert data["heuristics"]["start"] == pytest.approx(start_us)
     assert data["best"]["latency_us"] <= start_us + 1e-9

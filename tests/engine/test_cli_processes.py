@@ -111,7 +111,7 @@ def test_ctrl_c_before_the_first_evaluation_says_cancelled_and_marks_the_history
     if command == "evolve":
         assert history_end(history) == {"end": "cancelled", "evaluations": 0, "failed": 0}
     else:
-        assert history_end(history) == "# end: cancelled, 0 evaluations"
+        assert history_end(history) == "# end: cancelled, 0 evaluations, 0 failed"
     assert gone(cleanup)
 
 

@@ -93,8 +93,8 @@ def test_every_evaluation_failing_still_writes_the_history_with_reasons(capsys, 
     assert err.count("\n") == 1
     assert "every evaluation failed (6 of 6)" in err
     assert "'exit code 1: no board attached' (6×)" in err and str(history) in err
-    *records, end = [json.loads(line) for line in history.read_text().splitlines()]
-    assert end == {"end": "failed", "evaluations": 6, "failed": 6}
+    run, *records, end = [json.loads(line) for line in history.read_text().splitlines()]
+    assert run["run"] == "evolve" and end == {"end": "failed", "evaluations": 6, "failed": 6}
     assert len(records) == 6
     assert all(r["failed"] and r["note"] == "exit code 1: no board attached" for r in records)
 
@@ -392,7 +392,7 @@ WRONG_SUFFIX = [  # an output named for a format other than the one it is writte
     (["evolve", "--checkpoint", "c.csv"], "must end in .ckpt, .jsonl or .json"),
     (["evolve", "--out", "best.npz"], "must end in .json"),
     (["pareto", "--out", "front.csv"], "must end in .json"),
-    (["pareto", "--history", "h.jsonl"], "must end in .csv"),
+    (["pareto", "--history", "h.txt"], "must end in .csv, .jsonl, .ndjson or .json"),
     (["evaluate", "--save", "m.toml"], "must end in .json"),
     (["simulate", "--pattern", "uniform", "--save-trace", "t.txt"], "must end in .npz"),
     (["simulate", "--export-noxim", "table.npz"], ".npz says another format"),

@@ -247,7 +247,8 @@ def test_evolve_can_minimise_the_simulated_step(capsys, tmp_path):
     data = run_json(capsys, "evolve", "--network", "linear-dense:M=2,N=8", "--hardware", HW,
                     "--budget", "10", "--objective", "simulated-latency", "--history",
                     str(history), "--json")  # fmt: skip
-    *records, end = [json.loads(line) for line in history.read_text().splitlines()]
+    run, *records, end = [json.loads(line) for line in history.read_text().splitlines()]
+    assert run["objectives"] == ["simulated-latency"]
     assert end["end"] == "complete" and len(records) == 10
     simulated = [r["simulated_us"] for r in records if not r["failed"]]
     assert simulated and all(s > 0 for s in simulated)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 import json
 import math
@@ -19,7 +18,7 @@ from engine.errors import InputFileError, MeshScopeError
 from engine.hardware import load_hardware
 from engine.mapping import parse_mapping_dict
 from engine.search import CommandEvaluator, ESConfig, ModelEvaluator, NestedES, heuristics
-from engine.search.history import History, Record
+from engine.search.record import Record
 from engine.specs import load_network_spec
 
 MLP = "mlp:widths=256-512-256-10"
@@ -525,43 +524,6 @@ def test_failed_evaluations_are_recorded_but_never_accepted(mlp_small_mesh, tmp_
     for r in h:
         if not r.failed:
             assert r.latency_us == pytest.approx(rated(hw, r)[0])
-
-
-# ------------------------------------------------------------------ history export
-def test_history_exports_one_line_per_record(mlp, tmp_path):
-    net, hw = mlp
-    res = NestedES(net, hw, ESConfig(budget=13, seed=2)).run()
-    broken = dataclasses.replace(
-        res.history[-1],
-        index=13,
-        latency_us=math.inf,
-        energy_uj=math.inf,
-        power_w=math.nan,
-        fitness=math.inf,
-        failed=True,
-        accepted=False,
-        note='exit code 2: "quoted", with a comma',
-    )
-    history = History([*res.history, broken])
-    history.write(tmp_path / "h.jsonl")
-    lines = (tmp_path / "h.jsonl").read_text().splitlines()
-    assert len(lines) == 14
-    back = [Record.from_dict(json.loads(line)) for line in lines]
-    assert back == list(history)
-    assert json.loads(lines[-1])["latency_us"] is None
-    history.write(tmp_path / "h.csv")
-    with open(tmp_path / "h.csv", newline="") as f:
-        rows = list(csv.reader(f))
-    assert rows[0] == list(History.COLUMNS)
-    assert len(rows) == 15
-    for row, r in zip(rows[1:], history, strict=True):
-        d = dict(zip(History.COLUMNS, row, strict=True))
-        assert int(d["index"]) == r.index and d["level"] == r.level and d["note"] == r.note
-        assert d["cores_per_population"].split() == [str(c) for c in r.cores_per_population]
-        if r.failed:
-            assert d["latency_us"] == "" and d["failed"] == "True"
-        else:
-            assert float(d["latency_us"]) == r.latency_us
 
 
 # ------------------------------------------------------------------ starting from a mapping

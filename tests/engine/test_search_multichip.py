@@ -108,8 +108,9 @@ def test_evolve_json_reports_best_heuristics_initial_and_improvement(capsys, tmp
     # the saved best mapping evaluates to the reported best
     code, out, _ = run_cli(capsys, "evaluate", "--mapping", str(best_file), "--json")
     assert json.loads(out)["latency_us"] == pytest.approx(d["best"]["latency_us"])
-    lines = hist.read_text().splitlines()  # a header, 30 records, the end
-    assert len(lines) == 32 and lines[-1] == "# end: complete, 30 evaluations, 0 failed"
+    lines = hist.read_text().splitlines()  # the run, a header, 30 records, the end
+    assert lines[0].startswith("# evolve run {") and '"strategy": "global"' in lines[0]
+    assert len(lines) == 33 and lines[-1] == "# end: complete, 30 evaluations, 0 failed"
 
 
 def test_evolve_resume_continues_the_same_run(capsys, tmp_path):
@@ -168,7 +169,7 @@ def test_a_measured_run_prints_the_measured_best_and_names_failed_heuristics(cap
     hist = tmp_path / "h.jsonl"
     code, js, _ = run_cli(capsys, *argv, "--json", "--history", str(hist))
     d = json.loads(js)
-    records = [json.loads(line) for line in hist.read_text().splitlines()[:-1]]
+    records = [json.loads(line) for line in hist.read_text().splitlines()[1:-1]]  # run, end
     assert min(r["latency_us"] for r in records if not r["failed"]) == d["best"]["latency_us"]
     assert f"latency {d['best']['latency_us']:.3f} us" in best and "(measured)" in best
     assert f"latency {d['best']['model']['latency_us']:.3f} us" in model
