@@ -33,13 +33,10 @@ import time
 from pathlib import Path
 
 from common import ROOT, finish, parser
+from playwright.sync_api import expect, sync_playwright
 
-sys.path.insert(0, str(ROOT))  # the browser helpers of the test suite
-
-from playwright.sync_api import expect, sync_playwright  # noqa: E402
-
-from engine.pipeline import build_mapping  # noqa: E402
-from tests.ui.conftest import (  # noqa: E402
+from engine.pipeline import build_mapping
+from explorer.browser import (
     CHROMIUM,
     CHROMIUM_ARGS,
     CORE_XY,

@@ -21,12 +21,9 @@ import time
 from pathlib import Path
 
 from common import ROOT, finish, parser
+from playwright.sync_api import expect, sync_playwright
 
-sys.path.insert(0, str(ROOT))  # the browser helpers of the test suite
-
-from playwright.sync_api import expect, sync_playwright  # noqa: E402
-
-from tests.ui.conftest import (  # noqa: E402
+from explorer.browser import (
     CHROMIUM,
     CHROMIUM_ARGS,
     drag_core,

@@ -60,7 +60,6 @@ CARD_CSS = """
    cut: a label or the line below the value wraps onto a second line it always has room for;
    a long value takes a smaller font */
 .metric-value { white-space: nowrap; }
-.metric-value.long { font-size: 20px; }
 .metric-label, .metric-unit { white-space: normal; overflow-wrap: anywhere; line-height: 1.25; }
 .metric-label { min-height: 2.5em; }
 .metric-unit { min-height: 2.5em; }
@@ -154,7 +153,19 @@ def metric_values(
     }
 
 
-LONG_VALUE = 7  # characters a value shows at full size in the narrowest card (132 px)
+VALUE_PX = 26  # a value's font size when it fits
+VALUE_ROOM = 100  # px a value has in the narrowest card (132 px less padding and borders)
+# advance widths (em) of the widest common sans-serif at weight 600 (DejaVu Sans Bold); a
+# browser with a narrower font shows the value a little smaller than it could, never cut
+_EM = {**dict.fromkeys("0123456789", 0.70), ".": 0.38, ",": 0.38, " ": 0.35, "%": 1.0,
+       "\u2212": 0.84, "+": 0.84, "-": 0.42, "\u00d7": 0.84}  # fmt: skip
+
+
+def value_px(value: str) -> int:
+    """The font size (px) at which ``value`` fits its card whatever the browser's font:
+    full size when it fits, smaller (down to 14 px) when it would not."""
+    width = sum(_EM.get(c, 0.80 if c.isupper() else 0.72) for c in value)
+    return max(14, min(VALUE_PX, int(VALUE_ROOM / max(width, 1e-9))))
 
 
 def card_html(
@@ -168,10 +179,13 @@ def card_html(
         if badge
         else ""
     )
+    # a word (the bottleneck card) keeps its CSS size; a number shrinks to fit
+    px = value_px(value)
+    size = f' style="font-size: {px}px"' if key != "bottleneck" and px < VALUE_PX else ""
     return (
         f'<div class="{classes}" data-testid="metric-{key}">'
         f'<div class="metric-label">{escape(label)}{mark}</div>'
-        f'<div class="metric-value{" long" if len(value) > LONG_VALUE else ""}" '
+        f'<div class="metric-value"{size} '
         f'data-testid="metric-{key}-value" title="{escape(value)}">{escape(value)}</div>'
         f'<div class="metric-unit" title="{escape(unit)}">{escape(unit)}</div></div>'
     )

@@ -10,8 +10,7 @@ import pytest
 from playwright.sync_api import expect
 
 import explorer.state
-
-from .conftest import open_in
+from explorer.browser import open_in
 
 PARTITION = "min+2"  # not the demo's: this load is the test's own
 

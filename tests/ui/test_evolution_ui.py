@@ -16,10 +16,9 @@ import time
 import pytest
 from playwright.sync_api import expect
 
+from explorer.browser import served_view
 from explorer.state import ExplorerState
 from explorer.views.evolution import EvolutionView
-
-from .conftest import served_view
 
 NET = "mlp:widths=256-512-256-10"
 BUDGET = 20_000  # the most a client may ask for: long enough to be stopped

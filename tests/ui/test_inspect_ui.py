@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from playwright.sync_api import expect
 
-from .conftest import CORE_XY, DEMO, HOT_LINK_XY, TABLE_ROWS, open_in
+from explorer.browser import CORE_XY, DEMO, HOT_LINK_XY, TABLE_ROWS, open_in
 
 HIGHLIGHTED = """() => {
   const plot = [...Bokeh.index.all_views()].find(

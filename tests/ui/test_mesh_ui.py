@@ -23,9 +23,16 @@ from engine.pipeline import Mapped
 from engine.placement import make_placement
 from engine.simulate import simulate_step
 from engine.specs import load_hardware_spec, load_network_spec
+from explorer.browser import (
+    CORE_XY,
+    DEMO,
+    MESH_PLOT,
+    drag_core,
+    open_in,
+    scroll_settled,
+    served_view,
+)
 from explorer.views.metrics import format_change, format_quantity
-
-from .conftest import CORE_XY, DEMO, MESH_PLOT, drag_core, open_in, served_view
 
 SCREENSHOT = Path(__file__).resolve().parents[2] / "assets" / "explorer-mesh.png"
 SESSION = re.compile(r"[?&]session=([\w-]+)")
@@ -269,6 +276,11 @@ def test_a_drag_after_clicking_another_core_is_not_ignored(page, demo_url, demo)
     expect(latency).to_have_text(demo["start"])
     ((cx, cy),) = page.evaluate(CORE_XY, [demo["a"]])
     page.mouse.click(cx, cy)  # inspect a core: its flows open below
-    expect(page.get_by_test_id("inspect-header")).to_contain_text("Core", timeout=15_000)
+    header = page.get_by_test_id("inspect-header")
+    expect(header).to_contain_text("Core", timeout=15_000)
+    expect(header).to_be_in_viewport()  # the flows came into view (item 5) ...
+    scroll_settled(page)  # ... the page is still again, and the person scrolls back up
+    page.get_by_test_id("metric-latency").scroll_into_view_if_needed()
+    scroll_settled(page)
     drag_core(page, demo["b"], demo["a"])
     expect(latency).to_have_text(demo["tuned"], timeout=10_000)  # the first drag counts

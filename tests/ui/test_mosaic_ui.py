@@ -11,9 +11,8 @@ import panel as pn
 import pytest
 from playwright.sync_api import expect
 
+from explorer.browser import open_in, served_view
 from explorer.views.mosaic import MosaicView
-
-from .conftest import open_in, served_view
 
 SCREENSHOT = Path(__file__).resolve().parents[2] / "assets" / "explorer-mosaic.png"
 

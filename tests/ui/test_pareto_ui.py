@@ -8,10 +8,9 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from explorer.browser import served_view
 from explorer.state import ExplorerState
 from explorer.views.pareto import ParetoView
-
-from .conftest import served_view
 
 NET = "mlp:widths=256-512-256-10"
 

@@ -15,10 +15,9 @@ from engine.partition import make_partition
 from engine.partition_graph import partition_graph
 from engine.placement import make_placement
 from engine.specs import load_hardware_spec, load_network_spec
+from explorer.browser import DEMO, FIGURE_DRAWN
 from explorer.views.mesh_columns import IDLE_COLOR, LOAD_PALETTE, population_colors
 from explorer.views.metrics import format_quantity
-
-from .conftest import DEMO, FIGURE_DRAWN
 
 
 @pytest.fixture(scope="module")

@@ -11,8 +11,7 @@ import pytest
 from panel.io.state import state
 
 from explorer.app import serve
-
-from .conftest import DEMO, free_port, open_in, wait_for_http
+from explorer.browser import DEMO, free_port, open_in, wait_for_http
 
 
 @pytest.fixture

@@ -9,10 +9,9 @@ import pytest
 from playwright.sync_api import expect
 
 from explorer.app import build_app
+from explorer.browser import MESH_PLOT, open_in, served_view
 from explorer.state import ExplorerState
 from explorer.views.mesh_columns import core_columns, link_geometry, simulated_link_text
-
-from .conftest import MESH_PLOT, open_in, served_view
 
 # two chips side by side (off-chip links), a spike source (the input port), 2 cores a router
 NETWORK, HARDWARE = "mlp:widths=64-128-32-10", "mesh:2x2x2@2x1"

@@ -9,9 +9,8 @@ from itertools import pairwise
 import pytest
 from playwright.sync_api import expect
 
+from explorer.browser import DEMO, open_in
 from explorer.views.traffic import WAIT_COLORS
-
-from .conftest import DEMO, open_in
 
 LINK_COLORS = """() => {
   const r = Bokeh.documents[0].get_model_by_name("traffic-links");

@@ -8,8 +8,7 @@ import pytest
 from playwright.sync_api import expect
 
 from explorer.access import UPLOAD_BYTES
-
-from .conftest import open_in
+from explorer.browser import open_in
 
 pytestmark = pytest.mark.ui
 
