@@ -212,8 +212,8 @@ def calibration(d: dict) -> Table:
 def booksim_patterns(d: dict) -> Table:
     rows = []
     for pattern, row in d.items():
-        if pattern == "meta" or "booksim2" not in row:
-            continue
+        if pattern == "meta" or not isinstance(row, dict) or "booksim2" not in row:
+            continue  # (``routing`` names the routing both simulators used)
         m, b = row["meshscope"], row["booksim2"]
         diff = row.get("max_latency_difference_below_saturation")
         rows.append(
@@ -700,6 +700,7 @@ TABLES: dict[str, tuple[str, Callable[[dict], Table]]] = {
     "model.placements": ("heuristics", model_placements),
     "model.linear-patterns": ("linear_patterns", linear_patterns),
     "simulator.booksim": ("booksim_compare", booksim_patterns),
+    "simulator.booksim-o1turn": ("booksim_o1turn", booksim_patterns),
     "simulator.heuristics": ("heuristics", heuristics_predictors),
     "fidelity.validation": ("heuristics", validation),
     "fidelity.calibration": ("microbench", calibration),
