@@ -734,6 +734,7 @@ TABLES: dict[str, tuple[str, Callable[[dict], Table]]] = {
     "model.placements": ("heuristics", model_placements),
     "model.linear-patterns": ("linear_patterns", linear_patterns),
     "simulator.booksim": ("booksim_compare", booksim_patterns),
+    "simulator.booksim-o1turn": ("booksim_o1turn", booksim_patterns),
     "simulator.heuristics": ("heuristics", heuristics_predictors),
     "fidelity.validation": ("heuristics", validation),
     "fidelity.calibration": ("microbench", calibration),

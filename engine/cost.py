@@ -37,6 +37,7 @@ from engine.mapping import Mapping, Partition, Placement
 from engine.network import Network
 from engine.partition_graph import PartitionGraph, partition_graph
 from engine.resources import check_mapping, require_cores
+from engine.routing import routing_of
 from engine.traffic import (
     FIXED,
     link_summary,
@@ -187,6 +188,7 @@ class Evaluator:
         self._pp_indptr, self._pp_ids = s.pairs_of_part
         ct = hardware.core_table
         self._gx, self._gy = ct["gx"].astype(np.int64), ct["gy"].astype(np.int64)
+        self._orders = np.asarray(routing_of(hardware).orders, dtype=np.int64)  # a swap's routes
         self._chip = ct["chip"]
         if self.multicast:  # every neuron's destination partitions, its expected spikes the weight
             msgs = s.messages(hardware.model)
@@ -285,7 +287,7 @@ class Evaluator:
         swap_cores_inplace(
             self.loads, self._core_ext, self.part_of_core, core_a, core_b,
             self._pp_indptr, self._pp_ids, self._pair_src, self._pair_dst, self._pair_fixed,
-            self._gx, self._gy, hw.grid_width, 4 * hw.n_routers, hw.n_cores,
+            self._gx, self._gy, hw.grid_width, 4 * hw.n_routers, hw.n_cores, self._orders,
         )  # fmt: skip
         self.loads[port_link] += port
         return self._summarize()

@@ -2,8 +2,11 @@
 
 A *flow* is one pair of partitions that exchange messages (``PartitionGraph.routed_pairs``):
 its messages go from the source's core to the destination's core over the core→router
-link, the X-then-Y router links (``engine.traffic``) and the router→core link. A spike
-source's flows leave from the hardware's input port (source partition ``n_parts``, on
+link, the router links of its route and the router→core link. Routes are the hardware's
+routing's (``engine.routing``): X then Y by default; where packets take either dimension
+order (O1TURN) a flow is listed once per order (``FlowTable.route``), each row with its
+share of the messages — the analytic model's split (``engine.traffic``). A spike source's
+flows leave from the hardware's input port (source partition ``n_parts``, on
 ``Hardware.input_core``). ``flows_through`` finds every flow that
 crosses one link — the answer to "why is this link hot" — and ``core_flows`` the flows
 that leave or reach one core. Both are vectorized over all flows; ``route_links`` lists
@@ -24,6 +27,7 @@ import numpy as np
 
 from engine.errors import SpecError
 from engine.hardware import DIRECTIONS, Hardware
+from engine.routing import ORDER_NAMES, XY, dor_crosses, dor_path, routing_of
 from engine.traffic import FIXED, port_cores, route_loads
 
 __all__ = [
@@ -103,7 +107,8 @@ def parse_link(hardware: Hardware, text: str, loads: np.ndarray | None = None) -
 # ------------------------------------------------------------------ flows
 @dataclass(frozen=True)
 class FlowTable:
-    """Flows (one row each, heaviest first): partitions, layers, cores, messages, hops."""
+    """Flows (one row each, heaviest first): partitions, layers, cores, messages, hops and
+    route (its dimension order: a flow of a routing with two has a row for each)."""
 
     pair: np.ndarray  # index into the partition graph's routed_pairs
     src_part: np.ndarray  # (n_parts: the input port)
@@ -115,6 +120,7 @@ class FlowTable:
     messages: np.ndarray  # expected messages per step
     hops: np.ndarray  # router-to-router links on the route
     share: np.ndarray  # of the link's load (flows_through), else of the core's traffic
+    route: np.ndarray  # its dimension order: engine.routing.XY or YX
 
     def __len__(self) -> int:
         return int(self.pair.size)
@@ -133,8 +139,9 @@ class FlowTable:
                 "messages": float(m),
                 "share": float(f),
                 "hops": int(h),
+                "route": ORDER_NAMES[o],
             }
-            for s, d, sl, dl, cs, cd, m, f, h in zip(
+            for s, d, sl, dl, cs, cd, m, f, h, o in zip(
                 self.src_part.tolist(),
                 self.dst_part.tolist(),
                 self.src_pop.tolist(),
@@ -144,6 +151,7 @@ class FlowTable:
                 self.messages.tolist(),
                 self.share.tolist(),
                 self.hops.tolist(),
+                self.route.tolist(),
                 strict=True,
             )  # fmt: skip
         ]
@@ -157,50 +165,54 @@ def _endpoints(hardware: Hardware, graph, cores: np.ndarray):
     return src, dst, ct["gx"][src], ct["gy"][src], ct["gx"][dst], ct["gy"][dst]
 
 
-def _table(graph, hits, src, dst, sx, sy, dx, dy, total: float) -> FlowTable:
-    idx = np.flatnonzero(hits)
-    messages = graph.routed_messages
-    order = idx[np.argsort(-messages[idx], kind="stable")]
-    m = messages[order]
-    hops = np.abs(dx[order] - sx[order]) + np.abs(dy[order] - sy[order])
+def _table(hardware: Hardware, graph, hits, src, dst, sx, sy, dx, dy) -> FlowTable:
+    """The flows ``hits`` marks — one mask per dimension order of the hardware's routing, a
+    row per flow and order, each order an equal share of the flow's messages — heaviest
+    first, with their shares of the rows' messages."""
+    orders = routing_of(hardware).orders
+    idx = np.concatenate([np.flatnonzero(h) for h in hits])
+    route = np.concatenate(
+        [np.full(np.count_nonzero(h), o) for h, o in zip(hits, orders, strict=True)]
+    ).astype(np.int64)
+    messages = graph.routed_messages[idx] / len(orders)
+    order = np.argsort(-messages, kind="stable")
+    at, m = idx[order], messages[order]
+    total = float(m.sum())
+    hops = np.abs(dx[at] - sx[at]) + np.abs(dy[at] - sy[at])
     pair_src, pair_dst, _ = graph.routed_pairs
     src_pop, dst_pop = graph.routed_populations
     return FlowTable(
-        pair=order,
-        src_part=pair_src[order],
-        dst_part=pair_dst[order],
-        src_pop=src_pop[order],
-        dst_pop=dst_pop[order],
-        src_core=src[order],
-        dst_core=dst[order],
+        pair=at,
+        src_part=pair_src[at],
+        dst_part=pair_dst[at],
+        src_pop=src_pop[at],
+        dst_pop=dst_pop[at],
+        src_core=src[at],
+        dst_core=dst[at],
         messages=m,
         hops=hops,
         share=m / total if total > 0 else np.zeros_like(m),
+        route=route[order],
     )
 
 
 def flows_through(hardware: Hardware, graph, cores, link: int) -> FlowTable:
-    """Every flow whose route crosses ``link``, heaviest first, with its share of the link's
-    load (the shares sum to 1 over a loaded link: the model's load is exactly these flows)."""
+    """Every flow whose route crosses ``link`` (a row per route of it that does), heaviest
+    first, with its share of the link's load (the shares sum to 1 over a loaded link: the
+    model's load is exactly these flows)."""
     link = int(link)
     src, dst, sx, sy, dx, dy = _endpoints(hardware, graph, cores)
     n_r4 = 4 * hardware.n_routers
+    orders = routing_of(hardware).orders
     if link >= n_r4:
         core = (link - n_r4) % hardware.n_cores
-        hits = (src == core) if link - n_r4 < hardware.n_cores else (dst == core)
+        on = (src == core) if link - n_r4 < hardware.n_cores else (dst == core)
+        hits = [on] * len(orders)
     else:
         router, d = divmod(link, 4)
         x, y = router % hardware.grid_width, router // hardware.grid_width
-        if d == 0:  # E: along row sy, x in [sx, dx)
-            hits = (sy == y) & (sx <= x) & (x < dx)
-        elif d == 1:  # W: x in (dx, sx]
-            hits = (sy == y) & (dx < x) & (x <= sx)
-        elif d == 2:  # S: along column dx, y in [sy, dy)
-            hits = (dx == x) & (sy <= y) & (y < dy)
-        else:  # N: y in (dy, sy]
-            hits = (dx == x) & (dy < y) & (y <= sy)
-    total = float(graph.routed_messages[hits].sum())
-    return _table(graph, hits, src, dst, sx, sy, dx, dy, total)
+        hits = [dor_crosses(o, d, x, y, sx, sy, dx, dy) for o in orders]
+    return _table(hardware, graph, hits, src, dst, sx, sy, dx, dy)
 
 
 def core_flows(hardware: Hardware, graph, cores, core: int) -> tuple[FlowTable, FlowTable]:
@@ -210,27 +222,25 @@ def core_flows(hardware: Hardware, graph, cores, core: int) -> tuple[FlowTable, 
     src, dst, sx, sy, dx, dy = _endpoints(hardware, graph, cores)
     pair_src = graph.routed_pairs[0]
     out_hits, in_hits = (src == int(core)) & (pair_src < graph.n_parts), dst == int(core)
+    k = len(routing_of(hardware).orders)
     return tuple(
-        _table(graph, hits, src, dst, sx, sy, dx, dy, float(graph.routed_messages[hits].sum()))
+        _table(hardware, graph, [hits] * k, src, dst, sx, sy, dx, dy)
         for hits in (out_hits, in_hits)
     )
 
 
-def route_links(hardware: Hardware, src_core: int, dst_core: int) -> np.ndarray:
+def route_links(hardware: Hardware, src_core: int, dst_core: int, order: int = XY) -> np.ndarray:
     """The link ids one message crosses from ``src_core`` to ``dst_core``, in order: the
-    core→router link, X then Y router links, the router→core link."""
+    core→router link, the router links of its route in dimension ``order``
+    (``engine.routing.XY``: X then Y; ``YX``), the router→core link."""
     ct, gw = hardware.core_table, hardware.grid_width
     sx, sy = int(ct["gx"][src_core]), int(ct["gy"][src_core])
     dx, dy = int(ct["gx"][dst_core]), int(ct["gy"][dst_core])
-    step_x, step_y = (1 if dx > sx else -1), (1 if dy > sy else -1)
-    xs = np.arange(sx, dx, step_x)
-    ys = np.arange(sy, dy, step_y)
-    horizontal = (sy * gw + xs) * 4 + (0 if step_x > 0 else 1)
-    vertical = (ys * gw + dx) * 4 + (2 if step_y > 0 else 3)
     n_r4 = 4 * hardware.n_routers
     return np.concatenate(
-        [[n_r4 + src_core], horizontal, vertical, [n_r4 + hardware.n_cores + dst_core]]
-    ).astype(np.int64)
+        [[n_r4 + src_core], dor_path(gw, sx, sy, dx, dy, order),
+         [n_r4 + hardware.n_cores + dst_core]]
+    ).astype(np.int64)  # fmt: skip
 
 
 def layer_link_messages(hardware: Hardware, graph, cores, layers) -> np.ndarray:

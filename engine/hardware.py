@@ -33,6 +33,7 @@ import numpy as np
 
 from engine.errors import InputFileError, InvalidHardwareError, UnknownNameError
 from engine.io.files import parse_toml, read_text
+from engine.routing import routings
 
 __all__ = [
     "CODESIGN_KNOBS",
@@ -180,7 +181,6 @@ NOC_MOST = {  # upper bounds of the router's counts, beside vcs and buf
     "alloc_iters": 64,
     "flit_bits": 1 << 16,
 }
-NOC_ROUTINGS = ("xy", "yx")
 
 
 @dataclass(frozen=True)
@@ -202,7 +202,7 @@ class NocConstants:
     credit_delay: int = 1  # a credit's processing at the upstream router
     allocator: str = "islip"  # VC and switch allocators: islip, or round-robin (separable)
     alloc_iters: int = 1  # iSLIP iterations
-    routing: str = "xy"  # dimension order: xy (X first) or yx
+    routing: str = "xy"  # a name of engine.routing's registry: xy (X first), yx, o1turn
     ew_latency: int = 1  # a router link along x
     ns_latency: int = 1  # a router link along y
     local_latency: int = 1  # a core <-> router link, each way
@@ -231,8 +231,9 @@ class NocConstants:
                 raise InvalidHardwareError(f"noc {name} must not be negative")
         if self.allocator not in NOC_ALLOCATORS:
             raise InvalidHardwareError(f"noc allocator must be one of {', '.join(NOC_ALLOCATORS)}")
-        if self.routing not in NOC_ROUTINGS:
-            raise InvalidHardwareError(f"noc routing must be one of {', '.join(NOC_ROUTINGS)}")
+        if self.routing not in routings:
+            raise InvalidHardwareError(f"noc routing must be one of {', '.join(routings)}")
+        routings[self.routing].check(int(self.vcs))
         if not self.cycle_ns > 0:
             raise InvalidHardwareError("noc cycle_ns must be positive")
         if self.vcs > 64 or self.buf > 4096:

@@ -178,16 +178,19 @@ def evaluate(mapped: Mapped, *, multicast: bool | None = None) -> Evaluation:
     return evaluator(mapped, multicast=multicast).evaluation()
 
 
-def spike_loads(mapped: Mapped, spikes, *, multicast: bool | None = None):
+def spike_loads(mapped: Mapped, spikes, *, multicast: bool | None = None, seed: int = 0):
     """The analytic model's per-link message counts for one step's actual spikes (a boolean
-    array over neurons) rather than their expected rates: the integers the cycle-level
-    simulator's per-link flit counts must equal (times the flits per message)."""
+    array over neurons) rather than their expected rates, each packet routed as the
+    simulator's step with ``seed`` routes it (where the routing lets packets take either
+    dimension order, their draws): the integers the cycle-level simulator's per-link flit
+    counts must equal (times the flits per message)."""
     messages = mapped.graph.messages(mapped.hardware.model, np.asarray(spikes, dtype=bool))
     if multicast is None:
         multicast = mapped.hardware.links.multicast
     return message_loads(
-        mapped.hardware, mapped.mapping.placement.cores, messages, multicast=multicast
-    )
+        mapped.hardware, mapped.mapping.placement.cores, messages, multicast=multicast,
+        seed=seed,
+    )  # fmt: skip
 
 
 def write_mapping_file(path, mapped: Mapped, evaluation: Evaluation | None = None) -> None:

@@ -8,7 +8,8 @@ Two kinds:
 
 * ``"synthetic"``: a pattern on a mesh of the reference router ``side`` routers wide and
   ``rows`` deep (0, the default: as deep as wide), with ``pattern``, ``rate``,
-  ``packet_flits``, ``cycles``, ``routing`` xy or yx, optionally a latency–load ``sweep``;
+  ``packet_flits``, ``cycles``, ``routing`` (a name of ``engine.routing``'s registry: xy,
+  yx, o1turn), optionally a latency–load ``sweep``;
 * ``"mapping"``: a network on hardware placed by a placer (``network``, ``hardware``,
   ``placer``, ``partition``), whose time step is simulated (``mode``, ``multicast``); with
   ``compare`` (placers) the page also lists each placer's analytic and simulated step.
@@ -28,6 +29,7 @@ import json
 from dataclasses import dataclass, field
 
 from engine.errors import SpecError
+from engine.routing import routings
 from engine.simulate import patterns
 from engine.simulate.step import MODES
 
@@ -44,7 +46,7 @@ __all__ = [
 FORMAT = "meshscope-scene"
 VERSION = 1
 KINDS = ("synthetic", "mapping")
-ROUTINGS = ("xy", "yx")
+ROUTINGS = tuple(routings.names())
 PATTERNS = tuple(n for n in patterns.names() if n != "matrix")  # a scene carries no matrix file
 MAX_ARG_CHARS = 8_192  # a scene in a URL is small; anything longer is refused unread
 
@@ -140,7 +142,7 @@ def parse_scene(data) -> Scene:
     if scene.kind not in KINDS:
         raise SpecError(f"a scene's kind is {' or '.join(KINDS)}, not {scene.kind!r}")
     if scene.routing not in ROUTINGS:
-        raise SpecError(f"routing is {' or '.join(ROUTINGS)}, not {scene.routing!r}")
+        raise SpecError(f"routing is one of {', '.join(ROUTINGS)}, not {scene.routing!r}")
     if scene.mode not in MODES:
         raise SpecError(f"mode is {' or '.join(MODES)}, not {scene.mode!r}")
     if scene.kind == "synthetic" and scene.pattern not in PATTERNS:
@@ -218,7 +220,7 @@ _BUILT_IN = [
         title="Transpose, X then Y",
         text="Router (x, y) sends to (y, x). With X-first routing every packet turns at the "
         "diagonal's far side, so the load gathers on links above the diagonal; the "
-        "routes' bound is 1/7 flit per node. Compare with the Y-first scene.",
+        "routes' bound is 1/7 flit per node. Compare with the Y-first and O1TURN scenes.",
         pattern="transpose", rate=0.12, cycles=3000,
     ),
     Scene(
@@ -228,6 +230,15 @@ _BUILT_IN = [
         "now below the diagonal. The pattern is symmetric, so neither order wins; a "
         "pattern that is not symmetric would favour one.",
         pattern="transpose", rate=0.12, cycles=3000, routing="yx",
+    ),
+    Scene(
+        name="transpose-o1turn",
+        title="Transpose, O1TURN",
+        text="The same traffic again, each packet going X then Y or Y then X as a coin "
+        "falls, each order on its own half of the virtual channels. Half the load above "
+        "the diagonal moves to its mirror image below it: the hot links carry half as "
+        "much, and the routes' bound doubles to 2/7 flit per node.",
+        pattern="transpose", rate=0.12, cycles=3000, routing="o1turn",
     ),
     Scene(
         name="square",

@@ -784,8 +784,10 @@ class ExplorerState(param.Parameterized):
 
     def _routes(self, table: FlowTable) -> list:
         return [
-            route_links(self.hardware, int(s), int(d))
-            for s, d in zip(table.src_core.tolist(), table.dst_core.tolist(), strict=True)
+            route_links(self.hardware, int(s), int(d), int(o))
+            for s, d, o in zip(
+                table.src_core.tolist(), table.dst_core.tolist(), table.route.tolist(), strict=True
+            )  # fmt: skip
         ]
 
     def inspect_link(self, link: int) -> Inspection:

@@ -214,12 +214,15 @@ def _flows(mapped, ev, text: str) -> dict:
         "id": link,
         "messages": float(ev.link_messages[link]),
         "utilization": float(ev.link_utilization[link]),
+        "routing": hardware.noc.routing,
         "flows": table.rows(hardware, mapped.graph),
     }
 
 
 def flow_lines(flows: dict) -> str:
     """The ``--flows`` answer as a table."""
+    from engine.routing import ORDER_LABELS, ORDER_NAMES, routings
+
     rows = flows["flows"]
     head = (
         f"  flows through {flows['link']} (link {flows['id']}): {flows['messages']:.1f} "
@@ -227,14 +230,18 @@ def flow_lines(flows: dict) -> str:
     )
     if not rows:
         return head + "\n    (no flow crosses this link)"
+    # a routing whose packets take either dimension order lists a flow once per route
+    routes = len(routings[flows.get("routing", "xy")].orders) > 1
     lines = [head, f"    {'from (layer partition core)':<40} {'to':<40} {'msgs/step':>10} "
-             f"{'share':>6} {'hops':>4}"]  # fmt: skip
+             f"{'share':>6} {'hops':>4}" + ("  route" if routes else "")]  # fmt: skip
     for r in rows:
         part = "port" if r["src_partition"] is None else f"p{r['src_partition']}"
         src = f"{r['src_layer']} {part} {r['src_core']}"
         dst = f"{r['dst_layer']} p{r['dst_partition']} {r['dst_core']}"
+        route = f"  {ORDER_LABELS[ORDER_NAMES.index(r['route'])]}" if routes else ""
         lines.append(
             f"    {src:<40} {dst:<40} {r['messages']:>10.1f} {r['share']:>6.1%} {r['hops']:>4}"
+            + route
         )
     return "\n".join(lines)
 

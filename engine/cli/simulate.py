@@ -57,7 +57,7 @@ ROUTER_OPTIONS = {
     "credit_delay": ("--credit-delay", "cycles a returning credit takes to be processed"),
     "alloc_iters": ("--alloc-iters", "iSLIP iterations per allocation"),
     "allocator": ("--allocator", "VC and switch allocators"),
-    "routing": ("--routing", "dimension order: xy (X first, as the analytic model) or yx"),
+    "routing": ("--routing", "routing"),
 }
 _MESH = re.compile(r"^\s*(\d{1,6})\s*[xX×]\s*(\d{1,6})\s*$")
 SYNTHETIC_ONLY = ("pattern", "mesh", "rate", "packet", "warmup", "cycles")
@@ -86,14 +86,17 @@ def noc_constants(args, base: NocConstants | None = None) -> NocConstants:
 
 
 def _router_options(p) -> None:
-    from engine.hardware import NOC_ALLOCATORS, NOC_ROUTINGS, NocConstants
+    from engine.hardware import NOC_ALLOCATORS, NocConstants
+    from engine.routing import routings
 
     g = p.add_argument_group("router (default: the hardware's [noc], or BookSim2's reference)")
     for name, (flag, text) in ROUTER_OPTIONS.items():
         if name == "allocator":
             text = f"{text}: {', '.join(NOC_ALLOCATORS)}"
+        if name == "routing":  # (a mapping's analytic figures follow it too)
+            text = f"{text}: " + "; ".join(f"{k}: {v}" for k, v in routings.describe().items())
         kind = type(getattr(NocConstants(), name))
-        choices = {"allocator": NOC_ALLOCATORS, "routing": NOC_ROUTINGS}.get(name)
+        choices = {"allocator": NOC_ALLOCATORS, "routing": routings.names()}.get(name)
         g.add_argument(flag, dest=name, type=kind, choices=choices, metavar=None if choices
                        else "N", help=text)  # fmt: skip
 
@@ -272,10 +275,10 @@ def _simulate_step(args) -> int:
     try:
         with work(args):
             mapped = build(args, steps)
-            steps("evaluate")
-            ev = evaluate(mapped, multicast=multicast_of(args))
+            steps("evaluate")  # (with the router options: --routing routes the model too)
             hw = dataclasses.replace(mapped.hardware, noc=noc_constants(args, mapped.hardware.noc))
             mapped = dataclasses.replace(mapped, hardware=hw)
+            ev = evaluate(mapped, multicast=multicast_of(args))
             walk_ends = _walk_ends(args, hw)
             steps("simulate")
             options = {"mode": args.mode, "multicast": multicast_of(args), "spikes": args.spikes,

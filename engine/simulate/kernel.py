@@ -11,8 +11,11 @@ or separable input-first round robin; an input port competes for the switch with
 output, chosen round robin as BookSim2 does. An output VC is free again once the tail has
 left. Off-chip outputs send one flit every ``serialization`` cycles.
 
-Every packet carries a *range* of its destination terminals in ``dest``, sorted in the
-order of the routing (X, Y, port for XY). A router splits the range into branches, one per
+Every packet carries a dimension order (``PK_ROUTE``: X then Y, or Y then X; the routing's,
+or for O1TURN drawn per packet, ``engine.routing``) and a *range* of its destination
+terminals in ``dest``, sorted in that order (X, Y, port for X then Y). Where the routing
+gives each order its own virtual channels (``CF_VMASK``, as BookSim2's ``xy_yx_mesh``), a head
+asks only for its order's VCs of a router link. A router splits the range into branches, one per
 output port; a packet with one destination has one branch (unicast), a multicast packet
 branches where its destinations' routes part, and the router forwards each flit on every
 branch before it frees the flit's buffer slot. A branch that carries only part of the range
@@ -72,6 +75,7 @@ import numpy as np
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from engine.heap import pop, update
+from engine.routing import KERNEL_EITHER
 
 __all__ = [
     "DEADLOCK", "DONE", "FULL", "IDLE_END", "N_HOP", "close_windows", "columns", "latency_load",
@@ -86,11 +90,15 @@ WHEEL = 64  # cycles ahead the timing wheel holds (a power of two)
 
 # cfg: scalars, then the layout of a router's block and of a terminal's block
 (CF_W, CF_H, CF_P, CF_V, CF_D, CF_B, CF_RD, CF_VD, CF_SD, CF_ST, CF_CD, CF_ALLOC, CF_ITERS,
- CF_YX, CF_SINK, CF_WATCHDOG, CF_PATTERN, CF_SHARED, CF_NODES,
+ CF_ROUTING, CF_SINK, CF_WATCHDOG, CF_PATTERN, CF_SHARED, CF_NODES,
  CF_RS, CF_OVC, CF_OOV, CF_OBR, CF_OPT, CF_OBUF, CF_OLQ, CF_OCQ, CF_OVA, CF_OACT, CF_OMISC,
  CF_QL, CF_QC, CF_NS, CF_ONV, CF_ONCQ, CF_AHEAD, CF_NR, CF_SQS, CF_SQC, CF_OBAT,
- CF_OCR, CF_UNICAST) = range(42)  # fmt: skip
-N_CF = 42  # CF_W × CF_H is one mesh's grid; CF_NR the routers of every parallel mesh
+ CF_OCR, CF_UNICAST, CF_VMASK) = range(43)  # fmt: skip
+N_CF = 44  # CF_W × CF_H is one mesh's grid; CF_NR the routers of every parallel mesh
+# CF_ROUTING: the routing's kernel id (``engine.routing``, ``Routing.kernel``): a synthetic
+# packet's dimension order (``PK_ROUTE``) is X first (0), Y first (1), or either, drawn per
+# packet (2); CF_VMASK, CF_VMASK + 1: the output VCs (bit masks) an X-first and a Y-first
+# packet may take on a router link (``Routing.vc_masks``; every VC into a core)
 # tp[(r * P + o) * N_T + f]: per router output port, static
 T_NBR, T_OUT_NODE, T_LINK, T_LAT, T_SER = range(5)
 N_T = 5
@@ -123,7 +131,9 @@ N_CQ = 2
 # … misc: busy VCs, bit masks of the ports with link / credit queue entries, the router's
 # x and y, the unicast kernel's (``_router_unicast``) busy input VCs and held output VCs as
 # bit masks (bit i · V + v), the trace window of the router's last cycle (its buffers' are
-# in it), stall cycles; then, per input VC, its port and its VC (no divisions in the loop)
+# in it), stall cycles; then, per input VC, its port and its VC (no divisions in the loop),
+# and (the unicast kernel's) the output VCs its packet may take at its route's port (a bit
+# mask, ``_vc_mask``)
 M_BUSY, M_LQ, M_CQ, M_X, M_Y, M_VCS, M_HELD, M_VAS, M_CWAIT, M_WIN, M_STALL = range(11)
 S_VC_BUSY, S_VC_LOST, S_NO_CREDIT, S_SW_LOST = range(4)
 # a trace's waits per window and router (``win_wait[w, r * N_WAIT + W_*]``): cycles a VC
@@ -141,8 +151,8 @@ NV_CRED, NV_OWNER = range(2)
 N_NV = 2
 # pk[p * N_PK + f]: per packet record
 (PK_NEXT, PK_SRC, PK_LO, PK_HI, PK_SIZE, PK_CTIME, PK_ITIME, PK_ATIME, PK_HOPS, PK_MEAS,
- PK_DONE, PK_PARENT, PK_GROUP) = range(13)  # fmt: skip
-N_PK = 13
+ PK_DONE, PK_PARENT, PK_GROUP, PK_ROUTE) = range(14)  # fmt: skip
+N_PK = 14  # (PK_ROUTE: its dimension order, 0 X first, 1 Y first; a branch keeps its packet's)
 # grp[f, g]
 G_OPEN, G_LEFT, G_DONE = range(3)
 # ctr
@@ -171,7 +181,7 @@ def layout(P: int, V: int, B: int, D: int, ql: int, qc: int) -> dict:  # noqa: N
     """Offsets of the records in a router's block and a terminal's block (``CF_*`` keys)."""
     off, at = {}, 0
     for key, size in (
-        (CF_OMISC, N_MISC + 2 * P * V),  # first: a flit put into the router reads it
+        (CF_OMISC, N_MISC + 3 * P * V),  # first: a flit put into the router reads it
         (CF_OVC, P * V * N_VC),
         (CF_OOV, P * V * N_OV),
         (CF_OBR, P * V * B * N_BR),
@@ -462,15 +472,24 @@ def _islip_masks(req_in, req_out, n_req, n_out, st, g_at, g_step, a_at, a_step, 
 @numba.njit(cache=True, inline="always", error_model="numpy")
 def _dor_port(ns, d, x, y, yx):
     """The output port by which a router at (x, y) sends towards terminal d, in dimension
-    order (X then Y, or Y then X when ``yx``)."""
+    order (X then Y, or Y then X when ``yx`` is 1)."""
     dx, dy = ns[_ix(d * N_NS + NS_X)], ns[_ix(d * N_NS + NS_Y)]
-    # as arithmetic, not branches: where a packet turns is data a branch cannot predict
+    # as arithmetic, not branches: where a packet turns is data a branch cannot predict, and
+    # so is its order where packets take either (O1TURN)
     mx, my = np.int64(dx != x), np.int64(dy != y)
     px, py = np.int64(dx < x), 2 + np.int64(dy < y)  # W (1) or E (0); N (3) or S (2)
     local = ns[_ix(d * N_NS + NS_PORT)]
-    if yx == 0:
-        return mx * px + (1 - mx) * (my * py + (1 - my) * local)
-    return my * py + (1 - my) * (mx * px + (1 - mx) * local)
+    x_first = mx * px + (1 - mx) * (my * py + (1 - my) * local)
+    y_first = my * py + (1 - my) * (mx * px + (1 - mx) * local)
+    return x_first + yx * (y_first - x_first)
+
+
+@numba.njit(cache=True, inline="always", error_model="numpy")
+def _vc_mask(cfg, yx, o):
+    """The output VCs (bit v: VC v) of port o a packet of order ``yx`` may take: its order's
+    class on a router link (``CF_VMASK``), every VC into a core."""
+    full = (np.int64(1) << cfg[CF_V]) - 1
+    return full + np.int64(o < 4) * (cfg[CF_VMASK + yx] - full)  # (no branch: see _dor_port)
 
 
 @numba.njit(cache=True, _nrt=False, forceinline=True, error_model="numpy")
@@ -484,7 +503,7 @@ def _start_packet(cfg, ns, st, pk, dest, rb, r, iv, t_from):
     st[_ix(vb + VC_PK)] = p
     st[_ix(vb + VC_POPPED)] = 0
     x, y = st[_ix(rb + cfg[CF_OMISC] + M_X)], st[_ix(rb + cfg[CF_OMISC] + M_Y)]
-    yx = cfg[CF_YX]
+    yx = pk[_ix(p * N_PK + PK_ROUTE)]
     nb = 0
     for k in range(pk[_ix(p * N_PK + PK_LO)], pk[_ix(p * N_PK + PK_HI)]):
         port = _dor_port(ns, dest[_ix(k)], x, y, yx)
@@ -631,19 +650,21 @@ def _supersedes(st, o_pt, i, v, held, V):  # noqa: N803
 
 
 @numba.njit(cache=True, inline="always", error_model="numpy")
-def _can_ask(st, o_ov, bb, nbr, V):  # noqa: N803
-    """Whether a routed head (branches at ``bb``) may ask for output VCs: every port it still
-    needs has a free one. A multicast head that asked while one of its ports was wholly held
-    would win VCs on its other ports only to give them back (it takes them in port order),
-    and heads that can go would lose those allocations to it, round after round."""
+def _can_ask(cfg, st, o_ov, bb, nbr, V, yx):  # noqa: N803
+    """Whether a routed head (branches at ``bb``, its packet's order ``yx``) may ask for
+    output VCs: every port it still needs has a free one it may take. A multicast head that
+    asked while one of its ports was wholly held would win VCs on its other ports only to
+    give them back (it takes them in port order), and heads that can go would lose those
+    allocations to it, round after round."""
     for b in range(nbr):
         e = bb + b * N_BR
         if st[_ix(e + BR_OVC)] >= 0:
             continue
         o = st[_ix(e + BR_PORT)]
+        vm = _vc_mask(cfg, yx, o)
         free = False
         for ov in range(V):
-            if st[_ix(o_ov + (o * V + ov) * N_OV + OV_OWNER)] < 0:
+            if (vm >> ov) & 1 and st[_ix(o_ov + (o * V + ov) * N_OV + OV_OWNER)] < 0:
                 free = True
                 break
         if not free:
@@ -843,7 +864,8 @@ def _router(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, win_link, 
                 if st[_ix(vb + VC_FROM)] > t:
                     continue
                 bb = o_br + iv * B * N_BR
-                if not _can_ask(st, o_ov, bb, st[_ix(vb + VC_BRN)], V):
+                yx = pk[_ix(st[_ix(vb + VC_PK)] * N_PK + PK_ROUTE)]
+                if not _can_ask(cfg, st, o_ov, bb, st[_ix(vb + VC_BRN)], V, yx):
                     _block(st, vb, t, S_VC_BUSY)  # every VC of a port it needs is held
                     continue
                 for b in range(st[_ix(vb + VC_BRN)]):
@@ -851,8 +873,9 @@ def _router(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, win_link, 
                     if st[_ix(e + BR_OVC)] >= 0:
                         continue
                     o = st[_ix(e + BR_PORT)]
+                    vm = _vc_mask(cfg, yx, o)  # its order's VCs
                     for ov in range(V):
-                        if st[_ix(o_ov + (o * V + ov) * N_OV + OV_OWNER)] < 0:
+                        if (vm >> ov) & 1 and st[_ix(o_ov + (o * V + ov) * N_OV + OV_OWNER)] < 0:
                             req_in[_ix(n_va)] = iv * B + b
                             req_out[_ix(n_va)] = o * V + ov
                             n_va += 1
@@ -1022,7 +1045,8 @@ def _router(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, win_link, 
             elif st[_ix(vb + VC_SA_T)] >= 0:
                 when = st[_ix(vb + VC_SA_T)]
             elif s == V_VCALLOC:
-                if _can_ask(st, o_ov, bb, st[_ix(vb + VC_BRN)], V):
+                yx = pk[_ix(st[_ix(vb + VC_PK)] * N_PK + PK_ROUTE)]
+                if _can_ask(cfg, st, o_ov, bb, st[_ix(vb + VC_BRN)], V, yx):
                     when = st[_ix(vb + VC_FROM)]
                 else:  # it waits from when it is ready
                     _block(st, vb, max(t + 1, st[_ix(vb + VC_FROM)]), S_VC_BUSY)
@@ -1273,14 +1297,18 @@ def _route_unicast(cfg, ns, st, pk, dest, rb, iv, t_from, d):
     p = st[_ix(rb + cfg[CF_OBUF] + iv * cfg[CF_D] + st[_ix(vb + VC_HEAD)])] // FLIT
     if d < 0:
         d = dest[_ix(pk[_ix(p * N_PK + PK_LO)])]
-    x, y = st[_ix(rb + cfg[CF_OMISC] + M_X)], st[_ix(rb + cfg[CF_OMISC] + M_Y)]
+    misc = rb + cfg[CF_OMISC]
+    x, y = st[_ix(misc + M_X)], st[_ix(misc + M_Y)]
+    yx = pk[_ix(p * N_PK + PK_ROUTE)]
+    o = _dor_port(ns, d, x, y, yx)
     st[_ix(vb + VC_PK)] = p
     st[_ix(vb + VC_DEST)] = d
-    st[_ix(vb + VC_OUT)] = _dor_port(ns, d, x, y, cfg[CF_YX])
+    st[_ix(vb + VC_OUT)] = o
+    st[_ix(misc + N_MISC + 2 * cfg[CF_P] * cfg[CF_V] + iv)] = _vc_mask(cfg, yx, o)
     st[_ix(vb + VC_SENT)] = 0
     st[_ix(vb + VC_STATE)] = V_VCALLOC
     st[_ix(vb + VC_FROM)] = t_from + cfg[CF_RD]
-    st[_ix(rb + cfg[CF_OMISC] + M_VAS)] |= np.int64(1) << iv
+    st[_ix(misc + M_VAS)] |= np.int64(1) << iv
 
 
 @numba.njit(cache=True, _nrt=False, forceinline=True, error_model="numpy")
@@ -1349,6 +1377,7 @@ def _router_unicast(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, wi
     misc = rb + cfg[CF_OMISC]
     stalls = misc + M_STALL
     o_misc_iv = misc + N_MISC
+    o_vm = o_misc_iv + 2 * P * V  # per input VC: the output VCs its packet may take
     vfull = (np.int64(1) << V) - 1
     # ---------------------------------------------------------- requests
     held = st[_ix(misc + M_HELD)]
@@ -1373,11 +1402,11 @@ def _router_unicast(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, wi
         m &= m - 1
         vb = o_vc + iv * N_VC
         o = st[_ix(vb + VC_OUT)]
-        if ~(held >> (o * V)) & vfull == 0:
-            _block(st, vb, t, S_VC_BUSY)  # every VC of its port is held
+        if ~(held >> (o * V)) & st[_ix(o_vm + iv)] == 0:
+            _block(st, vb, t, S_VC_BUSY)  # every VC of its port it may take is held
             continue
         va_ports |= 1 << o
-        va_vcs[_ix(o)] |= np.int64(1) << iv  # it asks for every free VC of port o
+        va_vcs[_ix(o)] |= np.int64(1) << iv  # it asks for every free VC of port o it may take
         acted |= np.int64(1) << iv
         _unblock(st, vb, stalls, t, win_wait, 0, r)
     m = ready & ~vas  # VCs holding an output VC: switch allocation
@@ -1421,7 +1450,7 @@ def _router_unicast(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, wi
         free = (~(held >> (o * V)) & vfull) << (o * V)  # as output VC ids
         if vm & (vm - 1) == 0:  # one VC asks: it takes the free VC nearest its pointer
             a = trailing_zeros(vm)
-            g = _rr_bit(free, st[_ix(o_va + P * V + a)])
+            g = _rr_bit(free & (st[_ix(o_vm + a)] << (o * V)), st[_ix(o_va + P * V + a)])
             m_in[_ix(a)] = g
             st[_ix(o_va + g)] = _next(a, P * V)
             st[_ix(o_va + P * V + a)] = _next(g, P * V)
@@ -1431,7 +1460,7 @@ def _router_unicast(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, wi
             while mm != 0:
                 a = trailing_zeros(mm)
                 mm &= mm - 1
-                ff = free
+                ff = free & (st[_ix(o_vm + a)] << (o * V))
                 while ff != 0:
                     req_in[_ix(n_va)] = a
                     req_out[_ix(n_va)] = trailing_zeros(ff)
@@ -1506,7 +1535,7 @@ def _router_unicast(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, wi
         mm &= mm - 1
         vb = o_vc + iv * N_VC
         fr = st[_ix(vb + VC_FROM)]
-        if ~(held >> (st[_ix(vb + VC_OUT)] * V)) & vfull:
+        if ~(held >> (st[_ix(vb + VC_OUT)] * V)) & st[_ix(o_vm + iv)]:
             when = fr if fr > t + 1 else t + 1
             if when < nxt:
                 nxt = when
@@ -1697,6 +1726,11 @@ def _generate(cfg, nd, pk, dest, src_list, gheap, gpri, gpos, gcal, ctr, perm, r
             pk[_ix(q + PK_DONE)] = -1
             pk[_ix(q + PK_PARENT)] = p
             pk[_ix(q + PK_GROUP)] = -1
+            # its order: the routing's, or either, equally likely (drawn after its destination)
+            route = cfg[CF_ROUTING]
+            if route == KERNEL_EITHER:
+                route = np.int64(_uniform(rng) < 0.5)
+            pk[_ix(q + PK_ROUTE)] = route
             _enqueue(cfg, nd, pk, src_list, ctr, n, p)
             nd[_ix(n * cfg[CF_NS] + ND_CREATED)] += 1
             _next_packet_at(gcal, gheap, gpri, gpos, ctr, t, n,

@@ -19,6 +19,7 @@ import numpy as np
 
 from engine.errors import EvaluatorError
 from engine.hardware import NocConstants
+from engine.routing import routings
 from engine.simulate import kernel
 from engine.simulate import kernel as K  # noqa: N812 - the kernel's field constants
 from engine.simulate.patterns import Pattern, build_pattern
@@ -40,6 +41,7 @@ PACKET_FIELDS = (
     "done",
     "parent",
     "group",
+    "route",
 )  # the rows of the packet table, in the kernel's PK_* order
 
 
@@ -82,6 +84,7 @@ class Machine:
         unicast_kernel: bool = True,
     ):
         self.topology, self.noc, self.window = topology, noc, window
+        self.routing, self.seed = routings[noc.routing], seed
         R, P, V, D = topology.n_routers_all, topology.n_ports, noc.vcs, noc.buf  # noqa: N806
         B = max(1, multicast_branches)  # noqa: N806
         n_nodes = topology.n_nodes
@@ -105,7 +108,8 @@ class Machine:
         )  # fmt: skip
         cfg[K.CF_ALLOC] = 0 if noc.allocator == "islip" else 1
         cfg[K.CF_ITERS] = noc.alloc_iters
-        cfg[K.CF_YX] = 1 if noc.routing == "yx" else 0
+        cfg[K.CF_ROUTING] = self.routing.kernel
+        cfg[K.CF_VMASK : K.CF_VMASK + 2] = self.routing.vc_masks(V)
         cfg[K.CF_SINK] = sink_mode
         cfg[K.CF_WATCHDOG] = watchdog
         cfg[K.CF_PATTERN] = pattern.kind
@@ -152,17 +156,17 @@ class Machine:
         ovs[..., K.OV_CREDITS] = np.where(connected[:, :, None], D, 0)
         brs = self._records(st, K.CF_OBR, P * V * B, K.N_BR)
         brs[:, :, [K.BR_OVC, K.BR_PK, K.BR_VAGR]] = -1
-        misc = self._records(st, K.CF_OMISC, 1, K.N_MISC + 2 * P * V)[:, 0]
+        misc = self._records(st, K.CF_OMISC, 1, K.N_MISC + 3 * P * V)[:, 0]
         misc[:, K.M_X], misc[:, K.M_Y] = topology.router_xy(np.arange(R))  # within its copy
         misc[:, K.N_MISC : K.N_MISC + P * V] = np.arange(P * V) // V  # per input VC: its port
-        misc[:, K.N_MISC + P * V :] = np.arange(P * V) % V  # … and its VC
+        misc[:, K.N_MISC + P * V : K.N_MISC + 2 * P * V] = np.arange(P * V) % V  # … its VC
         # every terminal's block
         nd = np.zeros((n_nodes, off[K.CF_NS]), dtype=i64)
         nd[:, [K.ND_QHEAD, K.ND_QTAIL]] = -1
         nd[:, K.ND_LAST] = V - 1
         nd[:, off[K.CF_ONV] + K.NV_CRED : off[K.CF_ONCQ] : K.N_NV] = D
         n_pk = max(packets, 4 * n_nodes + R * P * B + 16)
-        hops = topology.width + topology.height + 1  # the most a route crosses, X then Y
+        hops = topology.width + topology.height + 1  # the most a minimal route crosses
         ctr = np.zeros(K.N_CTR + hops * K.N_HOP, dtype=i64)  # counters, then a tracked route
         ctr[K.C_MEASURE_TO] = np.iinfo(np.int64).max
         ctr[K.C_WINDOW] = -1
@@ -239,6 +243,7 @@ class Machine:
         group: np.ndarray | None = None,
         release: np.ndarray | None = None,
         opened: np.ndarray | None = None,
+        order: np.ndarray | None = None,
     ) -> None:
         """Packets to send instead of (or beside) the synthetic sources.
 
@@ -248,7 +253,10 @@ class Machine:
         terminal takes for destination entry j (sink mode 1). Packets come in release
         groups (``group[k]``, default all 0): group g opens at ``opened[g]`` when that is
         ≥ 0, else once group g − 1 is wholly processed, and packet k enters its source's
-        queue ``release[k]`` cycles after its group opened (default 0).
+        queue ``release[k]`` cycles after its group opened (default 0). ``order[k]``: its
+        dimension order (``engine.routing.XY``/``YX``; default: the routing's, drawn from the
+        machine's seed where packets take either, ``Routing.choose``), which a multicast
+        packet's destinations follow.
         """
         src = np.asarray(src, dtype=np.int64)
         n = src.size
@@ -273,6 +281,7 @@ class Machine:
         pk[:, K.PK_MEAS] = 1
         pk[:, K.PK_PARENT] = np.arange(n)
         pk[:, K.PK_GROUP] = group
+        pk[:, K.PK_ROUTE] = self.routing.choose(n, self.seed) if order is None else order
         a["ctr"][K.C_NPK] = n
         n_dest = int(np.max(hi, initial=0))
         a["dsvc"] = (np.zeros(max(1, n_dest), dtype=np.int64) if service is None

@@ -19,6 +19,7 @@ import numpy as np
 
 from engine.errors import SpecError
 from engine.hardware import NocConstants
+from engine.routing import XY, YX
 from engine.simulate import kernel as K  # noqa: N812 - the kernel's field constants
 from engine.simulate.machine import Machine
 from engine.simulate.topology import Topology
@@ -54,11 +55,15 @@ def run_packets(
     *,
     flits=1,
     ready=None,
+    order=None,
+    seed: int = 0,
     limit_cycles: int = 10_000_000,
 ) -> PacketRun:
     """Simulate unicast packets ``src[k] → dst[k]`` (terminal ids) of ``flits`` flits (one
     number or one per packet), packet k ready at its source at cycle ``ready[k]`` (default
-    0). Packets of one source leave in the order of their ready cycles."""
+    0) and routed in dimension order ``order[k]`` (``engine.routing.XY``/``YX``; default the
+    routing's, drawn from ``seed`` where its packets take either). Packets of one source
+    leave in the order of their ready cycles."""
     src = np.atleast_1d(np.asarray(src, dtype=np.int64))
     dst = np.atleast_1d(np.asarray(dst, dtype=np.int64))
     n = src.size
@@ -72,9 +77,13 @@ def run_packets(
     if n and (size.min() < 1 or size.max() > 255 or ready.min() < 0):
         raise SpecError("packets have 1 to 255 flits and are ready at cycle 0 or later")
     start = time.perf_counter()
-    machine = Machine(topology, noc, sink_mode=0, packets=n + 64, dest=dst)
+    if order is not None:
+        order = np.broadcast_to(np.asarray(order, dtype=np.int64), (n,))
+        if n and not np.isin(order, (XY, YX)).all():
+            raise SpecError(f"a packet's order is {XY} (X then Y) or {YX} (Y then X)")
+    machine = Machine(topology, noc, sink_mode=0, packets=n + 64, dest=dst, seed=seed)
     idx = np.arange(n, dtype=np.int64)
-    machine.load_packets(src, idx, idx + 1, size, release=ready)
+    machine.load_packets(src, idx, idx + 1, size, release=ready, order=order)
     status = machine.advance(limit_cycles, stop_when_idle=True)
     if status != K.IDLE_END:
         raise SpecError(f"the packets were not delivered within {limit_cycles} cycles")

@@ -23,6 +23,7 @@ import numpy as np
 from engine.errors import InputFileError, SpecError
 from engine.io.files import MAX_FILE_BYTES, read_text
 from engine.registry import Registry
+from engine.routing import YX, routings
 
 __all__ = ["Pattern", "build_pattern", "channel_load_bound", "patterns"]
 
@@ -81,23 +82,46 @@ class Pattern:
         return s, self.dest.astype(np.int64), p_row, 1.0 - self.fraction
 
 
-def channel_load_bound(pattern: Pattern, width: int, height: int) -> float:
-    """The highest injection rate (flits per terminal and cycle) the pattern's X-then-Y
-    routes allow on a ``width × height`` mesh with one terminal per router: one over the
-    load of its busiest channel (mesh links, and the terminals' own links) per unit rate.
-    For uniform traffic on a k × k mesh (k even) that is 4/k. It bounds the rate every
-    terminal can inject at once; past it, the flows that avoid the busiest channel may
-    still be served faster (the average accepted rate of a permutation can exceed it), the
-    ones through it cannot: together they get at most the channel."""
+def channel_load_bound(pattern: Pattern, width: int, height: int, routing: str = "xy") -> float:
+    """The highest injection rate (flits per terminal and cycle) the pattern's routes allow
+    on a ``width × height`` mesh with one terminal per router: one over the load of its
+    busiest channel (mesh links, and the terminals' own links) per unit rate. The routes are
+    ``routing``'s (``engine.routing``): X then Y by default; where packets take either order,
+    each carries its share of every flow. For uniform traffic on a k × k mesh (k even) that
+    is 4/k. It bounds the rate every terminal can inject at once; past it, the flows that
+    avoid the busiest channel may still be served faster (the average accepted rate of a
+    permutation can exceed it), the ones through it cannot: together they get at most the
+    channel."""
     n = width * height
     s, d, p, u = pattern.entries(n)
+    orders = routings[routing].orders
+    mesh = None  # per channel E, W, S, N: the load of every order, added up
+    for order in orders:
+        if order == YX:  # X then Y on the transposed mesh: its E, W, S, N are our S, N, E, W
+            ts, td = (s % width) * height + s // width, (d % width) * height + d // width
+            e, w, so, no, _ = _xy_channels(ts, td, p, u, height, width)
+            loads = [so, no, e, w]
+        else:
+            loads = list(_xy_channels(s, d, p, u, width, height)[:4])
+        mesh = loads if mesh is None else [a + b for a, b in zip(mesh, loads, strict=True)]
+    eject = _xy_channels(s, d, p, u, width, height)[4]  # (every order's the same)
+    per_unit = [np.ones(1), eject, *(m / len(orders) for m in mesh)]  # each terminal injects 1
+    heaviest = max(float(np.max(x)) if x.size else 0.0 for x in per_unit)
+    return 1.0 / heaviest
+
+
+def _xy_channels(s, d, p, u, width: int, height: int) -> tuple:
+    """The X-then-Y loads per unit rate of ``P(d | s) = p`` at ``(s, d)`` plus ``u / n``
+    everywhere (``Pattern.entries``): the E, W links (``[row, i]``: leaving x = i east, x =
+    width − 1 − i west), the S, N links (``[column, i]``, alike) and each terminal's
+    ejection link."""
+    n = width * height
     # to_col[y, sx, dx]: the rate source (sx, y) sends into column dx
     to_col = np.full((height, width, width), u * height / n)
     np.add.at(to_col, (s // width, s % width, d % width), p)
     # from_row[sy, dy, dx]: the rate all sources of row sy send to terminal (dx, dy)
     from_row = np.full((height, height, width), u * width / n)
     np.add.at(from_row, (s // width, d // width, d % width), p)
-    loads = [np.ones(1)]  # each terminal injects at the rate
 
     def crossing(m):
         """m[a, b, c] summed over b ≤ i and c ≥ i + 1, for each a and i (one leg's links)."""
@@ -106,14 +130,14 @@ def channel_load_bound(pattern: Pattern, width: int, height: int) -> float:
         k = m.shape[1]
         return beyond[:, np.arange(k - 1), np.arange(1, k)]
 
-    loads.append(crossing(to_col))  # eastward X links
-    loads.append(crossing(to_col[:, ::-1, ::-1]))  # westward
     by_col = np.moveaxis(from_row, 2, 0)  # [dx, sy, dy]
-    loads.append(crossing(by_col))  # southward Y links
-    loads.append(crossing(by_col[:, ::-1, ::-1]))  # northward
-    loads.append(from_row.sum(axis=0))  # each terminal's ejection link
-    heaviest = max(float(np.max(x)) if x.size else 0.0 for x in loads)
-    return 1.0 / heaviest
+    return (
+        crossing(to_col),  # eastward X links
+        crossing(to_col[:, ::-1, ::-1]),  # westward
+        crossing(by_col),  # southward Y links
+        crossing(by_col[:, ::-1, ::-1]),  # northward
+        from_row.sum(axis=0),  # each terminal's ejection link
+    )
 
 
 patterns: Registry = Registry("traffic pattern")

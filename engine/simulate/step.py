@@ -45,6 +45,7 @@ from engine.cost import link_rows
 from engine.errors import Cancelled, SpecError
 from engine.hardware import Hardware
 from engine.partition_graph import Messages
+from engine.routing import YX, routings
 from engine.simulate import kernel as K  # noqa: N812 - the kernel's field constants
 from engine.simulate.machine import Machine
 from engine.simulate.topology import Topology
@@ -228,14 +229,16 @@ def simulate_step(
     n_groups = net.n_populations if mode == "fall-through" else 1
     group = net.population[msgs.neuron] if mode == "fall-through" else np.zeros(msgs.size, int)
     dendop = _cycles(graph.neurons * model.dendop_ns, noc.cycle_ns)  # per partition
-    # packets: one per message (unicast) or per spike (multicast), destinations sorted for
-    # the routing (X, then Y, then port; Y first for yx)
-    x, y = topo.node_xy
-    if noc.routing == "yx":
-        sort = np.lexsort((topo.node_port[dst_core], x[dst_core], y[dst_core]))
-    else:
-        sort = np.lexsort((topo.node_port[dst_core], y[dst_core], x[dst_core]))
+    # packets: one per message (unicast) or per spike (multicast), each with its dimension
+    # order (the routing's, or drawn from the seed: ``Routing.choose``, as ``spike_loads``
+    # draws it), destinations sorted for it (X, then Y, then port; Y first for Y then X)
+    spike = np.cumsum(np.diff(msgs.neuron, prepend=-1) != 0) - 1  # per message: its spike
+    n_routed = (int(spike[-1]) + 1 if spike.size else 0) if multicast else msgs.size
+    routes = routings[noc.routing].choose(n_routed, seed)  # per packet
     if multicast:
+        yx = routes[spike] == YX  # per message: its spike's packet's
+        x, y = topo.node_xy[0][dst_core], topo.node_xy[1][dst_core]
+        sort = np.lexsort((topo.node_port[dst_core], np.where(yx, x, y), np.where(yx, y, x)))
         order = np.lexsort((sort.argsort(), msgs.neuron))  # by spike, then routing order
         first = np.diff(msgs.neuron[order], prepend=-1) != 0  # (empty when nothing is sent)
         pk_lo = np.flatnonzero(first)
@@ -267,7 +270,7 @@ def simulate_step(
         opened[1:] = -1
     machine.load_packets(
         pk_src, pk_lo, pk_hi, flits, service=dsvc, group=pk_group, release=rel_off,
-        opened=opened,
+        opened=opened, order=routes,
     )  # fmt: skip
     if track is not None:
         machine.track(*track)
@@ -365,7 +368,8 @@ def _step_result(
     arrived = leaf & (pkt["atime"] >= 0)
     lat = (pkt["atime"] - pkt["ctime"])[arrived]
     delivered_to = machine.dest[pkt["lo"][arrived]]
-    zero = zero_load_cycles(topo, noc, pkt["src"][arrived], delivered_to, flits)
+    zero = zero_load_cycles(topo, noc, pkt["src"][arrived], delivered_to, flits,
+                            pkt["route"][arrived])  # fmt: skip
     latency = {
         "packets": int(arrived.sum()),
         "avg_cycles": float(lat.mean()) if lat.size else 0.0,

@@ -9,8 +9,8 @@ but the wall time), and reads the curve the way NoC papers do:
 * **saturation**: the highest rate, counting up from the lowest, whose run is stable with
   an average latency under three times the zero-load latency (as the BookSim2
   reference figures define it, README: Simulating the mesh);
-* **channel-load bound**: the throughput the pattern's routes allow at best
-  (``patterns.channel_load_bound``): the rate every terminal can inject at once. Past
+* **channel-load bound**: the throughput the pattern's routes (the router's routing) allow
+  at best (``patterns.channel_load_bound``): the rate every terminal can inject at once. Past
   saturation the average accepted rate of uniform traffic stays under it; a permutation's
   flows that avoid its busiest channel may go faster.
 """
@@ -178,7 +178,7 @@ def sweep(
     if not rates:
         raise SpecError("a sweep needs at least one rate")
     pattern = build_pattern(base.pattern, base.width, base.height, base.width * base.height)
-    bound = channel_load_bound(pattern, base.width, base.height)
+    bound = channel_load_bound(pattern, base.width, base.height, noc.routing)
     rates = sorted(set(rates))
     jobs = [(noc, replace(base, rate=r), seed) for r in rates]
     workers = max(1, min(workers or os.cpu_count() or 1, len(jobs)))

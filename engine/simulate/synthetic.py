@@ -205,7 +205,8 @@ def _latency_exceeded(machine, run: SyntheticRun, *, counted_measured: bool) -> 
 def _summarize(run, noc, topo, machine, exceeded, in_warmup, wall) -> SyntheticResult:
     """The run's figures; a run stopped at the end of its warm-up reports the warm-up's
     packets, as BookSim2 prints the statistics it has when it aborts."""
-    pk = machine.packets("src", "ctime", "itime", "atime", "hops", "meas", "parent", "size")
+    pk = machine.packets("src", "ctime", "itime", "atime", "hops", "meas", "parent", "size",
+                         "route")  # fmt: skip
     ids = np.arange(pk["src"].size)
     roots = pk["parent"] == ids
     if in_warmup:
@@ -224,7 +225,8 @@ def _summarize(run, noc, topo, machine, exceeded, in_warmup, wall) -> SyntheticR
     hops = pk["hops"][done].astype(float)
     unfinished = int((measured & ~done).sum())
     stable = unfinished == 0 and not exceeded
-    zero = zero_load_cycles(topo, noc, pk["src"][done], dest[done], run.packet_flits)
+    zero = zero_load_cycles(topo, noc, pk["src"][done], dest[done], run.packet_flits,
+                            pk["route"][done])  # fmt: skip
     n_nodes = topo.n_nodes
     created = int(measured.sum())
 
@@ -236,7 +238,8 @@ def _summarize(run, noc, topo, machine, exceeded, in_warmup, wall) -> SyntheticR
     accepted = accepted_flits / window / n_nodes
     every = (pk["parent"] == ids) & (pk["ctime"] >= 0)
     src_all = pk["src"][every]
-    zl_all = zero_load_cycles(topo, noc, src_all, machine.dest[ids][every], run.packet_flits)
+    zl_all = zero_load_cycles(topo, noc, src_all, machine.dest[ids][every], run.packet_flits,
+                              pk["route"][every])  # fmt: skip
     trace = None
     if machine.window:
         arrived = (pk["parent"] == ids) & (pk["atime"] >= 0)
@@ -245,7 +248,8 @@ def _summarize(run, noc, topo, machine, exceeded, in_warmup, wall) -> SyntheticR
             "itime": pk["itime"][arrived], "atime": pk["atime"][arrived],
             "hops": pk["hops"][arrived],
             "transit": zero_load_cycles(
-                topo, noc, pk["src"][arrived], dest[arrived], run.packet_flits
+                topo, noc, pk["src"][arrived], dest[arrived], run.packet_flits,
+                pk["route"][arrived],
             ),
         }  # fmt: skip
         meta = {

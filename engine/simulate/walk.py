@@ -31,6 +31,7 @@ import numpy as np
 
 from engine.errors import SpecError
 from engine.hardware import Hardware, NocConstants
+from engine.routing import ORDER_LABELS, ORDER_NAMES
 from engine.simulate import kernel as K  # noqa: N812 - the kernel's field constants
 from engine.simulate.step import simulate_step
 from engine.simulate.synthetic import SyntheticRun, run_synthetic
@@ -127,6 +128,7 @@ class PacketWalk:
     tail_lag: int  # cycles its tail reached the last router's switch later than alone
     candidates: int  # packets of this pair in the run
     choice: str
+    route: str = "xy"  # its dimension order (engine.routing's ORDER_NAMES)
 
     @property
     def latency(self) -> int:
@@ -156,7 +158,9 @@ class PacketWalk:
         lines = [
             f"This packet of {self.flits} flit{'s' if self.flits != 1 else ''} was created at "
             f"cycle {self.created:,} and its tail arrived at {self.arrived:,}: "
-            f"{self.latency:,} cycles across {n} router{'s' if n != 1 else ''}, against "
+            f"{self.latency:,} cycles across {n} router{'s' if n != 1 else ''}"
+            + (f" ({ORDER_LABELS[ORDER_NAMES.index(self.route)]})" if self.route != "xy" else "")
+            + ", against "
             f"{self.zero_load:,} alone in the network"
             + (f" ({extra:,} waiting)." if extra > 0 else ".")
         ]
@@ -360,7 +364,8 @@ def _walk(machine, noc: NocConstants, root: int, entry: int, candidates: int, wh
                 body=tail - head - (flits - 1) * gap,
             )  # fmt: skip
         )
-    zero = int(zero_load_cycles(topo, noc, np.array([src]), np.array([dst]), flits)[0])
+    zero = int(zero_load_cycles(topo, noc, np.array([src]), np.array([dst]), flits,
+                                pk["route"][c : c + 1])[0])  # fmt: skip
     injected = int(pk["itime"][c])
     roots = np.flatnonzero(pk["parent"] == np.arange(pk["src"].size))
     created = int(pk["ctime"][c])
@@ -380,7 +385,7 @@ def _walk(machine, noc: NocConstants, root: int, entry: int, candidates: int, wh
         service=int(machine.arrays["dsvc"][entry]) if sinks_serve else 0, ahead=ahead,
         zero_load=zero, hops=tuple(hops), pipeline=rd + vd + sd - 1,
         tail_lag=hops[-1].body if hops else 0, candidates=candidates,
-        choice=which,
+        choice=which, route=ORDER_NAMES[int(pk["route"][c])],
     )  # fmt: skip
 
 

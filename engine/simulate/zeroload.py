@@ -10,6 +10,10 @@ finished serializing, and once the buffer ahead has returned the credit of the f
 places before it. The simulator's tests hold both to a lone simulated packet, for every
 pair of routers.
 
+A packet's route depends on its dimension order (``engine.routing``): X then Y or Y then X,
+given per packet (a simulated packet's ``route``), or the routing's — for a routing whose
+packets take either order (O1TURN), the mean of both orders' latencies.
+
 The split of a simulated packet's latency into *transit* (this) and *queueing* (the rest)
 rests on it. Parallel meshes are copies of one grid with the same links, so a packet's
 zero-load latency is the same on any of them: these read mesh copy 0.
@@ -21,13 +25,17 @@ import numba
 import numpy as np
 
 from engine.hardware import NocConstants
+from engine.routing import YX, routings
 from engine.simulate.topology import Topology
 
 __all__ = ["zero_load_cycles"]
 
 
-def zero_load_cycles(topology: Topology, noc: NocConstants, src, dst, flits: int = 1):
-    """Cycles from creation to the tail's arrival of a lone packet (see the module).
+def zero_load_cycles(topology: Topology, noc: NocConstants, src, dst, flits: int = 1,
+                     order=None):  # fmt: skip
+    """Cycles from creation to the tail's arrival of a lone packet (see the module), routed in
+    ``order`` (per packet, ``engine.routing.XY``/``YX``; None: the routing's, and for a routing
+    whose packets take either, the mean of its orders' latencies, as floats).
 
     ``inject latency + 1`` to reach the first router, then per router crossed
     ``routing + VC alloc + switch alloc + traversal`` plus the latency of the link it leaves
@@ -36,18 +44,29 @@ def zero_load_cycles(topology: Topology, noc: NocConstants, src, dst, flits: int
     router after it (the body skips those), whichever is longer. Arrays broadcast; sums along
     a route are prefix sums along rows (the X leg) and columns (the Y leg). A packet longer
     than its buffers goes through ``_credit_bound_cycles`` instead. More packets than twice
-    the pairs of terminals are looked up in a table of every pair.
+    the pairs of terminals are looked up in a table of every pair and order.
     """
-    src, dst = np.broadcast_arrays(np.asarray(src, dtype=np.int64), np.asarray(dst, np.int64))
+    if order is None:
+        orders = routings[noc.routing].orders
+        if len(orders) > 1:  # either order, equally likely: the mean of both
+            each = [zero_load_cycles(topology, noc, src, dst, flits, o) for o in orders]
+            return np.mean(each, axis=0)
+        order = orders[0]
+    src, dst, order = np.broadcast_arrays(
+        np.asarray(src, dtype=np.int64), np.asarray(dst, np.int64), np.asarray(order, np.int64)
+    )
+    yx = order == YX
     n = topology.n_nodes
     if src.size > 2 * n * n:  # many packets, few terminals: a table of every pair, then look up
-        every = np.arange(n * n, dtype=np.int64)
-        table = zero_load_cycles(topology, noc, every // n, every % n, flits)
-        return table[src * n + dst]
+        every = np.arange(2 * n * n, dtype=np.int64)
+        pair = every % (n * n)
+        table = zero_load_cycles(topology, noc, pair // n, pair % n, flits, every // (n * n))
+        return table[yx * (n * n) + src * n + dst]
     if int(flits) > noc.buf:
-        return _credit_bound(topology, noc, src, dst, int(flits))
+        return _credit_bound(topology, noc, src, dst, int(flits), yx)
     x, y = topology.node_xy
     sx, sy, dx, dy = x[src], y[src], x[dst], y[dst]
+    row, col = np.where(yx, dy, sy), np.where(yx, sx, dx)  # of the X leg, of the Y leg
     w, h = topology.width, topology.height
     lat = topology.latency[: w * h, :4].reshape(h, w, 4)  # (every mesh copy is alike)
 
@@ -60,8 +79,10 @@ def zero_load_cycles(topology: Topology, noc: NocConstants, src, dst, flits: int
         south = np.vstack([zero_y, np.cumsum(per_link[:, :, 2], axis=0)])  # south[y, x]: y' < y
         north = np.vstack([zero_y, np.cumsum(per_link[:, :, 3], axis=0)])
         go_e, go_s = dx > sx, dy > sy
-        leg_x = np.where(go_e, east[sy, dx] - east[sy, sx], west[sy, sx + 1] - west[sy, dx + 1])
-        leg_y = np.where(go_s, south[dy, dx] - south[sy, dx], north[sy + 1, dx] - north[dy + 1, dx])
+        leg_x = np.where(go_e, east[row, dx] - east[row, sx], west[row, sx + 1] - west[row, dx + 1])
+        leg_y = np.where(
+            go_s, south[dy, col] - south[sy, col], north[sy + 1, col] - north[dy + 1, col]
+        )
         return np.where(dx == sx, 0, leg_x) + np.where(dy == sy, 0, leg_y)
 
     routers = np.abs(dx - sx) + np.abs(dy - sy) + 1
@@ -71,7 +92,11 @@ def zero_load_cycles(topology: Topology, noc: NocConstants, src, dst, flits: int
     # serializing (off-chip) link spaces them ``serialization`` apart, and every router
     # behind it closes the gaps by what the head spends there on routing and VC allocation
     gap = max(noc.sw_alloc_delay, 1)
-    after = _routers_after_last_slow_link(topology, sx, sy, dx, dy, noc.routing == "yx")
+    after = np.where(
+        yx,
+        _routers_after_last_slow_link(topology, sx, sy, dx, dy, True) if yx.any() else 0,
+        _routers_after_last_slow_link(topology, sx, sy, dx, dy) if not yx.all() else 0,
+    )
     k = int(flits) - 1
     spread = k * max(int(topology.serialization.max()), gap)
     spread = spread - after * (noc.routing_delay + noc.vc_alloc_delay)
@@ -107,9 +132,14 @@ def _routers_after_last_slow_link(topology: Topology, sx, sy, dx, dy, yx=False) 
     return np.where(y_after > 0, y_after, x_after)
 
 
-def _credit_bound(topology: Topology, noc: NocConstants, src, dst, flits: int) -> np.ndarray:
-    """``zero_load_cycles`` of packets longer than their buffers, pair by distinct pair."""
-    pairs, inverse = np.unique(np.stack([src.ravel(), dst.ravel()]), axis=1, return_inverse=True)
+def _credit_bound(topology: Topology, noc: NocConstants, src, dst, flits: int,
+                  yx=None) -> np.ndarray:  # fmt: skip
+    """``zero_load_cycles`` of packets longer than their buffers (routed Y first where
+    ``yx``; default: as the routing's first order), pair and order by distinct pair."""
+    if yx is None:
+        yx = np.full(np.shape(src), routings[noc.routing].orders[0] == YX)
+    keys = np.stack([np.ravel(src), np.ravel(dst), np.ravel(yx).astype(np.int64)])
+    pairs, inverse = np.unique(keys, axis=1, return_inverse=True)
     out = np.zeros(pairs.shape[1], dtype=np.int64)
     grid = topology.n_routers  # mesh copy 0 (routers and links of the grid's numbering)
     _credit_bound_cycles(
@@ -118,7 +148,7 @@ def _credit_bound(topology: Topology, noc: NocConstants, src, dst, flits: int) -
         topology.latency[topology.node_router[pairs[1]], topology.node_port[pairs[1]]],
         topology.nbr[:grid], topology.latency[:grid], topology.serialization[:grid],
         topology.width,
-        noc.routing == "yx", flits, noc.buf, noc.routing_delay, noc.vc_alloc_delay,
+        pairs[2] == 1, flits, noc.buf, noc.routing_delay, noc.vc_alloc_delay,
         noc.sw_alloc_delay, noc.st_delay, noc.credit_delay, out,
     )  # fmt: skip
     return out[inverse.ravel()].reshape(src.shape)
@@ -127,7 +157,8 @@ def _credit_bound(topology: Topology, noc: NocConstants, src, dst, flits: int) -
 @numba.njit(cache=True)
 def _credit_bound_cycles(src_r, dst_r, inj_lat, ej_lat, nbr, lat, ser, width, yx, flits, buf,
                          rd, vd, sd, st, cd, out):  # fmt: skip
-    """Per pair: the tail's arrival of a lone ``flits``-flit packet created at cycle 0.
+    """Per pair: the tail's arrival of a lone ``flits``-flit packet created at cycle 0, routed
+    Y first where ``yx[q]``.
 
     ``send[k, j]``: the cycle flit k leaves the j-th router of the route (its switch
     allocation ends). The head is routed and allocated a VC on arrival; every flit then asks
@@ -146,7 +177,7 @@ def _credit_bound_cycles(src_r, dst_r, inj_lat, ej_lat, nbr, lat, ser, width, yx
         tx, ty = dst_r[q] % width, dst_r[q] // width
         while r != dst_r[q]:
             x, y = r % width, r // width
-            if (not yx and x != tx) or (yx and y == ty):
+            if (not yx[q] and x != tx) or (yx[q] and y == ty):
                 o = 0 if tx > x else 1
             else:
                 o = 2 if ty > y else 3

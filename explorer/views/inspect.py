@@ -19,6 +19,7 @@ import param
 from bokeh.models import CustomJS
 from bokeh.models.widgets.tables import NumberFormatter
 
+from engine.routing import ORDER_LABELS, routing_of
 from explorer.views._page import LiveHTML, fill_when_shown
 
 __all__ = ["InspectView", "flow_frame"]
@@ -38,22 +39,24 @@ _CSS = """
 
 def flow_frame(hardware, layer_names, table) -> pd.DataFrame:
     """A ``FlowTable`` as the columns the page shows (``layer_names``: the network's
-    population names; a spike source's flows come from the input port's core)."""
+    population names; a spike source's flows come from the input port's core), with each
+    row's route ("X then Y") where the hardware's routing has more than one."""
 
     def where(cores):
         return ["({}, {}, {}, {})".format(*hardware.core_address(int(c))) for c in cores.tolist()]
 
-    return pd.DataFrame(
-        {
-            "from layer": [layer_names[k] for k in table.src_pop.tolist()],
-            "from core": where(table.src_core),
-            "to layer": [layer_names[k] for k in table.dst_pop.tolist()],
-            "to core": where(table.dst_core),
-            "messages / step": table.messages,
-            "share": table.share,
-            "hops": table.hops,
-        }
-    )
+    columns = {
+        "from layer": [layer_names[k] for k in table.src_pop.tolist()],
+        "from core": where(table.src_core),
+        "to layer": [layer_names[k] for k in table.dst_pop.tolist()],
+        "to core": where(table.dst_core),
+        "messages / step": table.messages,
+        "share": table.share,
+        "hops": table.hops,
+    }
+    if len(routing_of(hardware).orders) > 1:
+        columns["route"] = [ORDER_LABELS[o] for o in table.route.tolist()]
+    return pd.DataFrame(columns)
 
 
 _INTO_VIEW = """

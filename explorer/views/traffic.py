@@ -50,6 +50,7 @@ from engine.errors import MeshScopeError, SpecError, failure_text
 from engine.hardware import Hardware, NocConstants
 from engine.pipeline import build_mapping, evaluate, resolve_hardware
 from engine.placement.fill import MEASURED_US
+from engine.routing import routings
 from engine.simulate import (
     SyntheticRun,
     Trace,
@@ -136,7 +137,8 @@ _SCENE_BUTTON_CSS = ":host .bk-btn { font-size: 12px; padding: 3px 9px; }"
 SCENE_LABELS = {
     "uniform-below": "uniform, below saturation", "uniform-beyond": "uniform, beyond",
     "hotspot": "hotspot", "transpose-xy": "transpose, XY", "transpose-yx": "transpose, YX",
-    "square": "layer as a square", "x-shape": "… as an X", "diagonal": "… on a diagonal",
+    "transpose-o1turn": "transpose, O1TURN", "square": "layer as a square",
+    "x-shape": "… as an X", "diagonal": "… on a diagonal",
     "heuristics": "the four fill orders",
 }  # fmt: skip
 
@@ -176,7 +178,8 @@ def simulate_traffic(
     ``multicast``; the session's cycle limit applies) or ``pattern`` on a mesh ``side``
     routers wide and ``rows`` deep (0: square) of the reference router at ``rate`` flits
     per node and cycle, measured for ``cycles`` cycles after no warm-up, routed
-    ``routing`` (xy or yx). Raises ``SpecError`` for what the page may not ask;
+    ``routing`` (a name of ``engine.routing``'s registry). Raises ``SpecError`` for what the
+    page may not ask;
     deterministic for a seed.
     """
     if source == SOURCES[0]:
@@ -217,13 +220,13 @@ def simulate_traffic(
         spec, width, height, rate=rate, packet_flits=packet_flits, warmup=0, cycles=cycles,
         drain_limit=min(20_000, 4 * cycles), window=frame_window(cycles, frames),
     )  # fmt: skip
-    if routing not in ("xy", "yx"):
-        raise SpecError(f"routing is xy or yx, not {routing!r}")
+    if routing not in routings:
+        raise SpecError(f"routing is one of {', '.join(routings)}, not {routing!r}")
     noc = replace(NocConstants(), routing=routing)
     result = run_synthetic(noc, run, seed=seed)
     hardware = resolve_hardware(f"mesh:{width}x{height}")
     title = f"{pattern} traffic on a {width}×{height} mesh at {rate:g} flits/node/cycle" + (
-        ", Y then X" if routing == "yx" else ""
+        f", {routings[routing].label}" if routing != NocConstants().routing else ""
     )
     summary = (
         f"Packet latency <b>{result.latency_avg:,.1f} cycles</b> on average (zero-load "
@@ -428,7 +431,7 @@ class LoadCurve(pn.viewable.Viewer):
         except MeshScopeError as e:
             notify_error(str(e))
             return
-        self._bound = channel_load_bound(pattern, width, height)
+        self._bound = channel_load_bound(pattern, width, height, t.routing)
         # a sweep still running (a scene loaded during one) stops, and what it still
         # publishes is dropped: its points would mix into this curve
         self._cancel.set()
@@ -626,7 +629,8 @@ class TrafficView(pn.viewable.Viewer):
     rate = param.Number(default=0.1, bounds=(0.0, 1.0), doc="offered flits per node and cycle")
     packet_flits = param.Integer(default=1, bounds=(1, 32))
     cycles = param.Integer(default=2000, bounds=(10, 200_000), doc="measured cycles")
-    routing = param.Selector(default="xy", objects=["xy", "yx"], doc="X then Y, or Y then X")
+    routing = param.Selector(default="xy", objects=routings.names(),
+                             doc="how packets are routed (engine.routing)")  # fmt: skip
     seed = param.Integer(default=0, bounds=(0, None))
     running = param.Boolean(default=False)
     loading = param.Boolean(default=False, doc="a scene's mapping is being loaded")
@@ -727,7 +731,7 @@ class TrafficView(pn.viewable.Viewer):
                 pn.widgets.IntInput.from_param(self.param.cycles, name="cycles", width=w),
                 pn.widgets.Select.from_param(
                     self.param.routing, name="routing", width=w,
-                    options={"X then Y": "xy", "Y then X": "yx"},
+                    options={routings[name].label: name for name in routings},
                 ),
             ]  # fmt: skip
         self._options.objects = items

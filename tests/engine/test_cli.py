@@ -503,6 +503,29 @@ def test_evaluate_flows_names_what_makes_the_heaviest_link_hot(capsys):
         assert row.lstrip().startswith(f["src_layer"]) and f" {f['dst_layer']} " in row
 
 
+def test_evaluate_flows_list_both_routes_under_o1turn(capsys, tmp_path):
+    """Hardware routed O1TURN (its preset's ``[noc] routing``): the heaviest link's flows are
+    the routes that cross it, each flow half X then Y and half Y then X, named in a column."""
+    preset = Path(__file__).resolve().parents[2] / "engine" / "presets" / "loihi2.toml"
+    path = tmp_path / "loihi2-o1turn.toml"
+    path.write_text(preset.read_text().replace('routing = { value = "xy"',
+                                               'routing = { value = "o1turn"'))  # fmt: skip
+    args = ["evaluate", "--network", "mlp:widths=64-256-128-32", "--hardware", str(path)]
+    code, out, err = run(capsys, *args, "--flows", "max", "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    flows = d["flows"]
+    assert flows["routing"] == "o1turn" and {f["route"] for f in flows["flows"]} <= {"xy", "yx"}
+    assert sum(f["messages"] for f in flows["flows"]) == pytest.approx(flows["messages"])
+    code, text, _ = run(capsys, *args, "--flows", flows["link"])
+    assert code == 0
+    rows = text.split("msgs/step  share hops  route\n", 1)[1].splitlines()
+    assert len(rows) == len(flows["flows"])
+    names = {"xy": "X then Y", "yx": "Y then X"}
+    for row, f in zip(rows, flows["flows"], strict=True):
+        assert row.endswith(f"{f['hops']:>4}  {names[f['route']]}")
+
+
 @pytest.mark.parametrize("value", ["N (0,0)", "nowhere", "core 99999 in"])
 def test_evaluate_flows_of_a_bad_link_is_one_line(capsys, value):
     code, out, err = run(capsys, "evaluate", "--network", SMALL, "--flows", value)

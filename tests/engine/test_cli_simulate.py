@@ -5,6 +5,7 @@ API, one-line errors, outputs written whole, progress on a terminal."""
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import math
 
@@ -13,7 +14,15 @@ import pytest
 
 from engine.hardware import NocConstants
 from engine.pipeline import build_mapping, evaluate, spike_loads
-from engine.simulate import SyntheticRun, draw_spikes, load_trace, run_synthetic, simulate_step
+from engine.simulate import (
+    SyntheticRun,
+    build_pattern,
+    channel_load_bound,
+    draw_spikes,
+    load_trace,
+    run_synthetic,
+    simulate_step,
+)
 from engine.simulate.walk import endpoint_text
 from tests.engine.test_cli import _run_on_a_terminal, run, run_json
 
@@ -204,6 +213,43 @@ def test_walk_one_packet_from_the_command_line(capsys, mapped):
     assert "walk: the slowest of" in out and "why" in out
 
 
+def test_o1turn_from_the_command_line(capsys, mapped):
+    """``--routing o1turn``: a synthetic run and a sweep are the API's O1TURN runs; a mapping's
+    step routes each packet as its seed draws, the analytic figures follow the same routing,
+    and the text names it."""
+    o1turn = NocConstants(routing="o1turn")
+    transpose = ["--pattern", "transpose", "--mesh", "4x4", "--warmup", "300", "--cycles", "1500"]
+    data = run_json(capsys, "simulate", *transpose, "--rate", "0.1", "--routing", "o1turn",
+                    "--seed", "2", "--json")  # fmt: skip
+    run_ = SyntheticRun("transpose", 4, 4, rate=0.1, warmup=300, cycles=1500)
+    api = run_synthetic(o1turn, run_, seed=2).to_dict()
+    assert data["latency_avg"] == api["latency_avg"]
+    assert data["latency_avg"] != run_synthetic(NocConstants(), run_, seed=2).latency_avg
+    curve = run_json(capsys, "sweep", *transpose, "--rates", "0.05", "--routing", "o1turn",
+                     "--workers", "1", "--json")  # fmt: skip
+    bound = channel_load_bound(build_pattern("transpose", 4, 4, 16), 4, 4, "o1turn")
+    assert (
+        curve["channel_bound"]
+        == pytest.approx(bound)
+        != channel_load_bound(build_pattern("transpose", 4, 4, 16), 4, 4)
+    )
+    step = ["simulate", "--network", NET, "--hardware", HW, "--partition", "min+1",
+            "--placement", "spread-row", "--seed", "4", "--routing", "o1turn"]  # fmt: skip
+    data = run_json(capsys, *step, "--json")
+    hw = dataclasses.replace(mapped.hardware, noc=dataclasses.replace(
+        mapped.hardware.noc, routing="o1turn"))  # fmt: skip
+    routed = dataclasses.replace(mapped, hardware=hw)
+    flits = np.zeros(hw.n_link_ids, dtype=np.int64)
+    for link in data["links"]:
+        flits[link["id"]] = link["flits"]
+    spikes = draw_spikes(mapped.network.rate, "sample", seed=4)
+    np.testing.assert_array_equal(flits, spike_loads(routed, spikes, seed=4)
+                                  * data["packet_flits"])  # fmt: skip
+    assert data["analytic"]["latency_us"] == pytest.approx(evaluate(routed).latency_us)
+    code, out, err = run(capsys, "simulate", *transpose, "--routing", "o1turn")
+    assert code == 0 and "O1TURN" in out, err
+
+
 # ------------------------------------------------------------------ bad input
 @pytest.mark.parametrize(
     ("argv", "words"),
@@ -215,6 +261,9 @@ def test_walk_one_packet_from_the_command_line(capsys, mapped):
         (["simulate", "--pattern", "transpose", "--mesh", "3x3"], ["power-of-two"]),
         (["simulate", "--pattern", "uniform", "--rate", "1.5"], ["[0, 1]"]),
         (["simulate", "--pattern", "uniform", "--vcs", "0"], ["vcs"]),
+        (["simulate", "--pattern", "uniform", "--routing", "o1turn", "--vcs", "3"],
+         ["o1turn", "vcs must be even"]),
+        (["simulate", "--pattern", "uniform", "--routing", "west-first"], ["xy", "o1turn"]),
         (["simulate", "--pattern", "hotspot:nodes=99", "--mesh", "4x4"], ["hotspot"]),
         (["simulate", "--pattern", "matrix"], ["matrix:file="]),
         (["simulate", "--pattern", "uniform", "--mesh", "4x4", "--walk", "0,0-3,3"], ["SRC->DST"]),
@@ -230,7 +279,8 @@ def test_walk_one_packet_from_the_command_line(capsys, mapped):
          ["simulated-latency", "--evaluator-cmd"]),
     ],
     ids=["pattern+network", "rate alone", "mesh", "pattern", "transpose 3x3", "rate",
-         "vcs", "hotspot node", "matrix file", "walk arrow", "walk off the mesh", "walk core",
+         "vcs", "o1turn vcs", "routing", "hotspot node", "matrix file", "walk arrow",
+         "walk off the mesh", "walk core",
          "walk-which alone", "walk empty",
          "rates", "figure", "objective+cmd"],
 )  # fmt: skip

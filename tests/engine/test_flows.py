@@ -1,8 +1,10 @@
-"""Flows: the flows crossing a link are exactly its load, and links have names that read back."""
+"""Flows: the flows crossing a link are exactly its load, and links have names that read back;
+under O1TURN a flow is listed once per route, each with half its messages."""
 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -18,6 +20,8 @@ from engine.flows import (
 )
 from engine.hardware import load_hardware
 from engine.pipeline import build_mapping, evaluate
+from engine.routing import XY, YX
+from engine.traffic import port_cores
 
 CASES = [
     ("mlp:widths=64-256-128-32", "loihi2", "spread-col"),  # several cores per router
@@ -93,8 +97,9 @@ def test_rows_name_layers_and_core_addresses(mapped):
     )
     assert rows and set(rows[0]) == {
         "src_layer", "src_partition", "src_core", "dst_layer", "dst_partition", "dst_core",
-        "messages", "share", "hops",
+        "messages", "share", "hops", "route",
     }  # fmt: skip
+    assert {r["route"] for r in rows} == {"xy"}  # (the presets route X then Y)
     assert rows[0]["src_layer"] in m.network.population_names and len(rows[0]["src_core"]) == 4
 
 
@@ -142,3 +147,63 @@ def test_the_layers_loads_add_up_to_the_whole_load(mapped):
     np.testing.assert_allclose(layer_link_messages(hw, g, cores, layers), ev.link_messages,
                                rtol=1e-9, atol=1e-6)  # fmt: skip
     assert not layer_link_messages(hw, g, cores, []).any()
+
+
+# ------------------------------------------------------------------ O1TURN: two routes a flow
+@pytest.fixture(scope="module")
+def o1turn():
+    """An MLP placed at random on a 4×4 mesh routed O1TURN: each flow half X then Y, half Y
+    then X."""
+    m = build_mapping("mlp:widths=64-256-128-32", "mesh:4x4x1", partition="min+3",
+                      placement="random")  # fmt: skip
+    hw = replace(m.hardware, noc=replace(m.hardware.noc, routing="o1turn"))
+    m = replace(m, hardware=hw)
+    return m, evaluate(m)
+
+
+def test_o1turn_flows_through_each_link_are_its_load(o1turn):
+    m, ev = o1turn
+    hw, cores = m.hardware, m.mapping.placement.cores
+    loaded = np.flatnonzero(ev.link_messages > 0)
+    assert loaded.size > 0
+    for link in loaded.tolist():
+        flows = flows_through(hw, m.graph, cores, link)
+        assert flows.messages.sum() == pytest.approx(ev.link_messages[link], rel=1e-6)
+        assert flows.share.sum() == pytest.approx(1.0)
+        # a row per route that crosses the link, with half its flow's messages
+        np.testing.assert_allclose(flows.messages, m.graph.routed_messages[flows.pair] / 2)
+        for pair, order in zip(flows.pair.tolist(), flows.route.tolist(), strict=True):
+            s, d = port_cores(hw, cores)[m.graph.routed_pairs[0][pair]], port_cores(
+                hw, cores)[m.graph.routed_pairs[1][pair]]  # fmt: skip
+            assert link in route_links(hw, s, d, order)
+
+
+def test_an_o1turn_flow_is_listed_with_both_routes_each_half(o1turn):
+    """A flow that turns has two routes: its source core's outbound flows list it twice, X then
+    Y and Y then X, each with half of its messages; the two routes share only their ends."""
+    m, _ = o1turn
+    hw, g, cores = m.hardware, m.graph, m.mapping.placement.cores
+    ct = hw.core_table
+    turns = [p for p in range(g.pair_src.size)
+             if ct["gx"][cores[g.pair_src[p]]] != ct["gx"][cores[g.pair_dst[p]]]
+             and ct["gy"][cores[g.pair_src[p]]] != ct["gy"][cores[g.pair_dst[p]]]]  # fmt: skip
+    assert turns
+    p = turns[0]
+    out, _ = core_flows(hw, g, cores, int(cores[g.pair_src[p]]))
+    rows = np.flatnonzero(out.pair == p)
+    assert sorted(out.route[rows].tolist()) == [XY, YX]
+    np.testing.assert_allclose(out.messages[rows], g.pair_messages[p] / 2)
+    assert out.messages.sum() == pytest.approx(g.pair_messages[g.pair_src == g.pair_src[p]].sum())
+    assert {r["route"] for r in out.rows(hw, g)} == {"xy", "yx"}
+    s, d = int(cores[g.pair_src[p]]), int(cores[g.pair_dst[p]])
+    xy, yx = route_links(hw, s, d, XY), route_links(hw, s, d, YX)
+    assert xy.size == yx.size and set(xy[1:-1]).isdisjoint(yx[1:-1])
+    assert (xy[0], xy[-1]) == (yx[0], yx[-1])
+
+
+def test_a_route_y_first():
+    hw = load_hardware("mesh:4x3")
+    src, dst = hw.core_id(0, 3, 0, 0), hw.core_id(0, 1, 2, 0)
+    labels = [link_label(hw, i) for i in route_links(hw, src, dst, YX)]
+    assert labels == [f"core {src} out", "S (3,0)->(3,1)", "S (3,1)->(3,2)",
+                      "W (3,2)->(2,2)", "W (2,2)->(1,2)", f"core {dst} in"]  # fmt: skip

@@ -7,7 +7,10 @@
 * On BookSim2's reference configuration (8×8, 2 VCs × 8 flits, every delay 1, iSLIP, DOR,
   uniform 1-flit packets) the zero-load latency, the accepted rate past saturation and the
   saturation point of a sweep are within 10 % of the figures BookSim2 printed on that
-  configuration (README, *Simulating the mesh*).
+  configuration (README, *Simulating the mesh*); routed O1TURN, as BookSim2's xy_yx_mesh,
+  uniform and transpose traffic are within 3 % (zero-load) and 0.02 flits/node/cycle
+  (saturation) of it. A lone packet routed either way takes its order's zero-load latency,
+  and O1TURN keeps each order on its half of the virtual channels.
 * No pattern's accepted throughput exceeds its channel-load bound once offered more, and a
   run offered more than the bound is never stable.
 """
@@ -21,6 +24,7 @@ import pytest
 
 from engine.errors import SpecError
 from engine.hardware import NocConstants, load_hardware
+from engine.routing import XY, YX
 from engine.simulate import (
     SyntheticRun,
     Topology,
@@ -36,12 +40,13 @@ REFERENCE = NocConstants()  # BookSim2's reference configuration
 SPACING = 500  # cycles between two lone packets: each is alone in the mesh
 
 
-def lone_packets(topo: Topology, noc: NocConstants, src, dst, flits):
-    """Every packet ``src[k] → dst[k]`` alone in the mesh: released ``SPACING`` cycles after
-    the one before, long after it and its credits are gone. Returns (latency, hops)."""
+def lone_packets(topo: Topology, noc: NocConstants, src, dst, flits, order=None):
+    """Every packet ``src[k] → dst[k]`` alone in the mesh (routed in ``order[k]``): released
+    ``SPACING`` cycles after the one before, long after it and its credits are gone. Returns
+    (latency, hops)."""
     src, dst = np.asarray(src), np.asarray(dst)
     ready = np.arange(src.size) * SPACING
-    res = run_packets(topo, noc, src, dst, flits=flits, ready=ready)
+    res = run_packets(topo, noc, src, dst, flits=flits, ready=ready, order=order)
     assert np.array_equal(res.ready, ready)
     assert res.cycles < (src.size + 1) * SPACING  # every packet was done before the next
     return res.latency, res.hops
@@ -107,6 +112,65 @@ def test_a_lone_packet_takes_the_zero_load_latency_for_every_pair(name, flits):
     assert np.array_equal(hops, topo.hops(src, dst))
     assert set(hops.tolist()) == set(range(1, 6 + 5))  # every hop count, 1 to 10 routers
     assert np.array_equal(lat, zero_load_cycles(topo, noc, src, dst, flits))
+
+
+@pytest.mark.parametrize("flits", [1, 2, 5])
+def test_a_lone_o1turn_packet_takes_the_zero_load_latency_of_its_order(flits):
+    """O1TURN, every pair in both orders (on the order's VCs), with slower N-S links than E-W
+    ones: the closed form of each packet's own order; and without an order, the closed form
+    is the mean of both orders'."""
+    noc = NocConstants(routing="o1turn", ns_latency=3, routing_delay=2)
+    topo = Topology.mesh(5, 4, noc)
+    src, dst = all_pairs(topo.n_nodes)
+    src, dst = np.tile(src, 2), np.tile(dst, 2)
+    order = np.repeat([XY, YX], src.size // 2)
+    lat, hops = lone_packets(topo, noc, src, dst, flits, order)
+    assert np.array_equal(hops, topo.hops(src, dst))
+    assert np.array_equal(lat, zero_load_cycles(topo, noc, src, dst, flits, order))
+    half = src.size // 2
+    np.testing.assert_array_equal(
+        zero_load_cycles(topo, noc, src[:half], dst[:half], flits), (lat[:half] + lat[half:]) / 2
+    )
+
+
+def test_o1turn_keeps_each_order_on_its_half_of_the_vcs():
+    """Router (1,0) of a 4×1 mesh: its own core's 16-flit packet B and packet A from (0,0),
+    both bound for (3,0), want its east port at once. With 2 VCs, O1TURN gives X-then-Y
+    packets VC 0 only: B, first, holds it until its tail has left, so B arrives at zero-load
+    speed and every flit of A after B's tail. Give A the other order (VC 1; a route without
+    a turn is the same either way), or route X then Y with both VCs open to every packet,
+    and the two share the link flit by flit: B is slowed, A's tail comes sooner."""
+    src, dst, flits = [0, 1], [3, 3], 16
+
+    def run(routing, order):
+        noc = NocConstants(routing=routing)
+        topo = Topology.mesh(4, 1, noc)
+        res = run_packets(topo, noc, src, dst, flits=flits, order=order)
+        return res.arrived, res.latency[1] - zero_load_cycles(topo, noc, 1, 3, flits)
+
+    arrived, b_waited = run("o1turn", [XY, XY])
+    assert b_waited == 0 and arrived[0] >= arrived[1] + flits
+    for routing, order in (("o1turn", [YX, XY]), ("xy", [XY, XY])):
+        arrived, b_waited = run(routing, order)
+        assert b_waited > 0 and arrived[0] < arrived[1] + flits, routing
+
+
+@pytest.mark.parametrize("flits", [1, 5, 9])
+def test_a_lone_o1turn_packet_across_serializing_off_chip_links(flits):
+    """Two chips side by side and two stacked (off-chip links: latency 30, one flit every 4
+    cycles; 9 flits outgrow the 8-flit buffers): where a route crosses the slow link, and how
+    many routers follow it, depends on its order; the closed form follows each packet's."""
+    hw = load_hardware("mesh:3x2@2x2")
+    noc = replace(hw.noc, routing="o1turn", offchip_latency=30, offchip_serialization=4,
+                  routing_delay=0)  # fmt: skip
+    topo = Topology.of_hardware(replace(hw, noc=noc))
+    src, dst = all_pairs(topo.n_nodes)
+    order = np.random.default_rng(flits).integers(0, 2, src.size)
+    lat, _ = lone_packets(topo, noc, src, dst, flits, order)
+    assert np.array_equal(lat, zero_load_cycles(topo, noc, src, dst, flits, order))
+    if flits > 1:  # (a head alone crosses the same links either way; a body is spaced out)
+        xy = zero_load_cycles(topo, noc, src, dst, flits, XY)
+        assert not np.array_equal(xy, zero_load_cycles(topo, noc, src, dst, flits, YX))
 
 
 def test_a_lone_packet_with_several_cores_per_router():
@@ -235,6 +299,29 @@ def test_saturation_of_a_sweep_is_within_10_percent_of_booksim2():
             assert by_rate[r]["accepted_flit_rate"] == pytest.approx(r, rel=0.1)
 
 
+# BookSim2's xy_yx_mesh (O1TURN) on the reference configuration, 5000 warm-up and 10000
+# measured cycles (one run, benchmarks/results/booksim_o1turn.json): per pattern, the packet
+# latency at 0.02 flits/node/cycle and the saturation rate, swept in steps of 0.02
+BOOKSIM_O1TURN = {"uniform": (33.5273, 0.26), "transpose": (33.6798, 0.08)}
+
+
+@pytest.mark.parametrize("pattern", list(BOOKSIM_O1TURN))
+def test_o1turn_is_within_3_percent_and_a_rate_step_of_booksim2(pattern):
+    """O1TURN on 8×8 against BookSim2's xy_yx_mesh: zero-load latency within 3 %, saturation
+    within 0.02 flits/node/cycle (read as BookSim2's is, over its rate steps near it)."""
+    zero, saturation = BOOKSIM_O1TURN[pattern]
+    rates = [0.02] + [round(saturation + d, 2) for d in (-0.04, -0.02, 0.0, 0.02, 0.04)]
+    curve = sweep(NocConstants(routing="o1turn"),
+                  SyntheticRun(pattern, 8, 8, warmup=2000, cycles=5000), rates, seed=1,
+                  workers=1)  # fmt: skip
+    assert curve.zero_load_latency == pytest.approx(zero, rel=0.03)
+    assert curve.saturation_rate is not None
+    assert abs(curve.saturation_rate - saturation) <= 0.02 + 1e-9
+    assert curve.saturation_rate < rates[-1]  # the rates past it read as past it
+    bound = channel_load_bound(build_pattern(pattern, 8, 8, 64), 8, 8, "o1turn")
+    assert curve.channel_bound == pytest.approx(bound)
+
+
 # ------------------------------------------------------------------ the channel-load bound
 def test_channel_load_bound_of_uniform_is_4_over_k():
     for k in (4, 8):
@@ -258,6 +345,21 @@ def test_channel_load_bound_of_permutations_by_hand():
         assert channel_load_bound(pattern, 8, 8) == pytest.approx(bound), name
     # neighbor on 4×4: every link carries one flow, the terminals' links one: 1
     assert channel_load_bound(build_pattern("neighbor", 4, 4, 16), 4, 4) == pytest.approx(1.0)
+
+
+def test_channel_load_bound_of_o1turn_by_hand():
+    """8×8, half of every flow X then Y, half Y then X:
+
+    * transpose: X first, row 7's east link 6→7 carries the flows of x = 0…6 of row 7, as
+      above; Y first, those flows go up their own columns and never east along row 7, and
+      the busiest Y-first link, south (7,6)→(7,7), carries no X-first flow: 7 halves, 2/7;
+    * uniform and tornado are alike along X and along Y: either order loads the same links
+      as much, 4/k and 1/3 as under X then Y."""
+    expected = {"transpose": 2 / 7, "uniform": 4 / 8, "tornado": 1 / 3}
+    for name, bound in expected.items():
+        pattern = build_pattern(name, 8, 8, 64)
+        assert channel_load_bound(pattern, 8, 8, "o1turn") == pytest.approx(bound), name
+        assert channel_load_bound(pattern, 8, 8, "yx") == channel_load_bound(pattern, 8, 8)
 
 
 BOUND_PATTERNS = ["uniform", "transpose", "bitcomp", "tornado", "hotspot"]

@@ -5,7 +5,8 @@ what no schedule can beat.
   (``engine.pipeline.spike_loads``) times the flits per message, integer for integer: for
   sparse-mlp-1 on Loihi 2 under three placements (4 flits a message, as the preset has it),
   on two chips with off-chip links, with 1- and 4-flit messages, pipelined and
-  fall-through, unicast and multicast.
+  fall-through, unicast and multicast; and under O1TURN, whose packets take either order as
+  the step's seed draws it, the analytic loads of the same spikes and the same seed.
 * The step is never shorter than its heaviest link's flits × that link's cycles per flit,
   than the zero-load path of any packet it delivered (counted from the packet's release),
   than any core's own synaptic work and neuron updates, or than the barrier.
@@ -116,6 +117,27 @@ def test_multicast_finishes_with_slower_router_stages(stage):
     res = simulate_step(mapped, spikes=spikes, multicast=True)
     loads = spike_loads(mapped, spikes, multicast=True)
     assert np.array_equal(res.link_flits, np.asarray(loads) * res.packet_flits)
+
+
+@pytest.mark.parametrize("multicast", [False, True])
+@pytest.mark.parametrize("case", ["sparse-mlp-1", "two-chips-4-flits"])
+def test_o1turn_link_flits_equal_the_analytic_loads_of_the_same_spikes_and_seed(case, multicast):
+    """Each packet (each spike's tree, multicast) goes X then Y or Y then X as the step's seed
+    draws it, on its order's VCs; the analytic loads of the same spikes drawn with the same
+    seed route every message the same way: the flits equal them, link for link."""
+    base = mapped_of(case, "spread-col")
+    noc = replace(base.hardware.noc, routing="o1turn")
+    mapped = replace(base, hardware=replace(base.hardware, noc=noc))
+    spikes = spikes_of(case, "spread-col")
+    res = simulate_step(mapped, spikes=spikes, multicast=multicast, seed=7)
+    loads = spike_loads(mapped, spikes, multicast=multicast, seed=7)
+    assert np.array_equal(res.link_flits, np.asarray(loads) * res.packet_flits)
+    pk = res.machine.packets("route", "parent")
+    roots = pk["parent"] == np.arange(pk["parent"].size)
+    assert 0.3 < pk["route"][roots].mean() < 0.7  # both orders taken
+    # another seed draws other orders: other links (so the seed is what made them agree)
+    assert not np.array_equal(loads, spike_loads(mapped, spikes, multicast=multicast, seed=8))
+    assert res.latency["queueing_avg_cycles"] >= 0  # (each packet's transit: its own route)
 
 
 def test_the_two_chip_cases_cross_off_chip_links():

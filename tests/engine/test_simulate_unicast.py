@@ -5,9 +5,10 @@ no trace run through ``kernel._router_unicast``: the same router, with the flits
 straight into the buffers they arrive in and each output VC's returning credits in a ring.
 These tests run the same simulations through both kernels and ask for the same packets, link
 flits, stall counters and step figures, integer for integer — both allocators, 1–3 iSLIP
-iterations, YX routing, zero routing and credit delays, long switch traversals, packets of
-one to five flits, past saturation, a step with busy cores (one mesh) and steps on Loihi 2's
-two meshes and across chips.
+iterations, YX and O1TURN routing (each packet either order, on its order's VCs), zero
+routing and credit delays, long switch traversals, packets of one to five flits, past
+saturation, a step with busy cores (one mesh) and steps on Loihi 2's two meshes and across
+chips.
 """
 
 from __future__ import annotations
@@ -109,6 +110,14 @@ SYNTHETIC = [
         SyntheticRun("bitcomp", 4, 4, rate=0.5, warmup=100, cycles=800, packet_flits=5),
     ),
     (REF, SyntheticRun("neighbor", 7, 3, rate=0.6, warmup=100, cycles=800, packet_flits=2)),
+    (
+        replace(REF, routing="o1turn"),
+        SyntheticRun("uniform", 8, 8, rate=0.3, warmup=200, cycles=1200),
+    ),  # fmt: skip
+    (
+        replace(REF, routing="o1turn", allocator="round-robin", vcs=4, buf=3, alloc_iters=2),
+        SyntheticRun("transpose", 8, 8, rate=0.35, warmup=200, cycles=1000, packet_flits=3),
+    ),
 ]
 
 
@@ -135,26 +144,33 @@ def test_synthetic_runs_are_the_same_in_both_kernels(noc, run, general_kernel):
     general, plain = _synthetic_figures(noc, run)
     assert unicast and not general
     assert fast["stall_no_credit"].sum() + fast["stall_switch_lost"].sum() > 0  # contended
+    if noc.routing == "o1turn":  # both orders taken
+        routes = fast["packets"][:, K.PK_ROUTE]
+        assert 0.4 < routes.mean() < 0.6
     for key in fast:
         np.testing.assert_array_equal(fast[key], plain[key], err_msg=key)
 
 
 # ------------------------------------------------------------------ a mapping's step
 @cache
-def _mapped(network: str, hardware: str):
-    return build_mapping(network, hardware, partition="min+2", placement="spread-col")
+def _mapped(network: str, hardware: str, routing: str = "xy"):
+    mapped = build_mapping(network, hardware, partition="min+2", placement="spread-col")
+    hw = mapped.hardware
+    return replace(mapped, hardware=replace(hw, noc=replace(hw.noc, routing=routing)))
 
 
 STEPS = [
-    ("sparse-mlp-1", "seneca", "pipelined", True),  # busy cores, one mesh
-    ("sparse-mlp-1", "seneca", "fall-through", True),
-    ("sparse-mlp-1", "loihi2", "pipelined", False),  # two meshes, cores as sinks
-    ("sparse-mlp-2", "loihi2-x8", "fall-through", False),  # eight chips
+    ("sparse-mlp-1", "seneca", "pipelined", True, "xy"),  # busy cores, one mesh
+    ("sparse-mlp-1", "seneca", "fall-through", True, "xy"),
+    ("sparse-mlp-1", "loihi2", "pipelined", False, "xy"),  # two meshes, cores as sinks
+    ("sparse-mlp-2", "loihi2-x8", "fall-through", False, "xy"),  # eight chips
+    ("sparse-mlp-1", "seneca", "pipelined", True, "o1turn"),
+    ("sparse-mlp-2", "loihi2-x8", "pipelined", False, "o1turn"),
 ]
 
 
-def _step_figures(network, hardware, mode, backpressure):
-    mapped = _mapped(network, hardware)
+def _step_figures(network, hardware, mode, backpressure, routing):
+    mapped = _mapped(network, hardware, routing)
     res = simulate_step(mapped, mode=mode, multicast=False, seed=3, backpressure=backpressure)
     d = res.to_dict(mapped.hardware)
     d = {k: v for k, v in d.items() if k not in ("wall_s", "cycles_per_s")}
@@ -162,12 +178,12 @@ def _step_figures(network, hardware, mode, backpressure):
     return m.unicast, d, m.link_flits.copy(), m.packet_table[: m.n_packets].copy(), m.stalls()
 
 
-@pytest.mark.parametrize("network, hardware, mode, backpressure", STEPS)
-def test_steps_are_the_same_in_both_kernels(network, hardware, mode, backpressure,
+@pytest.mark.parametrize("network, hardware, mode, backpressure, routing", STEPS)
+def test_steps_are_the_same_in_both_kernels(network, hardware, mode, backpressure, routing,
                                             general_kernel):  # fmt: skip
-    unicast, *fast = _step_figures(network, hardware, mode, backpressure)
+    unicast, *fast = _step_figures(network, hardware, mode, backpressure, routing)
     general_kernel()
-    general, *plain = _step_figures(network, hardware, mode, backpressure)
+    general, *plain = _step_figures(network, hardware, mode, backpressure, routing)
     assert unicast and not general
     assert fast[0] == plain[0]
     np.testing.assert_array_equal(fast[1], plain[1], err_msg="links")

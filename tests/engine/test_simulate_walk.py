@@ -1,6 +1,7 @@
-"""Walking one packet: the tracked packet's hops follow its X-then-Y route, every cycle of its
-latency is either the pipeline's, a link's or a wait with a stage, tracking leaves the run as
-it was, and a packet alone in the network never waits."""
+"""Walking one packet: the tracked packet's hops follow its route (X then Y, or, routed O1TURN,
+the order it drew), every cycle of its latency is either the pipeline's, a link's or a wait
+with a stage, tracking leaves the run as it was, and a packet alone in the network never
+waits."""
 
 from __future__ import annotations
 
@@ -26,15 +27,15 @@ def busy():
 
 
 def check_route(walk, width: int) -> None:
-    """Hop by hop from the source's router to the destination's, X first, then Y."""
-    (sx, sy), (dx, dy) = divmod(walk.src, width)[::-1], divmod(walk.dst, width)[::-1]
-    x, y, route = sx, sy, [(sx, sy)]
-    while x != dx:
-        x += 1 if dx > x else -1
-        route.append((x, y))
-    while y != dy:
-        y += 1 if dy > y else -1
-        route.append((x, y))
+    """Hop by hop from the source's router to the destination's, X first, then Y (Y first
+    for a packet routed Y then X)."""
+    at = list(divmod(walk.src, width)[::-1])
+    to = divmod(walk.dst, width)[::-1]
+    route = [tuple(at)]
+    for axis in (1, 0) if walk.route == "yx" else (0, 1):
+        while at[axis] != to[axis]:
+            at[axis] += 1 if to[axis] > at[axis] else -1
+            route.append(tuple(at))
     assert [h.router for h in walk.hops] == route
     assert walk.hops[0].came_from == "core" and walk.hops[-1].out == "core"
 
@@ -80,6 +81,30 @@ def test_the_slowest_packet_of_a_busy_mesh_is_walked_hop_by_hop(busy):
     reasons = [r for h in walk.hops for r in h.reasons()]
     assert reasons and all(isinstance(r, str) for r in reasons)
     json.dumps(walk.to_dict())  # a script's JSON
+
+
+def test_o1turn_packets_are_walked_along_the_order_they_drew():
+    """Routed O1TURN, the walked packets of a busy mesh follow their own orders (both occur),
+    their waits still add up, and tracking one leaves the run as it was."""
+    noc = replace(NOC, routing="o1turn")
+    first = run_synthetic(noc, BUSY, seed=4)
+    pk = first.machine.packets()
+    turn = np.flatnonzero(
+        (pk["atime"] >= 0)
+        & (pk["src"] % 8 != first.machine.dest[: pk["src"].size] % 8)
+        & (pk["src"] // 8 != first.machine.dest[: pk["src"].size] // 8)
+    )
+    routes = set()
+    for j in turn[:40:5].tolist():
+        src, dst = int(pk["src"][j]), int(first.machine.dest[j])
+        walk = walk_synthetic(noc, BUSY, src, dst, which="first", seed=4, first=first)
+        check_route(walk, 8)
+        check_accounted(walk, noc)
+        routes.add(walk.route)
+    assert routes == {"xy", "yx"}
+    assert any("Y then X" in s for s in walk.sentences()) == (walk.route == "yx")
+    tracked = run_synthetic(noc, BUSY, seed=4, track=walk.record)
+    np.testing.assert_array_equal(tracked.link_flits, first.link_flits)
 
 
 def test_tracking_leaves_the_run_as_it_was(busy):

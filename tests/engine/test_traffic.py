@@ -1,6 +1,9 @@
-"""Traffic: the runtime model's exact heaviest-link formulas, conservation, routing oracle."""
+"""Traffic: the runtime model's exact heaviest-link formulas, conservation, routing oracle
+(X then Y, Y then X, and O1TURN's half of each), incremental swaps under every routing."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -13,8 +16,9 @@ from engine.mapping import Partition, Placement
 from engine.partition import make_partition
 from engine.partition_graph import partition_graph
 from engine.placement import placers
+from engine.routing import XY, YX, routings
 from engine.specs import load_network_spec
-from engine.traffic import FIXED, message_loads, multicast_loads, route_loads
+from engine.traffic import FIXED, message_loads, multicast_loads, port_cores, route_loads
 from tests.engine.conftest import random_network
 
 N = 16  # neurons per core in the linear-layer cases
@@ -95,22 +99,25 @@ def test_x_shape_on_loihi2_matches_paper_figure_3c():
 
 
 # ---------------------------------------------------------------- routing oracle
-def walk_xy(hw, src_core, dst_core):
-    """Link ids on the X-then-Y path, by walking it one hop at a time."""
+def walk_xy(hw, src_core, dst_core, order=XY):
+    """Link ids on the X-then-Y path (Y then X with ``order`` YX), by walking it one hop at a
+    time."""
     ct = hw.core_table
-    x, y = int(ct["gx"][src_core]), int(ct["gy"][src_core])
-    tx, ty = int(ct["gx"][dst_core]), int(ct["gy"][dst_core])
+    at = [int(ct["gx"][src_core]), int(ct["gy"][src_core])]
+    to = int(ct["gx"][dst_core]), int(ct["gy"][dst_core])
     links = [4 * hw.n_routers + src_core]
-    while x != tx:
-        d = 0 if tx > x else 1
-        links.append((y * hw.grid_width + x) * 4 + d)
-        x += 1 if tx > x else -1
-    while y != ty:
-        d = 2 if ty > y else 3
-        links.append((y * hw.grid_width + x) * 4 + d)
-        y += 1 if ty > y else -1
+    for axis in (1, 0) if order == YX else (0, 1):  # x (E 0, W 1), then y (S 2, N 3)
+        while at[axis] != to[axis]:
+            d = 2 * axis + (0 if to[axis] > at[axis] else 1)
+            links.append((at[1] * hw.grid_width + at[0]) * 4 + d)
+            at[axis] += 1 if to[axis] > at[axis] else -1
     links.append(4 * hw.n_routers + hw.n_cores + dst_core)
     return links
+
+
+def routed(hw, routing: str):
+    """``hw`` with its NoC routing ``routing``."""
+    return replace(hw, noc=replace(hw.noc, routing=routing))
 
 
 hardware_specs = st.sampled_from(["mesh:3x2x1", "mesh:4x4x2", "mesh:2x3x4@2x2", "mesh:5x1x1@1x3"])
@@ -131,6 +138,14 @@ def test_route_loads_match_hop_by_hop_walk(spec, seed, n_pairs):
     got = route_loads(hw, src, dst, fixed)
     np.testing.assert_array_equal(got, expected)
     assert np.all(got[hw.link_table["kind"] < 0] == 0), "traffic on a link that does not exist"
+    # each message over its own order (as a simulated packet of O1TURN goes)
+    order = rng.integers(0, 2, n_pairs)
+    expected = np.zeros(hw.n_link_ids, dtype=np.int64)
+    for s, d, f, o in zip(src, dst, fixed, order, strict=True):
+        for link in walk_xy(hw, s, d, o):
+            expected[link] += f
+    np.testing.assert_array_equal(route_loads(routed(hw, "o1turn"), src, dst, fixed, order),
+                                  expected)  # fmt: skip
 
 
 @settings(max_examples=40, deadline=None)
@@ -153,6 +168,78 @@ def test_multicast_loads_are_the_union_of_the_xy_walks(spec, seed, n_msgs):
     dst = np.concatenate(sets).astype(np.int64) if ptr[-1] else np.zeros(0, dtype=np.int64)
     got = multicast_loads(hw, src, ptr, dst, fixed)
     np.testing.assert_array_equal(got, expected)
+    # trees of either order, per message: the union of its destinations' routes in its order
+    order = rng.integers(0, 2, n_msgs)
+    expected = np.zeros(hw.n_link_ids, dtype=np.int64)
+    for s, dsts, f, o in zip(src, sets, fixed, order, strict=True):
+        for link in {link for d in dsts for link in walk_xy(hw, s, d, o)}:
+            expected[link] += f
+    got = multicast_loads(routed(hw, "o1turn"), src, ptr, dst, fixed, order)
+    np.testing.assert_array_equal(got, expected)
+    # Y then X as the hardware's routing: every tree Y first
+    yx = np.zeros(hw.n_link_ids, dtype=np.int64)
+    for s, dsts, f in zip(src, sets, fixed, strict=True):
+        yx[list({link for d in dsts for link in walk_xy(hw, s, d, YX)})] += f
+    np.testing.assert_array_equal(multicast_loads(routed(hw, "yx"), src, ptr, dst, fixed), yx)
+
+
+@pytest.mark.parametrize("spec", ["mesh:4x3x2", "mesh:2x3x1@2x2"])
+def test_o1turns_expected_loads_are_half_of_each_orders(spec):
+    """Unicast and multicast: each order carries half of every message (odd fixed-point
+    weights split into the floor and the ceiling of the half: nothing is lost)."""
+    hw = load_hardware(spec)
+    rng = np.random.default_rng(11)
+    n = 80
+    src, dst = rng.integers(0, hw.n_cores, n), rng.integers(0, hw.n_cores, n)
+    fixed = 2 * rng.integers(1, FIXED, n)
+    xy, yx, o1 = (routed(hw, r) for r in ("xy", "yx", "o1turn"))
+    half = route_loads(xy, src, dst, fixed // 2) + route_loads(yx, src, dst, fixed // 2)
+    np.testing.assert_array_equal(route_loads(o1, src, dst, fixed), half)
+    odd = fixed + 1
+    np.testing.assert_array_equal(
+        route_loads(o1, src, dst, odd),
+        route_loads(xy, src, dst, odd // 2) + route_loads(yx, src, dst, odd - odd // 2),
+    )
+    ptr = np.arange(0, n + 1, 4)  # trees of four destinations
+    trees = [multicast_loads(h, src[ptr[:-1]], ptr, dst, fixed[: ptr.size - 1]) for h in (xy, yx)]
+    got = multicast_loads(o1, src[ptr[:-1]], ptr, dst, 2 * fixed[: ptr.size - 1])
+    np.testing.assert_array_equal(got, trees[0] + trees[1])
+
+
+@pytest.mark.parametrize("routing", ["yx", "o1turn"])
+def test_swaps_update_the_loads_exactly_under_every_routing(routing):
+    """A thousand swaps on an Evaluator routed ``routing`` leave the loads a fresh evaluation
+    of the final placement has, to the last fixed-point unit."""
+    rng = np.random.default_rng(12)
+    hw = routed(load_hardware("mesh:4x4x2"), routing)
+    network, partition, placement = random_mapping(rng, hw, n_neurons=90)
+    ev = Evaluator(network, hw, partition, placement, check=False)
+    for _ in range(1000):
+        a, b = rng.integers(0, hw.n_cores, 2)
+        ev.swap_cores(int(a), int(b))
+    fresh = Evaluator(network, hw, partition, ev.placement, check=False)
+    np.testing.assert_array_equal(ev.loads, fresh.loads)
+    xy = Evaluator(network, routed(hw, "xy"), partition, ev.placement, check=False)
+    assert not np.array_equal(fresh.loads, xy.loads)  # the routing changed the loads
+
+
+def test_message_loads_route_each_packet_as_the_seed_chooses():
+    """Under O1TURN the loads of one step's messages are each message's route in the order
+    ``Routing.choose`` gives it for the seed (the simulator's step draws the same)."""
+    rng = np.random.default_rng(13)
+    hw = routed(load_hardware("mesh:4x4x2"), "o1turn")
+    network, partition, placement = random_mapping(rng, hw, n_neurons=80)
+    graph = partition_graph(network, hw, partition)
+    msgs = graph.messages(hw.model, rng.random(network.n_neurons) < 0.6)
+    cores = placement.cores
+    got = {seed: message_loads(hw, cores, msgs, seed=seed) for seed in (0, 1)}
+    assert not np.array_equal(got[0], got[1])
+    order = routings["o1turn"].choose(msgs.size, 1)
+    expected = np.zeros(hw.n_link_ids, dtype=np.int64)
+    ends = port_cores(hw, cores)  # (a spike source's messages leave from the input port)
+    for s, d, o in zip(ends[msgs.src], ends[msgs.dst], order, strict=True):
+        expected[walk_xy(hw, s, d, o)] += 1
+    np.testing.assert_array_equal(got[1], expected)
 
 
 def test_message_loads_of_one_destination_are_unicast_loads():

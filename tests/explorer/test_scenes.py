@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from engine.errors import SpecError
 from engine.pipeline import build_mapping, evaluate
 from engine.placement.fill import MEASURED_US
+from engine.routing import routings
 from explorer.scenes import (
     SCENES,
     Scene,
@@ -57,7 +58,7 @@ def test_every_built_in_scene_survives_json_and_a_link(name):
         ({"cycles": 0}, "'cycles' is 0"),
         ({"kind": "movie"}, "kind is synthetic or mapping"),
         ({"pattern": "matrix"}, "pattern is one of"),
-        ({"routing": "west-first"}, "routing is xy or yx"),
+        ({"routing": "west-first"}, "routing is one of xy, yx, o1turn"),
         ({"mode": "warp"}, "mode is"),
         ({"title": ""}, "needs a title"),
         ({"kind": "mapping"}, "names its network and its hardware"),
@@ -216,3 +217,14 @@ def test_a_scene_naming_a_path_is_refused_and_changes_nothing(view, tmp_path):
                   network=str(path), hardware="loihi2")  # fmt: skip
     assert not view.load_scene(scene)
     assert state.mapping is before and view.scene is None
+
+
+def test_the_o1turn_scene_runs_o1turn(view):
+    """Every routing of the registry is a scene's to name: the built-in O1TURN scene sets the
+    menu to it and runs it."""
+    assert view.load_scene(SCENES["transpose-o1turn"])
+    settle(view)
+    assert view.routing == "o1turn" and "O1TURN" in view.run.title
+    assert scene_from_arg(view.share_query()) is SCENES["transpose-o1turn"]
+    for name in routings:
+        assert parse_scene({**SCENES["hotspot"].to_dict(), "routing": name}).routing == name

@@ -11,6 +11,7 @@ import pytest
 from engine.errors import SpecError
 from engine.hardware import NocConstants
 from engine.pipeline import Mapped
+from engine.routing import routings
 from engine.simulate import SyntheticRun, frame_window, run_synthetic, simulate_step
 from engine.simulate.trace import WAIT_REASONS
 from explorer.state import ExplorerState
@@ -191,9 +192,30 @@ def test_a_run_opens_on_the_routers_it_used_when_they_are_a_corner_of_the_mesh(s
     assert traffic_box(hw, geometry, dataclasses.replace(trace, link_flits=flits)) == (0, 7, 0, 7)
 
 
+def test_the_routing_menu_lists_every_routing_and_each_one_runs(state, monkeypatch):
+    """The menu is the registry's (labels for names); an O1TURN run says so in its title, and
+    its curve sweeps O1TURN against O1TURN's channel-load bound."""
+    view = TrafficView(state=state)
+    view.source = SOURCES[1]
+    menu = next(w for w in view._options.objects if getattr(w, "name", "") == "routing")
+    assert list(menu.options.values()) == routings.names()
+    assert list(menu.options) == [routings[n].label for n in routings]
+    run = simulate_traffic(state, SOURCES[1], pattern="transpose", side=4, rate=0.1,
+                           cycles=300, frames=10, routing="o1turn")  # fmt: skip
+    assert routings["o1turn"].label in run.title and run.trace.packets["src"].size > 10
+    swept = threading.Event()
+    asked = []
+    monkeypatch.setattr(view.curve, "_sweep", lambda *args: (asked.append(args), swept.set()))
+    view.pattern, view.side, view.routing = "transpose", 8, "o1turn"
+    view.curve.start()
+    assert swept.wait(10) and asked[0][3] == "o1turn"  # (pattern, side, flits, routing, …)
+    assert view.curve._bound == pytest.approx(2 / 7)
+
+
 @pytest.mark.parametrize(
     "options, words",
     [
+        ({"routing": "west-first"}, "routing is one of xy, yx, o1turn"),
         ({"side": 40}, "2 to 32 routers each way, not 40×40"),
         ({"side": 8, "rows": 1}, "not 8×1"),
         ({"side": 8, "rows": 33}, "not 8×33"),
