@@ -39,7 +39,7 @@ from explorer.views.evolution import EvolutionView
 from explorer.views.mesh import MeshView
 from explorer.views.metrics import MetricsView
 from explorer.views.roofline import BottleneckView
-from explorer.views.traffic import TrafficView
+from explorer.views.traffic import SOURCES, TrafficView
 
 __all__ = [
     "SESSION_ARG",
@@ -236,13 +236,18 @@ def mesh_tab(state: ExplorerState) -> pn.Column:
     )
 
 
-def tabs(state: ExplorerState, scene: Scene | None = None) -> list[tuple[str, object]]:
+def tabs(
+    state: ExplorerState, scene: Scene | None = None, on_traffic=None
+) -> list[tuple[str, object]]:
     """The page's tabs, (title, viewable or a function that builds it), in order; the Mesh
     tab comes first, the others are built when first shown (``lazy_tabs``). ``scene``: one
-    for the Traffic tab to load when it is built."""
+    for the Traffic tab to load when it is built; ``on_traffic``: called with the Traffic
+    tab's view once it is built."""
 
     def traffic():
         view = TrafficView(state=state)
+        if on_traffic is not None:
+            on_traffic(view)
         if scene is not None:
             view.load_scene(scene)
         return view
@@ -272,7 +277,31 @@ def _mosaic_view(state: ExplorerState):
     return MosaicView(state=state)
 
 
-TRAFFIC_TAB = 4
+SYNTHETIC_ASIDE = (
+    "The Traffic tab's synthetic pattern runs on a mesh of its own: the network, hardware "
+    "and mapping below play no part in it."
+)
+
+
+def _sidebar_follows_traffic(
+    controls: ControlsView, page_tabs: pn.Tabs, traffic_at: int, views: list
+) -> None:
+    """The sidebar says it is set aside while the Traffic tab, shown, runs a synthetic
+    pattern (which uses none of it). ``views``: the list the Traffic tab's view is put in
+    when it is built (``tabs``' ``on_traffic``; with a scene, before this is called)."""
+    watched = []
+
+    def update(*events) -> None:
+        for view in views[len(watched) :]:  # built since: its source is followed too
+            view.param.watch(update, "source")
+            watched.append(view)
+        synthetic = page_tabs.active == traffic_at and any(
+            view.source == SOURCES[1] for view in views
+        )
+        controls.aside = SYNTHETIC_ASIDE if synthetic else ""
+
+    page_tabs.param.watch(update, "active")
+    update()
 
 
 def lazy_tabs(entries: list[tuple[str, object]], active: int = 0, **params) -> pn.Tabs:
@@ -333,16 +362,20 @@ def build_app(
     scene, problem = _scene_from_request()
     if problem:
         pn.state.onload(lambda: notify_error(problem))
+    controls = ControlsView(state=state)
+    traffic_views: list = []  # the Traffic tab's view, once built (with a scene: at once)
+    entries = tabs(state, scene, on_traffic=traffic_views.append)
+    traffic_at = [title for title, _ in entries].index("Traffic")
+    page_tabs = lazy_tabs(
+        entries, active=traffic_at if scene is not None else 0, margin=(0, 10),
+        sizing_mode="stretch_width",
+    )  # fmt: skip
+    _sidebar_follows_traffic(controls, page_tabs, traffic_at, traffic_views)
     page = pn.Column(
         _header(state),
         pn.Row(
-            ControlsView(state=state),
-            lazy_tabs(
-                tabs(state, scene),
-                active=TRAFFIC_TAB if scene is not None else 0,
-                margin=(0, 10),
-                sizing_mode="stretch_width",
-            ),
+            controls,
+            page_tabs,
             margin=0,
             sizing_mode="stretch_width",  # a tab's panels wrap to the window's width
         ),

@@ -73,6 +73,7 @@ __all__ = [
 ]
 
 HISTORY_LIMIT = 200  # undo steps kept per session
+LOADS_KEPT = 3  # networks and hardware loaded before the current one that Undo can go back to
 
 
 class ActionError(MeshScopeError):
@@ -176,6 +177,29 @@ class Prepared:
     kind: str = "load"  # an upload's: "mapping" or "network"
     edit: bool = False  # a mapping of the session's network and hardware: an undoable step
     notes: tuple[str, ...] = ()  # what the user should be told beside it (not errors)
+
+
+@dataclass(frozen=True, eq=False)
+class _Loaded:
+    """What was current before another network, hardware or scene's mapping was loaded: one
+    undo step that brings all of it back (the user's edits below it in the history again)."""
+
+    network: Network
+    hardware: Hardware
+    mapping: Mapping
+    evaluator: Evaluator
+    start: Mapping
+    start_evaluation: Evaluation
+    start_simulated_us: float | None
+    specs: dict  # network_spec, hardware_spec, mapping_path, partition_spec, placer
+
+
+def _kept(history: list) -> list:
+    """``history`` (oldest first) cut to HISTORY_LIMIT steps and LOADS_KEPT earlier loads:
+    below the oldest load kept lie the edits of a network no longer held, and they go too."""
+    history = history[-HISTORY_LIMIT:]
+    loads = [i for i, step in enumerate(history) if isinstance(step, _Loaded)]
+    return history[loads[-LOADS_KEPT] :] if len(loads) > LOADS_KEPT else history
 
 
 @dataclass(frozen=True, eq=False)
@@ -328,8 +352,10 @@ class ExplorerState(param.Parameterized):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self._undo: list[Mapping] = []
-        self._redo: list[Mapping] = []
+        # the history: an edit of the current network's mapping is its Mapping, a load is
+        # _Loaded (what it replaced)
+        self._undo: list[Mapping | _Loaded] = []
+        self._redo: list[Mapping | _Loaded] = []
         self._start: Mapping | None = None
         self._evaluator: Evaluator | None = None
 
@@ -409,7 +435,9 @@ class ExplorerState(param.Parameterized):
 
     def adopt(self, prepared: Prepared) -> None:
         """Make what ``prepare`` (or ``prepare_upload``) made current: the new starting
-        point, or, for an edit of the current mapping, an undoable step."""
+        point, or, for an edit of the current mapping, an undoable step. Either way Undo
+        comes back to what was current (a new network's, the network, hardware and mapping
+        the user had, edits and all)."""
         self._require_idle()
         m = prepared.mapped
         if prepared.edit:
@@ -420,23 +448,51 @@ class ExplorerState(param.Parameterized):
                 )
             self._commit(m.mapping, prepared.evaluator, record=True)
             return
+        history = self._undo + [self._here()] if self.loaded else []
         self._switch(m.network, m.hardware, m.mapping, evaluator=prepared.evaluator,
                      **prepared.specs)  # fmt: skip
+        self._undo = _kept(history)
+        self.param.update(can_undo=bool(self._undo))
 
-    def _switch(self, network, hardware, mapping, *, graph=None, evaluator=None, **specs) -> None:
-        """Make (network, hardware, mapping) current and the new starting point. ``graph``:
-        the mapping's partition graph, if there is one already (else it is built);
-        ``evaluator``: its evaluator, if there is one already."""
+    def _here(self) -> _Loaded:
+        """The current network, hardware, mappings and specs, as one undo step."""
+        return _Loaded(
+            self.network, self.hardware, self.mapping, self._evaluator, self._start,
+            self.start_evaluation, self.start_simulated_us,
+            {k: getattr(self, k) for k in ("network_spec", "hardware_spec", "mapping_path",
+                                           "partition_spec", "placer")},
+        )  # fmt: skip
+
+    def _go_back(self, loaded: _Loaded, undo: list, redo: list) -> None:
+        """Make ``loaded`` current again, with ``undo`` and ``redo`` as the history."""
+        self._require_idle()
+        loaded.evaluator.set_placement(loaded.mapping.placement)
+        self._switch(
+            loaded.network, loaded.hardware, loaded.mapping, evaluator=loaded.evaluator,
+            start=loaded.start, start_evaluation=loaded.start_evaluation, **loaded.specs,
+        )  # fmt: skip
+        self._undo, self._redo = _kept(undo), _kept(redo)
+        self.param.update(can_undo=bool(self._undo), can_redo=bool(self._redo),
+                          start_simulated_us=loaded.start_simulated_us)  # fmt: skip
+
+    def _switch(
+        self, network, hardware, mapping, *, graph=None, evaluator=None, start=None,
+        start_evaluation=None, **specs,
+    ) -> None:  # fmt: skip
+        """Make (network, hardware, mapping) current and, unless ``start`` says another, the
+        new starting point; the history starts empty. ``graph``: the mapping's partition
+        graph, if there is one already (else it is built); ``evaluator``: its evaluator, if
+        there is one already; ``start_evaluation``: ``start``'s evaluation."""
         evaluator = evaluator or self._make_evaluator(network, hardware, mapping, graph)
         evaluation = evaluator.evaluation()
         self._evaluator = evaluator
-        self._undo, self._redo, self._start = [], [], mapping
+        self._undo, self._redo, self._start = [], [], start or mapping
         self.param.update(
             network=network,
             hardware=hardware,
             mapping=mapping,
             evaluation=evaluation,
-            start_evaluation=evaluation,
+            start_evaluation=start_evaluation or evaluation,
             reference=None,
             reference_evaluation=None,
             reference_label="",
@@ -579,7 +635,7 @@ class ExplorerState(param.Parameterized):
 
     def _commit(self, mapping: Mapping, evaluator: Evaluator, record: bool) -> None:
         if record:
-            self._undo = (self._undo + [self.mapping])[-HISTORY_LIMIT:]
+            self._undo = _kept(self._undo + [self.mapping])
             self._redo = []
         self._evaluator = evaluator
         self.param.update(
@@ -608,24 +664,27 @@ class ExplorerState(param.Parameterized):
         self._commit(Mapping(self.mapping.partition, ev.placement), ev, record=True)
 
     def undo(self) -> None:
-        if not self._undo:
-            return
-        target = self._undo[-1]
-        redo = self._redo + [self.mapping]
-        self._undo = self._undo[:-1]
-        self.set_mapping(target, record=False)
-        self._redo = redo
-        self.param.update(can_undo=bool(self._undo), can_redo=True)
+        """Back one step: an edit of the mapping, or a load (what it replaced comes back)."""
+        if self._undo:
+            self._step(self._undo, self._redo, back=True)
 
     def redo(self) -> None:
-        if not self._redo:
+        if self._redo:
+            self._step(self._redo, self._undo, back=False)
+
+    def _step(self, source: list, other: list, *, back: bool) -> None:
+        """Take the last step of ``source`` (undo's or redo's history), leaving what is
+        current on ``other``."""
+        target, rest = source[-1], source[:-1]
+        if isinstance(target, _Loaded):
+            other = other + [self._here()]
+            undo, redo = (rest, other) if back else (other, rest)
+            self._go_back(target, undo, redo)
             return
-        target = self._redo[-1]
-        undo = self._undo + [self.mapping]
-        self._redo = self._redo[:-1]
+        other = other + [self.mapping]
         self.set_mapping(target, record=False)
-        self._undo = undo
-        self.param.update(can_undo=True, can_redo=bool(self._redo))
+        self._undo, self._redo = (rest, other) if back else (other, rest)
+        self.param.update(can_undo=bool(self._undo), can_redo=bool(self._redo))
 
     def reset(self, placer: str) -> None:
         """Back to the starting partition, placed by ``placer`` (an undoable step)."""

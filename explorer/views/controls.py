@@ -100,6 +100,9 @@ _CSS = """
 .ms-section { font: 600 11px system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
               color: #6b7280; text-transform: uppercase; letter-spacing: .06em;
               border-bottom: 1px solid #e5e7eb; padding-bottom: 3px; width: 100%; }
+.ms-aside { font: 13px system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #7c2d12;
+            background: #fff7ed; border: 1px solid #fed7aa; border-radius: 6px; padding: 6px 8px;
+            line-height: 1.35; }
 .ms-note { font: 12px system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
            color: #6b7280; line-height: 1.35; }
 .ms-layer { font: 13px system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #1f2933;
@@ -211,6 +214,9 @@ class ControlsView(pn.viewable.Viewer):
     inform = param.Callable(
         default=None,
         doc="what changed beside the user's request (default: an information notification)",
+    )
+    aside = param.String(
+        default="", doc="why the tab shown does not use the sidebar ('' when it does)"
     )
 
     def __init__(self, **params):
@@ -435,6 +441,18 @@ class ControlsView(pn.viewable.Viewer):
         self._layers_of = net
 
     def __panel__(self):
+        note = pn.pane.HTML(
+            pn.bind(lambda text: f'<div class="ms-aside" data-testid="sidebar-aside">'
+                    f"{escape(text)}</div>", self.param.aside),
+            visible=self.param.aside.rx.bool(), stylesheets=[_CSS], margin=(10, 10, 0, 10),
+            width=WIDTH,
+        )  # fmt: skip
+        body = self._body()
+        self.param.watch(lambda e: setattr(body, "styles", {"opacity": "0.45"} if e.new else {}),
+                         "aside")  # fmt: skip
+        return pn.Column(note, body, width=WIDTH + 20, margin=0)
+
+    def _body(self):
         return pn.Column(
             _section("Network and hardware"),
             self.network_select,

@@ -678,7 +678,8 @@ class TrafficView(pn.viewable.Viewer):
         self._histogram = self._histogram_figure()
         self._links = self._routers = None
         self._edges = np.linspace(0, 1, 2)
-        self._options = pn.Column(margin=0)
+        self._options = pn.FlexBox(margin=0, flex_wrap="wrap", align_items="flex-end")
+        self._option_boxes: dict[str, list] = {}
         self.curve = LoadCurve(traffic=self)
         self.walker = WalkView(self)
         self._route = ColumnDataSource({"x": [], "y": []})
@@ -690,25 +691,59 @@ class TrafficView(pn.viewable.Viewer):
         self._build_scene_widgets()
 
     # ------------------------------------------------------------ controls
-    def _controls(self) -> pn.Column:
-        w = 100
+    def _controls(self) -> pn.Row:
+        """The Simulate button, and beside it the run's settings: a card whose title says
+        them in one line, opened to change them (closed, the run's mesh stays in view)."""
         source = pn.widgets.RadioButtonGroup.from_param(
-            self.param.source, name="simulate", color="default", variant="outline",
-            orientation="vertical", width=2 * w,
+            self.param.source, name="simulate", color="default", variant="outline", width=330,
         )  # fmt: skip
-        return pn.Column(
-            pn.pane.Markdown("**Simulate**", margin=(0, 5)),
-            source,
-            self._options,
-            pn.widgets.IntInput.from_param(self.param.seed, name="seed", width=w),
-            self._run_button,
-            width=2 * w + 20,
+        self._settings_line = pn.pane.HTML(
+            self._settings_title(), stylesheets=[_CSS], margin=(0, 4), min_width=200,
+            css_classes=["traffic-summary"], sizing_mode="stretch_width",
+            styles={"white-space": "normal"},
+        )  # fmt: skip
+        self._settings = pn.Card(
+            pn.FlexBox(
+                source, self._options,
+                pn.widgets.IntInput.from_param(self.param.seed, name="seed", width=120),
+                flex_wrap="wrap", align_items="flex-end", sizing_mode="stretch_width", margin=0,
+            ),
+            header=self._settings_line, collapsed=True, sizing_mode="stretch_width",
             margin=(0, 5),
+            styles={"flex": "1 1 0", "min-width": "0"},  # the rest of the row, no more
+        )  # fmt: skip
+        self.param.watch(
+            lambda *events: setattr(self._settings_line, "object", self._settings_title()),
+            ["source", "mode", "multicast", "pattern", "side", "rows", "rate", "packet_flits",
+             "cycles", "routing", "seed"],
+        )  # fmt: skip
+        return pn.FlexBox(self._run_button, self._settings, margin=(4, 5), flex_wrap="nowrap",
+                          align_items="flex-start", sizing_mode="stretch_width")  # fmt: skip
+
+    def _settings_title(self) -> str:
+        if self.source == SOURCES[0]:
+            what = f"this mapping's step, {self.mode}" + (", multicast" if self.multicast else "")
+        else:
+            rows = self.rows or self.side
+            what = (
+                f"{self.pattern} on {self.side}×{rows} at {self.rate:g} flits/node/cycle, "
+                f"{self.packet_flits}-flit packets, {self.cycles:,} cycles, "
+                f"{routings[self.routing].label}"
+            )
+        return (
+            f"<span data-testid='traffic-settings'><b>Settings</b> (open to change): "
+            f"{escape(what)}; seed {self.seed}</span>"
         )
 
     def _show_options(self, *events) -> None:
-        w = 200
-        if self.source == SOURCES[0]:
+        """The settings of the source chosen (each box built once, kept in sync)."""
+        if self.source not in self._option_boxes:
+            self._option_boxes[self.source] = self._option_items(self.source)
+        self._options.objects = self._option_boxes[self.source]
+
+    def _option_items(self, source: str) -> list:
+        w = 180
+        if source == SOURCES[0]:
             items = [
                 pn.widgets.Select.from_param(self.param.mode, name="execution", width=w),
                 pn.widgets.Checkbox.from_param(
@@ -718,23 +753,48 @@ class TrafficView(pn.viewable.Viewer):
         else:
             items = [
                 pn.widgets.Select.from_param(self.param.pattern, name="pattern", width=w),
-                pn.widgets.IntInput.from_param(self.param.side, name="mesh side", width=w),
-                pn.widgets.IntInput.from_param(
-                    self.param.rows, name="mesh rows (0: as many as the side)", width=w
-                ),
-                pn.widgets.FloatInput.from_param(
-                    self.param.rate, name="offered flits/node/cycle", step=0.01, width=w
-                ),
-                pn.widgets.IntInput.from_param(
-                    self.param.packet_flits, name="flits per packet", width=w
-                ),
-                pn.widgets.IntInput.from_param(self.param.cycles, name="cycles", width=w),
+                self._checked(pn.widgets.IntInput, "side", "mesh side", width=w),
+                self._checked(pn.widgets.IntInput, "rows", "mesh rows (0: square)",
+                              width=w),  # fmt: skip
+                self._checked(pn.widgets.FloatInput, "rate", "offered flits/node/cycle",
+                              step=0.01, width=w),  # fmt: skip
+                self._checked(pn.widgets.IntInput, "packet_flits", "flits per packet", width=w),
+                self._checked(pn.widgets.IntInput, "cycles", "cycles", width=w),
                 pn.widgets.Select.from_param(
                     self.param.routing, name="routing", width=w,
                     options={routings[name].label: name for name in routings},
                 ),
             ]  # fmt: skip
-        self._options.objects = items
+        return items
+
+    def _checked(self, widget, name: str, label: str, **params):
+        """A number box for the parameter ``name`` that refuses what is out of its bounds
+        aloud: a notification names the bounds and the box shows the value in use again (a
+        box linked to the parameter kept showing the refused number while the run used the
+        old one)."""
+        p = self.param[name]
+        low, high = p.bounds
+        # no start/end on the box: Bokeh's box keeps a number past them to itself (it showed
+        # 1000, the server never heard of it); the parameter refuses it here, aloud
+        box = widget(name=label, value=getattr(self, name), description=p.doc, **params)
+
+        def typed(event) -> None:
+            if event.new == getattr(self, name):
+                return
+            try:
+                setattr(self, name, event.new)
+            except ValueError:
+                within = f"from {low:g} to {high:g}" if high is not None else f"at least {low:g}"
+                typed_text = "nothing" if event.new is None else f"{event.new:g}"
+                notify_error(
+                    f"The {label.split(' (')[0]} must be {within}, not {typed_text}: it stays "
+                    f"{getattr(self, name):g}"
+                )
+                box.value = getattr(self, name)
+
+        box.param.watch(typed, "value")
+        self.param.watch(lambda event: setattr(box, "value", event.new), name)
+        return box
 
     # ------------------------------------------------------------ simulating
     def _on_simulate(self, event=None) -> None:
@@ -975,17 +1035,52 @@ class TrafficView(pn.viewable.Viewer):
             access=self.state.access, accept=".json", width=200, margin=(2, 5)
         )
         self._scene_upload.param.watch(self._on_scene_file, "value")
-        self._share = pn.Column(
-            pn.pane.Markdown("**Share**", margin=(10, 5, 0, 5)), share, self._share_link,
-            self._scene_download,
-            pn.pane.HTML("<div class='traffic-summary'>Open a scene file:</div>",
-                         stylesheets=[_CSS], margin=(4, 5, 0, 5)),
-            self._scene_upload, margin=0,
+        self._share = pn.Card(
+            pn.FlexBox(
+                pn.Column(share, self._share_link, margin=0), self._scene_download,
+                pn.Column(
+                    pn.pane.HTML("<div class='traffic-summary'>Open a scene file:</div>",
+                                 stylesheets=[_CSS], margin=(4, 5, 0, 5)),
+                    self._scene_upload, margin=0,
+                ),
+                flex_wrap="wrap", sizing_mode="stretch_width", margin=0,
+            ),
+            title="Share this setup, or open one", collapsed=True, margin=(10, 5),
+            sizing_mode="stretch_width",
         )  # fmt: skip
 
+        self._ask_text = LiveHTML("", css=_CSS, div_params={"css_classes": ["traffic-summary"]},
+                                  margin=(4, 5))  # fmt: skip
+        self._ask_yes = pn.widgets.Button(label="Load the scene", color="warning",
+                                          margin=(2, 5), width=150)  # fmt: skip
+        self._ask_no = pn.widgets.Button(label="Keep my mapping", margin=(2, 5), width=150)
+        self._ask_no.on_click(lambda event: self._answer(None))
+        self._asked: Scene | None = None
+        self._ask_yes.on_click(lambda event: self._answer(self._asked))
+        self._ask = pn.Row(self._ask_text, self._ask_yes, self._ask_no, visible=False,
+                           margin=(0, 5), css_classes=["scene-ask"])  # fmt: skip
+
     def _on_scene(self, scene: Scene) -> None:
-        with pn.io.hold():
-            self.load_scene(scene)
+        """A scene's button: a scene that would replace the user's edited mapping asks first
+        (Undo brings the mapping back either way)."""
+        s = self.state
+        if scene.kind == "mapping" and s.loaded and s.edited:
+            self._asked = scene
+            self._ask_text.object = (
+                f"<span data-testid='scene-ask'><b>{escape(scene.title)}</b> loads "
+                f"{escape(scene.network)} on {escape(scene.hardware)} in place of your edited "
+                f"mapping of {escape(s.network.name)}. Load it? (Undo brings your mapping "
+                "back; Save mapping keeps it as a file.)</span>"
+            )
+            self._ask.visible = True
+            return
+        self._answer(scene)
+
+    def _answer(self, scene: Scene | None) -> None:
+        self._ask.visible, self._asked = False, None
+        if scene is not None:
+            with pn.io.hold():
+                self.load_scene(scene)
 
     def load_scene(self, scene: Scene) -> bool:
         """Set everything up as ``scene`` says and start its simulation (and its sweep or
@@ -1146,6 +1241,8 @@ class TrafficView(pn.viewable.Viewer):
         )
 
     def __panel__(self):
+        """Scenes, then the run — mesh, player and histogram in the first screen, under
+        the one line of settings — then the walk, the load curve and sharing."""
         return pn.Column(
             pn.FlexBox(
                 pn.pane.Markdown("**Scenes**", margin=(8, 5, 0, 5)),
@@ -1154,25 +1251,18 @@ class TrafficView(pn.viewable.Viewer):
                 sizing_mode="stretch_width",
                 margin=0,
             ),
+            self._ask,
             pn.FlexBox(
                 self._scene_text,
                 self._compare,
-                margin=(0, 5, 6, 5),
+                margin=(0, 5, 4, 5),
                 flex_wrap="wrap",
                 sizing_mode="stretch_width",
             ),
-            self._main(),
-            margin=0,
-            sizing_mode="stretch_width",
-        )
-
-    def _main(self):
-        return pn.FlexBox(
-            pn.Column(self._controls(), self._share, margin=0),
+            self._controls(),
             pn.Column(
                 self.summary,
-                self.player,
-                self.counter,
+                pn.Row(self.player, self.counter, margin=0),
                 pn.FlexBox(
                     self._figure_pane,
                     pn.Column(self._histogram, self.legend),
@@ -1184,7 +1274,8 @@ class TrafficView(pn.viewable.Viewer):
                 margin=(0, 10),
                 sizing_mode="stretch_width",
             ),
-            flex_wrap="wrap",
+            self._share,
+            margin=0,
             sizing_mode="stretch_width",
         )
 

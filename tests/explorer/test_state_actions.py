@@ -341,3 +341,50 @@ def test_a_simulated_search_reports_the_simulated_step_as_its_result(state):
     best = state.search_best
     assert f"best {best.simulated_us:.3f} µs simulated" in state.search_status
     assert f"(the model's {best.latency_us:.3f} µs)" in state.search_status
+
+
+def test_undo_after_loading_another_network_brings_back_the_users_mapping(state):
+    """Issue 40, item 2: a load (another network, hardware, or a scene's mapping) threw the
+    user's hand-tuned mapping away with the history. Undo brings back the network, hardware,
+    the tuned mapping and its start (the change in %), and the edits below it; Redo the load."""
+    network, start = state.network, state.mapping
+    c = state.mapping.placement.cores
+    state.swap_cores(int(c[0]), int(c[-1]))
+    tuned, tuned_latency = state.mapping, state.evaluation.latency_us
+    state.load("mlp:widths=64-128-32-10", "mesh:4x4x2")
+    loaded = state.network
+    assert state.can_undo and not state.can_redo and not state.edited
+    state.undo()
+    assert state.network is network and state.hardware.name == "loihi2"
+    assert state.mapping is tuned and state.evaluation.latency_us == tuned_latency
+    assert state.start_mapping is start and state.edited and state.network_spec == NET
+    assert state.can_undo and state.can_redo
+    state.undo()  # the edit before the load
+    assert state.mapping is start and not state.can_undo
+    state.redo()
+    state.redo()  # the load again
+    assert state.network is loaded and state.hardware.name != "loihi2"
+    assert not state.can_redo and state.can_undo
+    assert state.evaluation.latency_us == fresh_latency(state)
+
+
+def test_a_new_edit_after_undoing_a_load_drops_the_load_from_redo(state):
+    state.load("mlp:widths=64-128-32-10", "mesh:4x4x2")
+    state.undo()
+    c = state.mapping.placement.cores
+    state.swap_cores(int(c[0]), int(c[1]))
+    assert not state.can_redo and state.network_spec == NET
+
+
+def test_only_the_last_loads_are_kept_for_undo(state):
+    """Each load keeps what it replaced (a network and its evaluator) for Undo, up to
+    LOADS_KEPT of them: older ones, and the edits below them, are let go."""
+    from explorer.state import LOADS_KEPT
+
+    for widths in ("64-10", "64-32-10", "64-48-10", "64-16-10", "32-10")[: LOADS_KEPT + 1]:
+        state.load(f"mlp:widths={widths}", "mesh:4x4x2")
+    seen = []
+    while state.can_undo:
+        state.undo()
+        seen.append(state.network_spec)
+    assert len(seen) == LOADS_KEPT and NET not in seen

@@ -9,7 +9,7 @@ from itertools import pairwise
 import pytest
 from playwright.sync_api import expect
 
-from explorer.browser import DEMO, open_in
+from explorer.browser import DEMO, drag_core, open_in
 from explorer.views.traffic import WAIT_COLORS
 
 LINK_COLORS = """() => {
@@ -45,11 +45,18 @@ SATURATION_MARK = """() => {
 }"""
 
 
+def synthetic_settings(page) -> None:
+    """On the Traffic tab: open its settings (a card closed under the Simulate button) and
+    choose the synthetic pattern."""
+    page.get_by_test_id("traffic-settings").click()
+    page.get_by_role("button", name="a synthetic pattern").click()
+
+
 def simulate_a_pattern(page, url: str, rate: str, cycles: str) -> None:
     """Open the Traffic tab and simulate its synthetic pattern at ``rate`` for ``cycles``."""
     open_in(page, url)
     page.locator(".bk-tab").filter(has_text="Traffic").first.click()
-    page.get_by_role("button", name="a synthetic pattern").click()
+    synthetic_settings(page)
     page.get_by_label("offered flits/node/cycle").fill(rate)
     page.get_by_label("cycles", exact=True).fill(cycles)
     page.get_by_role("button", name="Simulate").click()
@@ -184,7 +191,7 @@ def test_a_synthetic_pattern_past_saturation_says_so(page, demo_url):
 def test_the_latency_load_curve_grows_point_by_point_and_marks_saturation(page, demo_url):
     open_in(page, demo_url)
     page.locator(".bk-tab").filter(has_text="Traffic").first.click()
-    page.get_by_role("button", name="a synthetic pattern").click()
+    synthetic_settings(page)
     page.get_by_label("mesh side").fill("4")
     page.get_by_role("button", name="Sweep offered load").click()
     page.wait_for_function(f"() => ({ROWS})('curve') >= 2", timeout=60_000)  # it grows …
@@ -220,6 +227,7 @@ def test_a_scene_loads_from_a_link_and_another_from_its_button(page, demo_url):
     expect(page.get_by_test_id("scene-text")).to_contain_text("Transpose, X then Y")
     page.wait_for_function(TITLED, arg="transpose traffic on a 8×8 mesh at 0.12 flits/node/cycle",
                            timeout=60_000)  # fmt: skip
+    page.get_by_text("Share this setup, or open one").click()  # its card opens
     page.get_by_role("button", name="Share as link").click()
     page.wait_for_function(
         """() => [...Bokeh.documents[0].all_models].some(
@@ -286,3 +294,94 @@ def test_walk_the_slowest_packet_hop_by_hop(page, demo_url):
     page.get_by_role("button", name="Walk", exact=True).click()
     expect(page.locator(".notyf__message")).to_contain_text("off the 8×8 mesh")
     expect(report).to_contain_text("The slowest of")
+
+
+# the page's box (top, bottom, and whether the page scrolls sideways) of the plot titled so
+PLOT_BOX = """(title) => {
+  const plot = [...Bokeh.index.all_views()].find(
+    (v) => v.model.type === "Figure" && v.model.title && v.model.title.text === title);
+  if (!plot) return null;
+  const r = plot.el.getBoundingClientRect();
+  return {top: r.top, bottom: r.bottom, height: r.height,
+          sideways: document.documentElement.scrollWidth > window.innerWidth};
+}"""
+
+
+@pytest.mark.ui
+def test_a_scene_opens_on_its_mesh_and_player_with_the_sidebar_set_aside(page, demo_url):
+    """Issue 40, item 4: after a scene link the mesh, player and histogram started ~1,100 px
+    down, under a long form, while the sidebar kept describing sparse-mlp-1. At 1366×768 the
+    run is in the first screen (the settings one line above it), and the sidebar says it
+    plays no part in a synthetic run, on the Traffic tab only."""
+    page.set_viewport_size({"width": 1366, "height": 768})
+    with page.expect_console_message(lambda m: "Websocket connection 0 is now open" in m.text,
+                                     timeout=30_000):  # fmt: skip
+        page.goto(f"{demo_url}?scene=transpose-xy")
+    expect(page.get_by_test_id("traffic-summary")).to_contain_text("accepted", timeout=60_000)
+    title = "transpose traffic on a 8×8 mesh at 0.12 flits/node/cycle"
+    page.wait_for_function(f"() => ({PLOT_BOX})({title!r}) !== null")
+    mesh = page.evaluate(PLOT_BOX, title)
+    assert 0 <= mesh["top"] < 768 * 0.6 and mesh["height"] > 200, mesh  # the mesh, in view
+    assert not mesh["sideways"], mesh
+    expect(page.get_by_test_id("traffic-counter")).to_be_in_viewport()  # beside the player
+    expect(page.get_by_test_id("traffic-settings")).to_contain_text("transpose on 8×8 at 0.12")
+    aside = page.get_by_test_id("sidebar-aside")
+    expect(aside).to_contain_text("synthetic pattern")
+    page.locator(".bk-tab").filter(has_text="Mesh").first.click()
+    expect(aside).to_be_hidden()
+
+
+@pytest.mark.ui
+def test_a_number_out_of_bounds_is_refused_aloud_and_the_box_shows_the_one_in_use(page, demo_url):
+    """Issue 40, item 8: mesh side 1000 with Enter left the box at 1000 while the run used
+    8×8, then silently reverted. It is a notification naming the bounds, and the box shows
+    the side in use; a run then says 8×8."""
+    open_in(page, demo_url)
+    page.locator(".bk-tab").filter(has_text="Traffic").first.click()
+    synthetic_settings(page)
+    side = page.get_by_label("mesh side")
+    side.fill("1000")
+    side.press("Enter")
+    expect(page.locator(".notyf__toast--error")).to_contain_text(
+        "mesh side must be from 2 to", timeout=15_000
+    )
+    expect(side).to_have_value("8")
+    rate = page.get_by_label("offered flits/node/cycle")
+    rate.fill("5")
+    rate.press("Enter")
+    expect(page.locator(".notyf__toast--error").filter(has_text="offered")).to_contain_text(
+        "from 0 to 1, not 5: it stays 0.1"
+    )
+    expect(rate).to_have_value("0.1")
+    expect(page.get_by_test_id("traffic-settings")).to_contain_text("8×8 at 0.1 flits")
+
+
+@pytest.mark.ui
+def test_a_mapping_scene_asks_before_replacing_an_edited_mapping_and_undo_brings_it_back(
+    page, demo_url
+):
+    """Issue 40, item 2: after hand-tuning, "layer as a square" replaced network, hardware
+    and mapping without a word, and Undo was disabled. The scene asks first; kept, nothing
+    changes; loaded, Undo brings the tuned mapping back (its change against its start too)."""
+    page.set_viewport_size({"width": 1366, "height": 768})
+    open_in(page, demo_url)
+    change = page.get_by_test_id("metric-change-value")
+    drag_core(page, 0, 8)
+    expect(change).not_to_have_text("0 %")
+    tuned = change.text_content()
+    subtitle = page.get_by_test_id("subtitle")
+    page.locator(".bk-tab").filter(has_text="Traffic").first.click()
+    square = page.get_by_role("button", name="layer as a square")
+    square.click()
+    ask = page.get_by_test_id("scene-ask")
+    expect(ask).to_contain_text("in place of your edited mapping of sparse-mlp-1")
+    page.get_by_role("button", name="Keep my mapping").click()
+    expect(ask).to_be_hidden()
+    expect(subtitle).to_contain_text(DEMO["network"])
+    square.click()
+    page.get_by_role("button", name="Load the scene").click()
+    expect(subtitle).to_contain_text("linear-tiled-identity", timeout=60_000)
+    page.get_by_role("button", name="Undo").click()
+    expect(subtitle).to_contain_text(DEMO["network"], timeout=30_000)
+    page.locator(".bk-tab").filter(has_text="Mesh").first.click()
+    expect(change).to_have_text(tuned)
