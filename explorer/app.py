@@ -32,14 +32,15 @@ from explorer.compat import release_notifications, send_without_delay
 from explorer.scenes import Scene, scene_from_arg
 from explorer.state import ExplorerState
 from explorer.step_runner import StepRunner
+from explorer.traffic_runner import SOURCES
 from explorer.views._page import LiveHTML, notify_error, session_scheduler
+from explorer.views.bottlenecks import BottleneckView
 from explorer.views.compare import CompareView
 from explorer.views.controls import ControlsView
 from explorer.views.evolution import EvolutionView
 from explorer.views.mesh import MeshView
 from explorer.views.metrics import MetricsView
-from explorer.views.roofline import BottleneckView
-from explorer.views.traffic import SOURCES, TrafficView
+from explorer.views.traffic import TrafficView
 
 __all__ = [
     "SESSION_ARG",

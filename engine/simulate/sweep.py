@@ -20,6 +20,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
@@ -173,8 +174,15 @@ def sweep(
     seed: int = 0,
     workers: int | None = None,
     progress: Callable[[dict], None] | None = None,
+    cancel: threading.Event | None = None,
+    stop_unstable: int | None = None,
 ) -> SweepResult:
-    """Run ``base`` at every rate (in ``workers`` processes; default: every core)."""
+    """Run ``base`` at every rate, lowest first (in ``workers`` processes; default: every
+    core), handing each point to ``progress`` as it comes, in the order of the rates.
+
+    The sweep ends early, with the points so far, once ``cancel`` is set or, with
+    ``stop_unstable``, once that many rates in a row were past saturation (the curve has
+    shown what it can; the runs still under way are dropped)."""
     if not rates:
         raise SpecError("a sweep needs at least one rate")
     pattern = build_pattern(base.pattern, base.width, base.height, base.width * base.height)
@@ -182,19 +190,29 @@ def sweep(
     rates = sorted(set(rates))
     jobs = [(noc, replace(base, rate=r), seed) for r in rates]
     workers = max(1, min(workers or os.cpu_count() or 1, len(jobs)))
-    points = []
+    points: list[dict] = []
+    unstable = 0
+
+    def enough(point: dict) -> bool:
+        """Take ``point``; whether the sweep has what it needs."""
+        nonlocal unstable
+        points.append(point)
+        if progress:
+            progress(point)
+        unstable = 0 if point["stable"] else unstable + 1
+        return unstable == stop_unstable or (cancel is not None and cancel.is_set())
+
     if workers == 1:
         for job in jobs:
-            points.append(_one(job))
-            if progress:
-                progress(points[-1])
+            if cancel is not None and cancel.is_set() or enough(_one(job)):
+                break
     else:
         pool = ProcessPoolExecutor(max_workers=workers)
         try:
             for point in pool.map(_one, jobs):
-                points.append(point)
-                if progress:
-                    progress(point)
+                if enough(point):
+                    stop_pool(pool)  # the runs under way are not waited for
+                    break
         except BaseException:  # Ctrl-C, SIGTERM: the runs in flight are not waited for
             stop_pool(pool)
             raise

@@ -22,7 +22,7 @@ made a page slower (measured: the README's explorer section).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from html import escape
 
 import numpy as np
@@ -54,19 +54,16 @@ from explorer.views._page import (
     session_scheduler,
     style_figure,
 )
+from explorer.views.search_plots import BEST_COLOR, CURRENT_COLOR, RowStreamer
 
 __all__ = [
-    "BEST_COLOR",
     "EvolutionView",
-    "RowStreamer",
     "objective_label",
     "point_columns",
     "trace_columns",
 ]
 
-BEST_COLOR = "#ff1f8e"
 TRACE_COLOR = "#e6550d"
-CURRENT_COLOR = "#1f2933"
 CORES_PALETTE = tuple(Viridis256[:232])  # without the palest yellows, which vanish on white
 _DEFAULTS = ESConfig()  # the search settings' defaults: the engine's, as on the command line
 
@@ -94,48 +91,6 @@ def point_columns(records: Sequence[Record]) -> dict[str, np.ndarray]:
         "energy_uj": np.array([r.energy_uj for r in records], dtype=float),
         "cores": np.array([r.cores_used for r in records], dtype=np.int64),
     }
-
-
-class RowStreamer:
-    """Keeps a ``ColumnDataSource`` equal to a growing list of rows.
-
-    ``update(rows)`` streams only the rows after the ones already sent; when the list
-    is a new one (shorter, or its first row is another object: a new run) it replaces
-    the data instead. Lists that grow by concatenation keep their first row, which is
-    how ``SearchRunner`` publishes.
-    """
-
-    def __init__(self, source: ColumnDataSource, columns: Callable[[Sequence], dict]):
-        self.source, self.columns = source, columns
-        self.count = 0
-        self.replaced = False
-        self._first = None
-        self.source.data = columns([])
-
-    def replace(self, rows: Sequence) -> None:
-        """Send all of ``rows`` again (their columns changed, not their number)."""
-        self.source.data = self.columns(rows)
-        self.count, self._first, self.replaced = len(rows), rows[0] if rows else None, True
-
-    def update(self, rows: Sequence) -> Sequence:
-        """Bring the source up to ``rows``; return the rows that were sent.
-
-        ``replaced`` tells whether the data was replaced (the rows sent are all rows)
-        rather than extended.
-        """
-        n = len(rows)
-        first = rows[0] if n else None
-        self.replaced = n < self.count or first is not self._first
-        if self.replaced:
-            self.source.data = self.columns(rows)
-            sent = rows
-        elif n > self.count:
-            sent = rows[self.count :]
-            self.source.stream(self.columns(sent))
-        else:
-            sent = rows[:0]
-        self.count, self._first = n, first
-        return sent
 
 
 def objective_label(objective: str) -> str:

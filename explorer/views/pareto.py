@@ -51,7 +51,7 @@ from explorer.views._page import (
     session_scheduler,
     style_figure,
 )
-from explorer.views.evolution import BEST_COLOR, CURRENT_COLOR, RowStreamer
+from explorer.views.search_plots import BEST_COLOR, CURRENT_COLOR, RowStreamer
 
 __all__ = ["ParetoView", "current_point", "evaluation_columns"]
 

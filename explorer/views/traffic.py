@@ -24,9 +24,7 @@ from __future__ import annotations
 
 import io
 import json
-import threading
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from html import escape
 
 import numpy as np
@@ -41,36 +39,27 @@ from bokeh.models import (
     LinearColorMapper,
     NumeralTickFormatter,
     Range1d,
-    Span,
     Title,
 )
 from bokeh.plotting import figure
 
-from engine.errors import MeshScopeError, SpecError, failure_text
-from engine.hardware import Hardware, NocConstants
-from engine.pipeline import build_mapping, evaluate, resolve_hardware
+from engine.errors import MeshScopeError
+from engine.hardware import NocConstants
 from engine.placement.fill import MEASURED_US
 from engine.routing import routings
-from engine.simulate import (
-    SyntheticRun,
-    Trace,
-    build_pattern,
-    channel_load_bound,
-    frame_window,
-    read_curve,
-    run_synthetic,
-    simulate_step,
-    traced_step,
-)
 from engine.simulate.step import MODES
-from engine.simulate.sweep import SATURATION_FACTOR
-from engine.simulate.trace import WAIT_REASONS
-from engine.simulate.walk import walk_step, walk_synthetic
 from explorer import scenes
 from explorer.scenes import SCENES, Scene, encode_scene, parse_scene
 from explorer.state import ExplorerState, upload_json
+from explorer.traffic_runner import (
+    MAX_SIDE,
+    SOURCES,
+    TrafficRun,
+    TrafficRunner,
+    compare_placers,
+    simulate_traffic,
+)
 from explorer.views._page import (
-    FONT,
     ICONS,
     LiveHTML,
     notify_error,
@@ -79,60 +68,33 @@ from explorer.views._page import (
     session_scheduler,
     style_figure,
 )
+from explorer.views.load_curve import LoadCurve
 from explorer.views.mesh_columns import (
     LOAD_PALETTE,
     MESH_PAD,
     TILE_SIZE,
-    interpolate_palette,
     link_geometry,
-    load_colors,
     router_columns,
+)
+from explorer.views.traffic_frames import (
+    BUFFER_PALETTE,
+    FULL_COLOR,
+    TRAFFIC_CSS,
+    WAIT_COLORS,
+    latency_counts,
+    latency_edges,
+    link_frame,
+    router_frame,
+    traffic_box,
 )
 from explorer.views.upload import UploadInput
 from explorer.views.walk import WalkView
 
-__all__ = [
-    "FRAMES",
-    "LoadCurve",
-    "SWEEP_RATES",
-    "curve_sentences",
-    "sweep_points",
-    "SCENE_LABELS",
-    "SOURCES",
-    "TrafficRun",
-    "compare_table",
-    "TrafficView",
-    "latency_counts",
-    "link_frame",
-    "router_frame",
-    "simulate_traffic",
-    "traffic_box",
-    "verdict",
-]
+__all__ = ["SCENE_LABELS", "TrafficView", "compare_table"]
 
 SCENE_FILE = "a scene file (.json, as Scene as JSON writes it)"
-ZOOM_SHARE = 0.5  # a run on at most this share of the mesh opens zoomed onto it
-FRAMES = 150  # windows a run is cut into (about; a short run has windows of one cycle)
-SOURCES = ("this mapping's step", "a synthetic pattern")
 SYNTHETIC_PATTERNS = scenes.PATTERNS  # every pattern but a matrix file
-MAX_SIDE = 32  # the largest synthetic mesh a page may ask for
-MAX_ROUTER_CYCLES = 40_000_000  # routers × cycles of one synthetic run a page may ask for
-BUFFER_PALETTE = interpolate_palette(("#f4f6f9", "#c6dbef", "#6baed6", "#2171b5", "#08306b"), 64)
-FULL_COLOR = "#e0115f"  # the outline of a router with a full input port
-# a stalled router's cross, by what its VCs waited for most (``WAIT_REASONS``' order)
-WAIT_COLORS = ("#111827", "#c026d3", "#9ca3af")
 WALK_COLOR = "#059669"  # a walked packet's route (apart from the links' oranges)
-_CSS = f"""
-.traffic-counter {{ font-family: {FONT}; font-size: 14px; color: #1f2937; }}
-.traffic-counter b {{ font-variant-numeric: tabular-nums; }}
-.traffic-summary {{ font-family: {FONT}; font-size: 13px; color: #374151; line-height: 1.45; }}
-.traffic-summary .muted {{ color: #6b7280; }}
-table.compare {{ border-collapse: collapse; font-variant-numeric: tabular-nums; }}
-table.compare td, table.compare th {{ padding: 2px 10px; text-align: right;
-  border-bottom: 1px solid #e5e7eb; }}
-table.compare td:first-child, table.compare th:first-child {{ text-align: left; }}
-table.compare caption {{ text-align: left; color: #6b7280; }}
-"""
 _SCENE_BUTTON_CSS = ":host .bk-btn { font-size: 12px; padding: 3px 9px; }"
 SCENE_LABELS = {
     "uniform-below": "uniform, below saturation", "uniform-beyond": "uniform, beyond",
@@ -141,477 +103,6 @@ SCENE_LABELS = {
     "x-shape": "… as an X", "diagonal": "… on a diagonal",
     "heuristics": "the four fill orders",
 }  # fmt: skip
-
-
-# ------------------------------------------------------------------ running
-@dataclass(frozen=True, eq=False)
-class TrafficRun:
-    """One simulated run ready to play: its trace, the hardware it ran on (for drawing) and
-    a sentence of figures."""
-
-    trace: Trace
-    hardware: Hardware
-    title: str
-    summary: str
-    walker: Callable | None = None  # (source cores, destination cores, which) -> PacketWalk
-
-
-def simulate_traffic(
-    state: ExplorerState,
-    source: str,
-    *,
-    mode: str = "pipelined",
-    multicast: bool = False,
-    pattern: str = "uniform",
-    side: int = 8,
-    rate: float = 0.1,
-    packet_flits: int = 1,
-    cycles: int = 2000,
-    seed: int = 0,
-    frames: int = FRAMES,
-    routing: str = "xy",
-    rows: int = 0,
-) -> TrafficRun:
-    """Simulate what the Traffic tab asked for, traced in about ``frames`` windows.
-
-    ``source`` is one of ``SOURCES``: the state's current mapping (``mode``,
-    ``multicast``; the session's cycle limit applies) or ``pattern`` on a mesh ``side``
-    routers wide and ``rows`` deep (0: square) of the reference router at ``rate`` flits
-    per node and cycle, measured for ``cycles`` cycles after no warm-up, routed
-    ``routing`` (a name of ``engine.routing``'s registry). Raises ``SpecError`` for what the
-    page may not ask;
-    deterministic for a seed.
-    """
-    if source == SOURCES[0]:
-        if state.mapping is None:
-            raise SpecError("load a network and hardware first")
-        mapped = state.mapped()
-        options = {"mode": mode, "multicast": multicast, "seed": seed,
-                   "limit_cycles": state.access.cycles}  # fmt: skip
-        step = traced_step(mapped, frames=frames, **options)
-        title = f"{state.network.name} on {state.hardware.name}: one {mode} step" + (
-            " (multicast)" if multicast else ""
-        )
-        lat = step.latency
-        summary = (
-            f"The step took <b>{step.step_cycles:,} cycles = {step.step_us:,.2f} µs</b>, "
-            f"bounded by {step.bound}; {step.messages:,} packets of {step.packet_flits} "
-            f"flit{'s' if step.packet_flits != 1 else ''}, latency "
-            f"{lat['avg_cycles']:,.1f} cycles on average, of which "
-            f"{lat['queueing_avg_cycles']:,.1f} queueing. "
-            f"<span class='muted'>Analytic model: {state.evaluation.latency_us:,.2f} µs.</span>"
-        )
-
-        def walker(src, dst, which):
-            return walk_step(mapped, src, dst, which=which, first=step, **options)
-
-        return TrafficRun(step.trace, state.hardware, title, summary, walker)
-    if source != SOURCES[1]:
-        raise SpecError(f"the Traffic tab simulates {' or '.join(SOURCES)}, not {source!r}")
-    width, height = mesh_shape(side, rows)
-    if width * height * cycles > MAX_ROUTER_CYCLES:
-        most = MAX_ROUTER_CYCLES // (width * height)
-        raise SpecError(
-            f"{cycles:,} cycles on {width}×{height} routers is more than a page may ask for: "
-            f"at most {most:,} cycles on this mesh (the command line has no such limit)"
-        )
-    spec = synthetic_spec(pattern, width, height)
-    run = SyntheticRun(
-        spec, width, height, rate=rate, packet_flits=packet_flits, warmup=0, cycles=cycles,
-        drain_limit=min(20_000, 4 * cycles), window=frame_window(cycles, frames),
-    )  # fmt: skip
-    if routing not in routings:
-        raise SpecError(f"routing is one of {', '.join(routings)}, not {routing!r}")
-    noc = replace(NocConstants(), routing=routing)
-    result = run_synthetic(noc, run, seed=seed)
-    hardware = resolve_hardware(f"mesh:{width}x{height}")
-    title = f"{pattern} traffic on a {width}×{height} mesh at {rate:g} flits/node/cycle" + (
-        f", {routings[routing].label}" if routing != NocConstants().routing else ""
-    )
-    summary = (
-        f"Packet latency <b>{result.latency_avg:,.1f} cycles</b> on average (zero-load "
-        f"{result.zero_load_latency:,.1f}); accepted {result.accepted_flit_rate:.3f} of "
-        f"{result.offered_flit_rate:.3f} offered flits/node/cycle; {verdict(result)}."
-    )
-
-    def walker(src, dst, which):
-        return walk_synthetic(noc, run, src, dst, which=which, seed=seed, first=result)
-
-    return TrafficRun(result.trace, hardware, title, summary, walker)
-
-
-MIN_VERDICT_PACKETS = 200  # measured packets below which acceptance says nothing of saturation
-
-
-def verdict(result) -> str:
-    """What a synthetic run says of saturation, in words.
-
-    Past saturation by BookSim2's test (latency over its threshold); or past it because the
-    mesh accepted clearly less than was offered, which a run too short for the latency to
-    reach the threshold shows first. "Clearly": short by more than 5 % of the offered
-    flits, plus the flits a mesh below saturation still holds at the end (a zero-load
-    latency's worth: the window opens on an empty mesh), plus three standard deviations of
-    that in-flight count — and only over at least ``MIN_VERDICT_PACKETS`` measured packets.
-    Or near saturation, latency over the sweep's mark of three times zero-load; else
-    stable."""
-    if not result.stable:
-        return "<b>past saturation</b>: latency keeps growing"
-    run = result.run
-    flit_slots = run.width * run.height * run.cycles  # terminals × measured cycles
-    offered = result.offered_flit_rate * flit_slots  # flits
-    short = offered - result.accepted_flit_rate * flit_slots
-    in_flight = result.offered_flit_rate * run.width * run.height * result.zero_load_latency
-    noise = 3.0 * run.packet_flits * np.sqrt(max(1.0, in_flight / run.packet_flits))
-    if (
-        result.measured_packets >= MIN_VERDICT_PACKETS
-        and short > 0.05 * offered + in_flight + noise
-    ):
-        return (
-            "<b>past saturation</b>: the mesh accepts less than is offered, so the queues at "
-            "the sources grow without end (a longer run would fail BookSim2's latency test)"
-        )
-    if result.latency_avg > SATURATION_FACTOR * result.zero_load_latency:
-        return (
-            f"<b>near saturation</b>: latency is over {SATURATION_FACTOR:g}× zero-load, where "
-            "the sweep marks saturation"
-        )
-    return "stable"
-
-
-# ------------------------------------------------------------------ latency against load
-SWEEP_RATES = tuple(round(0.02 * k, 2) for k in range(1, 41))  # 0.02 … 0.80
-SWEEP_WARMUP, SWEEP_CYCLES = 2000, 5000  # per point: about BookSim2's reading, in ~10 s a curve
-
-
-def mesh_shape(side: int, rows: int = 0) -> tuple[int, int]:
-    """The synthetic mesh a page asks for, ``(width, height)``: ``side`` routers wide and
-    ``rows`` deep (0: as deep as wide), each 2 to ``MAX_SIDE``; else ``SpecError``."""
-    width, height = int(side), int(rows) or int(side)
-    if not (2 <= width <= MAX_SIDE and 2 <= height <= MAX_SIDE):
-        raise SpecError(
-            f"a synthetic mesh here is 2 to {MAX_SIDE} routers each way, not {width}×{height}"
-        )
-    return width, height
-
-
-def synthetic_spec(pattern: str, width: int, height: int | None = None) -> str:
-    """The pattern spec a page's choice stands for (a hotspot at the mesh's centre)."""
-    height = width if height is None else height
-    centre = (height // 2) * width + width // 2
-    return f"hotspot:nodes={centre}" if pattern == "hotspot" else pattern
-
-
-def sweep_points(
-    pattern: str,
-    side: int,
-    packet_flits: int = 1,
-    *,
-    rates=SWEEP_RATES,
-    seed: int = 0,
-    cancel: threading.Event | None = None,
-    on_point=None,
-    routing: str = "xy",
-    rows: int = 0,
-) -> list[dict]:
-    """Run ``pattern`` on a mesh ``side`` wide and ``rows`` deep (0: square) at each rate
-    in turn, lowest first, until ``cancel`` is set or two rates in a row are past
-    saturation (the curve has shown what it can); ``on_point(point)`` hears of each as it
-    comes. Points are ``SyntheticResult.to_dict``."""
-    width, height = mesh_shape(side, rows)
-    spec = synthetic_spec(pattern, width, height)
-    build_pattern(spec, width, height, width * height)  # a pattern the mesh cannot have fails
-    base = SyntheticRun(
-        spec, width, height, packet_flits=packet_flits, warmup=SWEEP_WARMUP, cycles=SWEEP_CYCLES,
-        drain_limit=4 * SWEEP_CYCLES,
-    )  # fmt: skip
-    points, unstable = [], 0
-    for rate in sorted(rates):
-        if cancel is not None and cancel.is_set():
-            break
-        noc = replace(NocConstants(), routing=routing)
-        point = run_synthetic(noc, replace(base, rate=rate), seed=seed).to_dict()
-        points.append(point)
-        if on_point is not None:
-            on_point(point)
-        unstable = 0 if point["stable"] else unstable + 1
-        if unstable == 2:
-            break
-    return points
-
-
-def curve_sentences(points, bound: float) -> tuple[str, str]:
-    """One sentence on the zero-load latency, one on saturation, from the points so far."""
-    zero, saturation = read_curve(points)
-    if not np.isfinite(zero):
-        return "Sweeping…", ""
-    first = (
-        f"<b>Zero-load latency {zero:,.1f} cycles</b>: what a packet takes through an empty "
-        "mesh — each router's pipeline and each link on its route, and its flits one after "
-        "another — measured at the lowest load."
-    )
-    if saturation is None:
-        second = "<b>Saturated from the lowest rate</b>: even this load is more than it carries."
-    elif len(points) == 0 or points[-1]["stable"] and points[-1]["rate"] == saturation:
-        second = (
-            f"Stable up to {saturation:.2f} flits/node/cycle so far (the routes' channel-load "
-            f"bound allows at most {bound:.2f})."
-        )
-    else:
-        second = (
-            f"<b>Saturation at {saturation:.2f} flits/node/cycle</b>: beyond it packets arrive "
-            "faster than the busiest channels drain them, queues grow without end and latency "
-            f"explodes (the channel-load bound of these routes is {bound:.2f})."
-        )
-    return first, second
-
-
-class LoadCurve(pn.viewable.Viewer):
-    """Latency against offered load for the Traffic tab's synthetic pattern, point by point."""
-
-    traffic = param.Parameter(doc="the TrafficView whose pattern, mesh and packets it sweeps")
-    sweeping = param.Boolean(default=False)
-
-    def __init__(self, **params):
-        super().__init__(**params)
-        doc = pn.state.curdoc
-        self._schedule = session_scheduler(doc if doc is not None and doc.session_context else None)
-        self._cancel = threading.Event()
-        self._generation = 0  # sweeps started so far: a point says which one it is from
-        self.button = pn.widgets.Button(label="Sweep offered load", width=180)
-        self.button.on_click(self._on_click)
-        self.points = ColumnDataSource({"rate": [], "latency": [], "accepted": [], "color": []})
-        p = figure(
-            title="latency against offered load", width=460, height=280, tools="hover,save",
-            toolbar_location=None, y_axis_type="log",
-        )  # fmt: skip
-        style_figure(p, "offered load (flits/node/cycle)", "packet latency (cycles)")
-        # 20, 50, 100, 200, 500 …: Bokeh's log ticks label 100, 200, … 700 within a few
-        # pixels once latency runs away
-        p.yaxis.ticker = FixedTicker(
-            ticks=[m * 10**e for e in range(7) for m in (1, 2, 5)], minor_ticks=[]
-        )
-        p.line("rate", "latency", source=self.points, line_color="#6b7280")
-        p.scatter("rate", "latency", source=self.points, size=7, fill_color="color",
-                  line_color="white", name="curve")  # fmt: skip
-        p.hover.tooltips = [
-            ("offered", "@rate{0.00}"), ("latency", "@latency{0,0.0} cycles"),
-            ("accepted", "@accepted{0.000}"),
-        ]  # fmt: skip
-        self.zero_line = Span(dimension="width", line_dash="dashed", line_color="#2171b5",
-                              location=None)  # fmt: skip
-        self.saturation_line = Span(dimension="height", line_dash="dashed",
-                                    line_color=FULL_COLOR, location=None)  # fmt: skip
-        p.add_layout(self.zero_line)
-        p.add_layout(self.saturation_line)
-        self.figure = p
-        self.text = LiveHTML(
-            "<span class='muted'>Sweep the pattern chosen above from 0.02 flits/node/cycle "
-            "up, one run per rate, until it saturates.</span>",
-            css=_CSS, div_params={"css_classes": ["traffic-summary"], "width": 330}, width=330,
-        )  # fmt: skip
-        self._points: list[dict] = []
-        self._bound = float("nan")
-
-    def _on_click(self, event=None) -> None:
-        with pn.io.hold():
-            if self.sweeping:
-                self._cancel.set()
-                self.button.label = "Stopping…"
-            else:
-                self.start()
-
-    def start(self) -> None:
-        """Sweep the Traffic tab's synthetic pattern in the background (a notification if
-        it cannot be built on the chosen mesh)."""
-        t = self.traffic
-        try:
-            width, height = mesh_shape(t.side, t.rows)
-            spec = synthetic_spec(t.pattern, width, height)
-            pattern = build_pattern(spec, width, height, width * height)
-        except MeshScopeError as e:
-            notify_error(str(e))
-            return
-        self._bound = channel_load_bound(pattern, width, height, t.routing)
-        # a sweep still running (a scene loaded during one) stops, and what it still
-        # publishes is dropped: its points would mix into this curve
-        self._cancel.set()
-        self._generation += 1
-        self._points = []
-        self.points.data = {"rate": [], "latency": [], "accepted": [], "color": []}
-        self.zero_line.location = self.saturation_line.location = None
-        self._cancel = threading.Event()
-        self.sweeping = True
-        self.button.label = "Stop"
-        self.text.object = f"Sweeping {t.pattern} on {width}×{height}…"
-        args = (t.pattern, t.side, t.packet_flits, t.routing, t.rows, t.seed, self._cancel,
-                self._generation)  # fmt: skip
-        threading.Thread(target=self._sweep, args=args, name="meshscope-sweep", daemon=True).start()
-
-    def _sweep(self, pattern, side, flits, routing, rows, seed, cancel, generation) -> None:
-        # each publication carries every point so far: the page's next-tick callbacks were
-        # seen to run out of order (and a point once went missing), so the curve takes the
-        # longest list it has heard of, and the sweep's end brings the whole of it
-        swept: list[dict] = []
-
-        def on_point(point: dict) -> None:
-            swept.append(point)
-            so_far = list(swept)
-            self._schedule(lambda: self.show(so_far, generation))
-
-        try:
-            sweep_points(pattern, side, flits, seed=seed, cancel=cancel, on_point=on_point,
-                         routing=routing, rows=rows)  # fmt: skip
-        except Exception as e:  # noqa: BLE001 - a page must hear of any failure
-            message = failure_text(e, "the sweep")
-            self._schedule(lambda: notify_error(message))
-        final = list(swept)
-        self._schedule(lambda: self._done(generation, final))
-
-    def add(self, point: dict, generation: int | None = None) -> None:
-        """Draw one more point (see ``show``)."""
-        self.show([*self._points, point], generation)
-
-    def show(self, points: list[dict], generation: int | None = None) -> None:
-        """Draw a sweep's points so far and read the curve again. A list no longer than the
-        one drawn (a publication that arrived late) or of an earlier sweep (``generation``)
-        is dropped; the points are drawn and read in the order of their rates."""
-        if generation is not None and generation != self._generation:
-            return
-        if len(points) <= len(self._points):
-            return
-        pts = self._points = sorted(points, key=lambda p: p["rate"])
-        self.points.data = {
-            "rate": [p["offered_flit_rate"] for p in pts],
-            "latency": [p["latency_avg"] for p in pts],
-            "accepted": [p["accepted_flit_rate"] for p in pts],
-            "color": ["#2171b5" if p["stable"] else FULL_COLOR for p in pts],
-        }
-        zero, saturation = read_curve(pts)
-        self.zero_line.location = zero if np.isfinite(zero) else None
-        done = not pts[-1]["stable"]
-        self.saturation_line.location = saturation if (saturation and done) else None
-        first, second = curve_sentences(pts, self._bound)
-        self.text.object = f"{first}<br><br>{second}"
-
-    def _done(self, generation: int | None = None, points: list[dict] | None = None) -> None:
-        if generation is not None and generation != self._generation:
-            return  # an earlier sweep's end: the current one still runs
-        if points:
-            self.show(points, generation)
-        self.sweeping = False
-        self.button.label = "Sweep offered load"
-
-    def __panel__(self):
-        return pn.FlexBox(
-            pn.Column(
-                pn.pane.Markdown("**Latency against load** (the synthetic pattern above)",
-                                 margin=(0, 5)),
-                self.button, self.text,
-            ),
-            self.figure, flex_wrap="wrap", sizing_mode="stretch_width",
-        )  # fmt: skip
-
-
-# ------------------------------------------------------------------ frames
-def traffic_box(hardware: Hardware, geometry: dict, trace: Trace) -> tuple[int, int, int, int]:
-    """The routers a run's view opens on, ``(x0, x1, y0, y1)`` inclusive: around every link
-    (``link_geometry``) that carried a flit, one router more on each side and widened to the
-    mesh's proportions, when that is at most ``ZOOM_SHARE`` of the mesh (a layer placed in a
-    corner of a large mesh, where the whole mesh would show it a few pixels wide); else the
-    whole mesh."""
-    gw, gh = hardware.grid_width, hardware.grid_height
-    whole = (0, gw - 1, 0, gh - 1)
-    used = trace.link_flits.sum(axis=0)[geometry["link"]] > 0
-    if not used.any():
-        return whole
-    # a segment's ends are within half a router of the routers (or cores) it joins
-    xs = np.rint(np.concatenate([geometry["x0"][used], geometry["x1"][used]]))
-    ys = np.rint(np.concatenate([geometry["y0"][used], geometry["y1"][used]]))
-    x0, x1 = max(0, int(xs.min()) - 1), min(gw - 1, int(xs.max()) + 1)
-    y0, y1 = max(0, int(ys.min()) - 1), min(gh - 1, int(ys.max()) + 1)
-    # in the mesh's proportions, so that a run along one row opens as a band of the mesh,
-    # not a strip a few pixels high that no zoom could widen
-    bw, bh = x1 - x0 + 1, y1 - y0 + 1
-    if bw * gh < bh * gw:
-        x0, x1 = _widen(x0, x1, min(gw, -(-bh * gw // gh)), gw)
-    else:
-        y0, y1 = _widen(y0, y1, min(gh, -(-bw * gh // gw)), gh)
-    if (x1 - x0 + 1) * (y1 - y0 + 1) > ZOOM_SHARE * gw * gh:
-        return whole
-    return x0, x1, y0, y1
-
-
-def _widen(lo: int, hi: int, size: int, n: int) -> tuple[int, int]:
-    """``[lo, hi]`` grown to ``size`` routers about its middle, kept within ``[0, n)``."""
-    lo = max(0, min(lo - (size - (hi - lo + 1)) // 2, n - size))
-    return lo, lo + size - 1
-
-
-def link_frame(trace: Trace, links: np.ndarray, k: int) -> dict[str, np.ndarray]:
-    """Window k on the links ``links`` (engine link ids): flits, busy share, colour, width."""
-    flits = trace.link_flits[k][links]
-    busy = np.clip(trace.utilization(k)[links], 0.0, 1.0)
-    return {
-        "flits": flits,
-        "busy": busy,
-        "color": load_colors(busy, 1.0),
-        "width": np.where(flits > 0, 1.0 + 2.2 * busy, 0.7),
-    }
-
-
-def router_frame(trace: Trace, k: int, port_capacity: int, vcs: int) -> dict[str, np.ndarray]:
-    """Window k per router: its fullest input port's flits and share of the port's buffers,
-    and whether some port was full (``port_capacity`` flits: ``vcs`` virtual channels ×
-    depth); its VCs stalled on average in the window (``stalled``, and by reason
-    ``stalled_vc``, ``stalled_credit``, ``stalled_switch``: cycles waited over the window's
-    cycles), the reason most of them waited for (``why``) and the cross that marks them
-    (``stall_size`` 0: none; 1: every input VC stalled all the window)."""
-    ports = int(trace.meta["ports"])
-    occupancy = trace.occupancy[k].reshape(-1, ports)
-    fullest = occupancy.max(axis=1)
-    share = np.clip(fullest / max(port_capacity, 1), 0.0, 1.0)
-    full = fullest >= port_capacity
-    if trace.waits is None:  # a trace saved before waits were recorded
-        waits = np.zeros((fullest.size, len(WAIT_REASONS)))
-    else:
-        waits = trace.waits[k] / float(trace.window)
-    stalled = waits.sum(axis=1)
-    most = waits.argmax(axis=1)
-    return {
-        "held": fullest,
-        "share": share,
-        "color": np.asarray(BUFFER_PALETTE, dtype=object)[
-            np.minimum((share * len(BUFFER_PALETTE)).astype(int), len(BUFFER_PALETTE) - 1)
-        ],
-        "line_color": np.where(full, FULL_COLOR, "#dde2e8"),
-        "line_width": np.where(full, 3.0, 1.0),
-        "stalled": stalled,
-        "stalled_vc": waits[:, 0],
-        "stalled_credit": waits[:, 1],
-        "stalled_switch": waits[:, 2],
-        "why": np.where(stalled > 0, np.asarray(WAIT_REASONS, dtype=object)[most], "—"),
-        "stall_color": np.asarray(WAIT_COLORS, dtype=object)[most],
-        "stall_size": np.where(
-            stalled > 0, 0.3 + 0.7 * np.clip(stalled / (ports * vcs), 0.0, 1.0), 0.0
-        ),
-    }
-
-
-def latency_counts(trace: Trace, edges: np.ndarray, k: int) -> tuple[np.ndarray, int]:
-    """Histogram (over ``edges``) of the latency of the packets arrived by the end of window
-    k, and how many arrived."""
-    p = trace.packets
-    done = p["atime"] < (k + 1) * trace.window
-    lat = (p["atime"] - p["ctime"])[done]
-    return np.histogram(lat, bins=edges)[0], int(done.sum())
-
-
-def latency_edges(trace: Trace, bins: int = 40) -> np.ndarray:
-    """Bin edges over the whole run's latencies (fixed while the run plays)."""
-    p = trace.packets
-    lat = p["atime"] - p["ctime"]
-    top = float(lat.max()) + 1 if lat.size else 1.0
-    return np.linspace(0.0, top, bins + 1)
 
 
 # ------------------------------------------------------------------ the view
@@ -644,6 +135,8 @@ class TrafficView(pn.viewable.Viewer):
             self.multicast = bool(self.state.hardware.links.multicast)
         self._doc = pn.state.curdoc if pn.state.curdoc and pn.state.curdoc.session_context else None
         self._schedule = session_scheduler(self._doc)
+        self._runner = TrafficRunner(self._schedule, what="the simulation")
+        self._comparer = TrafficRunner(self._schedule, what="the comparison")
         self._run_button = pn.widgets.Button(
             label="Simulate", color="primary", icon=ICONS["play"], width=120
         )
@@ -654,9 +147,11 @@ class TrafficView(pn.viewable.Viewer):
             visible_buttons=["first", "previous", "pause", "play", "next", "last"],
         )  # fmt: skip
         self.player.param.watch(self._on_frame, "value")
-        self.counter = LiveHTML("", css=_CSS, div_params={"css_classes": ["traffic-counter"]})
+        self.counter = LiveHTML(
+            "", css=TRAFFIC_CSS, div_params={"css_classes": ["traffic-counter"]}
+        )
         self.summary = LiveHTML(
-            "<span class='muted'>Simulate to see the run here.</span>", css=_CSS,
+            "<span class='muted'>Simulate to see the run here.</span>", css=TRAFFIC_CSS,
             div_params={"css_classes": ["traffic-summary"], "width": 820}, width=820,
         )  # fmt: skip
         self.legend = pn.pane.HTML(
@@ -670,7 +165,7 @@ class TrafficView(pn.viewable.Viewer):
             f"credits themselves), <b style='color:{WAIT_COLORS[2]}'>for the switch</b>. "
             "Packets under way: created and not yet delivered, whether still queued at their "
             "source or in the mesh.</div>",
-            stylesheets=[_CSS],
+            stylesheets=[TRAFFIC_CSS],
             width=360,
             margin=(4, 10),
         )
@@ -698,7 +193,7 @@ class TrafficView(pn.viewable.Viewer):
             self.param.source, name="simulate", color="default", variant="outline", width=330,
         )  # fmt: skip
         self._settings_line = pn.pane.HTML(
-            self._settings_title(), stylesheets=[_CSS], margin=(0, 4), min_width=200,
+            self._settings_title(), stylesheets=[TRAFFIC_CSS], margin=(0, 4), min_width=200,
             css_classes=["traffic-summary"], sizing_mode="stretch_width",
             styles={"white-space": "normal"},
         )  # fmt: skip
@@ -813,26 +308,17 @@ class TrafficView(pn.viewable.Viewer):
         self.running = True
         self._run_button.disabled = True
         self.counter.object = "simulating…"
-        thread = threading.Thread(
-            target=self._simulate, args=(self.source, options), name="meshscope-traffic",
-            daemon=True,
+        source = self.source
+        self._runner.start(
+            lambda cancel: simulate_traffic(self.state, source, **options), self.show,
+            self._failed,
         )  # fmt: skip
-        thread.start()
 
     def simulate(self, source: str | None = None, **options) -> TrafficRun:
         """Simulate now (in this thread) and show the run; raises ``MeshScopeError``."""
         run = simulate_traffic(self.state, source or self.source, **options)
         self.show(run)
         return run
-
-    def _simulate(self, source: str, options: dict) -> None:
-        try:
-            run = simulate_traffic(self.state, source, **options)
-        except Exception as e:  # noqa: BLE001 - a page must hear of any failure
-            message = failure_text(e, "the simulation")
-            self._schedule(lambda: self._failed(message))
-            return
-        self._schedule(lambda: self.show(run))
 
     def _failed(self, message: str) -> None:
         self.running = False
@@ -1019,10 +505,13 @@ class TrafficView(pn.viewable.Viewer):
             "<span class='muted'>A scene sets up a simulation that shows one thing about "
             "congestion, with a few words on what to look for. Share yours as a link or a "
             "file.</span>",
-            css=_CSS, div_params={"css_classes": ["traffic-summary"], "width": 620}, width=620,
+            css=TRAFFIC_CSS, div_params={"css_classes": ["traffic-summary"], "width": 620},
+            width=620,
         )  # fmt: skip
-        self._compare = LiveHTML("", css=_CSS, div_params={"css_classes": ["traffic-summary"]},
-                                 margin=(0, 0, 0, 16))  # fmt: skip
+        self._compare = LiveHTML(
+            "", css=TRAFFIC_CSS, div_params={"css_classes": ["traffic-summary"]},
+            margin=(0, 0, 0, 16),
+        )  # fmt: skip
         self._share_link = pn.widgets.TextInput(placeholder="link to this setup",
                                                 width=200, margin=(2, 5))  # fmt: skip
         share = pn.widgets.Button(label="Share as link", width=200, margin=(2, 5))
@@ -1040,7 +529,7 @@ class TrafficView(pn.viewable.Viewer):
                 pn.Column(share, self._share_link, margin=0), self._scene_download,
                 pn.Column(
                     pn.pane.HTML("<div class='traffic-summary'>Open a scene file:</div>",
-                                 stylesheets=[_CSS], margin=(4, 5, 0, 5)),
+                                 stylesheets=[TRAFFIC_CSS], margin=(4, 5, 0, 5)),
                     self._scene_upload, margin=0,
                 ),
                 flex_wrap="wrap", sizing_mode="stretch_width", margin=0,
@@ -1049,8 +538,9 @@ class TrafficView(pn.viewable.Viewer):
             sizing_mode="stretch_width",
         )  # fmt: skip
 
-        self._ask_text = LiveHTML("", css=_CSS, div_params={"css_classes": ["traffic-summary"]},
-                                  margin=(4, 5))  # fmt: skip
+        self._ask_text = LiveHTML(
+            "", css=TRAFFIC_CSS, div_params={"css_classes": ["traffic-summary"]}, margin=(4, 5)
+        )
         self._ask_yes = pn.widgets.Button(label="Load the scene", color="warning",
                                           margin=(2, 5), width=150)  # fmt: skip
         self._ask_no = pn.widgets.Button(label="Keep my mapping", margin=(2, 5), width=150)
@@ -1157,10 +647,13 @@ class TrafficView(pn.viewable.Viewer):
             self.curve.start()
         if scene.compare and scene.kind == "mapping":
             self._compare.object = "Comparing the placements…"
-            threading.Thread(
-                target=self._compare_placers, args=(scene,), name="meshscope-compare",
-                daemon=True,
-            ).start()  # fmt: skip
+            measured = scene.name == "heuristics"
+            mapped, limit = self.state.mapped(), self.state.access.cycles
+            self._comparer.start(
+                lambda cancel: compare_placers(mapped, scene, limit_cycles=limit),
+                lambda rows: self._show_compare(rows, measured),
+                lambda message: (notify_error(message), self._show_compare([], False)),
+            )  # fmt: skip
 
     def current_scene(self) -> Scene:
         """The Traffic tab's setup as a scene (the last scene loaded, if nothing changed)."""
@@ -1215,25 +708,6 @@ class TrafficView(pn.viewable.Viewer):
             return
         with pn.io.hold():
             self.load_scene(scene)
-
-    def _compare_placers(self, scene: Scene) -> None:
-        s = self.state
-        network, hardware, partition = s.network, s.hardware, s.mapping.partition
-        rows = []
-        try:
-            for placer in scene.compare:
-                mapped = build_mapping(network, hardware, partition=partition, placement=placer)
-                step = simulate_step(
-                    mapped, mode=scene.mode, multicast=scene.multicast, seed=scene.seed,
-                    limit_cycles=s.access.cycles,
-                )  # fmt: skip
-                rows.append((placer, evaluate(mapped).latency_us, step.step_us))
-        except Exception as e:  # noqa: BLE001 - a page must hear of any failure
-            message = failure_text(e, "the comparison")
-            self._schedule(lambda: (notify_error(message), self._show_compare([], False)))
-            return
-        measured = scene.name == "heuristics"
-        self._schedule(lambda: self._show_compare(rows, measured))
 
     def _show_compare(self, rows, measured: bool) -> None:
         self._compare.object = (

@@ -176,3 +176,32 @@ def test_the_figure_is_a_png(curve, tmp_path):
     svg = tmp_path / "curve.svg"
     curve.write_figure(svg)
     assert "<svg" in svg.read_text()[:2000]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_sweep_stops_after_as_many_unstable_rates_as_asked(workers):
+    """``stop_unstable=2``: the curve has shown saturation once two rates in a row were
+    past it; the rates above are not run (in worker processes, the runs under way are
+    dropped), and the points so far are the full sweep's. (Transpose on 4×4 for 1,500
+    cycles: stable up to 0.3, unstable from 0.4.)"""
+    base = replace(BASE, pattern="transpose")
+    rates = [0.05, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7]
+    full = sweep(NocConstants(), base, rates, seed=2, workers=1).points
+    assert [p["stable"] for p in full] == [True] * 3 + [False] * 4
+    short = sweep(NocConstants(), base, rates, seed=2, workers=workers, stop_unstable=2)
+
+    def figures(points):  # as text: a NaN figure equals itself
+        timing = ("wall_s", "cycles_per_s", "flits_per_s")
+        return [repr(sorted((k, v) for k, v in p.items() if k not in timing)) for p in points]
+
+    assert figures(short.points) == figures(full[:5])
+
+
+def test_a_cancelled_sweep_keeps_its_points_so_far():
+    import threading
+
+    cancel = threading.Event()
+    heard = []
+    result = sweep(NocConstants(), BASE, [0.05, 0.1, 0.2], seed=2, workers=1, cancel=cancel,
+                   progress=lambda p: (heard.append(p), cancel.set()))  # fmt: skip
+    assert [p["rate"] for p in result.points] == [0.05] and len(heard) == 1

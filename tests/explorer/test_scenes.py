@@ -23,8 +23,9 @@ from explorer.scenes import (
     scene_from_arg,
 )
 from explorer.state import ExplorerState
+from explorer.traffic_runner import SOURCES, sweep_points
 from explorer.views.mesh_columns import MESH_PAD
-from explorer.views.traffic import SOURCES, TrafficView, compare_table, sweep_points
+from explorer.views.traffic import TrafficView, compare_table
 
 
 def settle(view: TrafficView, timeout_s: float = 120.0) -> None:

@@ -1,4 +1,5 @@
-"""The Traffic tab's parts without a browser: runs, frames, limits (explorer/views/traffic.py)."""
+"""The Traffic tab's parts without a browser: runs, frames, limits (explorer/traffic_runner.py,
+explorer/views/traffic.py, traffic_frames.py, load_curve.py)."""
 
 from __future__ import annotations
 
@@ -15,23 +16,25 @@ from engine.routing import routings
 from engine.simulate import SyntheticRun, frame_window, run_synthetic, simulate_step
 from engine.simulate.trace import WAIT_REASONS
 from explorer.state import ExplorerState
-from explorer.views.mesh_columns import IDLE_COLOR, link_geometry
-from explorer.views.traffic import (
-    FULL_COLOR,
+from explorer.traffic_runner import (
     MAX_ROUTER_CYCLES,
     SOURCES,
+    simulate_traffic,
+    sweep_points,
+    synthetic_spec,
+    verdict,
+)
+from explorer.views.load_curve import curve_sentences
+from explorer.views.mesh_columns import IDLE_COLOR, link_geometry
+from explorer.views.traffic import TrafficView
+from explorer.views.traffic_frames import (
+    FULL_COLOR,
     WAIT_COLORS,
-    TrafficView,
-    curve_sentences,
     latency_counts,
     latency_edges,
     link_frame,
     router_frame,
-    simulate_traffic,
-    sweep_points,
-    synthetic_spec,
     traffic_box,
-    verdict,
 )
 
 
@@ -205,10 +208,17 @@ def test_the_routing_menu_lists_every_routing_and_each_one_runs(state, monkeypat
     assert routings["o1turn"].label in run.title and run.trace.packets["src"].size > 10
     swept = threading.Event()
     asked = []
-    monkeypatch.setattr(view.curve, "_sweep", lambda *args: (asked.append(args), swept.set()))
+
+    def sweep(*args, **options):
+        asked.append((args, options))
+        swept.set()
+        return []
+
+    monkeypatch.setattr("explorer.views.load_curve.sweep_points", sweep)
     view.pattern, view.side, view.routing = "transpose", 8, "o1turn"
     view.curve.start()
-    assert swept.wait(10) and asked[0][3] == "o1turn"  # (pattern, side, flits, routing, …)
+    assert swept.wait(10) and asked[0][0][:2] == ("transpose", 8)
+    assert asked[0][1]["routing"] == "o1turn"
     assert view.curve._bound == pytest.approx(2 / 7)
 
 

@@ -10,7 +10,7 @@ from engine.search import ESConfig, Record
 from engine.specs import load_hardware_spec
 from explorer.runner import SearchRunner
 from explorer.state import ExplorerState
-from explorer.views.roofline import (
+from explorer.views.bottlenecks import (
     CORE_TERMS,
     BottleneckView,
     bound_sentence,

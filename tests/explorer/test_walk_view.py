@@ -10,7 +10,8 @@ from engine.errors import SpecError
 from engine.pipeline import resolve_hardware
 from engine.simulate.walk import endpoint_text, terminals_at
 from explorer.state import ExplorerState
-from explorer.views.traffic import SOURCES, TrafficView, simulate_traffic
+from explorer.traffic_runner import SOURCES, simulate_traffic
+from explorer.views.traffic import TrafficView
 from explorer.views.walk import hop_table
 
 

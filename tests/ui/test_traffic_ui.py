@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import expect
 
 from explorer.browser import DEMO, drag_core, open_in
-from explorer.views.traffic import WAIT_COLORS
+from explorer.views.traffic_frames import WAIT_COLORS
 
 LINK_COLORS = """() => {
   const r = Bokeh.documents[0].get_model_by_name("traffic-links");
@@ -152,8 +152,9 @@ def test_play_runs_through_the_windows_on_its_own_and_pause_stops_it(page, demo_
     assert window_shown(page) == at
     # the colours are the paused window's, as the view's own columns give them
     from explorer.state import ExplorerState
+    from explorer.traffic_runner import SOURCES, simulate_traffic
     from explorer.views.mesh_columns import link_geometry
-    from explorer.views.traffic import SOURCES, link_frame, simulate_traffic
+    from explorer.views.traffic_frames import link_frame
 
     state = ExplorerState.from_specs(DEMO["network"], DEMO["hardware"])
     trace = simulate_traffic(state, SOURCES[0]).trace

@@ -43,7 +43,7 @@ from engine.roofline import ridge, roof, roofline_constants, roofline_point, roo
 from engine.search import Record
 from explorer.state import ExplorerState
 from explorer.views._page import FONT, on_page, style_figure
-from explorer.views.evolution import BEST_COLOR, RowStreamer
+from explorer.views.search_plots import BEST_COLOR, RowStreamer
 
 __all__ = [
     "BottleneckView",
