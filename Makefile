@@ -5,7 +5,7 @@ PY      := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: serve test lint format bench clean
+.PHONY: serve test lint format bench screenshots clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -36,6 +36,10 @@ bench: $(STAMP)
 	$(PY) -m pip install --quiet -e '.[test,bench]'
 	set -e; for b in $(BENCH); do echo "== $$b"; $(PY) benchmarks/$$b.py > /dev/null; done
 	$(PY) benchmarks/report.py
+
+screenshots: $(STAMP)
+	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m explorer.screenshots
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -147,9 +147,11 @@ class TrafficView(pn.viewable.Viewer):
             visible_buttons=["first", "previous", "pause", "play", "next", "last"],
         )  # fmt: skip
         self.player.param.watch(self._on_frame, "value")
-        self.counter = LiveHTML(
-            "", css=TRAFFIC_CSS, div_params={"css_classes": ["traffic-counter"]}
-        )
+        self.counter = LiveHTML(  # beside the player, wrapping within the tab's width
+            "", css=TRAFFIC_CSS, min_width=200, margin=(20, 10, 0, 10),
+            div_params={"css_classes": ["traffic-counter"], "sizing_mode": "stretch_width"},
+            sizing_mode="stretch_width",
+        )  # fmt: skip
         self.summary = LiveHTML(
             "<span class='muted'>Simulate to see the run here.</span>", css=TRAFFIC_CSS,
             div_params={"css_classes": ["traffic-summary"], "width": 820}, width=820,
@@ -195,7 +197,7 @@ class TrafficView(pn.viewable.Viewer):
         self._settings_line = pn.pane.HTML(
             self._settings_title(), stylesheets=[TRAFFIC_CSS], margin=(0, 4), min_width=200,
             css_classes=["traffic-summary"], sizing_mode="stretch_width",
-            styles={"white-space": "normal"},
+            styles={"white-space": "normal", "text-align": "left"},
         )  # fmt: skip
         self._settings = pn.Card(
             pn.FlexBox(
@@ -736,7 +738,7 @@ class TrafficView(pn.viewable.Viewer):
             self._controls(),
             pn.Column(
                 self.summary,
-                pn.Row(self.player, self.counter, margin=0),
+                pn.Row(self.player, self.counter, margin=0, sizing_mode="stretch_width"),
                 pn.FlexBox(
                     self._figure_pane,
                     pn.Column(self._histogram, self.legend),
