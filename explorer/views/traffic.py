@@ -380,9 +380,11 @@ class LoadCurve(pn.viewable.Viewer):
         self.button = pn.widgets.Button(label="Sweep offered load", width=180)
         self.button.on_click(self._on_click)
         self.points = ColumnDataSource({"rate": [], "latency": [], "accepted": [], "color": []})
+        # explicit ranges: Bokeh cannot fit ranges to no data (``show`` fits the points)
         p = figure(
             title="latency against offered load", width=460, height=280, tools="hover,save",
-            toolbar_location=None, y_axis_type="log",
+            toolbar_location=None, y_axis_type="log", x_range=Range1d(0, 0.5),
+            y_range=Range1d(10, 1000),
         )  # fmt: skip
         style_figure(p, "offered load (flits/node/cycle)", "packet latency (cycles)")
         # 20, 50, 100, 200, 500 …: Bokeh's log ticks label 100, 200, … 700 within a few
@@ -486,6 +488,11 @@ class LoadCurve(pn.viewable.Viewer):
             "accepted": [p["accepted_flit_rate"] for p in pts],
             "color": ["#2171b5" if p["stable"] else FULL_COLOR for p in pts],
         }
+        latency = np.array(self.points.data["latency"], dtype=float)
+        latency = latency[np.isfinite(latency) & (latency > 0)]
+        if latency.size:
+            self.figure.y_range.update(start=latency.min() / 1.4, end=latency.max() * 1.4)
+        self.figure.x_range.update(start=0, end=1.08 * max(self.points.data["rate"]))
         zero, saturation = read_curve(pts)
         self.zero_line.location = zero if np.isfinite(zero) else None
         done = not pts[-1]["stable"]
@@ -900,12 +907,12 @@ class TrafficView(pn.viewable.Viewer):
         return p
 
     def _histogram_figure(self):
+        # explicit ranges: Bokeh cannot fit ranges to no bars (``_draw`` fits them)
         p = figure(
             title="packets delivered so far, by latency", width=360, height=230,
-            tools="", toolbar_location=None,
+            tools="", toolbar_location=None, x_range=Range1d(0, 1), y_range=Range1d(0, 1),
         )  # fmt: skip
         style_figure(p, "packet latency (cycles)", "packets")
-        p.y_range.start = 0
         self._bars = ColumnDataSource({"left": [], "right": [], "top": []})
         p.quad(
             left="left", right="right", bottom=0, top="top", source=self._bars,
@@ -929,6 +936,8 @@ class TrafficView(pn.viewable.Viewer):
         self._routers.data.update({name: _listed(v) for name, v in routers.items()})
         counts, delivered = latency_counts(trace, self._edges, k)
         self._bars.data = {"left": self._edges[:-1], "right": self._edges[1:], "top": counts}
+        self._histogram.x_range.update(start=self._edges[0], end=self._edges[-1])
+        self._histogram.y_range.update(start=0, end=1.05 * max(int(counts.max(initial=0)), 1))
         start, stop = k * trace.window, min((k + 1) * trace.window, trace.cycles)
         span = f"cycle <b>{start:,}</b>" if trace.window == 1 else (
             f"cycles <b>{start:,}–{stop:,}</b>"

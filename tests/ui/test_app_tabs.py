@@ -146,6 +146,16 @@ TABS = (
 )  # fmt: skip  (None: its summary, by test id)
 
 
+# Said by choices.js inside Bokeh's MultiChoice (Panel's MultiChoice, the Pareto tab's
+# objectives): Bokeh's view builds it without ``allowHTML`` and offers no setting for it,
+# so no code of ours can silence it. Only this exact sentence is let through.
+CHOICES_DEPRECATION = (
+    "Deprecation warning: allowHTML will default to false in a future release. To render "
+    "HTML in Choices, you will need to set it to true. Setting allowHTML will suppress this "
+    "message."
+)
+
+
 @pytest.mark.ui
 def test_every_tab_at_1366_by_768_draws_whole_and_says_nothing_wrong(page, demo_url):
     """Issue 40: a scripted session through every tab at 1366×768 — every plot drawn with a
@@ -164,7 +174,7 @@ def test_every_tab_at_1366_by_768_draws_whole_and_says_nothing_wrong(page, demo_
         assert width <= 1366, f"the {name} tab is {width} px wide"
         empty = [f for f in page.evaluate(FIGURES) if f["shown"] and not f["width"] * f["height"]]
         assert empty == [], f"the {name} tab draws plots without a plot area: {empty}"
-    messages = sorted({m.text for m in said})
+    messages = sorted({m.text for m in said} - {CHOICES_DEPRECATION})
     assert not messages, "\n".join(messages)
 
 
