@@ -171,10 +171,12 @@ def _trace_figure(trace: ColumnDataSource, budget: int):
 
 
 def _points_figure(points, best, current, mapper):
+    # the toolbar below: above, the title left its tools too little room (they folded into
+    # its "⋮" menu, the title running under it)
     p = figure(
         title="Every evaluated mapping (Loihi 2 mapping ES Fig. 6)",
         width=580, height=420, tools="pan,wheel_zoom,box_zoom,tap,reset,save",
-        toolbar_location="above", border_fill_color="white",
+        toolbar_location="below", border_fill_color="white",
         x_range=Range1d(0, 1), y_range=Range1d(0, 1),  # fitted by the view (``fit_range``)
     )  # fmt: skip
     style_figure(p, "latency (µs / step)", "energy (µJ / step)")

@@ -415,10 +415,11 @@ class ParetoView(pn.viewable.Viewer):
             widget.disabled = self.running
 
     def _figure(self):
+        # the toolbar below: above, the title ran under it and its tools folded into "⋮"
         p = figure(
             title="Every evaluated mapping, and the front so far",
             width=640, height=440, tools="pan,wheel_zoom,box_select,tap,reset,save",
-            toolbar_location="above", border_fill_color="white",
+            toolbar_location="below", border_fill_color="white",
             x_range=Range1d(0, 1), y_range=Range1d(0, 1),  # fitted by ``_fit`` (``fit_range``)
         )  # fmt: skip
         style_figure(p, objectives[self.names[0]].label, objectives[self.names[1]].label)

@@ -243,12 +243,13 @@ class _TermsPlot:
     """Grouped bars of the three compute terms per core, link and barrier as lines."""
 
     def __init__(self):
-        # every column the bars and the tooltip name, empty: Bokeh warns of a missing one
+        # every column the bars and the tooltip name, empty: Bokeh warns of a missing one;
+        # the toolbar below, as the title (which names the bound) grows under it above
         self.source = ColumnDataSource(data={k: [] for k in _CORE_COLUMNS})
         p = figure(
             x_range=FactorRange(factors=[]), y_range=Range1d(0, 1), height=340,
             sizing_mode="stretch_width",  # as wide as the tab: every core's bars, no scroll
-            tools="xpan,xwheel_zoom,reset,save", toolbar_location="above",
+            tools="xpan,xwheel_zoom,reset,save", toolbar_location="below",
             title="Max-affine terms per core (Loihi 2 runtime model eq. 1)",
             border_fill_color="white",
         )  # fmt: skip
