@@ -79,6 +79,7 @@ from explorer.views._page import (
     session_scheduler,
     style_figure,
 )
+from explorer.views.glossary import labelled_player, term_help, with_terms
 from explorer.views.mesh_columns import (
     LOAD_PALETTE,
     MESH_PAD,
@@ -110,6 +111,10 @@ __all__ = [
     "verdict",
 ]
 
+CYCLES_HELP = (
+    "The cycles traffic is offered for; the run then goes on until the packets under way "
+    "are delivered, so the counter below may count more."
+)
 SCENE_FILE = "a scene file (.json, as Scene as JSON writes it)"
 ZOOM_SHARE = 0.5  # a run on at most this share of the mesh opens zoomed onto it
 FRAMES = 150  # windows a run is cut into (about; a short run has windows of one cycle)
@@ -667,16 +672,18 @@ class TrafficView(pn.viewable.Viewer):
             div_params={"css_classes": ["traffic-summary"], "width": 820}, width=820,
         )  # fmt: skip
         self.legend = pn.pane.HTML(
-            "<div class='traffic-summary'>Links: the share of the window each was busy. "
-            "Routers: how full their fullest input port was; <b style='color:"
-            f"{FULL_COLOR}'>outlined</b> when a port was full, so the flits behind it wait "
-            "and the wait spreads upstream (back-pressure). A cross marks a router whose "
-            "packets stalled, larger the more of its virtual channels waited: <b style='color:"
-            f"{WAIT_COLORS[1]}'>for a credit</b> (the next buffer full), <b style='color:"
-            f"{WAIT_COLORS[0]}'>for an output VC</b> (others hold them, often waiting for "
-            f"credits themselves), <b style='color:{WAIT_COLORS[2]}'>for the switch</b>. "
-            "Packets under way: created and not yet delivered, whether still queued at their "
-            "source or in the mesh.</div>",
+            with_terms(
+                "<div class='traffic-summary'>Links: the share of the window each was busy. "
+                "Routers: how full their fullest input port was; <b style='color:"
+                f"{FULL_COLOR}'>outlined</b> when a port was full, so the flits behind it wait "
+                "and the wait spreads upstream (back-pressure). A cross marks a router whose "
+                "packets stalled, larger the more of its virtual channels waited: <b style='color:"
+                f"{WAIT_COLORS[1]}'>for a credit</b> (the next buffer full), <b style='color:"
+                f"{WAIT_COLORS[0]}'>for an output VC</b> (others hold them, often waiting for "
+                f"credits themselves), <b style='color:{WAIT_COLORS[2]}'>for the switch</b>. "
+                "Packets under way: created and not yet delivered, whether still queued at their "
+                "source or in the mesh.</div>"
+            ),
             stylesheets=[_CSS],
             width=360,
             margin=(4, 10),
@@ -730,12 +737,16 @@ class TrafficView(pn.viewable.Viewer):
                     self.param.rows, name="mesh rows (0: as many as the side)", width=w
                 ),
                 pn.widgets.FloatInput.from_param(
-                    self.param.rate, name="offered flits/node/cycle", step=0.01, width=w
+                    self.param.rate, name="offered flits/node/cycle", step=0.01, width=w,
+                    description=term_help("flit"),
                 ),
                 pn.widgets.IntInput.from_param(
-                    self.param.packet_flits, name="flits per packet", width=w
+                    self.param.packet_flits, name="flits per packet", width=w,
+                    description=term_help("flit"),
                 ),
-                pn.widgets.IntInput.from_param(self.param.cycles, name="cycles", width=w),
+                pn.widgets.IntInput.from_param(
+                    self.param.cycles, name="cycles", width=w, description=CYCLES_HELP
+                ),
                 pn.widgets.Select.from_param(
                     self.param.routing, name="routing", width=w,
                     options={routings[name].label: name for name in routings},
@@ -796,7 +807,9 @@ class TrafficView(pn.viewable.Viewer):
             figure = self._mesh_figure(run)
             self._draw(0)  # every column the glyphs name, before the page sees them
             self._figure_pane.object = figure
-            self.summary.object = f"<span data-testid='traffic-summary'>{run.summary}</span>"
+            self.summary.object = (
+                f"<span data-testid='traffic-summary'>{with_terms(run.summary)}</span>"
+            )
             self.player.param.update(end=max(trace.n_windows - 1, 1), value=0, disabled=False)
             self.walker.reset(run)
         finally:
@@ -945,7 +958,7 @@ class TrafficView(pn.viewable.Viewer):
         full = int(np.count_nonzero(routers["line_color"] == FULL_COLOR))
         pushed = int(np.count_nonzero(routers["stalled_credit"] >= 0.5))
         self.counter.object = "<span data-testid='traffic-counter'>" + (
-            f"{span} of {trace.cycles:,} · window {k + 1} of {trace.n_windows} · "
+            f"{span} of {trace.cycles:,}{_drained(trace)} · window {k + 1} of {trace.n_windows} · "
             f"<b>{trace.in_flight(k):,}</b> packets under way · <b>{delivered:,}</b> delivered"
             + (f" · <b style='color:{FULL_COLOR}'>{full}</b> routers with a full input"
                if full else "")
@@ -1063,7 +1076,7 @@ class TrafficView(pn.viewable.Viewer):
         self.param.update(**settings, scene=scene)
         self._scene_text.object = (
             f"<span data-testid='scene-text'><b>{escape(scene.title)}.</b> "
-            f"{escape(scene.text)}</span>"
+            f"{with_terms(escape(scene.text))}</span>"
         )
         self._compare.object = ""
         self._start()
@@ -1180,7 +1193,7 @@ class TrafficView(pn.viewable.Viewer):
             pn.Column(self._controls(), self._share, margin=0),
             pn.Column(
                 self.summary,
-                self.player,
+                labelled_player(self.player),
                 self.counter,
                 pn.FlexBox(
                     self._figure_pane,
@@ -1232,6 +1245,14 @@ def _share_bar(palette, title: str) -> ColorBar:
         formatter=NumeralTickFormatter(format="0%"), ticker=BasicTicker(desired_num_ticks=5),
         title_text_font_size="12px", major_label_text_font_size="11px",
     )  # fmt: skip
+
+
+def _drained(trace) -> str:
+    """The counter's word on a synthetic run's cycles past those asked for (its drain)."""
+    offered = trace.offered_cycles
+    if offered is None or offered >= trace.cycles:
+        return ""
+    return f" (traffic offered for {offered:,}, then the packets under way drain)"
 
 
 def _listed(values):
