@@ -361,8 +361,8 @@ class ParetoView(pn.viewable.Viewer):
             return
         how = "stopped" if cancelled else "done"
         self.param.update(running=False, status=(
-            f"{how} after {len(search.history)} evaluations: {_on_front(self.front)}; click "
-            "one to see it on the Mesh tab"))  # fmt: skip
+            f"{how} after {_evaluations(len(search.history))}: {_on_front(self.front)}; "
+            "click one to see it on the Mesh tab"))  # fmt: skip
 
     # ------------------------------------------------------------ picking and brushing
     def _on_select(self, attr, old, new) -> None:
@@ -478,6 +478,10 @@ class ParetoView(pn.viewable.Viewer):
             pn.Column(pn.pane.Bokeh(self.figure), self.table),
             self._status, flex_wrap="wrap", sizing_mode="stretch_width", name="Pareto",
         )  # fmt: skip
+
+
+def _evaluations(n: int) -> str:
+    return f"{n} evaluation{'' if n == 1 else 's'}"
 
 
 def _on_front(front: Sequence) -> str:
