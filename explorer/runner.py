@@ -168,7 +168,8 @@ class StateListener:
             # the best of the search's own starting points (the first of equals)
             name, start = min(search.result().heuristics.items(), key=lambda h: h[1].fitness)
             status = (
-                f"{how} after {len(search.history)} evaluations: best "
+                f"{how} after {len(search.history)} evaluation"
+                f"{'' if len(search.history) == 1 else 's'}: best "
                 f"{self._said(state.search_best)}, from {self._said(start, short=True)} "
                 f"({'your mapping' if name == 'start' else name})"
             )

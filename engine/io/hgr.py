@@ -157,7 +157,10 @@ def _read_ints(path, what: str, max_bytes: int) -> tuple[np.ndarray, np.ndarray,
             held = f"a number of more than {MAX_DIGITS} digits"
         else:
             held = "something other than whole numbers"
-        raise InputFileError(f"{path}: line {line} holds {held}")
+        raise InputFileError(
+            f"{path}: line {line} holds {held}; an hMETIS .hgr file holds only whole numbers "
+            "(and comment lines starting with %)"
+        )
     comments = [ln for ln in raw[:4096].decode("utf-8", "replace").splitlines() if ln[:1] == "%"]
     return values, tokens, " ".join(comments)
 
@@ -186,7 +189,8 @@ def read_hgr(path, *, limits: ReadLimits | None = None) -> Network:
         raise InputFileError(
             f"{path}: header promises {n_edges} h-edges"
             + (f" and {n_vertices} vertex weights" if vertex_w else "")
-            + f" but the file has {lines.size} lines"
+            + f" but the file has {lines.size} line{'' if lines.size == 1 else 's'} after "
+            "its header: the header's first number counts the h-edge lines that follow"
         )
     if n_vertices > lim.neurons:
         raise CapacityError(

@@ -98,7 +98,10 @@ def _read_graph(path: Path, max_bytes: int):
 
     with open_regular(path, "NIR file", max_bytes) as f:
         if f.read(8) != b"\x89HDF\r\n\x1a\n":
-            raise InputFileError(f"{path} is not a NIR file: NIR files are HDF5, this one is not")
+            raise InputFileError(
+                f"{path} is not a NIR file: NIR files are HDF5, this one is not (write one "
+                "with nir.write from the framework the network was built in)"
+            )
         _check_hdf5(f, path, max_bytes)
         try:
             return nir.read(f)

@@ -76,7 +76,16 @@ class Trace:
 
     @property
     def cycles(self) -> int:
+        """Every cycle the run simulated (a synthetic run's drain included)."""
         return int(self.meta["cycles"])
+
+    @property
+    def offered_cycles(self) -> int | None:
+        """The cycles a synthetic run offered traffic (warm-up and measured cycles): after
+        them it only delivered the packets under way. None for a mapping's step."""
+        if "measured_cycles" not in self.meta:
+            return None
+        return int(self.meta.get("warmup", 0)) + int(self.meta["measured_cycles"])
 
     def utilization(self, k: int) -> np.ndarray:
         """Per link id: the share of window k's capacity its flits used (0 … 1); with

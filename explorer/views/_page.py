@@ -23,6 +23,7 @@ import logging
 import threading
 from collections.abc import Callable
 
+import numpy as np
 import panel as pn
 from bokeh.models import InlineStyleSheet
 from panel.io.state import set_curdoc
@@ -33,6 +34,7 @@ from engine.errors import MeshScopeError, failure_text
 
 __all__ = [
     "ERROR_DURATION_MS",
+    "Extent",
     "FONT",
     "ICONS",
     "LiveHTML",
@@ -43,6 +45,7 @@ __all__ = [
     "off_page",
     "on_page",
     "run_action",
+    "fit_range",
     "session_scheduler",
     "style_figure",
 ]
@@ -83,6 +86,43 @@ def legend_and_colour_bar(p, location: str, mapper, title: str):
     )  # fmt: skip
     p.add_layout(bar, "right")
     return bar
+
+
+class Extent:
+    """The smallest and largest finite value seen so far (of a streamed column)."""
+
+    def __init__(self):
+        self.reset()
+
+    def reset(self) -> None:
+        self.lo, self.hi = np.inf, -np.inf
+
+    def add(self, values) -> Extent:
+        v = np.asarray(values, dtype=float).ravel()
+        v = v[np.isfinite(v)]
+        if v.size:
+            self.lo, self.hi = min(self.lo, float(v.min())), max(self.hi, float(v.max()))
+        return self
+
+    def __or__(self, values) -> Extent:
+        """A new extent over this one and ``values``."""
+        out = Extent()
+        out.lo, out.hi = self.lo, self.hi
+        return out.add(values)
+
+
+def fit_range(rng, extent: Extent, padding: float = 0.08) -> None:
+    """Set a ``Range1d`` (and what Reset returns to) to ``extent``, padded by ``padding`` of
+    its span (a single value: ±5 % of it); left as it is while ``extent`` is empty.
+
+    For plots whose data may be empty (before a search): Bokeh's ``DataRange1d`` cannot
+    fit no data, and logs "could not set initial ranges" on every layout."""
+    lo, hi = extent.lo, extent.hi
+    if not lo <= hi:
+        return
+    pad = padding * (hi - lo) if hi > lo else (0.05 * abs(lo) or 1.0)
+    start, end = lo - pad, hi + pad
+    rng.update(start=start, end=end, reset_start=start, reset_end=end)
 
 
 def style_figure(p, x_label: str, y_label: str) -> None:

@@ -235,15 +235,21 @@ def search_roofline_columns(hardware: Hardware, records: Sequence[Record]) -> di
 
 
 # ------------------------------------------------------------------ drawing
+_CORE_COLUMNS = ("core", "core_id", "population", "neurons",
+                 *(f"{t}_us" for t in CORE_TERMS), "largest_us", "largest")  # fmt: skip
+
+
 class _TermsPlot:
     """Grouped bars of the three compute terms per core, link and barrier as lines."""
 
     def __init__(self):
-        self.source = ColumnDataSource(data={"core": []})
+        # every column the bars and the tooltip name, empty: Bokeh warns of a missing one;
+        # the toolbar below, as the title (which names the bound) grows under it above
+        self.source = ColumnDataSource(data={k: [] for k in _CORE_COLUMNS})
         p = figure(
             x_range=FactorRange(factors=[]), y_range=Range1d(0, 1), height=340,
             sizing_mode="stretch_width",  # as wide as the tab: every core's bars, no scroll
-            tools="xpan,xwheel_zoom,reset,save", toolbar_location="above",
+            tools="xpan,xwheel_zoom,reset,save", toolbar_location="below",
             title="Max-affine terms per core (Loihi 2 runtime model eq. 1)",
             border_fill_color="white",
         )  # fmt: skip
@@ -322,7 +328,9 @@ class _RooflinePlot:
 
     def __init__(self):
         self.roof = ColumnDataSource(data={"x": [], "y": []})
-        self.search = ColumnDataSource(name="roofline-search")
+        self.search = ColumnDataSource(
+            name="roofline-search", data={k: [] for k in ("x", "y", "bound", "latency_us")}
+        )
         self.marks = {k: ColumnDataSource(data=self._mark_columns([])) for k in _MARKS}
         p = figure(
             x_axis_type="log", y_axis_type="log", width=700, height=560,

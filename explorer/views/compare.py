@@ -217,12 +217,19 @@ def summary_html(rows: list[dict], reference_label: str) -> str:
 
 
 # ------------------------------------------------------------------ drawing
+_LINK_COLUMNS = ("x0", "y0", "x1", "y1", "link", "kind", "direction", "src", "dst", "current",
+                 "reference", "delta", "color", "width", "width_px")  # fmt: skip
+_CORE_COLUMNS = ("x", "y", "address", "population", "reference_population", "color",
+                 "line_color", "line_width")  # fmt: skip
+
+
 class _DifferencePlot:
     """The mesh once more, links coloured by current − reference messages per step."""
 
     def __init__(self, hardware: Hardware, network: Network, like):
-        self.links = ColumnDataSource()
-        self.cores = ColumnDataSource()
+        # every column the glyphs and tooltips name, empty until the first ``update``
+        self.links = ColumnDataSource({k: [] for k in _LINK_COLUMNS})
+        self.cores = ColumnDataSource({k: [] for k in _CORE_COLUMNS})
         self.mapper = LinearColorMapper(palette=list(DIFF_PALETTE), low=-1, high=1)
         ppr = like.frame_width / (like.x_range.end - like.x_range.start)
         self.link_px = max(1.0, 0.045 * ppr)

@@ -30,11 +30,11 @@ import panel as pn
 import param
 from bokeh.models import (
     ColumnDataSource,
-    DataRange1d,
     HoverTool,
     Label,
     LinearColorMapper,
     NumeralTickFormatter,
+    Range1d,
     TapTool,
 )
 from bokeh.palettes import Viridis256
@@ -47,6 +47,8 @@ from explorer.state import ExplorerState
 from explorer.views._page import (
     FONT,
     ICONS,
+    Extent,
+    fit_range,
     in_document,
     legend_and_colour_bar,
     notify_error,
@@ -99,12 +101,14 @@ def objective_label(objective: str) -> str:
 
 
 # ------------------------------------------------------------------ drawing
-def _trace_figure(trace: ColumnDataSource):
+def _trace_figure(trace: ColumnDataSource, budget: int):
+    # across: the run's budget, not the data (no data before a search: Bokeh could not set
+    # its initial ranges); ``start`` sets it to the run's own
     p = figure(
         title="Best so far against evaluations",
         width=540, height=420, tools="pan,wheel_zoom,box_zoom,reset,save",
-        toolbar_location="above", x_range=DataRange1d(start=0, range_padding=0.03),
-        y_range=DataRange1d(range_padding=0.12), border_fill_color="white",
+        toolbar_location="above", x_range=Range1d(0, budget), y_range=Range1d(0, 1),
+        border_fill_color="white",
     )  # fmt: skip
     style_figure(p, "evaluations", objective_label("latency"))
     line = p.step(
@@ -122,11 +126,13 @@ def _trace_figure(trace: ColumnDataSource):
 
 
 def _points_figure(points, best, current, mapper):
+    # the toolbar below: above, the title left its tools too little room (they folded into
+    # its "⋮" menu, the title running under it)
     p = figure(
         title="Every evaluated mapping (Loihi 2 mapping ES Fig. 6)",
         width=580, height=420, tools="pan,wheel_zoom,box_zoom,tap,reset,save",
-        toolbar_location="above", border_fill_color="white",
-        x_range=DataRange1d(range_padding=0.08), y_range=DataRange1d(range_padding=0.08),
+        toolbar_location="below", border_fill_color="white",
+        x_range=Range1d(0, 1), y_range=Range1d(0, 1),  # fitted by the view (``fit_range``)
     )  # fmt: skip
     style_figure(p, "latency (µs / step)", "energy (µJ / step)")
     scatter = p.scatter(
@@ -196,7 +202,9 @@ class EvolutionView(pn.viewable.Viewer):
         self._points = RowStreamer(self.points_source, point_columns)
         self._mapper = LinearColorMapper(palette=list(CORES_PALETTE), low=0, high=1)
         self._cores_range: tuple[int, int] | None = None
-        self.trace_figure = _trace_figure(self.trace_source)
+        # what the plots hold, for their ranges: trace (best), points (latency, energy)
+        self._trace_y, self._points_x, self._points_y = Extent(), Extent(), Extent()
+        self.trace_figure = _trace_figure(self.trace_source, self.budget)
         self.points_figure = _points_figure(
             self.points_source, self.best_source, self.current_source, self._mapper
         )
@@ -309,6 +317,7 @@ class EvolutionView(pn.viewable.Viewer):
             return
         self.runner = runner
         self._progress.max = config.budget
+        self.trace_figure.x_range.update(start=0, end=config.budget, reset_end=config.budget)
         self._set_objective(config.objective)
 
     def stop(self) -> None:
@@ -379,16 +388,35 @@ class EvolutionView(pn.viewable.Viewer):
     @on_page
     def _on_trace(self, *events) -> None:
         rows = self.state.search_trace
-        self._trace.update(rows)
+        sent = self._trace.update(rows)
+        if self._trace.replaced:
+            self._trace_y.reset()
+        self._trace_y.add(trace_columns(sent)["best"])
+        self._fit_trace()
         self._progress.value = min(len(rows), self._progress.max)
+
+    def _fit_trace(self) -> None:
+        fit_range(self.trace_figure.y_range, self._trace_y | self._current_line.data["value"], 0.12)
+
+    def _fit_points(self) -> None:
+        marks = (self.best_source.data, self.current_source.data)
+        fig = self.points_figure
+        fit_range(fig.x_range, self._points_x | [v for m in marks for v in m["latency_us"]])
+        fit_range(fig.y_range, self._points_y | [v for m in marks for v in m["energy_uj"]])
 
     @on_page
     def _on_points(self, *events) -> None:
         new = self._points.update(self.state.search_points)
         if self._points.replaced:
             self._cores_range = None
+            self._points_x.reset()
+            self._points_y.reset()
             if self.points_source.selected.indices:
                 self.points_source.selected.indices = []
+        cols = point_columns(new)
+        self._points_x.add(cols["latency_us"])
+        self._points_y.add(cols["energy_uj"])
+        self._fit_points()
         if not new:
             return
         cores = [r.cores_used for r in new]
@@ -406,9 +434,15 @@ class EvolutionView(pn.viewable.Viewer):
             self.best_source.data = {"latency_us": [], "energy_uj": []}
         else:
             self.best_source.data = {"latency_us": [best.latency_us], "energy_uj": [best.energy_uj]}
+        self._fit_points()
 
     @on_page
     def _on_current(self, *events) -> None:
+        self._show_current()
+        self._fit_points()
+        self._fit_trace()
+
+    def _show_current(self) -> None:
         ev = self.state.evaluation
         if ev is None:
             self.current_source.data = {"latency_us": [], "energy_uj": []}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import panel as pn
 import param
-from bokeh.models import ColumnDataSource, FixedTicker, Span
+from bokeh.models import ColumnDataSource, FixedTicker, Range1d, Span
 from bokeh.plotting import figure
 
 from engine.errors import MeshScopeError
@@ -60,9 +60,15 @@ class LoadCurve(pn.viewable.Viewer):
         self.button.on_click(self._on_click)
         self.points = ColumnDataSource({"rate": [], "latency": [], "accepted": [], "color": []})
         p = figure(
-            title="latency against offered load", width=460, height=280, tools="hover,save",
-            toolbar_location=None, y_axis_type="log",
-        )  # fmt: skip
+            title="latency against offered load",
+            width=460,
+            height=280,
+            tools="hover,save",
+            toolbar_location=None,
+            y_axis_type="log",
+            x_range=Range1d(0, 0.5),
+            y_range=Range1d(10, 1000),
+        )  # fmt: skip  (explicit ranges: Bokeh cannot fit ranges to no data; show fits them)
         style_figure(p, "offered load (flits/node/cycle)", "packet latency (cycles)")
         # 20, 50, 100, 200, 500 …: Bokeh's log ticks label 100, 200, … 700 within a few
         # pixels once latency runs away
@@ -163,6 +169,11 @@ class LoadCurve(pn.viewable.Viewer):
             "accepted": [p["accepted_flit_rate"] for p in pts],
             "color": ["#2171b5" if p["stable"] else FULL_COLOR for p in pts],
         }
+        latency = np.array(self.points.data["latency"], dtype=float)
+        latency = latency[np.isfinite(latency) & (latency > 0)]
+        if latency.size:
+            self.figure.y_range.update(start=latency.min() / 1.4, end=latency.max() * 1.4)
+        self.figure.x_range.update(start=0, end=1.08 * max(self.points.data["rate"]))
         zero, saturation = read_curve(pts)
         self.zero_line.location = zero if np.isfinite(zero) else None
         done = not pts[-1]["stable"]

@@ -540,10 +540,11 @@ class MosaicView(pn.viewable.Viewer):
         self._labels.view = CDSView(filter=IndexFilter(np.flatnonzero(kind == NT).tolist()))
 
     def _grid_figure(self):
+        # the toolbar below: above, the title ran under it and its tools folded into "⋮"
         p = figure(
             title="Routing memory per tile: input rows needed / rows there", width=None,
             height=None, frame_width=470, frame_height=470, x_range=Range1d(-0.6, 16.6),
-            y_range=Range1d(16.6, -0.6), tools="tap,save", toolbar_location="above",
+            y_range=Range1d(16.6, -0.6), tools="tap,save", toolbar_location="below",
             background_fill_color="#ffffff", border_fill_color="white", name="mosaic-grid",
         )  # fmt: skip
         style_figure(p, "", "")

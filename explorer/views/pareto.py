@@ -27,9 +27,9 @@ import param
 from bokeh.models import (
     BoxSelectTool,
     ColumnDataSource,
-    DataRange1d,
     HoverTool,
     LinearColorMapper,
+    Range1d,
     TapTool,
 )
 from bokeh.palettes import Viridis256
@@ -44,6 +44,8 @@ from explorer.state import ExplorerState
 from explorer.views._page import (
     FONT,
     ICONS,
+    Extent,
+    fit_range,
     in_document,
     legend_and_colour_bar,
     notify_error,
@@ -136,6 +138,7 @@ class ParetoView(pn.viewable.Viewer):
         self.heuristic_source = ColumnDataSource(name="pareto-heuristics")
         self.current_source = ColumnDataSource({"x": [], "y": []}, name="pareto-current")
         self._points = RowStreamer(self.points_source, self._columns)
+        self._x, self._y = Extent(), Extent()  # of the points drawn: the plot's ranges
         self.front_source.data = self._columns([])
         self.heuristic_source.data = {**self._columns([]), "name": []}
         self._mapper = LinearColorMapper(palette=list(PALETTE), low=0, high=1)
@@ -277,6 +280,9 @@ class ParetoView(pn.viewable.Viewer):
     def _draw_axes(self) -> None:
         self.axes = tuple(w.value for w in self._axis_widgets)
         self._points.replace(self.evaluations)
+        self._x.reset()
+        self._y.reset()
+        self._extend(self.points_source.data)
         self.front_source.data = self._columns(self.front)
         heur = [e for e in self.evaluations if e.note and e.generation == 0]
         self.heuristic_source.data = {**self._columns(heur), "name": [e.note for e in heur]}
@@ -294,6 +300,16 @@ class ParetoView(pn.viewable.Viewer):
 
     def _draw_current(self) -> None:
         self.current_source.data = current_point(self.state, self.axes)
+        self._fit()
+
+    def _extend(self, columns: dict) -> None:
+        self._x.add(columns["x"])
+        self._y.add(columns["y"])
+
+    def _fit(self) -> None:
+        current = self.current_source.data
+        fit_range(self.figure.x_range, self._x | current["x"])
+        fit_range(self.figure.y_range, self._y | current["y"])
 
     def _recolour(self) -> None:
         cs = self.points_source.data["c"]
@@ -311,13 +327,17 @@ class ParetoView(pn.viewable.Viewer):
         new = [e for e in batch if e.feasible]
         if new:
             self.evaluations = self.evaluations + new
-            self._points.update(self.evaluations)
+            sent = self._points.update(self.evaluations)
+            if self._points.replaced:
+                self._x.reset()
+                self._y.reset()
+            self._extend(self._columns(sent))
+            self._fit()
             self._update_front(new)
             heur = [e for e in self.evaluations if e.note and e.generation == 0]
             self.heuristic_source.data = {**self._columns(heur), "name": [e.note for e in heur]}
             self._recolour()
-        self.status = (f"{self._seen} / {self.budget} evaluations, {len(self.front)} mappings "
-                       "on the front")  # fmt: skip
+        self.status = f"{self._seen} / {self.budget} evaluations, {_on_front(self.front)}"
 
     def _update_front(self, new) -> None:
         pool = self.front + new
@@ -341,8 +361,8 @@ class ParetoView(pn.viewable.Viewer):
             return
         how = "stopped" if cancelled else "done"
         self.param.update(running=False, status=(
-            f"{how} after {len(search.history)} evaluations: {len(self.front)} mappings on "
-            "the front; click one to see it on the Mesh tab"))  # fmt: skip
+            f"{how} after {_evaluations(len(search.history))}: {_on_front(self.front)}; "
+            "click one to see it on the Mesh tab"))  # fmt: skip
 
     # ------------------------------------------------------------ picking and brushing
     def _on_select(self, attr, old, new) -> None:
@@ -395,11 +415,12 @@ class ParetoView(pn.viewable.Viewer):
             widget.disabled = self.running
 
     def _figure(self):
+        # the toolbar below: above, the title ran under it and its tools folded into "⋮"
         p = figure(
             title="Every evaluated mapping, and the front so far",
             width=640, height=440, tools="pan,wheel_zoom,box_select,tap,reset,save",
-            toolbar_location="above", border_fill_color="white",
-            x_range=DataRange1d(range_padding=0.08), y_range=DataRange1d(range_padding=0.08),
+            toolbar_location="below", border_fill_color="white",
+            x_range=Range1d(0, 1), y_range=Range1d(0, 1),  # fitted by ``_fit`` (``fit_range``)
         )  # fmt: skip
         style_figure(p, objectives[self.names[0]].label, objectives[self.names[1]].label)
         points = p.scatter(
@@ -457,6 +478,16 @@ class ParetoView(pn.viewable.Viewer):
             pn.Column(pn.pane.Bokeh(self.figure), self.table),
             self._status, flex_wrap="wrap", sizing_mode="stretch_width", name="Pareto",
         )  # fmt: skip
+
+
+def _evaluations(n: int) -> str:
+    return f"{n} evaluation{'' if n == 1 else 's'}"
+
+
+def _on_front(front: Sequence) -> str:
+    """How many mappings the front holds, in words ("1 mapping on the front")."""
+    n = len(front)
+    return f"{n} mapping{'' if n == 1 else 's'} on the front"
 
 
 def _names() -> str:

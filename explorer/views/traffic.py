@@ -68,6 +68,7 @@ from explorer.views._page import (
     session_scheduler,
     style_figure,
 )
+from explorer.views.glossary import labelled_player, term_help, with_terms
 from explorer.views.load_curve import LoadCurve
 from explorer.views.mesh_columns import (
     LOAD_PALETTE,
@@ -92,6 +93,10 @@ from explorer.views.walk import WalkView
 
 __all__ = ["SCENE_LABELS", "TrafficView", "compare_table"]
 
+CYCLES_HELP = (
+    "The cycles traffic is offered for; the run then goes on until the packets under way "
+    "are delivered, so the counter below may count more."
+)
 SCENE_FILE = "a scene file (.json, as Scene as JSON writes it)"
 SYNTHETIC_PATTERNS = scenes.PATTERNS  # every pattern but a matrix file
 WALK_COLOR = "#059669"  # a walked packet's route (apart from the links' oranges)
@@ -157,16 +162,18 @@ class TrafficView(pn.viewable.Viewer):
             div_params={"css_classes": ["traffic-summary"], "width": 820}, width=820,
         )  # fmt: skip
         self.legend = pn.pane.HTML(
-            "<div class='traffic-summary'>Links: the share of the window each was busy. "
-            "Routers: how full their fullest input port was; <b style='color:"
-            f"{FULL_COLOR}'>outlined</b> when a port was full, so the flits behind it wait "
-            "and the wait spreads upstream (back-pressure). A cross marks a router whose "
-            "packets stalled, larger the more of its virtual channels waited: <b style='color:"
-            f"{WAIT_COLORS[1]}'>for a credit</b> (the next buffer full), <b style='color:"
-            f"{WAIT_COLORS[0]}'>for an output VC</b> (others hold them, often waiting for "
-            f"credits themselves), <b style='color:{WAIT_COLORS[2]}'>for the switch</b>. "
-            "Packets under way: created and not yet delivered, whether still queued at their "
-            "source or in the mesh.</div>",
+            with_terms(
+                "<div class='traffic-summary'>Links: the share of the window each was busy. "
+                "Routers: how full their fullest input port was; <b style='color:"
+                f"{FULL_COLOR}'>outlined</b> when a port was full, so the flits behind it wait "
+                "and the wait spreads upstream (back-pressure). A cross marks a router whose "
+                "packets stalled, larger the more of its virtual channels waited: <b style='color:"
+                f"{WAIT_COLORS[1]}'>for a credit</b> (the next buffer full), <b style='color:"
+                f"{WAIT_COLORS[0]}'>for an output VC</b> (others hold them, often waiting for "
+                f"credits themselves), <b style='color:{WAIT_COLORS[2]}'>for the switch</b>. "
+                "Packets under way: created and not yet delivered, whether still queued at their "
+                "source or in the mesh.</div>"
+            ),
             stylesheets=[TRAFFIC_CSS],
             width=360,
             margin=(4, 10),
@@ -254,9 +261,11 @@ class TrafficView(pn.viewable.Viewer):
                 self._checked(pn.widgets.IntInput, "rows", "mesh rows (0: square)",
                               width=w),  # fmt: skip
                 self._checked(pn.widgets.FloatInput, "rate", "offered flits/node/cycle",
-                              step=0.01, width=w),  # fmt: skip
-                self._checked(pn.widgets.IntInput, "packet_flits", "flits per packet", width=w),
-                self._checked(pn.widgets.IntInput, "cycles", "cycles", width=w),
+                              step=0.01, width=w, description=term_help("flit")),  # fmt: skip
+                self._checked(pn.widgets.IntInput, "packet_flits", "flits per packet", width=w,
+                              description=term_help("flit")),
+                self._checked(pn.widgets.IntInput, "cycles", "cycles", width=w,
+                              description=CYCLES_HELP),
                 pn.widgets.Select.from_param(
                     self.param.routing, name="routing", width=w,
                     options={routings[name].label: name for name in routings},
@@ -273,7 +282,8 @@ class TrafficView(pn.viewable.Viewer):
         low, high = p.bounds
         # no start/end on the box: Bokeh's box keeps a number past them to itself (it showed
         # 1000, the server never heard of it); the parameter refuses it here, aloud
-        box = widget(name=label, value=getattr(self, name), description=p.doc, **params)
+        params.setdefault("description", p.doc)
+        box = widget(name=label, value=getattr(self, name), **params)
 
         def typed(event) -> None:
             if event.new == getattr(self, name):
@@ -337,7 +347,9 @@ class TrafficView(pn.viewable.Viewer):
             figure = self._mesh_figure(run)
             self._draw(0)  # every column the glyphs name, before the page sees them
             self._figure_pane.object = figure
-            self.summary.object = f"<span data-testid='traffic-summary'>{run.summary}</span>"
+            self.summary.object = (
+                f"<span data-testid='traffic-summary'>{with_terms(run.summary)}</span>"
+            )
             self.player.param.update(end=max(trace.n_windows - 1, 1), value=0, disabled=False)
             self.walker.reset(run)
         finally:
@@ -449,11 +461,15 @@ class TrafficView(pn.viewable.Viewer):
 
     def _histogram_figure(self):
         p = figure(
-            title="packets delivered so far, by latency", width=360, height=230,
-            tools="", toolbar_location=None,
-        )  # fmt: skip
+            title="packets delivered so far, by latency",
+            width=360,
+            height=230,
+            tools="",
+            toolbar_location=None,
+            x_range=Range1d(0, 1),
+            y_range=Range1d(0, 1),
+        )  # fmt: skip  (explicit ranges: Bokeh cannot fit ranges to no bars; _draw fits them)
         style_figure(p, "packet latency (cycles)", "packets")
-        p.y_range.start = 0
         self._bars = ColumnDataSource({"left": [], "right": [], "top": []})
         p.quad(
             left="left", right="right", bottom=0, top="top", source=self._bars,
@@ -477,6 +493,8 @@ class TrafficView(pn.viewable.Viewer):
         self._routers.data.update({name: _listed(v) for name, v in routers.items()})
         counts, delivered = latency_counts(trace, self._edges, k)
         self._bars.data = {"left": self._edges[:-1], "right": self._edges[1:], "top": counts}
+        self._histogram.x_range.update(start=self._edges[0], end=self._edges[-1])
+        self._histogram.y_range.update(start=0, end=1.05 * max(int(counts.max(initial=0)), 1))
         start, stop = k * trace.window, min((k + 1) * trace.window, trace.cycles)
         span = f"cycle <b>{start:,}</b>" if trace.window == 1 else (
             f"cycles <b>{start:,}–{stop:,}</b>"
@@ -484,7 +502,7 @@ class TrafficView(pn.viewable.Viewer):
         full = int(np.count_nonzero(routers["line_color"] == FULL_COLOR))
         pushed = int(np.count_nonzero(routers["stalled_credit"] >= 0.5))
         self.counter.object = "<span data-testid='traffic-counter'>" + (
-            f"{span} of {trace.cycles:,} · window {k + 1} of {trace.n_windows} · "
+            f"{span} of {trace.cycles:,}{_drained(trace)} · window {k + 1} of {trace.n_windows} · "
             f"<b>{trace.in_flight(k):,}</b> packets under way · <b>{delivered:,}</b> delivered"
             + (f" · <b style='color:{FULL_COLOR}'>{full}</b> routers with a full input"
                if full else "")
@@ -641,7 +659,7 @@ class TrafficView(pn.viewable.Viewer):
         self.param.update(**settings, scene=scene)
         self._scene_text.object = (
             f"<span data-testid='scene-text'><b>{escape(scene.title)}.</b> "
-            f"{escape(scene.text)}</span>"
+            f"{with_terms(escape(scene.text))}</span>"
         )
         self._compare.object = ""
         self._start()
@@ -738,7 +756,12 @@ class TrafficView(pn.viewable.Viewer):
             self._controls(),
             pn.Column(
                 self.summary,
-                pn.Row(self.player, self.counter, margin=0, sizing_mode="stretch_width"),
+                pn.Row(
+                    labelled_player(self.player),
+                    self.counter,
+                    margin=0,
+                    sizing_mode="stretch_width",
+                ),  # fmt: skip
                 pn.FlexBox(
                     self._figure_pane,
                     pn.Column(self._histogram, self.legend),
@@ -790,6 +813,14 @@ def _share_bar(palette, title: str) -> ColorBar:
         formatter=NumeralTickFormatter(format="0%"), ticker=BasicTicker(desired_num_ticks=5),
         title_text_font_size="12px", major_label_text_font_size="11px",
     )  # fmt: skip
+
+
+def _drained(trace) -> str:
+    """The counter's word on a synthetic run's cycles past those asked for (its drain)."""
+    offered = trace.offered_cycles
+    if offered is None or offered >= trace.cycles:
+        return ""
+    return f" (traffic offered for {offered:,}, then the packets under way drain)"
 
 
 def _listed(values):

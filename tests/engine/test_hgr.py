@@ -141,7 +141,7 @@ def test_a_header_promising_more_lines_than_the_file_has_is_refused(tmp_path, wa
     path = tmp_path / "lie.hgr"
     path.write_text(f"{10**15} 4\n1 2\n")
     error, peak = peak_while(lambda: read_hgr(path))
-    assert isinstance(error, InputFileError) and "has 1 lines" in str(error)
+    assert isinstance(error, InputFileError) and "has 1 line after its header" in str(error)
     assert peak < 2**20
     path.write_text("1 4 10\n1 2\n1\n")  # vertex weights promised for 4 vertices, 1 given
     with pytest.raises(InputFileError, match="and 4 vertex weights but the file has 2 lines"):
