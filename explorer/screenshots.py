@@ -82,7 +82,9 @@ def take(out: Path, tabs=TABS) -> list[Path]:
                 action = ACTIONS.get(name)
                 if action is not None:
                     action(page, expect)
+                page.mouse.move(2, 2)  # no tooltip left over from the action
                 page.evaluate("() => window.scrollTo(0, 0)")
+                page.wait_for_timeout(300)
                 path = out / f"tab-{name.lower()}.png"
                 page.screenshot(path=str(path))
                 written.append(path)
