@@ -31,6 +31,7 @@ import pytest
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "simulate_frozen.json"
 SECRET_KEYS = ("wall_s", "cycles_per_s", "flits_per_s")  # timings: not figures
+NEW_KEYS = ("stopped",)  # said since the recording (when a run stopped past saturation)
 
 # name -> (pattern, width, height, rate, packet flits, warmup, cycles, drain limit, window,
 #          router changes, seed)
@@ -83,7 +84,7 @@ def _synthetic(name: str, keep: bool = False):
     from engine.simulate import run_synthetic
 
     noc, run, seed = _run(name)
-    return run_synthetic(noc, run, seed=seed)
+    return run_synthetic(noc, run, seed=seed, keep_packets=keep)
 
 
 def _digest(a) -> dict:
@@ -114,7 +115,7 @@ def _trace_figures(trace) -> dict:
 
 def synthetic_figures(name: str) -> dict:
     res = _synthetic(name)
-    out = {k: v for k, v in res.to_dict().items() if k not in SECRET_KEYS}
+    out = {k: v for k, v in res.to_dict().items() if k not in SECRET_KEYS + NEW_KEYS}
     counts, edges = res.latency_histogram
     out["latency_histogram"] = {"counts": _ints(counts), "edges": np.asarray(edges).tolist()}
     out["stalls"] = {k: _ints(v) for k, v in res.stalls.items()}
