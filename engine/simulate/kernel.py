@@ -165,10 +165,11 @@ G_OPEN, G_LEFT, G_DONE = range(3)
  C_LOG_N) = range(25)  # fmt: skip
 N_CTR = 25
 # recycled packet records (CF_POOL): ``pk_free[:ctr[C_NFREE]]`` are the records not in use; a
-# packet whose tail reached its terminal is written to ``pk_log`` (its row, L_* fields, the
-# ``ctr[C_LOG_N]``-th) and its record freed (``_retire``); the caller reads the log and empties
-# it (the statistics stream: a run keeps only the packets in flight). C_TRACK_ID: the number
-# (PK_ID) of the packet to track, whose record is known once it is created.
+# packet whose tail reached its terminal is written to ``pk_log`` as its ``ctr[C_LOG_N]``-th
+# row (L_* fields, column by column: field f of row k at ``f · rows + k``) and its record
+# freed (``_retire``); the caller reads the log and empties it (the statistics stream: a run
+# keeps only the packets in flight). C_TRACK_ID: the number (PK_ID) of the packet to track,
+# whose record is known once it is created.
 (L_ID, L_SRC, L_DST, L_CTIME, L_ITIME, L_ATIME, L_HOPS, L_MEAS, L_SIZE,
  L_ROUTE) = range(10)  # fmt: skip
 N_LOG = 10
@@ -1198,17 +1199,18 @@ def _retire(pk, dest, pk_free, pk_log, ctr, p):
     not arrived, not measured, so the scans over every record (``latency_load``,
     ``measured_pending``) skip it."""
     q = p * N_PK
-    e = ctr[C_LOG_N] * N_LOG
-    pk_log[_ix(e + L_ID)] = pk[_ix(q + PK_ID)]
-    pk_log[_ix(e + L_SRC)] = pk[_ix(q + PK_SRC)]
-    pk_log[_ix(e + L_DST)] = dest[_ix(pk[_ix(q + PK_LO)])]
-    pk_log[_ix(e + L_CTIME)] = pk[_ix(q + PK_CTIME)]
-    pk_log[_ix(e + L_ITIME)] = pk[_ix(q + PK_ITIME)]
-    pk_log[_ix(e + L_ATIME)] = pk[_ix(q + PK_ATIME)]
-    pk_log[_ix(e + L_HOPS)] = pk[_ix(q + PK_HOPS)]
-    pk_log[_ix(e + L_MEAS)] = pk[_ix(q + PK_MEAS)]
-    pk_log[_ix(e + L_SIZE)] = pk[_ix(q + PK_SIZE)]
-    pk_log[_ix(e + L_ROUTE)] = pk[_ix(q + PK_ROUTE)]
+    e = ctr[C_LOG_N]
+    cap = pk_log.size // N_LOG
+    pk_log[_ix(L_ID * cap + e)] = pk[_ix(q + PK_ID)]
+    pk_log[_ix(L_SRC * cap + e)] = pk[_ix(q + PK_SRC)]
+    pk_log[_ix(L_DST * cap + e)] = dest[_ix(pk[_ix(q + PK_LO)])]
+    pk_log[_ix(L_CTIME * cap + e)] = pk[_ix(q + PK_CTIME)]
+    pk_log[_ix(L_ITIME * cap + e)] = pk[_ix(q + PK_ITIME)]
+    pk_log[_ix(L_ATIME * cap + e)] = pk[_ix(q + PK_ATIME)]
+    pk_log[_ix(L_HOPS * cap + e)] = pk[_ix(q + PK_HOPS)]
+    pk_log[_ix(L_MEAS * cap + e)] = pk[_ix(q + PK_MEAS)]
+    pk_log[_ix(L_SIZE * cap + e)] = pk[_ix(q + PK_SIZE)]
+    pk_log[_ix(L_ROUTE * cap + e)] = pk[_ix(q + PK_ROUTE)]
     ctr[C_LOG_N] += 1
     pk[_ix(q + PK_PARENT)] = -1
     pk[_ix(q + PK_CTIME)] = -1

@@ -413,8 +413,8 @@ class Machine:
         n = int(a["ctr"][K.C_LOG_N])
         if n == 0:
             return
-        rows = a["log"][: n * K.N_LOG].reshape(n, K.N_LOG)
-        batch = {name: rows[:, j].copy() for j, name in enumerate(LOG_FIELDS)}
+        cols = a["log"].reshape(K.N_LOG, -1)  # (the kernel writes it column by column)
+        batch = {name: cols[j, :n].copy() for j, name in enumerate(LOG_FIELDS)}
         a["ctr"][K.C_LOG_N] = 0
         if self.keep:
             self._kept.append(batch)
