@@ -601,6 +601,31 @@ def simulate_speed(d: dict) -> Table:
     return Table(header, rows)
 
 
+def simulate_memory(d: dict) -> Table:
+    rows = [
+        [
+            f"{m['mesh'].replace('x', '×')} at {m['rate']}",
+            whole(m["measured_cycles"]),
+            whole(m["cycles"]),
+            f"{whole(m['peak_rss_mb'])} MB",
+            num(m["process_wall_s"], 1),
+            whole(m["cycles_per_s"]),
+            num(m["load_avg_1min"], 1),
+        ]
+        for m in d.get("memory", [])
+    ]
+    header = [
+        "uniform traffic",
+        "measured cycles",
+        "cycles simulated",
+        "peak memory (whole process)",
+        "process s",
+        "run's cycles/s (kernels' loading included)",
+        "load average",
+    ]
+    return Table(header, rows)
+
+
 def simulate_steps(d: dict) -> Table:
     rows = [
         [
@@ -755,6 +780,7 @@ TABLES: dict[str, tuple[str, Callable[[dict], Table]]] = {
     "networks.structured": ("structured", structured),
     "performance.simulate": ("simulate", simulate_speed),
     "performance.steps": ("simulate", simulate_steps),
+    "performance.memory": ("simulate", simulate_memory),
     "performance.evaluate": ("evaluate", evaluate_speed),
     "performance.page": ("page", page_speed),
     "performance.gc": ("gc_pause", gc_pause),

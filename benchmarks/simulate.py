@@ -9,7 +9,11 @@ timed as many times. The two alternate run by run, so both see the same load on 
 machine; ``speedup`` compares their fastest runs (the least disturbed), ``speedup_median``
 their medians, ``speedup_paired`` each MeshScope run with the BookSim2 run right after it
 (median, min and max of those ratios). ``steps``: one pipelined time step of sparse-mlp-1
-on loihi2 and of sparse-mlp-2 on loihi2-x8 (min+2, spread-col), warm.
+on loihi2 and of sparse-mlp-2 on loihi2-x8 (min+2, spread-col), warm. ``memory``: whole
+``meshscope simulate`` processes (8×8 uniform at 0.2, the reference router, no warm-up) of
+20k, 200k and 2M measured cycles, and a 64×64 mesh at 0.02 for 100k cycles: each process's
+peak resident memory, its wall time, and the run's own ``wall_s`` and cycles per second
+(which include loading the compiled kernels, about a second: short runs show it most).
 
     .venv/bin/python benchmarks/simulate.py [--repeats 3]
     BOOKSIM=/path/to/booksim .venv/bin/python benchmarks/simulate.py
@@ -19,10 +23,12 @@ BookSim2 builds from its ``src/`` with a C++ compiler, flex and bison (``make``)
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -40,6 +46,13 @@ CONFIGS = [  # (mesh side, offered rate, measured cycles): the reference speed t
     (32, 0.02, 1_000),
 ]
 STEPS = [("sparse-mlp-1", "loihi2"), ("sparse-mlp-2", "loihi2-x8")]
+MEMORY = [  # (mesh side, offered rate, measured cycles): whole processes, peak memory
+    (8, 0.2, 20_000),
+    (8, 0.2, 200_000),
+    (8, 0.2, 2_000_000),
+    (64, 0.02, 100_000),
+]
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def booksim_config(k: int, rate: float, cycles: int, noc: NocConstants) -> str:
@@ -163,19 +176,43 @@ def time_steps(repeats: int, steps=STEPS) -> list[dict]:
     return out
 
 
+def process_memory(k: int, rate: float, cycles: int) -> dict:
+    """One ``meshscope simulate`` process under GNU time (``/usr/bin/time -v``: a child of
+    this process would count this process's memory, copied when it forked, in its own
+    peak): its peak resident memory and wall time, and the figures it printed."""
+    argv = ["/usr/bin/time", "-v", sys.executable, "-m", "explorer.cli", "simulate",
+            "--pattern", "uniform", "--mesh", f"{k}x{k}", "--rate", str(rate), "--packet", "1",
+            "--vcs", "2", "--buf", "8", "--warmup", "0", "--seed", "1", "--json", "--cycles",
+            str(cycles)]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    start = time.perf_counter()
+    done = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=ROOT, check=True)
+    wall = time.perf_counter() - start
+    rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", done.stderr)
+    data = json.loads(done.stdout)
+    return {
+        "mesh": f"{k}x{k}", "rate": rate, "measured_cycles": cycles,
+        "cycles": data["cycles"], "peak_rss_mb": int(rss.group(1)) / 1024,
+        "process_wall_s": wall, "wall_s": data["wall_s"], "cycles_per_s": data["cycles_per_s"],
+        "stable": data["stable"], "load_avg_1min": os.getloadavg()[0],
+    }  # fmt: skip
+
+
 def main() -> None:
     ap = parser(__doc__)
     ap.add_argument("--repeats", type=int, default=3, help="runs per figure (median)")
     args = ap.parse_args()
     noc = NocConstants()
     booksim = os.environ.get("BOOKSIM")
-    configs, steps = CONFIGS, STEPS
+    configs, steps, memory = CONFIGS, STEPS, MEMORY
     if args.quick:  # a short run of the first case and the first step, once
         configs, steps, args.repeats = [(8, 0.05, 500)], STEPS[:1], 1
+        memory = [(8, 0.2, 500), (4, 0.02, 500)]
     rows = [compare(k, rate, cycles, noc, args.repeats, booksim) for k, rate, cycles in configs]
     out = {
         "synthetic": rows,
         "steps": time_steps(args.repeats, steps),
+        "memory": [process_memory(*case) for case in memory],
         "booksim2": booksim or None,
         "cpus": os.cpu_count(),
     }

@@ -60,7 +60,7 @@ ROUTER_OPTIONS = {
     "routing": ("--routing", "routing"),
 }
 _MESH = re.compile(r"^\s*(\d{1,6})\s*[xX×]\s*(\d{1,6})\s*$")
-SYNTHETIC_ONLY = ("pattern", "mesh", "rate", "packet", "warmup", "cycles")
+SYNTHETIC_ONLY = ("pattern", "mesh", "rate", "packet", "warmup", "cycles", "keep_going")
 MAPPING_ONLY = ("network", "hardware", "partition", "placement", "mapping", "save",
                 "export_booksim", "export_noxim")  # fmt: skip
 
@@ -111,16 +111,18 @@ def _synthetic_run(args, **extra):
     )  # fmt: skip
 
 
-def check_size(run, rate: float) -> None:
-    """Refuse, before it starts, a synthetic run that would create more packets than a run
-    may hold (each is kept to the end), or record a trace of more windows than it may."""
+def check_size(run, rate: float, *, keep_packets: bool = False) -> None:
+    """Refuse, before it starts, a synthetic run that keeps its packets (a trace or a walk
+    shows them; any other run holds only those in flight) and would create more than a run
+    may hold, or record a trace of more windows than it may."""
     nodes = run.width * run.height
     packets = nodes * rate / run.packet_flits * (run.warmup + run.cycles)
-    if packets > MAX_PACKETS:
+    if (keep_packets or run.window) and packets > MAX_PACKETS:
         raise SpecError(
             f"{nodes:,} terminals at {rate:g} flits/node/cycle for {run.warmup + run.cycles:,} "
             f"cycles (--warmup + --cycles) create ~{packets:,.0f} packets, more than the "
-            f"{MAX_PACKETS:,} a run may hold: give fewer cycles, a lower rate or a smaller mesh"
+            f"{MAX_PACKETS:,} a run may keep for a trace or a walk: give fewer cycles, a lower "
+            "rate or a smaller mesh, or drop --save-trace and --walk"
         )
     if run.window:
         span = run.warmup + run.cycles + run.drain_limit  # the drain at most
@@ -164,8 +166,9 @@ def _simulate_pattern(args) -> int:
     args.cycles = 10000 if args.cycles is None else args.cycles
     check_outputs(("trace file", args.save_trace, (".npz",)), inputs=inputs_of(args))
     noc = noc_constants(args)
-    run = _synthetic_run(args, window=args.window if args.save_trace else 0)
-    check_size(run, run.rate)
+    run = _synthetic_run(args, window=args.window if args.save_trace else 0,
+                         keep_going=bool(args.keep_going))  # fmt: skip
+    check_size(run, run.rate, keep_packets=bool(args.walk))
     from engine.pipeline import resolve_hardware
 
     mesh = resolve_hardware(f"mesh:{run.width}x{run.height}")  # names the walk's ends
@@ -174,7 +177,7 @@ def _simulate_pattern(args) -> int:
     try:
         with work(args):
             res = run_synthetic(
-                noc, run, seed=args.seed,
+                noc, run, seed=args.seed, keep_packets=bool(args.walk),  # a walk reads them
                 progress=None if progress is None else lambda t: progress.update(t - progress.n),
             )  # fmt: skip
     finally:
@@ -217,6 +220,8 @@ def _simulate_pattern(args) -> int:
         "or latency over the threshold)"
     )  # fmt: skip
     print(f"  {verdict}")
+    if res.stopped is not None:
+        print("  " + stop_line(res.stopped))
     print("  stalls           " + ", ".join(f"{k} {v}" for k, v in out["stalls"].items()))
     print(
         f"  simulated {res.cycles} cycles in {res.wall_s:.2f} s ({res.cycles_per_s:,.0f} cycles/s)"
@@ -226,6 +231,18 @@ def _simulate_pattern(args) -> int:
     if walk is not None:
         _print_walk(walk, mesh)
     return 0
+
+
+def stop_line(stopped: dict) -> str:
+    """What the run did when it found itself past saturation (``SyntheticResult.stopped``)."""
+    cycle, latency = stopped["cycle"], stopped["latency_avg"]
+    found = (
+        f"at cycle {cycle:,} the average latency was {latency:,.0f} cycles, over the "
+        f"threshold of {stopped['threshold']:g} (past saturation)"
+    )
+    if stopped["kept_going"]:
+        return f"{found}; ran on to the end (--keep-going)"
+    return f"STOPPED {found}, as BookSim2 stops; --keep-going runs on to the end"
 
 
 def _walk_ends(args, hardware):
@@ -447,6 +464,13 @@ def _traffic_options(p, *, sweep: bool) -> None:
         help="measured cycles (default 10000); a drain follows until every measured packet "
         "has arrived",
     )  # fmt: skip
+    if not sweep:
+        g.add_argument(
+            "--keep-going", action="store_true", default=None,  # (None: not given)
+            help="run on past saturation: by default a run whose average latency goes over "
+            "500 cycles at a check (every 5000 cycles) stops there, as BookSim2's does; "
+            "going on, the packets queued at the sources (and the memory) grow with the run",
+        )  # fmt: skip
 
 
 COMMANDS = {  # name -> one line of help (the top-level help needs nothing more)

@@ -94,7 +94,8 @@ WHEEL = 64  # cycles ahead the timing wheel holds (a power of two)
  CF_RS, CF_OVC, CF_OOV, CF_OBR, CF_OPT, CF_OBUF, CF_OLQ, CF_OCQ, CF_OVA, CF_OACT, CF_OMISC,
  CF_QL, CF_QC, CF_NS, CF_ONV, CF_ONCQ, CF_AHEAD, CF_NR, CF_SQS, CF_SQC, CF_OBAT,
  CF_OCR, CF_UNICAST, CF_VMASK) = range(43)  # fmt: skip
-N_CF = 44  # CF_W × CF_H is one mesh's grid; CF_NR the routers of every parallel mesh
+CF_POOL = 44  # 1: packet records are recycled (synthetic sources; see ``_retire``)
+N_CF = 45  # CF_W × CF_H is one mesh's grid; CF_NR the routers of every parallel mesh
 # CF_ROUTING: the routing's kernel id (``engine.routing``, ``Routing.kernel``): a synthetic
 # packet's dimension order (``PK_ROUTE``) is X first (0), Y first (1), or either, drawn per
 # packet (2); CF_VMASK, CF_VMASK + 1: the output VCs (bit masks) an X-first and a Y-first
@@ -151,15 +152,27 @@ NV_CRED, NV_OWNER = range(2)
 N_NV = 2
 # pk[p * N_PK + f]: per packet record
 (PK_NEXT, PK_SRC, PK_LO, PK_HI, PK_SIZE, PK_CTIME, PK_ITIME, PK_ATIME, PK_HOPS, PK_MEAS,
- PK_DONE, PK_PARENT, PK_GROUP, PK_ROUTE) = range(14)  # fmt: skip
-N_PK = 14  # (PK_ROUTE: its dimension order, 0 X first, 1 Y first; a branch keeps its packet's)
+ PK_DONE, PK_PARENT, PK_GROUP, PK_ROUTE, PK_ID) = range(15)  # fmt: skip
+N_PK = 15  # (PK_ROUTE: its dimension order, 0 X first, 1 Y first; a branch keeps its packet's)
+# (PK_ID: the packet's number in the order the sources created it; with recycled records
+# (CF_POOL) a record holds one packet after another, and the number names the packet)
 # grp[f, g]
 G_OPEN, G_LEFT, G_DONE = range(3)
 # ctr
 (C_T, C_NPK, C_INFLIGHT, C_PROGRESS, C_MEASURE_FROM, C_MEASURE_TO, C_DELIVERED, C_LAST_DONE,
  C_OPEN_GROUP, C_REL_PTR, C_WINDOW, C_FHEAP_N, C_GHEAP_N, C_NSRC, C_GEN_P, C_STAMP,
- C_VISITS, C_TRACK, C_TRACK_K, C_TRACK_N, C_SQN, C_GCAL_N) = range(22)  # fmt: skip
-N_CTR = 22
+ C_VISITS, C_TRACK, C_TRACK_K, C_TRACK_N, C_SQN, C_GCAL_N, C_NFREE, C_TRACK_ID,
+ C_LOG_N) = range(25)  # fmt: skip
+N_CTR = 25
+# recycled packet records (CF_POOL): ``pk_free[:ctr[C_NFREE]]`` are the records not in use; a
+# packet whose tail reached its terminal is written to ``pk_log`` as its ``ctr[C_LOG_N]``-th
+# row (L_* fields, column by column: field f of row k at ``f · rows + k``) and its record
+# freed (``_retire``); the caller reads the log and empties it (the statistics stream: a run
+# keeps only the packets in flight). C_TRACK_ID: the number (PK_ID) of the packet to track,
+# whose record is known once it is created.
+(L_ID, L_SRC, L_DST, L_CTIME, L_ITIME, L_ATIME, L_HOPS, L_MEAS, L_SIZE,
+ L_ROUTE) = range(10)  # fmt: skip
+N_LOG = 10
 # the synthetic sources' next packets: terminal n due at cycle c within GCAL cycles is bit n
 # of gcal[c % GCAL] (C_GCAL_N of them), a later one in the heap gheap
 GCAL = 256
@@ -766,8 +779,8 @@ def close_windows(cfg, st, win_occ, win_wait, window, t):
 
 # ------------------------------------------------------------------ a router's cycle
 @numba.njit(cache=True, _nrt=False, forceinline=True, error_model="numpy")
-def _router(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, win_link, win_occ,
-            win_wait, window, ctr, due, wheel, wn, fheap, fpri, fpos, mark, r, t, req_in,
+def _router(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_log, link_flits, win_link,
+            win_occ, win_wait, window, ctr, due, wheel, wn, fheap, fpri, fpos, mark, r, t, req_in,
             req_out, sreq_in, sreq_out, m_in, m_out, cand, sw_vc, sw_br, cur):  # fmt: skip
     """Everything router r does in cycle t (it has something due); returns the next cycle in
     which it has something due (``NEVER``: none until a flit or credit arrives)."""
@@ -1014,9 +1027,9 @@ def _router(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, win_link, 
                 st[_ix(vb + VC_SA_T)] = -1
                 st[_ix(vb + VC_FROM)] = t + 1
                 if b >= 0:
-                    moved += _send(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits,
-                                   win_link, ctr, due, wheel, wn, fheap, fpri, fpos, mark, rb, r,
-                                   iv, b, t)  # fmt: skip
+                    moved += _send(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_log,
+                                   link_flits, win_link, ctr, due, wheel, wn, fheap, fpri, fpos,
+                                   mark, rb, r, iv, b, t)  # fmt: skip
     # ---------------------------------------------------------- when is it due next?
     nxt = NEVER
     lq_mask, cq_mask = st[_ix(misc + M_LQ)], st[_ix(misc + M_CQ)]
@@ -1081,8 +1094,8 @@ def _router(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, win_link, 
 
 
 @numba.njit(cache=True, _nrt=False, forceinline=True, error_model="numpy")
-def _send(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, win_link, ctr, due, wheel,
-          wn, fheap, fpri, fpos, mark, rb, r, iv, b, t):  # fmt: skip
+def _send(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_log, link_flits, win_link, ctr,
+          due, wheel, wn, fheap, fpri, fpos, mark, rb, r, iv, b, t):  # fmt: skip
     """Branch b of input VC ``iv`` of router r sends its next flit (its switch allocation
     ends at t)."""
     P, V, B, D = cfg[CF_P], cfg[CF_V], cfg[CF_B], cfg[CF_D]  # noqa: N806
@@ -1137,7 +1150,7 @@ def _send(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, win_link, ct
         _schedule(due, wheel, wn, fheap, fpri, fpos, mark, ctr, nb, arrive)
         ctr[C_INFLIGHT] += 1
     else:  # it leaves the network, reaching the terminal at ``arrive``
-        _sink(cfg, tp, st, nd, pk, dsvc, grp, sq, ctr, r, o, ov, f, arrive)
+        _sink(cfg, tp, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_log, ctr, r, o, ov, f, arrive)
     st[_ix(e + BR_SENT)] = k + 1
     if k + 1 == size:
         st[_ix(ob + OV_OWNER)] = -1  # the tail has left: the output VC is free again
@@ -1178,8 +1191,39 @@ def _send(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, win_link, ct
     return 1
 
 
+@numba.njit(cache=True, _nrt=False, error_model="numpy")
+def _retire(pk, dest, pk_free, pk_log, ctr, p):
+    """Packet record p, whole at its terminal (sink mode 0, one mesh), goes to the log and
+    back to the free records: nothing refers to it any more (its flits have left every
+    buffer and queue). A free record is no packet: no root (``PK_PARENT`` -1), not created,
+    not arrived, not measured, so the scans over every record (``latency_load``,
+    ``measured_pending``) skip it."""
+    q = p * N_PK
+    e = ctr[C_LOG_N]
+    cap = pk_log.size // N_LOG
+    pk_log[_ix(L_ID * cap + e)] = pk[_ix(q + PK_ID)]
+    pk_log[_ix(L_SRC * cap + e)] = pk[_ix(q + PK_SRC)]
+    pk_log[_ix(L_DST * cap + e)] = dest[_ix(pk[_ix(q + PK_LO)])]
+    pk_log[_ix(L_CTIME * cap + e)] = pk[_ix(q + PK_CTIME)]
+    pk_log[_ix(L_ITIME * cap + e)] = pk[_ix(q + PK_ITIME)]
+    pk_log[_ix(L_ATIME * cap + e)] = pk[_ix(q + PK_ATIME)]
+    pk_log[_ix(L_HOPS * cap + e)] = pk[_ix(q + PK_HOPS)]
+    pk_log[_ix(L_MEAS * cap + e)] = pk[_ix(q + PK_MEAS)]
+    pk_log[_ix(L_SIZE * cap + e)] = pk[_ix(q + PK_SIZE)]
+    pk_log[_ix(L_ROUTE * cap + e)] = pk[_ix(q + PK_ROUTE)]
+    ctr[C_LOG_N] += 1
+    pk[_ix(q + PK_PARENT)] = -1
+    pk[_ix(q + PK_CTIME)] = -1
+    pk[_ix(q + PK_ATIME)] = -1
+    pk[_ix(q + PK_MEAS)] = 0
+    pk_free[_ix(ctr[C_NFREE])] = p
+    ctr[C_NFREE] += 1
+    if ctr[C_TRACK] == p:  # the tracked packet has arrived: its record's next packet is not
+        ctr[C_TRACK] = -1
+
+
 @numba.njit(cache=True, _nrt=False, forceinline=True, error_model="numpy")
-def _sink(cfg, tp, st, nd, pk, dsvc, grp, sq, ctr, r, o, ov, f, arrive):
+def _sink(cfg, tp, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_log, ctr, r, o, ov, f, arrive):
     """A flit reaches the terminal of output o of router r at cycle ``arrive``; its credit
     returns once the terminal has processed it."""
     tb = (r * cfg[CF_P] + o) * N_T
@@ -1200,6 +1244,8 @@ def _sink(cfg, tp, st, nd, pk, dsvc, grp, sq, ctr, r, o, ov, f, arrive):
         _sq_push(cfg, tp, sq, ctr, p, r, o, ov, arrive)
     else:
         _serve(cfg, tp, st, nd, pk, dsvc, grp, ctr, p, r, o, ov, arrive)
+        if cfg[CF_POOL]:
+            _retire(pk, dest, pk_free, pk_log, ctr, p)
 
 
 @numba.njit(cache=True, _nrt=False, forceinline=True, error_model="numpy")
@@ -1357,9 +1403,9 @@ def _credits(st, o_ov, o_cr, ov, D, t):  # noqa: N803
 
 
 @numba.njit(cache=True, _nrt=False, forceinline=True, error_model="numpy")
-def _router_unicast(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, win_wait, ctr,
-                    due, wheel, wn, fheap, fpri, fpos, mark, r, t, req_in, req_out, sreq_in,
-                    sreq_out, m_in, m_out, cand, sw_vc, sw_br):  # fmt: skip
+def _router_unicast(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_log, link_flits,
+                    win_wait, ctr, due, wheel, wn, fheap, fpri, fpos, mark, r, t, req_in,
+                    req_out, sreq_in, sreq_out, m_in, m_out, cand, sw_vc, sw_br):  # fmt: skip
     """``_router`` for packets of one destination, allocations of one cycle and no trace: the
     same cycle, bit for bit (tests/engine/test_simulate_unicast.py). The router keeps its
     busy VCs, its routed heads and its held output VCs as bit masks (``M_VCS``, ``M_VAS``,
@@ -1504,8 +1550,9 @@ def _router_unicast(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, wi
                 iv = i * V + v
                 asked &= ~(np.int64(1) << iv)
                 st[_ix(o_vc + iv * N_VC + VC_FROM)] = t + 1
-                _send_unicast(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, ctr,
-                              due, wheel, wn, fheap, fpri, fpos, mark, rb, r, iv, t)  # fmt: skip
+                _send_unicast(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_log,
+                              link_flits, ctr, due, wheel, wn, fheap, fpri, fpos, mark, rb, r, iv,
+                              t)  # fmt: skip
         if ctr[C_PROGRESS] < t:
             ctr[C_PROGRESS] = t
         while asked != 0:  # lost the switch (or its port's turn)
@@ -1576,8 +1623,8 @@ def _router_unicast(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, wi
 
 
 @numba.njit(cache=True, _nrt=False, forceinline=True, error_model="numpy")
-def _send_unicast(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, ctr, due, wheel, wn,
-                  fheap, fpri, fpos, mark, rb, r, iv, t):  # fmt: skip
+def _send_unicast(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_log, link_flits, ctr,
+                  due, wheel, wn, fheap, fpri, fpos, mark, rb, r, iv, t):  # fmt: skip
     """Input VC ``iv`` of router r sends its next flit (its switch allocation ends at t): the
     unicast kernel's ``_send``."""
     P, V, D = cfg[CF_P], cfg[CF_V], cfg[CF_D]  # noqa: N806
@@ -1603,7 +1650,7 @@ def _send_unicast(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits, ctr,
         _schedule(due, wheel, wn, fheap, fpri, fpos, mark, ctr, nb, when)  # (NEVER: no-op)
         ctr[C_INFLIGHT] += 1
     else:  # it leaves the network, reaching the terminal at ``arrive``
-        _sink(cfg, tp, st, nd, pk, dsvc, grp, sq, ctr, r, o, ov, f, arrive)
+        _sink(cfg, tp, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_log, ctr, r, o, ov, f, arrive)
     # its buffer slot is free: a credit upstream
     h = st[_ix(vb + VC_HEAD)] + 1
     st[_ix(vb + VC_HEAD)] = 0 if h == D else h
@@ -1680,10 +1727,10 @@ def _next_packet_at(gcal, gheap, gpri, gpos, ctr, t, n, when):
 
 
 @numba.njit(cache=True, _nrt=False, error_model="numpy")
-def _generate(cfg, nd, pk, dest, src_list, gheap, gpri, gpos, gcal, ctr, perm, row_ptr, dest_tab,
-              cum, fraction, rng, t, inject_p, size, measured):  # fmt: skip
+def _generate(cfg, nd, pk, dest, pk_free, src_list, gheap, gpri, gpos, gcal, ctr, perm, row_ptr,
+              dest_tab, cum, fraction, rng, t, inject_p, size, measured):  # fmt: skip
     """New synthetic packets of cycle t (each terminal a Bernoulli(inject_p) process), the
-    terminals in the order of their ids."""
+    terminals in the order of their ids; each in a free record (CF_POOL) or the next one."""
     n_nodes = cfg[CF_NODES]
     log_q = math.log(1.0 - inject_p) if inject_p < 1.0 else 0.0
     if ctr[C_GEN_P] != np.int64(inject_p * 1e15):  # a new rate: draw every first arrival
@@ -1710,10 +1757,18 @@ def _generate(cfg, nd, pk, dest, src_list, gheap, gpri, gpos, gcal, ctr, perm, r
             gcal[_ix(s), _ix(w)] = bits & (bits - 1)
             ctr[C_GCAL_N] -= 1
             d = _pattern_dest(cfg, perm, row_ptr, dest_tab, cum, fraction, rng, n)
-            p = ctr[C_NPK]
+            number = ctr[C_NPK]
             ctr[C_NPK] += 1
+            p = number
+            if cfg[CF_POOL]:
+                ctr[C_NFREE] -= 1
+                p = pk_free[_ix(ctr[C_NFREE])]
+                if number == ctr[C_TRACK_ID]:
+                    ctr[C_TRACK] = p
+                    ctr[C_TRACK_K] = p
             dest[_ix(p)] = d  # one destination: the range [p, p + 1)
             q = p * N_PK
+            pk[_ix(q + PK_ID)] = number
             pk[_ix(q + PK_SRC)] = n
             pk[_ix(q + PK_LO)] = p
             pk[_ix(q + PK_HI)] = p + 1
@@ -1852,17 +1907,19 @@ def _release(cfg, nd, pk, src_list, rel_order, rel_off, grp_ptr, grp, ctr, t):
 
 # ------------------------------------------------------------------ the loop
 @numba.njit(cache=True, _nrt=False, nogil=True, error_model="numpy")
-def run(cfg, tp, ns, st, nd, pk, dest, dsvc, rel_order, rel_off, grp_ptr, grp, sq, link_flits,
-        win_link, win_occ, win_wait, ctr, rng, due, wheel, wn, fheap, fpri, fpos, mark, gheap,
-        gpri, gpos, gcal, src_list, perm, row_ptr, dest_tab, cum, fraction, req_in, req_out,
-        sreq_in, sreq_out, m_in, m_out, cand, sw_vc, sw_br, cur, t_end, inject_p, size, measured,
-        window, stop_when_idle):  # fmt: skip
+def run(cfg, tp, ns, st, nd, pk, dest, dsvc, rel_order, rel_off, grp_ptr, grp, sq, pk_free,
+        pk_log, link_flits, win_link, win_occ, win_wait, ctr, rng, due, wheel, wn, fheap, fpri,
+        fpos, mark, gheap, gpri, gpos, gcal, src_list, perm, row_ptr, dest_tab, cum, fraction,
+        req_in, req_out, sreq_in, sreq_out, m_in, m_out, cand, sw_vc, sw_br, cur, t_end, inject_p,
+        size, measured, window, stop_when_idle):  # fmt: skip
     """Advance from ``ctr[C_T]`` to ``t_end`` (exclusive). Returns a status.
 
     ``inject_p``: packets per terminal and cycle of the synthetic sources; ``measured``: the
     flag of the packets created now; ``window``: cycles per trace window (0: no trace);
     ``stop_when_idle``: stop (``IDLE_END``) once nothing is queued, in flight or to release.
-    ``req_in`` … ``cur`` are scratch arrays (see ``workspace``).
+    ``pk_free``, ``pk_log``: the free packet records and the log of retired packets, when
+    records are recycled (``CF_POOL``). ``req_in`` … ``cur`` are scratch arrays (see
+    ``workspace``).
     """
     n_r = cfg[CF_NR]  # every mesh's routers
     P, B = cfg[CF_P], cfg[CF_B]  # noqa: N806
@@ -1870,6 +1927,8 @@ def run(cfg, tp, ns, st, nd, pk, dest, dsvc, rel_order, rel_off, grp_ptr, grp, s
     unicast = cfg[CF_UNICAST] == 1
     n_released = rel_order.size
     cap = pk.size // N_PK
+    pool = cfg[CF_POOL] == 1
+    log_cap = pk_log.size // N_LOG
     watchdog = cfg[CF_WATCHDOG]
     t = ctr[C_T]
     next_release = t
@@ -1879,7 +1938,12 @@ def run(cfg, tp, ns, st, nd, pk, dest, dsvc, rel_order, rel_off, grp_ptr, grp, s
             if (t + ahead) // window >= win_link.shape[0]:
                 return FULL
             ctr[C_WINDOW] = t // window
-        if ctr[C_NPK] + 2 * cfg[CF_NODES] + n_r * P * B * (ahead + 1) >= cap:
+        if pool:  # a cycle creates a packet per terminal at most, and retires at most a
+            # tail per router port and cycle it runs
+            if (ctr[C_NFREE] <= cfg[CF_NODES]
+                    or ctr[C_LOG_N] + n_r * P * (ahead + 1) >= log_cap):  # fmt: skip
+                return FULL  # out of records, or the log is full: the caller reads it
+        elif ctr[C_NPK] + 2 * cfg[CF_NODES] + n_r * P * B * (ahead + 1) >= cap:
             return FULL  # out of packet records: the caller grows the arrays
         if ctr[C_SQN] > 0:  # tails sent in cycle t − 1 (parallel meshes): to their servers
             _serve_due(cfg, tp, st, nd, pk, dsvc, grp, sq, ctr, due, wheel, wn, fheap, fpri,
@@ -1888,8 +1952,9 @@ def run(cfg, tp, ns, st, nd, pk, dest, dsvc, rel_order, rel_off, grp_ptr, grp, s
             next_release = _release(cfg, nd, pk, src_list, rel_order, rel_off, grp_ptr, grp,
                                     ctr, t)  # fmt: skip
         if inject_p > 0.0 or ctr[C_GEN_P] != 0:
-            _generate(cfg, nd, pk, dest, src_list, gheap, gpri, gpos, gcal, ctr, perm, row_ptr,
-                      dest_tab, cum, fraction, rng, t, inject_p, size, measured)  # fmt: skip
+            _generate(cfg, nd, pk, dest, pk_free, src_list, gheap, gpri, gpos, gcal, ctr, perm,
+                      row_ptr, dest_tab, cum, fraction, rng, t, inject_p, size,
+                      measured)  # fmt: skip
         moved = 0
         if ctr[C_NSRC] > 0:
             moved += _inject(cfg, ns, st, nd, pk, dest, link_flits, win_link, ctr, due, wheel,
@@ -1918,15 +1983,15 @@ def run(cfg, tp, ns, st, nd, pk, dest, dsvc, rel_order, rel_off, grp_ptr, grp, s
                 if window > 0:
                     ctr[C_WINDOW] = u // window
                 if unicast:
-                    u = _router_unicast(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits,
-                                        win_wait, ctr, due, wheel, wn, fheap, fpri, fpos, mark, r,
-                                        u, req_in, req_out, sreq_in, sreq_out, m_in, m_out, cand,
-                                        sw_vc, sw_br)  # fmt: skip
+                    u = _router_unicast(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free,
+                                        pk_log, link_flits, win_wait, ctr, due, wheel, wn, fheap,
+                                        fpri, fpos, mark, r, u, req_in, req_out, sreq_in,
+                                        sreq_out, m_in, m_out, cand, sw_vc, sw_br)  # fmt: skip
                 else:
-                    u = _router(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, link_flits,
-                                win_link, win_occ, win_wait, window, ctr, due, wheel, wn, fheap,
-                                fpri, fpos, mark, r, u, req_in, req_out, sreq_in, sreq_out, m_in,
-                                m_out, cand, sw_vc, sw_br, cur)  # fmt: skip
+                    u = _router(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_log,
+                                link_flits, win_link, win_occ, win_wait, window, ctr, due, wheel,
+                                wn, fheap, fpri, fpos, mark, r, u, req_in, req_out, sreq_in,
+                                sreq_out, m_in, m_out, cand, sw_vc, sw_br, cur)  # fmt: skip
                 if u > last:
                     break
             if u < NEVER:

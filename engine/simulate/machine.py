@@ -3,9 +3,17 @@
 ``Machine`` owns one simulated network — its ``Topology``, its ``NocConstants`` and the
 kernel's arrays (``engine.simulate.kernel``) — and advances it span by span with
 ``advance``; when the kernel runs out of packet records or trace windows, ``advance``
-grows the arrays and goes on, so callers never see it. A deadlock (no flit moved for the
-watchdog's cycles while flits are in the network) raises ``SimulationError`` naming the
-routers that hold flits.
+grows the arrays and goes on, so callers never see it.
+
+A machine built with ``pool=True`` (synthetic sources) recycles its packet records: a
+packet whose tail reached its terminal leaves the table for the kernel's log, which
+``advance`` hands, a batch of rows at a time, to ``on_retire`` (the statistics stream) and
+empties, so the table holds the packets in flight and queued at their sources, whatever the
+run's length. With ``keep=True`` it also keeps every retired row (a trace or a walk reads
+them): ``packets`` is then the run's whole table, numbered as the sources created them.
+
+A deadlock (no flit moved for the watchdog's cycles while flits are in the network) raises
+``SimulationError`` naming the routers that hold flits.
 
 With parallel meshes (``Topology.meshes``) the machine simulates every copy's routers
 (``Topology.n_routers_all``) and its per-link arrays have the copies' own link ids
@@ -42,7 +50,10 @@ PACKET_FIELDS = (
     "parent",
     "group",
     "route",
+    "id",
 )  # the rows of the packet table, in the kernel's PK_* order
+LOG_FIELDS = ("id", "src", "dst", "ctime", "itime", "atime", "hops", "meas", "size", "route")
+# a retired packet's row in the kernel's log (``kernel.L_*`` order)
 
 
 class SimulationError(EvaluatorError):
@@ -82,6 +93,8 @@ class Machine:
         watchdog: int = 20_000,
         tracked: bool = False,
         unicast_kernel: bool = True,
+        pool: bool = False,
+        keep: bool = False,
     ):
         self.topology, self.noc, self.window = topology, noc, window
         self.routing, self.seed = routings[noc.routing], seed
@@ -117,6 +130,13 @@ class Machine:
         cfg[K.CF_NODES] = n_nodes
         cfg[K.CF_AHEAD] = ahead
         cfg[K.CF_NR] = R
+        if pool and (sink_mode != 0 or topology.meshes > 1 or B > 1):
+            raise ValueError("recycled packet records need sink mode 0, one mesh and unicast")
+        cfg[K.CF_POOL] = int(pool)
+        self.pool, self.keep = pool, keep
+        self.on_retire = None  # called with each batch of retired rows (pool: see the module)
+        self._kept: list[dict] = []  # (keep) the retired rows so far, batch by batch
+        self._table = None  # (keep) the merged table, and the cycle it was merged at
         sq_slots = sq_cap = 0
         if topology.meshes > 1 and sink_mode == 1:
             # a core's server takes the packets of every mesh's copy of its router, in the
@@ -166,11 +186,14 @@ class Machine:
         nd[:, K.ND_LAST] = V - 1
         nd[:, off[K.CF_ONV] + K.NV_CRED : off[K.CF_ONCQ] : K.N_NV] = D
         n_pk = max(packets, 4 * n_nodes + R * P * B + 16)
+        log_rows = 4 * R * P * (ahead + 1) + 65536 if pool else 1  # (kernel.run's margin)
         hops = topology.width + topology.height + 1  # the most a minimal route crosses
         ctr = np.zeros(K.N_CTR + hops * K.N_HOP, dtype=i64)  # counters, then a tracked route
         ctr[K.C_MEASURE_TO] = np.iinfo(np.int64).max
         ctr[K.C_WINDOW] = -1
         ctr[K.C_TRACK] = -1
+        ctr[K.C_TRACK_ID] = -1
+        ctr[K.C_NFREE] = n_pk if pool else 0
         self.arrays = {
             "cfg": cfg,
             "tp": tp.reshape(-1),
@@ -185,6 +208,8 @@ class Machine:
             "grp_ptr": np.zeros(1, dtype=i64),
             "grp": np.zeros((3, 0), dtype=i64),
             "sq": np.zeros(max(1, sq_slots * (1 + sq_cap * K.N_SQ)), dtype=i64),
+            "free": np.arange(n_pk - 1, -1, -1, dtype=i64) if pool else np.zeros(1, i64),
+            "log": np.zeros(log_rows * K.N_LOG, dtype=i64),
             "link_flits": np.zeros(topology.n_links, dtype=i64),
             "win_link": np.zeros((1 if window else 0, topology.n_links), dtype=np.int32),
             "win_occ": np.zeros((1 if window else 0, R * P), dtype=np.int32),
@@ -211,6 +236,8 @@ class Machine:
         }
         self.fraction = float(pattern.fraction)
         self.watchdog = watchdog
+        if pool:
+            _blank(self.packet_table)
 
     def _records(self, st: np.ndarray, offset_key: int, count: int, fields: int) -> np.ndarray:
         """A view of every router's ``count`` records of ``fields`` at ``cfg[offset_key]``."""
@@ -282,6 +309,7 @@ class Machine:
         pk[:, K.PK_PARENT] = np.arange(n)
         pk[:, K.PK_GROUP] = group
         pk[:, K.PK_ROUTE] = self.routing.choose(n, self.seed) if order is None else order
+        pk[:, K.PK_ID] = np.arange(n)
         a["ctr"][K.C_NPK] = n
         n_dest = int(np.max(hi, initial=0))
         a["dsvc"] = (np.zeros(max(1, n_dest), dtype=np.int64) if service is None
@@ -306,6 +334,10 @@ class Machine:
         if self.unicast:
             raise ValueError("a tracked packet needs a Machine built with tracked=True")
         ctr, pk = self.arrays["ctr"], self.packet_table
+        if self.pool:  # its record is known once it is created (kernel._generate)
+            ctr[K.C_TRACK_ID], ctr[K.C_TRACK], ctr[K.C_TRACK_K] = packet, -1, -1
+            ctr[K.C_TRACK_N] = 0
+            return
         ctr[K.C_TRACK] = packet
         ctr[K.C_TRACK_K] = pk[packet, K.PK_LO] if entry is None else entry
         ctr[K.C_TRACK_N] = 0
@@ -333,6 +365,7 @@ class Machine:
 
     @property
     def n_packets(self) -> int:
+        """Packets (records, or with ``pool`` packets created) so far."""
         return int(self.arrays["ctr"][K.C_NPK])
 
     def measure(self, start: int, stop: int) -> None:
@@ -354,7 +387,8 @@ class Machine:
         while True:
             status = kernel.run(
                 a["cfg"], a["tp"], a["ns"], a["st"], a["nd"], a["pk"], a["dest"], a["dsvc"],
-                a["rel_order"], a["rel_off"], a["grp_ptr"], a["grp"], a["sq"], a["link_flits"],
+                a["rel_order"], a["rel_off"], a["grp_ptr"], a["grp"], a["sq"], a["free"],
+                a["log"], a["link_flits"],
                 a["win_link"], a["win_occ"], a["win_wait"], a["ctr"], a["rng"], a["due"],
                 a["wheel"], a["wn"], a["fheap"], a["fpri"], a["fpos"], a["mark"], a["gheap"],
                 a["gpri"], a["gpos"], a["gcal"], a["src_list"], a["perm"], a["row_ptr"],
@@ -363,6 +397,8 @@ class Machine:
                 a["cand"], a["sw_vc"], a["sw_br"], a["cur"], int(t_end), float(inject_p),
                 int(packet_flits), 1 if measured else 0, int(self.window), bool(stop_when_idle),
             )  # fmt: skip
+            if self.pool:
+                self._read_log()
             if status == kernel.FULL:
                 self._grow(t_end)
                 continue
@@ -370,14 +406,44 @@ class Machine:
                 raise SimulationError(self._deadlock_message())
             return status
 
+    def _read_log(self) -> None:
+        """The packets retired since the last call, to ``on_retire`` (and, with ``keep``, to
+        the kept rows); the log is empty again."""
+        a = self.arrays
+        n = int(a["ctr"][K.C_LOG_N])
+        if n == 0:
+            return
+        cols = a["log"].reshape(K.N_LOG, -1)  # (the kernel writes it column by column)
+        batch = {name: cols[j, :n].copy() for j, name in enumerate(LOG_FIELDS)}
+        a["ctr"][K.C_LOG_N] = 0
+        if self.keep:
+            self._kept.append(batch)
+        if self.on_retire is not None:
+            self.on_retire(batch)
+
     def _grow(self, t_end: int) -> None:
         a = self.arrays
         cap = a["pk"].size // K.N_PK
         topo = self.topology
+        if self.pool and a["ctr"][K.C_NFREE] <= topo.n_nodes:  # more in flight: twice the records
+            new = 2 * cap
+            grown = np.zeros(new * K.N_PK, dtype=np.int64)
+            grown[: a["pk"].size] = a["pk"]
+            _blank(grown.reshape(new, K.N_PK)[cap:])
+            a["pk"] = grown
+            nfree = int(a["ctr"][K.C_NFREE])
+            free = np.zeros(new, dtype=np.int64)
+            free[:nfree] = a["free"][:nfree]
+            free[nfree : nfree + new - cap] = np.arange(new - 1, cap - 1, -1)
+            a["free"] = free
+            a["ctr"][K.C_NFREE] = nfree + new - cap
+            d = np.zeros(new, dtype=np.int64)
+            d[:cap] = a["dest"][:cap]
+            a["dest"] = d
         ahead = int(a["cfg"][K.CF_AHEAD])  # a router may make branches for ahead + 1 cycles
         branches = topo.n_routers_all * topo.n_ports * int(a["cfg"][K.CF_B]) * (ahead + 1)
         need = 1 + self.n_packets + 2 * topo.n_nodes + branches
-        if need >= cap:
+        if not self.pool and need >= cap:
             new = max(2 * cap, need + 1024)
             grown = np.zeros(new * K.N_PK, dtype=np.int64)
             grown[: a["pk"].size] = a["pk"]
@@ -417,14 +483,70 @@ class Machine:
     def packets(self, *names: str) -> dict[str, np.ndarray]:
         """Every packet record so far (copies), by field name: ``names`` (``PACKET_FIELDS``),
         or all. The columns are gathered in one pass over the records (``kernel.columns``:
-        a copy column by column reads the whole table once per column)."""
+        a copy column by column reads the whole table once per column).
+
+        With ``pool``, the records are the run's packets in the order they were created —
+        the kept retired rows (``keep``) and the records in use — each its own packet
+        (``parent``), its destination ``dest[lo]``."""
         names = names or PACKET_FIELDS
+        if self.pool:
+            table = self._merged()
+            return {name: table[name].copy() for name in names}
         at = np.array([PACKET_FIELDS.index(name) for name in names], dtype=np.int64)
         cols = kernel.columns(self.arrays["pk"], self.n_packets, at)
         return dict(zip(names, cols, strict=True))
 
+    def live_packets(self, *names: str) -> dict[str, np.ndarray]:
+        """With ``pool``: the packets whose records are in use (created, not yet whole at
+        their terminal), by field name (``PACKET_FIELDS``, and ``dst``), in record order."""
+        a = self.arrays
+        cap = a["pk"].size // K.N_PK
+        want = [n for n in names if n != "dst"] + ["parent", "lo"]
+        at = np.array([PACKET_FIELDS.index(name) for name in want], dtype=np.int64)
+        cols = dict(zip(want, kernel.columns(a["pk"], cap, at), strict=True))
+        live = cols["parent"] == np.arange(cap)
+        out = {name: cols[name][live] for name in names if name != "dst"}
+        if "dst" in names:
+            out["dst"] = a["dest"][cols["lo"][live]]
+        return out
+
+    def _merged(self) -> dict[str, np.ndarray]:
+        """(pool) The run's table: kept retired rows and records in use, by packet number."""
+        if self._table is not None and self._table[0] == self.t:
+            return self._table[1]
+        if not self.keep:
+            raise ValueError("this machine keeps no retired packets: build it with keep=True")
+        fields = [f for f in LOG_FIELDS if f != "dst"]
+        live = self.live_packets(*fields, "dst", "done")
+        parts = [*self._kept, live]
+        rows = {f: np.concatenate([part[f] for part in parts]) for f in (*fields, "dst")}
+        n = rows["id"].size
+        order = np.argsort(rows["id"], kind="stable")
+        rows = {f: v[order] for f, v in rows.items()}
+        if not np.array_equal(rows["id"], np.arange(n)):
+            raise RuntimeError("the kept packets are not every packet of the run")
+        ids = np.arange(n, dtype=np.int64)
+        arrived = np.concatenate([np.ones(sum(p["id"].size for p in self._kept), bool),
+                                  np.zeros(live["id"].size, bool)])[order]  # fmt: skip
+        table = {
+            **{f: rows[f] for f in fields},
+            "next": np.full(n, -1, dtype=np.int64),
+            "lo": ids,
+            "hi": ids + 1,
+            "done": np.where(arrived, rows["atime"], -1),  # sink mode 0: processed on arrival
+            "parent": ids,
+            "group": np.full(n, -1, dtype=np.int64),
+            "dst": rows["dst"],
+        }
+        self._table = (self.t, table)
+        return table
+
     @property
     def dest(self) -> np.ndarray:
+        """Destination terminals: of destination entry ``lo`` (with ``pool``, of the packet
+        numbered ``lo``: a synthetic packet's one entry is its number)."""
+        if self.pool:
+            return self._merged()["dst"]
         return self.arrays["dest"]
 
     @property
@@ -467,3 +589,9 @@ class Machine:
         kernel.close_windows(a["cfg"], a["st"], occ, waits, int(self.window), int(self.t))
         waits = waits.reshape(n_windows, R, K.N_WAIT).transpose(1, 0, 2)
         return occ, self.topology.fold_routers(waits).transpose(1, 0, 2)
+
+
+def _blank(rows: np.ndarray) -> None:
+    """Packet records (rows of the table) made free: no packet (``kernel._retire``)."""
+    rows[:, [K.PK_PARENT, K.PK_CTIME, K.PK_ATIME]] = -1
+    rows[:, K.PK_MEAS] = 0

@@ -406,10 +406,11 @@ def walk_step(mapped, src_core: int, dst_core: int, *, which: str = "slowest", f
 def walk_synthetic(noc: NocConstants, run: SyntheticRun, src: int, dst: int, *,
                    which: str = "slowest", seed: int = 0, first=None) -> PacketWalk:  # fmt: skip
     """Follow one packet of a synthetic run (``run_synthetic``) from terminal ``src`` to
-    ``dst``; ``first``: that run's ``SyntheticResult`` when it is already simulated."""
+    ``dst``; ``first``: that run's ``SyntheticResult`` when it is already simulated and kept
+    its packets (``keep_packets``, or a trace)."""
     run = replace(run, window=0)
-    if first is None:
-        first = run_synthetic(noc, run, seed=seed)
+    if first is None or not first.machine.keep:
+        first = run_synthetic(noc, run, seed=seed, keep_packets=True)
     root, entry, count = choose_packet(first.machine, src, dst, which)
     tracked = run_synthetic(noc, run, seed=seed, track=root)
     return _walk(tracked.machine, noc, root, entry, count, which, run.packet_flits)

@@ -314,3 +314,27 @@ def test_a_long_synthetic_run_shows_a_bar_on_a_terminal(tmp_path):
     )
     assert code == 0, terminal
     assert "█" in terminal and "cycle" in terminal
+
+
+# ------------------------------------------------------------------ past saturation
+PAST = ["--pattern", "uniform", "--mesh", "6x6", "--rate", "0.7", "--warmup", "0", "--cycles",
+        "6000", "--seed", "6"]  # fmt: skip
+
+
+def test_a_run_past_saturation_says_it_stopped(capsys):
+    code, out, err = run(capsys, "simulate", *PAST)
+    assert code == 0, err
+    assert "STOPPED at cycle 5,000" in out and "--keep-going" in out
+    data = run_json(capsys, "simulate", *PAST, "--json")
+    assert data["cycles"] == 5000 and data["stopped"]["cycle"] == 5000
+    assert data["stopped"]["kept_going"] is False
+
+
+def test_keep_going_runs_past_saturation_to_the_end(capsys):
+    data = run_json(capsys, "simulate", *PAST, "--keep-going", "--json")
+    assert data["cycles"] > 6000 and data["stable"] is False
+    assert data["stopped"]["kept_going"] is True
+    code, out, err = run(capsys, "simulate", *PAST, "--keep-going")
+    assert "STOPPED" not in out and "ran on to the end (--keep-going)" in out
+    code, out, err = run(capsys, "simulate", "--network", NET, "--hardware", HW, "--keep-going")
+    assert_one_line_error(code, out, err, "--keep_going", "--pattern")

@@ -84,11 +84,19 @@ SYNTHETIC = [
 ]
 
 
+def _table(m):
+    """Every packet of a run by its number (records are recycled), one row each in the
+    kernel's ``PK_*`` order."""
+    pk = m.packets()
+    return np.stack([pk[name] for name in machine.PACKET_FIELDS], axis=1)
+
+
 def _synthetic_figures(noc, run):
-    res = run_synthetic(noc, run, seed=7)
+    res = run_synthetic(noc, run, seed=7, keep_packets=True)
     m = res.machine
     figures = {
-        "packets": m.packet_table[: m.n_packets].copy(),
+        # every packet, by its number (a record holds one packet after another)
+        "packets": _table(m),
         "links": m.link_flits.copy(),
         "t": m.t,
         "stable": res.stable,

@@ -88,7 +88,7 @@ def eject_links(topo: Topology) -> np.ndarray:
 
 def drained(noc: NocConstants, run: SyntheticRun, seed: int = 0):
     """A synthetic run, then its sources switched off and the network run until idle."""
-    res = run_synthetic(noc, run, seed=seed)
+    res = run_synthetic(noc, run, seed=seed, keep_packets=True)
     m = res.machine
     status = m.advance(m.t + 200_000, inject_p=0.0, packet_flits=run.packet_flits,
                        stop_when_idle=True)  # fmt: skip
@@ -190,7 +190,7 @@ def test_the_simulators_link_ids_are_the_hardwares():
 def test_the_drain_leaves_no_measured_packet_behind():
     """run_synthetic itself drains until every measured packet has arrived (a stable run)."""
     run = SyntheticRun("uniform", 4, 4, rate=0.2, packet_flits=2, warmup=300, cycles=1000)
-    res = run_synthetic(NocConstants(), run, seed=1)
+    res = run_synthetic(NocConstants(), run, seed=1, keep_packets=True)
     assert res.stable and res.unfinished_packets == 0
     pk = res.machine.packets()
     measured = pk["meas"] == 1
@@ -280,9 +280,9 @@ def test_a_network_that_cannot_drain_fails_naming_its_stuck_routers():
 # ------------------------------------------------------------------ determinism
 def test_a_synthetic_run_is_a_function_of_its_seed():
     run = SyntheticRun("uniform", 4, 4, rate=0.25, packet_flits=2, warmup=200, cycles=600)
-    a = run_synthetic(NocConstants(), run, seed=7)
-    b = run_synthetic(NocConstants(), run, seed=7)
-    c = run_synthetic(NocConstants(), run, seed=8)
+    a = run_synthetic(NocConstants(), run, seed=7, keep_packets=True)
+    b = run_synthetic(NocConstants(), run, seed=7, keep_packets=True)
+    c = run_synthetic(NocConstants(), run, seed=8, keep_packets=True)
     pa, pb, pc = a.machine.packets(), b.machine.packets(), c.machine.packets()
     assert pa.keys() == pb.keys()
     for key in pa:
@@ -353,7 +353,7 @@ def test_the_first_release_group_must_open_at_a_cycle():
 def test_progress_reports_change_nothing():
     run = SyntheticRun("transpose", 4, 4, rate=0.1, warmup=1000, cycles=5000)
     seen = []
-    a = run_synthetic(NocConstants(), run, seed=2, progress=seen.append)
-    b = run_synthetic(NocConstants(), run, seed=2)
+    a = run_synthetic(NocConstants(), run, seed=2, progress=seen.append, keep_packets=True)
+    b = run_synthetic(NocConstants(), run, seed=2, keep_packets=True)
     assert seen == sorted(seen) and seen[-1] == 6000
     np.testing.assert_array_equal(a.machine.packets()["atime"], b.machine.packets()["atime"])

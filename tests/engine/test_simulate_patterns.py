@@ -46,7 +46,7 @@ def test_permutations_send_where_booksim2_does(name, k):
         assert pattern.perm[src] == dst, (name, k, src)
     # and the kernel sends there: every packet of a short run follows the table
     res = run_synthetic(NocConstants(), SyntheticRun(name, k, k, rate=0.05, warmup=0,
-                                                     cycles=300))  # fmt: skip
+                                                     cycles=300), keep_packets=True)  # fmt: skip
     pk = res.machine.packets()
     assert pk["src"].size > 50
     assert np.array_equal(res.machine.dest[: pk["src"].size], pattern.perm[pk["src"]])
@@ -80,8 +80,8 @@ def test_randperm_depends_on_its_seed_only():
 
 def kernel_destinations(spec: str, k: int, rate: float, cycles: int, seed: int = 0):
     """Sources and destinations of every packet the kernel made in a short run."""
-    res = run_synthetic(NocConstants(), SyntheticRun(spec, k, k, rate=rate, warmup=0,
-                                                     cycles=cycles), seed=seed)  # fmt: skip
+    run = SyntheticRun(spec, k, k, rate=rate, warmup=0, cycles=cycles)
+    res = run_synthetic(NocConstants(), run, seed=seed, keep_packets=True)
     pk = res.machine.packets()
     n = pk["src"].size
     return pk["src"], res.machine.dest[:n]

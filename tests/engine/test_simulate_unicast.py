@@ -121,11 +121,18 @@ SYNTHETIC = [
 ]
 
 
+def _table(m):
+    """Every packet of a run by its number (records are recycled), one row each in the
+    kernel's ``PK_*`` order."""
+    pk = m.packets()
+    return np.stack([pk[name] for name in machine.PACKET_FIELDS], axis=1)
+
+
 def _synthetic_figures(noc, run):
-    res = run_synthetic(noc, run, seed=5)
+    res = run_synthetic(noc, run, seed=5, keep_packets=True)
     m = res.machine
     return m.unicast, {
-        "packets": m.packet_table[: m.n_packets].copy(),
+        "packets": _table(m),  # by number (records are recycled)
         "links": m.link_flits.copy(),
         "accepted": m.accepted_flits.copy(),
         "t": m.t,

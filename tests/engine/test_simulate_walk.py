@@ -23,7 +23,7 @@ BUSY = SyntheticRun("uniform", 8, 8, rate=0.3, warmup=0, cycles=1500)
 
 @pytest.fixture(scope="module")
 def busy():
-    return run_synthetic(NOC, BUSY, seed=3)
+    return run_synthetic(NOC, BUSY, seed=3, keep_packets=True)
 
 
 def check_route(walk, width: int) -> None:
@@ -87,7 +87,7 @@ def test_o1turn_packets_are_walked_along_the_order_they_drew():
     """Routed O1TURN, the walked packets of a busy mesh follow their own orders (both occur),
     their waits still add up, and tracking one leaves the run as it was."""
     noc = replace(NOC, routing="o1turn")
-    first = run_synthetic(noc, BUSY, seed=4)
+    first = run_synthetic(noc, BUSY, seed=4, keep_packets=True)
     pk = first.machine.packets()
     turn = np.flatnonzero(
         (pk["atime"] >= 0)
@@ -120,7 +120,7 @@ def test_tracking_leaves_the_run_as_it_was(busy):
 
 def test_a_packet_alone_never_waits():
     run = SyntheticRun("uniform", 6, 6, rate=0.002, warmup=0, cycles=3000)
-    first = run_synthetic(NOC, run, seed=1)
+    first = run_synthetic(NOC, run, seed=1, keep_packets=True)
     pk = first.machine.packets()
     far = np.flatnonzero(pk["atime"] >= 0)
     pair = max(
@@ -137,7 +137,7 @@ def test_a_packet_alone_never_waits():
 
 def test_a_long_packet_streams_behind_its_head():
     run = SyntheticRun("transpose", 4, 4, rate=0.2, packet_flits=4, warmup=0, cycles=800)
-    first = run_synthetic(NOC, run, seed=2)
+    first = run_synthetic(NOC, run, seed=2, keep_packets=True)
     src, dst = slowest_pair(first.machine)
     walk = walk_synthetic(NOC, run, src, dst, seed=2, first=first)
     check_route(walk, 4)
@@ -153,7 +153,7 @@ def test_every_cycle_is_accounted_for_with_slower_routers(flits):
     noc = replace(NOC, routing_delay=2, vc_alloc_delay=2, sw_alloc_delay=2, st_delay=2,
                   credit_delay=2)  # fmt: skip
     run = SyntheticRun("uniform", 6, 6, rate=0.3, packet_flits=flits, warmup=0, cycles=600)
-    first = run_synthetic(noc, run, seed=2)
+    first = run_synthetic(noc, run, seed=2, keep_packets=True)
     for which in ("slowest", "median"):
         src, dst = slowest_pair(first.machine)
         walk = walk_synthetic(noc, run, src, dst, which=which, seed=2, first=first)
@@ -187,7 +187,8 @@ def test_a_step_packet_is_walked_to_its_core(multicast):
 
 def test_a_pair_without_traffic_is_refused_with_a_reason(busy):
     run = SyntheticRun("transpose", 4, 4, rate=0.1, warmup=0, cycles=200)
-    machine = run_synthetic(NOC, run, seed=0).machine  # (x, y) sends to (y, x) only
+    # (x, y) sends to (y, x) only
+    machine = run_synthetic(NOC, run, seed=0, keep_packets=True).machine
     assert choose_packet(machine, 1, 4)[2] > 0
     with pytest.raises(SpecError, match=r"no packet went from router \(1,0\) to router \(2,0\) in"):
         choose_packet(machine, 1, 2)
