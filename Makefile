@@ -1,9 +1,12 @@
 # make serve: set everything up and open the explorer on the built-in demo
-# make test:  set everything up, lint, and run the whole suite
+# make test:  set everything up, lint, and run the whole suite (on JOBS=2 workers, a file each)
 VENV    := .venv
 PY      := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed
 CHROMIUM ?= /usr/bin/chromium
+# pytest-xdist workers of make test (JOBS=0: one process); a test file stays on one worker, so
+# its module fixtures are built once
+JOBS    ?= 2
 
 .PHONY: serve test lint format bench screenshots clean
 
@@ -27,7 +30,7 @@ format: $(STAMP)
 
 test: lint
 	@test -x $(CHROMIUM) || { echo "Chromium is missing at $(CHROMIUM): run 'apt-get install -y chromium' (the browser tests need it; .ci/run installs it)"; exit 1; }
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(JOBS) --dist loadfile
 
 # make bench: every benchmark in full (hours: BENCH="evaluate simulate" runs some), then the
 # docs' tables from their results; BOOKSIM=/path/to/booksim adds BookSim2 beside the simulator

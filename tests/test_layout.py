@@ -69,3 +69,22 @@ def test_the_explorer_uses_only_public_names_of_the_engine():
             private = [p for p in module.split(".") if p.startswith("_")]
             private += [n for n in names if n.startswith("_")]
             assert private == [], f"{path.relative_to(ROOT)}: from {module} import {names}"
+
+
+def test_the_tests_mirror_the_packages():
+    """tests/engine/simulate/ tests engine/simulate/, and so on: every folder of tests/engine and
+    tests/explorer is a package of the tree, and no flat file (``test_simulate_step.py``) stands
+    for a package's folder."""
+    for top in ("engine", "explorer"):
+        packages = {p.name for p in (ROOT / top).iterdir() if (p / "__init__.py").exists()}
+        for folder in (ROOT / "tests" / top).rglob("*"):
+            if folder.is_dir() and folder.name != "__pycache__":
+                package = ROOT / top / folder.relative_to(ROOT / "tests" / top)
+                assert (package / "__init__.py").exists(), f"{folder} mirrors no package"
+        flat = [
+            f.name
+            for f in (ROOT / "tests" / top).glob("test_*.py")
+            if any(f.stem.startswith(f"test_{p}_") for p in packages)
+            and not (ROOT / top / f"{f.stem.removeprefix('test_')}.py").exists()  # partition_graph
+        ]
+        assert flat == [], f"move these into their package's folder: {flat}"

@@ -1407,7 +1407,7 @@ def _router_unicast(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_lo
                     win_wait, ctr, due, wheel, wn, fheap, fpri, fpos, mark, r, t, req_in,
                     req_out, sreq_in, sreq_out, m_in, m_out, cand, sw_vc, sw_br):  # fmt: skip
     """``_router`` for packets of one destination, allocations of one cycle and no trace: the
-    same cycle, bit for bit (tests/engine/test_simulate_unicast.py). The router keeps its
+    same cycle, bit for bit (tests/engine/simulate/test_unicast.py). The router keeps its
     busy VCs, its routed heads and its held output VCs as bit masks (``M_VCS``, ``M_VAS``,
     ``M_HELD``); the VCs ready now are found without a branch per VC (a mispredicted branch
     costs more than the rest of a VC's check), routed heads and VCs holding an output VC are

@@ -25,8 +25,8 @@ from engine.partition_graph import partition_graph
 from engine.pipeline import build_mapping, evaluate
 from engine.projection import ConvProjection
 from engine.resources import PopulationSplit
-from tests.engine.test_cli import run
-from tests.engine.test_nir import lif, write
+from tests.engine.cli.test_main import run
+from tests.engine.io.test_nir_graph import lif, write
 
 HW = load_hardware("loihi2")
 RNG = np.random.default_rng(7)

@@ -27,8 +27,8 @@ from explorer.access import ClientAccess, ClientLimits, looks_like_path
 from explorer.cli import main
 from explorer.runner import SearchRunner
 from explorer.state import ExplorerState
-from tests.engine.test_nir import BROKEN as NIR_BROKEN
-from tests.engine.test_nir import DATA as NIR_DATA
+from tests.engine.io.test_nir_graph import BROKEN as NIR_BROKEN
+from tests.engine.io.test_nir_graph import DATA as NIR_DATA
 from tests.explorer.conftest import SMALL_NETWORK
 
 

@@ -506,7 +506,7 @@ def test_evaluate_flows_names_what_makes_the_heaviest_link_hot(capsys):
 def test_evaluate_flows_list_both_routes_under_o1turn(capsys, tmp_path):
     """Hardware routed O1TURN (its preset's ``[noc] routing``): the heaviest link's flows are
     the routes that cross it, each flow half X then Y and half Y then X, named in a column."""
-    preset = Path(__file__).resolve().parents[2] / "engine" / "presets" / "loihi2.toml"
+    preset = Path(__file__).resolve().parents[3] / "engine" / "presets" / "loihi2.toml"
     path = tmp_path / "loihi2-o1turn.toml"
     path.write_text(preset.read_text().replace('routing = { value = "xy"',
                                                'routing = { value = "o1turn"'))  # fmt: skip

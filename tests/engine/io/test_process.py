@@ -257,7 +257,7 @@ def test_the_command_dies_with_the_process_that_ran_it(tmp_path):
     runner = subprocess.Popen(
         [sys.executable, "-c", "import sys\nfrom engine.io.process import run_bounded\n"
          f"run_bounded({command!r}, '', timeout_s=1000)"],
-        env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])},
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[3])},
     )  # fmt: skip
     try:
         [command_pid] = recorded(pids)
@@ -284,7 +284,7 @@ def test_end_descendants_ends_every_process_this_one_started(tmp_path):
     )
     done = subprocess.run(
         [sys.executable, "-c", code], timeout=60, capture_output=True, text=True,
-        env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])},
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[3])},
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert len(pids_in(pids)) == 3

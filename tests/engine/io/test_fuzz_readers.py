@@ -45,7 +45,7 @@ from engine.search.pareto import read_history
 from engine.simulate.patterns import build_pattern
 from engine.simulate.trace import load_trace
 from engine.specs import load_network_spec
-from tests.engine.conftest import SPECIAL
+from tests.conftest import SPECIAL
 
 FUZZ = settings(
     max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]

@@ -13,7 +13,7 @@ O1TURN and round-robin allocation.
 Re-record (only when a change of the simulator's *behaviour* is intended, and say so in the
 commit; the venv is /work/main/.venv in a worktree):
 
-    PYTHONPATH=$PWD .venv/bin/python tests/engine/test_simulate_results_frozen.py --record
+    PYTHONPATH=$PWD .venv/bin/python tests/engine/simulate/test_results_frozen.py --record
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "simulate_frozen.json"
+DATA = Path(__file__).resolve().parents[2] / "data" / "simulate_frozen.json"
 SECRET_KEYS = ("wall_s", "cycles_per_s", "flits_per_s")  # timings: not figures
 NEW_KEYS = ("stopped",)  # said since the recording (when a run stopped past saturation)
 

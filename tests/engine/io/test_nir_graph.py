@@ -20,9 +20,9 @@ from engine.errors import InputFileError
 from engine.io.nir_graph import DEFAULT_RATE, NirWarning, read_nir
 from engine.pipeline import build_mapping
 from engine.specs import load_network_spec
-from tests.engine.test_cli import run
+from tests.engine.cli.test_main import run
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "nir"  # real exports (see its README)
+DATA = Path(__file__).resolve().parents[2] / "data" / "nir"  # real exports (see its README)
 READABLE = [
     "paper_01_lif_debug_spike_representation_two_lif_neurons.nir",
     "paper_01_lif_lif_norse.nir",

@@ -24,7 +24,7 @@ from engine.simulate import (
     simulate_step,
 )
 from engine.simulate.walk import endpoint_text
-from tests.engine.test_cli import _run_on_a_terminal, run, run_json
+from tests.engine.cli.test_main import _run_on_a_terminal, run, run_json
 
 NET = "mlp:widths=64-96-48"
 HW = "mesh:3x3x2"

@@ -18,7 +18,7 @@ from engine.partition.layer import min_cores
 from engine.partition_graph import partition_graph
 from engine.specs import load_network_spec
 
-CNN = str(Path(__file__).resolve().parents[1] / "data" / "nir" / "paper_02_cnn_cnn_sinabs.nir")
+CNN = str(Path(__file__).resolve().parents[2] / "data" / "nir" / "paper_02_cnn_cnn_sinabs.nir")
 CASES = [
     ("sparse-mlp-1", "loihi2", None),
     (CNN, "loihi2", "rows"),

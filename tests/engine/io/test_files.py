@@ -24,7 +24,7 @@ from engine.io.files import (
     read_bytes,
     read_text,
 )
-from tests.engine.conftest import SPECIAL
+from tests.conftest import SPECIAL
 
 
 @pytest.mark.parametrize("kind", SPECIAL)

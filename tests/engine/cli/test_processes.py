@@ -21,9 +21,9 @@ from pathlib import Path
 import pytest
 
 from engine.io.process import MARK
-from tests.engine.test_io_process import alive, gone, recorded
+from tests.engine.io.test_process import alive, gone, recorded
 
-ROOT = Path(__file__).parents[2]
+ROOT = Path(__file__).parents[3]
 NET = "mlp:widths=64-128-32"
 
 # an evaluator that never answers: it records its pid (and its sleeper's), then sleeps
