@@ -5,6 +5,7 @@ Prints JSON (final best latency per configuration; partitioning generations with
 improvement) and writes ``assets/ablation.png`` laid out like Loihi 2 mapping ES Fig. 7.
 
     .venv/bin/python benchmarks/ablation.py [--budget 250]      # about 4 minutes
+    .venv/bin/python benchmarks/ablation.py --quick             # one seed, budget 20 (the suite's)
 """
 
 from __future__ import annotations
