@@ -18,7 +18,7 @@ from engine.partition import make_partition
 from engine.partition_graph import partition_graph
 from engine.placement import make_placement
 from engine.specs import load_network_spec
-from tests.engine.test_traffic import hardware_specs, random_mapping
+from tests.support.networks import hardware_specs, random_mapping
 
 ARRAY_FIELDS = ("cores", "neurons", "synops", "synmem_reads", "link_messages", "link_us")
 

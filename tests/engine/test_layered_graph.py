@@ -16,8 +16,8 @@ from engine.layered_graph import LayeredGraphs
 from engine.mapping import Partition
 from engine.partition_graph import partition_graph
 from engine.specs import load_network_spec
-from tests.engine.conftest import random_network
-from tests.engine.test_projection import cnn
+from tests.support.networks import random_network
+from tests.support.nir_files import cnn
 
 HW = load_hardware("loihi2")
 

@@ -9,7 +9,7 @@ import pytest
 from engine.cli import main
 from engine.errors import MeshScopeError, SpecError
 from engine.mesh_shape import SCHEMES, mesh_shape, mesh_slots
-from tests.engine.cli.test_main import run
+from tests.support.cli import run
 
 N = range(1, 301)
 

@@ -11,7 +11,7 @@ from engine.hardware import load_hardware
 from engine.mapping import Partition
 from engine.partition_graph import partition_graph
 from engine.resources import synmem_words
-from tests.engine.conftest import random_network
+from tests.support.networks import random_network
 
 
 @pytest.mark.parametrize(("seed", "n_parts"), [(0, 1), (1, 7), (2, 40), (3, 300)])

@@ -25,8 +25,8 @@ from engine.partition_graph import partition_graph
 from engine.pipeline import build_mapping, evaluate
 from engine.projection import ConvProjection
 from engine.resources import PopulationSplit
-from tests.engine.cli.test_main import run
-from tests.engine.io.test_nir_graph import lif, write
+from tests.support.cli import run
+from tests.support.nir_files import big_conv, cnn, lif, write
 
 HW = load_hardware("loihi2")
 RNG = np.random.default_rng(7)
@@ -36,34 +36,6 @@ def weights(shape, zeros=0.3):
     w = RNG.normal(size=shape).astype(np.float32)
     w[RNG.random(shape) < zeros] = 0
     return w
-
-
-def cnn(tmp_path, name="cnn.nir"):
-    """Input → conv(stride 2, dilation, groups) → LIF → conv + sum pool → LIF → avg pool
-    → LIF → flatten → linear → LIF: every structured case and an explicit layer after."""
-    c1 = nir.Conv2d(
-        input_shape=(9, 11), weight=weights((6, 2, 3, 3)), stride=(2, 1), padding=(1, 2),
-        dilation=(1, 2), groups=2, bias=np.zeros(6, np.float32),
-    )  # fmt: skip
-    s1 = (6, 5, 11)
-    c2 = nir.Conv2d(
-        input_shape=s1[1:], weight=weights((5, 6, 2, 3)), stride=1, padding=1, dilation=1,
-        groups=1, bias=np.zeros(5, np.float32),
-    )  # fmt: skip
-    pool = nir.SumPool2d(kernel_size=(2, 2), stride=(2, 2), padding=(0, 0))
-    s2 = (5, 3, 5)  # conv: (5, 6, 11) → pool: (5, 3, 5)
-    avg = nir.AvgPool2d(kernel_size=(2, 3), stride=(1, 2), padding=(1, 0))
-    s3 = (5, 4, 2)
-    nodes = {
-        "in": nir.Input(input_type=np.array([4, 9, 11])),
-        "c1": c1, "l1": lif(s1), "c2": c2, "p2": pool, "l2": lif(s2), "a3": avg,
-        "l3": lif(s3), "fc": nir.Linear(weight=weights((7, 40))), "l4": lif((7,)),
-        "flat": nir.Flatten(start_dim=0, end_dim=-1, input_type={"input": np.array(s3)}),
-        "out": nir.Output(output_type=np.array([7])),
-    }  # fmt: skip
-    edges = [("in", "c1"), ("c1", "l1"), ("l1", "c2"), ("c2", "p2"), ("p2", "l2"), ("l2", "a3"),
-             ("a3", "l3"), ("l3", "flat"), ("flat", "fc"), ("fc", "l4"), ("l4", "out")]  # fmt: skip
-    return write(tmp_path, nodes, edges, name, type_check=False)
 
 
 @pytest.fixture(scope="module")
@@ -251,20 +223,6 @@ def test_neuron_level_partitioners_expand_small_convolutions(pair):
 
 
 # ------------------------------------------------------------------ a large convolution
-def big_conv(tmp_path, channels=64, side=128):
-    nodes = {
-        "in": nir.Input(input_type=np.array([channels, side, side])),
-        "conv": nir.Conv2d(
-            input_shape=(side, side), weight=np.ones((channels, channels, 3, 3), np.float32),
-            stride=1, padding=1, dilation=1, groups=1, bias=np.zeros(channels, np.float32),
-        ),
-        "lif": lif((channels, side, side)),
-        "out": nir.Output(output_type=np.array([channels, side, side])),
-    }  # fmt: skip
-    edges = [("in", "conv"), ("conv", "lif"), ("lif", "out")]
-    return write(tmp_path, nodes, edges, "big.nir")
-
-
 def test_a_64_channel_conv_on_128x128_is_described_not_listed(tmp_path, capsys):
     """6·10⁸ synapses: read, counted and sized per core without listing one; the neuron-level
     partitioners and convert refuse it with a way out."""

@@ -19,7 +19,7 @@ from engine.placement import placers
 from engine.routing import XY, YX, routings
 from engine.specs import load_network_spec
 from engine.traffic import FIXED, message_loads, multicast_loads, port_cores, route_loads
-from tests.engine.conftest import random_network
+from tests.support.networks import hardware_specs, random_mapping, random_network
 
 N = 16  # neurons per core in the linear-layer cases
 
@@ -118,9 +118,6 @@ def walk_xy(hw, src_core, dst_core, order=XY):
 def routed(hw, routing: str):
     """``hw`` with its NoC routing ``routing``."""
     return replace(hw, noc=replace(hw.noc, routing=routing))
-
-
-hardware_specs = st.sampled_from(["mesh:3x2x1", "mesh:4x4x2", "mesh:2x3x4@2x2", "mesh:5x1x1@1x3"])
 
 
 @settings(max_examples=40, deadline=None)
@@ -304,15 +301,6 @@ def test_the_multicast_evaluator_equals_the_multicast_loads_of_expected_rates():
 
 
 # ---------------------------------------------------------------- conservation
-def random_mapping(rng, hw, n_neurons=60, fan_out=8):
-    network = random_network(rng, n_neurons, fan_out, n_pop=3)
-    n_parts = int(rng.integers(1, min(n_neurons, hw.n_cores) + 1))
-    assignment = np.concatenate([np.arange(n_parts), rng.integers(0, n_parts, n_neurons - n_parts)])
-    partition = Partition(rng.permutation(assignment))
-    placement = Placement(rng.permutation(hw.n_cores)[:n_parts])
-    return network, partition, placement
-
-
 @settings(max_examples=40, deadline=None)
 @given(spec=hardware_specs, seed=st.integers(0, 2**32 - 1))
 def test_router_messages_equal_pair_messages_times_hops(spec, seed):

@@ -6,12 +6,10 @@ session as it was; a refused path reads the same whether or not the file exists.
 
 from __future__ import annotations
 
-import errno
 import io
 import json
 import os
 import tempfile
-import threading
 
 import numpy as np
 import pytest
@@ -27,9 +25,10 @@ from explorer.access import ClientAccess, ClientLimits, looks_like_path
 from explorer.cli import main
 from explorer.runner import SearchRunner
 from explorer.state import ExplorerState
-from tests.engine.io.test_nir_graph import BROKEN as NIR_BROKEN
-from tests.engine.io.test_nir_graph import DATA as NIR_DATA
 from tests.explorer.conftest import SMALL_NETWORK
+from tests.support.files import FifoWatch
+from tests.support.nir_files import BROKEN as NIR_BROKEN
+from tests.support.nir_files import DATA as NIR_DATA
 
 
 @pytest.fixture
@@ -321,7 +320,7 @@ def test_allow_files_must_name_a_folder(capsys):
 def test_a_large_convolution_uploads_structured(tmp_path):
     """A conv over the client's synapse limit loads as a description, maps with the layer
     partition and splits in tiles; its neurons still count against the client's limit."""
-    from tests.engine.test_projection import big_conv
+    from tests.support.nir_files import big_conv
 
     data = big_conv(tmp_path, channels=16, side=48).read_bytes()
     access = ClientAccess(ClientLimits(synapses=1_000_000))
@@ -343,7 +342,7 @@ def test_the_partition_menu_splits_a_conv_layer(tmp_path):
     """``min@rows`` from the sidebar's choices splits the conv's layer by rows; the same
     network's default splits it in tiles."""
     from explorer.views.controls import partition_choices
-    from tests.engine.test_projection import big_conv
+    from tests.support.nir_files import big_conv
 
     path = str(big_conv(tmp_path, channels=16, side=48))
     assert "min@rows" in partition_choices().values()
@@ -357,35 +356,6 @@ def test_the_partition_menu_splits_a_conv_layer(tmp_path):
 
 
 # ------------------------------------------------------------------ every entry point
-class FifoWatch:
-    """A FIFO on the server's disk that nobody writes, and whether anyone opened it to
-    read: a reader would block until a writer comes, so the watch plays the writer once a
-    reader shows (an open for writing that does not block succeeds only then), records
-    it, and lets the reader go on to an empty file."""
-
-    def __init__(self, path):
-        self.path = path
-        os.mkfifo(path)
-        self.opened = False
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._watch, daemon=True)
-        self._thread.start()
-
-    def _watch(self) -> None:
-        while not self._stop.wait(0.02):  # poll interval of the watch, not a wait for a result
-            try:
-                fd = os.open(self.path, os.O_WRONLY | os.O_NONBLOCK)
-            except OSError as e:  # ENXIO: no reader
-                assert e.errno == errno.ENXIO
-                continue
-            self.opened = True
-            os.close(fd)
-
-    def close(self) -> None:
-        self._stop.set()
-        self._thread.join()
-
-
 @pytest.fixture
 def server_paths(tmp_path):
     """Paths of the server's disk that a client names: a file (a partition file that

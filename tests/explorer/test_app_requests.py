@@ -18,7 +18,7 @@ import explorer.state
 from explorer.app import serve
 from explorer.scenes import Scene, encode_scene
 from tests.explorer.conftest import SMALL_NETWORK
-from tests.explorer.test_access import FifoWatch
+from tests.support.files import FifoWatch
 from tests.ui.conftest import free_port, wait_for_http
 
 HARDWARE = "mesh:4x4x2"  # a small page: what a GET costs is the scene's work, not the mesh's

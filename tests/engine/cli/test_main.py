@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from engine.cli import main
 from engine.cost import TERMS, model_evaluation
 from engine.hardware import load_hardware, preset_names
 from engine.mapping import Mapping, read_mapping_file
@@ -20,27 +19,12 @@ from engine.search import objectives, strategies
 from engine.search.pareto import algorithms
 from engine.specs import load_network_spec
 from engine.workloads import workloads
+from tests.support.cli import run, run_json, run_on_a_terminal
 
 SMALL = "linear-dense:M=2,N=8"
 KINDS = (
     "networks", "hardware", "partitioners", "placers", "objectives", "strategies", "algorithms",
 )  # fmt: skip
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    """Exit code, stdout and stderr of ``meshscope argv…`` (argparse errors exit via SystemExit)."""
-    try:
-        code = main(list(argv))
-    except SystemExit as e:
-        code = e.code
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def run_json(capsys, *argv: str):
-    code, out, err = run(capsys, *argv)
-    assert code == 0, err
-    return json.loads(out)
 
 
 def engine_evaluation(network: str, hardware: str, partition: str | None, placement: str):
@@ -416,33 +400,6 @@ def test_map_defaults_to_overlap_and_spectral_force(capsys):
 
 
 # ------------------------------------------------------------------ progress on a terminal
-def _run_on_a_terminal(argv, cwd) -> tuple[int, str]:
-    """Run the console script with stderr on a pseudo-terminal (80 columns); its stderr."""
-    import fcntl
-    import os
-    import pty
-    import struct
-    import termios
-
-    script = Path(sys.executable).with_name("meshscope")
-    leader, follower = pty.openpty()
-    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
-    proc = subprocess.Popen([str(script), *argv], stdout=subprocess.DEVNULL,
-                            stderr=follower, cwd=cwd)  # fmt: skip
-    os.close(follower)
-    chunks = []
-    while True:
-        try:
-            data = os.read(leader, 4096)
-        except OSError:  # the child closed the terminal
-            break
-        if not data:
-            break
-        chunks.append(data)
-    os.close(leader)
-    return proc.wait(120), b"".join(chunks).decode(errors="replace")
-
-
 @pytest.mark.parametrize(
     ("argv", "shown"),
     [
@@ -456,7 +413,7 @@ def _run_on_a_terminal(argv, cwd) -> tuple[int, str]:
     ids=["evolve", "map", "convert"],
 )
 def test_long_work_shows_a_bar_on_a_terminal_and_nothing_when_piped(tmp_path, argv, shown):
-    code, terminal = _run_on_a_terminal(argv, tmp_path)
+    code, terminal = run_on_a_terminal(argv, tmp_path)
     assert code == 0, terminal
     assert shown in terminal and "█" in terminal  # a tqdm bar was drawn
     script = Path(sys.executable).with_name("meshscope")

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from engine.io.process import MARK
-from tests.engine.io.test_process import alive, gone, recorded
+from tests.support.processes import alive, cpu_seconds, gone, recorded
 
 ROOT = Path(__file__).parents[3]
 NET = "mlp:widths=64-128-32"
@@ -179,7 +179,9 @@ def test_sigterm_during_a_sweep_does_not_wait_for_its_runs(tmp_path):
         workers = [p for p in children(proc.pid) if alive(p)]
         time.sleep(0.05)
     assert len(workers) == 2
-    time.sleep(0.5)
+    while min(map(cpu_seconds, workers)) < 0.5 and time.monotonic() < end:  # both simulating
+        time.sleep(0.05)
+    assert all(alive(p) for p in workers)
     began = time.monotonic()
     proc.send_signal(signal.SIGTERM)
     proc.communicate(timeout=60)

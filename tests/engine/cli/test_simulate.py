@@ -24,7 +24,7 @@ from engine.simulate import (
     simulate_step,
 )
 from engine.simulate.walk import endpoint_text
-from tests.engine.cli.test_main import _run_on_a_terminal, run, run_json
+from tests.support.cli import run, run_json, run_on_a_terminal
 
 NET = "mlp:widths=64-96-48"
 HW = "mesh:3x3x2"
@@ -309,7 +309,7 @@ def test_evolve_can_minimise_the_simulated_step(capsys, tmp_path):
 
 # ------------------------------------------------------------------ progress
 def test_a_long_synthetic_run_shows_a_bar_on_a_terminal(tmp_path):
-    code, terminal = _run_on_a_terminal(
+    code, terminal = run_on_a_terminal(
         ["simulate", "--pattern", "uniform", "--mesh", "4x4", "--cycles", "8000"], tmp_path
     )
     assert code == 0, terminal

@@ -24,7 +24,7 @@ from engine.hardware import ROUTER, load_hardware
 from engine.pipeline import build_mapping, evaluate
 from engine.provenance import write_preset
 from engine.simulate import simulate_step
-from tests.engine.cli.test_main import run
+from tests.support.cli import run
 
 LOIHI2 = load_hardware("loihi2")
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import itertools
 import json
-from pathlib import Path
 
 import nir
 import numpy as np
@@ -20,9 +19,9 @@ from engine.errors import InputFileError
 from engine.io.nir_graph import DEFAULT_RATE, NirWarning, read_nir
 from engine.pipeline import build_mapping
 from engine.specs import load_network_spec
-from tests.engine.cli.test_main import run
+from tests.support.cli import run
+from tests.support.nir_files import BROKEN, DATA, lif, one, write
 
-DATA = Path(__file__).resolve().parents[2] / "data" / "nir"  # real exports (see its README)
 READABLE = [
     "paper_01_lif_debug_spike_representation_two_lif_neurons.nir",
     "paper_01_lif_lif_norse.nir",
@@ -31,24 +30,6 @@ READABLE = [
     "paper_03_rnn_braille_noDelay_bias_zero.nir",
     "paper_03_rnn_braille_noDelay_noBias_subtract.nir",
 ]
-BROKEN = [  # an edge to a node the graph does not have
-    "paper_03_rnn_extras_braille_noDelay_bias_zero_subgraph.nir",
-    "paper_03_rnn_extras_braille_noDelay_noBias_subtract_subgraph.nir",
-]
-
-
-def one(shape) -> np.ndarray:
-    return np.ones(shape, dtype=np.float32)
-
-
-def lif(shape):
-    return nir.LIF(tau=one(shape), r=one(shape), v_leak=0 * one(shape), v_threshold=one(shape))
-
-
-def write(tmp_path, nodes, edges, name="g.nir", type_check=True) -> Path:
-    path = tmp_path / name
-    nir.write(path, nir.NIRGraph(nodes=nodes, edges=edges, type_check=type_check))
-    return path
 
 
 def dense(net) -> np.ndarray:

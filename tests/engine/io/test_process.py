@@ -25,27 +25,9 @@ from engine.pipeline import build_mapping
 from engine.search import CommandEvaluator
 from engine.search.evaluators import Candidate
 from engine.specs import load_network_spec
+from tests.support.processes import alive, gone, recorded
 
 SHELL = "/bin/sh"
-
-
-def alive(pid: int) -> bool:
-    """Whether ``pid`` is a live process (a zombie waiting to be reaped counts as gone)."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            state = f.read().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    return state not in ("Z", "X")
-
-
-def gone(pids, wait_s: float = 2.0) -> bool:
-    end = time.monotonic() + wait_s
-    while time.monotonic() < end:
-        if not any(alive(p) for p in pids):
-            return True
-        time.sleep(0.02)
-    return False
 
 
 def pids_in(path) -> list[int]:
@@ -204,18 +186,6 @@ def escapee(tmp_path, how: str) -> list[str]:
         + ("" if how == "orphan" else "time.sleep(1000)\n")
     )
     return [sys.executable, "-c", code]
-
-
-def recorded(path, lines: int = 1, wait_s: float = 20.0) -> list[int]:
-    """The pids the commands wrote to ``path``, once ``lines`` whole lines are there."""
-    end = time.monotonic() + wait_s
-    while time.monotonic() < end:
-        text = path.read_text() if path.exists() else ""
-        whole = [line for line in text.split("\n")[:-1] if line.strip()]
-        if len(whole) >= lines:
-            return [int(p) for line in whole for p in line.split()]
-        time.sleep(0.02)
-    raise AssertionError(f"{path} never had {lines} lines")
 
 
 @pytest.mark.parametrize("how", ["setsid", "clean-env", "orphan"])

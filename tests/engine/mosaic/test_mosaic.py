@@ -28,8 +28,8 @@ from engine.mosaic.profile import parse_target, sequential_nt
 from engine.mosaic.rewire import rewire_network
 from engine.network import Network
 from engine.specs import load_network_spec
-from tests.engine.cli.test_main import run, run_json
-from tests.engine.conftest import random_network as random_graph
+from tests.support.cli import run, run_json
+from tests.support.networks import random_network as random_graph
 
 STEP = {"E": (0, 1), "W": (0, -1), "S": (1, 0), "N": (-1, 0)}
 

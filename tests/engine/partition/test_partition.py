@@ -20,7 +20,7 @@ from engine.partition.multilevel.coarsen import WINDOW
 from engine.partition_graph import partition_graph
 from engine.resources import capacity
 from engine.specs import load_network_spec
-from tests.engine.conftest import random_network
+from tests.support.networks import random_network
 
 LAYERED_ONLY = {"min", "natural"}  # need layered networks
 # every registered partitioner a name alone selects (``cores:…``, ``file:…`` need arguments)

@@ -15,7 +15,7 @@ from engine.hardware import load_hardware
 from engine.search import ChipwiseSearch, ESConfig, make_search
 from engine.search.multichip import segment_layers
 from engine.specs import load_network_spec
-from tests.engine.cli.test_main import run
+from tests.support.cli import run
 
 NET = "mlp:widths=256-512-512-512-256-10"
 

@@ -515,7 +515,7 @@ def test_large_generated_networks_are_cached_on_disk_by_content(monkeypatch, tmp
     """Second loads read the file; a changed spec or --no-cache generates; a damaged entry is
     generated again; the cached network is the generated one."""
     import engine.specs as specs
-    from tests.engine.cli.test_main import run
+    from tests.support.cli import run
 
     monkeypatch.setenv("MESHSCOPE_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(specs, "CACHE_FROM_SYNAPSES", 10_000)

@@ -121,6 +121,7 @@ def test_scheduler_hands_worker_calls_to_the_loop_thread_in_order():
     with Panel's holds: a sweep's points ran out of order and one vanished)."""
     import asyncio
     import threading
+    import time
     from types import SimpleNamespace
 
     from tornado.ioloop import IOLoop
@@ -143,7 +144,8 @@ def test_scheduler_hands_worker_calls_to_the_loop_thread_in_order():
     async def main():
         box["schedule"] = session_scheduler(Doc(IOLoop.current()))
         made.set()
-        while len(added) < 200:
+        end = time.monotonic() + 10  # the loop thread ends even if the callbacks never come
+        while len(added) < 200 and time.monotonic() < end:
             await asyncio.sleep(0.005)
         done.set()
 
