@@ -88,3 +88,13 @@ def test_the_tests_mirror_the_packages():
             and not (ROOT / top / f"{f.stem.removeprefix('test_')}.py").exists()  # partition_graph
         ]
         assert flat == [], f"move these into their package's folder: {flat}"
+
+
+def test_no_test_file_imports_another():
+    """Shared helpers live in tests/support/: a test module is loaded by pytest alone, once."""
+    for path in (ROOT / "tests").rglob("*.py"):
+        for module, _ in imports(path):
+            parts = module.split(".")
+            assert not (parts[0] == "tests" and parts[-1].startswith("test_")), (
+                f"{path.relative_to(ROOT)} imports {module}: move what it shares to tests/support/"
+            )
