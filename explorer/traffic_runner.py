@@ -20,7 +20,7 @@ import numpy as np
 
 from engine.errors import SpecError, failure_text
 from engine.hardware import Hardware, NocConstants
-from engine.pipeline import build_mapping, evaluate, resolve_hardware
+from engine.pipeline import Mapped, build_mapping, evaluate, resolve_hardware
 from engine.routing import routings
 from engine.simulate import (
     SyntheticRun,
@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from explorer.state import ExplorerState
 
 __all__ = [
+    "Current",
     "FRAMES",
     "MAX_ROUTER_CYCLES",
     "MAX_SIDE",
@@ -79,6 +80,23 @@ def synthetic_spec(pattern: str, width: int, height: int | None = None) -> str:
 
 
 @dataclass(frozen=True, eq=False)
+class Current:
+    """What a step simulation reads of the session, taken at once on the page's thread: a
+    load, a scene or an undo while the run goes on cannot pair one mapping's trace with
+    another's hardware."""
+
+    mapped: Mapped | None  # None: nothing loaded
+    model_us: float  # the analytic model's latency of the mapping
+    limit_cycles: int | None  # the session's cycle limit
+
+    @classmethod
+    def of(cls, state: ExplorerState) -> Current:
+        if state.mapping is None:
+            return cls(None, float("nan"), state.access.cycles)
+        return cls(state.mapped(), state.evaluation.latency_us, state.access.cycles)
+
+
+@dataclass(frozen=True, eq=False)
 class TrafficRun:
     """One simulated run ready to play: its trace, the hardware it ran on (for drawing) and
     a sentence of figures."""
@@ -91,7 +109,7 @@ class TrafficRun:
 
 
 def simulate_traffic(
-    state: ExplorerState,
+    state: ExplorerState | Current,
     source: str,
     *,
     mode: str = "pipelined",
@@ -114,16 +132,17 @@ def simulate_traffic(
     per node and cycle, measured for ``cycles`` cycles after no warm-up, routed
     ``routing`` (a name of ``engine.routing``'s registry). Raises ``SpecError`` for what the
     page may not ask;
-    deterministic for a seed.
+    deterministic for a seed. Off the page's thread, pass ``Current.of(state)`` taken on it.
     """
     if source == SOURCES[0]:
-        if state.mapping is None:
+        current = state if isinstance(state, Current) else Current.of(state)
+        mapped = current.mapped
+        if mapped is None:
             raise SpecError("load a network and hardware first")
-        mapped = state.mapped()
         options = {"mode": mode, "multicast": multicast, "seed": seed,
-                   "limit_cycles": state.access.cycles}  # fmt: skip
+                   "limit_cycles": current.limit_cycles}  # fmt: skip
         step = traced_step(mapped, frames=frames, **options)
-        title = f"{state.network.name} on {state.hardware.name}: one {mode} step" + (
+        title = f"{mapped.network.name} on {mapped.hardware.name}: one {mode} step" + (
             " (multicast)" if multicast else ""
         )
         lat = step.latency
@@ -133,13 +152,13 @@ def simulate_traffic(
             f"flit{'s' if step.packet_flits != 1 else ''}, latency "
             f"{lat['avg_cycles']:,.1f} cycles on average, of which "
             f"{lat['queueing_avg_cycles']:,.1f} queueing. "
-            f"<span class='muted'>Analytic model: {state.evaluation.latency_us:,.2f} µs.</span>"
+            f"<span class='muted'>Analytic model: {current.model_us:,.2f} µs.</span>"
         )
 
         def walker(src, dst, which):
             return walk_step(mapped, src, dst, which=which, first=step, **options)
 
-        return TrafficRun(step.trace, state.hardware, title, summary, walker)
+        return TrafficRun(step.trace, mapped.hardware, title, summary, walker)
     if source != SOURCES[1]:
         raise SpecError(f"the Traffic tab simulates {' or '.join(SOURCES)}, not {source!r}")
     width, height = mesh_shape(side, rows)

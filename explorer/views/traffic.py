@@ -54,6 +54,7 @@ from explorer.state import ExplorerState, upload_json
 from explorer.traffic_runner import (
     MAX_SIDE,
     SOURCES,
+    Current,
     TrafficRun,
     TrafficRunner,
     compare_placers,
@@ -283,7 +284,7 @@ class TrafficView(pn.viewable.Viewer):
         # no start/end on the box: Bokeh's box keeps a number past them to itself (it showed
         # 1000, the server never heard of it); the parameter refuses it here, aloud
         params.setdefault("description", p.doc)
-        box = widget(name=label, value=getattr(self, name), **params)
+        box = widget(label=label, value=getattr(self, name), **params)
 
         def typed(event) -> None:
             if event.new == getattr(self, name):
@@ -320,9 +321,9 @@ class TrafficView(pn.viewable.Viewer):
         self.running = True
         self._run_button.disabled = True
         self.counter.object = "simulating…"
-        source = self.source
+        source, current = self.source, Current.of(self.state)  # the session as it is now
         self._runner.start(
-            lambda cancel: simulate_traffic(self.state, source, **options), self.show,
+            lambda cancel: simulate_traffic(current, source, **options), self.show,
             self._failed,
         )  # fmt: skip
 

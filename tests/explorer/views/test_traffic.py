@@ -317,3 +317,21 @@ def test_the_curve_survives_a_late_or_a_lost_publication(state):
     curve._done(None, points)  # the third point's publication was lost
     assert curve.points.data["rate"] == [p["offered_flit_rate"] for p in points]
     assert not curve.sweeping and curve.button.label == "Sweep offered load"
+
+
+def test_a_step_simulated_while_the_session_loads_another_mapping_keeps_to_its_own():
+    """The run reads the session when Simulate is pressed: a load (a scene, an undo) before
+    the worker runs must not pair the old mapping's trace with the new hardware (it did:
+    a 36×36 trace drawn over a 4×4 mesh's routers)."""
+    state = ExplorerState.from_specs("mlp:widths=64-128-32", "mesh:4x4x2", None)
+    view = TrafficView(state=state)
+    jobs = []
+    view._runner.start = lambda job, done, failed: jobs.append((job, done))  # run it later
+    view._start()
+    state.load("mlp:widths=64-128-32", "mesh:6x6x2")
+    job, done = jobs.pop()
+    run = job(threading.Event())
+    assert run.hardware.name == "mesh:4x4x2"
+    assert run.trace.occupancy.shape[1] == 16 * int(run.trace.meta["ports"])  # 4×4 routers
+    done(run)  # and it draws
+    assert len(view._routers.data["x"]) == len(view._routers.data["color"]) == 16
