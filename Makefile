@@ -1,13 +1,12 @@
 # make serve: set everything up and open the explorer on the built-in demo
-# make test:  set everything up, lint, and run the whole suite (JOBS=2: on two workers, a file each)
+# make test:  set everything up, lint, and run the whole suite (on two workers, a file each; JOBS=0: one process)
 VENV    := .venv
 PY      := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed
 CHROMIUM ?= /usr/bin/chromium
-# pytest-xdist workers of make test. 0, one process, until a clean-clone run with 2 passes (one
-# crashed both workers, cause not yet found); with workers a test file stays on one worker, so
-# its module fixtures are built once
-JOBS    ?= 0
+# pytest-xdist workers of make test (0: one process); a test file stays on one worker, so its
+# module fixtures are built once
+JOBS    ?= 2
 
 .PHONY: serve test lint format bench screenshots clean
 

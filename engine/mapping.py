@@ -47,6 +47,7 @@ __all__ = [
 
 FORMAT = "meshscope-mapping"
 VERSION = 1
+MAPPING_FIX = "a mapping file is the JSON that 'meshscope map ... --save NAME.json' writes"
 SPLITS = ("channels", "rows", "columns", "tiles")
 
 
@@ -386,4 +387,4 @@ def parse_mapping_dict(data, source: str = "mapping") -> MappingFile:
 
 def read_mapping_file(path) -> MappingFile:
     """A mapping file, parsed (``InputFileError`` if it cannot be read as one)."""
-    return parse_mapping_dict(read_json(path, "mapping file"), str(path))
+    return parse_mapping_dict(read_json(path, "mapping file", fix=MAPPING_FIX), str(path))

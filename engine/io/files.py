@@ -228,9 +228,14 @@ def read_text(path, what: str = "input file", max_bytes: int = MAX_FILE_BYTES) -
         raise InputFileError(f"{what} {Path(path)} is not a text file (not UTF-8)") from None
 
 
-def read_json(path, what: str = "input file", max_bytes: int = MAX_FILE_BYTES):
-    """A JSON file's content, or ``InputFileError`` naming the line that is wrong."""
-    return parse_json(read_bytes(path, what, max_bytes), str(path), what=what)
+def read_json(path, what: str = "input file", max_bytes: int = MAX_FILE_BYTES, fix: str = ""):
+    """A JSON file's content, or ``InputFileError`` naming the line that is wrong (and, when
+    it is no JSON, ``fix``: how to make a file of the right kind)."""
+    data = read_bytes(path, what, max_bytes)
+    try:
+        return parse_json(data, str(path), what=what)
+    except InputFileError as e:
+        raise InputFileError(_with_fix(str(e), fix)) from None
 
 
 def parse_json(text: str | bytes, where: str, *, line: int | None = None, what: str = "file"):
@@ -367,6 +372,7 @@ def read_npz(
     max_bytes: int = MAX_FILE_BYTES,
     why: str = "",
     counts: dict[str, tuple[int, str]] | None = None,
+    fix: str = "",
 ) -> dict:
     """The arrays of a ``.npz`` archive, read without pickles: those ``arrays`` names (that
     it holds), each inflating to at most ``arrays[name]`` bytes, or (``arrays`` None) all of
@@ -381,7 +387,8 @@ def read_npz(
     than its header says is a damaged file, and one that would inflate to more is cut where
     its header says it ends. Members not asked for are never read. ``counts``: name → (the
     most values, what one value is, e.g. "neurons"): a header declaring more is a
-    ``CapacityError`` in those words, before the byte bounds are read off it.
+    ``CapacityError`` in those words, before the byte bounds are read off it. ``fix``: how
+    to make a file of the right kind, said when this one is not an archive of its arrays.
     """
     import numpy as np
 
@@ -389,12 +396,15 @@ def read_npz(
     label = f"{path} is not a {what} (.npz)"
     with open_regular(path, what, max_bytes) as f:
         try:
-            _check_archive(f, label)
+            try:
+                _check_archive(f, label)
+            except InputFileError as e:
+                raise InputFileError(_with_fix(str(e), fix)) from None
             with zipfile.ZipFile(f) as z:
                 members = {n.removesuffix(".npy"): n for n in z.namelist()}
                 missing = sorted(set(required) - set(members))
                 if missing:
-                    raise InputFileError(f"{path}: missing arrays {missing}")
+                    raise InputFileError(_with_fix(f"{path}: missing arrays {missing}", fix))
                 wanted = {
                     name: most
                     for name, most in (arrays or dict.fromkeys(members, max_bytes)).items()
@@ -426,6 +436,10 @@ def read_npz(
             raise
         except Exception as e:  # noqa: BLE001 - whatever numpy and zipfile raise, the file is bad
             raise InputFileError(f"{label}: {reason(e)}") from None
+
+
+def _with_fix(message: str, fix: str) -> str:
+    return f"{message}; {fix}" if fix else message
 
 
 def _check_archive(f: BinaryIO, label: str) -> None:

@@ -78,6 +78,7 @@ def load_network(path, *, limits: ReadLimits | None = None) -> Network:
             "weights": synapses,
         },
         required=("indptr", "indices", "population", "rate", "meta"),
+        fix="write one with 'meshscope convert --network SPEC --out NAME.npz'",
         max_bytes=lim.bytes,
         why=f" (networks of at most {lim.neurons:,} neurons and {lim.synapses:,} synapses)",
         counts={"rate": (lim.neurons, "neurons"), "indices": (lim.synapses, "synapses")},

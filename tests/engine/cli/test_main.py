@@ -256,7 +256,11 @@ def test_bad_input_exits_2_with_one_line(capsys, tmp_path, monkeypatch, argv, me
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("{not json", "is not valid JSON"),
+        (
+            "{not json",
+            "is not valid JSON (line 1: Expecting property name enclosed in double "
+            "quotes); a mapping file is the JSON that 'meshscope map ... --save NAME.json' writes",
+        ),
         ('{"format": "other"}', 'expected "format": "meshscope-mapping"'),
         (
             json.dumps(

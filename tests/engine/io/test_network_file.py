@@ -152,6 +152,7 @@ def test_a_file_that_is_not_a_whole_archive_says_what_it_is(tmp_path, make, word
         load_network(path)
     text = str(info.value)
     assert str(path) in text and words in text and "pickled" not in text
+    assert text.endswith("write one with 'meshscope convert --network SPEC --out NAME.npz'")
 
 
 def test_zip_without_the_arrays(tmp_path):
