@@ -291,8 +291,8 @@ def add_commands(sub) -> None:
     )  # fmt: skip
     es.add_argument(
         "--segments", type=whole(1), default=None, metavar="K",
-        help="chipwise: split the layers into K contiguous segments, one chip each (default "
-        "one per chip, as Loihi 2 mapping ES §5.3)",
+        help="chipwise: split the layers into K contiguous segments, one chip each (default as "
+        "few as hold the layers, at least 2: each more adds traffic between chips)",
     )  # fmt: skip
     es.add_argument(
         "--objective", choices=objectives.names(), help=ESConfig.help("objective"),

@@ -202,7 +202,10 @@ class ESConfig:
     init_k: int = field(default=2, metadata={"help": "start from min+K (§5.2 uses min+2)"})
     segments: int = field(
         default=0,
-        metadata={"help": "chipwise: segments of layers, one chip each (0: one per chip)"},
+        metadata={
+            "help": "chipwise: segments of layers, one chip each (0: as few as hold the layers, "
+            "at least 2)"
+        },
     )
     heuristics: tuple[str, ...] = field(default_factory=heuristics)
     operators: OperatorParams = field(default_factory=OperatorParams)

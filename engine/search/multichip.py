@@ -1,9 +1,9 @@
 """Loihi 2 mapping ES §5.3: mapping across several chips, globally or chip by chip.
 
 ``global`` is the nested ES over every core of every chip. ``chipwise`` divides the
-layers into contiguous segments — as many as asked (``ESConfig.segments``), by default one
-per chip (or per layer, if there are fewer layers than chips), as the paper runs it — cut
-where the least traffic crosses, each within one chip's cores;
+layers into contiguous segments — as many as asked (``ESConfig.segments``), by default as
+few as the chips that hold the layers, and at least two — cut where the least traffic
+crosses, each within one chip's cores;
 then it searches each chip in turn with the nested ES, the other segments held where
 they are (each evaluation is of the whole network, so inter-chip traffic is always
 counted), and keeps each chip's best before moving on. Both start by evaluating the
@@ -29,7 +29,7 @@ from engine.search.genotype import layout_for
 from engine.search.history import History
 from engine.search.record import Event, Record, better
 
-__all__ = ["ChipwiseSearch", "layer_crossing_traffic", "segment_layers"]
+__all__ = ["ChipwiseSearch", "fewest_segments", "layer_crossing_traffic", "segment_layers"]
 
 
 def segment_layers(
@@ -92,6 +92,20 @@ def segment_layers(
     return [np.arange(a, b) for a, b in reversed(bounds)]
 
 
+def fewest_segments(cores: np.ndarray, n_chips: int, capacity: int) -> int:
+    """The fewest contiguous segments of ≤ ``capacity`` cores that hold the layers ``cores``,
+    at least two (the strategy spans chips) and at most ``n_chips`` (then the layers do not
+    fit, and ``segment_layers`` says so). Every segment more is one more cut whose traffic
+    crosses between chips, over links slower than a chip's own (``benchmarks/evolve.py``
+    compares this default with one segment per chip on SparseMLP-2)."""
+    n, load = 1, 0
+    for c in np.asarray(cores, dtype=np.int64).tolist():  # per layer, not per neuron
+        if load + c > capacity and load > 0:  # packing in order: the fewest contiguous segments
+            n, load = n + 1, 0
+        load += c
+    return int(min(max(2, n), n_chips, max(len(cores), 1)))
+
+
 def layer_crossing_traffic(network, hardware, cores_per_population) -> np.ndarray:
     """Messages per step that a cut after each layer would send between segments."""
     graph = partition_graph(network, hardware, Partition.layered(network, cores_per_population))
@@ -121,7 +135,9 @@ class ChipwiseSearch:
         c0 = np.zeros(network.n_populations, dtype=np.int64)  # per population
         c0[full.free] = np.minimum(full.c_min + config.init_k, full.c_max)
         crossing = layer_crossing_traffic(network, hardware, c0)[full.free]
-        wanted = config.segments or min(hardware.n_chips, full.free.size)
+        wanted = config.segments or fewest_segments(
+            c0[full.free], hardware.n_chips, hardware.cores_per_chip
+        )
         if wanted > hardware.n_chips:
             raise SpecError(
                 f"{wanted} segments need {wanted} chips; {hardware.name} has "

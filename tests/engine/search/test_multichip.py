@@ -13,7 +13,7 @@ from engine.cost import model_evaluation
 from engine.errors import CapacityError, MeshScopeError
 from engine.hardware import load_hardware
 from engine.search import ChipwiseSearch, ESConfig, make_search
-from engine.search.multichip import segment_layers
+from engine.search.multichip import fewest_segments, segment_layers
 from engine.specs import load_network_spec
 from tests.support.cli import run
 
@@ -211,7 +211,33 @@ def test_chipwise_splits_into_as_many_segments_as_asked(k):
     assert len(search.segments) == k
     assert len({g["chip"] for g in search.segment_summary()}) == k
     default = ChipwiseSearch(net, hw, ESConfig(budget=10, seed=0))
-    assert len(default.segments) == 4  # one per chip (the network has 6 layers)
+    assert len(default.segments) == 2  # as few as hold the layers, at least two
+
+
+def test_the_default_segments_are_the_fewest_that_hold_the_layers():
+    assert fewest_segments(np.array([3, 3, 3]), 8, 10) == 2  # one would do: at least two
+    assert fewest_segments(np.array([6, 5, 4, 6]), 8, 10) == 3  # 6 | 5 4 | 6
+    assert fewest_segments(np.array([6, 5, 4, 6]), 2, 10) == 2  # no more than the chips
+    assert fewest_segments(np.array([4]), 8, 10) == 1  # one layer: one segment
+
+
+def test_chipwise_improves_on_its_start_and_every_segment_is_searched():
+    """Each chip's search evaluates offspring of its segment and accepts those better than its
+    parent: the best of the run is better than the chip-wise start (the fill order that did
+    best on the whole network, segment by segment) and every segment's search improved or
+    kept what it was given."""
+    net, hw = load_network_spec(NET), load_hardware("mesh:2x2x4@2x2")  # 4 chips of 16 cores
+    search = ChipwiseSearch(net, hw, ESConfig(budget=120, seed=0))
+    result = search.run()
+    notes = [r.note.split(":")[0] for r in result.history]
+    for s in range(len(search.segments)):
+        mine = [r for r, n in zip(result.history, notes, strict=True) if n == f"chip {s}"]
+        assert len(mine) > 5, f"segment {s} was evaluated"
+        accepted = [r for r in mine if r.accepted]
+        assert accepted and all(not r.failed for r in accepted)
+        assert min(r.fitness for r in accepted) <= mine[0].fitness
+    start = next(r for r, n in zip(result.history, notes, strict=True) if n == "chip 0")
+    assert result.best.fitness < start.fitness
 
 
 def test_evolve_chipwise_reports_chips_used_and_segments(capsys):
