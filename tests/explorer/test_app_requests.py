@@ -22,7 +22,10 @@ from tests.support.files import FifoWatch
 from tests.ui.conftest import free_port, wait_for_http
 
 HARDWARE = "mesh:4x4x2"  # a small page: what a GET costs is the scene's work, not the mesh's
-EXTRA_S = 1.0  # "does not hang": a scene's page comes within 1 s of one refused at once
+# "does not hang": a scene's page comes within this of one refused at once. A held loop
+# would not answer before the test lets it go (30 s and more), so the margin can cover a busy
+# machine (1 s did not, on two test workers beside other jobs)
+EXTRA_S = 8.0
 PARTITION = "min+2"  # the scene's (the server starts with the network's default)
 
 
