@@ -196,7 +196,8 @@ def main() -> None:
             try:
                 url = f"http://127.0.0.1:{port}/"
                 wait_for_http(url, timeout_s=180)
-                one_run(browser, url, cores)  # a first visit: caches and kernels warm
+                if not args.quick:  # (quick: the same code path, timings of a cold server)
+                    one_run(browser, url, cores)  # a first visit: caches and kernels warm
                 runs = []
                 for _ in range(args.repeats):
                     wait_until_idle(server.pid)
