@@ -30,10 +30,11 @@ from engine.pipeline import Mapped, build_mapping, evaluate, write_mapping_file
 from engine.search.config import ESConfig, default_evaluator, objectives, require_command_reports
 from engine.search.evaluators import CommandEvaluator
 from engine.search.evolution import ESResult, NestedES, check_strategy, evolve
-from engine.search.genotype import check_init_k
+from engine.search.genotype import check_init_k, layout_for
 from engine.search.history import HistoryLog, Run, read_history
 from engine.search.pareto import ParetoConfig, ParetoResult, ParetoSearch
 from engine.search.pareto.history import known_from, run_of
+from engine.search.space import search_space
 
 __all__ = [
     "EvaluatorOptions", "EvolutionRun", "ParetoRun", "evaluator_for", "run_evolution",
@@ -241,6 +242,9 @@ class EvolutionRun:
             "cores_per_population": list(result.best.cores_per_population),
             "chips_used": self.best_model.chips_used,
             "segments": result.segments,
+            "search_space": search_space(
+                layout_for(self.network, hardware), result.initial.cores_used
+            ),
         }
         if objectives[self.config.objective].simulated:
             out["best_simulated_us"] = result.best.simulated_us
