@@ -9,19 +9,27 @@ from __future__ import annotations
 import json
 
 from engine.cli.common import (
+    FIGURE,
     HARDWARE_HELP,
     MAPPING_FILE,
     MAX_EVALUATIONS,
     MAX_GENERATION,
+    PARTITION_HELP,
     RATES_HELP,
+    SPLIT_HELP,
     bar,
+    build,
     check_outputs,
     executor_options,
+    hardware_option,
     inputs_of,
     json_option,
     network_argument,
     network_of,
+    partition_option,
+    rates_option,
     same_file,
+    seed_option,
     whole,
     work,
 )
@@ -240,8 +248,38 @@ def _print_pareto(run, summary: dict) -> None:
         print(f"  {what} written to {path}")
 
 
+def cmd_spread(args) -> int:
+    from engine.search.space import placement_spread
+
+    check_outputs(("figure", args.figure, FIGURE), inputs=inputs_of(args))
+    with work(args):
+        spread = placement_spread(build(args), samples=args.samples, seed=args.seed)
+    if args.figure:
+        spread.write_figure(args.figure)
+    s = spread.summary()
+    if args.json:
+        counts, edges = spread.histogram()
+        print(json.dumps({**s, "histogram": {"counts": counts.tolist(), "edges_us": edges.tolist()},
+                          "latency_us": spread.latency_us.tolist()}))  # fmt: skip
+        return 0
+    print(f"{s['network']} on {s['hardware']}: one partitioning ({s['cores_used']} cores), "
+          f"{s['samples']} random placements (seed {s['seed']})")  # fmt: skip
+    print(f"  latency us/step  min {s['min_us']:.2f}  median {s['median_us']:.2f}  mean "
+          f"{s['mean_us']:.2f}  max {s['max_us']:.2f}")  # fmt: skip
+    print(f"  spread           std {s['std_us']:.2f} us (cv {s['cv']:.2f}), max/min "
+          f"{s['max_over_min']:.2f}")  # fmt: skip
+    counts, edges = spread.histogram()
+    width = 40 / max(int(counts.max()), 1)
+    for n, lo, hi in zip(counts, edges[:-1], edges[1:], strict=True):
+        print(f"  {lo:8.2f}–{hi:<8.2f} {'#' * round(n * width):<40} {n}")
+    if args.figure:
+        print(f"  figure written to {args.figure}")
+    return 0
+
+
 COMMANDS = {
     "evolve": "search partition and placement (Loihi 2 mapping ES, nested (1+λ)-ES)",
+    "spread": "one partitioning's latency across random placements (Loihi 2 mapping ES Fig. 3)",
     "pareto": "multi-objective search on pymoo (SENMap): NSGA-II, NSGA-III, GA, PSO, ISRES, MOEA/D",
 }
 
@@ -256,9 +294,10 @@ def _unfit(e) -> str:
 
 
 def add_commands(sub) -> None:
-    """``evolve`` and ``pareto``."""
+    """``evolve``, ``spread`` and ``pareto``."""
     from engine.search import ESConfig, objectives, strategies
     from engine.search.pareto import ParetoConfig, algorithms
+    from engine.search.space import MAX_SAMPLES
 
     d = ESConfig()
     es = sub.add_parser("evolve", help=COMMANDS["evolve"])
@@ -310,6 +349,22 @@ def add_commands(sub) -> None:
     es.add_argument("--resume", metavar="FILE", help="continue the run of this checkpoint")
     json_option(es)
     es.set_defaults(func=cmd_evolve)
+
+    sp = sub.add_parser("spread", help=COMMANDS["spread"])
+    network_argument(sp)
+    hardware_option(sp)
+    rates_option(sp)
+    partition_option(sp, help=PARTITION_HELP + " (default min+2, as the paper's searches start)")
+    sp.add_argument("--split", metavar="SPLIT", help=SPLIT_HELP)
+    sp.add_argument(
+        "--samples", type=whole(1, MAX_SAMPLES), default=50,
+        help="random placements to evaluate (default 50, as Fig. 3)",
+    )  # fmt: skip
+    seed_option(sp, help="seed of the placements drawn and of a random partitioner (default 0)")
+    sp.add_argument("--figure", metavar="FILE", help="write the histogram (.png/.svg/.pdf)")
+    json_option(sp)
+    sp.set_defaults(func=cmd_spread, placement=None, default_partition="min+2",
+                    default_placement="packed-row")  # fmt: skip
 
     pd = ParetoConfig()
     pa = sub.add_parser("pareto", help=COMMANDS["pareto"])

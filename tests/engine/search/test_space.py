@@ -5,10 +5,14 @@ from __future__ import annotations
 import itertools
 import math
 
+import numpy as np
 import pytest
 
-from engine.search.space import log10_partitionings, log10_placements
-from tests.support.cli import run_json
+from engine.cost import model_evaluation
+from engine.mapping import Mapping, Placement
+from engine.pipeline import build_mapping
+from engine.search.space import log10_partitionings, log10_placements, placement_spread
+from tests.support.cli import run, run_json
 
 
 def test_the_papers_placement_counts():
@@ -44,3 +48,51 @@ def test_evolve_json_reports_the_search_space(capsys):
     assert space["log10_partitionings"] == log10_partitionings(128, space["min_cores"], 6)
     assert space["log10_placements"] == log10_placements(128, space["cores_used"])
     assert space["log10_placements_all_cores"] > space["log10_placements"]
+
+
+# ------------------------------------------------------------------ Fig. 3: one partitioning
+@pytest.fixture(scope="module")
+def mapped():
+    return build_mapping("sparse-mlp-1", "loihi2", partition="min+2")
+
+
+def test_the_spread_is_each_random_placements_model_latency(mapped):
+    spread = placement_spread(mapped, samples=12, seed=5)
+    rng = np.random.default_rng(5)
+    n = mapped.graph.n_parts
+    for latency in spread.latency_us:  # the placements drawn in order, each evaluated whole
+        cores = rng.permutation(mapped.hardware.n_cores)[:n]
+        ev = model_evaluation(mapped.network, mapped.hardware,
+                              Mapping(mapped.mapping.partition, Placement(cores)))  # fmt: skip
+        assert latency == pytest.approx(ev.latency_us)
+    assert np.array_equal(spread.latency_us, placement_spread(mapped, 12, seed=5).latency_us)
+    assert not np.array_equal(spread.latency_us, placement_spread(mapped, 12, seed=6).latency_us)
+    s = spread.summary()
+    assert s["min_us"] <= s["median_us"] <= s["max_us"] and s["samples"] == 12
+    assert s["cv"] == pytest.approx(spread.latency_us.std() / spread.latency_us.mean())
+
+
+def test_spread_prints_the_spread_and_its_histogram_and_writes_the_figure(capsys, tmp_path):
+    figure = tmp_path / "spread.png"
+    code, out, err = run(capsys, "spread", "--network", "mlp:widths=64-128-64-10", "--hardware",
+                         "mesh:4x4x4", "--samples", "30", "--figure", str(figure))  # fmt: skip
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0].endswith("30 random placements (seed 0)") and "min+2" not in lines[0]
+    bars = [line for line in lines if "–" in line and line.strip()[-1].isdigit()]
+    assert len(bars) == 10 and sum(int(b.split()[-1]) for b in bars) == 30
+    assert figure.read_bytes().startswith(b"\x89PNG")
+    d = run_json(capsys, "spread", "--network", "mlp:widths=64-128-64-10", "--hardware",
+                 "mesh:4x4x4", "--samples", "30", "--json")  # fmt: skip
+    assert len(d["latency_us"]) == 30 and sum(d["histogram"]["counts"]) == 30
+    assert d["min_us"] == min(d["latency_us"]) and d["max_us"] == max(d["latency_us"])
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [(["--samples", "0"], "--samples"), (["--figure", "x.txt"], ".png")],
+)
+def test_spread_refuses_what_cannot_be(capsys, args, message):
+    code, out, err = run(capsys, "spread", "--network", "mlp:widths=64-128-64-10", "--hardware",
+                         "mesh:4x4x4", *args)  # fmt: skip
+    assert code == 2 and out == "" and err.count("\n") == 1 and message in err
