@@ -32,12 +32,13 @@ test: lint
 	@test -x $(CHROMIUM) || { echo "Chromium is missing at $(CHROMIUM): run 'apt-get install -y chromium' (the browser tests need it; .ci/run installs it)"; exit 1; }
 	$(PY) -m pytest -n $(JOBS) --dist loadfile
 
-# make bench: every benchmark in full (hours: BENCH="evaluate simulate" runs some), then the
+# make bench: every benchmark and paper script in full (hours: BENCH="evaluate simulate" runs some), then the
 # docs' tables from their results; BOOKSIM=/path/to/booksim adds BookSim2 beside the simulator
 BENCH ?= $(filter-out common report,$(basename $(notdir $(wildcard benchmarks/*.py))))
 bench: $(STAMP)
 	$(PY) -m pip install --quiet -e '.[test,bench]'
 	set -e; for b in $(BENCH); do echo "== $$b"; $(PY) benchmarks/$$b.py > /dev/null; done
+	set -e; for p in benchmarks/papers/*.py; do echo "== $$p"; $(PY) $$p > /dev/null; done
 	$(PY) benchmarks/report.py
 
 screenshots: $(STAMP)

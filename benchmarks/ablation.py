@@ -11,31 +11,10 @@ improvement) and writes ``assets/ablation.png`` laid out like Loihi 2 mapping ES
 from __future__ import annotations
 
 import numpy as np
-from common import asset, finish, parser
+from common import asset, es_curves, final_stats, finish, parser
 
 from engine.hardware import load_hardware
-from engine.search import ESConfig, NestedES
 from engine.specs import load_network_spec
-
-
-def curves(net, hw, seeds, **config):
-    """Best-so-far latency after each evaluation, one row per seed; and stalled generations."""
-    rows, stalled = [], []
-    for seed in seeds:
-        result = NestedES(net, hw, ESConfig(seed=seed, **config)).run()
-        lat = np.array([r.fitness for r in result.history])
-        rows.append(np.minimum.accumulate(lat))
-        gens = {}
-        for r in result.history:
-            if r.level == "partition":
-                gens.setdefault(r.generation, []).append(r.accepted)
-        stalled.append(sum(not any(a) for a in gens.values()) / max(1, len(gens)))
-    return np.array(rows), float(np.mean(stalled))
-
-
-def stats(rows):
-    final = rows[:, -1]
-    return {"mean": float(final.mean()), "min": float(final.min()), "max": float(final.max())}
 
 
 def main():
@@ -47,20 +26,20 @@ def main():
     lambdas = (1, 2) if args.quick else (1, 2, 4, 8)
     net, hw = load_network_spec("sparse-mlp-1"), load_hardware("loihi2")
     runs = {
-        "baseline": curves(net, hw, seeds, budget=budget),
-        "no_reorder": curves(net, hw, seeds, budget=budget, reorder=False),
-        "no_elitism": curves(net, hw, seeds, budget=budget, elitist=False),
+        "baseline": es_curves(net, hw, seeds, budget=budget),
+        "no_reorder": es_curves(net, hw, seeds, budget=budget, reorder=False),
+        "no_elitism": es_curves(net, hw, seeds, budget=budget, elitist=False),
     }
     grid = np.zeros((len(lambdas), len(lambdas)))
     out = {"budget": budget, "seeds": len(seeds)}
     for name, (rows, stalled) in runs.items():
-        out[name] = {"best_latency_us": stats(rows), "partition_generations_stalled": stalled}
+        out[name] = {"best_latency_us": final_stats(rows), "partition_generations_stalled": stalled}
     out["lambda_grid"] = {}
     for i, lp in enumerate(lambdas):
         for j, lq in enumerate(lambdas):
-            rows, _ = curves(net, hw, seeds, budget=budget, lambda_part=lp, lambda_place=lq)
+            rows, _ = es_curves(net, hw, seeds, budget=budget, lambda_part=lp, lambda_place=lq)
             grid[i, j] = rows[:, -1].mean()
-            out["lambda_grid"][f"part={lp},place={lq}"] = stats(rows)
+            out["lambda_grid"][f"part={lp},place={lq}"] = final_stats(rows)
     finish(args, "ablation", out)
 
     import matplotlib

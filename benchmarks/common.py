@@ -94,3 +94,29 @@ def finish(args, name: str, figures, *, save: bool = True) -> dict:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text + "\n")
     return out
+
+
+def es_curves(network, hardware, seeds, **config):
+    """Nested ES runs, one per seed (``ESConfig`` ``config``): the best-so-far objective after
+    each evaluation, a row per seed; and the share of partitioning generations that accepted
+    no offspring (stalled), averaged over the seeds."""
+    import numpy as np
+
+    from engine.search import ESConfig, NestedES
+
+    rows, stalled = [], []
+    for seed in seeds:
+        result = NestedES(network, hardware, ESConfig(seed=seed, **config)).run()
+        rows.append(np.minimum.accumulate([r.fitness for r in result.history]))
+        gens: dict[int, list[bool]] = {}
+        for r in result.history:
+            if r.level == "partition":
+                gens.setdefault(r.generation, []).append(r.accepted)
+        stalled.append(sum(not any(a) for a in gens.values()) / max(1, len(gens)))
+    return np.array(rows), float(np.mean(stalled))
+
+
+def final_stats(rows) -> dict:
+    """Mean, min and max of the last column of ``es_curves``' rows (each seed's best)."""
+    final = rows[:, -1]
+    return {"mean": float(final.mean()), "min": float(final.min()), "max": float(final.max())}

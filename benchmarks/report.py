@@ -762,7 +762,18 @@ def readme_speed(_: dict) -> Table:
     return Table(["what", "how fast", "measured by"], rows)
 
 
+def paper_rows(d: dict) -> Table:
+    """A paper's experiments: each claim, the paper's figure and MeshScope's, the verdict (with
+    the reason when it differs) and the command that reruns it."""
+    rows = []
+    for r in d["rows"]:
+        verdict = r["verdict"] + (f": {r['reason']}" if r["reason"] else "")
+        rows.append([r["claim"], r["paper"], r["meshscope"], verdict, f"`{r['command']}`"])
+    return Table(["claim", "paper", "MeshScope", "verdict", "rerun with"], rows)
+
+
 TABLES: dict[str, tuple[str, Callable[[dict], Table]]] = {
+    "reproduction.loihi2-mapping-es": ("papers/loihi2_mapping_es", paper_rows),
     "model.placements": ("heuristics", model_placements),
     "model.linear-patterns": ("linear_patterns", linear_patterns),
     "simulator.booksim": ("booksim_compare", booksim_patterns),

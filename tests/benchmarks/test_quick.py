@@ -15,7 +15,9 @@ ROOT = Path(__file__).resolve().parents[2]
 BENCHMARKS = ROOT / "benchmarks"
 RESULTS = BENCHMARKS / "results"
 NOT_BENCHMARKS = {"common.py", "report.py"}  # what the benchmarks share; the tables' renderer
-SCRIPTS = sorted(p for p in BENCHMARKS.glob("*.py") if p.name not in NOT_BENCHMARKS)
+SCRIPTS = sorted(p for p in BENCHMARKS.glob("*.py") if p.name not in NOT_BENCHMARKS) + sorted(
+    (BENCHMARKS / "papers").glob("*.py")
+)  # the papers' experiments write results/papers/NAME.json
 
 
 def key_paths(value, prefix: str = "") -> set[str]:
@@ -44,12 +46,12 @@ def _number(key: str) -> bool:
 
 def _written() -> dict[Path, int]:
     """The files a benchmark could overwrite, with their modification times."""
-    return {p: p.stat().st_mtime_ns for d in (RESULTS, ROOT / "assets") for p in d.iterdir()}
+    return {p: p.stat().st_mtime_ns for d in (RESULTS, ROOT / "assets") for p in d.rglob("*")}
 
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.stem)
 def test_benchmark_runs_quick(script: Path, tmp_path):
-    recorded = RESULTS / f"{script.stem}.json"
+    recorded = RESULTS / script.parent.relative_to(BENCHMARKS) / f"{script.stem}.json"
     assert recorded.exists(), f"{script.name} has no recorded results: run it once in full"
     before = _written()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
