@@ -120,3 +120,25 @@ def final_stats(rows) -> dict:
     """Mean, min and max of the last column of ``es_curves``' rows (each seed's best)."""
     final = rows[:, -1]
     return {"mean": float(final.mean()), "min": float(final.min()), "max": float(final.max())}
+
+
+LINEAR_N = 32  # neurons per core of the runtime paper's linear-layer patterns (a unit of load)
+
+
+def heaviest_router_link(m: int, placer: str, **params) -> float:
+    """Loihi 2 runtime model §VI: the heaviest router-to-router link load, in units of N
+    messages, of a tiled-identity layer of ``m`` origin and ``m`` destination cores placed by
+    ``placer`` (one of the ``pairs-*`` patterns) on a mesh large enough for it."""
+    from engine.hardware import ROUTER
+    from engine.pipeline import build_mapping, evaluate
+
+    side = max(m, 8)
+    mapped = build_mapping(
+        f"linear-tiled-identity:M={m},N={LINEAR_N}",
+        f"mesh:{side}x{side}x2",
+        placement=placer,
+        placement_params=params,
+    )
+    ev = evaluate(mapped)
+    router = mapped.hardware.link_table["kind"] == ROUTER
+    return float(ev.link_messages[router].max() / LINEAR_N)

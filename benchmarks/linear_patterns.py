@@ -10,24 +10,7 @@ The Loihi 2 runtime model paper's closed forms, and draws ``assets/linear-patter
 from __future__ import annotations
 
 import numpy as np
-from common import asset, finish, parser
-
-from engine.hardware import ROUTER
-from engine.pipeline import build_mapping, evaluate
-
-N = 32
-
-
-def heaviest_router_link(m: int, placer: str, **params) -> float:
-    side = max(m, 8)
-    mapped = build_mapping(
-        f"linear-tiled-identity:M={m},N={N}",
-        f"mesh:{side}x{side}x2",
-        placement=placer,
-        placement_params=params,
-    )
-    ev = evaluate(mapped)
-    return float(ev.link_messages[mapped.hardware.link_table["kind"] == ROUTER].max() / N)
+from common import LINEAR_N, asset, finish, heaviest_router_link, parser
 
 
 def main():
@@ -48,7 +31,7 @@ def main():
                 "diagonal_formula": m - 1,
             }
         )
-    finish(args, "linear_patterns", {"N": N, "rows": rows})
+    finish(args, "linear_patterns", {"N": LINEAR_N, "rows": rows})
 
     import matplotlib
 
