@@ -178,6 +178,26 @@ SCROLL_STILL = """() => new Promise((done) => {
 })"""
 
 
+LAYOUT_STILL = """() => new Promise((done) => {
+  const size = () => [document.documentElement.scrollWidth, document.documentElement.scrollHeight]
+    .join("x");
+  let last = size(), still = 0;
+  const look = () => {
+    const now = size();
+    still = now === last ? still + 1 : 0;
+    last = now;
+    if (still >= 10) done(now); else requestAnimationFrame(look);
+  };
+  requestAnimationFrame(look);
+})"""
+
+
+def layout_settled(page) -> str:
+    """Wait until the page's scrollable size has not changed for ten frames (what a layout
+    pass after the first paint moves has moved); that size, ``WIDTHxHEIGHT``."""
+    return page.evaluate(LAYOUT_STILL)
+
+
 def scroll_settled(page) -> float:
     """Wait until the page has not scrolled for ten frames (a smooth scroll the page started
     has ended, as a person waits for it before aiming the mouse); the final scroll offset."""

@@ -8,7 +8,15 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.sync_api import expect
 
-from explorer.browser import HOT_LINK_XY, MESH_PLOT, TABLE_ROWS, drag_core, open_in, served_view
+from explorer.browser import (
+    HOT_LINK_XY,
+    MESH_PLOT,
+    TABLE_ROWS,
+    drag_core,
+    layout_settled,
+    open_in,
+    served_view,
+)
 
 
 def tab(page, name: str):
@@ -205,7 +213,7 @@ def test_an_eight_chip_board_fits_a_1366_by_768_screen(page):
     page.set_viewport_size({"width": 1366, "height": 768})
     with served_view("board", lambda: build_app("sparse-mlp-2", "loihi2-x8"), "MeshScope") as url:
         open_in(page, url)
-        page.wait_for_timeout(300)  # a frame or two for the layout to settle
+        layout_settled(page)
         width = page.evaluate("() => document.documentElement.scrollWidth")
         top = page.evaluate(f"() => {{ {MESH_PLOT} return plot.el.getBoundingClientRect().top; }}")
         cards = page.evaluate(CARDS)

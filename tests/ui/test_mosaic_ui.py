@@ -11,7 +11,7 @@ import panel as pn
 import pytest
 from playwright.sync_api import expect
 
-from explorer.browser import open_in, served_view
+from explorer.browser import layout_settled, open_in, served_view
 from explorer.views.mosaic import MosaicView
 
 SCREENSHOT = Path(__file__).resolve().parents[2] / "assets" / "explorer-mosaic.png"
@@ -116,7 +116,7 @@ def test_the_mosaic_tab_renders_in_the_app_within_1366_px(page, demo_url):
     page.locator(".bk-tab").filter(has_text="Mosaic").first.click()
     page.wait_for_function(GRID_DRAWN, timeout=30_000)
     expect(page.get_by_test_id("mosaic-summary")).to_contain_text("fits")
-    page.wait_for_timeout(300)  # a frame or two for the layout to settle
+    layout_settled(page)
     assert page.evaluate(WIDTH) <= 1366
     assert errors == []
     if os.environ.get("MESHSCOPE_SCREENSHOTS") or os.environ.get("UPDATE_SCREENSHOTS") == "1":

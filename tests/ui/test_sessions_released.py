@@ -52,8 +52,11 @@ def test_closed_pages_leave_no_document_behind(browser, quick_url):
     while any(ref() is not None and ref().session_context is not None for ref in refs):
         assert time.monotonic() < deadline, "the closed pages' sessions were never destroyed"
         time.sleep(0.1)  # Bokeh looks for unused sessions every 0.15 s here
-    time.sleep(0.5)  # the destroy callbacks run on the server's thread
-    left = [key for key, view in list(state._views.items()) if view[2] in [r() for r in refs]]
+    while True:  # the destroy callbacks run on the server's thread, after the session goes
+        left = [key for key, view in list(state._views.items()) if view[2] in [r() for r in refs]]
+        if not left or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
     assert left == [], f"Panel still registers views of closed pages: {left}"
 
 
