@@ -144,9 +144,9 @@ class Machine:
             # ``sq`` until the cycle after they left, one slot per cycle (kernel._sq_push)
             sq_slots, sq_cap = ahead + 2, R * topology.local
         cfg[K.CF_SQS], cfg[K.CF_SQC] = sq_slots, sq_cap
-        # the unicast kernel (kernel._router_unicast: the same router, leaner) runs packets
-        # of one destination through allocations of one cycle, without a trace or a tracked
-        # packet (``tracked``: ``track`` will be called), on one mesh
+        # the unicast kernel (kernel._router with its flag set: the same router, leaner) runs
+        # packets of one destination through allocations of one cycle, without a trace or a
+        # tracked packet (``tracked``: ``track`` will be called), on one mesh
         self.unicast = bool(
             unicast_kernel and B == 1 and noc.vc_alloc_delay == 1 and noc.sw_alloc_delay == 1
             and not window and not tracked and sq_slots == 0 and P * V <= 62

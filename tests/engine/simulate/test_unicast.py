@@ -1,9 +1,11 @@
 """The unicast kernel is the general router, bit for bit.
 
 Runs whose packets each have one destination, whose allocations take one cycle and that keep
-no trace run through ``kernel._router_unicast``: the same router, with the flits written
+no trace run through the unicast specialisation of ``kernel._router`` (its ``unicast`` flag a
+constant, the other kernel's code compiled out): the same router, with the flits written
 straight into the buffers they arrive in and each output VC's returning credits in a ring.
-These tests run the same simulations through both kernels and ask for the same packets, link
+These tests run the same simulations through both specialisations (``Machine(...,
+unicast_kernel=False)`` forces the general one) and ask for the same packets, link
 flits, stall counters and step figures, integer for integer — both allocators, 1–3 iSLIP
 iterations, YX and O1TURN routing (each packet either order, on its order's VCs), zero
 routing and credit delays, long switch traversals, packets of one to five flits, past
