@@ -38,7 +38,7 @@ import numpy as np
 from engine.errors import SpecError
 from engine.hardware import NocConstants
 from engine.simulate import kernel
-from engine.simulate import kernel as K  # noqa: N812 - the kernel's field constants
+from engine.simulate import records as F  # noqa: N812 - the kernel's fields and layout
 from engine.simulate.machine import Machine
 from engine.simulate.patterns import build_pattern
 from engine.simulate.topology import Topology
@@ -211,7 +211,7 @@ def run_synthetic(
     # latency every DRAIN_CHECK cycles as BookSim2 does
     limit = w1 + run.drain_limit
     while not (exceeded and not run.keep_going) and machine.t < limit:
-        if not kernel.measured_pending(machine.arrays["pk"], machine.arrays["pk"].size // K.N_PK):
+        if not kernel.measured_pending(machine.arrays["pk"], machine.arrays["pk"].size // F.N_PK):
             break
         machine.advance(min(limit, machine.t + DRAIN_CHECK), inject_p=p,
                         packet_flits=run.packet_flits)  # fmt: skip
@@ -369,7 +369,7 @@ def _latency_now(machine, tally: _Tally, *, counted_measured: bool) -> float:
     figures = tally.measured if counted_measured else tally.every
     pk = machine.arrays["pk"]
     # the records in use: in flight (none of them has arrived)
-    total, count = kernel.latency_load(pk, pk.size // K.N_PK, now, counted_measured)
+    total, count = kernel.latency_load(pk, pk.size // F.N_PK, now, counted_measured)
     total, count = int(total) + figures.lat_sum, int(count) + figures.n
     rows = tally.pending_rows()
     if rows["atime"].size:  # arrived, but at ``now`` or later: still in flight at ``now``
