@@ -196,12 +196,8 @@ def run_synthetic(
             if machine.t == check:  # the end of a sample period, or of the phase
                 if not exceeded:
                     # BookSim2 aborts when the latency is over its threshold: past saturation
-                    latency = _latency_now(machine, tally, counted_measured=measured)
-                    exceeded = latency > run.latency_threshold
-                    if exceeded:
-                        stopped = {"cycle": machine.t, "latency_avg": latency,
-                                   "threshold": run.latency_threshold,
-                                   "kept_going": run.keep_going}  # fmt: skip
+                    stopped = _past_saturation(machine, tally, run, counted_measured=measured)
+                    exceeded = stopped is not None
                     # … and reports the warm-up's figures
                     in_warmup = exceeded and not measured and not run.keep_going
                 check = min(stop, check + SAMPLE_PERIOD)
@@ -216,12 +212,8 @@ def run_synthetic(
         machine.advance(min(limit, machine.t + DRAIN_CHECK), inject_p=p,
                         packet_flits=run.packet_flits)  # fmt: skip
         if not exceeded:
-            latency = _latency_now(machine, tally, counted_measured=True)
-            exceeded = latency > run.latency_threshold
-            if exceeded:
-                stopped = {"cycle": machine.t, "latency_avg": latency,
-                           "threshold": run.latency_threshold,
-                           "kept_going": run.keep_going}  # fmt: skip
+            stopped = _past_saturation(machine, tally, run, counted_measured=True)
+            exceeded = stopped is not None
     wall = time.perf_counter() - start
     return _summarize(run, noc, topo, machine, tally, exceeded, in_warmup, stopped, wall)
 
@@ -356,6 +348,17 @@ class _Tally:
 
 def _rows(rows: dict, keep: np.ndarray) -> dict:
     return {k: v[keep] for k, v in rows.items()}
+
+
+def _past_saturation(machine, tally: _Tally, run: SyntheticRun, *,
+                     counted_measured: bool) -> dict | None:  # fmt: skip
+    """Where the run stops when its latency now (``_latency_now``) is over its threshold: the
+    cycle, that latency, the threshold and whether it goes on (``keep_going``); else None."""
+    latency = _latency_now(machine, tally, counted_measured=counted_measured)
+    if not latency > run.latency_threshold:  # (NaN: not over)
+        return None
+    return {"cycle": machine.t, "latency_avg": latency, "threshold": run.latency_threshold,
+            "kept_going": run.keep_going}  # fmt: skip
 
 
 def _latency_now(machine, tally: _Tally, *, counted_measured: bool) -> float:
