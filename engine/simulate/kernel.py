@@ -48,8 +48,9 @@ until the cycle after it left its router, when every router has simulated that c
 is served then, in (arrival, router, port) order (``_sq_push``, ``_serve_due``).
 
 Runs whose packets have one destination each, whose allocations take one cycle and that keep
-no trace and track no packet go through ``_router_unicast`` instead (``machine.Machine``
-chooses; ``CF_UNICAST``): the same router and the same results, bit for bit, with less
+no trace and track no packet go through the unicast kernel instead (``machine.Machine``
+chooses; ``CF_UNICAST``): the same router source (``_router``, ``_send``), compiled a second
+time with its ``unicast`` flag a constant, and the same results, bit for bit, with less
 bookkeeping. A sender writes a flit straight into the buffer it arrives in, with its cycle
 (``_put``), and routes a head that reaches an idle VC, so there is no link queue to read and
 the router is due only when the flit can act; the busy VCs and the held output VCs are bit
@@ -57,13 +58,9 @@ masks; each output VC's returning credits wait in its own ring, counted when ask
 (``_credits``), and wake the router only when a VC waits for them; a pass over the VCs
 picks them by masks, not by a branch per VC. It is about 3× faster on uniform traffic.
 
-State is flat. All of router ``r`` lives in one block of ``st`` (``r · cfg[CF_RS]`` on),
-its records field-last (``M_*``: masks, position and stall counters first, then ``VC_*`` per
-input VC, ``OV_*`` per output VC, ``BR_*`` per branch, ``PT_*`` per port, then buffers,
-arrival cycles, credit rings, link and credit queues, allocator pointers and the busy list,
-at the offsets ``layout`` gives); a terminal's state is one block of
-``nd``, a packet one row of ``pk``. ``run`` advances a whole span of cycles per call and
-returns a status, so Python only steps in to grow arrays, change phase or stop.
+State is flat: every router's, terminal's and packet's record is a block of an int64 array,
+laid out by ``engine.simulate.records``. ``run`` advances a whole span of cycles per call
+and returns a status, so Python only steps in to grow arrays, change phase or stop.
 """
 
 from __future__ import annotations
@@ -77,144 +74,36 @@ from numba.cpython.unsafe.numbers import trailing_zeros
 from engine.heap import pop, update
 from engine.routing import KERNEL_EITHER
 
+# isort: off
+from engine.simulate.records import (BR_HI, BR_LO, BR_OVC, BR_PK, BR_PORT, BR_SENT, BR_VAGR,
+    CF_AHEAD, CF_ALLOC, CF_B, CF_CD, CF_D, CF_H, CF_ITERS, CF_NODES, CF_NR, CF_NS, CF_OACT,
+    CF_OBAT, CF_OBR, CF_OBUF, CF_OCQ, CF_OCR, CF_OLQ, CF_OMISC, CF_ONCQ, CF_ONV, CF_OOV, CF_OPT,
+    CF_OVA, CF_OVC, CF_P, CF_PATTERN, CF_POOL, CF_QC, CF_QL, CF_RD, CF_ROUTING, CF_RS, CF_SD,
+    CF_SHARED, CF_SINK, CF_SQC, CF_SQS, CF_ST, CF_UNICAST, CF_V, CF_VD, CF_VMASK, CF_W,
+    CF_WATCHDOG, CQ_T, CQ_V, C_DELIVERED, C_FHEAP_N, C_GCAL_N, C_GEN_P, C_GHEAP_N, C_INFLIGHT,
+    C_LAST_DONE, C_LOG_N, C_MEASURE_FROM, C_MEASURE_TO, C_NFREE, C_NPK, C_NSRC, C_OPEN_GROUP,
+    C_PROGRESS, C_REL_PTR, C_SQN, C_STAMP, C_T, C_TRACK, C_TRACK_ID, C_TRACK_K, C_TRACK_N,
+    C_VISITS, C_WINDOW, DEADLOCK, DONE, FLIT, FULL, GCAL, G_DONE, G_LEFT, G_OPEN, H_ARRIVE,
+    H_HEAD, H_IN, H_OUT, H_READY, H_ROUTER, H_SW_LOST, H_TAIL, H_VA, H_VC_BUSY, H_VC_LOST,
+    IDLE_END, LQ_F, LQ_T, LQ_V, L_ATIME, L_CTIME, L_DST, L_HOPS, L_ID, L_ITIME, L_MEAS, L_ROUTE,
+    L_SIZE, L_SRC, M_BUSY, M_CQ, M_CWAIT, M_HELD, M_LQ, M_STALL, M_VAS, M_VCS, M_WIN, M_X, M_Y,
+    ND_ACC, ND_ACTIVE, ND_CQ_H, ND_CQ_N, ND_CREATED, ND_FREE, ND_LAST, ND_QHEAD, ND_QTAIL,
+    ND_SENT, ND_VC, NEVER, NS_INJ_LAT, NS_PORT, NS_ROUTER, NS_X, NS_Y, NV_CRED, NV_OWNER, N_BR,
+    N_CQ, N_CTR, N_HOP, N_LOG, N_LQ, N_MISC, N_NS, N_NV, N_OV, N_PK, N_PT, N_SQ, N_T, N_VC,
+    N_WAIT, OV_CREDITS, OV_CR_H, OV_CR_N, OV_OWNER, PK_ATIME, PK_CTIME, PK_DONE, PK_GROUP, PK_HI,
+    PK_HOPS, PK_ID, PK_ITIME, PK_LO, PK_MEAS, PK_NEXT, PK_PARENT, PK_ROUTE, PK_SIZE, PK_SRC,
+    PT_CQ_H, PT_CQ_N, PT_LQ_H, PT_LQ_N, PT_OUT_FREE, PT_SW_A, PT_SW_G, PT_SW_RR, SQ_ARR, SQ_O,
+    SQ_OV, SQ_P, SQ_R, S_NO_CREDIT, S_SW_LOST, S_VC_BUSY, S_VC_LOST, T_LAT, T_LINK, T_NBR,
+    T_OUT_NODE, T_SER, VC_BLOCKED, VC_BLOCK_WHY, VC_BRN, VC_DEST, VC_FROM, VC_HEAD, VC_N, VC_OUT,
+    VC_OVC, VC_PK, VC_POPPED, VC_SA_GR, VC_SA_T, VC_SENT, VC_STATE, VC_VA_T, V_ACTIVE, V_IDLE,
+    V_VCALLOC, WHEEL, W_OF_STALL, W_SWITCH, W_VC,
+)  # fmt: skip
+# isort: on
+
 __all__ = [
-    "DEADLOCK", "DONE", "FULL", "IDLE_END", "N_HOP", "close_windows", "columns", "latency_load",
-    "layout", "measured_pending", "rng_seed", "run", "workspace",
+    "close_windows", "columns", "latency_load", "measured_pending", "rng_seed", "run",
+    "workspace",
 ]  # fmt: skip
-
-RUNNING, DONE, FULL, DEADLOCK, IDLE_END = 0, 1, 2, 3, 4  # run() status
-FLIT = 256  # flit code = packet id * FLIT + index in the packet (packets of up to 255 flits)
-V_IDLE, V_VCALLOC, V_ACTIVE = 0, 1, 2
-NEVER = 1 << 62
-WHEEL = 64  # cycles ahead the timing wheel holds (a power of two)
-
-# cfg: scalars, then the layout of a router's block and of a terminal's block
-(CF_W, CF_H, CF_P, CF_V, CF_D, CF_B, CF_RD, CF_VD, CF_SD, CF_ST, CF_CD, CF_ALLOC, CF_ITERS,
- CF_ROUTING, CF_SINK, CF_WATCHDOG, CF_PATTERN, CF_SHARED, CF_NODES,
- CF_RS, CF_OVC, CF_OOV, CF_OBR, CF_OPT, CF_OBUF, CF_OLQ, CF_OCQ, CF_OVA, CF_OACT, CF_OMISC,
- CF_QL, CF_QC, CF_NS, CF_ONV, CF_ONCQ, CF_AHEAD, CF_NR, CF_SQS, CF_SQC, CF_OBAT,
- CF_OCR, CF_UNICAST, CF_VMASK) = range(43)  # fmt: skip
-CF_POOL = 44  # 1: packet records are recycled (synthetic sources; see ``_retire``)
-N_CF = 45  # CF_W × CF_H is one mesh's grid; CF_NR the routers of every parallel mesh
-# CF_ROUTING: the routing's kernel id (``engine.routing``, ``Routing.kernel``): a synthetic
-# packet's dimension order (``PK_ROUTE``) is X first (0), Y first (1), or either, drawn per
-# packet (2); CF_VMASK, CF_VMASK + 1: the output VCs (bit masks) an X-first and a Y-first
-# packet may take on a router link (``Routing.vc_masks``; every VC into a core)
-# tp[(r * P + o) * N_T + f]: per router output port, static
-T_NBR, T_OUT_NODE, T_LINK, T_LAT, T_SER = range(5)
-N_T = 5
-# ns[n * N_NS + f]: per terminal, static
-NS_ROUTER, NS_PORT, NS_X, NS_Y, NS_INJ_LAT = range(5)
-N_NS = 5
-# a router's block: per input VC (i * V + v)
-# (VC_OUT, VC_OVC, VC_SENT and VC_DEST are the unicast kernel's: its packet's port, output
-# VC, flits sent and terminal; the fields a router cycle reads come first, in one cache line)
-(VC_STATE, VC_FROM, VC_HEAD, VC_N, VC_PK, VC_OUT, VC_OVC, VC_SENT, VC_BLOCKED, VC_BLOCK_WHY,
- VC_DEST, VC_POPPED, VC_BRN, VC_VA_T, VC_SA_T, VC_SA_GR) = range(16)  # fmt: skip
-N_VC = 16
-# … per output VC (o * V + v)
-# (the unicast kernel keeps the credits on their way back to an output VC in a ring of D
-# cycles at ``CF_OCR``, its head and length in OV_CR_H and OV_CR_N, instead of the port's
-# credit queue)
-OV_OWNER, OV_CREDITS, OV_CR_H, OV_CR_N = range(4)
-N_OV = 4
-# … per branch of an input VC's packet ((i * V + v) * B + b)
-BR_PORT, BR_OVC, BR_SENT, BR_LO, BR_HI, BR_PK, BR_VAGR = range(7)
-N_BR = 7
-# … per port
-PT_OUT_FREE, PT_LQ_H, PT_LQ_N, PT_CQ_H, PT_CQ_N, PT_SW_RR, PT_SW_G, PT_SW_A = range(8)
-N_PT = 8
-# … link queue entries (flits on their way to an input), credit queue entries
-LQ_F, LQ_V, LQ_T = range(3)
-N_LQ = 3
-CQ_V, CQ_T = range(2)
-N_CQ = 2
-# … misc: busy VCs, bit masks of the ports with link / credit queue entries, the router's
-# x and y, the unicast kernel's (``_router_unicast``) busy input VCs and held output VCs as
-# bit masks (bit i · V + v), the trace window of the router's last cycle (its buffers' are
-# in it), stall cycles; then, per input VC, its port and its VC (no divisions in the loop),
-# and (the unicast kernel's) the output VCs its packet may take at its route's port (a bit
-# mask, ``_vc_mask``)
-M_BUSY, M_LQ, M_CQ, M_X, M_Y, M_VCS, M_HELD, M_VAS, M_CWAIT, M_WIN, M_STALL = range(11)
-S_VC_BUSY, S_VC_LOST, S_NO_CREDIT, S_SW_LOST = range(4)
-# a trace's waits per window and router (``win_wait[w, r * N_WAIT + W_*]``): cycles a VC
-# waited for an output VC (every one held, or an allocation lost), for a downstream credit
-# (back-pressure), or for the switch (an allocation lost)
-W_VC, W_CREDIT, W_SWITCH = range(3)
-N_WAIT = 3
-W_OF_STALL = (W_VC, W_VC, W_CREDIT, W_SWITCH)  # the S_* order
-N_MISC = 14
-# a terminal's block: fields, then per VC (NV_*), then its credit queue (CQ_*)
-(ND_QHEAD, ND_QTAIL, ND_SENT, ND_LAST, ND_VC, ND_CQ_H, ND_CQ_N, ND_FREE, ND_ACC,
- ND_CREATED, ND_ACTIVE) = range(11)  # fmt: skip
-N_ND = 11
-NV_CRED, NV_OWNER = range(2)
-N_NV = 2
-# pk[p * N_PK + f]: per packet record
-(PK_NEXT, PK_SRC, PK_LO, PK_HI, PK_SIZE, PK_CTIME, PK_ITIME, PK_ATIME, PK_HOPS, PK_MEAS,
- PK_DONE, PK_PARENT, PK_GROUP, PK_ROUTE, PK_ID) = range(15)  # fmt: skip
-N_PK = 15  # (PK_ROUTE: its dimension order, 0 X first, 1 Y first; a branch keeps its packet's)
-# (PK_ID: the packet's number in the order the sources created it; with recycled records
-# (CF_POOL) a record holds one packet after another, and the number names the packet)
-# grp[f, g]
-G_OPEN, G_LEFT, G_DONE = range(3)
-# ctr
-(C_T, C_NPK, C_INFLIGHT, C_PROGRESS, C_MEASURE_FROM, C_MEASURE_TO, C_DELIVERED, C_LAST_DONE,
- C_OPEN_GROUP, C_REL_PTR, C_WINDOW, C_FHEAP_N, C_GHEAP_N, C_NSRC, C_GEN_P, C_STAMP,
- C_VISITS, C_TRACK, C_TRACK_K, C_TRACK_N, C_SQN, C_GCAL_N, C_NFREE, C_TRACK_ID,
- C_LOG_N) = range(25)  # fmt: skip
-N_CTR = 25
-# recycled packet records (CF_POOL): ``pk_free[:ctr[C_NFREE]]`` are the records not in use; a
-# packet whose tail reached its terminal is written to ``pk_log`` as its ``ctr[C_LOG_N]``-th
-# row (L_* fields, column by column: field f of row k at ``f · rows + k``) and its record
-# freed (``_retire``); the caller reads the log and empties it (the statistics stream: a run
-# keeps only the packets in flight). C_TRACK_ID: the number (PK_ID) of the packet to track,
-# whose record is known once it is created.
-(L_ID, L_SRC, L_DST, L_CTIME, L_ITIME, L_ATIME, L_HOPS, L_MEAS, L_SIZE,
- L_ROUTE) = range(10)  # fmt: skip
-N_LOG = 10
-# the synthetic sources' next packets: terminal n due at cycle c within GCAL cycles is bit n
-# of gcal[c % GCAL] (C_GCAL_N of them), a later one in the heap gheap
-GCAL = 256
-# sq: tails waiting for their core's server (parallel meshes, cores as servers): cfg[CF_SQS]
-# slots, one per cycle in which they are served, each a count then cfg[CF_SQC] entries (SQ_*)
-SQ_ARR, SQ_P, SQ_R, SQ_O, SQ_OV = range(5)
-N_SQ = 5
-# the tracked packet's hops, logged in ctr after N_CTR (H_* per hop): the router, the input
-# port its head came in by, the cycle the head arrived, the cycle its route was ready (VC
-# allocation may start), the cycle it won an output VC, the output port, the cycles its head
-# and its tail left, then what it waited for there: cycles every output VC was held, VC
-# allocations lost, cycles without a credit, switch allocations lost (the S_* order)
-(H_ROUTER, H_IN, H_ARRIVE, H_READY, H_VA, H_OUT, H_HEAD, H_TAIL, H_VC_BUSY, H_VC_LOST,
- H_NO_CREDIT, H_SW_LOST) = range(12)  # fmt: skip
-N_HOP = 12
-
-
-def layout(P: int, V: int, B: int, D: int, ql: int, qc: int) -> dict:  # noqa: N803
-    """Offsets of the records in a router's block and a terminal's block (``CF_*`` keys)."""
-    off, at = {}, 0
-    for key, size in (
-        (CF_OMISC, N_MISC + 3 * P * V),  # first: a flit put into the router reads it
-        (CF_OVC, P * V * N_VC),
-        (CF_OOV, P * V * N_OV),
-        (CF_OBR, P * V * B * N_BR),
-        (CF_OPT, P * N_PT),
-        (CF_OBUF, P * V * D),
-        (CF_OBAT, P * V * D),  # the unicast kernel's: the cycle each buffered flit arrives
-        (CF_OCR, P * V * D),  # … and the cycles its output VCs' credits come back
-        (CF_OLQ, P * ql * N_LQ),
-        (CF_OCQ, P * qc * N_CQ),
-        (CF_OVA, P * V + P * V * B),  # VC allocator: grant pointers, then accept pointers
-        (CF_OACT, 2 * P * V),  # the busy VCs, then each VC's place in that list
-    ):
-        off[key] = at
-        at += size
-    off[CF_RS] = at
-    off[CF_ONV] = N_ND
-    off[CF_ONCQ] = N_ND + V * N_NV
-    off[CF_NS] = N_ND + V * N_NV + qc * N_CQ
-    off[CF_QL], off[CF_QC] = ql, qc
-    return off
 
 
 # ------------------------------------------------------------------ indices
@@ -779,30 +668,55 @@ def close_windows(cfg, st, win_occ, win_wait, window, t):
 
 # ------------------------------------------------------------------ a router's cycle
 @numba.njit(cache=True, _nrt=False, forceinline=True, error_model="numpy")
-def _router(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_log, link_flits, win_link,
-            win_occ, win_wait, window, ctr, due, wheel, wn, fheap, fpri, fpos, mark, r, t, req_in,
-            req_out, sreq_in, sreq_out, m_in, m_out, cand, sw_vc, sw_br, cur):  # fmt: skip
+def _router(unicast, cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_log, link_flits,
+            win_link, win_occ, win_wait, window, ctr, due, wheel, wn, fheap, fpri, fpos, mark, r,
+            t, req_in, req_out, sreq_in, sreq_out, m_in, m_out, cand, sw_vc, sw_br,
+            cur):  # fmt: skip
     """Everything router r does in cycle t (it has something due); returns the next cycle in
-    which it has something due (``NEVER``: none until a flit or credit arrives)."""
+    which it has something due (``NEVER``: none until a flit or credit arrives).
+
+    One source for both kernels: ``unicast`` is a constant at each of the two calls in
+    ``run``, and the router is inlined there, so each call is compiled with the other
+    kernel's code removed. The unicast kernel (``cfg[CF_UNICAST]``: packets of one
+    destination, allocations of one cycle, no trace) runs the same cycle, bit for bit
+    (tests/engine/simulate/test_unicast.py), on leaner bookkeeping: the router keeps its busy
+    VCs, its routed heads and its held output VCs as bit masks (``M_VCS``, ``M_VAS``,
+    ``M_HELD``); the VCs ready now are found without a branch per VC (a mispredicted branch
+    costs more than the rest of a VC's check), routed heads and VCs holding an output VC are
+    taken in loops of their own; flits are already in their buffers (``_put``) and credits in
+    their output VCs' rings (``_credits``), and a VC's switch grant is acted on as the
+    allocator returns it."""
     P, V, B, D = cfg[CF_P], cfg[CF_V], cfg[CF_B], cfg[CF_D]  # noqa: N806
     vd, sd, st_delay = cfg[CF_VD], cfg[CF_SD], cfg[CF_ST]
     ql, qc = cfg[CF_QL], cfg[CF_QC]
     rb = r * cfg[CF_RS]
     o_vc, o_ov, o_br, o_pt = rb + cfg[CF_OVC], rb + cfg[CF_OOV], rb + cfg[CF_OBR], rb + cfg[CF_OPT]
-    o_lq, o_cq = rb + cfg[CF_OLQ], rb + cfg[CF_OCQ]
-    o_buf, o_va = rb + cfg[CF_OBUF], rb + cfg[CF_OVA]
+    o_lq, o_cq, o_cr = rb + cfg[CF_OLQ], rb + cfg[CF_OCQ], rb + cfg[CF_OCR]
+    o_buf, o_bat, o_va = rb + cfg[CF_OBUF], rb + cfg[CF_OBAT], rb + cfg[CF_OVA]
     o_act = rb + cfg[CF_OACT]
     iters, alloc = cfg[CF_ITERS], cfg[CF_ALLOC]
     misc = rb + cfg[CF_OMISC]
     busy, stalls = misc + M_BUSY, misc + M_STALL
     o_misc_iv = misc + N_MISC
+    o_vm = o_misc_iv + 2 * P * V  # (unicast) per input VC: the output VCs its packet may take
+    vfull = (np.int64(1) << V) - 1
     moved = 0
-    win = ctr[C_WINDOW]
+    n_va = 0
+    n_sa = 0
+    na = 0  # the busy VCs (in ``cur``)
+    va_open = False  # some VC is in VC allocation
+    sa_open = False  # … or in switch allocation
+    sa_in = sa_out = 0  # (unicast) the inputs and outputs of the switch requests
+    sa_clash = False  # … some of which share an input or an output
+    asked = np.int64(0)  # (unicast) the VCs that asked for the switch
+    acted = np.int64(0)  # … or for an output VC
+    win = -1 if unicast else ctr[C_WINDOW]
     if win > st[_ix(misc + M_WIN)]:  # traced, and windows opened since its last cycle
         _carry_occupancy(cfg, st, win_occ, r, st[_ix(misc + M_WIN)] + 1, win)
         st[_ix(misc + M_WIN)] = win
     # ---------------------------------------------------------- read inputs
-    mask = st[_ix(misc + M_LQ)]
+    # (the unicast kernel: flits are in their buffers and credits in their rings already)
+    mask = 0 if unicast else st[_ix(misc + M_LQ)]
     for i in range(P):
         if (mask >> i) & 1 == 0:
             continue
@@ -838,7 +752,7 @@ def _router(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_log, link_
                 st[_ix(o_act + P * V + iv)] = nbusy
                 st[_ix(busy)] = nbusy + 1
                 _start_packet(cfg, ns, st, pk, dest, rb, r, iv, t)
-    mask = st[_ix(misc + M_CQ)]
+    mask = 0 if unicast else st[_ix(misc + M_CQ)]
     for o in range(P):
         if (mask >> o) & 1 == 0:
             continue
@@ -854,18 +768,67 @@ def _router(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_log, link_
             st[_ix(pb + PT_CQ_N)] -= 1
             if st[_ix(pb + PT_CQ_N)] == 0:
                 st[_ix(misc + M_CQ)] &= ~(1 << o)
-    na = st[_ix(busy)]
-    if na > 0:
-        for k in range(na):  # the busy VCs (a copy: sending may take some off the list)
+    # ---------------------------------------------------------- requests
+    # VC allocation by the routed heads, switch allocation by the VCs that hold an output VC
+    # (a VC that wins its output VC this cycle competes for the switch from the next)
+    held = st[_ix(misc + M_HELD)] if unicast else 0  # (unicast) the output VCs held
+    vas = st[_ix(misc + M_VAS)] if unicast else 0  # (unicast) the routed heads
+    va_ports = 0  # (unicast) the output ports asked for in VC allocation (their VCs: va_vcs[o])
+    va_vcs = sw_br  # (unicast scratch: zero between calls)
+    if unicast:
+        ready = np.int64(0)  # the busy VCs whose next stage may run now (no branch per VC)
+        m = st[_ix(misc + M_VCS)]
+        while m != 0:
+            iv = trailing_zeros(m)
+            m &= m - 1
+            ready |= np.int64(st[_ix(o_vc + iv * N_VC + VC_FROM)] <= t) << iv
+        m = ready & vas  # routed heads: VC allocation
+        while m != 0:
+            iv = trailing_zeros(m)
+            m &= m - 1
+            vb = o_vc + iv * N_VC
+            o = st[_ix(vb + VC_OUT)]
+            if ~(held >> (o * V)) & st[_ix(o_vm + iv)] == 0:
+                _block(st, vb, t, S_VC_BUSY)  # every VC of its port it may take is held
+                continue
+            va_ports |= 1 << o
+            va_vcs[_ix(o)] |= np.int64(1) << iv  # it asks for every free VC of o it may take
+            acted |= np.int64(1) << iv
+            _unblock(st, vb, stalls, t, win_wait, 0, r)
+        m = ready & ~vas  # VCs holding an output VC: switch allocation
+        while m != 0:
+            iv = trailing_zeros(m)
+            m &= m - 1
+            vb = o_vc + iv * N_VC
+            o = st[_ix(vb + VC_OUT)]
+            if st[_ix(vb + VC_N)] == 0 or st[_ix(o_bat + iv * D + st[_ix(vb + VC_HEAD)])] > t:
+                continue  # its next flit has not arrived
+            if _credits(st, o_ov, o_cr, o * V + st[_ix(vb + VC_OVC)], D, t) <= 0:
+                _block(st, vb, t, S_NO_CREDIT)  # the downstream buffer is full
+                st[_ix(misc + M_CWAIT)] |= np.int64(1) << (o * V + st[_ix(vb + VC_OVC)])
+                continue
+            if st[_ix(o_pt + o * N_PT + PT_OUT_FREE)] > t + st_delay:
+                continue  # the link still serializes an earlier flit
+            i, v = st[_ix(o_misc_iv + iv)], st[_ix(o_misc_iv + P * V + iv)]
+            held_v = sw_vc[_ix(i * P + o)]
+            if held_v < 0:
+                sreq_in[_ix(n_sa)] = i
+                sreq_out[_ix(n_sa)] = o
+                n_sa += 1
+                sw_vc[_ix(i * P + o)] = v
+                sa_clash = sa_clash or (sa_in >> i) & 1 == 1 or (sa_out >> o) & 1 == 1
+                sa_in |= 1 << i
+                sa_out |= 1 << o
+            elif _supersedes(st, o_pt, i, v, held_v, V):  # one VC per (input, output)
+                sw_vc[_ix(i * P + o)] = v
+            _unblock(st, vb, stalls, t, win_wait, 0, r)
+            st[_ix(misc + M_CWAIT)] &= ~(np.int64(1) << (o * V + st[_ix(vb + VC_OVC)]))
+            asked |= np.int64(1) << iv
+            acted |= np.int64(1) << iv
+    else:  # one pass over the busy VCs (a copy: sending may take some off the list)
+        na = st[_ix(busy)]
+        for k in range(na):
             cur[_ix(k)] = st[_ix(o_act + k)]
-        # ------------------------------------------------------ requests
-        # VC allocation by the routed heads, switch allocation by the VCs that hold an
-        # output VC (a VC that wins its output VC this cycle competes for the switch from
-        # the next: one pass gathers both)
-        n_va = 0
-        n_sa = 0
-        va_open = False  # some VC is in VC allocation
-        sa_open = False  # … or in switch allocation
         for kv in range(na):
             iv = cur[_ix(kv)]
             vb = o_vc + iv * N_VC
@@ -904,11 +867,11 @@ def _router(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_log, link_
                 if st[_ix(vb + VC_FROM)] > t or st[_ix(vb + VC_N)] == 0:
                     continue
                 i, v = st[_ix(o_misc_iv + iv)], st[_ix(o_misc_iv + P * V + iv)]
-                avail = st[_ix(vb + VC_POPPED)] + st[_ix(vb + VC_N)]  # flits of the packet received
+                avail = st[_ix(vb + VC_POPPED)] + st[_ix(vb + VC_N)]  # flits received
                 size = pk[_ix(st[_ix(vb + VC_PK)] * N_PK + PK_SIZE)]
                 if avail > size:
                     avail = size
-                asked = False
+                asks = False
                 waiting = False
                 bb = o_br + iv * B * N_BR
                 for b in range(st[_ix(vb + VC_BRN)]):
@@ -922,18 +885,18 @@ def _router(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_log, link_
                     if st[_ix(o_pt + o * N_PT + PT_OUT_FREE)] > t + sd - 1 + st_delay:
                         continue  # the link still serializes an earlier flit
                     # one VC per (input, output), round robin from sw_rr (BookSim2's Supersedes)
-                    held = sw_vc[_ix(i * P + o)]
-                    if held < 0:
+                    held_v = sw_vc[_ix(i * P + o)]
+                    if held_v < 0:
                         sreq_in[_ix(n_sa)] = i
                         sreq_out[_ix(n_sa)] = o
                         n_sa += 1
                         sw_vc[_ix(i * P + o)] = v
                         sw_br[_ix(i * P + o)] = b
-                    elif _supersedes(st, o_pt, i, v, held, V):
+                    elif _supersedes(st, o_pt, i, v, held_v, V):
                         sw_vc[_ix(i * P + o)] = v
                         sw_br[_ix(i * P + o)] = b
-                    asked = True
-                if asked:
+                    asks = True
+                if asks:
                     if ctr[C_TRACK] >= 0 and st[_ix(vb + VC_PK)] == ctr[C_TRACK]:
                         _track_go(ctr, st, vb, r, t)
                     _unblock(st, vb, stalls, t, win_wait, window, r)
@@ -942,95 +905,220 @@ def _router(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_log, link_
                     sa_open = True
                 elif waiting:
                     _block(st, vb, t, S_NO_CREDIT)
-        # ------------------------------------------------------ VC allocation
-        if n_va > 0:
-            _match(req_in, req_out, n_va, P * V * B, P * V, st, o_va, 1, o_va + P * V, 1, iters,
+    # ---------------------------------------------------------- VC allocation
+    # the unicast kernel port by port: a VC asks only for the VCs of its route's port, so the
+    # ports' requests are apart and the allocator matches each on its own as it would all at
+    # once
+    while va_ports != 0:
+        o = trailing_zeros(va_ports)
+        va_ports &= va_ports - 1
+        vm = va_vcs[_ix(o)]
+        va_vcs[_ix(o)] = 0
+        free = (~(held >> (o * V)) & vfull) << (o * V)  # as output VC ids
+        if vm & (vm - 1) == 0:  # one VC asks: it takes the free VC nearest its pointer
+            a = trailing_zeros(vm)
+            g = _rr_bit(free & (st[_ix(o_vm + a)] << (o * V)), st[_ix(o_va + P * V + a)])
+            m_in[_ix(a)] = g
+            st[_ix(o_va + g)] = _next(a, P * V)
+            st[_ix(o_va + P * V + a)] = _next(g, P * V)
+        else:
+            n_va = 0
+            mm = vm
+            while mm != 0:
+                a = trailing_zeros(mm)
+                mm &= mm - 1
+                ff = free & (st[_ix(o_vm + a)] << (o * V))
+                while ff != 0:
+                    req_in[_ix(n_va)] = a
+                    req_out[_ix(n_va)] = trailing_zeros(ff)
+                    n_va += 1
+                    ff &= ff - 1
+            _match(req_in, req_out, n_va, P * V, P * V, st, o_va, 1, o_va + P * V, 1, iters,
                    alloc, m_in, m_out, cand)  # fmt: skip
-            for k in range(n_va):
-                a = req_in[_ix(k)]
-                if m_in[_ix(a)] >= 0:
-                    st[_ix(o_br + a * N_BR + BR_VAGR)] = (
-                        m_in[_ix(a)] - st[_ix(o_br + a * N_BR + BR_PORT)] * V
-                    )
-        if va_open:  # VC allocation ends (this cycle's, and earlier ones with longer delays)
-            for kv in range(na):
-                iv = cur[_ix(kv)]
-                vb = o_vc + iv * N_VC
-                if st[_ix(vb + VC_STATE)] != V_VCALLOC or st[_ix(vb + VC_VA_T)] != t:
-                    continue
-                done = True
-                lost = False
-                bb = o_br + iv * B * N_BR
-                nbr = st[_ix(vb + VC_BRN)]
-                # a multicast head takes its branches' output VCs in port order (E, W, S, N,
-                # then the local ports): a grant is kept only when every branch on a lower
-                # port holds its VC, so heads never wait on each other in a cycle
-                missing = P
-                if nbr > 1:
-                    for b in range(nbr):
-                        e = bb + b * N_BR
-                        if st[_ix(e + BR_OVC)] >= 0:
-                            continue
-                        ov = st[_ix(e + BR_VAGR)]
-                        ob = o_ov + (st[_ix(e + BR_PORT)] * V + ov) * N_OV
-                        if (ov < 0 or st[_ix(ob + OV_OWNER)] >= 0) and st[
-                            _ix(e + BR_PORT)
-                        ] < missing:
-                            missing = st[_ix(e + BR_PORT)]
+        while vm != 0:
+            a = trailing_zeros(vm)
+            vm &= vm - 1
+            vb = o_vc + a * N_VC
+            g = m_in[_ix(a)]
+            if g >= 0:
+                st[_ix(o_ov + g * N_OV + OV_OWNER)] = a
+                held |= np.int64(1) << g
+                st[_ix(vb + VC_OVC)] = g - o * V
+                st[_ix(vb + VC_STATE)] = V_ACTIVE
+                vas &= ~(np.int64(1) << a)
+            else:
+                st[_ix(stalls + S_VC_LOST)] += 1
+            st[_ix(vb + VC_FROM)] = t + 1
+        st[_ix(misc + M_HELD)] = held
+        st[_ix(misc + M_VAS)] = vas
+    if n_va > 0 and not unicast:  # every branch of every head at once
+        _match(req_in, req_out, n_va, P * V * B, P * V, st, o_va, 1, o_va + P * V, 1, iters,
+               alloc, m_in, m_out, cand)  # fmt: skip
+        for k in range(n_va):
+            a = req_in[_ix(k)]
+            if m_in[_ix(a)] >= 0:
+                st[_ix(o_br + a * N_BR + BR_VAGR)] = (
+                    m_in[_ix(a)] - st[_ix(o_br + a * N_BR + BR_PORT)] * V
+                )
+    if va_open:  # VC allocation ends (this cycle's, and earlier ones with longer delays)
+        for kv in range(na):
+            iv = cur[_ix(kv)]
+            vb = o_vc + iv * N_VC
+            if st[_ix(vb + VC_STATE)] != V_VCALLOC or st[_ix(vb + VC_VA_T)] != t:
+                continue
+            done = True
+            lost = False
+            bb = o_br + iv * B * N_BR
+            nbr = st[_ix(vb + VC_BRN)]
+            # a multicast head takes its branches' output VCs in port order (E, W, S, N,
+            # then the local ports): a grant is kept only when every branch on a lower
+            # port holds its VC, so heads never wait on each other in a cycle
+            missing = P
+            if nbr > 1:
                 for b in range(nbr):
                     e = bb + b * N_BR
                     if st[_ix(e + BR_OVC)] >= 0:
                         continue
                     ov = st[_ix(e + BR_VAGR)]
                     ob = o_ov + (st[_ix(e + BR_PORT)] * V + ov) * N_OV
-                    if ov >= 0 and st[_ix(ob + OV_OWNER)] < 0 and st[_ix(e + BR_PORT)] < missing:
-                        st[_ix(ob + OV_OWNER)] = iv * B + b
-                        st[_ix(e + BR_OVC)] = ov
-                    else:
-                        done = False
-                        lost = True
-                    st[_ix(e + BR_VAGR)] = -1
-                if lost:
-                    st[_ix(stalls + S_VC_LOST)] += 1
-                    if win >= 0:
-                        win_wait[_ix(win), _ix(r * N_WAIT + W_VC)] += 1
-                    _track_count(ctr, st, vb, r, H_VC_LOST, 1)
-                st[_ix(vb + VC_VA_T)] = -1
-                st[_ix(vb + VC_FROM)] = t + 1
-                if done:
-                    st[_ix(vb + VC_STATE)] = V_ACTIVE
-                    _track_count(ctr, st, vb, r, H_VA, t)
-        # ------------------------------------------------------ switch allocation
-        if n_sa > 0:
-            _match(sreq_in, sreq_out, n_sa, P, P, st, o_pt + PT_SW_G, N_PT, o_pt + PT_SW_A, N_PT,
-                   iters, alloc, m_in, m_out, cand)  # fmt: skip
-            for k in range(n_sa):
-                i, o = sreq_in[_ix(k)], sreq_out[_ix(k)]
-                v = sw_vc[_ix(i * P + o)]
-                if m_in[_ix(i)] == o:
-                    st[_ix(o_vc + (i * V + v) * N_VC + VC_SA_GR)] = sw_br[_ix(i * P + o)]
-                    st[_ix(o_pt + i * N_PT + PT_SW_RR)] = _next(v, V)
-                sw_vc[_ix(i * P + o)] = -1
-        if sa_open:  # requests that lost; then the grants whose delay has passed send
-            for kv in range(na):
-                iv = cur[_ix(kv)]
-                vb = o_vc + iv * N_VC
-                if st[_ix(vb + VC_SA_T)] == t + sd - 1 and st[_ix(vb + VC_SA_GR)] == -1:
-                    st[_ix(vb + VC_SA_GR)] = -2
-                    st[_ix(stalls + S_SW_LOST)] += 1  # lost the switch (or its port's turn)
-                    if win >= 0:
-                        win_wait[_ix(win), _ix(r * N_WAIT + W_SWITCH)] += 1
-                    _track_count(ctr, st, vb, r, H_SW_LOST, 1)
-                if st[_ix(vb + VC_STATE)] != V_ACTIVE or st[_ix(vb + VC_SA_T)] != t:
+                    if (ov < 0 or st[_ix(ob + OV_OWNER)] >= 0) and st[_ix(e + BR_PORT)] < missing:
+                        missing = st[_ix(e + BR_PORT)]
+            for b in range(nbr):
+                e = bb + b * N_BR
+                if st[_ix(e + BR_OVC)] >= 0:
                     continue
-                b = st[_ix(vb + VC_SA_GR)]
-                st[_ix(vb + VC_SA_T)] = -1
-                st[_ix(vb + VC_FROM)] = t + 1
-                if b >= 0:
-                    moved += _send(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_log,
-                                   link_flits, win_link, ctr, due, wheel, wn, fheap, fpri, fpos,
-                                   mark, rb, r, iv, b, t)  # fmt: skip
+                ov = st[_ix(e + BR_VAGR)]
+                ob = o_ov + (st[_ix(e + BR_PORT)] * V + ov) * N_OV
+                if ov >= 0 and st[_ix(ob + OV_OWNER)] < 0 and st[_ix(e + BR_PORT)] < missing:
+                    st[_ix(ob + OV_OWNER)] = iv * B + b
+                    st[_ix(e + BR_OVC)] = ov
+                else:
+                    done = False
+                    lost = True
+                st[_ix(e + BR_VAGR)] = -1
+            if lost:
+                st[_ix(stalls + S_VC_LOST)] += 1
+                if win >= 0:
+                    win_wait[_ix(win), _ix(r * N_WAIT + W_VC)] += 1
+                _track_count(ctr, st, vb, r, H_VC_LOST, 1)
+            st[_ix(vb + VC_VA_T)] = -1
+            st[_ix(vb + VC_FROM)] = t + 1
+            if done:
+                st[_ix(vb + VC_STATE)] = V_ACTIVE
+                _track_count(ctr, st, vb, r, H_VA, t)
+    # ---------------------------------------------------------- switch allocation
+    if n_sa > 0:
+        if unicast and not sa_clash:  # no two requests share an input or an output: each
+            for k in range(n_sa):  # is granted (as either allocator does)
+                i, o = sreq_in[_ix(k)], sreq_out[_ix(k)]
+                m_in[_ix(i)] = o
+                st[_ix(o_pt + o * N_PT + PT_SW_G)] = _next(i, P)
+                st[_ix(o_pt + i * N_PT + PT_SW_A)] = _next(o, P)
+        else:
+            _match(sreq_in, sreq_out, n_sa, P, P, st, o_pt + PT_SW_G, N_PT, o_pt + PT_SW_A,
+                   N_PT, iters, alloc, m_in, m_out, cand)  # fmt: skip
+        for k in range(n_sa):
+            i, o = sreq_in[_ix(k)], sreq_out[_ix(k)]
+            v = sw_vc[_ix(i * P + o)]
+            sw_vc[_ix(i * P + o)] = -1
+            if m_in[_ix(i)] == o:
+                st[_ix(o_pt + i * N_PT + PT_SW_RR)] = _next(v, V)
+                iv = i * V + v
+                if unicast:  # it sends now (an allocation of one cycle, one branch)
+                    asked &= ~(np.int64(1) << iv)
+                    st[_ix(o_vc + iv * N_VC + VC_FROM)] = t + 1
+                    moved += _send(unicast, cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq,
+                                   pk_free, pk_log, link_flits, win_link, ctr, due, wheel, wn,
+                                   fheap, fpri, fpos, mark, rb, r, iv, 0, t)  # fmt: skip
+                else:  # … or once the allocation's delay has passed (below), its branch
+                    st[_ix(o_vc + iv * N_VC + VC_SA_GR)] = sw_br[_ix(i * P + o)]
+    while asked != 0:  # (unicast) lost the switch (or its port's turn)
+        iv = trailing_zeros(asked)
+        asked &= asked - 1
+        st[_ix(stalls + S_SW_LOST)] += 1
+        st[_ix(o_vc + iv * N_VC + VC_FROM)] = t + 1
+    if sa_open:  # requests that lost; then the grants whose delay has passed send
+        for kv in range(na):
+            iv = cur[_ix(kv)]
+            vb = o_vc + iv * N_VC
+            if st[_ix(vb + VC_SA_T)] == t + sd - 1 and st[_ix(vb + VC_SA_GR)] == -1:
+                st[_ix(vb + VC_SA_GR)] = -2
+                st[_ix(stalls + S_SW_LOST)] += 1  # lost the switch (or its port's turn)
+                if win >= 0:
+                    win_wait[_ix(win), _ix(r * N_WAIT + W_SWITCH)] += 1
+                _track_count(ctr, st, vb, r, H_SW_LOST, 1)
+            if st[_ix(vb + VC_STATE)] != V_ACTIVE or st[_ix(vb + VC_SA_T)] != t:
+                continue
+            b = st[_ix(vb + VC_SA_GR)]
+            st[_ix(vb + VC_SA_T)] = -1
+            st[_ix(vb + VC_FROM)] = t + 1
+            if b >= 0:
+                moved += _send(unicast, cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free,
+                               pk_log, link_flits, win_link, ctr, due, wheel, wn, fheap, fpri,
+                               fpos, mark, rb, r, iv, b, t)  # fmt: skip
+    if moved > 0 and ctr[C_PROGRESS] < t:
+        ctr[C_PROGRESS] = t
     # ---------------------------------------------------------- when is it due next?
+    if unicast:
+        m = st[_ix(misc + M_VCS)]
+        if m == 0:
+            return NEVER  # credits matter only to a busy VC: an idle router takes them later
+        # a VC that asked for an allocation now may go on at t + 1: then the router is due at
+        # t + 1, and what the others wait for is seen then (a wait starts when it is first
+        # seen, and seen the same in the cycle it starts or at any visit after it)
+        again = m & acted
+        while again != 0:
+            iv = trailing_zeros(again)
+            again &= again - 1
+            if st[_ix(o_vc + iv * N_VC + VC_FROM)] == t + 1:
+                return t + 1
+        nxt = NEVER
+        held = st[_ix(misc + M_HELD)]
+        vas = st[_ix(misc + M_VAS)]
+        mm = m & vas  # routed heads
+        while mm != 0:
+            iv = trailing_zeros(mm)
+            mm &= mm - 1
+            vb = o_vc + iv * N_VC
+            fr = st[_ix(vb + VC_FROM)]
+            if ~(held >> (st[_ix(vb + VC_OUT)] * V)) & st[_ix(o_vm + iv)]:
+                when = fr if fr > t + 1 else t + 1
+                if when < nxt:
+                    nxt = when
+            else:  # it waits from when it is ready
+                _block(st, vb, max(t + 1, fr), S_VC_BUSY)
+        m &= ~vas  # VCs holding an output VC
+        while m != 0:
+            iv = trailing_zeros(m)
+            m &= m - 1
+            vb = o_vc + iv * N_VC
+            fr = st[_ix(vb + VC_FROM)]
+            o = st[_ix(vb + VC_OUT)]
+            when = NEVER
+            if st[_ix(vb + VC_N)] > 0:
+                a = st[_ix(o_bat + iv * D + st[_ix(vb + VC_HEAD)])]
+                if a > t:
+                    when = a if a > fr else fr
+                elif _credits(st, o_ov, o_cr, o * V + st[_ix(vb + VC_OVC)], D, t) <= 0:
+                    ov = o * V + st[_ix(vb + VC_OVC)]
+                    ob = o_ov + ov * N_OV
+                    when = NEVER  # until the next credit is back
+                    if st[_ix(ob + OV_CR_N)] > 0:
+                        when = st[_ix(o_cr + ov * D + st[_ix(ob + OV_CR_H)])]
+                    if when > max(t + 1, fr):  # it waits from when it is ready
+                        _block(st, vb, max(t + 1, fr), S_NO_CREDIT)
+                        st[_ix(misc + M_CWAIT)] |= np.int64(1) << ov
+                    elif when < fr:
+                        when = fr
+                else:
+                    when = st[_ix(o_pt + o * N_PT + PT_OUT_FREE)] - st_delay
+                    if when < fr:
+                        when = fr
+            if when < t + 1:
+                when = t + 1
+            if when < nxt:
+                nxt = when
+        return nxt
     nxt = NEVER
     lq_mask, cq_mask = st[_ix(misc + M_LQ)], st[_ix(misc + M_CQ)]
     if st[_ix(busy)] == 0:
@@ -1088,50 +1176,57 @@ def _router(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_log, link_
                 when = t + 1
             if when < nxt:
                 nxt = when
-    if moved > 0 and ctr[C_PROGRESS] < t:
-        ctr[C_PROGRESS] = t
     return nxt
 
 
 @numba.njit(cache=True, _nrt=False, forceinline=True, error_model="numpy")
-def _send(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_log, link_flits, win_link, ctr,
-          due, wheel, wn, fheap, fpri, fpos, mark, rb, r, iv, b, t):  # fmt: skip
+def _send(unicast, cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_log, link_flits,
+          win_link, ctr, due, wheel, wn, fheap, fpri, fpos, mark, rb, r, iv, b, t):  # fmt: skip
     """Branch b of input VC ``iv`` of router r sends its next flit (its switch allocation
-    ends at t)."""
-    P, V, B, D = cfg[CF_P], cfg[CF_V], cfg[CF_B], cfg[CF_D]  # noqa: N806
+    ends at t); returns 1. ``unicast``: ``_router``'s kernel, whose VCs have one branch (b 0)
+    kept in the VC itself."""
+    P, V, B = cfg[CF_P], cfg[CF_V], cfg[CF_B]  # noqa: N806
     vb = rb + cfg[CF_OVC] + iv * N_VC
     bb = rb + cfg[CF_OBR] + iv * B * N_BR
     e = bb + b * N_BR
+    misc = rb + cfg[CF_OMISC]
     p = st[_ix(vb + VC_PK)]
-    k = st[_ix(e + BR_SENT)]
-    o, ov = st[_ix(e + BR_PORT)], st[_ix(e + BR_OVC)]
     size = pk[_ix(p * N_PK + PK_SIZE)]
-    if k == 0:  # the head: the branch carries p itself, or a new record for its sub-range
-        lo, hi = st[_ix(e + BR_LO)], st[_ix(e + BR_HI)]
-        if lo == pk[_ix(p * N_PK + PK_LO)] and hi == pk[_ix(p * N_PK + PK_HI)]:
-            child = p
-        else:
-            child = ctr[C_NPK]
-            ctr[C_NPK] += 1
-            for f in range(N_PK):
-                pk[_ix(child * N_PK + f)] = pk[_ix(p * N_PK + f)]
-            pk[_ix(child * N_PK + PK_LO)] = lo
-            pk[_ix(child * N_PK + PK_HI)] = hi
-            pk[_ix(child * N_PK + PK_ATIME)] = -1
-            pk[_ix(child * N_PK + PK_DONE)] = -1
-        st[_ix(e + BR_PK)] = child
-        pk[_ix(child * N_PK + PK_HOPS)] += 1
-        if ctr[C_TRACK] == p and child != p and lo <= ctr[C_TRACK_K] < hi:
-            ctr[C_TRACK] = child  # the branch towards the tracked destination
-    child = st[_ix(e + BR_PK)]
-    if child == ctr[C_TRACK]:
-        at = _hop(ctr, r)
-        if at >= 0:
-            if k == 0:
-                ctr[_ix(at + H_HEAD)] = t
-                ctr[_ix(at + H_OUT)] = o
-            if k + 1 == size:
-                ctr[_ix(at + H_TAIL)] = t
+    if unicast:
+        k = st[_ix(vb + VC_SENT)]
+        o, ov = st[_ix(vb + VC_OUT)], st[_ix(vb + VC_OVC)]
+        if k == 0:
+            pk[_ix(p * N_PK + PK_HOPS)] += 1
+        child = p
+    else:
+        k = st[_ix(e + BR_SENT)]
+        o, ov = st[_ix(e + BR_PORT)], st[_ix(e + BR_OVC)]
+        if k == 0:  # the head: the branch carries p itself, or a new record for its sub-range
+            lo, hi = st[_ix(e + BR_LO)], st[_ix(e + BR_HI)]
+            if lo == pk[_ix(p * N_PK + PK_LO)] and hi == pk[_ix(p * N_PK + PK_HI)]:
+                child = p
+            else:
+                child = ctr[C_NPK]
+                ctr[C_NPK] += 1
+                for f in range(N_PK):
+                    pk[_ix(child * N_PK + f)] = pk[_ix(p * N_PK + f)]
+                pk[_ix(child * N_PK + PK_LO)] = lo
+                pk[_ix(child * N_PK + PK_HI)] = hi
+                pk[_ix(child * N_PK + PK_ATIME)] = -1
+                pk[_ix(child * N_PK + PK_DONE)] = -1
+            st[_ix(e + BR_PK)] = child
+            pk[_ix(child * N_PK + PK_HOPS)] += 1
+            if ctr[C_TRACK] == p and child != p and lo <= ctr[C_TRACK_K] < hi:
+                ctr[C_TRACK] = child  # the branch towards the tracked destination
+        child = st[_ix(e + BR_PK)]
+        if child == ctr[C_TRACK]:
+            at = _hop(ctr, r)
+            if at >= 0:
+                if k == 0:
+                    ctr[_ix(at + H_HEAD)] = t
+                    ctr[_ix(at + H_OUT)] = o
+                if k + 1 == size:
+                    ctr[_ix(at + H_TAIL)] = t
     f = child * FLIT + k
     ob = rb + cfg[CF_OOV] + (o * V + ov) * N_OV
     st[_ix(ob + OV_CREDITS)] -= 1
@@ -1141,16 +1236,38 @@ def _send(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_log, link_fl
     arrive = t_send + tp[_ix(tb + T_LAT)] + 1
     lid = tp[_ix(tb + T_LINK)]
     link_flits[_ix(lid)] += 1
-    win = ctr[C_WINDOW]
-    if win >= 0:
-        win_link[_ix(win), _ix(lid)] += 1
+    if not unicast:
+        win = ctr[C_WINDOW]
+        if win >= 0:
+            win_link[_ix(win), _ix(lid)] += 1
     if o < 4:
         nb = tp[_ix(tb + T_NBR)]
-        _lq_push(cfg, st, nb, o ^ 1, f, ov, arrive)
-        _schedule(due, wheel, wn, fheap, fpri, fpos, mark, ctr, nb, arrive)
+        if unicast:  # straight into its buffer, and its router is due when it may act
+            when = _put(cfg, ns, st, pk, dest, nb, o ^ 1, ov, f, st[_ix(vb + VC_DEST)], arrive)
+        else:  # into the link's queue, read on arrival
+            _lq_push(cfg, st, nb, o ^ 1, f, ov, arrive)
+            when = arrive
+        _schedule(due, wheel, wn, fheap, fpri, fpos, mark, ctr, nb, when)  # (NEVER: no-op)
         ctr[C_INFLIGHT] += 1
     else:  # it leaves the network, reaching the terminal at ``arrive``
         _sink(cfg, tp, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_log, ctr, r, o, ov, f, arrive)
+    i, v = st[_ix(misc + N_MISC + iv)], st[_ix(misc + N_MISC + P * V + iv)]
+    if unicast:  # its buffer slot is free
+        _free_slot(unicast, cfg, tp, ns, st, nd, ctr, due, wheel, wn, fheap, fpri, fpos, mark,
+                   vb, r, i, v, t)  # fmt: skip
+        if k + 1 < size:
+            st[_ix(vb + VC_SENT)] = k + 1
+            return 1
+        # the tail has left: the output VC is free again; the VC's next packet, or idle
+        st[_ix(ob + OV_OWNER)] = -1
+        st[_ix(misc + M_HELD)] &= ~(np.int64(1) << (o * V + ov))
+        if st[_ix(vb + VC_N)] > 0:
+            a = st[_ix(rb + cfg[CF_OBAT] + iv * cfg[CF_D] + st[_ix(vb + VC_HEAD)])]
+            _route_unicast(cfg, ns, st, pk, dest, rb, iv, a if a > t + 1 else t + 1, -1)
+        else:
+            st[_ix(vb + VC_STATE)] = V_IDLE
+            st[_ix(misc + M_VCS)] &= ~(np.int64(1) << iv)
+        return 1
     st[_ix(e + BR_SENT)] = k + 1
     if k + 1 == size:
         st[_ix(ob + OV_OWNER)] = -1  # the tail has left: the output VC is free again
@@ -1159,36 +1276,50 @@ def _send(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_log, link_fl
     for j in range(st[_ix(vb + VC_BRN)]):
         if st[_ix(bb + j * N_BR + BR_SENT)] < least:
             least = st[_ix(bb + j * N_BR + BR_SENT)]
-    o_iv = rb + cfg[CF_OMISC] + N_MISC
-    i, v = st[_ix(o_iv + iv)], st[_ix(o_iv + P * V + iv)]
     while st[_ix(vb + VC_POPPED)] < least:
-        h = st[_ix(vb + VC_HEAD)] + 1
-        st[_ix(vb + VC_HEAD)] = 0 if h == D else h
-        st[_ix(vb + VC_N)] -= 1
         st[_ix(vb + VC_POPPED)] += 1
-        ctr[C_INFLIGHT] -= 1
-        if i < 4:  # a credit to the neighbour in direction i, for its output i ^ 1
-            up = tp[_ix((r * P + i) * N_T + T_NBR)]
-            when = t + tp[_ix((up * P + (i ^ 1)) * N_T + T_LAT)] + 1 + cfg[CF_CD]
-            _cq_push(cfg, st, up, i ^ 1, v, when)
-            if st[_ix(up * cfg[CF_RS] + cfg[CF_OMISC] + M_BUSY)] > 0:  # else it waits for a visit
-                _schedule(due, wheel, wn, fheap, fpri, fpos, mark, ctr, up, when)
-        else:  # … or to the terminal of this local port
-            n = tp[_ix((r * P + i) * N_T + T_OUT_NODE)]
-            _ncq_push(cfg, nd, n, v, t + ns[_ix(n * N_NS + NS_INJ_LAT)] + 1)
+        _free_slot(unicast, cfg, tp, ns, st, nd, ctr, due, wheel, wn, fheap, fpri, fpos, mark,
+                   vb, r, i, v, t)  # fmt: skip
     if least == size:  # every branch sent the tail: the next packet, or idle
         if st[_ix(vb + VC_N)] > 0:
             _start_packet(cfg, ns, st, pk, dest, rb, r, iv, t + 1)
         else:  # idle: off the router's busy list
             st[_ix(vb + VC_STATE)] = V_IDLE
             o_act = rb + cfg[CF_OACT]
-            busy = rb + cfg[CF_OMISC] + M_BUSY
+            busy = misc + M_BUSY
             at = st[_ix(o_act + P * V + iv)]
             last = st[_ix(o_act + st[_ix(busy)] - 1)]
             st[_ix(o_act + at)] = last
             st[_ix(o_act + P * V + last)] = at
             st[_ix(busy)] -= 1
     return 1
+
+
+@numba.njit(cache=True, inline="always", error_model="numpy")
+def _free_slot(unicast, cfg, tp, ns, st, nd, ctr, due, wheel, wn, fheap, fpri, fpos, mark, vb, r,
+               i, v, t):  # fmt: skip
+    """The front flit of the VC at ``vb`` (input i, VC v of router r) has left on every
+    branch: its buffer slot is free, and a credit goes back to the neighbour in direction i
+    (for its output i ^ 1) or to the terminal of local port i."""
+    P, D = cfg[CF_P], cfg[CF_D]  # noqa: N806
+    h = st[_ix(vb + VC_HEAD)] + 1
+    st[_ix(vb + VC_HEAD)] = 0 if h == D else h
+    st[_ix(vb + VC_N)] -= 1
+    ctr[C_INFLIGHT] -= 1
+    if i < 4:
+        up = tp[_ix((r * P + i) * N_T + T_NBR)]
+        when = t + tp[_ix((up * P + (i ^ 1)) * N_T + T_LAT)] + 1 + cfg[CF_CD]
+        _cq_push(cfg, st, up, i ^ 1, v, when)
+        u_misc = up * cfg[CF_RS] + cfg[CF_OMISC]
+        if unicast:  # a VC that waits for this credit (M_CWAIT: its output VC's bit) is due
+            wake = (st[_ix(u_misc + M_CWAIT)] >> ((i ^ 1) * cfg[CF_V] + v)) & 1 == 1
+        else:  # a busy router is due when it comes; an idle one takes it at its next visit
+            wake = st[_ix(u_misc + M_BUSY)] > 0
+        if wake:
+            _schedule(due, wheel, wn, fheap, fpri, fpos, mark, ctr, up, when)
+    else:
+        n = tp[_ix((r * P + i) * N_T + T_OUT_NODE)]
+        _ncq_push(cfg, nd, n, v, t + ns[_ix(n * N_NS + NS_INJ_LAT)] + 1)
 
 
 @numba.njit(cache=True, _nrt=False, error_model="numpy")
@@ -1400,285 +1531,6 @@ def _credits(st, o_ov, o_cr, ov, D, t):  # noqa: N803
         st[_ix(ob + OV_CR_H)] = h
         st[_ix(ob + OV_CR_N)] = n
     return st[_ix(ob + OV_CREDITS)]
-
-
-@numba.njit(cache=True, _nrt=False, forceinline=True, error_model="numpy")
-def _router_unicast(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_log, link_flits,
-                    win_wait, ctr, due, wheel, wn, fheap, fpri, fpos, mark, r, t, req_in,
-                    req_out, sreq_in, sreq_out, m_in, m_out, cand, sw_vc, sw_br):  # fmt: skip
-    """``_router`` for packets of one destination, allocations of one cycle and no trace: the
-    same cycle, bit for bit (tests/engine/simulate/test_unicast.py). The router keeps its
-    busy VCs, its routed heads and its held output VCs as bit masks (``M_VCS``, ``M_VAS``,
-    ``M_HELD``); the VCs ready now are found without a branch per VC (a mispredicted branch
-    costs more than the rest of a VC's check), routed heads and VCs holding an output VC are
-    taken in loops of their own. Flits are already in their buffers (``_put``) and credits in
-    their output VCs' rings (``_credits``), and a VC's grants are acted on as the allocators
-    return them."""
-    P, V, D = cfg[CF_P], cfg[CF_V], cfg[CF_D]  # noqa: N806
-    st_delay = cfg[CF_ST]
-    rb = r * cfg[CF_RS]
-    o_vc, o_ov, o_pt = rb + cfg[CF_OVC], rb + cfg[CF_OOV], rb + cfg[CF_OPT]
-    o_cr, o_bat, o_va = rb + cfg[CF_OCR], rb + cfg[CF_OBAT], rb + cfg[CF_OVA]
-    iters, alloc = cfg[CF_ITERS], cfg[CF_ALLOC]
-    misc = rb + cfg[CF_OMISC]
-    stalls = misc + M_STALL
-    o_misc_iv = misc + N_MISC
-    o_vm = o_misc_iv + 2 * P * V  # per input VC: the output VCs its packet may take
-    vfull = (np.int64(1) << V) - 1
-    # ---------------------------------------------------------- requests
-    held = st[_ix(misc + M_HELD)]
-    va_ports = 0  # the output ports asked for in VC allocation (their VCs: va_vcs[o])
-    va_vcs = sw_br  # (scratch: zero between calls)
-    n_sa = 0
-    sa_in = sa_out = 0  # the inputs and outputs of the switch requests
-    sa_clash = False  # … some of which share an input or an output
-    asked = np.int64(0)  # the VCs that asked for the switch
-    acted = np.int64(0)  # … or for an output VC
-    busy = st[_ix(misc + M_VCS)]
-    ready = np.int64(0)  # the busy VCs whose next stage may run now (no branch per VC)
-    m = busy
-    while m != 0:
-        iv = trailing_zeros(m)
-        m &= m - 1
-        ready |= np.int64(st[_ix(o_vc + iv * N_VC + VC_FROM)] <= t) << iv
-    vas = st[_ix(misc + M_VAS)]
-    m = ready & vas  # routed heads: VC allocation
-    while m != 0:
-        iv = trailing_zeros(m)
-        m &= m - 1
-        vb = o_vc + iv * N_VC
-        o = st[_ix(vb + VC_OUT)]
-        if ~(held >> (o * V)) & st[_ix(o_vm + iv)] == 0:
-            _block(st, vb, t, S_VC_BUSY)  # every VC of its port it may take is held
-            continue
-        va_ports |= 1 << o
-        va_vcs[_ix(o)] |= np.int64(1) << iv  # it asks for every free VC of port o it may take
-        acted |= np.int64(1) << iv
-        _unblock(st, vb, stalls, t, win_wait, 0, r)
-    m = ready & ~vas  # VCs holding an output VC: switch allocation
-    while m != 0:
-        iv = trailing_zeros(m)
-        m &= m - 1
-        vb = o_vc + iv * N_VC
-        o = st[_ix(vb + VC_OUT)]
-        if st[_ix(vb + VC_N)] == 0 or st[_ix(o_bat + iv * D + st[_ix(vb + VC_HEAD)])] > t:
-            continue  # its next flit has not arrived
-        if _credits(st, o_ov, o_cr, o * V + st[_ix(vb + VC_OVC)], D, t) <= 0:
-            _block(st, vb, t, S_NO_CREDIT)  # the downstream buffer is full
-            st[_ix(misc + M_CWAIT)] |= np.int64(1) << (o * V + st[_ix(vb + VC_OVC)])
-            continue
-        if st[_ix(o_pt + o * N_PT + PT_OUT_FREE)] > t + st_delay:
-            continue  # the link still serializes an earlier flit
-        i, v = st[_ix(o_misc_iv + iv)], st[_ix(o_misc_iv + P * V + iv)]
-        held_v = sw_vc[_ix(i * P + o)]
-        if held_v < 0:
-            sreq_in[_ix(n_sa)] = i
-            sreq_out[_ix(n_sa)] = o
-            n_sa += 1
-            sw_vc[_ix(i * P + o)] = v
-            sa_clash = sa_clash or (sa_in >> i) & 1 == 1 or (sa_out >> o) & 1 == 1
-            sa_in |= 1 << i
-            sa_out |= 1 << o
-        elif _supersedes(st, o_pt, i, v, held_v, V):  # one VC per (input, output)
-            sw_vc[_ix(i * P + o)] = v
-        _unblock(st, vb, stalls, t, win_wait, 0, r)
-        st[_ix(misc + M_CWAIT)] &= ~(np.int64(1) << (o * V + st[_ix(vb + VC_OVC)]))
-        asked |= np.int64(1) << iv
-        acted |= np.int64(1) << iv
-    # ---------------------------------------------------------- VC allocation
-    # port by port: a VC asks only for the VCs of its route's port, so the ports' requests
-    # are apart and the allocator matches each on its own as it would all at once
-    while va_ports != 0:
-        o = trailing_zeros(va_ports)
-        va_ports &= va_ports - 1
-        vm = va_vcs[_ix(o)]
-        va_vcs[_ix(o)] = 0
-        free = (~(held >> (o * V)) & vfull) << (o * V)  # as output VC ids
-        if vm & (vm - 1) == 0:  # one VC asks: it takes the free VC nearest its pointer
-            a = trailing_zeros(vm)
-            g = _rr_bit(free & (st[_ix(o_vm + a)] << (o * V)), st[_ix(o_va + P * V + a)])
-            m_in[_ix(a)] = g
-            st[_ix(o_va + g)] = _next(a, P * V)
-            st[_ix(o_va + P * V + a)] = _next(g, P * V)
-        else:
-            n_va = 0
-            mm = vm
-            while mm != 0:
-                a = trailing_zeros(mm)
-                mm &= mm - 1
-                ff = free & (st[_ix(o_vm + a)] << (o * V))
-                while ff != 0:
-                    req_in[_ix(n_va)] = a
-                    req_out[_ix(n_va)] = trailing_zeros(ff)
-                    n_va += 1
-                    ff &= ff - 1
-            _match(req_in, req_out, n_va, P * V, P * V, st, o_va, 1, o_va + P * V, 1, iters,
-                   alloc, m_in, m_out, cand)  # fmt: skip
-        while vm != 0:
-            a = trailing_zeros(vm)
-            vm &= vm - 1
-            vb = o_vc + a * N_VC
-            g = m_in[_ix(a)]
-            if g >= 0:
-                st[_ix(o_ov + g * N_OV + OV_OWNER)] = a
-                held |= np.int64(1) << g
-                st[_ix(vb + VC_OVC)] = g - o * V
-                st[_ix(vb + VC_STATE)] = V_ACTIVE
-                vas &= ~(np.int64(1) << a)
-            else:
-                st[_ix(stalls + S_VC_LOST)] += 1
-            st[_ix(vb + VC_FROM)] = t + 1
-        st[_ix(misc + M_HELD)] = held
-        st[_ix(misc + M_VAS)] = vas
-    # ---------------------------------------------------------- switch allocation
-    if n_sa > 0:
-        if not sa_clash:  # no two requests share an input or an output: each is granted
-            for k in range(n_sa):  # (as either allocator does)
-                i, o = sreq_in[_ix(k)], sreq_out[_ix(k)]
-                m_in[_ix(i)] = o
-                st[_ix(o_pt + o * N_PT + PT_SW_G)] = _next(i, P)
-                st[_ix(o_pt + i * N_PT + PT_SW_A)] = _next(o, P)
-        else:
-            _match(sreq_in, sreq_out, n_sa, P, P, st, o_pt + PT_SW_G, N_PT, o_pt + PT_SW_A,
-                   N_PT, iters, alloc, m_in, m_out, cand)  # fmt: skip
-        for k in range(n_sa):
-            i, o = sreq_in[_ix(k)], sreq_out[_ix(k)]
-            v = sw_vc[_ix(i * P + o)]
-            sw_vc[_ix(i * P + o)] = -1
-            if m_in[_ix(i)] == o:
-                st[_ix(o_pt + i * N_PT + PT_SW_RR)] = _next(v, V)
-                iv = i * V + v
-                asked &= ~(np.int64(1) << iv)
-                st[_ix(o_vc + iv * N_VC + VC_FROM)] = t + 1
-                _send_unicast(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_log,
-                              link_flits, ctr, due, wheel, wn, fheap, fpri, fpos, mark, rb, r, iv,
-                              t)  # fmt: skip
-        if ctr[C_PROGRESS] < t:
-            ctr[C_PROGRESS] = t
-        while asked != 0:  # lost the switch (or its port's turn)
-            iv = trailing_zeros(asked)
-            asked &= asked - 1
-            st[_ix(stalls + S_SW_LOST)] += 1
-            st[_ix(o_vc + iv * N_VC + VC_FROM)] = t + 1
-    # ---------------------------------------------------------- when is it due next?
-    m = st[_ix(misc + M_VCS)]
-    if m == 0:
-        return NEVER  # credits matter only to a busy VC: an idle router takes them later
-    # a VC that asked for an allocation now may go on at t + 1: then the router is due at
-    # t + 1, and what the others wait for is seen then (a wait starts when it is first seen,
-    # and seen the same in the cycle it starts or at any visit after it)
-    again = m & acted
-    while again != 0:
-        iv = trailing_zeros(again)
-        again &= again - 1
-        if st[_ix(o_vc + iv * N_VC + VC_FROM)] == t + 1:
-            return t + 1
-    nxt = NEVER
-    held = st[_ix(misc + M_HELD)]
-    vas = st[_ix(misc + M_VAS)]
-    mm = m & vas  # routed heads
-    while mm != 0:
-        iv = trailing_zeros(mm)
-        mm &= mm - 1
-        vb = o_vc + iv * N_VC
-        fr = st[_ix(vb + VC_FROM)]
-        if ~(held >> (st[_ix(vb + VC_OUT)] * V)) & st[_ix(o_vm + iv)]:
-            when = fr if fr > t + 1 else t + 1
-            if when < nxt:
-                nxt = when
-        else:  # it waits from when it is ready
-            _block(st, vb, max(t + 1, fr), S_VC_BUSY)
-    m &= ~vas  # VCs holding an output VC
-    while m != 0:
-        iv = trailing_zeros(m)
-        m &= m - 1
-        vb = o_vc + iv * N_VC
-        fr = st[_ix(vb + VC_FROM)]
-        o = st[_ix(vb + VC_OUT)]
-        when = NEVER
-        if st[_ix(vb + VC_N)] > 0:
-            a = st[_ix(o_bat + iv * D + st[_ix(vb + VC_HEAD)])]
-            if a > t:
-                when = a if a > fr else fr
-            elif _credits(st, o_ov, o_cr, o * V + st[_ix(vb + VC_OVC)], D, t) <= 0:
-                ov = o * V + st[_ix(vb + VC_OVC)]
-                ob = o_ov + ov * N_OV
-                when = NEVER  # until the next credit is back
-                if st[_ix(ob + OV_CR_N)] > 0:
-                    when = st[_ix(o_cr + ov * D + st[_ix(ob + OV_CR_H)])]
-                if when > max(t + 1, fr):  # it waits from when it is ready (as _router)
-                    _block(st, vb, max(t + 1, fr), S_NO_CREDIT)
-                    st[_ix(misc + M_CWAIT)] |= np.int64(1) << ov
-                elif when < fr:
-                    when = fr
-            else:
-                when = st[_ix(o_pt + o * N_PT + PT_OUT_FREE)] - st_delay
-                if when < fr:
-                    when = fr
-        if when < t + 1:
-            when = t + 1
-        if when < nxt:
-            nxt = when
-    return nxt
-
-
-@numba.njit(cache=True, _nrt=False, forceinline=True, error_model="numpy")
-def _send_unicast(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_log, link_flits, ctr,
-                  due, wheel, wn, fheap, fpri, fpos, mark, rb, r, iv, t):  # fmt: skip
-    """Input VC ``iv`` of router r sends its next flit (its switch allocation ends at t): the
-    unicast kernel's ``_send``."""
-    P, V, D = cfg[CF_P], cfg[CF_V], cfg[CF_D]  # noqa: N806
-    vb = rb + cfg[CF_OVC] + iv * N_VC
-    misc = rb + cfg[CF_OMISC]
-    p = st[_ix(vb + VC_PK)]
-    k = st[_ix(vb + VC_SENT)]
-    o, ov = st[_ix(vb + VC_OUT)], st[_ix(vb + VC_OVC)]
-    size = pk[_ix(p * N_PK + PK_SIZE)]
-    if k == 0:
-        pk[_ix(p * N_PK + PK_HOPS)] += 1
-    f = p * FLIT + k
-    ob = rb + cfg[CF_OOV] + (o * V + ov) * N_OV
-    st[_ix(ob + OV_CREDITS)] -= 1
-    t_send = t + cfg[CF_ST]
-    tb = (r * P + o) * N_T
-    st[_ix(rb + cfg[CF_OPT] + o * N_PT + PT_OUT_FREE)] = t_send + tp[_ix(tb + T_SER)]
-    arrive = t_send + tp[_ix(tb + T_LAT)] + 1
-    link_flits[_ix(tp[_ix(tb + T_LINK)])] += 1
-    if o < 4:
-        nb = tp[_ix(tb + T_NBR)]
-        when = _put(cfg, ns, st, pk, dest, nb, o ^ 1, ov, f, st[_ix(vb + VC_DEST)], arrive)
-        _schedule(due, wheel, wn, fheap, fpri, fpos, mark, ctr, nb, when)  # (NEVER: no-op)
-        ctr[C_INFLIGHT] += 1
-    else:  # it leaves the network, reaching the terminal at ``arrive``
-        _sink(cfg, tp, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_log, ctr, r, o, ov, f, arrive)
-    # its buffer slot is free: a credit upstream
-    h = st[_ix(vb + VC_HEAD)] + 1
-    st[_ix(vb + VC_HEAD)] = 0 if h == D else h
-    st[_ix(vb + VC_N)] -= 1
-    ctr[C_INFLIGHT] -= 1
-    i, v = st[_ix(misc + N_MISC + iv)], st[_ix(misc + N_MISC + P * V + iv)]
-    if i < 4:  # to the neighbour in direction i, for its output i ^ 1
-        up = tp[_ix((r * P + i) * N_T + T_NBR)]
-        when = t + tp[_ix((up * P + (i ^ 1)) * N_T + T_LAT)] + 1 + cfg[CF_CD]
-        _cq_push(cfg, st, up, i ^ 1, v, when)
-        # a VC that waits for this credit (M_CWAIT: its output VC's bit) is due when it comes
-        if (st[_ix(up * cfg[CF_RS] + cfg[CF_OMISC] + M_CWAIT)] >> ((i ^ 1) * V + v)) & 1:
-            _schedule(due, wheel, wn, fheap, fpri, fpos, mark, ctr, up, when)
-    else:  # … or to the terminal of this local port
-        n = tp[_ix((r * P + i) * N_T + T_OUT_NODE)]
-        _ncq_push(cfg, nd, n, v, t + ns[_ix(n * N_NS + NS_INJ_LAT)] + 1)
-    if k + 1 < size:
-        st[_ix(vb + VC_SENT)] = k + 1
-        return
-    # the tail has left: the output VC is free again; the VC's next packet, or idle
-    st[_ix(ob + OV_OWNER)] = -1
-    st[_ix(misc + M_HELD)] &= ~(np.int64(1) << (o * V + ov))
-    if st[_ix(vb + VC_N)] > 0:
-        a = st[_ix(rb + cfg[CF_OBAT] + iv * D + st[_ix(vb + VC_HEAD)])]
-        _route_unicast(cfg, ns, st, pk, dest, rb, iv, a if a > t + 1 else t + 1, -1)
-    else:
-        st[_ix(vb + VC_STATE)] = V_IDLE
-        st[_ix(misc + M_VCS)] &= ~(np.int64(1) << iv)
 
 
 # ------------------------------------------------------------------ terminals
@@ -1982,16 +1834,18 @@ def run(cfg, tp, ns, st, nd, pk, dest, dsvc, rel_order, rel_off, grp_ptr, grp, s
             while True:
                 if window > 0:
                     ctr[C_WINDOW] = u // window
-                if unicast:
-                    u = _router_unicast(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free,
-                                        pk_log, link_flits, win_wait, ctr, due, wheel, wn, fheap,
-                                        fpri, fpos, mark, r, u, req_in, req_out, sreq_in,
-                                        sreq_out, m_in, m_out, cand, sw_vc, sw_br)  # fmt: skip
+                if unicast:  # (a constant at each call: see ``_router``)
+                    u = _router(True, cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free,
+                                pk_log, link_flits, win_link, win_occ, win_wait, window, ctr, due,
+                                wheel, wn, fheap, fpri, fpos, mark, r, u, req_in, req_out,
+                                sreq_in, sreq_out, m_in, m_out, cand, sw_vc, sw_br,
+                                cur)  # fmt: skip
                 else:
-                    u = _router(cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_log,
-                                link_flits, win_link, win_occ, win_wait, window, ctr, due, wheel,
-                                wn, fheap, fpri, fpos, mark, r, u, req_in, req_out, sreq_in,
-                                sreq_out, m_in, m_out, cand, sw_vc, sw_br, cur)  # fmt: skip
+                    u = _router(False, cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free,
+                                pk_log, link_flits, win_link, win_occ, win_wait, window, ctr, due,
+                                wheel, wn, fheap, fpri, fpos, mark, r, u, req_in, req_out,
+                                sreq_in, sreq_out, m_in, m_out, cand, sw_vc, sw_br,
+                                cur)  # fmt: skip
                 if u > last:
                     break
             if u < NEVER:

@@ -29,7 +29,7 @@ from engine.errors import EvaluatorError
 from engine.hardware import NocConstants
 from engine.routing import routings
 from engine.simulate import kernel
-from engine.simulate import kernel as K  # noqa: N812 - the kernel's field constants
+from engine.simulate import records as F  # noqa: N812 - the kernel's fields and layout
 from engine.simulate.patterns import Pattern, build_pattern
 from engine.simulate.topology import Topology
 
@@ -53,7 +53,7 @@ PACKET_FIELDS = (
     "id",
 )  # the rows of the packet table, in the kernel's PK_* order
 LOG_FIELDS = ("id", "src", "dst", "ctime", "itime", "atime", "hops", "meas", "size", "route")
-# a retired packet's row in the kernel's log (``kernel.L_*`` order)
+# a retired packet's row in the kernel's log (``records.L_*`` order)
 
 
 class SimulationError(EvaluatorError):
@@ -108,31 +108,31 @@ class Machine:
         if pattern is None:
             pattern = build_pattern("uniform", topology.width, topology.height, n_nodes)
         i64 = np.int64
-        off = K.layout(P, V, B, D, ql, qc)
-        cfg = np.zeros(K.N_CF, dtype=i64)
+        off = F.layout(P, V, B, D, ql, qc)
+        cfg = np.zeros(F.N_CF, dtype=i64)
         for key, value in off.items():
             cfg[key] = value
-        cfg[[K.CF_W, K.CF_H, K.CF_P, K.CF_V, K.CF_D, K.CF_B]] = (
+        cfg[[F.CF_W, F.CF_H, F.CF_P, F.CF_V, F.CF_D, F.CF_B]] = (
             topology.width, topology.height, P, V, D, B,
         )  # fmt: skip
-        cfg[[K.CF_RD, K.CF_VD, K.CF_SD, K.CF_ST, K.CF_CD]] = (
+        cfg[[F.CF_RD, F.CF_VD, F.CF_SD, F.CF_ST, F.CF_CD]] = (
             noc.routing_delay, noc.vc_alloc_delay, noc.sw_alloc_delay, noc.st_delay,
             noc.credit_delay,
         )  # fmt: skip
-        cfg[K.CF_ALLOC] = 0 if noc.allocator == "islip" else 1
-        cfg[K.CF_ITERS] = noc.alloc_iters
-        cfg[K.CF_ROUTING] = self.routing.kernel
-        cfg[K.CF_VMASK : K.CF_VMASK + 2] = self.routing.vc_masks(V)
-        cfg[K.CF_SINK] = sink_mode
-        cfg[K.CF_WATCHDOG] = watchdog
-        cfg[K.CF_PATTERN] = pattern.kind
-        cfg[K.CF_SHARED] = 1 if pattern.shared_row else 0
-        cfg[K.CF_NODES] = n_nodes
-        cfg[K.CF_AHEAD] = ahead
-        cfg[K.CF_NR] = R
+        cfg[F.CF_ALLOC] = 0 if noc.allocator == "islip" else 1
+        cfg[F.CF_ITERS] = noc.alloc_iters
+        cfg[F.CF_ROUTING] = self.routing.kernel
+        cfg[F.CF_VMASK : F.CF_VMASK + 2] = self.routing.vc_masks(V)
+        cfg[F.CF_SINK] = sink_mode
+        cfg[F.CF_WATCHDOG] = watchdog
+        cfg[F.CF_PATTERN] = pattern.kind
+        cfg[F.CF_SHARED] = 1 if pattern.shared_row else 0
+        cfg[F.CF_NODES] = n_nodes
+        cfg[F.CF_AHEAD] = ahead
+        cfg[F.CF_NR] = R
         if pool and (sink_mode != 0 or topology.meshes > 1 or B > 1):
             raise ValueError("recycled packet records need sink mode 0, one mesh and unicast")
-        cfg[K.CF_POOL] = int(pool)
+        cfg[F.CF_POOL] = int(pool)
         self.pool, self.keep = pool, keep
         self.on_retire = None  # called with each batch of retired rows (pool: see the module)
         self._kept: list[dict] = []  # (keep) the retired rows so far, batch by batch
@@ -143,15 +143,15 @@ class Machine:
             # order they arrive, though one copy may have run ahead of another: tails wait in
             # ``sq`` until the cycle after they left, one slot per cycle (kernel._sq_push)
             sq_slots, sq_cap = ahead + 2, R * topology.local
-        cfg[K.CF_SQS], cfg[K.CF_SQC] = sq_slots, sq_cap
-        # the unicast kernel (kernel._router_unicast: the same router, leaner) runs packets
-        # of one destination through allocations of one cycle, without a trace or a tracked
-        # packet (``tracked``: ``track`` will be called), on one mesh
+        cfg[F.CF_SQS], cfg[F.CF_SQC] = sq_slots, sq_cap
+        # the unicast kernel (kernel._router with its flag set: the same router, leaner) runs
+        # packets of one destination through allocations of one cycle, without a trace or a
+        # tracked packet (``tracked``: ``track`` will be called), on one mesh
         self.unicast = bool(
             unicast_kernel and B == 1 and noc.vc_alloc_delay == 1 and noc.sw_alloc_delay == 1
             and not window and not tracked and sq_slots == 0 and P * V <= 62
         )  # fmt: skip
-        cfg[K.CF_UNICAST] = int(self.unicast)
+        cfg[F.CF_UNICAST] = int(self.unicast)
         self.cfg = cfg
         tp = np.stack(
             [
@@ -167,64 +167,64 @@ class Machine:
         ns = np.stack([topology.inject_router, topology.node_port, x, y,
                        topology.inject_latency], axis=-1).astype(i64)  # fmt: skip
         # every router's block
-        st = np.zeros((R, off[K.CF_RS]), dtype=i64)
-        vcs = self._records(st, K.CF_OVC, P * V, K.N_VC)
-        vcs[:, :, [K.VC_PK, K.VC_VA_T, K.VC_SA_T, K.VC_SA_GR, K.VC_BLOCKED]] = -1
-        ovs = self._records(st, K.CF_OOV, P * V, K.N_OV).reshape(R, P, V, K.N_OV)
-        ovs[..., K.OV_OWNER] = -1
+        st = np.zeros((R, off[F.CF_RS]), dtype=i64)
+        vcs = self._records(st, F.CF_OVC, P * V, F.N_VC)
+        vcs[:, :, [F.VC_PK, F.VC_VA_T, F.VC_SA_T, F.VC_SA_GR, F.VC_BLOCKED]] = -1
+        ovs = self._records(st, F.CF_OOV, P * V, F.N_OV).reshape(R, P, V, F.N_OV)
+        ovs[..., F.OV_OWNER] = -1
         connected = (topology.nbr >= 0) | (topology.out_node >= 0)
-        ovs[..., K.OV_CREDITS] = np.where(connected[:, :, None], D, 0)
-        brs = self._records(st, K.CF_OBR, P * V * B, K.N_BR)
-        brs[:, :, [K.BR_OVC, K.BR_PK, K.BR_VAGR]] = -1
-        misc = self._records(st, K.CF_OMISC, 1, K.N_MISC + 3 * P * V)[:, 0]
-        misc[:, K.M_X], misc[:, K.M_Y] = topology.router_xy(np.arange(R))  # within its copy
-        misc[:, K.N_MISC : K.N_MISC + P * V] = np.arange(P * V) // V  # per input VC: its port
-        misc[:, K.N_MISC + P * V : K.N_MISC + 2 * P * V] = np.arange(P * V) % V  # … its VC
+        ovs[..., F.OV_CREDITS] = np.where(connected[:, :, None], D, 0)
+        brs = self._records(st, F.CF_OBR, P * V * B, F.N_BR)
+        brs[:, :, [F.BR_OVC, F.BR_PK, F.BR_VAGR]] = -1
+        misc = self._records(st, F.CF_OMISC, 1, F.N_MISC + 3 * P * V)[:, 0]
+        misc[:, F.M_X], misc[:, F.M_Y] = topology.router_xy(np.arange(R))  # within its copy
+        misc[:, F.N_MISC : F.N_MISC + P * V] = np.arange(P * V) // V  # per input VC: its port
+        misc[:, F.N_MISC + P * V : F.N_MISC + 2 * P * V] = np.arange(P * V) % V  # … its VC
         # every terminal's block
-        nd = np.zeros((n_nodes, off[K.CF_NS]), dtype=i64)
-        nd[:, [K.ND_QHEAD, K.ND_QTAIL]] = -1
-        nd[:, K.ND_LAST] = V - 1
-        nd[:, off[K.CF_ONV] + K.NV_CRED : off[K.CF_ONCQ] : K.N_NV] = D
+        nd = np.zeros((n_nodes, off[F.CF_NS]), dtype=i64)
+        nd[:, [F.ND_QHEAD, F.ND_QTAIL]] = -1
+        nd[:, F.ND_LAST] = V - 1
+        nd[:, off[F.CF_ONV] + F.NV_CRED : off[F.CF_ONCQ] : F.N_NV] = D
         n_pk = max(packets, 4 * n_nodes + R * P * B + 16)
         log_rows = 4 * R * P * (ahead + 1) + 65536 if pool else 1  # (kernel.run's margin)
         hops = topology.width + topology.height + 1  # the most a minimal route crosses
-        ctr = np.zeros(K.N_CTR + hops * K.N_HOP, dtype=i64)  # counters, then a tracked route
-        ctr[K.C_MEASURE_TO] = np.iinfo(np.int64).max
-        ctr[K.C_WINDOW] = -1
-        ctr[K.C_TRACK] = -1
-        ctr[K.C_TRACK_ID] = -1
-        ctr[K.C_NFREE] = n_pk if pool else 0
+        ctr = np.zeros(F.N_CTR + hops * F.N_HOP, dtype=i64)  # counters, then a tracked route
+        ctr[F.C_MEASURE_TO] = np.iinfo(np.int64).max
+        ctr[F.C_WINDOW] = -1
+        ctr[F.C_TRACK] = -1
+        ctr[F.C_TRACK_ID] = -1
+        ctr[F.C_NFREE] = n_pk if pool else 0
         self.arrays = {
             "cfg": cfg,
             "tp": tp.reshape(-1),
             "ns": ns.reshape(-1),
             "st": st.reshape(-1),
             "nd": nd.reshape(-1),
-            "pk": np.zeros(n_pk * K.N_PK, dtype=i64),
+            "pk": np.zeros(n_pk * F.N_PK, dtype=i64),
             "dest": np.zeros(n_pk, dtype=i64) if dest is None else np.asarray(dest, dtype=i64),
             "dsvc": np.zeros(1 if dest is None else len(dest), dtype=i64),
             "rel_order": np.zeros(0, dtype=i64),
             "rel_off": np.zeros(0, dtype=i64),
             "grp_ptr": np.zeros(1, dtype=i64),
             "grp": np.zeros((3, 0), dtype=i64),
-            "sq": np.zeros(max(1, sq_slots * (1 + sq_cap * K.N_SQ)), dtype=i64),
+            "sq": np.zeros(max(1, sq_slots * (1 + sq_cap * F.N_SQ)), dtype=i64),
             "free": np.arange(n_pk - 1, -1, -1, dtype=i64) if pool else np.zeros(1, i64),
-            "log": np.zeros(log_rows * K.N_LOG, dtype=i64),
+            "log": np.zeros(log_rows * F.N_LOG, dtype=i64),
             "link_flits": np.zeros(topology.n_links, dtype=i64),
             "win_link": np.zeros((1 if window else 0, topology.n_links), dtype=np.int32),
             "win_occ": np.zeros((1 if window else 0, R * P), dtype=np.int32),
-            "win_wait": np.zeros((1 if window else 0, R * K.N_WAIT), dtype=np.int32),
+            "win_wait": np.zeros((1 if window else 0, R * F.N_WAIT), dtype=np.int32),
             "ctr": ctr,
             "rng": kernel.rng_seed(seed),
-            "due": np.full(R, K.NEVER, dtype=i64),
-            "wheel": np.zeros((K.WHEEL, 2 * R + 2), dtype=i64),
-            "wn": np.zeros(K.WHEEL, dtype=i64),
+            "due": np.full(R, F.NEVER, dtype=i64),
+            "wheel": np.zeros((F.WHEEL, 2 * R + 2), dtype=i64),
+            "wn": np.zeros(F.WHEEL, dtype=i64),
             "fheap": np.zeros(R, dtype=i64),
             "fpri": np.zeros(R),
             "fpos": np.full(R, -1, dtype=i64),
             "mark": np.zeros(R, dtype=i64),
             "gheap": np.zeros(n_nodes, dtype=i64),
-            "gcal": np.zeros((K.GCAL, (n_nodes + 63) // 64), dtype=i64),
+            "gcal": np.zeros((F.GCAL, (n_nodes + 63) // 64), dtype=i64),
             "gpri": np.zeros(n_nodes),
             "gpos": np.full(n_nodes, -1, dtype=i64),
             "src_list": np.zeros(n_nodes, dtype=i64),
@@ -245,14 +245,14 @@ class Machine:
         return st[:, at : at + count * fields].reshape(st.shape[0], count, fields)
 
     def router_records(self, offset_key: int, count: int, fields: int) -> np.ndarray:
-        """Per router, a view of its records (e.g. ``K.CF_OVC``, P·V, ``K.N_VC``)."""
+        """Per router, a view of its records (e.g. ``F.CF_OVC``, P·V, ``F.N_VC``)."""
         st = self.arrays["st"].reshape(self.topology.n_routers_all, -1)
         return self._records(st, offset_key, count, fields)
 
     @property
     def packet_table(self) -> np.ndarray:
         """Every packet record, one row each (a view: writes go to the simulation)."""
-        return self.arrays["pk"].reshape(-1, K.N_PK)
+        return self.arrays["pk"].reshape(-1, F.N_PK)
 
     @property
     def terminal_table(self) -> np.ndarray:
@@ -296,21 +296,21 @@ class Machine:
         elif n_groups and opened[0] < 0:  # the kernel reads group g − 1's state for g
             raise ValueError("group 0 has no group before it to wait for: give it a cycle")
         a = self.arrays
-        if n + 2 * self.topology.n_nodes + 16 > a["pk"].size // K.N_PK:
-            a["pk"] = np.zeros((n + 4 * self.topology.n_nodes + 64) * K.N_PK, dtype=np.int64)
+        if n + 2 * self.topology.n_nodes + 16 > a["pk"].size // F.N_PK:
+            a["pk"] = np.zeros((n + 4 * self.topology.n_nodes + 64) * F.N_PK, dtype=np.int64)
         pk = self.packet_table[:n]
-        pk[:, [K.PK_NEXT, K.PK_CTIME, K.PK_ITIME, K.PK_ATIME, K.PK_DONE]] = -1
-        pk[:, K.PK_SRC] = src
-        pk[:, K.PK_LO] = lo
-        pk[:, K.PK_HI] = hi
-        pk[:, K.PK_SIZE] = size
-        pk[:, K.PK_HOPS] = 0
-        pk[:, K.PK_MEAS] = 1
-        pk[:, K.PK_PARENT] = np.arange(n)
-        pk[:, K.PK_GROUP] = group
-        pk[:, K.PK_ROUTE] = self.routing.choose(n, self.seed) if order is None else order
-        pk[:, K.PK_ID] = np.arange(n)
-        a["ctr"][K.C_NPK] = n
+        pk[:, [F.PK_NEXT, F.PK_CTIME, F.PK_ITIME, F.PK_ATIME, F.PK_DONE]] = -1
+        pk[:, F.PK_SRC] = src
+        pk[:, F.PK_LO] = lo
+        pk[:, F.PK_HI] = hi
+        pk[:, F.PK_SIZE] = size
+        pk[:, F.PK_HOPS] = 0
+        pk[:, F.PK_MEAS] = 1
+        pk[:, F.PK_PARENT] = np.arange(n)
+        pk[:, F.PK_GROUP] = group
+        pk[:, F.PK_ROUTE] = self.routing.choose(n, self.seed) if order is None else order
+        pk[:, F.PK_ID] = np.arange(n)
+        a["ctr"][F.C_NPK] = n
         n_dest = int(np.max(hi, initial=0))
         a["dsvc"] = (np.zeros(max(1, n_dest), dtype=np.int64) if service is None
                      else np.asarray(service, dtype=np.int64))  # fmt: skip
@@ -319,10 +319,10 @@ class Machine:
         a["rel_off"] = release[order].astype(np.int64)
         a["grp_ptr"] = np.concatenate([[0], np.cumsum(np.bincount(group, minlength=n_groups))])
         grp = np.zeros((3, n_groups), dtype=np.int64)
-        grp[K.G_OPEN] = opened
+        grp[F.G_OPEN] = opened
         deliveries = np.asarray(hi) - np.asarray(lo)  # one per destination entry
-        grp[K.G_LEFT] = np.bincount(group, weights=deliveries, minlength=n_groups)
-        grp[K.G_DONE] = -1
+        grp[F.G_LEFT] = np.bincount(group, weights=deliveries, minlength=n_groups)
+        grp[F.G_DONE] = -1
         a["grp"] = grp
 
     def track(self, packet: int, entry: int | None = None) -> None:
@@ -335,43 +335,43 @@ class Machine:
             raise ValueError("a tracked packet needs a Machine built with tracked=True")
         ctr, pk = self.arrays["ctr"], self.packet_table
         if self.pool:  # its record is known once it is created (kernel._generate)
-            ctr[K.C_TRACK_ID], ctr[K.C_TRACK], ctr[K.C_TRACK_K] = packet, -1, -1
-            ctr[K.C_TRACK_N] = 0
+            ctr[F.C_TRACK_ID], ctr[F.C_TRACK], ctr[F.C_TRACK_K] = packet, -1, -1
+            ctr[F.C_TRACK_N] = 0
             return
-        ctr[K.C_TRACK] = packet
-        ctr[K.C_TRACK_K] = pk[packet, K.PK_LO] if entry is None else entry
-        ctr[K.C_TRACK_N] = 0
+        ctr[F.C_TRACK] = packet
+        ctr[F.C_TRACK_K] = pk[packet, F.PK_LO] if entry is None else entry
+        ctr[F.C_TRACK_N] = 0
 
     def hops(self) -> np.ndarray:
         """The tracked packet's hops so far, one row each, in the kernel's ``H_*`` order."""
         ctr = self.arrays["ctr"]
-        n = int(ctr[K.C_TRACK_N])
-        return ctr[K.N_CTR : K.N_CTR + n * K.N_HOP].reshape(n, K.N_HOP).copy()
+        n = int(ctr[F.C_TRACK_N])
+        return ctr[F.N_CTR : F.N_CTR + n * F.N_HOP].reshape(n, F.N_HOP).copy()
 
     @property
     def tracked(self) -> int:
         """The record the tracked packet travels in now (a multicast branch has its own)."""
-        return int(self.arrays["ctr"][K.C_TRACK])
+        return int(self.arrays["ctr"][F.C_TRACK])
 
     # ------------------------------------------------------------ running
     @property
     def t(self) -> int:
         """The next cycle to simulate."""
-        return int(self.arrays["ctr"][K.C_T])
+        return int(self.arrays["ctr"][F.C_T])
 
     @property
     def in_flight(self) -> int:
-        return int(self.arrays["ctr"][K.C_INFLIGHT])
+        return int(self.arrays["ctr"][F.C_INFLIGHT])
 
     @property
     def n_packets(self) -> int:
         """Packets (records, or with ``pool`` packets created) so far."""
-        return int(self.arrays["ctr"][K.C_NPK])
+        return int(self.arrays["ctr"][F.C_NPK])
 
     def measure(self, start: int, stop: int) -> None:
         """Count accepted flits arriving in [start, stop)."""
-        self.arrays["ctr"][K.C_MEASURE_FROM] = start
-        self.arrays["ctr"][K.C_MEASURE_TO] = stop
+        self.arrays["ctr"][F.C_MEASURE_FROM] = start
+        self.arrays["ctr"][F.C_MEASURE_TO] = stop
 
     def advance(
         self,
@@ -399,10 +399,10 @@ class Machine:
             )  # fmt: skip
             if self.pool:
                 self._read_log()
-            if status == kernel.FULL:
+            if status == F.FULL:
                 self._grow(t_end)
                 continue
-            if status == kernel.DEADLOCK:
+            if status == F.DEADLOCK:
                 raise SimulationError(self._deadlock_message())
             return status
 
@@ -410,12 +410,12 @@ class Machine:
         """The packets retired since the last call, to ``on_retire`` (and, with ``keep``, to
         the kept rows); the log is empty again."""
         a = self.arrays
-        n = int(a["ctr"][K.C_LOG_N])
+        n = int(a["ctr"][F.C_LOG_N])
         if n == 0:
             return
-        cols = a["log"].reshape(K.N_LOG, -1)  # (the kernel writes it column by column)
+        cols = a["log"].reshape(F.N_LOG, -1)  # (the kernel writes it column by column)
         batch = {name: cols[j, :n].copy() for j, name in enumerate(LOG_FIELDS)}
-        a["ctr"][K.C_LOG_N] = 0
+        a["ctr"][F.C_LOG_N] = 0
         if self.keep:
             self._kept.append(batch)
         if self.on_retire is not None:
@@ -423,29 +423,29 @@ class Machine:
 
     def _grow(self, t_end: int) -> None:
         a = self.arrays
-        cap = a["pk"].size // K.N_PK
+        cap = a["pk"].size // F.N_PK
         topo = self.topology
-        if self.pool and a["ctr"][K.C_NFREE] <= topo.n_nodes:  # more in flight: twice the records
+        if self.pool and a["ctr"][F.C_NFREE] <= topo.n_nodes:  # more in flight: twice the records
             new = 2 * cap
-            grown = np.zeros(new * K.N_PK, dtype=np.int64)
+            grown = np.zeros(new * F.N_PK, dtype=np.int64)
             grown[: a["pk"].size] = a["pk"]
-            _blank(grown.reshape(new, K.N_PK)[cap:])
+            _blank(grown.reshape(new, F.N_PK)[cap:])
             a["pk"] = grown
-            nfree = int(a["ctr"][K.C_NFREE])
+            nfree = int(a["ctr"][F.C_NFREE])
             free = np.zeros(new, dtype=np.int64)
             free[:nfree] = a["free"][:nfree]
             free[nfree : nfree + new - cap] = np.arange(new - 1, cap - 1, -1)
             a["free"] = free
-            a["ctr"][K.C_NFREE] = nfree + new - cap
+            a["ctr"][F.C_NFREE] = nfree + new - cap
             d = np.zeros(new, dtype=np.int64)
             d[:cap] = a["dest"][:cap]
             a["dest"] = d
-        ahead = int(a["cfg"][K.CF_AHEAD])  # a router may make branches for ahead + 1 cycles
-        branches = topo.n_routers_all * topo.n_ports * int(a["cfg"][K.CF_B]) * (ahead + 1)
+        ahead = int(a["cfg"][F.CF_AHEAD])  # a router may make branches for ahead + 1 cycles
+        branches = topo.n_routers_all * topo.n_ports * int(a["cfg"][F.CF_B]) * (ahead + 1)
         need = 1 + self.n_packets + 2 * topo.n_nodes + branches
         if not self.pool and need >= cap:
             new = max(2 * cap, need + 1024)
-            grown = np.zeros(new * K.N_PK, dtype=np.int64)
+            grown = np.zeros(new * F.N_PK, dtype=np.int64)
             grown[: a["pk"].size] = a["pk"]
             a["pk"] = grown
             if a["rel_order"].size == 0:  # synthetic packets keep their destination in dest[p]
@@ -464,7 +464,7 @@ class Machine:
     def _deadlock_message(self) -> str:
         topo = self.topology
         P, V = topo.n_ports, self.noc.vcs  # noqa: N806
-        held = self.router_records(K.CF_OVC, P * V, K.N_VC)[:, :, K.VC_N].sum(axis=1)
+        held = self.router_records(F.CF_OVC, P * V, F.N_VC)[:, :, F.VC_N].sum(axis=1)
         stuck = np.flatnonzero(held > 0)
         x, y = topo.router_xy(stuck[:12])
         mesh = topo.router_mesh(stuck[:12])
@@ -500,7 +500,7 @@ class Machine:
         """With ``pool``: the packets whose records are in use (created, not yet whole at
         their terminal), by field name (``PACKET_FIELDS``, and ``dst``), in record order."""
         a = self.arrays
-        cap = a["pk"].size // K.N_PK
+        cap = a["pk"].size // F.N_PK
         want = [n for n in names if n != "dst"] + ["parent", "lo"]
         at = np.array([PACKET_FIELDS.index(name) for name in want], dtype=np.int64)
         cols = dict(zip(want, kernel.columns(a["pk"], cap, at), strict=True))
@@ -557,41 +557,41 @@ class Machine:
 
     @property
     def accepted_flits(self) -> np.ndarray:
-        return self.terminal_table[:, K.ND_ACC]
+        return self.terminal_table[:, F.ND_ACC]
 
     def stalls(self) -> dict[str, np.ndarray]:
         """Per router of the grid: cycles a VC waited because every output VC was held
         (``vc_busy``), lost VC allocation (``vc_lost``), had no downstream credit
         (``no_credit``), lost the switch (``switch_lost``); with parallel meshes, the router's
         copies summed."""
-        s = self.topology.fold_routers(self.router_records(K.CF_OMISC, 1, K.N_MISC)[:, 0])
-        s = s[:, K.M_STALL :]
+        s = self.topology.fold_routers(self.router_records(F.CF_OMISC, 1, F.N_MISC)[:, 0])
+        s = s[:, F.M_STALL :]
         return {
-            "vc_busy": s[:, K.S_VC_BUSY].copy(),
-            "vc_lost": s[:, K.S_VC_LOST].copy(),
-            "no_credit": s[:, K.S_NO_CREDIT].copy(),
-            "switch_lost": s[:, K.S_SW_LOST].copy(),
+            "vc_busy": s[:, F.S_VC_BUSY].copy(),
+            "vc_lost": s[:, F.S_VC_LOST].copy(),
+            "no_credit": s[:, F.S_NO_CREDIT].copy(),
+            "switch_lost": s[:, F.S_SW_LOST].copy(),
         }
 
     def window_trace(self, n_windows: int) -> tuple[np.ndarray, np.ndarray]:
         """Of a traced run: per window, ``(occupancy, waits)`` — the most flits each input
         port of every copy held, those it held when the window opened included, and per
-        router of the grid and reason (``K.W_*``: an output VC, a credit, the switch) the
+        router of the grid and reason (``F.W_*``: an output VC, a credit, the switch) the
         cycles its VCs waited (with parallel meshes, the router's copies summed) — with
         the windows after a router's last cycle and the waits still going on at ``t``
         completed as the kernel would have (``kernel.close_windows``)."""
         R, P = self.topology.n_routers_all, self.topology.n_ports  # noqa: N806
         a = self.arrays
         occ = np.zeros((n_windows, R * P), dtype=np.int32)
-        waits = np.zeros((n_windows, R * K.N_WAIT), dtype=np.int32)
+        waits = np.zeros((n_windows, R * F.N_WAIT), dtype=np.int32)
         rows = min(n_windows, a["win_occ"].shape[0])
         occ[:rows], waits[:rows] = a["win_occ"][:rows], a["win_wait"][:rows]
         kernel.close_windows(a["cfg"], a["st"], occ, waits, int(self.window), int(self.t))
-        waits = waits.reshape(n_windows, R, K.N_WAIT).transpose(1, 0, 2)
+        waits = waits.reshape(n_windows, R, F.N_WAIT).transpose(1, 0, 2)
         return occ, self.topology.fold_routers(waits).transpose(1, 0, 2)
 
 
 def _blank(rows: np.ndarray) -> None:
     """Packet records (rows of the table) made free: no packet (``kernel._retire``)."""
-    rows[:, [K.PK_PARENT, K.PK_CTIME, K.PK_ATIME]] = -1
-    rows[:, K.PK_MEAS] = 0
+    rows[:, [F.PK_PARENT, F.PK_CTIME, F.PK_ATIME]] = -1
+    rows[:, F.PK_MEAS] = 0

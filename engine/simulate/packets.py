@@ -20,7 +20,7 @@ import numpy as np
 from engine.errors import SpecError
 from engine.hardware import NocConstants
 from engine.routing import XY, YX
-from engine.simulate import kernel as K  # noqa: N812 - the kernel's field constants
+from engine.simulate import records as F  # noqa: N812 - the kernel's fields and layout
 from engine.simulate.machine import Machine
 from engine.simulate.topology import Topology
 
@@ -85,7 +85,7 @@ def run_packets(
     idx = np.arange(n, dtype=np.int64)
     machine.load_packets(src, idx, idx + 1, size, release=ready, order=order)
     status = machine.advance(limit_cycles, stop_when_idle=True)
-    if status != K.IDLE_END:
+    if status != F.IDLE_END:
         raise SpecError(f"the packets were not delivered within {limit_cycles} cycles")
     pk = machine.packets()
     return PacketRun(

@@ -46,7 +46,7 @@ from engine.errors import Cancelled, SpecError
 from engine.hardware import Hardware
 from engine.partition_graph import Messages
 from engine.routing import YX, routings
-from engine.simulate import kernel as K  # noqa: N812 - the kernel's field constants
+from engine.simulate import records as F  # noqa: N812 - the kernel's fields and layout
 from engine.simulate.machine import Machine
 from engine.simulate.topology import Topology
 from engine.simulate.trace import Trace, frame_window, make_trace
@@ -274,15 +274,15 @@ def simulate_step(
     )  # fmt: skip
     if track is not None:
         machine.track(*track)
-    status = K.RUNNING
-    while status != K.IDLE_END and machine.t < limit_cycles:  # in slices, to hear a cancel
+    status = F.RUNNING
+    while status != F.IDLE_END and machine.t < limit_cycles:  # in slices, to hear a cancel
         if cancel is not None and cancel.is_set():
             raise Cancelled("the step's simulation was cancelled")
         until = (
             limit_cycles if cancel is None else min(limit_cycles, machine.t + CANCEL_CHECK_CYCLES)
         )
         status = machine.advance(until, stop_when_idle=True)
-    if status != K.IDLE_END:
+    if status != F.IDLE_END:
         raise SpecError(
             f"the step did not finish within {limit_cycles} cycles; raise the limit or check "
             "the mapping's traffic"
@@ -321,7 +321,7 @@ def _step_result(
     busy = np.zeros(hw.n_cores, dtype=np.int64)
     np.add.at(busy, dest_core, a["dsvc"][pkt["lo"][leaf]])
     opened = np.zeros(hw.n_cores, dtype=np.int64)
-    g_open, g_done = a["grp"][K.G_OPEN].copy(), a["grp"][K.G_DONE]
+    g_open, g_done = a["grp"][F.G_OPEN].copy(), a["grp"][F.G_DONE]
     if mode == "fall-through":  # a layer that sends nothing waits only for its own messages
         opened[cores] = np.maximum(g_open, 0)[np.minimum(graph.population, g_open.size - 1)]
     for g in range(1, g_open.size):  # … but its phase, for the report, opens once the layer

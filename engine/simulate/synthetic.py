@@ -38,7 +38,7 @@ import numpy as np
 from engine.errors import SpecError
 from engine.hardware import NocConstants
 from engine.simulate import kernel
-from engine.simulate import kernel as K  # noqa: N812 - the kernel's field constants
+from engine.simulate import records as F  # noqa: N812 - the kernel's fields and layout
 from engine.simulate.machine import Machine
 from engine.simulate.patterns import build_pattern
 from engine.simulate.topology import Topology
@@ -196,12 +196,8 @@ def run_synthetic(
             if machine.t == check:  # the end of a sample period, or of the phase
                 if not exceeded:
                     # BookSim2 aborts when the latency is over its threshold: past saturation
-                    latency = _latency_now(machine, tally, counted_measured=measured)
-                    exceeded = latency > run.latency_threshold
-                    if exceeded:
-                        stopped = {"cycle": machine.t, "latency_avg": latency,
-                                   "threshold": run.latency_threshold,
-                                   "kept_going": run.keep_going}  # fmt: skip
+                    stopped = _past_saturation(machine, tally, run, counted_measured=measured)
+                    exceeded = stopped is not None
                     # … and reports the warm-up's figures
                     in_warmup = exceeded and not measured and not run.keep_going
                 check = min(stop, check + SAMPLE_PERIOD)
@@ -211,17 +207,13 @@ def run_synthetic(
     # latency every DRAIN_CHECK cycles as BookSim2 does
     limit = w1 + run.drain_limit
     while not (exceeded and not run.keep_going) and machine.t < limit:
-        if not kernel.measured_pending(machine.arrays["pk"], machine.arrays["pk"].size // K.N_PK):
+        if not kernel.measured_pending(machine.arrays["pk"], machine.arrays["pk"].size // F.N_PK):
             break
         machine.advance(min(limit, machine.t + DRAIN_CHECK), inject_p=p,
                         packet_flits=run.packet_flits)  # fmt: skip
         if not exceeded:
-            latency = _latency_now(machine, tally, counted_measured=True)
-            exceeded = latency > run.latency_threshold
-            if exceeded:
-                stopped = {"cycle": machine.t, "latency_avg": latency,
-                           "threshold": run.latency_threshold,
-                           "kept_going": run.keep_going}  # fmt: skip
+            stopped = _past_saturation(machine, tally, run, counted_measured=True)
+            exceeded = stopped is not None
     wall = time.perf_counter() - start
     return _summarize(run, noc, topo, machine, tally, exceeded, in_warmup, stopped, wall)
 
@@ -358,6 +350,17 @@ def _rows(rows: dict, keep: np.ndarray) -> dict:
     return {k: v[keep] for k, v in rows.items()}
 
 
+def _past_saturation(machine, tally: _Tally, run: SyntheticRun, *,
+                     counted_measured: bool) -> dict | None:  # fmt: skip
+    """Where the run stops when its latency now (``_latency_now``) is over its threshold: the
+    cycle, that latency, the threshold and whether it goes on (``keep_going``); else None."""
+    latency = _latency_now(machine, tally, counted_measured=counted_measured)
+    if not latency > run.latency_threshold:  # (NaN: not over)
+        return None
+    return {"cycle": machine.t, "latency_avg": latency, "threshold": run.latency_threshold,
+            "kept_going": run.keep_going}  # fmt: skip
+
+
 def _latency_now(machine, tally: _Tally, *, counted_measured: bool) -> float:
     """BookSim2's test of a run past saturation (its ``_SingleSim``), at the machine's cycle:
     the average latency of the packets delivered so far (the measured ones, or during
@@ -369,7 +372,7 @@ def _latency_now(machine, tally: _Tally, *, counted_measured: bool) -> float:
     figures = tally.measured if counted_measured else tally.every
     pk = machine.arrays["pk"]
     # the records in use: in flight (none of them has arrived)
-    total, count = kernel.latency_load(pk, pk.size // K.N_PK, now, counted_measured)
+    total, count = kernel.latency_load(pk, pk.size // F.N_PK, now, counted_measured)
     total, count = int(total) + figures.lat_sum, int(count) + figures.n
     rows = tally.pending_rows()
     if rows["atime"].size:  # arrived, but at ``now`` or later: still in flight at ``now``

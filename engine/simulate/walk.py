@@ -32,7 +32,7 @@ import numpy as np
 from engine.errors import SpecError
 from engine.hardware import Hardware, NocConstants
 from engine.routing import ORDER_LABELS, ORDER_NAMES
-from engine.simulate import kernel as K  # noqa: N812 - the kernel's field constants
+from engine.simulate import records as F  # noqa: N812 - the kernel's fields and layout
 from engine.simulate.step import simulate_step
 from engine.simulate.synthetic import SyntheticRun, run_synthetic
 from engine.simulate.zeroload import zero_load_cycles
@@ -329,10 +329,10 @@ def _walk(machine, noc: NocConstants, root: int, entry: int, candidates: int, wh
     gap = max(sd, 1)  # a body flit follows one switch allocation after the one before
     hops = []
     for j, row in enumerate(log):
-        r, i, out = int(row[K.H_ROUTER]), int(row[K.H_IN]), int(row[K.H_OUT])
-        arrive, ready, won = int(row[K.H_ARRIVE]), int(row[K.H_READY]), int(row[K.H_VA])
-        head, tail = int(row[K.H_HEAD]), int(row[K.H_TAIL])
-        nxt = int(log[j + 1][K.H_ARRIVE]) if j + 1 < len(log) else None
+        r, i, out = int(row[F.H_ROUTER]), int(row[F.H_IN]), int(row[F.H_OUT])
+        arrive, ready, won = int(row[F.H_ARRIVE]), int(row[F.H_READY]), int(row[F.H_VA])
+        head, tail = int(row[F.H_HEAD]), int(row[F.H_TAIL])
+        nxt = int(log[j + 1][F.H_ARRIVE]) if j + 1 < len(log) else None
         if nxt is None:  # into the core: its head reaches it a link later than it left
             lat = int(topo.latency[r, out]) if out >= 0 else 0
             link = noc.st_delay + lat + 1
@@ -340,8 +340,8 @@ def _walk(machine, noc: NocConstants, root: int, entry: int, candidates: int, wh
             link = nxt - head
         vc_alloc = won - ready - (vd - 1)
         switch = head - won - sd
-        no_credit = min(int(row[K.H_NO_CREDIT]), switch)
-        lost = int(row[K.H_SW_LOST])
+        no_credit = min(int(row[F.H_NO_CREDIT]), switch)
+        lost = int(row[F.H_SW_LOST])
         hops.append(
             Hop(
                 router=tuple(int(c) for c in topo.router_xy(r)),  # on the grid (any mesh)
@@ -354,8 +354,8 @@ def _walk(machine, noc: NocConstants, root: int, entry: int, candidates: int, wh
                 out=DIRECTIONS[out] if 0 <= out < 4 else "core",
                 behind=ready - arrive - rd,
                 vc_alloc=vc_alloc,
-                vc_busy=min(int(row[K.H_VC_BUSY]), vc_alloc),
-                vc_lost=int(row[K.H_VC_LOST]),
+                vc_busy=min(int(row[F.H_VC_BUSY]), vc_alloc),
+                vc_lost=int(row[F.H_VC_LOST]),
                 switch=switch,
                 no_credit=no_credit,
                 switch_lost=lost,
@@ -378,7 +378,7 @@ def _walk(machine, noc: NocConstants, root: int, entry: int, candidates: int, wh
             & (pk["itime"][roots] < injected)
         )
     )
-    sinks_serve = int(machine.arrays["cfg"][K.CF_SINK]) == 1
+    sinks_serve = int(machine.arrays["cfg"][F.CF_SINK]) == 1
     return PacketWalk(
         src=src, dst=dst, record=c, flits=flits, created=created,
         injected=injected, arrived=int(pk["atime"][c]), done=int(pk["done"][c]),

@@ -27,7 +27,7 @@ from engine.simulate import (
     run_synthetic,
     simulate_step,
 )
-from engine.simulate import kernel as K  # noqa: N812 - the kernel's status codes
+from engine.simulate import records as F  # noqa: N812 - the kernel's fields and layout
 
 # ------------------------------------------------------------------ routes by hand
 
@@ -107,7 +107,7 @@ def test_every_injected_flit_is_ejected_exactly_once(pattern, flits, allocator, 
     noc = NocConstants(allocator=allocator, routing=routing)
     run = SyntheticRun(pattern, 4, 4, rate=0.3, packet_flits=flits, warmup=200, cycles=800)
     res, m, status = drained(noc, run, seed=3)
-    assert status == K.IDLE_END
+    assert status == F.IDLE_END
     assert m.in_flight == 0
     topo = m.topology
     pk = m.packets()
@@ -153,7 +153,7 @@ def test_other_routers_conserve_flits_too(name):
     noc = OTHER_ROUTERS[name]
     run = SyntheticRun("uniform", 4, 4, rate=0.4, packet_flits=3, warmup=200, cycles=600)
     res, m, status = drained(noc, run, seed=2)
-    assert status == K.IDLE_END and m.in_flight == 0
+    assert status == F.IDLE_END and m.in_flight == 0
     topo, pk, n = m.topology, m.packets(), m.n_packets
     assert np.all(pk["atime"] >= 0)
     src, dst = pk["src"], m.dest[:n]
@@ -272,7 +272,7 @@ def test_a_network_that_cannot_drain_fails_naming_its_stuck_routers():
     assert "(1,1)" in text  # the router of the core that never drains
     assert m.t < 5000  # it stopped soon after the watchdog's 500 cycles, not at 10^7
     # the routers it names are the ones that hold flits
-    held = m.router_records(K.CF_OVC, topo.n_ports * noc.vcs, K.N_VC)[:, :, K.VC_N].sum(axis=1)
+    held = m.router_records(F.CF_OVC, topo.n_ports * noc.vcs, F.N_VC)[:, :, F.VC_N].sum(axis=1)
     for r in np.flatnonzero(held > 0).tolist():
         assert f"({r % 3},{r // 3})" in text
 
@@ -334,9 +334,9 @@ def test_a_lost_credit_fails_naming_the_router_at_once():
     n = 30
     machine = Machine(topo, noc, dest=np.full(n, 10), packets=256)
     machine.load_packets(np.arange(n) % 8, np.arange(n), np.arange(n) + 1, 2)
-    credits = machine.router_records(K.CF_OOV, topo.n_ports * noc.vcs, K.N_OV)
+    credits = machine.router_records(F.CF_OOV, topo.n_ports * noc.vcs, F.N_OV)
     port = topo.node_port[10]
-    credits[10, port * noc.vcs : (port + 1) * noc.vcs, K.OV_CREDITS] = 0  # lost in a fault
+    credits[10, port * noc.vcs : (port + 1) * noc.vcs, F.OV_CREDITS] = 0  # lost in a fault
     with pytest.raises(SimulationError, match=r"deadlocked at cycle \d+.*\(2,2\)"):
         machine.advance(10**7, stop_when_idle=True)
     assert machine.t < 10**5  # it gave up at once, it did not run to the limit

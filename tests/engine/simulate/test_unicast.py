@@ -1,9 +1,11 @@
 """The unicast kernel is the general router, bit for bit.
 
 Runs whose packets each have one destination, whose allocations take one cycle and that keep
-no trace run through ``kernel._router_unicast``: the same router, with the flits written
+no trace run through the unicast specialisation of ``kernel._router`` (its ``unicast`` flag a
+constant, the other kernel's code compiled out): the same router, with the flits written
 straight into the buffers they arrive in and each output VC's returning credits in a ring.
-These tests run the same simulations through both kernels and ask for the same packets, link
+These tests run the same simulations through both specialisations (``Machine(...,
+unicast_kernel=False)`` forces the general one) and ask for the same packets, link
 flits, stall counters and step figures, integer for integer — both allocators, 1–3 iSLIP
 iterations, YX and O1TURN routing (each packet either order, on its order's VCs), zero
 routing and credit delays, long switch traversals, packets of one to five flits, past
@@ -22,7 +24,7 @@ import pytest
 from engine.hardware import NocConstants
 from engine.pipeline import build_mapping
 from engine.simulate import SyntheticRun, Topology, machine, run_synthetic, simulate_step
-from engine.simulate import kernel as K  # noqa: N812
+from engine.simulate import records as F  # noqa: N812 - the kernel's fields and layout
 from engine.simulate.patterns import build_pattern
 
 REF = NocConstants()
@@ -51,7 +53,7 @@ def _machine(noc=REF, **kwargs):
 def test_plain_runs_take_the_unicast_kernel():
     m = _machine()
     assert m.unicast
-    assert m.cfg[K.CF_UNICAST] == 1
+    assert m.cfg[F.CF_UNICAST] == 1
 
 
 @pytest.mark.parametrize(
@@ -69,7 +71,7 @@ def test_plain_runs_take_the_unicast_kernel():
 def test_the_general_kernel_takes_the_rest(noc, kwargs):
     m = _machine(noc, **kwargs)
     assert not m.unicast
-    assert m.cfg[K.CF_UNICAST] == 0
+    assert m.cfg[F.CF_UNICAST] == 0
 
 
 def test_a_unicast_machine_cannot_track_a_packet():
@@ -152,7 +154,7 @@ def test_synthetic_runs_are_the_same_in_both_kernels(noc, run, general_kernel):
     assert unicast and not general
     assert fast["stall_no_credit"].sum() + fast["stall_switch_lost"].sum() > 0  # contended
     if noc.routing == "o1turn":  # both orders taken
-        routes = fast["packets"][:, K.PK_ROUTE]
+        routes = fast["packets"][:, F.PK_ROUTE]
         assert 0.4 < routes.mean() < 0.6
     for key in fast:
         np.testing.assert_array_equal(fast[key], plain[key], err_msg=key)
