@@ -79,6 +79,14 @@ def si(value, digits: int = 3) -> str:
     return f"{value:.{digits - 2}f}"
 
 
+def short(value) -> str:
+    """'14k', '6.9M': a count as a paper prints it."""
+    for factor, prefix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= factor:
+            return f"{value / factor:g}{prefix}"
+    return f"{value:g}"
+
+
 # ------------------------------------------------------------------ the tables
 PLACEMENTS = ("packed-row", "spread-row", "packed-col", "spread-col")
 
@@ -581,6 +589,43 @@ def structured(d: dict) -> Table:
     return Table(header, rows)
 
 
+def beside(value, paper, ratio) -> str:
+    """'13,846 (14k, ×0.989)': a count, and a paper's beside it when there is one."""
+    return whole(value) if paper is None else f"{whole(value)} ({short(paper)}, ×{ratio:.3f})"
+
+
+def table_iii(d: dict) -> Table:
+    """The ANN-derived workloads against SNN hypergraphs Table III."""
+    rows = []
+    for r in d["rows"]:
+        p = r.get("paper")
+
+        rows.append(
+            [
+                f"`{r['network']}`",
+                r["input"],
+                whole(r["populations"]),
+                beside(r["nodes"], p and p["nodes"], r.get("nodes_ratio")),
+                beside(r["connections"], p and p["connections"], r.get("connections_ratio")),
+                num(r["cardinality"], 1) + ("" if p is None else f" ({num(p['cardinality'], 1)})"),
+                pct(100 * r["structured"] / r["connections"], 0),
+                num(r["build_s"], 1),
+            ]
+        )
+    tol = d["tolerance"]
+    header = [
+        "network",
+        "input",
+        "populations",
+        f"nodes (Table III, ratio; ±{tol['nodes']:.0%})",
+        f"connections (Table III, ratio; ±{tol['connections']:.0%})",
+        "mean h-edge cardinality, pins (Table III)",
+        "structured",
+        "build s",
+    ]
+    return Table(header, rows)
+
+
 def simulate_speed(d: dict) -> Table:
     rows = []
     for r in d["synthetic"]:
@@ -799,6 +844,7 @@ TABLES: dict[str, tuple[str, Callable[[dict], Table]]] = {
     "mosaic.placement": ("mosaic", mosaic_placement),
     "mosaic.training": ("mosaic_demo", mosaic_training),
     "networks.structured": ("structured", structured),
+    "networks.table3": ("networks", table_iii),
     "performance.simulate": ("simulate", simulate_speed),
     "performance.steps": ("simulate", simulate_steps),
     "performance.memory": ("simulate", simulate_memory),

@@ -40,7 +40,7 @@ import numpy as np
 
 from engine.errors import InvalidNetworkError
 
-__all__ = ["ConvProjection"]
+__all__ = ["ConvProjection", "valid_positions"]
 
 
 @numba.njit(cache=True)
@@ -96,8 +96,8 @@ def _core_counts(grid, cores, box, cum, taps, ci, hi, wi, sy, sx, py, px, dy, dx
     return src[:m], core[:m], count[:m]
 
 
-def _valid(n_out: int, n_in: int, stride: int, pad: int, dil: int, k: int) -> np.ndarray:
-    """Per tap: how many of the ``n_out`` output positions read inside the input."""
+def valid_positions(n_out: int, n_in: int, stride: int, pad: int, dil: int, k: int) -> np.ndarray:
+    """Per tap of one axis: how many of the ``n_out`` output positions read inside the input."""
     o = np.arange(n_out)[:, None] * stride - pad + np.arange(k)[None, :] * dil
     return ((o >= 0) & (o < n_in)).sum(axis=0)
 
@@ -186,8 +186,8 @@ class ConvProjection:
         """Per tap (ky, kx) flattened: output positions whose input lies inside."""
         (_, hi, wi), (_, ho, wo) = self.in_shape, self.out_shape
         kh, kw = self.kernel
-        vy = _valid(ho, hi, self.stride[0], self.padding[0], self.dilation[0], kh)
-        vx = _valid(wo, wi, self.stride[1], self.padding[1], self.dilation[1], kw)
+        vy = valid_positions(ho, hi, self.stride[0], self.padding[0], self.dilation[0], kh)
+        vx = valid_positions(wo, wi, self.stride[1], self.padding[1], self.dilation[1], kw)
         return np.outer(vy, vx).ravel()
 
     @cached_property

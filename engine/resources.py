@@ -30,7 +30,7 @@ import numpy as np
 
 from engine.arrays import distinct, id_ranges
 from engine.errors import CapacityError
-from engine.hardware import Hardware
+from engine.hardware import Hardware, load_hardware, preset_names
 from engine.mapping import population_splits, split_rank
 from engine.network import Network
 
@@ -118,6 +118,17 @@ def violations_by_population(
                 f"{limit.bound}: give {name} more cores or use hardware with larger cores"
             )
     return problems
+
+
+def presets_that_fit(network: Network) -> list[str]:
+    """The hardware presets whose cores ``network`` does not outnumber by ``fewest_cores``
+    (what a "does not fit" message suggests instead), fewest cores first."""
+    fit = []
+    for name in preset_names():
+        hw = load_hardware(name)
+        if fewest_cores(network, hw)[0] <= hw.n_cores:
+            fit.append((hw.n_cores, name))
+    return [name for _, name in sorted(fit)]
 
 
 def require_cores(n_parts: int, hardware: Hardware, what: str) -> None:

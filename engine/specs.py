@@ -27,6 +27,7 @@ from engine.network import Network
 from engine.workloads import (
     build_workload,
     check_workload_size,
+    workload_explicit,
     workload_identity,
     workload_size,
     workloads,
@@ -96,7 +97,10 @@ def _cache_path(spec: str) -> Path:
 def _use_disk_cache(spec: str) -> bool:
     if not _disk_cache["on"] or os.environ.get("MESHSCOPE_NO_CACHE", "") not in ("", "0"):
         return False
-    return workload_size(spec)[1] >= CACHE_FROM_SYNAPSES
+    synapses = workload_size(spec)[1]
+    if workload_explicit(spec) < synapses:  # structured: rebuilt from its description in
+        return False  # seconds, and a network file would list every convolution's synapses
+    return synapses >= CACHE_FROM_SYNAPSES
 
 
 @lru_cache(maxsize=8)

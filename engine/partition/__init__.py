@@ -21,7 +21,7 @@ from engine.hardware import Hardware
 from engine.mapping import Partition, parse_split
 from engine.network import Network
 from engine.registry import Registry
-from engine.resources import fewest_cores
+from engine.resources import fewest_cores, presets_that_fit
 
 __all__ = ["partitioners", "register", "make_partition", "parse_partition_spec", "default_spec"]
 
@@ -67,6 +67,14 @@ def default_spec(network: Network) -> str:
     return "natural" if network.natural_cores is not None else "min"
 
 
+def _larger_hardware(network: Network) -> str:
+    """What to choose instead, for a network too large for the hardware asked for."""
+    fit = presets_that_fit(network)
+    if fit:
+        return f"choose larger hardware: by its totals it fits {' or '.join(fit[:2])}"
+    return "no preset fits: choose larger hardware (mesh:WxH[xK][@CXxCY] or a TOML file)"
+
+
 READS_PARTITION = ("file",)  # takes a partition as it is
 
 
@@ -89,7 +97,7 @@ def make_partition(
     if need > hardware.n_cores:  # before any partitioning: the totals alone say it
         raise CapacityError(
             f"network {network.name!r} needs at least {need:,} cores ({why}); "
-            f"{hardware.name} has {hardware.n_cores:,}: choose larger hardware"
+            f"{hardware.name} has {hardware.n_cores:,}: " + _larger_hardware(network)
         )
     if name in LAYERED:
         params["split"] = split

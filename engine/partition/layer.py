@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine.errors import CapacityError, SpecError
-from engine.hardware import Hardware
+from engine.hardware import Hardware, load_hardware, preset_names
 from engine.mapping import Partition, population_splits
 from engine.network import Network
 from engine.partition import register
@@ -51,7 +51,7 @@ def min_cores(network: Network, hardware: Hardware, split=None, splits=None) -> 
                 raise CapacityError(
                     f"population {name!r} of {network.name!r} does not fit {hardware.name} even "
                     f"with one neuron per core ({'; '.join(loads.violations(hi, hardware))}); "
-                    "choose hardware with larger per-core limits"
+                    + _larger_cores(network, k, modes[k])
                 )
             lo, hi = hi, min(hi + step, loads.size)
             step *= 2
@@ -60,6 +60,20 @@ def min_cores(network: Network, hardware: Hardware, split=None, splits=None) -> 
             lo, hi = (lo, mid) if not loads.violations(mid, hardware) else (mid, hi)
         out.append(hi)
     return out
+
+
+def _larger_cores(network: Network, k: int, mode) -> str:
+    """What to choose instead when population ``k`` does not fit a core even one neuron at a
+    time: the presets whose cores hold it so (fewest cores first), or larger per-core limits."""
+    fit = []
+    for name in preset_names():
+        hw = load_hardware(name)
+        loads = PopulationSplit(network, hw, k, mode)
+        if not loads.violations(loads.size, hw):
+            fit.append((hw.n_cores, name))
+    if not fit:
+        return "no preset's cores hold it: choose hardware with larger per-core limits"
+    return f"choose hardware with larger cores, e.g. {' or '.join(n for _, n in sorted(fit)[:2])}"
 
 
 def _fit(network: Network, hardware: Hardware, cores, how: str, split=None) -> Partition:

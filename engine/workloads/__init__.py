@@ -18,17 +18,18 @@ from engine.registry import Registry
 
 __all__ = [
     "build_workload", "check_workload_size", "estimates", "parse_spec", "register",
-    "workload_identity", "workload_info", "workload_size", "workloads",
+    "workload_explicit", "workload_identity", "workload_info", "workload_size", "workloads",
 ]  # fmt: skip
 
 workloads: Registry[Callable[..., Network]] = Registry("network")
 register = workloads.register
-_SIZES: dict[str, Callable[..., tuple[int, int]]] = {}
+_SIZES: dict[str, Callable[..., tuple[int, ...]]] = {}
 
 
 def estimates(name: str):
     """Decorator: the function that tells, from a workload's parameters alone, how many
-    neurons and synapses it generates (``workload_size``)."""
+    neurons and synapses it generates (``workload_size``) — and, as a third value, how many
+    of those synapses are explicit when its large convolutions stay structured."""
 
     def deco(fn):
         _SIZES[name] = fn
@@ -108,9 +109,10 @@ def _resolve(spec: str) -> tuple[str, Callable[..., Network], dict]:
 
 def build_workload(spec: str) -> Network:
     """Generate the network a spec names (raises a clear error for a bad spec, or for one
-    that would generate more than ``MAX_NEURONS`` neurons or ``MAX_SYNAPSES`` synapses —
-    told by ``workload_size`` before anything is generated)."""
-    check_workload_size(spec, MAX_NEURONS, MAX_SYNAPSES)
+    that would generate more than ``MAX_NEURONS`` neurons or ``MAX_SYNAPSES`` explicit
+    synapses — told by ``workload_size`` before anything is generated; a structured
+    convolution's synapses take no memory)."""
+    check_workload_size(spec, MAX_NEURONS, MAX_SYNAPSES, explicit=True)
     name, fn, params = _resolve(spec)
     network = fn(**params)
     object.__setattr__(network, "name", canonical_name(name, fn, params))
@@ -134,15 +136,28 @@ def workload_size(spec: str) -> tuple[int, int]:
     """(neurons, synapses) the spec would generate — exactly, or as expected for random
     generators — without generating it, so a server can refuse a request before spending
     minutes and gigabytes on it."""
+    return _sizes(spec)[:2]
+
+
+def workload_explicit(spec: str) -> int:
+    """The synapses of the spec's network that are listed one by one (its structured
+    convolutions' are not), without generating it."""
+    return _sizes(spec)[2]
+
+
+def _sizes(spec: str) -> tuple[int, int, int]:
     name, fn, params = _resolve(spec)
-    return _SIZES[name](**{**_signature(fn), **params})
+    size = tuple(int(v) for v in _SIZES[name](**{**_signature(fn), **params}))
+    return size if len(size) == 3 else (*size, size[1])
 
 
-def check_workload_size(spec: str, neurons: int, synapses: int) -> None:
+def check_workload_size(spec: str, neurons: int, synapses: int, *, explicit: bool = False) -> None:
     """``InvalidNetworkError`` if the spec would generate more than ``neurons`` neurons or
-    ``synapses`` synapses (``workload_size``: nothing is generated)."""
-    n, s = workload_size(spec)
-    for what, count, most in (("neurons", n, neurons), ("synapses", s, synapses)):
+    ``synapses`` synapses — with ``explicit``, synapses listed one by one (structured
+    convolutions aside) — (``workload_size``: nothing is generated)."""
+    n, s, e = _sizes(spec)
+    kind = "synapses listed one by one" if explicit and e < s else "synapses"
+    for what, count, most in (("neurons", n, neurons), (kind, e if explicit else s, synapses)):
         if count > most:
             raise InvalidNetworkError(
                 f"network {spec.strip()}: too many {what} ({count:,}; at most {most:,} are "
@@ -151,4 +166,4 @@ def check_workload_size(spec: str, neurons: int, synapses: int) -> None:
 
 
 # import the generator modules so they register themselves
-from engine.workloads import conv, linear, microbench, mlp, qubo, rand  # noqa: E402,F401
+from engine.workloads import cnn, conv, linear, microbench, mlp, qubo, rand  # noqa: E402,F401

@@ -8,12 +8,24 @@ import numpy as np
 import pytest
 
 from engine.errors import InputFileError, SpecError
-from engine.hardware import MEMORY_MODELS, PRESET_DIR, ModelConstants, load_hardware
+from engine.hardware import (
+    MEMORY_MODELS,
+    PRESET_DIR,
+    ModelConstants,
+    load_hardware,
+    preset_names,
+)
 from engine.partition import make_partition
 from engine.partition_graph import partition_graph
 from engine.pipeline import build_mapping, evaluate
 from engine.provenance import constants, write_preset
-from engine.resources import capacity, fewest_cores, memory_bytes, senmap_memory_bytes
+from engine.resources import (
+    capacity,
+    fewest_cores,
+    memory_bytes,
+    presets_that_fit,
+    senmap_memory_bytes,
+)
 from engine.specs import load_network_spec
 
 LOIHI2_TOML = (PRESET_DIR / "loihi2.toml").read_text()
@@ -272,3 +284,16 @@ def test_unicast_readings_ask_for_unicast_on_a_multicast_noc(capsys):
     assert main(common) == 2
     assert "add --unicast" in capsys.readouterr().err
     assert main([*common, "--unicast"]) == 0
+
+
+@pytest.mark.parametrize("spec", ["sparse-mlp-2", "pilotnet"])
+def test_presets_that_fit_are_those_the_totals_allow_fewest_cores_first(spec):
+    """What a "needs at least N cores" error suggests: every preset whose cores the network's
+    totals do not outnumber, and none other."""
+    net = load_network_spec(spec)
+    fit = presets_that_fit(net)
+    for name in preset_names():
+        hw = load_hardware(name)
+        assert (name in fit) == (fewest_cores(net, hw)[0] <= hw.n_cores), name
+    cores = [load_hardware(name).n_cores for name in fit]
+    assert cores == sorted(cores) and len(fit) < len(preset_names())

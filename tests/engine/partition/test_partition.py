@@ -5,6 +5,7 @@ optima, exact incremental bookkeeping, clear errors."""
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import numpy as np
 import pytest
@@ -18,7 +19,7 @@ from engine.partition.layer import min_cores
 from engine.partition.multilevel import coarsen, uncoarsen
 from engine.partition.multilevel.coarsen import WINDOW
 from engine.partition_graph import partition_graph
-from engine.resources import capacity
+from engine.resources import capacity, presets_that_fit
 from engine.specs import load_network_spec
 from tests.support.networks import random_network
 
@@ -544,13 +545,23 @@ def test_clear_errors_for_impossible_partitions():
     with pytest.raises(CapacityError, match=f"needs {too_many} cores.*has 128"):
         make_partition(net, hw, "min+17")
     big = load_network_spec("sparse-mlp-2")
-    with pytest.raises(CapacityError, match="has 64: choose larger hardware"):
+    with pytest.raises(CapacityError, match="has 64: choose larger hardware") as refused:
         make_partition(big, load_hardware("mesh:4x4x4"), "min")
+    named = re.search(r"it fits (.+)$", str(refused.value)).group(1).split(" or ")
+    assert named == presets_that_fit(big)[:2]  # the presets that would hold it, named
+    for name in named:  # and they do hold it
+        assert (
+            make_partition(big, load_hardware(name), "min").n_parts <= load_hardware(name).n_cores
+        )
 
 
 def test_population_that_cannot_fit_at_any_split():
     """Each neuron of a fully connected 9000-input layer needs 9000 axons; 8192 are allowed."""
     net = load_network_spec("mlp:widths=9000-2,density=1")
     hw = load_hardware("mesh:2x2x1")
-    with pytest.raises(CapacityError, match="does not fit .* even with one neuron"):
+    with pytest.raises(CapacityError, match="does not fit .* even with one neuron") as refused:
         make_partition(net, hw, "min")
+    named = re.search(r"e\.g\. (.+)$", str(refused.value)).group(1).split(" or ")
+    assert named and "loihi2" not in named  # its cores take 8192 axons too
+    for name in named:  # the presets named hold it
+        make_partition(net, load_hardware(name), "min")
