@@ -14,6 +14,7 @@ shared machine, bounded by what other jobs leave: ``load_average_1min``).
 Prints one JSON object and writes it to ``benchmarks/results/algorithms.json``.
 
     .venv/bin/python benchmarks/algorithms.py          # about 5 minutes on 2 cores
+    .venv/bin/python benchmarks/algorithms.py --quick  # a small case, one seed (the suite's)
 """
 
 from __future__ import annotations
