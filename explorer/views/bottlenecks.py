@@ -335,7 +335,7 @@ class _RooflinePlot:
         p = figure(
             x_axis_type="log", y_axis_type="log", width=700, height=560,
             x_range=Range1d(1e-3, 1), y_range=Range1d(1, 1e4),
-            tools="pan,wheel_zoom,box_zoom,reset,save", toolbar_location="above",
+            tools="pan,wheel_zoom,box_zoom,reset,save", toolbar_location="below",
             title="Roofline (Loihi 2 runtime model Fig. 5b)", border_fill_color="white",
         )  # fmt: skip
         style_figure(

@@ -107,7 +107,7 @@ def _trace_figure(trace: ColumnDataSource, budget: int):
     p = figure(
         title="Best so far against evaluations",
         width=540, height=420, tools="pan,wheel_zoom,box_zoom,reset,save",
-        toolbar_location="above", x_range=Range1d(0, budget), y_range=Range1d(0, 1),
+        toolbar_location="below", x_range=Range1d(0, budget), y_range=Range1d(0, 1),
         border_fill_color="white",
     )  # fmt: skip
     style_figure(p, "evaluations", objective_label("latency"))
