@@ -20,6 +20,7 @@ MeshScope alone.
     BOOKSIM=/path/to/booksim .venv/bin/python benchmarks/booksim_compare.py --routing o1turn \\
         --patterns uniform,transpose
     .venv/bin/python benchmarks/booksim_compare.py --patterns uniform,transpose --rates 0.02:0.3:0.1
+    .venv/bin/python benchmarks/booksim_compare.py --quick   # two rates, short runs (the suite's)
 """
 
 from __future__ import annotations
