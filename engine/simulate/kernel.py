@@ -61,6 +61,11 @@ picks them by masks, not by a branch per VC. It is about 3× faster on uniform t
 State is flat: every router's, terminal's and packet's record is a block of an int64 array,
 laid out by ``engine.simulate.records``. ``run`` advances a whole span of cycles per call
 and returns a status, so Python only steps in to grow arrays, change phase or stop.
+
+The small helpers and the router are inlined by LLVM (``forceinline``), not by numba's own
+IR inliner (``inline="always"``): the machine code is the same or better, and numba does not
+re-type the router's body at every call site, which made compiling ``run`` take over three
+minutes of the install's warm-up.
 """
 
 from __future__ import annotations
@@ -107,7 +112,7 @@ __all__ = [
 
 
 # ------------------------------------------------------------------ indices
-@numba.njit(cache=True, inline="always", error_model="numpy")
+@numba.njit(cache=True, forceinline=True, error_model="numpy")
 def _ix(i):
     """An index into the kernel's arrays, as unsigned: numba then skips the wrap-around of
     negative indices (a compare, a select and the array's length kept live at every access;
@@ -116,7 +121,7 @@ def _ix(i):
 
 
 # ------------------------------------------------------------------ random numbers
-@numba.njit(cache=True, inline="always", error_model="numpy")
+@numba.njit(cache=True, forceinline=True, error_model="numpy")
 def _rotl(x, k):
     return (x << np.uint64(k)) | (x >> np.uint64(64 - k))
 
@@ -192,7 +197,7 @@ def _schedule(due, wheel, wn, fheap, fpri, fpos, mark, ctr, r, when):
 
 
 # ------------------------------------------------------------------ allocation
-@numba.njit(cache=True, inline="always", error_model="numpy")
+@numba.njit(cache=True, forceinline=True, error_model="numpy")
 def _next(k, size):
     """``(k + 1) % size`` for 0 ≤ k < size, without a division (the loops avoid them)."""
     return 0 if k + 1 == size else k + 1
@@ -320,7 +325,7 @@ def _match(req_in, req_out, n_req, n_in, n_out, st, g_at, g_step, a_at, a_step, 
                 out_match[_ix(b)] = -1
 
 
-@numba.njit(cache=True, inline="always", error_model="numpy")
+@numba.njit(cache=True, forceinline=True, error_model="numpy")
 def _rr_bit(mask, base):
     """The set bit of ``mask`` (≠ 0) nearest at or after ``base`` in round robin."""
     at = mask & ~((np.int64(1) << base) - 1)
@@ -371,7 +376,7 @@ def _islip_masks(req_in, req_out, n_req, n_out, st, g_at, g_step, a_at, a_step, 
 
 
 # ------------------------------------------------------------------ routing
-@numba.njit(cache=True, inline="always", error_model="numpy")
+@numba.njit(cache=True, forceinline=True, error_model="numpy")
 def _dor_port(ns, d, x, y, yx):
     """The output port by which a router at (x, y) sends towards terminal d, in dimension
     order (X then Y, or Y then X when ``yx`` is 1)."""
@@ -386,7 +391,7 @@ def _dor_port(ns, d, x, y, yx):
     return x_first + yx * (y_first - x_first)
 
 
-@numba.njit(cache=True, inline="always", error_model="numpy")
+@numba.njit(cache=True, forceinline=True, error_model="numpy")
 def _vc_mask(cfg, yx, o):
     """The output VCs (bit v: VC v) of port o a packet of order ``yx`` may take: its order's
     class on a router link (``CF_VMASK``), every VC into a core."""
@@ -430,7 +435,7 @@ def _start_packet(cfg, ns, st, pk, dest, rb, r, iv, t_from):
 
 
 # ------------------------------------------------------------------ queues
-@numba.njit(cache=True, inline="always", error_model="numpy")
+@numba.njit(cache=True, forceinline=True, error_model="numpy")
 def _lq_push(cfg, st, r, i, f, v, t):
     """A flit for input port i of router r, arriving at cycle t."""
     ql = cfg[CF_QL]
@@ -447,7 +452,7 @@ def _lq_push(cfg, st, r, i, f, v, t):
     st[_ix(rb + cfg[CF_OMISC] + M_LQ)] |= 1 << i
 
 
-@numba.njit(cache=True, inline="always", error_model="numpy")
+@numba.njit(cache=True, forceinline=True, error_model="numpy")
 def _cq_push(cfg, st, r, o, v, t):
     """A credit for output VC (o, v) of router r, arriving at cycle t."""
     qc = cfg[CF_QC]
@@ -471,7 +476,7 @@ def _cq_push(cfg, st, r, o, v, t):
     st[_ix(rb + cfg[CF_OMISC] + M_CQ)] |= 1 << o
 
 
-@numba.njit(cache=True, inline="always", error_model="numpy")
+@numba.njit(cache=True, forceinline=True, error_model="numpy")
 def _ncq_push(cfg, nd, n, v, t):
     """A credit for VC v of terminal n, arriving at cycle t."""
     qc = cfg[CF_QC]
@@ -485,7 +490,7 @@ def _ncq_push(cfg, nd, n, v, t):
     nd[_ix(nb + ND_CQ_N)] += 1
 
 
-@numba.njit(cache=True, inline="always", error_model="numpy")
+@numba.njit(cache=True, forceinline=True, error_model="numpy")
 def _block(st, vb, t, why):
     """The VC at ``vb`` waits from cycle t for a reason (a stall counter) it cannot act on."""
     if st[_ix(vb + VC_BLOCKED)] < 0:
@@ -493,7 +498,7 @@ def _block(st, vb, t, why):
         st[_ix(vb + VC_BLOCK_WHY)] = why
 
 
-@numba.njit(cache=True, inline="always", error_model="numpy")
+@numba.njit(cache=True, forceinline=True, error_model="numpy")
 def _unblock(st, vb, sb, t, win_wait, window, r):
     """The VC at ``vb`` is evaluated again at t: the cycles it waited count as stalls (``sb``:
     its router's stall counters) and, in a traced run (``window`` > 0), in the windows they
@@ -508,7 +513,7 @@ def _unblock(st, vb, sb, t, win_wait, window, r):
         st[_ix(vb + VC_BLOCKED)] = -1
 
 
-@numba.njit(cache=True, inline="always", error_model="numpy")
+@numba.njit(cache=True, forceinline=True, error_model="numpy")
 def _wait_windows(win_wait, window, r, group, b, t):
     """A VC of router r waited (for ``group``'s reason) from cycle b to t − 1: each trace
     window gets the cycles of the wait that fell in it."""
@@ -522,7 +527,7 @@ def _wait_windows(win_wait, window, r, group, b, t):
         w += 1
 
 
-@numba.njit(cache=True, inline="always", error_model="numpy")
+@numba.njit(cache=True, forceinline=True, error_model="numpy")
 def _next_credit(cfg, st, rb, o, v):
     """The cycle the next credit for output VC (o, v) of the router at ``rb`` comes back
     (``NEVER``: none is on its way)."""
@@ -537,7 +542,7 @@ def _next_credit(cfg, st, rb, o, v):
     return NEVER
 
 
-@numba.njit(cache=True, inline="always", error_model="numpy")
+@numba.njit(cache=True, forceinline=True, error_model="numpy")
 def _supersedes(st, o_pt, i, v, held, V):  # noqa: N803
     """Whether VC v of input port i goes before VC ``held`` of the same port to the switch:
     one VC per (input, output) asks, the first at or after the port's round-robin pointer
@@ -551,7 +556,7 @@ def _supersedes(st, o_pt, i, v, held, V):  # noqa: N803
     return dv < dc
 
 
-@numba.njit(cache=True, inline="always", error_model="numpy")
+@numba.njit(cache=True, forceinline=True, error_model="numpy")
 def _can_ask(cfg, st, o_ov, bb, nbr, V, yx):  # noqa: N803
     """Whether a routed head (branches at ``bb``, its packet's order ``yx``) may ask for
     output VCs: every port it still needs has a free one it may take. A multicast head that
@@ -575,7 +580,7 @@ def _can_ask(cfg, st, o_ov, bb, nbr, V, yx):  # noqa: N803
 
 
 # ------------------------------------------------------------------ the tracked packet
-@numba.njit(cache=True, inline="always", error_model="numpy")
+@numba.njit(cache=True, forceinline=True, error_model="numpy")
 def _hop(ctr, r):
     """The offset in ``ctr`` of the tracked packet's hop at router r (-1: none logged)."""
     for h in range(ctr[C_TRACK_N] - 1, -1, -1):
@@ -614,7 +619,7 @@ def _track_go(ctr, st, vb, r, t):
         ctr[_ix(at + H_VC_BUSY + st[_ix(vb + VC_BLOCK_WHY)])] += t - b
 
 
-@numba.njit(cache=True, inline="always", error_model="numpy")
+@numba.njit(cache=True, forceinline=True, error_model="numpy")
 def _track_count(ctr, st, vb, r, field, value):
     """``ctr``'s ``field`` of the tracked packet's hop at r becomes (or, for a wait of its
     head, grows by) ``value``, when the VC at ``vb`` holds the tracked packet."""
@@ -1295,7 +1300,7 @@ def _send(unicast, cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_log
     return 1
 
 
-@numba.njit(cache=True, inline="always", error_model="numpy")
+@numba.njit(cache=True, forceinline=True, error_model="numpy")
 def _free_slot(unicast, cfg, tp, ns, st, nd, ctr, due, wheel, wn, fheap, fpri, fpos, mark, vb, r,
                i, v, t):  # fmt: skip
     """The front flit of the VC at ``vb`` (input i, VC v of router r) has left on every
@@ -1465,7 +1470,7 @@ def _serve_due(cfg, tp, st, nd, pk, dsvc, grp, sq, ctr, due, wheel, wn, fheap, f
 
 
 # ------------------------------------------------------------------ the unicast kernel
-@numba.njit(cache=True, inline="always", error_model="numpy")
+@numba.njit(cache=True, forceinline=True, error_model="numpy")
 def _route_unicast(cfg, ns, st, pk, dest, rb, iv, t_from, d):
     """The unicast kernel's ``_start_packet``: the head at the front of input VC ``iv`` (of
     the router at ``rb``), bound for terminal d (-1: its packet's), is routed; VC allocation
@@ -1516,7 +1521,7 @@ def _put(cfg, ns, st, pk, dest, r, i, v, f, d, arrive):
     return arrive + cfg[CF_RD]
 
 
-@numba.njit(cache=True, inline="always", error_model="numpy")
+@numba.njit(cache=True, forceinline=True, error_model="numpy")
 def _credits(st, o_ov, o_cr, ov, D, t):  # noqa: N803
     """The unicast kernel: output VC ``ov``'s credits at cycle t (at least: those back by
     then are taken from its ring when it has none left)."""
@@ -1534,7 +1539,7 @@ def _credits(st, o_ov, o_cr, ov, D, t):  # noqa: N803
 
 
 # ------------------------------------------------------------------ terminals
-@numba.njit(cache=True, inline="always", error_model="numpy")
+@numba.njit(cache=True, forceinline=True, error_model="numpy")
 def _enqueue(cfg, nd, pk, src_list, ctr, n, p):
     nb = n * cfg[CF_NS]
     pk[_ix(p * N_PK + PK_NEXT)] = -1
@@ -1568,7 +1573,7 @@ def _pattern_dest(cfg, perm, row_ptr, dest_tab, cum, fraction, rng, src):
     return dest_tab[_ix(hi - 1)]
 
 
-@numba.njit(cache=True, inline="always", error_model="numpy")
+@numba.njit(cache=True, forceinline=True, error_model="numpy")
 def _next_packet_at(gcal, gheap, gpri, gpos, ctr, t, n, when):
     """Terminal n's next packet comes at cycle ``when`` (≥ t)."""
     if when - t < GCAL:
