@@ -6,6 +6,9 @@ Prints one JSON object: seconds per variant and the overhead over the plain run 
 (the target: under 20 %), with the checkpoint's size.
 
     .venv/bin/python benchmarks/checkpoint.py [--budget 3000] [--repeats 3]
+
+``--quick``: a tiny case through the same code, printed and not written
+(tests/benchmarks/test_quick.py runs it).
 """
 
 from __future__ import annotations

@@ -4,6 +4,9 @@ Prints one JSON object and writes ``assets/latency-power.png`` (Loihi 2 mapping 
 mapping evaluated by one run, latency against power and energy).
 
     .venv/bin/python benchmarks/evolve.py            # about 3 minutes on one core
+
+``--quick``: a tiny case through the same code, printed and not written
+(tests/benchmarks/test_quick.py runs it).
 """
 
 from __future__ import annotations

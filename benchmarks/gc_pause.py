@@ -8,6 +8,9 @@ an answer. This builds the explorer's page for a network and hardware as ``serve
 heap, builds one more page (a new session) and times them again. Prints one JSON object.
 
     .venv/bin/python benchmarks/gc_pause.py [--network sparse-mlp-2] [--hardware loihi2-x8]
+
+``--quick``: a tiny case through the same code, printed and not written
+(tests/benchmarks/test_quick.py runs it).
 """
 
 from __future__ import annotations

@@ -17,6 +17,9 @@ say whether the hardware's step tracks the total traffic rather than its heavies
 Prints one JSON object; ``--figure`` draws it.
 
     .venv/bin/python benchmarks/heuristics.py [--seeds 3] [--figure FILE]
+
+``--quick``: a tiny case through the same code, printed and not written
+(tests/benchmarks/test_quick.py runs it).
 """
 
 from __future__ import annotations

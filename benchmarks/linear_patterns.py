@@ -5,6 +5,9 @@ router, prints the measured heaviest router-link load (in units of N messages) n
 The Loihi 2 runtime model paper's closed forms, and draws ``assets/linear-patterns.png``.
 
     .venv/bin/python benchmarks/linear_patterns.py
+
+``--quick``: a tiny case through the same code, printed and not written
+(tests/benchmarks/test_quick.py runs it).
 """
 
 from __future__ import annotations

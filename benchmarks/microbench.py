@@ -11,6 +11,9 @@ and 2 % noise, over ten noise seeds, with and without the runs' ``saturates`` la
 worst constant's relative error. Prints one JSON object; ``--figure`` draws the four panels.
 
     .venv/bin/python benchmarks/microbench.py [--hardware loihi2] [--figure FILE]
+
+``--quick``: a tiny case through the same code, printed and not written
+(tests/benchmarks/test_quick.py runs it).
 """
 
 from __future__ import annotations

@@ -21,6 +21,9 @@ paper's Sinabs CNN (8,970 neurons on cores, 1.1 M synapses) on a 24 × 24 Mosaic
 Prints one JSON object and writes it to ``benchmarks/results/mosaic.json``.
 
     .venv/bin/python benchmarks/mosaic.py               # about a minute on 2 cores
+
+``--quick``: a tiny case through the same code, printed and not written
+(tests/benchmarks/test_quick.py runs it).
 """
 
 from __future__ import annotations

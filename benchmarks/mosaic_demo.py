@@ -9,6 +9,9 @@ one JSON object (``benchmarks/results/mosaic_demo.json``) and draws
 ``assets/mosaic-training.png`` from the first seed.
 
     .venv/bin/python benchmarks/mosaic_demo.py [--seeds 3]      # about a minute a seed
+
+``--quick``: a tiny case through the same code, printed and not written
+(tests/benchmarks/test_quick.py runs it).
 """
 
 from __future__ import annotations

@@ -7,6 +7,9 @@ populations, how many synapses stay structured, the time and memory to build it,
 them Table III's figures and the ratio.
 
     .venv/bin/python benchmarks/networks.py            # writes benchmarks/results/networks.json
+
+``--quick``: a tiny case through the same code, printed and not written
+(tests/benchmarks/test_quick.py runs it).
 """
 
 from __future__ import annotations

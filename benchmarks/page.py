@@ -21,6 +21,9 @@ an eight-chip board (sparse-mlp-2 on loihi2-x8, 1,024 cores). Prints one JSON ob
 median and max of ``--repeats`` runs) and writes it to ``benchmarks/results/page.json``.
 
     .venv/bin/python benchmarks/page.py [--repeats 3]
+
+``--quick``: a tiny case through the same code, printed and not written
+(tests/benchmarks/test_quick.py runs it).
 """
 
 from __future__ import annotations

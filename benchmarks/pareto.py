@@ -29,6 +29,9 @@ Prints one JSON object and writes it to ``benchmarks/results/pareto.json``.
 
     .venv/bin/python benchmarks/pareto.py          # about 4 minutes on 2 cores
     .venv/bin/python benchmarks/pareto.py --budget 1000 --seeds 5 --workers 4 --sim-budget 80
+
+``--quick``: a tiny case through the same code, printed and not written
+(tests/benchmarks/test_quick.py runs it).
 """
 
 from __future__ import annotations

@@ -11,6 +11,9 @@ nodes per block (the one limit it can express), minimizing km1 (= eq. 7); its ro
 which of our other limits it breaks.
 
     .venv/bin/python benchmarks/partition.py [--sizes 16384:128 65536:192 262144:256]
+
+``--quick``: a tiny case through the same code, printed and not written
+(tests/benchmarks/test_quick.py runs it).
 """
 
 from __future__ import annotations
@@ -138,6 +141,8 @@ def main():
         for n in partitioners.names()
         if n not in LAYERED and ":" not in partitioners.grammar(n) and n not in args.skip
     ]
+    if args.quick:  # the baseline and the multilevel one: each is a process of its own
+        names = [n for n in names if n in ("sequential-ordered", "overlap")]
     try:
         import mtkahypar  # noqa: F401
 

@@ -8,6 +8,9 @@ the paper's metrics (ELP, average latency, congestion, connection locality, conn
 the seconds of the placement alone; and each placer's ELP relative to Hilbert's.
 
     .venv/bin/python benchmarks/placers.py
+
+``--quick``: a tiny case through the same code, printed and not written
+(tests/benchmarks/test_quick.py runs it).
 """
 
 from __future__ import annotations

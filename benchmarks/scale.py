@@ -9,6 +9,9 @@ connectivity (or the error / time-out), and per partitioner the exponent ``b`` o
 
     .venv/bin/python benchmarks/scale.py                       # 4k … 262k, card 256
     .venv/bin/python benchmarks/scale.py --sizes 4096 16384 --timeout 120
+
+``--quick``: a tiny case through the same code, printed and not written
+(tests/benchmarks/test_quick.py runs it).
 """
 
 from __future__ import annotations
@@ -65,6 +68,8 @@ def main() -> None:
         for n in partitioners.names()
         if n not in LAYERED and ":" not in partitioners.grammar(n) and n not in args.skip
     ]
+    if args.quick:  # a greedy one and a multilevel one: each run is a process of its own
+        names = [n for n in names if n in ("sequential", "hierarchical")]
     if importlib.util.find_spec("mtkahypar") is not None:  # optional: pip install mtkahypar
         names.append("mtkahypar")
     out: dict = {"card": args.card, "hardware": args.hardware, "timeout_s": args.timeout,

@@ -19,6 +19,9 @@ peak resident memory, its wall time, and the run's own ``wall_s`` and cycles per
     BOOKSIM=/path/to/booksim .venv/bin/python benchmarks/simulate.py
 
 BookSim2 builds from its ``src/`` with a C++ compiler, flex and bison (``make``).
+
+``--quick``: a tiny case through the same code, printed and not written
+(tests/benchmarks/test_quick.py runs it).
 """
 
 from __future__ import annotations

@@ -10,6 +10,9 @@ Target: after 200 sessions, memory within 10 % of where it was after the first 2
 Prints one JSON object and writes it to ``benchmarks/results/soak.json``.
 
     .venv/bin/python benchmarks/soak.py [--sessions 200] [--budget 30]
+
+``--quick``: a tiny case through the same code, printed and not written
+(tests/benchmarks/test_quick.py runs it).
 """
 
 from __future__ import annotations
@@ -104,5 +107,5 @@ if __name__ == "__main__":
     ap.add_argument("--settle", type=float, default=40.0, help="seconds before each reading")
     args = ap.parse_args()
     if args.quick:
-        args.sessions, args.budget, args.settle = 2, 6, 1.0
+        args.sessions, args.budget, args.settle = 1, 6, 1.0
     finish(args, "soak", main(args.sessions, args.budget, args.settle))

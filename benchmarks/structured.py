@@ -11,6 +11,9 @@ Prints one JSON object: ``synapses``, ``read_s``, per split ``cores``, ``partiti
 
     .venv/bin/python benchmarks/structured.py                 # 64 channels on 128×128
     .venv/bin/python benchmarks/structured.py --channels 16 --side 64 --splits tiles,rows
+
+``--quick``: a tiny case through the same code, printed and not written
+(tests/benchmarks/test_quick.py runs it).
 """
 
 from __future__ import annotations
