@@ -22,15 +22,46 @@ import hashlib
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
+import numba
 import numpy as np
+import psutil
 
 from engine.errors import CapacityError, InvalidNetworkError
 from engine.projection import ConvProjection
 
-__all__ = ["Network", "ENCODINGS", "MAX_EXPLICIT"]
+__all__ = ["Network", "ENCODINGS", "available_memory"]
 
 ENCODINGS = ("sparse", "dense")
-MAX_EXPLICIT = 50_000_000  # synapses ``explicit()`` expands to at most (about 0.6 GB of CSR)
+
+
+def available_memory() -> int:
+    """Bytes this machine can give a new allocation without swapping (psutil's "available")."""
+    return int(psutil.virtual_memory().available)
+
+
+@numba.njit(cache=True)
+def _scatter_rows(src, dst, w, fill, indices, weights):
+    """Synapse i goes to the next free slot of row ``src[i]`` (``fill``: each row's next slot)."""
+    for i in range(src.size):
+        k = fill[src[i]]
+        indices[k] = dst[i]
+        if weights is not None:
+            weights[k] = w[i]
+        fill[src[i]] = k + 1
+
+
+@numba.njit(cache=True)
+def _sort_rows(indptr, indices, weights):
+    """Each row's targets in ascending order (weights alongside); sorted rows are left as is."""
+    for r in range(indptr.size - 1):
+        a, b = indptr[r], indptr[r + 1]
+        for k in range(a + 1, b):
+            if indices[k] < indices[k - 1]:
+                order = np.argsort(indices[a:b], kind="mergesort")
+                indices[a:b] = indices[a:b][order]
+                if weights is not None:
+                    weights[a:b] = weights[a:b][order]
+                break
 
 
 @dataclass(frozen=True, eq=False)
@@ -271,40 +302,55 @@ class Network:
     def explicit(self, *, limit: int | None = None, why: str = "") -> Network:
         """The same network with every structured projection expanded into the CSR.
 
-        ``CapacityError`` if that would exceed ``limit`` synapses (default ``MAX_EXPLICIT``;
-        ``why`` says who asks).
+        The CSR is built in place, a projection at a time, so the peak is the expanded CSR
+        (``explicit_bytes``: 4 bytes a synapse, 8 with weights) plus one projection's
+        expansion. ``CapacityError`` before anything is allocated if that is more than
+        ``limit`` bytes (default: the memory this machine has available); ``why`` says who
+        asks.
         """
         if not self.projections:
             return self
-        limit = MAX_EXPLICIT if limit is None else limit
-        if self.n_synapses > limit:
+        need = self.explicit_bytes()
+        limit = available_memory() if limit is None else limit
+        if need > limit:
             big = max(self.projections, key=lambda p: p.n_synapses)
             names = self.population_names
             raise CapacityError(
                 f"network {self.name!r} has {self.n_synapses:,} synapses "
                 f"({names[big.source]!r} -> {names[big.target]!r} alone {big.n_synapses:,}, "
-                f"kept as a convolution); {why or 'expanding them'} needs them explicit, more "
-                f"than {limit:,}. Use a layer partition (--partition min, min+K or cores:…, "
-                "with --split), which works on the convolutions as they are"
+                f"kept as a convolution); {why or 'expanding them'} needs them explicit, about "
+                f"{need / 2**30:.1f} GiB, more than the {limit / 2**30:.1f} GiB available. Use a "
+                "layer partition (--partition min, min+K or cores:…, with --split), which works "
+                "on the convolutions as they are"
             )
-        src = [self.sources.astype(np.int64)]
-        dst = [self.indices.astype(np.int64)]
-        val = [self.weights if self.weights is not None else np.ones(self.n_explicit, np.float32)]
+        n = self.n_neurons
+        counts = np.diff(self.indptr)
+        for p in self.projections:  # each source neuron's row length
+            counts[self.members[p.source]] += p.fan_out()
+        indptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(counts, out=indptr[1:])
+        unit = self.weights is None and all(p.unit_weights for p in self.projections)
+        indices = np.empty(int(indptr[-1]), dtype=np.int32)
+        weights = None if unit else np.empty(indices.size, dtype=np.float32)
+        fill = indptr[:-1].copy()
+        own = np.ones(self.n_explicit, np.float32) if self.weights is None else self.weights
+        _scatter_rows(self.sources, self.indices, own, fill, indices, weights)
         for p in self.projections:
             s, d, w = p.expand()
-            src.append(self.members[p.source][s])
-            dst.append(self.members[p.target][d])
-            val.append(w)
-        src, dst, val = np.concatenate(src), np.concatenate(dst), np.concatenate(val)
-        order = np.lexsort((dst, src))
-        indptr = np.concatenate([[0], np.cumsum(np.bincount(src, minlength=self.n_neurons))])
-        return replace(
-            self,
-            indptr=indptr,
-            indices=dst[order],
-            weights=val[order],
-            projections=(),
-        )
+            _scatter_rows(self.members[p.source][s], self.members[p.target][d], w, fill,
+                          indices, weights)  # fmt: skip
+            del s, d, w
+        _sort_rows(indptr, indices, weights)
+        return replace(self, indptr=indptr, indices=indices, weights=weights, projections=())
+
+    def explicit_bytes(self) -> int:
+        """Peak bytes of ``explicit()``: the expanded CSR (a 4-byte target a synapse, and a
+        4-byte weight unless every weight is 1) and the largest projection's expansion (two
+        8-byte indices, a weight and two 8-byte global indices a synapse, twice over while
+        its taps are joined)."""
+        unit = self.weights is None and all(p.unit_weights for p in self.projections)
+        largest = max((p.n_synapses for p in self.projections), default=0)
+        return self.n_synapses * (4 if unit else 8) + 16 * (self.n_neurons + 1) + largest * 56
 
     @property
     def n_populations(self) -> int:

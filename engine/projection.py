@@ -196,6 +196,30 @@ class ConvProjection:
         per_tap = (self.weight != 0).sum(axis=(0, 1)).ravel()
         return int((per_tap.astype(np.int64) * self._valid_taps).sum())
 
+    def fan_out(self) -> np.ndarray:
+        """Synapses each source neuron sends (local C order), without expanding: per tap,
+        the nonzero weights from each input channel times whether the tap's window reaches
+        the input row and column."""
+        (ci, hi, wi), (_, ho, wo) = self.in_shape, self.out_shape
+        kh, kw = self.kernel
+        (sy, sx), (py, px), (dy, dx) = self.stride, self.padding, self.dilation
+        rows, cols = np.zeros((kh, hi)), np.zeros((kw, wi))
+        for ky in range(kh):  # taps: a handful
+            iy = np.arange(ho) * sy - py + ky * dy
+            rows[ky, iy[(iy >= 0) & (iy < hi)]] = 1
+        for kx in range(kw):
+            ix = np.arange(wo) * sx - px + kx * dx
+            cols[kx, ix[(ix >= 0) & (ix < wi)]] = 1
+        nz = self._cumulative[0][-1].reshape(ci, kh, kw).astype(np.float64)
+        fan = np.einsum("cab,ay,bx->cyx", nz, rows, cols, optimize=True)
+        return np.rint(fan).astype(np.int64).ravel()
+
+    @cached_property
+    def unit_weights(self) -> bool:
+        """Whether every stored weight is 1 (then an expanded CSR needs no weights)."""
+        w = self.weight[self.weight != 0]
+        return bool(np.all(w == 1))
+
     # ------------------------------------------------------------------ composition
     def then_pool(self, kernel, stride, out_shape, value: float) -> ConvProjection:
         """This conv followed by a pool of window ``kernel`` and ``stride`` (no padding),

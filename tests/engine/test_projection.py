@@ -303,7 +303,7 @@ def test_map_splits_a_structured_conv_and_its_mapping_file_reloads(mid_conv, tmp
 def test_bad_splits_and_refused_expansions_are_one_line(
     mid_conv, capsys, monkeypatch, extra, message
 ):
-    monkeypatch.setattr("engine.network.MAX_EXPLICIT", 1_000_000)  # (5.2M would expand)
+    monkeypatch.setattr("engine.network.available_memory", lambda: 10_000_000)  # 5.2M synapses
     argv = ["map", "--network", str(mid_conv), "--hardware", "mesh:8x8x4"]
     code, _, err = run(capsys, *argv, *extra)
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1, err
@@ -401,3 +401,55 @@ def test_the_lower_bound_of_a_split_never_exceeds_the_fewest_cores_that_fit():
             assert split.lower_bound() <= fitting[0], trial
             binding += fitting[0] > 1
     assert binding >= 3  # the limits bind: more than one core needed
+
+
+@pytest.mark.parametrize(
+    "stride, padding, dilation, groups",
+    [((1, 1), (1, 1), (1, 1), 1), ((2, 1), (0, 2), (1, 2), 1), ((2, 2), (1, 1), (1, 1), 4)],
+)
+def test_fan_out_without_expanding_counts_what_the_expansion_sends(
+    stride, padding, dilation, groups
+):
+    w = weights((8, 4 // groups, 3, 3))
+    ci, hi, wi = 4, 9, 7
+    ho = (hi + 2 * padding[0] - dilation[0] * 2 - 1) // stride[0] + 1
+    wo = (wi + 2 * padding[1] - dilation[1] * 2 - 1) // stride[1] + 1
+    p = ConvProjection(0, 1, (ci, hi, wi), (8, ho, wo), w, stride, padding, dilation, groups)
+    s, _, _ = p.expand()
+    assert np.array_equal(p.fan_out(), np.bincount(s, minlength=p.n_in))
+    assert not p.unit_weights and ConvProjection.pool(0, 1, (2, 4, 4), (2, 2, 2), (2, 2), (2, 2),
+                                                      (0, 0), 1.0).unit_weights  # fmt: skip
+
+
+def test_explicit_joins_listed_and_structured_synapses_row_by_row():
+    """A population with listed synapses into one layer and a convolution into another: every
+    row holds both, targets ascending, weights alongside; unit weights store none."""
+    from engine.network import Network
+
+    conv = ConvProjection(0, 2, (2, 4, 4), (3, 4, 4), weights((3, 2, 3, 3)), padding=(1, 1))
+    n = 32 + 5 + 48
+    rng = np.random.default_rng(3)
+    listed = [np.sort(rng.choice(np.arange(32, 37), 2, replace=False)) for _ in range(32)]
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    indptr[1:33] = np.cumsum([len(r) for r in listed])
+    indptr[33:] = indptr[32]
+    w_listed = rng.uniform(0.5, 2.0, indptr[-1]).astype(np.float32)
+    net = Network(
+        name="mixed", indptr=indptr, indices=np.concatenate(listed), weights=w_listed,
+        population=np.repeat([0, 1, 2], [32, 5, 48]), population_names=("in", "fc", "conv"),
+        rate=np.full(n, 0.1), shapes=((2, 4, 4), (5,), (3, 4, 4)), projections=(conv,),
+    )  # fmt: skip
+    x = net.explicit()
+    s, d, v = conv.expand()  # the reference: every synapse listed, sorted by (source, target)
+    src = np.concatenate([net.sources, s])
+    dst = np.concatenate([net.indices, 37 + d])
+    val = np.concatenate([w_listed, v])
+    order = np.lexsort((dst, src))
+    assert np.array_equal(x.indptr[1:], np.cumsum(np.bincount(src, minlength=n)))
+    assert np.array_equal(x.indices, dst[order]) and np.array_equal(x.weights, val[order])
+    unit = dataclasses.replace(net, weights=None, projections=(dataclasses.replace(
+        conv, weight=(conv.weight != 0).astype(float)),))  # fmt: skip
+    assert unit.explicit().weights is None and unit.explicit().n_synapses == x.n_synapses
+    need = net.explicit_bytes()
+    with pytest.raises(CapacityError, match="GiB available"):
+        net.explicit(limit=need - 1)
