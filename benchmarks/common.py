@@ -17,11 +17,23 @@ import json
 import os
 import platform
 import shlex
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-__all__ = ["ASSETS", "NIR_CNN", "RESULTS", "ROOT", "asset", "finish", "machine", "parser"]
+__all__ = [
+    "ASSETS",
+    "NIR_CNN",
+    "RESULTS",
+    "ROOT",
+    "asset",
+    "claim_row",
+    "finish",
+    "machine",
+    "parser",
+    "spawn",
+]
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
@@ -94,6 +106,28 @@ def finish(args, name: str, figures, *, save: bool = True) -> dict:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text + "\n")
     return out
+
+
+def spawn(script: str, timeout_s: float | None = None, **kw) -> dict:
+    """Run ``script --child JSON(kw)`` in a process of its own (its time and peak memory
+    its own) and return the JSON object its last line prints, or ``{"error": ...}``."""
+    try:
+        done = subprocess.run(
+            [sys.executable, script, "--child", json.dumps(kw)],
+            capture_output=True, text=True, timeout=timeout_s,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        return {"error": f"did not finish within {timeout_s:g} s"}
+    try:
+        return json.loads(done.stdout.strip().splitlines()[-1])
+    except (IndexError, json.JSONDecodeError):
+        return {"error": (done.stderr.strip().splitlines() or ["no output"])[-1][:300]}
+
+
+def claim_row(claim, paper, ours, command, verdict, reason="") -> dict:
+    """A paper's claim beside MeshScope's figure (``report.paper_rows`` renders them)."""
+    return {"claim": claim, "paper": paper, "meshscope": ours, "command": command,
+            "verdict": verdict, "reason": reason}  # fmt: skip
 
 
 def es_curves(network, hardware, seeds, **config):

@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import json
 import resource
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+import common
 from common import finish, parser
 
 LAYERED = {"min", "natural"}  # need a layered network; parameterized ones have ":" grammars
@@ -106,19 +106,7 @@ def child(args_json: str) -> None:
 
 
 def spawn(timeout_s: float | None = None, **kw) -> dict:
-    try:
-        done = subprocess.run(
-            [sys.executable, __file__, "--child", json.dumps(kw)],
-            capture_output=True,
-            text=True,
-            timeout=timeout_s,
-        )
-    except subprocess.TimeoutExpired:
-        return {"error": f"did not finish within {timeout_s:g} s"}
-    try:
-        return json.loads(done.stdout.strip().splitlines()[-1])
-    except (IndexError, json.JSONDecodeError):
-        return {"error": (done.stderr.strip().splitlines() or ["no output"])[-1][:300]}
+    return common.spawn(__file__, timeout_s, **kw)
 
 
 def main():

@@ -822,6 +822,7 @@ TABLES: dict[str, tuple[str, Callable[[dict], Table]]] = {
     "reproduction.loihi2-runtime-model": ("papers/loihi2_runtime_model", paper_rows),
     "reproduction.senmap": ("papers/senmap", paper_rows),
     "reproduction.mosaic": ("papers/mosaic", paper_rows),
+    "reproduction.snn-hypergraphs": ("papers/snn_hypergraphs", paper_rows),
     "model.placements": ("heuristics", model_placements),
     "model.linear-patterns": ("linear_patterns", linear_patterns),
     "simulator.booksim": ("booksim_compare", booksim_patterns),

@@ -21,7 +21,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: common
 
 import numpy as np  # noqa: E402
-from common import es_curves, finish, parser  # noqa: E402
+from common import claim_row as row  # noqa: E402
+from common import es_curves, finish, parser
 
 from engine.cost import model_evaluation  # noqa: E402
 from engine.hardware import load_hardware  # noqa: E402
@@ -36,11 +37,6 @@ from engine.specs import load_network_spec  # noqa: E402
 
 PAPER = "Loihi 2 mapping ES"
 HEURISTICS = {"packed-row": 30.14, "spread-row": 32.58, "packed-col": 34.86, "spread-col": 40.76}
-
-
-def row(claim, paper, ours, command, verdict, reason="") -> dict:
-    return {"claim": claim, "paper": paper, "meshscope": ours, "command": command,
-            "verdict": verdict, "reason": reason}  # fmt: skip
 
 
 def within(ours: float, paper: float, tolerance: float) -> bool:

@@ -19,17 +19,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: common
 
-from common import finish, heaviest_router_link, parser  # noqa: E402
+from common import claim_row as row  # noqa: E402
+from common import finish, heaviest_router_link, parser
 
 from engine.pipeline import build_mapping, evaluate  # noqa: E402
 
 PAPER = "Loihi 2 runtime model"
 TILED = "linear-tiled-identity:M=8,N=1024"  # §V-B: 8 origin and 8 destination cores
-
-
-def row(claim, paper, ours, command, verdict, reason="") -> dict:
-    return {"claim": claim, "paper": paper, "meshscope": ours, "command": command,
-            "verdict": verdict, "reason": reason}  # fmt: skip
 
 
 def closed_forms(sides) -> list[dict]:

@@ -17,18 +17,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: common
 
-from common import finish, parser  # noqa: E402
+from common import claim_row as row  # noqa: E402
+from common import finish, parser
 
 from engine.hardware import load_hardware  # noqa: E402
 from engine.mosaic.profile import requirements  # noqa: E402
 
 PAPER = "Mosaic"
 SMALL_CV = 0.1  # "minimal" spread: a standard deviation under a tenth of the mean
-
-
-def row(claim, paper, ours, command, verdict, reason="") -> dict:
-    return {"claim": claim, "paper": paper, "meshscope": ours, "command": command,
-            "verdict": verdict, "reason": reason}  # fmt: skip
 
 
 def proxy(networks: int, profiles) -> dict:

@@ -15,7 +15,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: common
 
-from common import finish, parser  # noqa: E402
+from common import claim_row as row  # noqa: E402
+from common import finish, parser
 
 from engine.mesh_shape import mesh_shape  # noqa: E402
 from engine.workloads import workloads  # noqa: E402
@@ -27,11 +28,6 @@ SHAPES = (
     ("loose-area", 31, (4, 8), "a prime count takes one core more: 32 = 4 × 8"),
     ("square", 26, None, "near-square: about √26 on a side instead of 2 × 13"),
 )
-
-
-def row(claim, paper, ours, command, verdict, reason="") -> dict:
-    return {"claim": claim, "paper": paper, "meshscope": ours, "command": command,
-            "verdict": verdict, "reason": reason}  # fmt: skip
 
 
 def shapes() -> list[dict]:

@@ -1,0 +1,199 @@
+"""SNN hypergraphs (seeds/004), §V: every partitioner × initial placement × refinement of its
+Table IV on the paper's networks (Table III), with its metrics, beside the paper's claims.
+
+Per network and partitioner, one process (its time and peak memory its own; a timeout stops
+it): the partition, its connectivity (eq. 7) and partitions, then each placement — Hilbert,
+spectral and minimum distance, each alone and refined by force — with the mapping metrics of
+Table I and the ELP. Hardware as the paper: ``seed004-small`` up to 2^26 synapses, then
+``seed004-large``. Partitioners: hierarchical, overlap, ordered sequential (the paper's
+baseline), unordered sequential and EdgeMap. Writes ``benchmarks/results/papers/
+snn_hypergraphs.json``; ``docs/reproduction.md`` renders the claims.
+
+    .venv/bin/python benchmarks/papers/snn_hypergraphs.py                 # hours
+    .venv/bin/python benchmarks/papers/snn_hypergraphs.py --networks lenet rand:n=16384,card=128
+    .venv/bin/python benchmarks/papers/snn_hypergraphs.py --quick         # a small rand network
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: common
+
+from common import claim_row, finish, parser, spawn  # noqa: E402
+
+PAPER = "SNN hypergraphs"
+NETWORKS = ("lenet", "alexnet", "vgg11", "mobilenet-v1", "rand:n=16384,card=128",
+            "rand:n=65536,card=192", "rand:n=262144,card=256")  # fmt: skip
+PARTITIONERS = ("hierarchical", "overlap", "sequential-ordered", "sequential", "edgemap")
+PLACERS = ("hilbert", "spectral", "min-distance", "hilbert+force", "spectral+force",
+           "min-distance+force")  # fmt: skip
+SMALL_UNTIL = 2**26  # synapses: seed004-small up to here, then seed004-large (§V-A)
+COMMAND = ".venv/bin/python benchmarks/papers/snn_hypergraphs.py"
+
+
+def child(spec: str) -> None:
+    """One network and partitioner: partition, then every placement, as one JSON line."""
+    a = json.loads(spec)
+    try:
+        out = one(a["network"], a["partitioner"], a["placers"])
+    except Exception as e:  # noqa: BLE001 - a row says what went wrong
+        out = {"error": f"{type(e).__name__}: {' '.join(str(e).split())[:300]}"}
+    print(json.dumps(out))
+
+
+def one(network: str, partitioner: str, placers: list[str]) -> dict:
+    from engine.hardware import load_hardware
+    from engine.mapping import Mapping
+    from engine.partition import make_partition
+    from engine.partition_graph import partition_graph
+    from engine.pipeline import Mapped, evaluate
+    from engine.placement import make_placement
+    from engine.specs import load_network_spec
+
+    net = load_network_spec(network)
+    hw = load_hardware("seed004-small" if net.n_synapses <= SMALL_UNTIL else "seed004-large")
+    t0 = time.perf_counter()
+    partition = make_partition(net, hw, partitioner)
+    seconds = time.perf_counter() - t0
+    graph = partition_graph(net, hw, partition)
+    out = {"hardware": hw.name, "partitions": int(partition.n_parts),
+           "connectivity": graph.connectivity, "seconds": seconds, "placements": {}}  # fmt: skip
+    for placer in placers:
+        t0 = time.perf_counter()
+        placement = make_placement(graph, hw, placer, seed=0)
+        placed = time.perf_counter() - t0
+        ev = evaluate(Mapped(net, hw, Mapping(partition, placement), graph, {}))
+        out["placements"][placer] = {**ev.metrics, "seconds": placed}
+    out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return out
+
+
+def ratios(runs: dict, a: str, b: str, key) -> dict[str, float]:
+    """Per network: ``key(run of a) / key(run of b)`` where both finished."""
+    out = {}
+    for net, by in runs.items():
+        if "error" not in by.get(a, {"error": 1}) and "error" not in by.get(b, {"error": 1}):
+            out[net] = key(by[a]) / key(by[b])
+    return out
+
+
+def best_elp(run: dict) -> float:
+    return min(p["elp"] for p in run["placements"].values())
+
+
+def connectivity(run: dict) -> float:
+    return run["connectivity"]
+
+
+def claims(runs: dict) -> list[dict]:
+    """The paper's §V-B claims, each with MeshScope's figure over the networks that ran."""
+
+    def summary(r: dict[str, float], how: str) -> str:
+        if not r:
+            return "—"
+        v = list(r.values())
+        figure = {"mean": sum(v) / len(v), "max": max(v), "min": min(v)}
+        if how == "range":
+            return f"{min(v):.2f}–{max(v):.2f}× ({len(v)} networks)"
+        return f"{how} {figure[how]:.2f}× ({len(v)} networks)"
+
+    def verdict(r: dict[str, float], within, direction) -> tuple[str, str]:
+        """``reproduced``: within the paper's figure; ``same shape``: on its side of 1
+        but not its size; else ``differs`` (each network's figure as the reason)."""
+        if not r:
+            return "cannot run", "no network finished both"
+        v = list(r.values())
+        each = ", ".join(f"{k} {x:.2f}×" for k, x in r.items())
+        if within(v):
+            return "reproduced", ""
+        return ("same shape", each) if direction(v) else ("differs", each)
+
+    rows = []
+
+    def add(claim, paper, r, how, within, direction):
+        v, why = verdict(r, within, direction)
+        rows.append(claim_row(claim, paper, summary(r, how), COMMAND, v, why))
+
+    mean = lambda v: sum(v) / len(v)  # noqa: E731
+    add("§V-B1 hierarchical's connectivity vs ordered sequential", "mean 0.47×",
+        ratios(runs, "hierarchical", "sequential-ordered", connectivity), "mean",
+        lambda v: 0.35 <= mean(v) <= 0.6, lambda v: mean(v) < 1)  # fmt: skip
+    add("§V-B1 hierarchical's connectivity vs overlap", "mean 0.95×",
+        ratios(runs, "hierarchical", "overlap", connectivity), "mean",
+        lambda v: 0.85 <= mean(v) <= 1.05, lambda v: mean(v) < 1)  # fmt: skip
+    add("§V-B1 overlap's connectivity vs ordered sequential", "0.32–0.91×",
+        ratios(runs, "overlap", "sequential-ordered", connectivity), "range",
+        lambda v: min(v) >= 0.32 and max(v) <= 0.91, lambda v: max(v) < 1)  # fmt: skip
+    add("§V-B1 unordered sequential vs ordered: connectivity", "up to 11.4×",
+        ratios(runs, "sequential", "sequential-ordered", connectivity), "max",
+        lambda v: 1 < max(v) <= 11.4, lambda v: max(v) > 1)  # fmt: skip
+    add("§V-B1 EdgeMap's connectivity vs overlap", "mean 8.5×",
+        ratios(runs, "edgemap", "overlap", connectivity), "mean",
+        lambda v: 6 <= mean(v) <= 11, lambda v: mean(v) > 1)  # fmt: skip
+    add("§V-B1 overlap's partitions vs the fewest of the others", "up to 5 % fewer",
+        {net: by["overlap"]["partitions"] / min(r["partitions"] for k, r in by.items()
+                                                if k != "overlap" and "error" not in r)
+         for net, by in runs.items() if "error" not in by.get("overlap", {"error": 1})
+         and any(k != "overlap" and "error" not in r for k, r in by.items())},
+        "min", lambda v: 0.95 <= min(v) < 1, lambda v: min(v) <= 1)  # fmt: skip
+    add("§V-B2 best ELP: hierarchical vs overlap", "mean 0.98×",
+        ratios(runs, "hierarchical", "overlap", best_elp), "mean",
+        lambda v: 0.88 <= mean(v) <= 1.08, lambda v: mean(v) < 1)  # fmt: skip
+    add("§V-B2 best ELP: overlap vs ordered sequential", "mean 0.63×",
+        ratios(runs, "overlap", "sequential-ordered", best_elp), "mean",
+        lambda v: 0.5 <= mean(v) <= 0.76, lambda v: mean(v) < 1)  # fmt: skip
+    refined = {}
+    for net, by in runs.items():
+        done = [r for r in by.values() if "error" not in r]
+        if done:
+            s = [r["placements"]["spectral+force"]["elp"] for r in done]
+            h = [r["placements"]["hilbert+force"]["elp"] for r in done]
+            refined[net] = sum(s) / sum(h)
+    add("§V-B2 after refinement: spectral vs Hilbert (ELP)", "spectral ahead (Allen V1)",
+        refined, "mean", lambda v: mean(v) <= 1, lambda v: mean(v) <= 1)  # fmt: skip
+    mindist = {}
+    for net, by in runs.items():
+        done = [r for r in by.values() if "error" not in r]
+        if done:
+            best = min(best_elp(r) for r in done)
+            mindist[net] = max(r["placements"]["min-distance"]["elp"] for r in done) / best
+    add("§V-B2 minimum distance within 2.18× of the best ELP", "≤ 2.18×", mindist, "max",
+        lambda v: max(v) <= 2.18, lambda v: max(v) <= 2.18)  # fmt: skip
+    return rows
+
+
+def main() -> None:
+    ap = parser(__doc__)
+    ap.add_argument("--networks", nargs="*", default=list(NETWORKS))
+    ap.add_argument("--partitioners", nargs="*", default=list(PARTITIONERS))
+    ap.add_argument(
+        "--timeout", type=float, default=3600, help="seconds per network and partitioner"
+    )
+    ap.add_argument("--child")
+    args = ap.parse_args()
+    if args.child:
+        child(args.child)
+        return
+    if args.quick:
+        args.networks, args.timeout = ["rand:n=2048,card=32"], 300
+    runs: dict[str, dict] = {}
+    for network in args.networks:
+        runs[network] = {}
+        for partitioner in args.partitioners:
+            r = spawn(__file__, args.timeout, network=network, partitioner=partitioner,
+                      placers=list(PLACERS))  # fmt: skip
+            runs[network][partitioner] = r
+            brief = {k: r.get(k) for k in ("partitions", "connectivity", "seconds", "error")}
+            print(json.dumps({"network": network, "partitioner": partitioner, **brief}),
+                  file=sys.stderr, flush=True)  # fmt: skip
+    finish(args, "papers/snn_hypergraphs", {"paper": PAPER, "runs": runs,
+                                            "rows": claims(runs)})  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
