@@ -190,7 +190,10 @@ def main() -> None:
             brief = {k: r.get(k) for k in ("partitions", "connectivity", "seconds", "error")}
             print(json.dumps({"network": network, "partitioner": partitioner, **brief}),
                   file=sys.stderr, flush=True)  # fmt: skip
-    finish(args, "papers/snn_hypergraphs", {"paper": PAPER, "runs": runs,
+    listed = [
+        {"network": n, "partitioner": k, **r} for n, by in runs.items() for k, r in by.items()
+    ]
+    finish(args, "papers/snn_hypergraphs", {"paper": PAPER, "runs": listed,
                                             "rows": claims(runs)})  # fmt: skip
 
 
