@@ -90,6 +90,34 @@ def connectivity(run: dict) -> float:
     return run["connectivity"]
 
 
+def mean(v: list[float]) -> float:
+    return sum(v) / len(v)
+
+
+# (claim, the paper's figure, partitioner a, partitioner b, the figure of a run, how the
+# networks' ratios a/b are summed up, within the paper's figure?, on its side of 1?)
+RATIO_CLAIMS = (
+    ("§V-B1 hierarchical's connectivity vs ordered sequential", "mean 0.47×", "hierarchical",
+     "sequential-ordered", connectivity, "mean", lambda v: 0.35 <= mean(v) <= 0.6,
+     lambda v: mean(v) < 1),
+    ("§V-B1 hierarchical's connectivity vs overlap", "mean 0.95×", "hierarchical", "overlap",
+     connectivity, "mean", lambda v: 0.85 <= mean(v) <= 1.05, lambda v: mean(v) < 1),
+    ("§V-B1 overlap's connectivity vs ordered sequential", "0.32–0.91×", "overlap",
+     "sequential-ordered", connectivity, "range", lambda v: min(v) >= 0.32 and max(v) <= 0.91,
+     lambda v: max(v) < 1),
+    ("§V-B1 unordered sequential vs ordered: connectivity", "up to 11.4×", "sequential",
+     "sequential-ordered", connectivity, "max", lambda v: 1 < max(v) <= 11.4,
+     lambda v: max(v) > 1),
+    ("§V-B1 EdgeMap's connectivity vs overlap", "mean 8.5×", "edgemap", "overlap", connectivity,
+     "mean", lambda v: 6 <= mean(v) <= 11, lambda v: mean(v) > 1),
+    ("§V-B2 best ELP: hierarchical vs overlap", "mean 0.98×", "hierarchical", "overlap",
+     best_elp, "mean", lambda v: 0.88 <= mean(v) <= 1.08, lambda v: mean(v) < 1),
+    ("§V-B2 best ELP: overlap vs ordered sequential", "mean 0.63×", "overlap",
+     "sequential-ordered", best_elp, "mean", lambda v: 0.5 <= mean(v) <= 0.76,
+     lambda v: mean(v) < 1),
+)  # fmt: skip
+
+
 def claims(runs: dict) -> list[dict]:
     """The paper's §V-B claims, each with MeshScope's figure over the networks that ran."""
 
@@ -119,34 +147,14 @@ def claims(runs: dict) -> list[dict]:
         v, why = verdict(r, within, direction)
         rows.append(claim_row(claim, paper, summary(r, how), COMMAND, v, why))
 
-    mean = lambda v: sum(v) / len(v)  # noqa: E731
-    add("§V-B1 hierarchical's connectivity vs ordered sequential", "mean 0.47×",
-        ratios(runs, "hierarchical", "sequential-ordered", connectivity), "mean",
-        lambda v: 0.35 <= mean(v) <= 0.6, lambda v: mean(v) < 1)  # fmt: skip
-    add("§V-B1 hierarchical's connectivity vs overlap", "mean 0.95×",
-        ratios(runs, "hierarchical", "overlap", connectivity), "mean",
-        lambda v: 0.85 <= mean(v) <= 1.05, lambda v: mean(v) < 1)  # fmt: skip
-    add("§V-B1 overlap's connectivity vs ordered sequential", "0.32–0.91×",
-        ratios(runs, "overlap", "sequential-ordered", connectivity), "range",
-        lambda v: min(v) >= 0.32 and max(v) <= 0.91, lambda v: max(v) < 1)  # fmt: skip
-    add("§V-B1 unordered sequential vs ordered: connectivity", "up to 11.4×",
-        ratios(runs, "sequential", "sequential-ordered", connectivity), "max",
-        lambda v: 1 < max(v) <= 11.4, lambda v: max(v) > 1)  # fmt: skip
-    add("§V-B1 EdgeMap's connectivity vs overlap", "mean 8.5×",
-        ratios(runs, "edgemap", "overlap", connectivity), "mean",
-        lambda v: 6 <= mean(v) <= 11, lambda v: mean(v) > 1)  # fmt: skip
+    for claim, paper, a, b, key, how, within, direction in RATIO_CLAIMS:
+        add(claim, paper, ratios(runs, a, b, key), how, within, direction)
     add("§V-B1 overlap's partitions vs the fewest of the others", "up to 5 % fewer",
         {net: by["overlap"]["partitions"] / min(r["partitions"] for k, r in by.items()
                                                 if k != "overlap" and "error" not in r)
          for net, by in runs.items() if "error" not in by.get("overlap", {"error": 1})
          and any(k != "overlap" and "error" not in r for k, r in by.items())},
         "min", lambda v: 0.95 <= min(v) < 1, lambda v: min(v) <= 1)  # fmt: skip
-    add("§V-B2 best ELP: hierarchical vs overlap", "mean 0.98×",
-        ratios(runs, "hierarchical", "overlap", best_elp), "mean",
-        lambda v: 0.88 <= mean(v) <= 1.08, lambda v: mean(v) < 1)  # fmt: skip
-    add("§V-B2 best ELP: overlap vs ordered sequential", "mean 0.63×",
-        ratios(runs, "overlap", "sequential-ordered", best_elp), "mean",
-        lambda v: 0.5 <= mean(v) <= 0.76, lambda v: mean(v) < 1)  # fmt: skip
     refined = {}
     for net, by in runs.items():
         done = [r for r in by.values() if "error" not in r]
