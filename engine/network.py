@@ -329,11 +329,12 @@ class Network:
             counts[self.members[p.source]] += p.fan_out()
         indptr = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(counts, out=indptr[1:])
-        unit = self.weights is None and all(p.unit_weights for p in self.projections)
         indices = np.empty(int(indptr[-1]), dtype=np.int32)
-        weights = None if unit else np.empty(indices.size, dtype=np.float32)
+        weights = None if self._unit_weights else np.empty(indices.size, dtype=np.float32)
         fill = indptr[:-1].copy()
-        own = np.ones(self.n_explicit, np.float32) if self.weights is None else self.weights
+        own = self.weights  # the listed synapses' weights: 1 unless given, none if unit
+        if own is None:
+            own = np.ones(0 if weights is None else self.n_explicit, np.float32)
         _scatter_rows(self.sources, self.indices, own, fill, indices, weights)
         for p in self.projections:
             s, d, w = p.expand()
@@ -343,14 +344,19 @@ class Network:
         _sort_rows(indptr, indices, weights)
         return replace(self, indptr=indptr, indices=indices, weights=weights, projections=())
 
+    @property
+    def _unit_weights(self) -> bool:
+        """Whether every synapse, listed or structured, has weight 1 (explicit() stores none)."""
+        return self.weights is None and all(p.unit_weights for p in self.projections)
+
     def explicit_bytes(self) -> int:
         """Peak bytes of ``explicit()``: the expanded CSR (a 4-byte target a synapse, and a
         4-byte weight unless every weight is 1) and the largest projection's expansion (two
         8-byte indices, a weight and two 8-byte global indices a synapse, twice over while
         its taps are joined)."""
-        unit = self.weights is None and all(p.unit_weights for p in self.projections)
         largest = max((p.n_synapses for p in self.projections), default=0)
-        return self.n_synapses * (4 if unit else 8) + 16 * (self.n_neurons + 1) + largest * 56
+        per_synapse = 4 if self._unit_weights else 8
+        return self.n_synapses * per_synapse + 16 * (self.n_neurons + 1) + largest * 56
 
     @property
     def n_populations(self) -> int:
