@@ -20,6 +20,7 @@ import shlex
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 __all__ = [
@@ -124,6 +125,38 @@ def spawn(script: str, timeout_s: float | None = None, **kw) -> dict:
         return {"error": (done.stderr.strip().splitlines() or ["no output"])[-1][:300]}
 
 
+def mtkahypar_partition(network, hardware, k: int):
+    """Mt-KaHyPar (one thread, seed 0, km1 — eq. 7's connectivity — with ε = 0.03) on
+    ``network``'s hypergraph, exported as hMETIS, into ``k`` blocks of at most C_npc nodes
+    each (the one core limit it can express): the ``Partition`` of its non-empty blocks, its
+    seconds and the km1 it reports. Needs the ``mtkahypar`` package (``make bench`` installs
+    it; MeshScope itself does not depend on it)."""
+    import mtkahypar
+    import numpy as np
+
+    from engine.io.hgr import write_hgr
+    from engine.mapping import Partition
+    from engine.resources import capacity
+
+    cap = capacity(network, hardware)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "net.hgr"
+        write_hgr(network, path)
+        start = time.perf_counter()
+        mtk = mtkahypar.initialize(1)
+        mtkahypar.set_seed(0)
+        ctx = mtk.context_from_preset(mtkahypar.PresetType.DEFAULT)
+        ctx.set_partitioning_parameters(k, 0.03, mtkahypar.Objective.KM1)
+        ctx.set_individual_target_block_weights([cap.neurons] * k)
+        ctx.logging = False
+        hg = mtk.hypergraph_from_file(str(path), ctx, mtkahypar.FileFormat.HMETIS)
+        phg = hg.partition(ctx)
+        seconds = time.perf_counter() - start
+        blocks = np.asarray(phg.get_partition(), dtype=np.int64)
+    _, assignment = np.unique(blocks, return_inverse=True)
+    return Partition(assignment), seconds, phg.km1()
+
+
 def claim_row(claim, paper, ours, command, verdict, reason="") -> dict:
     """A paper's claim beside MeshScope's figure (``report.paper_rows`` renders them)."""
     return {"claim": claim, "paper": paper, "meshscope": ours, "command": command,
@@ -132,22 +165,29 @@ def claim_row(claim, paper, ours, command, verdict, reason="") -> dict:
 
 def es_curves(network, hardware, seeds, **config):
     """Nested ES runs, one per seed (``ESConfig`` ``config``): the best-so-far objective after
-    each evaluation, a row per seed; and the share of partitioning generations that accepted
-    no offspring (stalled), averaged over the seeds."""
+    each evaluation, a row per seed; and how often a partitioning generation found no
+    improvement (Loihi 2 mapping ES §5.5: none of its offspring better than the best so far;
+    an offspring equal to its parent is accepted, but improves nothing), averaged over the
+    seeds: ``{"share": over the run, "first_third": over its first third of generations}``."""
     import numpy as np
 
     from engine.search import ESConfig, NestedES
 
-    rows, stalled = [], []
+    rows, share, first = [], [], []
     for seed in seeds:
         result = NestedES(network, hardware, ESConfig(seed=seed, **config)).run()
         rows.append(np.minimum.accumulate([r.fitness for r in result.history]))
-        gens: dict[int, list[bool]] = {}
+        best, gens = np.inf, {}  # generation -> (best before it, its offspring's best)
         for r in result.history:
             if r.level == "partition":
-                gens.setdefault(r.generation, []).append(r.accepted)
-        stalled.append(sum(not any(a) for a in gens.values()) / max(1, len(gens)))
-    return np.array(rows), float(np.mean(stalled))
+                before, kids = gens.get(r.generation, (best, np.inf))
+                gens[r.generation] = (before, min(kids, r.fitness))
+            best = min(best, r.fitness)
+        stalled = [kids >= before for before, kids in gens.values()]
+        share.append(float(np.mean(stalled)) if stalled else 0.0)
+        third = stalled[: max(1, len(stalled) // 3)]
+        first.append(float(np.mean(third)) if third else 0.0)
+    return np.array(rows), {"share": float(np.mean(share)), "first_third": float(np.mean(first))}
 
 
 def final_stats(rows) -> dict:

@@ -4,8 +4,8 @@ Runs every registered hypergraph partitioner on the SNN hypergraphs random netwo
 fresh process so that its peak memory is its own, and prints JSON rows: partitions,
 connectivity (eq. 7), seconds, peak resident memory, and whether every core limit
 holds. Hardware follows SNN hypergraphs §V-A: "small" (Loihi's limits) up to 2^26 synapses,
-"large" beyond. If the `mtkahypar` package is installed (it is not a dependency of
-MeshScope: `pip install mtkahypar`), it partitions the same hypergraph — exported as
+"large" beyond. If the `mtkahypar` package is installed (not a dependency of MeshScope;
+`make bench` installs it, the `bench` extra), it partitions the same hypergraph — exported as
 hMETIS — into the same number of blocks as our best partition with at most C_npc
 nodes per block (the one limit it can express), minimizing km1 (= eq. 7); its row says
 which of our other limits it breaks.
@@ -54,42 +54,21 @@ def run_one(spec: str, hardware: str, partitioner: str) -> dict:
 
 
 def run_mtkahypar(spec: str, hardware: str, k: int) -> dict:
-    import mtkahypar
-    import numpy as np
-
     from engine.hardware import load_hardware
-    from engine.io.hgr import write_hgr
-    from engine.mapping import Partition
     from engine.partition_graph import partition_graph
-    from engine.resources import capacity
     from engine.specs import load_network_spec
 
     net, hw = load_network_spec(spec), load_hardware(hardware)
-    cap = capacity(net, hw)
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "net.hgr"
-        write_hgr(net, path)
-        start = time.perf_counter()
-        mtk = mtkahypar.initialize(1)
-        mtkahypar.set_seed(0)
-        ctx = mtk.context_from_preset(mtkahypar.PresetType.DEFAULT)
-        ctx.set_partitioning_parameters(k, 0.03, mtkahypar.Objective.KM1)
-        ctx.set_individual_target_block_weights([cap.neurons] * k)
-        ctx.logging = False
-        hg = mtk.hypergraph_from_file(str(path), ctx, mtkahypar.FileFormat.HMETIS)
-        phg = hg.partition(ctx)
-        seconds = time.perf_counter() - start
-        blocks = np.asarray(phg.get_partition(), dtype=np.int64)
-    used, assignment = np.unique(blocks, return_inverse=True)
-    stats = partition_graph(net, hw, Partition(assignment))
+    part, seconds, km1 = common.mtkahypar_partition(net, hw, k)
+    stats = partition_graph(net, hw, part)
     return {
-        "partitions": int(used.size),
+        "partitions": int(part.n_parts),
         "connectivity": stats.connectivity,
         "seconds": seconds,
         "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "limits_ok": not stats.limit_violations(hw),
         "violations": stats.limit_violations(hw)[:3],
-        "km1_reported": phg.km1(),
+        "km1_reported": km1,
     }
 
 

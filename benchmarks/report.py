@@ -653,6 +653,39 @@ def simulate_speed(d: dict) -> Table:
     return Table(header, rows)
 
 
+def simulate_processes(d: dict) -> Table:
+    rows = []
+    for r in d.get("processes", []):
+        m, b = r["meshscope"], r.get("booksim2")
+        rows.append(
+            [
+                f"{r['mesh'].replace('x', '×')} at {r['rate']}",
+                whole(r["measured_cycles"]),
+                num(m["process_wall_s"], 1),
+                whole(m["process_cycles_per_s"]),
+                whole(m["warm_cycles_per_s"]),
+                num(b["wall_s"], 1) if b else "—",
+                whole(b["cycles_per_s"]) if b else "—",
+                f"{num(r['process_speedup'], 1)}×" if b else "—",
+                f"{num(r['warm_speedup'], 1)}×" if b else "—",
+                f"{whole(m['peak_rss_mb'])} / {whole(b['peak_rss_mb'])} MB" if b else "—",
+            ]
+        )
+    header = [
+        "uniform traffic",
+        "measured cycles",
+        "MeshScope process s",
+        "its cycles/s",
+        "warm cycles/s",
+        "BookSim2 process s",
+        "its cycles/s",
+        "whole process ×",
+        "warm ×",
+        "peak memory (MeshScope / BookSim2)",
+    ]
+    return Table(header, rows)
+
+
 def simulate_memory(d: dict) -> Table:
     rows = [
         [
@@ -817,6 +850,27 @@ def paper_rows(d: dict) -> Table:
     return Table(["claim", "paper", "MeshScope", "verdict", "rerun with"], rows)
 
 
+def hypergraph_runs(d: dict) -> Table:
+    """The SNN-hypergraphs comparison run by run: each network and partitioner, its partitions,
+    connectivity, best ELP (and the placement that gave it), time and peak memory."""
+    rows = []
+    for r in d["runs"]:
+        name = [f"`{r['network']}`", r["partitioner"]]
+        if "error" in r:
+            rows.append([*name, "—", "—", "—", "—", "—", r["error"]])
+            continue
+        placer, best = min(r["placements"].items(), key=lambda kv: kv[1]["elp"])
+        broken = r.get("limits_broken")
+        rows.append([
+            *name, whole(r["partitions"]), whole(r["connectivity"]),
+            f"{best['elp']:.3g} ({placer})", num(r["seconds"], 1), whole(r["peak_mb"]),
+            ("breaks " + "; ".join(broken)) if broken else "",
+        ])  # fmt: skip
+    header = ["network", "partitioner", "partitions", "connectivity", "best ELP (placement)",
+              "partition s", "peak MB", "note"]  # fmt: skip
+    return Table(header, rows)
+
+
 def network_maps(d: dict) -> Table:
     """The real networks mapped end to end: phases, peak memory, against the targets."""
     t = d["targets"]
@@ -847,6 +901,7 @@ TABLES: dict[str, tuple[str, Callable[[dict], Table]]] = {
     "reproduction.senmap": ("papers/senmap", paper_rows),
     "reproduction.mosaic": ("papers/mosaic", paper_rows),
     "reproduction.snn-hypergraphs": ("papers/snn_hypergraphs", paper_rows),
+    "reproduction.snn-hypergraphs-runs": ("papers/snn_hypergraphs", hypergraph_runs),
     "model.placements": ("heuristics", model_placements),
     "model.linear-patterns": ("linear_patterns", linear_patterns),
     "simulator.booksim": ("booksim_compare", booksim_patterns),
@@ -874,6 +929,7 @@ TABLES: dict[str, tuple[str, Callable[[dict], Table]]] = {
     "performance.simulate": ("simulate", simulate_speed),
     "performance.steps": ("simulate", simulate_steps),
     "performance.memory": ("simulate", simulate_memory),
+    "performance.processes": ("simulate", simulate_processes),
     "performance.evaluate": ("evaluate", evaluate_speed),
     "performance.page": ("page", page_speed),
     "performance.gc": ("gc_pause", gc_pause),
