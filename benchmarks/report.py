@@ -807,6 +807,21 @@ def readme_speed(_: dict) -> Table:
                     source(sim),
                 ]
             )
+    for r in sim.get("processes", []):
+        if r["mesh"] == "8x8" and r["rate"] == 0.2:
+            b = (
+                f" ({num(r['process_speedup'], 1)}× faster than BookSim2's)"
+                if "booksim2" in r
+                else ""
+            )
+            rows.append(
+                [
+                    "a whole `meshscope simulate` process, 8×8 at 0.2, "
+                    f"{whole(r['measured_cycles'])} cycles",
+                    f"{num(r['meshscope']['process_wall_s'], 1)} s{b}",
+                    source(sim),
+                ]
+            )
     step = sim["steps"][0]
     rows.append(
         [
@@ -857,17 +872,21 @@ def hypergraph_runs(d: dict) -> Table:
     for r in d["runs"]:
         name = [f"`{r['network']}`", r["partitioner"]]
         if "error" in r:
-            rows.append([*name, "—", "—", "—", "—", "—", r["error"]])
+            rows.append([*name, "—", "—", "—", "—", "—", "—", r["error"]])
             continue
         placer, best = min(r["placements"].items(), key=lambda kv: kv[1]["elp"])
         broken = r.get("limits_broken")
         rows.append([
             *name, whole(r["partitions"]), whole(r["connectivity"]),
-            f"{best['elp']:.3g} ({placer})", num(r["seconds"], 1), whole(r["peak_mb"]),
+            f"{best['elp']:.3g} ({placer})",
+            " / ".join(f"{r['fill'][k]:.0%}" for k in ("neurons", "axons", "synapses"))
+            if "fill" in r else "—",
+            num(r["seconds"], 1), whole(r["peak_mb"]),
             ("breaks " + "; ".join(broken)) if broken else "",
         ])  # fmt: skip
     header = ["network", "partitioner", "partitions", "connectivity", "best ELP (placement)",
-              "partition s", "peak MB", "note"]  # fmt: skip
+              "cores' fill: neurons / axons / synapses", "partition s", "peak MB",
+              "note"]  # fmt: skip
     return Table(header, rows)
 
 

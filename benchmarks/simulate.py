@@ -9,7 +9,11 @@ timed as many times. The two alternate run by run, so both see the same load on 
 machine; ``speedup`` compares their fastest runs (the least disturbed), ``speedup_median``
 their medians, ``speedup_paired`` each MeshScope run with the BookSim2 run right after it
 (median, min and max of those ratios). ``steps``: one pipelined time step of sparse-mlp-1
-on loihi2 and of sparse-mlp-2 on loihi2-x8 (min+2, spread-col), warm. ``memory``: whole
+on loihi2 and of sparse-mlp-2 on loihi2-x8 (min+2, spread-col), warm. ``processes``: the
+four reference cases at ten times their cycles as a user runs them — ``meshscope simulate``
+and BookSim2 each a whole process, alternating (``process_speedup``: BookSim2's median wall
+time over MeshScope's for the same measured cycles and drain), with MeshScope's warm
+in-process run beside them (``warm_speedup``) and both processes' peak memory. ``memory``: whole
 ``meshscope simulate`` processes (8×8 uniform at 0.2, the reference router, no warm-up) of
 20k, 200k and 2M measured cycles, and a 64×64 mesh at 0.02 for 100k cycles: each process's
 peak resident memory, its wall time, and the run's own ``wall_s`` and cycles per second
@@ -49,6 +53,9 @@ CONFIGS = [  # (mesh side, offered rate, measured cycles): the reference speed t
     (32, 0.02, 1_000),
 ]
 STEPS = [("sparse-mlp-1", "loihi2"), ("sparse-mlp-2", "loihi2-x8")]
+PROCESSES = [  # the reference cases at ten times their cycles, each as a whole process
+    (k, rate, 10 * cycles) for k, rate, cycles in CONFIGS
+]
 MEMORY = [  # (mesh side, offered rate, measured cycles): whole processes, peak memory
     (8, 0.2, 20_000),
     (8, 0.2, 200_000),
@@ -179,26 +186,82 @@ def time_steps(repeats: int, steps=STEPS) -> list[dict]:
     return out
 
 
-def process_memory(k: int, rate: float, cycles: int) -> dict:
-    """One ``meshscope simulate`` process under GNU time (``/usr/bin/time -v``: a child of
-    this process would count this process's memory, copied when it forked, in its own
-    peak): its peak resident memory and wall time, and the figures it printed."""
-    argv = ["/usr/bin/time", "-v", sys.executable, "-m", "explorer.cli", "simulate",
-            "--pattern", "uniform", "--mesh", f"{k}x{k}", "--rate", str(rate), "--packet", "1",
-            "--vcs", "2", "--buf", "8", "--warmup", "0", "--seed", "1", "--json", "--cycles",
-            str(cycles)]  # fmt: skip
+def gnu_time(argv: list[str]) -> tuple[float, float, str]:
+    """One process under GNU time (``/usr/bin/time -v``: a child of this process would count
+    this process's memory, copied when it forked, in its own peak): its wall time, peak
+    resident memory (MB) and standard output."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     start = time.perf_counter()
-    done = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=ROOT, check=True)
+    done = subprocess.run(["/usr/bin/time", "-v", *argv], capture_output=True, text=True,
+                          env=env, cwd=ROOT, check=True, timeout=3600)  # fmt: skip
     wall = time.perf_counter() - start
     rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", done.stderr)
-    data = json.loads(done.stdout)
+    return wall, int(rss.group(1)) / 1024, done.stdout
+
+
+def meshscope_process(k: int, rate: float, cycles: int) -> dict:
+    """One ``meshscope simulate`` process (8×8 uniform …, the reference router, no warm-up):
+    its wall time and peak memory, and the figures it printed."""
+    argv = [sys.executable, "-m", "explorer.cli", "simulate", "--pattern", "uniform",
+            "--mesh", f"{k}x{k}", "--rate", str(rate), "--packet", "1", "--vcs", "2",
+            "--buf", "8", "--warmup", "0", "--seed", "1", "--json",
+            "--cycles", str(cycles)]  # fmt: skip
+    wall, rss, out = gnu_time(argv)
+    data = json.loads(out)
+    return {
+        "cycles": data["cycles"], "peak_rss_mb": rss, "process_wall_s": wall,
+        "wall_s": data["wall_s"], "cycles_per_s": data["cycles_per_s"], "stable": data["stable"],
+    }  # fmt: skip
+
+
+def process_memory(k: int, rate: float, cycles: int) -> dict:
+    """A whole process's peak memory, wall time and run figures, with the load it ran under."""
     return {
         "mesh": f"{k}x{k}", "rate": rate, "measured_cycles": cycles,
-        "cycles": data["cycles"], "peak_rss_mb": int(rss.group(1)) / 1024,
-        "process_wall_s": wall, "wall_s": data["wall_s"], "cycles_per_s": data["cycles_per_s"],
-        "stable": data["stable"], "load_avg_1min": os.getloadavg()[0],
+        **meshscope_process(k, rate, cycles), "load_avg_1min": os.getloadavg()[0],
     }  # fmt: skip
+
+
+def whole_process(k: int, rate: float, cycles: int, noc, repeats: int, booksim: str | None):
+    """A reference case at ten times its cycles as a user runs it: ``meshscope simulate`` and
+    BookSim2 each as whole processes (imports and loading the compiled kernels included),
+    alternating; beside them MeshScope's warm run in this process (compiled already).
+    BookSim2 has no warm-up to leave out: its whole process is its only figure."""
+    run = SyntheticRun("uniform", k, k, rate=rate, warmup=0, cycles=cycles)
+    run_synthetic(noc, SyntheticRun("uniform", k, k, rate=rate, warmup=0, cycles=50))  # compile
+    mine, theirs, warm = [], [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        cfg = Path(tmp) / "booksim.cfg"
+        cfg.write_text(booksim_config(k, rate, cycles, noc))
+        for _ in range(repeats):
+            mine.append(meshscope_process(k, rate, cycles))
+            warm.append(run_synthetic(noc, run, seed=1))
+            if booksim:
+                wall, rss, out = gnu_time([booksim, str(cfg)])
+                theirs.append((wall, rss, out))
+    wall = statistics.median(m["process_wall_s"] for m in mine)
+    simulated = mine[0]["cycles"]
+    warm_s = statistics.median(r.wall_s for r in warm)
+    row = {
+        "mesh": f"{k}x{k}", "rate": rate, "measured_cycles": cycles,
+        "meshscope": {
+            "cycles": simulated, "process_wall_s": wall,
+            "process_wall_s_runs": [m["process_wall_s"] for m in mine],
+            "process_cycles_per_s": simulated / wall,
+            "warm_wall_s": warm_s, "warm_cycles_per_s": warm[0].cycles / warm_s,
+            "peak_rss_mb": max(m["peak_rss_mb"] for m in mine),
+        },
+        "load_avg_1min": os.getloadavg()[0],
+    }  # fmt: skip
+    if booksim:
+        b = booksim_figures([w for w, _, _ in theirs], theirs[-1][2], cycles)
+        b["peak_rss_mb"] = max(r for _, r, _ in theirs)
+        row["booksim2"] = b
+        # the same job's wall times: one measured period and its drain (BookSim2 does not
+        # print the cycles its drain took, so cycles per second would count them for us only)
+        row["process_speedup"] = b["wall_s"] / wall
+        row["warm_speedup"] = b["wall_s"] / warm_s
+    return row
 
 
 def main() -> None:
@@ -207,14 +270,15 @@ def main() -> None:
     args = ap.parse_args()
     noc = NocConstants()
     booksim = os.environ.get("BOOKSIM")
-    configs, steps, memory = CONFIGS, STEPS, MEMORY
+    configs, steps, memory, processes = CONFIGS, STEPS, MEMORY, PROCESSES
     if args.quick:  # a short run of the first case and the first step, once
         configs, steps, args.repeats = [(8, 0.05, 500)], STEPS[:1], 1
-        memory = [(8, 0.2, 500), (4, 0.02, 500)]
+        memory, processes = [(8, 0.2, 500), (4, 0.02, 500)], [(4, 0.05, 500)]
     rows = [compare(k, rate, cycles, noc, args.repeats, booksim) for k, rate, cycles in configs]
     out = {
         "synthetic": rows,
         "steps": time_steps(args.repeats, steps),
+        "processes": [whole_process(*case, noc, args.repeats, booksim) for case in processes],
         "memory": [process_memory(*case) for case in memory],
         "booksim2": booksim or None,
         "cpus": os.cpu_count(),
