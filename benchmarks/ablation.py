@@ -33,7 +33,11 @@ def main():
     grid = np.zeros((len(lambdas), len(lambdas)))
     out = {"budget": budget, "seeds": len(seeds)}
     for name, (rows, stalled) in runs.items():
-        out[name] = {"best_latency_us": final_stats(rows), "partition_generations_stalled": stalled}
+        out[name] = {
+            "best_latency_us": final_stats(rows),
+            "partition_generations_stalled": stalled["share"],  # found no improvement
+            "partition_generations_stalled_first_third": stalled["first_third"],
+        }
     out["lambda_grid"] = {}
     for i, lp in enumerate(lambdas):
         for j, lq in enumerate(lambdas):
