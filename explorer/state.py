@@ -335,6 +335,9 @@ class ExplorerState(param.Parameterized):
         doc="the evaluation whose mapping `simulated` is (stale when not the shown one)",
     )  # fmt: skip
     simulating = param.Boolean(default=False, doc="a simulation of the shown mapping is running")
+    simulating_cycles = param.Integer(
+        default=0, doc="cycles the running simulation has reached (for a long step's card)"
+    )
     simulated_error = param.String(default="", doc="why the shown mapping was not simulated")
     start_simulated_us = param.Number(
         default=None, allow_None=True, doc="the starting mapping's simulated step (µs)"

@@ -18,6 +18,7 @@ search has the processor). No UI toolkit is imported here.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 
 from engine.errors import Cancelled, failure_text
@@ -26,6 +27,8 @@ from engine.pipeline import Mapped
 from engine.simulate import simulate_step
 
 __all__ = ["StepRunner"]
+
+PROGRESS_S = 1.0  # how often a long step's simulation tells the page how far it has got
 
 WATCHED = (
     "evaluation",
@@ -84,7 +87,7 @@ class StepRunner:
             jobs.append((shown, s.shown_mapping()))
         jobs = [(ev, mapping, s.known_graph(mapping)) for ev, mapping in jobs]
         self._for = shown
-        s.param.update(simulating=True, simulated_error="")
+        s.param.update(simulating=True, simulated_error="", simulating_cycles=0)
         args = (s.network, s.hardware, jobs, s.access.cycles, cancel)
         self._thread = threading.Thread(
             target=self._run, args=args, name="meshscope-step", daemon=True
@@ -108,10 +111,12 @@ class StepRunner:
             try:
                 if graph is None:
                     graph = partition_graph(network, hardware, mapping.partition)
+                shown = evaluation is jobs[-1][0]  # (the start's step reports nothing)
                 result = simulate_step(
                     Mapped(network, hardware, mapping, graph), mode=self.mode, seed=self.seed,
                     limit_cycles=limit_cycles, cancel=cancel,
                     window=limit_cycles,  # one window: each buffer's peak over the step
+                    progress=self._reporter(evaluation, cancel) if shown else None,
                 )  # fmt: skip
             except Cancelled:
                 return
@@ -121,7 +126,25 @@ class StepRunner:
                 return
             self.schedule(lambda ev=evaluation, r=result: self._publish(ev, r, cancel))
 
+    def _reporter(self, evaluation, cancel: threading.Event):
+        """A ``simulate_step`` progress callback that tells the page how far a long step has
+        got, at most once every ``PROGRESS_S`` seconds (a short step says nothing)."""
+        last = [time.perf_counter()]
+
+        def report(cycles: int) -> None:
+            now = time.perf_counter()
+            if now - last[0] >= PROGRESS_S:
+                last[0] = now
+                self.schedule(lambda: self._progress(evaluation, cycles, cancel))
+
+        return report
+
     # ------------------------------------------------------------ session side
+    def _progress(self, evaluation, cycles: int, cancel: threading.Event) -> None:
+        s = self.state
+        if evaluation is s.shown_evaluation and s.simulating and not cancel.is_set():
+            s.param.update(simulating_cycles=cycles)
+
     def _publish(self, evaluation, result, cancel: threading.Event) -> None:
         s = self.state
         updates = {}

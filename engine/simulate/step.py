@@ -193,6 +193,7 @@ def simulate_step(
     cancel=None,
     track: tuple[int, int] | None = None,
     backpressure: bool = True,
+    progress=None,
 ) -> StepResult:
     """Simulate one time step of ``mapped`` (an ``engine.pipeline.Mapped``).
 
@@ -203,7 +204,8 @@ def simulate_step(
     route to log hop by hop (``Machine.track``; ``engine.simulate.walk`` reads it).
     ``backpressure``: cores serve messages one after another and hold their buffer slots
     meanwhile (the default); False: cores never push back (see the module's note).
-    Deterministic for a seed.
+    ``progress``: called with the cycles simulated so far every ``CANCEL_CHECK_CYCLES``
+    cycles (the results do not depend on it). Deterministic for a seed.
     """
     if mode not in MODES:
         raise SpecError(f"mode must be {' or '.join(MODES)}, not {mode!r}")
@@ -278,10 +280,11 @@ def simulate_step(
     while status != F.IDLE_END and machine.t < limit_cycles:  # in slices, to hear a cancel
         if cancel is not None and cancel.is_set():
             raise Cancelled("the step's simulation was cancelled")
-        until = (
-            limit_cycles if cancel is None else min(limit_cycles, machine.t + CANCEL_CHECK_CYCLES)
-        )
+        sliced = cancel is not None or progress is not None
+        until = min(limit_cycles, machine.t + CANCEL_CHECK_CYCLES) if sliced else limit_cycles
         status = machine.advance(until, stop_when_idle=True)
+        if progress is not None:
+            progress(machine.t)
     if status != F.IDLE_END:
         raise SpecError(
             f"the step did not finish within {limit_cycles} cycles; raise the limit or check "

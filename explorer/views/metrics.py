@@ -191,6 +191,16 @@ def card_html(
     )
 
 
+def _so_far(s: ExplorerState) -> str:
+    """How far a long simulation has got against the model's step, '12 % of the model's
+    step' ("" before its first report)."""
+    if not (s.simulating and s.simulating_cycles and s.shown_evaluation is not None):
+        return ""
+    model_cycles = s.shown_evaluation.latency_us * 1000.0 / s.hardware.noc.cycle_ns
+    done = s.simulating_cycles / model_cycles if model_cycles > 0 else 0.0
+    return f"{100 * done:.0f} % of the model's step"
+
+
 def simulated_card(state: ExplorerState, badge: str = "") -> str:
     """The card of the shown mapping's simulated step: its value once the background
     simulation (``explorer.step_runner``) has it, greyed while a newer one runs."""
@@ -203,11 +213,13 @@ def simulated_card(state: ExplorerState, badge: str = "") -> str:
         return card_html("simulated", "Simulated step", "—", f"not simulated: {reason}", extra)
     if result is None:
         return card_html(
-            "simulated", "Simulated step", "…", "simulating, flit by flit", extra, badge
-        )
+            "simulated", "Simulated step", "…",
+            f"simulating: {_so_far(s)}" if _so_far(s) else "simulating, flit by flit", extra,
+            badge,
+        )  # fmt: skip
     unit = f"µs, bound by {result.bound}"
     if s.simulating or not current:
-        unit = "simulating the change…"
+        unit = f"simulating the change: {_so_far(s)}" if _so_far(s) else "simulating the change…"
     elif s.start_simulated_us:
         pct = 100.0 * (result.step_us - s.start_simulated_us) / s.start_simulated_us
         unit = f"µs, {format_change(pct)} vs start"
@@ -233,7 +245,7 @@ class MetricsView(pn.viewable.Viewer):
             self._refresh,
             ["evaluation", "start_evaluation", "search_best_evaluation", "search_running",
              "follow_best", "best_on_mesh", "picked_evaluation", "simulated", "simulating",
-             "simulated_error",
+             "simulated_error", "simulating_cycles",
              "start_simulated_us"],
         )  # fmt: skip
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+
 import pytest
 
 from engine.pipeline import Mapped
@@ -155,3 +157,36 @@ def test_the_card_shows_the_step_when_it_arrives_and_greys_it_while_a_newer_runs
     pct = 100 * (state.simulated.step_us / state.start_simulated_us - 1)
     assert f"{format_change(pct)} vs start" in cards.html and "pending" not in cards.html
     assert 'data-testid="metric-simulated"' not in MetricsView(state=state).html  # opt-in
+
+
+def test_a_long_step_tells_the_card_how_far_it_has_got(state, monkeypatch):
+    import explorer.step_runner as step_runner
+    from explorer.views.metrics import simulated_card
+
+    monkeypatch.setattr(step_runner, "PROGRESS_S", 0.0)  # every slice reports
+    later = Later()
+    runner = StepRunner(state, later)
+    runner.request()
+    runner.join(60)
+    shown = state.shown_evaluation
+    reports = list(later.calls)  # progress reports, then the result
+    assert len(reports) >= 2
+    reports[0]()  # the first report: the card says how far the simulation has got
+    assert state.simulating and state.simulating_cycles > 0
+    model_cycles = shown.latency_us * 1000 / state.hardware.noc.cycle_ns
+    pct = round(100 * state.simulating_cycles / model_cycles)
+    assert f"simulating: {pct} % of the model's step" in html.unescape(simulated_card(state))
+    later.run()  # the remaining reports and the result
+    assert not state.simulating and state.simulated_of is shown
+    assert "of the model's step" not in simulated_card(state)
+
+
+def test_progress_leaves_the_step_as_it_is(state):
+    mapped = Mapped.of(state.network, state.hardware, state.mapping)
+    seen = []
+    plain = simulate_step(mapped, seed=0)
+    reported = simulate_step(mapped, seed=0, progress=seen.append)
+    assert reported.step_cycles == plain.step_cycles and reported.step_us == plain.step_us
+    assert (reported.link_flits == plain.link_flits).all()
+    assert seen == sorted(seen) and len(seen) >= plain.cycles // 5_000
+    assert seen[-1] == plain.cycles  # the last report: where the step ended
