@@ -95,6 +95,11 @@ def main():
     ap.add_argument("--skip", nargs="*", default=[], help="partitioners to leave out")
     ap.add_argument("--timeout", type=float, default=1800, help="seconds per run")
     ap.add_argument("--no-mtkahypar", action="store_true")
+    ap.add_argument(
+        "--mtkahypar-nodes", type=int, default=16384,
+        help="run Mt-KaHyPar on networks of at most this many nodes (into hundreds of blocks "
+        "it takes over 20 minutes on the 64k network)",
+    )  # fmt: skip
     args = ap.parse_args()
     if args.child:
         child(args.child)
@@ -135,10 +140,10 @@ def main():
                 args.timeout, network=spec, hardware=hardware, partitioner=partitioner
             )
         ok = {k: v for k, v in results.items() if "connectivity" in v}
-        if have_mtk and ok:
+        if have_mtk and ok and n <= args.mtkahypar_nodes:
             k = min(v["partitions"] for v in ok.values())
             results["mtkahypar"] = spawn(
-                network=spec, hardware=hardware, partitioner="mtkahypar", k=k
+                args.timeout, network=spec, hardware=hardware, partitioner="mtkahypar", k=k
             )
         base = ok.get("sequential-ordered", {}).get("connectivity")
         for partitioner, result in results.items():

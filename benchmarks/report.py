@@ -874,15 +874,17 @@ def hypergraph_runs(d: dict) -> Table:
         if "error" in r:
             rows.append([*name, "—", "—", "—", "—", "—", "—", r["error"]])
             continue
-        placer, best = min(r["placements"].items(), key=lambda kv: kv[1]["elp"])
+        placed = r["placements"].items()
+        placer, best = min(placed, key=lambda kv: kv[1]["elp"]) if placed else ("", None)
         broken = r.get("limits_broken")
         rows.append([
             *name, whole(r["partitions"]), whole(r["connectivity"]),
-            f"{best['elp']:.3g} ({placer})",
+            f"{best['elp']:.3g} ({placer})" if best else "— (not placed)",
             " / ".join(f"{r['fill'][k]:.0%}" for k in ("neurons", "axons", "synapses"))
             if "fill" in r else "—",
             num(r["seconds"], 1), whole(r["peak_mb"]),
-            ("breaks " + "; ".join(broken)) if broken else "",
+            ("cores over the limit of " + ", ".join(f"{k} {v}" for k, v in broken.items()))
+            if broken else "",
         ])  # fmt: skip
     header = ["network", "partitioner", "partitions", "connectivity", "best ELP (placement)",
               "cores' fill: neurons / axons / synapses", "partition s", "peak MB",

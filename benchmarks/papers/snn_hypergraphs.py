@@ -34,6 +34,7 @@ from common import claim_row, finish, mtkahypar_partition, parser, spawn  # noqa
 
 PAPER = "SNN hypergraphs"
 NETWORKS = ("lenet", "alexnet", "vgg11", "mobilenet-v1", "rand:n=16384,card=128",
+            "rand:n=16384,card=128,decay=0.025",  # more local: the paper gives no decay
             "rand:n=65536,card=192", "rand:n=262144,card=256")  # fmt: skip
 PARTITIONERS = ("hierarchical", "overlap", "sequential-ordered", "sequential", "edgemap")
 PLACERS = ("hilbert", "spectral", "min-distance", "hilbert+force", "spectral+force",
@@ -61,6 +62,7 @@ def one(network: str, partitioner: str, placers: list[str], k: int | None = None
     from engine.partition_graph import partition_graph
     from engine.pipeline import Mapped, evaluate
     from engine.placement import make_placement
+    from engine.resources import capacity
     from engine.specs import load_network_spec
 
     net = load_network_spec(network)
@@ -74,8 +76,18 @@ def one(network: str, partitioner: str, placers: list[str], k: int | None = None
     graph = partition_graph(net, hw, partition)
     out = {"hardware": hw.name, "partitions": int(partition.n_parts),
            "connectivity": graph.connectivity, "seconds": seconds, "placements": {}}  # fmt: skip
-    if partitioner == ANCHOR:
-        out["limits_broken"] = graph.limit_violations(hw)[:3]
+    use, cap = graph.core_use, capacity(net, hw)
+    # how full the cores are, limit by limit (mean use over capacity): which limit binds
+    out["fill"] = {"neurons": float(use.neurons.mean() / cap.neurons),
+                   "axons": float(use.axons.mean() / cap.axons),
+                   "synapses": float(use.synapses.mean() / cap.synapses)}  # fmt: skip
+    if partitioner == ANCHOR:  # it balances nodes only: how many cores break each limit
+        over = {"neurons": use.neurons > cap.neurons, "axons": use.axons > cap.axons,
+                "synapses": use.synapses > cap.synapses,
+                "memory": use.memory_bytes > hw.limits.synaptic_memory_bytes}  # fmt: skip
+        out["limits_broken"] = {k: int(v.sum()) for k, v in over.items() if v.any()}
+        if out["limits_broken"]:  # a mapping that breaks a core limit is not evaluated
+            placers = []
     for placer in placers:
         t0 = time.perf_counter()
         placement = make_placement(graph, hw, placer, seed=0)
@@ -203,8 +215,8 @@ def main() -> None:
     )
     ap.add_argument(
         "--resume", action="store_true",
-        help="keep the recorded runs of these networks (results/papers/snn_hypergraphs.json) "
-        "and run only the missing ones",
+        help="keep every recorded run (results/papers/snn_hypergraphs.json) and run only the "
+        "missing ones of --networks",
     )  # fmt: skip
     ap.add_argument("--child")
     args = ap.parse_args()
@@ -213,13 +225,15 @@ def main() -> None:
         return
     if args.quick:
         args.networks, args.timeout = ["rand:n=2048,card=32"], 300
-    runs: dict[str, dict] = {n: {} for n in args.networks}
-    if args.resume:  # keep the recorded runs of these networks; run only the others
+    runs: dict[str, dict] = {}
+    if args.resume:  # keep every recorded run; run only the missing ones of these networks
         for r in json.loads(RECORDED.read_text())["runs"]:
-            if r["network"] in runs and "error" not in r:
-                runs[r["network"]][r["partitioner"]] = {
+            if "error" not in r:
+                runs.setdefault(r["network"], {})[r["partitioner"]] = {
                     k: v for k, v in r.items() if k not in ("network", "partitioner")
                 }
+    for network in args.networks:
+        runs.setdefault(network, {})
     for network in args.networks:
         for partitioner in args.partitioners:
             if partitioner in runs[network]:
@@ -238,8 +252,8 @@ def main() -> None:
         {"network": n, "partitioner": k, **r} for n, by in runs.items() for k, r in by.items()
     ]
     paper = {n: {k: r for k, r in by.items() if k != ANCHOR} for n, by in runs.items()}
-    finish(args, "papers/snn_hypergraphs", {"paper": PAPER, "runs": listed,
-                                            "rows": claims(paper)})  # fmt: skip
+    finish(args, "papers/snn_hypergraphs", {"paper": PAPER, "networks": list(runs),
+                                            "runs": listed, "rows": claims(paper)})  # fmt: skip
 
 
 if __name__ == "__main__":
