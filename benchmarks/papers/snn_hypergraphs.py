@@ -146,11 +146,11 @@ RATIO_CLAIMS = (
 # What a difference was found to come from (docs/reproduction.md gives the figures)
 FOUND = {
     "§V-B1 overlap's connectivity vs ordered sequential": "the random networks' cores are "
-    "axon-bound at the generator's default decay; at half of it overlap is 0.54× (the "
-    "decay=0.025 network)",
+    "axon-bound at the generator's default decay, so partitions hold what inputs they share; "
+    "the decay=0.025 network (half of it) is the paper's case",
     "§V-B2 minimum distance within 2.18× of the best ELP": "on LeNet it spreads the ordered "
-    "sequential partition's three input partitions over the 64×64 lattice; on a 5×5 lattice "
-    "it is the best placer",
+    "sequential partition's input-only partitions over the whole 64×64 lattice (on a lattice "
+    "the network's size it is the best placer: docs/reproduction.md)",
 }
 
 
