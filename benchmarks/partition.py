@@ -61,13 +61,14 @@ def run_mtkahypar(spec: str, hardware: str, k: int) -> dict:
     net, hw = load_network_spec(spec), load_hardware(hardware)
     part, seconds, km1 = common.mtkahypar_partition(net, hw, k)
     stats = partition_graph(net, hw, part)
+    violations = stats.limit_violations(hw)
     return {
         "partitions": int(part.n_parts),
         "connectivity": stats.connectivity,
         "seconds": seconds,
         "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-        "limits_ok": not stats.limit_violations(hw),
-        "violations": stats.limit_violations(hw)[:3],
+        "limits_ok": not violations,
+        "violations": violations[:3],
         "km1_reported": km1,
     }
 

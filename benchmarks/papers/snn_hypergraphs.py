@@ -27,6 +27,7 @@ import resource
 import sys
 import time
 from pathlib import Path
+from statistics import fmean as mean
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: common
 
@@ -62,7 +63,7 @@ def one(network: str, partitioner: str, placers: list[str], k: int | None = None
     from engine.partition_graph import partition_graph
     from engine.pipeline import Mapped, evaluate
     from engine.placement import make_placement
-    from engine.resources import capacity
+    from engine.resources import capacity, overruns
     from engine.specs import load_network_spec
 
     net = load_network_spec(network)
@@ -82,10 +83,9 @@ def one(network: str, partitioner: str, placers: list[str], k: int | None = None
                    "axons": float(use.axons.mean() / cap.axons),
                    "synapses": float(use.synapses.mean() / cap.synapses)}  # fmt: skip
     if partitioner == ANCHOR:  # it balances nodes only: how many cores break each limit
-        over = {"neurons": use.neurons > cap.neurons, "axons": use.axons > cap.axons,
-                "synapses": use.synapses > cap.synapses,
-                "memory": use.memory_bytes > hw.limits.synaptic_memory_bytes}  # fmt: skip
-        out["limits_broken"] = {k: int(v.sum()) for k, v in over.items() if v.any()}
+        out["limits_broken"] = {
+            limit.field.removesuffix("_bytes"): int(over.sum()) for limit, over in overruns(use, hw)
+        }
         if out["limits_broken"]:  # a mapping that breaks a core limit is not evaluated
             placers = []
     for placer in placers:
@@ -113,10 +113,6 @@ def best_elp(run: dict) -> float:
 
 def connectivity(run: dict) -> float:
     return run["connectivity"]
-
-
-def mean(v: list[float]) -> float:
-    return sum(v) / len(v)
 
 
 # (claim, the paper's figure, partitioner a, partitioner b, the figure of a run, how the
@@ -247,7 +243,6 @@ def main() -> None:
                 }
     for network in args.networks:
         runs.setdefault(network, {})
-    for network in args.networks:
         for partitioner in args.partitioners:
             if partitioner in runs[network]:
                 continue

@@ -208,18 +208,19 @@ def simulated_card(state: ExplorerState, badge: str = "") -> str:
     current = s.simulated_of is s.shown_evaluation
     result = s.simulated
     extra = "sim" + (" pending" if s.simulating or not current else "")
+    so_far = _so_far(s)
     if current and s.simulated_error:
         reason = s.simulated_error.split(";")[0]
         return card_html("simulated", "Simulated step", "—", f"not simulated: {reason}", extra)
     if result is None:
         return card_html(
             "simulated", "Simulated step", "…",
-            f"simulating: {_so_far(s)}" if _so_far(s) else "simulating, flit by flit", extra,
+            f"simulating: {so_far}" if so_far else "simulating, flit by flit", extra,
             badge,
         )  # fmt: skip
     unit = f"µs, bound by {result.bound}"
     if s.simulating or not current:
-        unit = f"simulating the change: {_so_far(s)}" if _so_far(s) else "simulating the change…"
+        unit = f"simulating the change: {so_far}" if so_far else "simulating the change…"
     elif s.start_simulated_us:
         pct = 100.0 * (result.step_us - s.start_simulated_us) / s.start_simulated_us
         unit = f"µs, {format_change(pct)} vs start"
