@@ -82,10 +82,10 @@ def asset(args, name: str) -> Path:
     return Path(_scratch[0].name) / name
 
 
-def finish(args, name: str, figures, *, save: bool = True) -> dict:
-    """Print the figures as one JSON object with their ``meta`` and, unless quick (or not
-    ``save``: a partial run), write them to ``benchmarks/results/NAME.json`` (or ``--out``).
-    Returns the object."""
+def finish(args, name: str, figures, *, save: bool = True, meta: dict | None = None) -> dict:
+    """Print the figures as one JSON object with their ``meta`` (plus ``meta``'s entries) and,
+    unless quick (or not ``save``: a partial run), write them to
+    ``benchmarks/results/NAME.json`` (or ``--out``). Returns the object."""
     script = Path(sys.argv[0]).resolve()
     shown = script.relative_to(ROOT) if script.is_relative_to(ROOT) else script
     command = shlex.join([".venv/bin/python", str(shown), *sys.argv[1:]])
@@ -95,6 +95,7 @@ def finish(args, name: str, figures, *, save: bool = True) -> dict:
             "machine": machine(),
             "command": command,
             "quick": bool(args.quick),
+            **(meta or {}),
         },
         **(figures if isinstance(figures, dict) else {"rows": figures}),
     }

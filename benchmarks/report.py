@@ -967,7 +967,10 @@ def load(name: str) -> dict:
 def source(d: dict) -> str:
     """Where a results file's figures come from: its command, date and machine."""
     m = d["meta"]
-    return f"`{m['command']}`, {m['date']}, {m['machine']}"
+    kept = "".join(  # sections a partial run (simulate.py --only) kept from earlier ones
+        f"; {', '.join(k['sections'])}: `{k['command']}`, {k['date']}" for k in m.get("kept", ())
+    )
+    return f"`{m['command']}`, {m['date']}, {m['machine']}{kept}"
 
 
 def render(name: str) -> str:

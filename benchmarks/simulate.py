@@ -21,6 +21,10 @@ peak resident memory, its wall time, and the run's own ``wall_s`` and cycles per
 
     .venv/bin/python benchmarks/simulate.py [--repeats 3]
     BOOKSIM=/path/to/booksim .venv/bin/python benchmarks/simulate.py
+    BOOKSIM=… .venv/bin/python benchmarks/simulate.py --only processes  # one section anew
+
+``--only`` measures the sections it names and keeps the others from the results file, whose
+``meta.kept`` then says which sections came from which earlier command and date.
 
 BookSim2 builds from its ``src/`` with a C++ compiler, flex and bison (``make``).
 
@@ -30,6 +34,7 @@ BookSim2 builds from its ``src/`` with a C++ compiler, flex and bison (``make``)
 
 from __future__ import annotations
 
+import compileall
 import json
 import os
 import re
@@ -40,7 +45,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import finish, parser
+from common import RESULTS, ROOT, finish, parser
 
 from engine.hardware import NocConstants
 from engine.pipeline import build_mapping
@@ -62,7 +67,6 @@ MEMORY = [  # (mesh side, offered rate, measured cycles): whole processes, peak 
     (8, 0.2, 2_000_000),
     (64, 0.02, 100_000),
 ]
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def booksim_config(k: int, rate: float, cycles: int, noc: NocConstants) -> str:
@@ -265,26 +269,48 @@ def whole_process(k: int, rate: float, cycles: int, noc, repeats: int, booksim: 
     return row
 
 
+SECTIONS = ("synthetic", "steps", "processes", "memory")
+
+
 def main() -> None:
     ap = parser(__doc__)
     ap.add_argument("--repeats", type=int, default=3, help="runs per figure (median)")
+    ap.add_argument(
+        "--only", metavar="SECTION[,SECTION]", type=lambda v: v.split(","),
+        help=f"measure these sections ({', '.join(SECTIONS)}) and keep the others' figures",
+    )  # fmt: skip
     args = ap.parse_args()
+    only = set(args.only or SECTIONS)
+    if not only <= set(SECTIONS):
+        wrong = ", ".join(sorted(only - set(SECTIONS)))
+        ap.error(f"--only takes {', '.join(SECTIONS)}, not {wrong}")
     noc = NocConstants()
     booksim = os.environ.get("BOOKSIM")
     configs, steps, memory, processes = CONFIGS, STEPS, MEMORY, PROCESSES
     if args.quick:  # a short run of the first case and the first step, once
         configs, steps, args.repeats = [(8, 0.05, 500)], STEPS[:1], 1
         memory, processes = [(8, 0.2, 500), (4, 0.02, 500)], [(4, 0.05, 500)]
-    rows = [compare(k, rate, cycles, noc, args.repeats, booksim) for k, rate, cycles in configs]
-    out = {
-        "synthetic": rows,
-        "steps": time_steps(args.repeats, steps),
-        "processes": [whole_process(*case, noc, args.repeats, booksim) for case in processes],
-        "memory": [process_memory(*case) for case in memory],
-        "booksim2": booksim or None,
-        "cpus": os.cpu_count(),
+    measure = {
+        "synthetic": lambda: [compare(*c, noc, args.repeats, booksim) for c in configs],
+        "steps": lambda: time_steps(args.repeats, steps),
+        "processes": lambda: [whole_process(*c, noc, args.repeats, booksim) for c in processes],
+        "memory": lambda: [process_memory(*c) for c in memory],
     }
-    finish(args, "simulate", out)
+    if only & {"processes", "memory"}:  # a user's processes find the modules' bytecode
+        compileall.compile_dir(ROOT / "engine", quiet=1)  # (even where Python writes none)
+        compileall.compile_dir(ROOT / "explorer", quiet=1)
+    before, meta = None, None
+    if only != set(SECTIONS):  # the other sections as they were recorded
+        before = json.loads((RESULTS / "simulate.json").read_text())
+        earlier = before["meta"].get("kept") or [
+            {"command": before["meta"]["command"], "date": before["meta"]["date"],
+             "sections": list(SECTIONS)}
+        ]  # fmt: skip
+        kept = [{**k, "sections": [n for n in k["sections"] if n not in only]} for k in earlier]
+        meta = {"kept": [k for k in kept if k["sections"]]}
+    out = {name: measure[name]() if name in only else before[name] for name in SECTIONS}
+    out.update({"booksim2": booksim or None, "cpus": os.cpu_count()})
+    finish(args, "simulate", out, meta=meta)
 
 
 if __name__ == "__main__":

@@ -169,9 +169,11 @@ def _simulate_pattern(args) -> int:
     run = _synthetic_run(args, window=args.window if args.save_trace else 0,
                          keep_going=bool(args.keep_going))  # fmt: skip
     check_size(run, run.rate, keep_packets=bool(args.walk))
-    from engine.pipeline import resolve_hardware
+    mesh = None  # the bare mesh as hardware, which names a walk's ends
+    if args.walk is not None:
+        from engine.pipeline import resolve_hardware
 
-    mesh = resolve_hardware(f"mesh:{run.width}x{run.height}")  # names the walk's ends
+        mesh = resolve_hardware(f"mesh:{run.width}x{run.height}")
     walk_ends = _walk_ends(args, mesh)
     progress = bar(args, run.warmup + run.cycles, unit="cycle", unit_scale=True)
     try:

@@ -23,19 +23,28 @@ from engine.simulate.export import booksim_files, noxim_table
 from engine.simulate.machine import Machine, SimulationError
 from engine.simulate.packets import PacketRun, run_packets
 from engine.simulate.patterns import build_pattern, channel_load_bound, patterns
-from engine.simulate.step import (
-    MODES,
-    SPIKES,
-    StepResult,
-    draw_spikes,
-    simulate_step,
-    traced_step,
-)
 from engine.simulate.sweep import SweepResult, parse_rates, read_curve, sweep
 from engine.simulate.synthetic import SyntheticResult, SyntheticRun, run_synthetic
 from engine.simulate.topology import Topology
 from engine.simulate.trace import Trace, frame_window, load_trace
 from engine.simulate.zeroload import zero_load_cycles
+
+# a step's two vocabularies, here so the command line offers them without importing the step
+MODES = ("pipelined", "fall-through")  # when a step's packets are released
+SPIKES = ("sample", "expected")  # how a step's spike counts are drawn from the rates
+
+# a mapping's step needs the engine's mapping side (engine.cost, scipy): imported when first
+# asked for, so a synthetic run on the command line starts without it
+_FROM_STEP = ("StepResult", "draw_spikes", "simulate_step", "traced_step")
+
+
+def __getattr__(name: str):
+    if name in _FROM_STEP:
+        from engine.simulate import step
+
+        return getattr(step, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "MODES",

@@ -46,6 +46,7 @@ from engine.errors import Cancelled, SpecError
 from engine.hardware import Hardware
 from engine.partition_graph import Messages
 from engine.routing import YX, routings
+from engine.simulate import MODES, SPIKES
 from engine.simulate import records as F  # noqa: N812 - the kernel's fields and layout
 from engine.simulate.machine import Machine
 from engine.simulate.topology import Topology
@@ -58,9 +59,7 @@ __all__ = [
     "traced_step",
 ]  # fmt: skip
 
-MODES = ("pipelined", "fall-through")
 CANCEL_CHECK_CYCLES = 5_000  # a cancelled step stops within this many cycles (~10 ms)
-SPIKES = ("sample", "expected")
 
 
 def draw_spikes(rate: np.ndarray, how: str = "sample", *, seed: int = 0) -> np.ndarray:

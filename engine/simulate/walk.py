@@ -33,7 +33,6 @@ from engine.errors import SpecError
 from engine.hardware import Hardware, NocConstants
 from engine.routing import ORDER_LABELS, ORDER_NAMES
 from engine.simulate import records as F  # noqa: N812 - the kernel's fields and layout
-from engine.simulate.step import simulate_step
 from engine.simulate.synthetic import SyntheticRun, run_synthetic
 from engine.simulate.zeroload import zero_load_cycles
 
@@ -394,6 +393,8 @@ def walk_step(mapped, src_core: int, dst_core: int, *, which: str = "slowest", f
     """Follow one packet of a mapping's simulated step from ``src_core`` to ``dst_core``
     (global core ids). ``options`` go to ``simulate_step`` (mode, multicast, seed, spikes…);
     ``first``: that step's ``StepResult`` when it is already simulated."""
+    from engine.simulate.step import simulate_step  # the mapping side, for steps only
+
     options = {k: v for k, v in options.items() if k not in ("window", "track")}
     if first is None:
         first = simulate_step(mapped, **options)

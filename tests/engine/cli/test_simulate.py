@@ -338,3 +338,24 @@ def test_keep_going_runs_past_saturation_to_the_end(capsys):
     assert "STOPPED" not in out and "ran on to the end (--keep-going)" in out
     code, out, err = run(capsys, "simulate", "--network", NET, "--hardware", HW, "--keep-going")
     assert_one_line_error(code, out, err, "--keep_going", "--pattern")
+
+
+def test_a_synthetic_run_starts_without_the_mapping_side():
+    """``meshscope simulate --pattern`` is a process a student runs many times: it imports the
+    simulator and not the mapping machinery (engine.pipeline, engine.cost, scipy's sparse
+    matrices and KD-trees), which a step needs and a bare mesh does not."""
+    import subprocess
+    import sys
+
+    code = (
+        "import contextlib, io, sys\n"
+        "from explorer.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    assert main(['simulate', *sys.argv[1:], '--json']) == 0\n"
+        "heavy = ('engine.pipeline', 'engine.cost', 'engine.simulate.step', 'scipy.sparse',\n"
+        "         'scipy.spatial')\n"
+        "print(' '.join(m for m in heavy if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code, *PATTERN], capture_output=True, text=True,
+                          check=True, timeout=300)  # fmt: skip
+    assert done.stdout.split() == []
