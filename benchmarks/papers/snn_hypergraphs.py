@@ -223,9 +223,14 @@ def main() -> None:
         "--timeout", type=float, default=3600, help="seconds per network and partitioner"
     )
     ap.add_argument(
+        "--anchor-timeout", type=float,
+        help="seconds for Mt-KaHyPar per network (default --timeout): where it cannot finish, "
+        "its row says it did not within them",
+    )  # fmt: skip
+    ap.add_argument(
         "--resume", action="store_true",
         help="keep every recorded run (results/papers/snn_hypergraphs.json) and run only the "
-        "missing ones of --networks",
+        "missing or failed ones of --networks",
     )  # fmt: skip
     ap.add_argument("--child")
     args = ap.parse_args()
@@ -235,9 +240,9 @@ def main() -> None:
     if args.quick:
         args.networks, args.timeout = ["rand:n=2048,card=32"], 300
     runs: dict[str, dict] = {}
-    if args.resume:  # keep every recorded run; run only the missing ones of these networks
+    if args.resume:  # keep every recorded run; run the missing or failed ones of these networks
         for r in json.loads(RECORDED.read_text())["runs"]:
-            if "error" not in r:
+            if "error" not in r or r["network"] not in args.networks:
                 runs.setdefault(r["network"], {})[r["partitioner"]] = {
                     k: v for k, v in r.items() if k not in ("network", "partitioner")
                 }
@@ -252,7 +257,8 @@ def main() -> None:
             say(network, partitioner, r)
         fewest = [r["partitions"] for r in runs[network].values() if "partitions" in r]
         if importlib.util.find_spec(ANCHOR) and fewest and ANCHOR not in runs[network]:
-            r = spawn(__file__, args.timeout, network=network, partitioner=ANCHOR,
+            r = spawn(__file__, args.anchor_timeout or args.timeout, network=network,
+                      partitioner=ANCHOR,
                       placers=list(PLACERS), k=min(fewest))  # fmt: skip
             runs[network][ANCHOR] = r
             say(network, ANCHOR, r)
