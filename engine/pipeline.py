@@ -38,6 +38,7 @@ from engine.network import Network
 from engine.partition import make_partition
 from engine.partition_graph import PartitionGraph, partition_graph
 from engine.placement import make_placement
+from engine.progress import reporting
 from engine.specs import DEFAULT_HARDWARE, DEFAULT_NETWORK, DEFAULT_PLACEMENT
 from engine.specs import load_hardware_spec as resolve_hardware
 from engine.specs import load_network_spec as resolve_network
@@ -95,7 +96,7 @@ def build_mapping(
     mapping_file: str | MappingFile | None = None,
     seed: int = 0,
     split=None,
-    progress: Callable[[str], None] | None = None,
+    progress: Callable[..., None] | None = None,
     mesh_scheme: str | None = None,
 ) -> Mapped:
     """Resolve, partition and place — or read a mapping file — and return the ``Mapped``.
@@ -107,13 +108,14 @@ def build_mapping(
     parameters (``{"rows": 4}`` for pairs-square). ``mapping_file``: a path or a
     parsed file, instead of ``partition``/``placement``. ``split``: how layer partitions
     split each population (a ``--split`` spec or its parse, ``engine.mapping.parse_split``;
-    None: ``auto``). ``progress`` is called with the
-    name of each of ``PHASES`` as it starts. ``mesh_scheme``: after partitioning, size the
-    mesh for the cores used by SENMap §IV-B's scheme (``engine.mesh_shape``) and place on
-    that mesh (``hardware@RxC``): the hardware names the core and the most cores it may take.
+    None: ``auto``). ``progress`` is called with the name of each of ``PHASES`` as it
+    starts, and with the name and the fraction done as a partitioner reports how far it got
+    (``engine.progress``). ``mesh_scheme``: after partitioning, size the mesh for the cores
+    used by SENMap §IV-B's scheme (``engine.mesh_shape``) and place on that mesh
+    (``hardware@RxC``): the hardware names the core and the most cores it may take.
     Raises ``MeshScopeError``.
     """
-    say = progress or (lambda phase: None)
+    say = progress or (lambda phase, fraction=None: None)
     if mapping_file is not None:
         if partition is not None or placement is not None:
             raise SpecError("give either a mapping file or a partition/placement, not both")
@@ -134,7 +136,8 @@ def build_mapping(
     if not isinstance(partition, Partition):
         if isinstance(split, str):
             split = parse_split(split)
-        partition = make_partition(net, hw, partition, seed=seed, split=split)
+        with reporting(lambda fraction: say(PHASES[0], fraction)):
+            partition = make_partition(net, hw, partition, seed=seed, split=split)
     if mesh_scheme is not None:
         hw = compressed(hw, partition.n_parts, mesh_scheme)
     say(PHASES[1])

@@ -189,12 +189,14 @@ class Steps:
         self.bar = bar(args, len(self.names), bar_format="{desc:<24} {bar} {n}/{total}")
         self.done = -1
 
-    def __call__(self, name: str) -> None:
-        """Step ``name`` starts (the steps before it are done)."""
+    def __call__(self, name: str, fraction: float | None = None) -> None:
+        """Step ``name`` starts (the steps before it are done), or has got ``fraction`` of
+        its way (a partitioner that reports: ``engine.progress``)."""
         if self.bar is not None:
             done = self.names.index(name)
             self.bar.update(done - max(self.done, 0))
-            self.bar.set_description_str(f"{name}…")
+            part = "" if fraction is None else f" {fraction:.0%}"
+            self.bar.set_description_str(f"{name}…{part}")
             self.done = done
 
     def close(self) -> None:

@@ -30,8 +30,14 @@ from engine.mapping import Partition
 from engine.network import Network
 from engine.partition import register
 from engine.partition.limits import checked_partition, hypergraph_under_limits
+from engine.progress import report
 
-__all__ = ["overlap"]
+__all__ = ["overlap", "sweep"]
+
+# the sweep's scalars between calls of its kernel
+S_HEAP, S_SEEN, S_CAND, S_PART, S_NPC, S_SPC, S_APC, S_NEXT = range(8)
+N_SCALARS = 8
+VISITS = 1 << 18  # h-edges a call of the kernel visits (MobileNet V1: ~26 calls)
 
 
 @register("overlap")
@@ -51,15 +57,29 @@ def overlap(network: Network, hardware: Hardware, *, rng=None) -> Partition:
     cap, inc = hypergraph_under_limits(network, hardware)
     pins = np.diff(inc.out_ptr) + 1  # size(e) = |D| + 1 (line 6)
     by_size = np.argsort(-pins, kind="stable").astype(np.int64)  # line 8
-    part = _overlap(
-        inc.out_ptr, inc.out_idx, inc.in_ptr, inc.in_idx, inc.synapses, network.rate, by_size,
-        cap.neurons, cap.axons, cap.synapses,
-    )  # fmt: skip
+    part = sweep(inc, network.rate, by_size, (cap.neurons, cap.axons, cap.synapses))
     return checked_partition(network, hardware, part, "overlap")
 
 
+def sweep(inc, rate, by_size, caps, visits: int = VISITS) -> np.ndarray:
+    """Alg. 1's sweep over the h-edges of ``inc`` (``hypergraph_under_limits``), ``visits``
+    h-edges per call of the kernel, reporting how many are seen after each (``report``):
+    the same partition whatever ``visits``. Returns each neuron's partition, or, when a
+    neuron cannot fit an empty partition, ``-(neuron + 1)`` in the first entry."""
+    n = inc.out_ptr.size - 1
+    state = _start(inc.out_ptr, inc.out_idx)
+    scalars = np.zeros(N_SCALARS, dtype=np.int64)
+    while scalars[S_SEEN] < n:
+        if not _sweep(inc.out_ptr, inc.out_idx, inc.in_ptr, inc.in_idx, inc.synapses, rate,
+                      by_size, *caps, *state, scalars, visits):  # fmt: skip
+            break  # a neuron that fits no partition: the caller's check names it
+        report(scalars[S_SEEN], n)
+    return state[0]
+
+
 @numba.njit(cache=True)
-def _overlap(out_ptr, out_idx, in_ptr, in_idx, synapses, rate, by_size, c_npc, c_apc, c_spc):
+def _start(out_ptr, out_idx):
+    """The sweep's state before the first h-edge: every array ``_sweep`` carries on."""
     n = out_ptr.size - 1
     part = np.full(n, -1, dtype=np.int64)
     self_loop = np.zeros(n, dtype=np.bool_)
@@ -69,27 +89,38 @@ def _overlap(out_ptr, out_idx, in_ptr, in_idx, synapses, rate, by_size, c_npc, c
             if out_idx[k] == e:
                 self_loop[e] = True
         remaining[e] = out_ptr[e + 1] - out_ptr[e] + (0 if self_loop[e] else 1)
-    in_count = in_ptr[1:] - in_ptr[:-1]
-    log_in = 1 + int(np.log2(max(1, in_count.max())))  # steps of a binary search
     # the h-edge queue: max-heap on w(e)·occurrences(e)/remaining(e), ties to the lower id
     occ = np.zeros(n, dtype=np.int64)
     pri = np.zeros(n, dtype=np.float64)
     heap = np.empty(n, dtype=np.int64)
     pos = np.full(n, -1, dtype=np.int64)
-    h_size = 0
     seen = np.zeros(n, dtype=np.bool_)
-    n_seen = 0
     # the candidates of the visited h-edge: max-heap on -(new·(n+1) + n - |inbound|)
     new = np.zeros(n, dtype=np.int64)  # |inbound(m) \ apc| of each candidate m
     c_pri = np.zeros(n, dtype=np.float64)
     c_heap = np.empty(n, dtype=np.int64)
     c_pos = np.full(n, -1, dtype=np.int64)
-    c_size = 0
     spare = np.empty(n, dtype=np.int64)
     in_apc = np.full(n, -1, dtype=np.int64)  # partition whose inbound set holds the axon
-    p, npc, spc, apc = 0, 0, 0, 0
-    nxt = 0  # next in by_size
-    while n_seen < n:
+    return (part, self_loop, remaining, occ, pri, heap, pos, seen, new, c_pri, c_heap, c_pos,
+            spare, in_apc)  # fmt: skip
+
+
+@numba.njit(cache=True)
+def _sweep(out_ptr, out_idx, in_ptr, in_idx, synapses, rate, by_size, c_npc, c_apc, c_spc, part,
+           self_loop, remaining, occ, pri, heap, pos, seen, new, c_pri, c_heap, c_pos, spare,
+           in_apc, scalars, visits):  # fmt: skip
+    """Visit up to ``visits`` h-edges from the state ``_start`` made (``scalars``: the
+    S_* counters). False when a neuron fits no empty partition (``part[0]`` says which)."""
+    n = out_ptr.size - 1
+    in_count = in_ptr[1:] - in_ptr[:-1]
+    log_in = 1 + int(np.log2(max(1, in_count.max())))  # steps of a binary search
+    h_size, n_seen, c_size = scalars[S_HEAP], scalars[S_SEEN], scalars[S_CAND]
+    p, npc, spc, apc = scalars[S_PART], scalars[S_NPC], scalars[S_SPC], scalars[S_APC]
+    nxt = scalars[S_NEXT]  # next in by_size
+    visited = 0
+    while n_seen < n and visited < visits:
+        visited += 1
         e = -1
         while h_size > 0:  # pop, skipping h-edges that became seen while queued
             top = heap[0]
@@ -119,7 +150,7 @@ def _overlap(out_ptr, out_idx, in_ptr, in_idx, synapses, rate, by_size, c_npc, c
             if npc == c_npc or spc + synapses[m] > c_spc or apc + new[m] > c_apc:
                 if npc == 0:  # cannot happen after require_each_neuron_fits
                     part[0] = -(m + 1)
-                    return part
+                    return False
                 for i in range(h_size):  # line 24: flush the queue
                     pos[heap[i]] = -1
                     occ[heap[i]] = 0
@@ -177,7 +208,10 @@ def _overlap(out_ptr, out_idx, in_ptr, in_idx, synapses, rate, by_size, c_npc, c
                     h_size = push(heap, pri, pos, h_size, c)
                 else:
                     sift_up(heap, pri, pos, pos[c])
-    return part
+    scalars[S_HEAP], scalars[S_SEEN], scalars[S_CAND] = h_size, n_seen, c_size
+    scalars[S_PART], scalars[S_NPC], scalars[S_SPC], scalars[S_APC] = p, npc, spc, apc
+    scalars[S_NEXT] = nxt
+    return True
 
 
 @numba.njit(cache=True)

@@ -56,6 +56,7 @@ from engine.partition.multilevel.coarsen import ROUNDS, WINDOW, coarsen
 from engine.partition.multilevel.initial import pack, pack_order
 from engine.partition.multilevel.level import caps_of
 from engine.partition.multilevel.refine import CACHE_ENTRIES, HEADROOM, refine, weights_fixed
+from engine.progress import report
 from engine.resources import Capacity, capacity
 
 __all__ = ["coarsen", "hierarchical", "uncoarsen"]
@@ -115,6 +116,7 @@ def uncoarsen(
         wq = weights_fixed(level.w)
         refine(hg, level.loads(), part, loads, orders, wq, caps, headroom, cache_entries)
         part = part[maps[depth]]  # onto the finer level's nodes; at last, the neurons
+        report(2 * len(levels) - depth, 2 * len(levels))  # the second half of the way
     used = np.flatnonzero(loads[0] > 0)  # refinement may have emptied partitions
     relabel = np.zeros(loads[0].size, dtype=np.int64)
     relabel[used] = np.arange(used.size)

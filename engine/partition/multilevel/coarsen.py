@@ -10,6 +10,8 @@ forms or at ⌈n / C_npc⌉ nodes. A node that fits with none of its neighbours 
 
 from __future__ import annotations
 
+import math
+
 import numba
 import numpy as np
 
@@ -18,6 +20,7 @@ from engine.hypergraph import incidence
 from engine.network import Network
 from engine.ordering import greedy_order
 from engine.partition.multilevel.level import Level, caps_of, fits, make_level
+from engine.progress import report
 from engine.resources import Capacity, require_each_neuron_fits
 
 __all__ = ["CANDIDATES", "ROUNDS", "WINDOW", "coarsen"]
@@ -77,6 +80,9 @@ def coarsen(
             levels.append(level)
             maps.append(cmap)
         step += 1
+        # the first half of the partitioner's way (uncoarsening is the second): how far the
+        # nodes have come down from the neurons to the fewest partitions, on a log scale
+        report(math.log(n / level.n), 2 * math.log(n / target))
     return levels, maps
 
 

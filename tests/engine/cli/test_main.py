@@ -412,9 +412,21 @@ def test_map_defaults_to_overlap_and_spectral_force(capsys):
             ["map", "--network", "rand:n=600,card=16", "--hardware", "hypergraph-small"],
             "partition…",
         ),
+        (
+            [
+                "map",
+                "--network",
+                "rand:n=600,card=16",
+                "--hardware",
+                "hypergraph-small",
+                "--partition",
+                "overlap",
+            ],
+            "partition… 100%",  # the partitioner's own report, on the step's bar
+        ),
         (["convert", "--network", SMALL, "--out", "net.hgr"], "read network…"),
     ],
-    ids=["evolve", "map", "convert"],
+    ids=["evolve", "map", "map-overlap", "convert"],
 )
 def test_long_work_shows_a_bar_on_a_terminal_and_nothing_when_piped(tmp_path, argv, shown):
     code, terminal = run_on_a_terminal(argv, tmp_path)

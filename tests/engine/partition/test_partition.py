@@ -16,9 +16,12 @@ from engine.mapping import Partition
 from engine.network import Network
 from engine.partition import make_partition, parse_partition_spec, partitioners
 from engine.partition.layer import min_cores
+from engine.partition.limits import hypergraph_under_limits
 from engine.partition.multilevel import coarsen, uncoarsen
 from engine.partition.multilevel.coarsen import WINDOW
+from engine.partition.overlap import sweep
 from engine.partition_graph import partition_graph
+from engine.progress import reporting
 from engine.resources import capacity, presets_that_fit
 from engine.specs import load_network_spec
 from tests.support.networks import random_network
@@ -246,6 +249,38 @@ def test_overlap_kernel_is_alg1_exactly(seed):
     np.testing.assert_array_equal(
         run("overlap", net, hw).assignment, overlap_by_the_letter(net, hw)
     )
+
+
+@pytest.mark.parametrize("visits", [1, 7, 10**9])
+def test_overlap_in_chunks_is_the_same_sweep_and_reports_its_way(visits):
+    """The sweep stops every ``visits`` h-edges to report how many are seen: the partition
+    is Alg. 1's whatever the chunk, and the fractions rise to 1."""
+    net = random_network(np.random.default_rng(3), 150, 12)
+    hw = with_limits("hypergraph-small", neurons=20, inbound_axons=40, synapses=90)
+    cap, inc = hypergraph_under_limits(net, hw)
+    by_size = np.argsort(-(np.diff(inc.out_ptr) + 1), kind="stable").astype(np.int64)
+    fractions = []
+    with reporting(fractions.append):
+        part = sweep(inc, net.rate, by_size, (cap.neurons, cap.axons, cap.synapses), visits)
+    np.testing.assert_array_equal(part, overlap_by_the_letter(net, hw))
+    assert fractions[-1] == 1.0 and np.all(np.diff(fractions) > 0)
+    if visits > 150:  # one call does it all: one report
+        assert len(fractions) == 1
+    else:  # a report per call: at most one per h-edge, more the smaller the chunk
+        assert 150 // visits // 2 < len(fractions) <= 150
+
+
+@pytest.mark.parametrize("name", ["overlap", "hierarchical"])
+def test_a_partitioner_reports_how_far_it_got(name):
+    """``make_partition`` under ``engine.progress.reporting``: fractions that rise to 1
+    (hierarchical: its coarsening, then its uncoarsening, level by level)."""
+    net, hw = load_network_spec("rand:n=2000,card=32"), HARDWARE["tight"]
+    fractions = []
+    with reporting(fractions.append):
+        make_partition(net, hw, name)
+    assert fractions and fractions[-1] == 1.0 and np.all(np.diff(fractions) >= 0)
+    if name == "hierarchical":  # both halves reported
+        assert min(fractions) < 0.5 < max(fractions)
 
 
 # ----------------------------------------------------- hierarchical bookkeeping
