@@ -16,6 +16,7 @@ import datetime
 import json
 import os
 import platform
+import resource
 import shlex
 import subprocess
 import sys
@@ -110,13 +111,22 @@ def finish(args, name: str, figures, *, save: bool = True, meta: dict | None = N
     return out
 
 
-def spawn(script: str, timeout_s: float | None = None, **kw) -> dict:
+def spawn(script: str, timeout_s: float | None = None, memory_gib: float | None = None,
+          **kw) -> dict:  # fmt: skip
     """Run ``script --child JSON(kw)`` in a process of its own (its time and peak memory
-    its own) and return the JSON object its last line prints, or ``{"error": ...}``."""
+    its own) and return the JSON object its last line prints, or ``{"error": ...}``.
+    ``memory_gib``: the most address space the child may take (an allocation past it fails
+    in the child, which says so), so one run cannot take a shared machine's memory."""
+    limit = None if memory_gib is None else int(memory_gib * 2**30)
+
+    def bounded() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
     try:
         done = subprocess.run(
             [sys.executable, script, "--child", json.dumps(kw)],
             capture_output=True, text=True, timeout=timeout_s,
+            preexec_fn=None if limit is None else bounded,
         )  # fmt: skip
     except subprocess.TimeoutExpired:
         return {"error": f"did not finish within {timeout_s:g} s"}

@@ -223,6 +223,11 @@ def main() -> None:
         "--timeout", type=float, default=3600, help="seconds per network and partitioner"
     )
     ap.add_argument(
+        "--memory", type=float, metavar="GIB",
+        help="the most address space a run may take (default: no bound); a run that needs "
+        "more fails with MemoryError in its row",
+    )  # fmt: skip
+    ap.add_argument(
         "--anchor-timeout", type=float,
         help="seconds for Mt-KaHyPar per network (default --timeout): where it cannot finish, "
         "its row says it did not within them",
@@ -251,14 +256,14 @@ def main() -> None:
         for partitioner in args.partitioners:
             if partitioner in runs[network]:
                 continue
-            r = spawn(__file__, args.timeout, network=network, partitioner=partitioner,
-                      placers=list(PLACERS))  # fmt: skip
+            r = spawn(__file__, args.timeout, args.memory, network=network,
+                      partitioner=partitioner, placers=list(PLACERS))  # fmt: skip
             runs[network][partitioner] = r
             say(network, partitioner, r)
         fewest = [r["partitions"] for r in runs[network].values() if "partitions" in r]
         if importlib.util.find_spec(ANCHOR) and fewest and ANCHOR not in runs[network]:
-            r = spawn(__file__, args.anchor_timeout or args.timeout, network=network,
-                      partitioner=ANCHOR,
+            r = spawn(__file__, args.anchor_timeout or args.timeout, args.memory,
+                      network=network, partitioner=ANCHOR,
                       placers=list(PLACERS), k=min(fewest))  # fmt: skip
             runs[network][ANCHOR] = r
             say(network, ANCHOR, r)
