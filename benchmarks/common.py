@@ -136,6 +136,11 @@ def spawn(script: str, timeout_s: float | None = None, memory_gib: float | None 
         return {"error": (done.stderr.strip().splitlines() or ["no output"])[-1][:300]}
 
 
+# the largest network (nodes) the benchmarks give Mt-KaHyPar: into hundreds of blocks it took
+# over 20 minutes on a 64k-node random network and did not finish AlexNet (208k) in 10
+MTKAHYPAR_NODES = 16384
+
+
 def mtkahypar_partition(network, hardware, k: int):
     """Mt-KaHyPar (one thread, seed 0, km1 — eq. 7's connectivity — with ε = 0.03) on
     ``network``'s hypergraph, exported as hMETIS, into ``k`` blocks of at most C_npc nodes

@@ -97,7 +97,7 @@ def main():
     ap.add_argument("--timeout", type=float, default=1800, help="seconds per run")
     ap.add_argument("--no-mtkahypar", action="store_true")
     ap.add_argument(
-        "--mtkahypar-nodes", type=int, default=16384,
+        "--mtkahypar-nodes", type=int, default=common.MTKAHYPAR_NODES,
         help="run Mt-KaHyPar on networks of at most this many nodes (into hundreds of blocks "
         "it takes over 20 minutes on the 64k network)",
     )  # fmt: skip

@@ -31,7 +31,14 @@ from statistics import fmean as mean
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: common
 
-from common import claim_row, finish, mtkahypar_partition, parser, spawn  # noqa: E402
+from common import (  # noqa: E402
+    MTKAHYPAR_NODES,
+    claim_row,
+    finish,
+    mtkahypar_partition,
+    parser,
+    spawn,
+)
 
 PAPER = "SNN hypergraphs"
 NETWORKS = ("lenet", "alexnet", "vgg11", "mobilenet-v1", "rand:n=16384,card=128",
@@ -75,7 +82,7 @@ def one(network: str, partitioner: str, placers: list[str], k: int | None = None
         partition = make_partition(net, hw, partitioner)
         seconds = time.perf_counter() - t0
     graph = partition_graph(net, hw, partition)
-    out = {"hardware": hw.name, "partitions": int(partition.n_parts),
+    out = {"hardware": hw.name, "nodes": net.n_neurons, "partitions": int(partition.n_parts),
            "connectivity": graph.connectivity, "seconds": seconds, "placements": {}}  # fmt: skip
     use, cap = graph.core_use, capacity(net, hw)
     # how full the cores are, limit by limit (mean use over capacity): which limit binds
@@ -233,6 +240,11 @@ def main() -> None:
         "its row says it did not within them",
     )  # fmt: skip
     ap.add_argument(
+        "--mtkahypar-nodes", type=int, default=MTKAHYPAR_NODES,
+        help=f"run Mt-KaHyPar on networks of at most this many nodes (default "
+        f"{MTKAHYPAR_NODES:,}); a larger one's row says it was not run",
+    )  # fmt: skip
+    ap.add_argument(
         "--resume", action="store_true",
         help="keep every recorded run (results/papers/snn_hypergraphs.json) and run only the "
         "missing or failed ones of --networks",
@@ -261,7 +273,13 @@ def main() -> None:
             runs[network][partitioner] = r
             say(network, partitioner, r)
         fewest = [r["partitions"] for r in runs[network].values() if "partitions" in r]
-        if importlib.util.find_spec(ANCHOR) and fewest and ANCHOR not in runs[network]:
+        nodes = max((r["nodes"] for r in runs[network].values() if "nodes" in r), default=0)
+        if ANCHOR in runs[network] or not importlib.util.find_spec(ANCHOR) or not fewest:
+            continue
+        if nodes > args.mtkahypar_nodes:
+            limit = f"--mtkahypar-nodes {args.mtkahypar_nodes:,}"
+            runs[network][ANCHOR] = {"error": f"not run: {nodes:,} nodes, over {limit}"}
+        else:
             r = spawn(__file__, args.anchor_timeout or args.timeout, args.memory,
                       network=network, partitioner=ANCHOR,
                       placers=list(PLACERS), k=min(fewest))  # fmt: skip
