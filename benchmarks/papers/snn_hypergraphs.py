@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import math
 import resource
 import sys
 import time
@@ -47,6 +48,7 @@ NETWORKS = ("lenet", "alexnet", "vgg11", "mobilenet-v1", "rand:n=16384,card=128"
 PARTITIONERS = ("hierarchical", "overlap", "sequential-ordered", "sequential", "edgemap")
 PLACERS = ("hilbert", "spectral", "min-distance", "hilbert+force", "spectral+force",
            "min-distance+force")  # fmt: skip
+WIDE = 512  # routers a side of the lattice a partition with more parts than cores is cut on
 SMALL_UNTIL = 2**26  # synapses: seed004-small up to here, then seed004-large (§V-A)
 COMMAND = ".venv/bin/python benchmarks/papers/snn_hypergraphs.py"
 ANCHOR = "mtkahypar"  # the quality anchor, when its package is installed
@@ -64,7 +66,8 @@ def child(spec: str) -> None:
 
 
 def one(network: str, partitioner: str, placers: list[str], k: int | None = None) -> dict:
-    from engine.hardware import load_hardware
+    from engine.errors import CapacityError
+    from engine.hardware import load_hardware, resized
     from engine.mapping import Mapping
     from engine.partition import make_partition
     from engine.partition_graph import partition_graph
@@ -79,8 +82,16 @@ def one(network: str, partitioner: str, placers: list[str], k: int | None = None
     if partitioner == ANCHOR:  # into k blocks
         partition, seconds, _ = mtkahypar_partition(net, hw, k)
     else:
-        partition = make_partition(net, hw, partitioner)
+        try:
+            partition = make_partition(net, hw, partitioner)
+        except CapacityError:  # more partitions than cores? The same cores on a wider lattice
+            t0 = time.perf_counter()  # give its connectivity (placement needs the lattice)
+            partition = make_partition(net, resized(hw, WIDE, WIDE), partitioner)
         seconds = time.perf_counter() - t0
+    unplaced = partition.n_parts > hw.n_cores
+    if unplaced:
+        note = f"not placed: {partition.n_parts:,} partitions, {hw.name} has {hw.n_cores:,} cores"
+        hw, placers = resized(hw, WIDE, WIDE), []
     graph = partition_graph(net, hw, partition)
     out = {"hardware": hw.name, "nodes": net.n_neurons, "partitions": int(partition.n_parts),
            "connectivity": graph.connectivity, "seconds": seconds, "placements": {}}  # fmt: skip
@@ -101,6 +112,8 @@ def one(network: str, partitioner: str, placers: list[str], k: int | None = None
         placed = time.perf_counter() - t0
         ev = evaluate(Mapped(net, hw, Mapping(partition, placement), graph, {}))
         out["placements"][placer] = {**ev.metrics, "seconds": placed}
+    if unplaced:
+        out["not_placed"] = note
     out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return out
 
@@ -110,12 +123,16 @@ def ratios(runs: dict, a: str, b: str, key) -> dict[str, float]:
     out = {}
     for net, by in runs.items():
         if "error" not in by.get(a, {"error": 1}) and "error" not in by.get(b, {"error": 1}):
-            out[net] = key(by[a]) / key(by[b])
+            ratio = key(by[a]) / key(by[b])
+            if not math.isnan(ratio):
+                out[net] = ratio
     return out
 
 
 def best_elp(run: dict) -> float:
-    return min(p["elp"] for p in run["placements"].values())
+    """The least ELP of a run's placements (NaN for a run with none: more partitions than
+    cores, or Mt-KaHyPar's over a limit)."""
+    return min((p["elp"] for p in run["placements"].values()), default=math.nan)
 
 
 def connectivity(run: dict) -> float:
@@ -201,7 +218,7 @@ def claims(runs: dict) -> list[dict]:
         "min", lambda v: 0.95 <= min(v) < 1, lambda v: min(v) <= 1)  # fmt: skip
     refined = {}
     for net, by in runs.items():
-        done = [r for r in by.values() if "error" not in r]
+        done = [r for r in by.values() if "error" not in r and r["placements"]]
         if done:
             s = [r["placements"]["spectral+force"]["elp"] for r in done]
             h = [r["placements"]["hilbert+force"]["elp"] for r in done]
@@ -210,7 +227,7 @@ def claims(runs: dict) -> list[dict]:
         refined, "mean", lambda v: mean(v) <= 1, lambda v: mean(v) <= 1)  # fmt: skip
     mindist = {}  # per network, the worst over its partitions: min distance / the partition's best
     for net, by in runs.items():
-        done = [r for r in by.values() if "error" not in r]
+        done = [r for r in by.values() if "error" not in r and r["placements"]]
         if done:
             mindist[net] = max(r["placements"]["min-distance"]["elp"] / best_elp(r) for r in done)
     add("§V-B2 minimum distance within 2.18× of the best ELP", "≤ 2.18×", mindist, "max",
@@ -262,7 +279,11 @@ def main() -> None:
     runs: dict[str, dict] = {}
     if args.resume:  # keep every recorded run; run the missing or failed ones of these networks
         for r in json.loads(RECORDED.read_text())["runs"]:
-            if "error" not in r or r["network"] not in args.networks:
+            rerun = r["network"] in args.networks and r["partitioner"] in [
+                *args.partitioners,
+                ANCHOR,
+            ]
+            if "error" not in r or not rerun:
                 runs.setdefault(r["network"], {})[r["partitioner"]] = {
                     k: v for k, v in r.items() if k not in ("network", "partitioner")
                 }
