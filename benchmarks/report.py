@@ -686,6 +686,24 @@ def simulate_processes(d: dict) -> Table:
     return Table(header, rows)
 
 
+def simulate_features(d: dict) -> Table:
+    rows = [[r["feature"], "unicast" if r["unicast_kernel"] else "full",
+             whole(r["cycles_per_s"]), f"{num(r['of_unicast'], 2)}×"]
+            for r in d["features"]]  # fmt: skip
+    r = d["features"][0]
+    what = f"{r['mesh'].replace('x', '×')} at {r['rate']}, {whole(r['cycles'])} cycles: asked of it"
+    return Table([what, "router", "cycles/s (warm)", "of the unicast kernel's"], rows)
+
+
+def simulate_startup(d: dict) -> Table:
+    s = d["startup"]
+    rows = [["a whole `meshscope simulate` process, 8×8 at 0.2, 1,000 cycles",
+             num(s["process_wall_s"], 2)],
+            ["an empty Python process (`python -c pass`)", num(s["python_s"], 2)]]  # fmt: skip
+    rows += [[f"in a process: {name}", num(v, 2)] for name, v in s["stages_s"].items()]
+    return Table(["where the time goes", "seconds (median)"], rows)
+
+
 def simulate_memory(d: dict) -> Table:
     rows = [
         [
@@ -884,7 +902,7 @@ def hypergraph_runs(d: dict) -> Table:
             if "fill" in r else "—",
             num(r["seconds"], 1), whole(r["peak_mb"]),
             ("cores over the limit of " + ", ".join(f"{k} {v}" for k, v in broken.items()))
-            if broken else "",
+            if broken else r.get("not_placed", ""),
         ])  # fmt: skip
     header = ["network", "partitioner", "partitions", "connectivity", "best ELP (placement)",
               "cores' fill: neurons / axons / synapses", "partition s", "peak MB",
@@ -951,6 +969,8 @@ TABLES: dict[str, tuple[str, Callable[[dict], Table]]] = {
     "performance.steps": ("simulate", simulate_steps),
     "performance.memory": ("simulate", simulate_memory),
     "performance.processes": ("simulate", simulate_processes),
+    "performance.startup": ("simulate", simulate_startup),
+    "performance.features": ("simulate", simulate_features),
     "performance.evaluate": ("evaluate", evaluate_speed),
     "performance.page": ("page", page_speed),
     "performance.gc": ("gc_pause", gc_pause),

@@ -13,7 +13,15 @@ on loihi2 and of sparse-mlp-2 on loihi2-x8 (min+2, spread-col), warm. ``processe
 four reference cases at ten times their cycles as a user runs them — ``meshscope simulate``
 and BookSim2 each a whole process, alternating (``process_speedup``: BookSim2's median wall
 time over MeshScope's for the same measured cycles and drain), with MeshScope's warm
-in-process run beside them (``warm_speedup``) and both processes' peak memory. ``memory``: whole
+in-process run beside them (``warm_speedup``) and both processes' peak memory. ``features``:
+a warm 8×8 run at 0.2 for 20k cycles with each of what the Traffic tab and a walk ask (a
+trace, a tracked packet), which take the full router instead of the unicast one, against the
+same run without (``of_unicast``). ``startup``:
+where a short process's time goes — a 1,000-cycle ``meshscope simulate`` process, an empty
+Python process, and the stages before the first simulated cycle (importing numpy and numba,
+numba's compiler set-up that its first cached function costs, the simulator's import, the
+first run with its kernels loaded, and the same run again), medians of five processes.
+``memory``: whole
 ``meshscope simulate`` processes (8×8 uniform at 0.2, the reference router, no warm-up) of
 20k, 200k and 2M measured cycles, and a 64×64 mesh at 0.02 for 100k cycles: each process's
 peak resident memory, its wall time, and the run's own ``wall_s`` and cycles per second
@@ -35,6 +43,7 @@ BookSim2 builds from its ``src/`` with a C++ compiler, flex and bison (``make``)
 from __future__ import annotations
 
 import compileall
+import dataclasses
 import json
 import os
 import re
@@ -190,6 +199,40 @@ def time_steps(repeats: int, steps=STEPS) -> list[dict]:
     return out
 
 
+# what the Traffic tab and a walk ask of a run, each through the full router (kernel.py's
+# ``_router`` with its unicast flag off), against the same run through the unicast one
+FEATURES = {
+    "none (the unicast kernel)": {},
+    "a trace, 500-cycle windows": {"window": 500},
+    "one packet tracked (a walk)": {"track": 1000},
+}
+
+
+def time_features(repeats: int, k: int = 8, rate: float = 0.2, cycles: int = 20000) -> list:
+    """Warm cycles per second of one run with each of ``FEATURES``: the runs take turns
+    (every feature sees the same load on a shared machine), the median of ``repeats``."""
+    noc = NocConstants()
+    runs = {name: (SyntheticRun("uniform", k, k, rate=rate, warmup=0, cycles=cycles,
+                                window=ask.get("window", 0)), ask.get("track"))
+            for name, ask in FEATURES.items()}  # fmt: skip
+    for run, track in runs.values():  # compile
+        run_synthetic(noc, dataclasses.replace(run, cycles=50), track=track)
+    results = {name: [] for name in runs}
+    for _ in range(repeats):
+        for name, (run, track) in runs.items():
+            results[name].append(run_synthetic(noc, run, seed=1, track=track))
+    out = []
+    for name, done in results.items():
+        wall = statistics.median(r.wall_s for r in done)
+        out.append({"feature": name, "mesh": f"{k}x{k}", "rate": rate, "cycles": done[0].cycles,
+                    "wall_s": wall, "wall_s_runs": [r.wall_s for r in done],
+                    "cycles_per_s": done[0].cycles / wall,
+                    "unicast_kernel": bool(done[0].machine.unicast)})  # fmt: skip
+    for row in out:
+        row["of_unicast"] = row["cycles_per_s"] / out[0]["cycles_per_s"]
+    return out
+
+
 def gnu_time(argv: list[str]) -> tuple[float, float, str]:
     """One process under GNU time (``/usr/bin/time -v``: a child of this process would count
     this process's memory, copied when it forked, in its own peak): its wall time, peak
@@ -223,6 +266,52 @@ def process_memory(k: int, rate: float, cycles: int) -> dict:
     return {
         "mesh": f"{k}x{k}", "rate": rate, "measured_cycles": cycles,
         **meshscope_process(k, rate, cycles), "load_avg_1min": os.getloadavg()[0],
+    }  # fmt: skip
+
+
+# where a process's time goes before its first simulated cycle, stage by stage (one process)
+STAGES = """
+import json, sys, time
+t = [time.perf_counter()]
+import numpy
+t.append(time.perf_counter())
+import numba
+t.append(time.perf_counter())
+from numba.core.registry import cpu_target
+cpu_target.target_context.refresh()  # what numba's first cached function costs (its BLAS
+t.append(time.perf_counter())        # check imports scipy.linalg)
+from engine.hardware import NocConstants
+from engine.simulate import SyntheticRun, run_synthetic
+t.append(time.perf_counter())
+run = SyntheticRun("uniform", 8, 8, rate=0.2, warmup=0, cycles=1000)
+run_synthetic(NocConstants(), run, seed=1)
+t.append(time.perf_counter())
+run_synthetic(NocConstants(), run, seed=1)
+t.append(time.perf_counter())
+print(json.dumps([b - a for a, b in zip(t, t[1:])]))
+"""
+STAGE_NAMES = ("import numpy", "import numba", "numba's compiler set-up", "import the simulator",
+               "first run (kernels loaded)", "the same run again")  # fmt: skip
+
+
+def startup(repeats: int) -> dict:
+    """A 1,000-cycle ``meshscope simulate`` (8×8 at 0.2) as whole processes, an empty Python
+    process, and the stages before the first cycle, each the median of ``repeats`` processes."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    whole = [meshscope_process(8, 0.2, 1000)["process_wall_s"] for _ in range(repeats)]
+    empty, stages = [], []
+    for _ in range(repeats):
+        empty.append(gnu_time([sys.executable, "-c", "pass"])[0])
+        done = subprocess.run([sys.executable, "-c", STAGES], capture_output=True, text=True,
+                              env=env, cwd=ROOT, check=True, timeout=600)  # fmt: skip
+        stages.append(json.loads(done.stdout))
+    return {
+        "mesh": "8x8", "rate": 0.2, "measured_cycles": 1000,
+        "process_wall_s": statistics.median(whole), "process_wall_s_runs": whole,
+        "python_s": statistics.median(empty),
+        "stages_s": {name: statistics.median(s[i] for s in stages)
+                     for i, name in enumerate(STAGE_NAMES)},
+        "load_avg_1min": os.getloadavg()[0],
     }  # fmt: skip
 
 
@@ -269,7 +358,7 @@ def whole_process(k: int, rate: float, cycles: int, noc, repeats: int, booksim: 
     return row
 
 
-SECTIONS = ("synthetic", "steps", "processes", "memory")
+SECTIONS = ("synthetic", "steps", "features", "processes", "startup", "memory")
 
 
 def main() -> None:
@@ -293,22 +382,32 @@ def main() -> None:
     measure = {
         "synthetic": lambda: [compare(*c, noc, args.repeats, booksim) for c in configs],
         "steps": lambda: time_steps(args.repeats, steps),
+        "features": lambda: time_features(
+            1 if args.quick else max(args.repeats, 5), cycles=2000 if args.quick else 20000
+        ),
         "processes": lambda: [whole_process(*c, noc, args.repeats, booksim) for c in processes],
+        "startup": lambda: startup(1 if args.quick else max(args.repeats, 5)),
         "memory": lambda: [process_memory(*c) for c in memory],
     }
-    if only & {"processes", "memory"}:  # a user's processes find the modules' bytecode
+    if only & {"processes", "startup", "memory"}:  # a user's processes find the modules' bytecode
         compileall.compile_dir(ROOT / "engine", quiet=1)  # (even where Python writes none)
         compileall.compile_dir(ROOT / "explorer", quiet=1)
     before, meta = None, None
     if only != set(SECTIONS):  # the other sections as they were recorded
         before = json.loads((RESULTS / "simulate.json").read_text())
-        earlier = before["meta"].get("kept") or [
-            {"command": before["meta"]["command"], "date": before["meta"]["date"],
-             "sections": list(SECTIONS)}
-        ]  # fmt: skip
+        earlier = before["meta"].get("kept", [])
+        theirs = {n for k in earlier for n in k["sections"]}  # the earlier runs' own sections
+        earlier = [
+            *earlier,
+            {
+                "command": before["meta"]["command"],
+                "date": before["meta"]["date"],
+                "sections": [n for n in SECTIONS if n not in theirs and before.get(n) is not None],
+            },
+        ]
         kept = [{**k, "sections": [n for n in k["sections"] if n not in only]} for k in earlier]
         meta = {"kept": [k for k in kept if k["sections"]]}
-    out = {name: measure[name]() if name in only else before[name] for name in SECTIONS}
+    out = {name: measure[name]() if name in only else before.get(name) for name in SECTIONS}
     out.update({"booksim2": booksim or None, "cpus": os.cpu_count()})
     finish(args, "simulate", out, meta=meta)
 
