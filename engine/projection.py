@@ -38,9 +38,28 @@ from functools import cached_property
 import numba
 import numpy as np
 
-from engine.errors import InvalidNetworkError
+from engine.errors import CapacityError, InvalidNetworkError
 
 __all__ = ["ConvProjection", "valid_positions"]
+
+
+COUNT_BYTES = 3 * 8  # a (source, core, synapses) triple of int64, one per input-window cell
+
+
+def _check_memory(p: ConvProjection, cells: int, cores: int) -> None:
+    """``CapacityError`` before ``_core_counts`` allocates its triples, when the input windows
+    of the cores' bounding boxes (``cells``) need more than this machine has available."""
+    from engine.network import available_memory  # (engine.network imports this module)
+
+    need, free = cells * COUNT_BYTES, available_memory()
+    if need > free:
+        raise CapacityError(
+            f"convolution {p.source}->{p.target}: its {cores:,} cores' bounding boxes cover "
+            f"{cells:,} input cells, so counting their synapses needs {need / 2**30:.1f} GiB, "
+            f"more than the {free / 2**30:.1f} GiB available: the partition scatters each "
+            "core's neurons over the feature map. Use a partitioner that keeps a core's neurons "
+            "together (overlap, sequential-ordered, or a layer partition: --partition min)"
+        )
 
 
 @numba.njit(cache=True)
@@ -303,6 +322,7 @@ class ConvProjection:
         ).astype(np.int64)  # fmt: skip
         hb, wb = box[:, 3] - box[:, 2], box[:, 5] - box[:, 4]
         windows = ci * ((hb - 1) * sy + (kh - 1) * dy + 1) * ((wb - 1) * sx + (kw - 1) * dx + 1)
+        _check_memory(self, int(windows.sum()), cores.size)
         cum, live = self._cumulative
         return _core_counts(
             grid, cores.astype(np.int64), box, cum, live, ci, hi, wi,
