@@ -822,7 +822,7 @@ def readme_speed(_: dict) -> Table:
                 [
                     "simulated cycles per second, 8×8 mesh at 0.2 flits/node/cycle",
                     whole(r["meshscope"]["cycles_per_s"]) + b,
-                    source(sim),
+                    source(sim, "synthetic"),
                 ]
             )
     for r in sim.get("processes", []):
@@ -837,7 +837,7 @@ def readme_speed(_: dict) -> Table:
                     "a whole `meshscope simulate` process, 8×8 at 0.2, "
                     f"{whole(r['measured_cycles'])} cycles",
                     f"{num(r['meshscope']['process_wall_s'], 1)} s{b}",
-                    source(sim),
+                    source(sim, "processes"),
                 ]
             )
     step = sim["steps"][0]
@@ -845,7 +845,7 @@ def readme_speed(_: dict) -> Table:
         [
             f"one simulated time step of {step['network']} on {step['hardware']}",
             f"{num(step['wall_s'])} s",
-            source(sim),
+            source(sim, "steps"),
         ]
     )
     rows.append(
@@ -984,9 +984,15 @@ def load(name: str) -> dict:
     return json.loads((RESULTS / f"{name}.json").read_text())
 
 
-def source(d: dict) -> str:
-    """Where a results file's figures come from: its command, date and machine."""
+def source(d: dict, section: str | None = None) -> str:
+    """Where a results file's figures come from: its command, date and machine (``section``:
+    only where that section's figures come from, when a partial run kept them)."""
     m = d["meta"]
+    for k in m.get("kept", ()) if section else ():
+        if section in k["sections"]:
+            return f"`{k['command']}`, {k['date']}, {m['machine']}"
+    if section:
+        return f"`{m['command']}`, {m['date']}, {m['machine']}"
     kept = "".join(  # sections a partial run (simulate.py --only) kept from earlier ones
         f"; {', '.join(k['sections'])}: `{k['command']}`, {k['date']}" for k in m.get("kept", ())
     )
