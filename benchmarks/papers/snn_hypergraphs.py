@@ -183,11 +183,12 @@ def claims(runs: dict) -> list[dict]:
         if not r:
             return "—"
         v = list(r.values())
+        networks = f"{len(v)} network{'' if len(v) == 1 else 's'}"
         figure = {"mean": mean(v), "max": max(v), "min": min(v)}
         if how == "range":
-            return f"{min(v):.2f}–{max(v):.2f}× ({len(v)} networks)"
+            return f"{min(v):.2f}–{max(v):.2f}× ({networks})"
         label = "geometric mean" if how == "mean" else how
-        return f"{label} {figure[how]:.2f}× ({len(v)} networks)"
+        return f"{label} {figure[how]:.2f}× ({networks})"
 
     def verdict(r: dict[str, float], within, direction) -> tuple[str, str]:
         """``reproduced``: within the paper's figure; ``same shape``: on its side of 1
