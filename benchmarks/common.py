@@ -34,6 +34,7 @@ __all__ = [
     "finish",
     "machine",
     "parser",
+    "seed004_hardware",
     "spawn",
 ]
 
@@ -134,6 +135,17 @@ def spawn(script: str, timeout_s: float | None = None, memory_gib: float | None 
         return json.loads(done.stdout.strip().splitlines()[-1])
     except (IndexError, json.JSONDecodeError):
         return {"error": (done.stderr.strip().splitlines() or ["no output"])[-1][:300]}
+
+
+SMALL_UNTIL = 2**26  # synapses: seed004-small up to here, then seed004-large (SNN hypergraphs §V-A)
+
+
+def seed004_hardware(network):
+    """The hardware SNN hypergraphs (§V-A) maps ``network`` on: ``seed004-small`` up to 2^26
+    synapses, then ``seed004-large``."""
+    from engine.hardware import load_hardware
+
+    return load_hardware("seed004-small" if network.n_synapses <= SMALL_UNTIL else "seed004-large")
 
 
 # the largest network (nodes) the benchmarks give Mt-KaHyPar: into hundreds of blocks it took

@@ -910,6 +910,59 @@ def hypergraph_runs(d: dict) -> Table:
     return Table(header, rows)
 
 
+def hierarchical_pairs(d: dict) -> Table:
+    """Hierarchical's coarsening per network: its rounds, the first a core limit refused a
+    pair in, the coarsest nodes and how they end, against overlap's connectivity."""
+    rows = []
+    for r in d["runs"]:
+        rounds = r["rounds"]
+        first = next((i for i, x in enumerate(rounds) if any(x["refused"].values())), None)
+        refusing = "none" if first is None else (
+            f"{first + 1} of {len(rounds)} ("
+            + ", ".join(k for k, v in rounds[first]["refused"].items() if v) + ")"
+        )  # fmt: skip
+        c, h, o = r["coarsest"], r["hierarchical"], r["overlap"]
+        rows.append([
+            f"`{r['network']}`", r["hardware"], refusing,
+            f"{whole(c['nodes'])} ({num(c['synapse_share_median'])})",
+            " / ".join(f"{x:.0%}" for x in (rounds[-1]["mixed_after"], h["mixed"], o["mixed"])),
+            f"{whole(c['packed'])} → {whole(h['partitions'])} / {whole(o['partitions'])}",
+            f"{whole(r['before_refinement'])} → {whole(h['connectivity'])} / "
+            f"{whole(o['connectivity'])}",
+            f"{h['connectivity'] / o['connectivity']:.2f}×",
+        ])  # fmt: skip
+    header = ["network", "hardware", "first refusal: round (limits)",
+              "coarsest nodes (synapses over the limit, median)",
+              "mixing layers: coarsest nodes / hierarchical / overlap",
+              "partitions: packed → hierarchical / overlap",
+              "connectivity: packed → hierarchical / overlap",
+              "hierarchical / overlap"]  # fmt: skip
+    return Table(header, rows)
+
+
+def hierarchical_layers(d: dict) -> Table:
+    """Per network and layer: the pixel spread of hierarchical's coarsest nodes, of its final
+    partitions and of overlap's (pixels covered over the fewest that hold the neurons), and the
+    connectivity each partition owes to the layer's spikes."""
+    rows = []
+    for r in d["runs"]:
+        h, o = r["hierarchical"], r["overlap"]
+        coarsest = r["rounds"][-1]["spread_after"]
+        for layer, ch in h["by_layer"].items():
+            oc = o["by_layer"][layer]
+            if layer not in coarsest and not ch and not oc:
+                continue  # no pixels, no messages
+            spread = (
+                " / ".join(num(x[layer]) for x in (coarsest, h["spread"], o["spread"]))
+                if layer in coarsest else "—"
+            )  # fmt: skip
+            rows.append([f"`{r['network']}`", layer, spread, whole(ch), whole(oc),
+                         f"{ch - oc:+,.0f}"])  # fmt: skip
+    header = ["network", "layer", "pixel spread: coarsest nodes / hierarchical / overlap",
+              "connectivity from it: hierarchical", "overlap", "difference"]  # fmt: skip
+    return Table(header, rows)
+
+
 def network_maps(d: dict) -> Table:
     """The real networks mapped end to end: phases, peak memory, against the targets."""
     t = d["targets"]
@@ -941,6 +994,8 @@ TABLES: dict[str, tuple[str, Callable[[dict], Table]]] = {
     "reproduction.mosaic": ("papers/mosaic", paper_rows),
     "reproduction.snn-hypergraphs": ("papers/snn_hypergraphs", paper_rows),
     "reproduction.snn-hypergraphs-runs": ("papers/snn_hypergraphs", hypergraph_runs),
+    "reproduction.hierarchical-pairs": ("papers/hierarchical_pairs", hierarchical_pairs),
+    "reproduction.hierarchical-layers": ("papers/hierarchical_pairs", hierarchical_layers),
     "model.placements": ("heuristics", model_placements),
     "model.linear-patterns": ("linear_patterns", linear_patterns),
     "simulator.booksim": ("booksim_compare", booksim_patterns),

@@ -38,6 +38,7 @@ from common import (  # noqa: E402
     finish,
     mtkahypar_partition,
     parser,
+    seed004_hardware,
     spawn,
 )
 
@@ -49,7 +50,6 @@ PARTITIONERS = ("hierarchical", "overlap", "sequential-ordered", "sequential", "
 PLACERS = ("hilbert", "spectral", "min-distance", "hilbert+force", "spectral+force",
            "min-distance+force")  # fmt: skip
 WIDE = 512  # routers a side of the lattice a partition with more parts than cores is cut on
-SMALL_UNTIL = 2**26  # synapses: seed004-small up to here, then seed004-large (§V-A)
 COMMAND = ".venv/bin/python benchmarks/papers/snn_hypergraphs.py"
 ANCHOR = "mtkahypar"  # the quality anchor, when its package is installed
 RECORDED = Path(__file__).resolve().parents[1] / "results" / "papers" / "snn_hypergraphs.json"
@@ -67,7 +67,7 @@ def child(spec: str) -> None:
 
 def one(network: str, partitioner: str, placers: list[str], k: int | None = None) -> dict:
     from engine.errors import CapacityError
-    from engine.hardware import load_hardware, resized
+    from engine.hardware import resized
     from engine.mapping import Mapping
     from engine.partition import make_partition
     from engine.partition_graph import partition_graph
@@ -77,7 +77,7 @@ def one(network: str, partitioner: str, placers: list[str], k: int | None = None
     from engine.specs import load_network_spec
 
     net = load_network_spec(network)
-    hw = load_hardware("seed004-small" if net.n_synapses <= SMALL_UNTIL else "seed004-large")
+    hw = seed004_hardware(net)
     t0 = time.perf_counter()
     if partitioner == ANCHOR:  # into k blocks
         partition, seconds, _ = mtkahypar_partition(net, hw, k)

@@ -11,6 +11,7 @@ forms or at ⌈n / C_npc⌉ nodes. A node that fits with none of its neighbours 
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -23,21 +24,39 @@ from engine.partition.multilevel.level import Level, caps_of, fits, make_level
 from engine.progress import report
 from engine.resources import Capacity, require_each_neuron_fits
 
-__all__ = ["CANDIDATES", "ROUNDS", "WINDOW", "coarsen"]
+__all__ = ["CANDIDATES", "ROUNDS", "WINDOW", "Round", "coarsen"]
 
 WINDOW = 32  # pins of an h-edge a node rates its neighbours over
 CANDIDATES = 8  # best sample-rated neighbours re-rated exactly
 ROUNDS = 2  # rounds of pairing per kept level (quality as with 1 over seeds, half the refining)
+LIMITS = ("neurons", "synapses", "axons")  # the order of a Round's ``refused``
+
+
+class Round(NamedTuple):
+    """One round of pairing, as ``coarsen(trace=…)`` records it."""
+
+    nodes: int  # before the round
+    pairs: int  # formed (the next round has ``nodes - pairs``)
+    refused: np.ndarray  # candidate pairs refused per limit they break (``LIMITS``' order)
+    cmap: np.ndarray | None  # this round's node → next node (None: no pair formed, the end)
 
 
 def coarsen(
-    network: Network, cap: Capacity, rng, window: int = WINDOW, rounds: int = ROUNDS
+    network: Network,
+    cap: Capacity,
+    rng,
+    window: int = WINDOW,
+    rounds: int = ROUNDS,
+    trace: list[Round] | None = None,
 ) -> tuple[list[Level], list[np.ndarray]]:
     """The levels, finest first, and the node maps: from neurons to level 0's nodes,
     then from each level to the next. ``window`` bounds the pins of an h-edge a node
     rates its neighbours over; a level is kept every ``rounds`` rounds of pairing (the
     levels in between are only stepped through, so uncoarsening refines fewer, each
-    about 2^rounds times smaller)."""
+    about 2^rounds times smaller). ``trace``: a list that gets a ``Round`` per round of
+    pairing — how a benchmark follows the coarsening (the same levels either way; the
+    refusals are counted only then). A candidate pair is one a node rated and could
+    have taken (its partner unpaired); one that breaks two limits counts for both."""
     n = network.n_neurons
     if window < 1 or rounds < 1:
         raise SpecError(f"hierarchical: window ({window}) and rounds ({rounds}) must be ≥ 1")
@@ -67,12 +86,26 @@ def coarsen(
     step = 0
     while level.n > target:
         order = rng.permutation(level.n).astype(np.int64)
+        refused = np.zeros(0 if trace is None else len(LIMITS), dtype=np.int64)
         partner, shared = _match(
-            level.hedges(), level.loads(), order, frozen, caps_of(cap), level.n - target, window
+            level.hedges(),
+            level.loads(),
+            order,
+            frozen,
+            caps_of(cap),
+            level.n - target,
+            window,
+            refused,
         )
-        if not np.any(partner >= 0):
+        paired = partner >= 0
+        if not np.any(paired):
+            if trace is not None:
+                trace.append(Round(level.n, 0, refused, None))
             break
+        nodes = level.n
         cmap, level, frozen = _coarser(level, partner, shared, frozen, keys)
+        if trace is not None:
+            trace.append(Round(nodes, int(paired.sum()) // 2, refused, cmap))
         if len(levels) > 1 and step % rounds:  # an in-between level: fold it into the last
             maps[-1] = cmap[maps[-1]]
             levels[-1] = level
@@ -142,9 +175,11 @@ def _first_level(out_ptr, out_idx, order, rank):
 
 
 @numba.njit(cache=True)
-def _match(hg, loads, order, frozen, caps, max_pairs, window):
+def _match(hg, loads, order, frozen, caps, max_pairs, window, refused):
     """One edge-coarsening round. Returns partner (or -1) and, on the node that chose
     the pair, the pair's shared inbound axons. Marks nodes that fit no neighbour.
+    ``refused`` (three counters, or none: then nothing is counted) gets the candidate
+    pairs refused by each limit (``_refusal``).
 
     A node rates its neighbours over at most ``window`` pins of each h-edge: a run
     of consecutive pins from an offset hashed from node and h-edge (each pin as likely
@@ -218,6 +253,8 @@ def _match(hg, loads, order, frozen, caps, max_pairs, window):
             for i in range(n_touched):
                 v = touched[i]
                 if not fits(v, u, nn, ns, na, nn, ns, na, inter[v], caps):
+                    if refused.size and partner[v] < 0:
+                        _refusal(v, u, nn, ns, na, inter[v], caps, refused)
                     continue
                 fits_any = True  # merged nodes only grow: a neighbour u cannot fit stays so
                 if partner[v] < 0 and (
@@ -237,9 +274,10 @@ def _match(hg, loads, order, frozen, caps, max_pairs, window):
             for i in range(n_top):
                 v = top[i]
                 affinity, common = _common(u, v, hg, mark)
-                if fits(v, u, nn, ns, na, nn, ns, na, common, caps) and (
-                    best < 0 or affinity > best_score or (affinity == best_score and v < best)
-                ):
+                if not fits(v, u, nn, ns, na, nn, ns, na, common, caps):
+                    if refused.size:
+                        _refusal(v, u, nn, ns, na, common, caps, refused)
+                elif best < 0 or affinity > best_score or (affinity == best_score and v < best):
                     best, best_shared, best_score = v, common, affinity
         if best >= 0:
             partner[u] = best
@@ -247,6 +285,14 @@ def _match(hg, loads, order, frozen, caps, max_pairs, window):
             shared[u] = best_shared
             pairs += 1
     return partner, shared
+
+
+@numba.njit(cache=True)
+def _refusal(v, u, nn, ns, na, shared, caps, refused):
+    """Count the pair (u, v) that does not fit against each limit it breaks."""
+    refused[0] += nn[v] + nn[u] > caps[0]
+    refused[1] += ns[v] + ns[u] > caps[1]
+    refused[2] += na[v] + na[u] - shared > caps[2]
 
 
 @numba.njit(cache=True)

@@ -308,6 +308,36 @@ def test_coarse_nodes_carry_exact_loads_and_refinement_keeps_them(window):
     np.testing.assert_array_equal(loads[2], stats.axons)
 
 
+@pytest.mark.parametrize("window", [4, 4096])  # every h-edge rated on a sample / in full
+@pytest.mark.parametrize(
+    "limits, binds",
+    [(dict(neurons=48, inbound_axons=10**6, synapses=10**7), 0),
+     (dict(neurons=2000, inbound_axons=10**6, synapses=4096), 1),
+     (dict(neurons=2000, inbound_axons=200, synapses=10**7), 2)],
+)  # fmt: skip
+def test_a_coarsening_trace_follows_the_rounds_and_counts_the_limit_that_refuses(
+    window, limits, binds
+):
+    """``coarsen(trace=…)``: the same levels; a round per pairing, whose node maps lead to
+    the coarsest nodes; the refused pairs counted against the one limit that binds."""
+    net = load_network_spec("rand:n=2000,card=32")
+    cap = capacity(net, with_limits("hypergraph-small", **limits))
+    levels, maps = coarsen(net, cap, np.random.default_rng(0), window=window)
+    trace = []
+    traced, traced_maps = coarsen(net, cap, np.random.default_rng(0), window=window, trace=trace)
+    np.testing.assert_array_equal(traced[-1].synapses, levels[-1].synapses)
+    node, direct = maps[0], maps[0]
+    for m in traced_maps[1:]:
+        direct = m[direct]
+    for r in trace:
+        assert r.nodes == node.max() + 1 and (r.cmap is None) == (r.pairs == 0)
+        node = node if r.cmap is None else r.cmap[node]
+    np.testing.assert_array_equal(node, direct)
+    assert node.max() + 1 == levels[-1].n
+    refused = np.sum([r.refused for r in trace], axis=0)
+    assert refused[binds] > 0 and refused.sum() == refused[binds]
+
+
 @pytest.mark.parametrize(
     "seed, rounds, axons, headroom",
     [(1, 2, 1024, 4), (2, 1, 1024, 4), (3, 2, 120, 4),  # 120 axons a core: the axon limit binds
