@@ -124,7 +124,7 @@ def ratios(runs: dict, a: str, b: str, key) -> dict[str, float]:
     for net, by in runs.items():
         if "error" not in by.get(a, {"error": 1}) and "error" not in by.get(b, {"error": 1}):
             ratio = key(by[a]) / key(by[b])
-            if not math.isnan(ratio):
+            if math.isfinite(ratio) and ratio > 0:  # (a geometric mean takes no 0)
                 out[net] = ratio
     return out
 

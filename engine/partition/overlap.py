@@ -66,6 +66,8 @@ def sweep(inc, rate, by_size, caps, visits: int = VISITS) -> np.ndarray:
     h-edges per call of the kernel, reporting how many are seen after each (``report``):
     the same partition whatever ``visits``. Returns each neuron's partition, or, when a
     neuron cannot fit an empty partition, ``-(neuron + 1)`` in the first entry."""
+    if visits < 1:
+        raise ValueError(f"the sweep visits at least one h-edge a call, not {visits}")
     n = inc.out_ptr.size - 1
     state = _start(inc.out_ptr, inc.out_idx)
     scalars = np.zeros(N_SCALARS, dtype=np.int64)
