@@ -120,8 +120,10 @@ def spawn(script: str, timeout_s: float | None = None, memory_gib: float | None 
     in the child, which says so), so one run cannot take a shared machine's memory."""
     limit = None if memory_gib is None else int(memory_gib * 2**30)
 
-    def bounded() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    def bounded() -> None:  # the soft limit only: a hard one the parent has stays
+        _, hard = resource.getrlimit(resource.RLIMIT_AS)
+        soft = limit if hard == resource.RLIM_INFINITY else min(limit, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
 
     try:
         done = subprocess.run(

@@ -47,7 +47,7 @@ from engine.errors import MeshScopeError
 from engine.hardware import NocConstants
 from engine.placement.fill import MEASURED_US
 from engine.routing import routings
-from engine.simulate.step import MODES
+from engine.simulate import MODES
 from explorer import scenes
 from explorer.scenes import SCENES, Scene, encode_scene, parse_scene
 from explorer.state import ExplorerState, upload_json
