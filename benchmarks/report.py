@@ -689,10 +689,20 @@ def simulate_processes(d: dict) -> Table:
 def simulate_features(d: dict) -> Table:
     rows = [[r["feature"], "unicast" if r["unicast_kernel"] else "full",
              whole(r["cycles_per_s"]), f"{num(r['of_unicast'], 2)}×"]
-            for r in d["features"]]  # fmt: skip
-    r = d["features"][0]
+            for r in d["features"]["synthetic"]]  # fmt: skip
+    r = d["features"]["synthetic"][0]
     what = f"{r['mesh'].replace('x', '×')} at {r['rate']}, {whole(r['cycles'])} cycles: asked of it"
     return Table([what, "router", "cycles/s (warm)", "of the unicast kernel's"], rows)
+
+
+def simulate_features_step(d: dict) -> Table:
+    s = d["features"]["step"]
+    rows = [[r["run"], "unicast" if r["unicast_kernel"] else "full", whole(r["cycles"]),
+             num(r["wall_s"], 3), whole(r["cycles_per_s"]), f"{num(r['of_unicast_wall'], 2)}×"]
+            for r in s["rows"]]  # fmt: skip
+    what = f"{s['network']} on {s['hardware']}, a {s['mode']} step, cores busy: as"
+    header = [what, "router", "step cycles", "seconds (warm)", "cycles/s", "time of the first's"]
+    return Table(header, rows)
 
 
 def simulate_startup(d: dict) -> Table:
@@ -1026,6 +1036,7 @@ TABLES: dict[str, tuple[str, Callable[[dict], Table]]] = {
     "performance.processes": ("simulate", simulate_processes),
     "performance.startup": ("simulate", simulate_startup),
     "performance.features": ("simulate", simulate_features),
+    "performance.features-step": ("simulate", simulate_features_step),
     "performance.evaluate": ("evaluate", evaluate_speed),
     "performance.page": ("page", page_speed),
     "performance.gc": ("gc_pause", gc_pause),

@@ -58,7 +58,7 @@ from common import RESULTS, ROOT, finish, parser
 
 from engine.hardware import NocConstants
 from engine.pipeline import build_mapping
-from engine.simulate import SyntheticRun, run_synthetic, simulate_step
+from engine.simulate import SyntheticRun, machine, run_synthetic, simulate_step
 
 CONFIGS = [  # (mesh side, offered rate, measured cycles): the reference speed table's
     (8, 0.05, 20_000),
@@ -199,38 +199,84 @@ def time_steps(repeats: int, steps=STEPS) -> list[dict]:
     return out
 
 
-# what the Traffic tab and a walk ask of a run, each through the full router (kernel.py's
-# ``_router`` with its unicast flag off), against the same run through the unicast one
+# what the Traffic tab and a walk ask of a run, against the same run without (all through the
+# unicast kernel, ``kernel._router`` with its unicast flag set)
 FEATURES = {
     "none (the unicast kernel)": {},
     "a trace, 500-cycle windows": {"window": 500},
     "one packet tracked (a walk)": {"track": 1000},
 }
+# … and of a mapping's step on Loihi 2's two meshes, cores busy with each packet: the same step
+# through the unicast kernel, the full router, as multicast trees (the full router's) and traced
+STEP_FEATURE = ("sparse-mlp-2", "loihi2")
+STEP_RUNS = {
+    "unicast packets": {},
+    "unicast packets, the full router": {"unicast_kernel": False},
+    "multicast trees": {"multicast": True},
+    "unicast packets, traced (500-cycle windows)": {"window": 500},
+}
 
 
-def time_features(repeats: int, k: int = 8, rate: float = 0.2, cycles: int = 20000) -> list:
-    """Warm cycles per second of one run with each of ``FEATURES``: the runs take turns
-    (every feature sees the same load on a shared machine), the median of ``repeats``."""
+def _turns(runs: dict, repeats: int) -> dict:
+    """Each of ``runs`` (name -> a function that runs once) ``repeats`` times, taking turns
+    (every one sees the same load on a shared machine), after one run each to compile."""
+    for go in runs.values():
+        go()
+    done = {name: [] for name in runs}
+    for _ in range(repeats):
+        for name, go in runs.items():
+            done[name].append(go())
+    return done
+
+
+def time_features(repeats: int, k: int = 8, rate: float = 0.2, cycles: int = 20000) -> dict:
+    """Warm cycles per second of a synthetic run with each of ``FEATURES`` and of a mapping's
+    step with each of ``STEP_RUNS``, the median of ``repeats`` (runs taking turns)."""
     noc = NocConstants()
     runs = {name: (SyntheticRun("uniform", k, k, rate=rate, warmup=0, cycles=cycles,
                                 window=ask.get("window", 0)), ask.get("track"))
             for name, ask in FEATURES.items()}  # fmt: skip
     for run, track in runs.values():  # compile
         run_synthetic(noc, dataclasses.replace(run, cycles=50), track=track)
-    results = {name: [] for name in runs}
-    for _ in range(repeats):
-        for name, (run, track) in runs.items():
-            results[name].append(run_synthetic(noc, run, seed=1, track=track))
-    out = []
+    results = _turns({name: lambda r=run, t=track: run_synthetic(noc, r, seed=1, track=t)
+                      for name, (run, track) in runs.items()}, repeats)  # fmt: skip
+    synthetic = []
     for name, done in results.items():
         wall = statistics.median(r.wall_s for r in done)
-        out.append({"feature": name, "mesh": f"{k}x{k}", "rate": rate, "cycles": done[0].cycles,
-                    "wall_s": wall, "wall_s_runs": [r.wall_s for r in done],
-                    "cycles_per_s": done[0].cycles / wall,
-                    "unicast_kernel": bool(done[0].machine.unicast)})  # fmt: skip
-    for row in out:
-        row["of_unicast"] = row["cycles_per_s"] / out[0]["cycles_per_s"]
-    return out
+        synthetic.append({"feature": name, "mesh": f"{k}x{k}", "rate": rate,
+                          "cycles": done[0].cycles, "wall_s": wall,
+                          "wall_s_runs": [r.wall_s for r in done],
+                          "cycles_per_s": done[0].cycles / wall,
+                          "unicast_kernel": bool(done[0].machine.unicast)})  # fmt: skip
+    for row in synthetic:
+        row["of_unicast"] = row["cycles_per_s"] / synthetic[0]["cycles_per_s"]
+    return {"synthetic": synthetic, "step": _step_features(repeats)}
+
+
+def _step_features(repeats: int) -> dict:
+    network, hardware = STEP_FEATURE
+    mapped = build_mapping(network, hardware)
+
+    def once(ask: dict):
+        build = machine.Machine.__init__
+        kernel = {"unicast_kernel": ask.get("unicast_kernel", True)}
+        machine.Machine.__init__ = lambda self, *a, **kw: build(self, *a, **{**kw, **kernel})
+        try:
+            return simulate_step(mapped, mode="pipelined", multicast=ask.get("multicast", False),
+                                 seed=3, window=ask.get("window", 0))  # fmt: skip
+        finally:
+            machine.Machine.__init__ = build
+
+    results = _turns({name: lambda a=a: once(a) for name, a in STEP_RUNS.items()}, repeats)
+    rows = []
+    for name, done in results.items():
+        wall = statistics.median(r.wall_s for r in done)
+        rows.append({"run": name, "cycles": done[0].cycles, "wall_s": wall,
+                     "wall_s_runs": [r.wall_s for r in done], "cycles_per_s": done[0].cycles / wall,
+                     "unicast_kernel": bool(done[0].machine.unicast)})  # fmt: skip
+    for row in rows:
+        row["of_unicast_wall"] = row["wall_s"] / rows[0]["wall_s"]
+    return {"network": network, "hardware": hardware, "mode": "pipelined", "rows": rows}
 
 
 def gnu_time(argv: list[str]) -> tuple[float, float, str]:

@@ -47,16 +47,18 @@ arrive, and since one copy's router may have run ahead of another's, a tail wait
 until the cycle after it left its router, when every router has simulated that cycle, and
 is served then, in (arrival, router, port) order (``_sq_push``, ``_serve_due``).
 
-Runs whose packets have one destination each, whose allocations take one cycle and that keep
-no trace and track no packet go through the unicast kernel instead (``machine.Machine``
-chooses; ``CF_UNICAST``): the same router source (``_router``, ``_send``), compiled a second
-time with its ``unicast`` flag a constant, and the same results, bit for bit, with less
-bookkeeping. A sender writes a flit straight into the buffer it arrives in, with its cycle
-(``_put``), and routes a head that reaches an idle VC, so there is no link queue to read and
-the router is due only when the flit can act; the busy VCs and the held output VCs are bit
-masks; each output VC's returning credits wait in its own ring, counted when asked for
-(``_credits``), and wake the router only when a VC waits for them; a pass over the VCs
-picks them by masks, not by a branch per VC. It is about 3× faster on uniform traffic.
+Runs whose packets have one destination each and whose allocations take one cycle go through
+the unicast kernel instead (``machine.Machine`` chooses; ``CF_UNICAST``): the same router
+source (``_router``, ``_send``), compiled a second time with its ``unicast`` flag a constant,
+and the same results, bit for bit, with less bookkeeping. A sender writes a flit straight
+into the buffer it arrives in, with its cycle (``_put``), and routes a head that reaches an
+idle VC, so there is no link queue to read and the router is due only when the flit can act;
+the busy VCs and the held output VCs are bit masks; each output VC's returning credits wait
+in its own ring, counted when asked for (``_credits``), and wake the router only when a VC
+waits for them; a pass over the VCs picks them by masks, not by a branch per VC. It is over
+twice as fast on uniform traffic (docs/performance.md). A trace reads a port's occupancy as a
+flit leaves it and at a window's end (``_seen``: the flits in its buffers that have arrived),
+and a tracked packet's hop starts as its head is put into the next buffer.
 
 State is flat: every router's, terminal's and packet's record is a block of an int64 array,
 laid out by ``engine.simulate.records``. ``run`` advances a whole span of cycles per call
@@ -97,8 +99,8 @@ from engine.simulate.records import (BR_HI, BR_LO, BR_OVC, BR_PK, BR_PORT, BR_SE
     N_CQ, N_CTR, N_HOP, N_LOG, N_LQ, N_MISC, N_NS, N_NV, N_OV, N_PK, N_PT, N_SQ, N_T, N_VC,
     N_WAIT, OV_CREDITS, OV_CR_H, OV_CR_N, OV_OWNER, PK_ATIME, PK_CTIME, PK_DONE, PK_GROUP, PK_HI,
     PK_HOPS, PK_ID, PK_ITIME, PK_LO, PK_MEAS, PK_NEXT, PK_PARENT, PK_ROUTE, PK_SIZE, PK_SRC,
-    PT_CQ_H, PT_CQ_N, PT_LQ_H, PT_LQ_N, PT_OUT_FREE, PT_SW_A, PT_SW_G, PT_SW_RR, SQ_ARR, SQ_O,
-    SQ_OV, SQ_P, SQ_R, S_NO_CREDIT, S_SW_LOST, S_VC_BUSY, S_VC_LOST, T_LAT, T_LINK, T_NBR,
+    PT_CQ_H, PT_CQ_N, PT_LQ_H, PT_LQ_N, PT_OUT_FREE, PT_SEEN, PT_SW_A, PT_SW_G, PT_SW_RR, SQ_ARR,
+    SQ_O, SQ_OV, SQ_P, SQ_R, S_NO_CREDIT, S_SW_LOST, S_VC_BUSY, S_VC_LOST, T_LAT, T_LINK, T_NBR,
     T_OUT_NODE, T_SER, VC_BLOCKED, VC_BLOCK_WHY, VC_BRN, VC_DEST, VC_FROM, VC_HEAD, VC_N, VC_OUT,
     VC_OVC, VC_PK, VC_POPPED, VC_SA_GR, VC_SA_T, VC_SENT, VC_STATE, VC_VA_T, V_ACTIVE, V_IDLE,
     V_VCALLOC, WHEEL, W_OF_STALL, W_SWITCH, W_VC,
@@ -651,6 +653,44 @@ def _carry_occupancy(cfg, st, win_occ, r, w0, w1):
 
 
 @numba.njit(cache=True, _nrt=False, error_model="numpy")
+def _seen(cfg, st, win_occ, window, r, i, c1, w1):
+    """The unicast kernel's trace of input port i of router r up to cycle ``c1``: no flit
+    has left it since ``PT_SEEN`` (the cycle after one last did), so it holds the flits of
+    its buffers that had arrived (a flit is in its buffer from when it was sent, with the
+    cycle it arrives: ``_put``), and they only grew. Each window from ``PT_SEEN``'s to ``w1``
+    gets what it held at its last cycle up to c1, the most in that window since, as the
+    general router's reads and ``_carry_occupancy`` give it."""
+    pb = r * cfg[CF_RS] + cfg[CF_OPT] + i * N_PT
+    c0 = st[_ix(pb + PT_SEEN)]
+    st[_ix(pb + PT_SEEN)] = c1 + 1
+    V, D = cfg[CF_V], cfg[CF_D]  # noqa: N806
+    port = (st[_ix(r * cfg[CF_RS] + cfg[CF_OMISC] + M_VCS)] >> (i * V)) & ((np.int64(1) << V) - 1)
+    if port == 0:
+        return  # its buffers are empty
+    o_vc, o_bat = r * cfg[CF_RS] + cfg[CF_OVC], r * cfg[CF_RS] + cfg[CF_OBAT]
+    at = r * cfg[CF_P] + i
+    for w in range(c0 // window, w1 + 1):
+        c = (w + 1) * window - 1
+        if c > c1:
+            c = c1
+        occ = 0
+        m = port
+        while m != 0:
+            iv = i * V + trailing_zeros(m)
+            m &= m - 1
+            vb = o_vc + iv * N_VC
+            n, h = st[_ix(vb + VC_N)], st[_ix(vb + VC_HEAD)]
+            while n > 0:  # its flits arrive in order: those from the back not yet there
+                k = h + n - 1
+                if st[_ix(o_bat + iv * D + (k - D if k >= D else k))] <= c:
+                    break
+                n -= 1
+            occ += n
+        if occ > win_occ[_ix(w), _ix(at)]:
+            win_occ[_ix(w), _ix(at)] = occ
+
+
+@numba.njit(cache=True, _nrt=False, error_model="numpy")
 def close_windows(cfg, st, win_occ, win_wait, window, t):
     """A traced run stopped at cycle ``t``: into copies of its trace arrays (as many windows
     as it has), what the routers hold now goes into every window opened after a router's
@@ -660,7 +700,10 @@ def close_windows(cfg, st, win_occ, win_wait, window, t):
     P, V = cfg[CF_P], cfg[CF_V]  # noqa: N806
     for r in range(cfg[CF_NR]):
         misc = r * cfg[CF_RS] + cfg[CF_OMISC]
-        if st[_ix(misc + M_WIN)] < last:
+        if cfg[CF_UNICAST]:
+            for i in range(P):
+                _seen(cfg, st, win_occ, window, r, i, t - 1, last)
+        elif st[_ix(misc + M_WIN)] < last:
             _carry_occupancy(cfg, st, win_occ, r, st[_ix(misc + M_WIN)] + 1, last)
         o_vc = r * cfg[CF_RS] + cfg[CF_OVC]
         for iv in range(P * V):
@@ -683,7 +726,7 @@ def _router(unicast, cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_l
     One source for both kernels: ``unicast`` is a constant at each of the two calls in
     ``run``, and the router is inlined there, so each call is compiled with the other
     kernel's code removed. The unicast kernel (``cfg[CF_UNICAST]``: packets of one
-    destination, allocations of one cycle, no trace) runs the same cycle, bit for bit
+    destination, allocations of one cycle) runs the same cycle, bit for bit
     (tests/engine/simulate/test_unicast.py), on leaner bookkeeping: the router keeps its busy
     VCs, its routed heads and its held output VCs as bit masks (``M_VCS``, ``M_VAS``,
     ``M_HELD``); the VCs ready now are found without a branch per VC (a mispredicted branch
@@ -715,8 +758,9 @@ def _router(unicast, cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_l
     sa_clash = False  # … some of which share an input or an output
     asked = np.int64(0)  # (unicast) the VCs that asked for the switch
     acted = np.int64(0)  # … or for an output VC
-    win = -1 if unicast else ctr[C_WINDOW]
-    if win > st[_ix(misc + M_WIN)]:  # traced, and windows opened since its last cycle
+    win = ctr[C_WINDOW]  # (the unicast kernel traces its buffers as a flit leaves: ``_send``)
+    if not unicast and win > st[_ix(misc + M_WIN)]:  # traced, and windows opened since its
+        # last cycle
         _carry_occupancy(cfg, st, win_occ, r, st[_ix(misc + M_WIN)] + 1, win)
         st[_ix(misc + M_WIN)] = win
     # ---------------------------------------------------------- read inputs
@@ -799,7 +843,9 @@ def _router(unicast, cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_l
             va_ports |= 1 << o
             va_vcs[_ix(o)] |= np.int64(1) << iv  # it asks for every free VC of o it may take
             acted |= np.int64(1) << iv
-            _unblock(st, vb, stalls, t, win_wait, 0, r)
+            if ctr[C_TRACK] >= 0 and st[_ix(vb + VC_PK)] == ctr[C_TRACK]:
+                _track_go(ctr, st, vb, r, t)
+            _unblock(st, vb, stalls, t, win_wait, window, r)
         m = ready & ~vas  # VCs holding an output VC: switch allocation
         while m != 0:
             iv = trailing_zeros(m)
@@ -826,7 +872,9 @@ def _router(unicast, cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_l
                 sa_out |= 1 << o
             elif _supersedes(st, o_pt, i, v, held_v, V):  # one VC per (input, output)
                 sw_vc[_ix(i * P + o)] = v
-            _unblock(st, vb, stalls, t, win_wait, 0, r)
+            if ctr[C_TRACK] >= 0 and st[_ix(vb + VC_PK)] == ctr[C_TRACK]:
+                _track_go(ctr, st, vb, r, t)
+            _unblock(st, vb, stalls, t, win_wait, window, r)
             st[_ix(misc + M_CWAIT)] &= ~(np.int64(1) << (o * V + st[_ix(vb + VC_OVC)]))
             asked |= np.int64(1) << iv
             acted |= np.int64(1) << iv
@@ -951,8 +999,12 @@ def _router(unicast, cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_l
                 st[_ix(vb + VC_OVC)] = g - o * V
                 st[_ix(vb + VC_STATE)] = V_ACTIVE
                 vas &= ~(np.int64(1) << a)
+                _track_count(ctr, st, vb, r, H_VA, t)
             else:
                 st[_ix(stalls + S_VC_LOST)] += 1
+                if win >= 0:
+                    win_wait[_ix(win), _ix(r * N_WAIT + W_VC)] += 1
+                _track_count(ctr, st, vb, r, H_VC_LOST, 1)
             st[_ix(vb + VC_FROM)] = t + 1
         st[_ix(misc + M_HELD)] = held
         st[_ix(misc + M_VAS)] = vas
@@ -1033,14 +1085,18 @@ def _router(unicast, cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_l
                     asked &= ~(np.int64(1) << iv)
                     st[_ix(o_vc + iv * N_VC + VC_FROM)] = t + 1
                     moved += _send(unicast, cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq,
-                                   pk_free, pk_log, link_flits, win_link, ctr, due, wheel, wn,
-                                   fheap, fpri, fpos, mark, rb, r, iv, 0, t)  # fmt: skip
+                                   pk_free, pk_log, link_flits, win_link, win_occ, window, ctr,
+                                   due, wheel, wn, fheap, fpri, fpos, mark, rb, r, iv, 0,
+                                   t)  # fmt: skip
                 else:  # … or once the allocation's delay has passed (below), its branch
                     st[_ix(o_vc + iv * N_VC + VC_SA_GR)] = sw_br[_ix(i * P + o)]
     while asked != 0:  # (unicast) lost the switch (or its port's turn)
         iv = trailing_zeros(asked)
         asked &= asked - 1
         st[_ix(stalls + S_SW_LOST)] += 1
+        if win >= 0:
+            win_wait[_ix(win), _ix(r * N_WAIT + W_SWITCH)] += 1
+        _track_count(ctr, st, o_vc + iv * N_VC, r, H_SW_LOST, 1)
         st[_ix(o_vc + iv * N_VC + VC_FROM)] = t + 1
     if sa_open:  # requests that lost; then the grants whose delay has passed send
         for kv in range(na):
@@ -1059,8 +1115,8 @@ def _router(unicast, cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_l
             st[_ix(vb + VC_FROM)] = t + 1
             if b >= 0:
                 moved += _send(unicast, cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free,
-                               pk_log, link_flits, win_link, ctr, due, wheel, wn, fheap, fpri,
-                               fpos, mark, rb, r, iv, b, t)  # fmt: skip
+                               pk_log, link_flits, win_link, win_occ, window, ctr, due, wheel,
+                               wn, fheap, fpri, fpos, mark, rb, r, iv, b, t)  # fmt: skip
     if moved > 0 and ctr[C_PROGRESS] < t:
         ctr[C_PROGRESS] = t
     # ---------------------------------------------------------- when is it due next?
@@ -1186,10 +1242,13 @@ def _router(unicast, cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_l
 
 @numba.njit(cache=True, _nrt=False, forceinline=True, error_model="numpy")
 def _send(unicast, cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_log, link_flits,
-          win_link, ctr, due, wheel, wn, fheap, fpri, fpos, mark, rb, r, iv, b, t):  # fmt: skip
+          win_link, win_occ, window, ctr, due, wheel, wn, fheap, fpri, fpos, mark, rb, r, iv, b,
+          t):  # fmt: skip
     """Branch b of input VC ``iv`` of router r sends its next flit (its switch allocation
     ends at t); returns 1. ``unicast``: ``_router``'s kernel, whose VCs have one branch (b 0)
-    kept in the VC itself."""
+    kept in the VC itself; traced, it sees what the flit's input port held up to t before
+    the flit leaves it (between two departures a port only fills, so each window's most is
+    seen before one, or at the window's end: ``_seen``)."""
     P, V, B = cfg[CF_P], cfg[CF_V], cfg[CF_B]  # noqa: N806
     vb = rb + cfg[CF_OVC] + iv * N_VC
     bb = rb + cfg[CF_OBR] + iv * B * N_BR
@@ -1198,6 +1257,8 @@ def _send(unicast, cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_log
     p = st[_ix(vb + VC_PK)]
     size = pk[_ix(p * N_PK + PK_SIZE)]
     if unicast:
+        if window > 0:  # the flit leaves its input port: what the port held until now
+            _seen(cfg, st, win_occ, window, r, st[_ix(misc + N_MISC + iv)], t, ctr[C_WINDOW])
         k = st[_ix(vb + VC_SENT)]
         o, ov = st[_ix(vb + VC_OUT)], st[_ix(vb + VC_OVC)]
         if k == 0:
@@ -1224,14 +1285,14 @@ def _send(unicast, cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_log
             if ctr[C_TRACK] == p and child != p and lo <= ctr[C_TRACK_K] < hi:
                 ctr[C_TRACK] = child  # the branch towards the tracked destination
         child = st[_ix(e + BR_PK)]
-        if child == ctr[C_TRACK]:
-            at = _hop(ctr, r)
-            if at >= 0:
-                if k == 0:
-                    ctr[_ix(at + H_HEAD)] = t
-                    ctr[_ix(at + H_OUT)] = o
-                if k + 1 == size:
-                    ctr[_ix(at + H_TAIL)] = t
+    if child == ctr[C_TRACK]:
+        at = _hop(ctr, r)
+        if at >= 0:
+            if k == 0:
+                ctr[_ix(at + H_HEAD)] = t
+                ctr[_ix(at + H_OUT)] = o
+            if k + 1 == size:
+                ctr[_ix(at + H_TAIL)] = t
     f = child * FLIT + k
     ob = rb + cfg[CF_OOV] + (o * V + ov) * N_OV
     st[_ix(ob + OV_CREDITS)] -= 1
@@ -1241,14 +1302,14 @@ def _send(unicast, cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_log
     arrive = t_send + tp[_ix(tb + T_LAT)] + 1
     lid = tp[_ix(tb + T_LINK)]
     link_flits[_ix(lid)] += 1
-    if not unicast:
-        win = ctr[C_WINDOW]
-        if win >= 0:
-            win_link[_ix(win), _ix(lid)] += 1
+    win = ctr[C_WINDOW]
+    if win >= 0:
+        win_link[_ix(win), _ix(lid)] += 1
     if o < 4:
         nb = tp[_ix(tb + T_NBR)]
         if unicast:  # straight into its buffer, and its router is due when it may act
-            when = _put(cfg, ns, st, pk, dest, nb, o ^ 1, ov, f, st[_ix(vb + VC_DEST)], arrive)
+            when = _put(cfg, ns, st, pk, dest, ctr, nb, o ^ 1, ov, f, st[_ix(vb + VC_DEST)],
+                        arrive)  # fmt: skip
         else:  # into the link's queue, read on arrival
             _lq_push(cfg, st, nb, o ^ 1, f, ov, arrive)
             when = arrive
@@ -1459,11 +1520,15 @@ def _serve_due(cfg, tp, st, nd, pk, dsvc, grp, sq, ctr, due, wheel, wn, fheap, f
     for j in range(sq[_ix(slot)]):
         e = at + j * N_SQ
         r = sq[_ix(e + SQ_R)]
-        when = _serve(cfg, tp, st, nd, pk, dsvc, grp, ctr, sq[_ix(e + SQ_P)], r, sq[_ix(e + SQ_O)],
-                      sq[_ix(e + SQ_OV)], sq[_ix(e + SQ_ARR)])  # fmt: skip
-        if (
-            st[_ix(r * cfg[CF_RS] + cfg[CF_OMISC] + M_BUSY)] > 0
-        ):  # else it takes them on its next visit
+        o, ov = sq[_ix(e + SQ_O)], sq[_ix(e + SQ_OV)]
+        when = _serve(cfg, tp, st, nd, pk, dsvc, grp, ctr, sq[_ix(e + SQ_P)], r, o, ov,
+                      sq[_ix(e + SQ_ARR)])  # fmt: skip
+        misc = r * cfg[CF_RS] + cfg[CF_OMISC]
+        if cfg[CF_UNICAST]:  # a VC waits for these credits (as ``_free_slot``)
+            wake = (st[_ix(misc + M_CWAIT)] >> (o * cfg[CF_V] + ov)) & 1 == 1
+        else:  # a busy router; an idle one takes them on its next visit
+            wake = st[_ix(misc + M_BUSY)] > 0
+        if wake:
             _schedule(due, wheel, wn, fheap, fpri, fpos, mark, ctr, r, when)
     ctr[C_SQN] -= sq[_ix(slot)]
     sq[_ix(slot)] = 0
@@ -1494,7 +1559,7 @@ def _route_unicast(cfg, ns, st, pk, dest, rb, iv, t_from, d):
 
 
 @numba.njit(cache=True, _nrt=False, forceinline=True, error_model="numpy")
-def _put(cfg, ns, st, pk, dest, r, i, v, f, d, arrive):
+def _put(cfg, ns, st, pk, dest, ctr, r, i, v, f, d, arrive):
     """The unicast kernel: flit f (bound for terminal d), sent to input VC (i, v) of router
     r, arrives at cycle ``arrive``. It goes straight into the VC's buffer with that cycle
     (nothing could read it earlier), and a head that reaches an idle VC is routed now, as
@@ -1511,6 +1576,8 @@ def _put(cfg, ns, st, pk, dest, r, i, v, f, d, arrive):
     st[_ix(rb + cfg[CF_OBUF] + iv * D + k)] = f
     st[_ix(rb + cfg[CF_OBAT] + iv * D + k)] = arrive
     st[_ix(vb + VC_N)] = n + 1
+    if f == ctr[C_TRACK] * FLIT and f >= 0:  # the tracked packet's head: a hop
+        _track_arrive(ctr, r, i, arrive)
     vcs = rb + cfg[CF_OMISC] + M_VCS
     if (st[_ix(vcs)] >> iv) & 1:  # the VC is busy: the flit its packet sends next, or one
         if n == 0 and st[_ix(vb + VC_STATE)] == V_ACTIVE:  # behind others
@@ -1705,7 +1772,8 @@ def _inject(cfg, ns, st, nd, pk, dest, link_flits, win_link, ctr, due, wheel, wn
         r = ns[_ix(n * N_NS + NS_ROUTER)]
         arrive = t + ns[_ix(n * N_NS + NS_INJ_LAT)] + 1
         if cfg[CF_UNICAST]:
-            when = _put(cfg, ns, st, pk, dest, r, ns[_ix(n * N_NS + NS_PORT)], c, p * FLIT + k,
+            when = _put(cfg, ns, st, pk, dest, ctr, r, ns[_ix(n * N_NS + NS_PORT)], c,
+                        p * FLIT + k,
                         dest[_ix(pk[_ix(p * N_PK + PK_LO)])], arrive)  # fmt: skip
         else:
             _lq_push(cfg, st, r, ns[_ix(n * N_NS + NS_PORT)], p * FLIT + k, c, arrive)

@@ -91,7 +91,6 @@ class Machine:
         dest: np.ndarray | None = None,
         window: int = 0,
         watchdog: int = 20_000,
-        tracked: bool = False,
         unicast_kernel: bool = True,
         pool: bool = False,
         keep: bool = False,
@@ -145,11 +144,10 @@ class Machine:
             sq_slots, sq_cap = ahead + 2, R * topology.local
         cfg[F.CF_SQS], cfg[F.CF_SQC] = sq_slots, sq_cap
         # the unicast kernel (kernel._router with its flag set: the same router, leaner) runs
-        # packets of one destination through allocations of one cycle, without a trace or a
-        # tracked packet (``tracked``: ``track`` will be called), on one mesh
+        # packets of one destination through allocations of one cycle, on one mesh
         self.unicast = bool(
             unicast_kernel and B == 1 and noc.vc_alloc_delay == 1 and noc.sw_alloc_delay == 1
-            and not window and not tracked and sq_slots == 0 and P * V <= 62
+            and P * V <= 62
         )  # fmt: skip
         cfg[F.CF_UNICAST] = int(self.unicast)
         self.cfg = cfg
@@ -331,8 +329,6 @@ class Machine:
         ``entry``: the destination entry (an index into ``dest``) to follow when a
         multicast packet branches (default its first). Tracking does not change the run.
         """
-        if self.unicast:
-            raise ValueError("a tracked packet needs a Machine built with tracked=True")
         ctr, pk = self.arrays["ctr"], self.packet_table
         if self.pool:  # its record is known once it is created (kernel._generate)
             ctr[F.C_TRACK_ID], ctr[F.C_TRACK], ctr[F.C_TRACK_K] = packet, -1, -1

@@ -56,8 +56,10 @@ N_OV = 4
 BR_PORT, BR_OVC, BR_SENT, BR_LO, BR_HI, BR_PK, BR_VAGR = range(7)
 N_BR = 7
 # … per port
-PT_OUT_FREE, PT_LQ_H, PT_LQ_N, PT_CQ_H, PT_CQ_N, PT_SW_RR, PT_SW_G, PT_SW_A = range(8)
-N_PT = 8
+# (PT_SEEN: the unicast kernel's first cycle whose occupancy of the input port its trace
+# has not seen: its flits are in their buffers before they arrive, ``kernel._seen``)
+PT_OUT_FREE, PT_LQ_H, PT_LQ_N, PT_CQ_H, PT_CQ_N, PT_SW_RR, PT_SW_G, PT_SW_A, PT_SEEN = range(9)
+N_PT = 9
 # … link queue entries (flits on their way to an input), credit queue entries
 LQ_F, LQ_V, LQ_T = range(3)
 N_LQ = 3

@@ -264,7 +264,7 @@ def simulate_step(
     machine = Machine(
         topo, noc, multicast_branches=max_branch, sink_mode=1 if backpressure else 0, seed=seed,
         packets=n_pk + n_dest + 4 * topo.n_nodes + 64, dest=dest, window=window,
-        watchdog=max(20_000, 4 * max_svc + 1000), tracked=track is not None,
+        watchdog=max(20_000, 4 * max_svc + 1000),
     )  # fmt: skip
     opened = np.zeros(n_groups, dtype=np.int64)  # pipelined: every layer at once
     if mode == "fall-through":  # layer after layer

@@ -171,7 +171,7 @@ def run_synthetic(
     pattern = build_pattern(run.pattern, run.width, run.height, topo.n_nodes)
     machine = Machine(
         topo, noc, pattern=pattern, seed=seed, packets=4096, window=run.window,
-        tracked=track is not None, pool=True,
+        pool=True,
         keep=keep_packets or bool(run.window) or track is not None,
     )  # fmt: skip
     tally = _Tally(topo, noc, run.packet_flits, machine)

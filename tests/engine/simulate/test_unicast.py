@@ -1,7 +1,7 @@
 """The unicast kernel is the general router, bit for bit.
 
-Runs whose packets each have one destination, whose allocations take one cycle and that keep
-no trace run through the unicast specialisation of ``kernel._router`` (its ``unicast`` flag a
+Runs whose packets each have one destination and whose allocations take one cycle run
+through the unicast specialisation of ``kernel._router`` (its ``unicast`` flag a
 constant, the other kernel's code compiled out): the same router, with the flits written
 straight into the buffers they arrive in and each output VC's returning credits in a ring.
 These tests run the same simulations through both specialisations (``Machine(...,
@@ -9,8 +9,9 @@ unicast_kernel=False)`` forces the general one) and ask for the same packets, li
 flits, stall counters and step figures, integer for integer — both allocators, 1–3 iSLIP
 iterations, YX and O1TURN routing (each packet either order, on its order's VCs), zero
 routing and credit delays, long switch traversals, packets of one to five flits, past
-saturation, a step with busy cores (one mesh) and steps on Loihi 2's two meshes and across
-chips.
+saturation, a step with busy cores (one mesh and Loihi 2's two) and steps across chips —
+and their traces (link flits, buffer occupancy and waits per window) and tracked packets'
+hops.
 """
 
 from __future__ import annotations
@@ -59,14 +60,12 @@ def test_plain_runs_take_the_unicast_kernel():
 @pytest.mark.parametrize(
     "noc, kwargs",
     [
-        (REF, {"window": 10}),  # a trace
-        (REF, {"tracked": True}),  # a tracked packet
         (REF, {"multicast_branches": 3}),
         (replace(REF, vc_alloc_delay=2), {}),
         (replace(REF, sw_alloc_delay=2), {}),
         (REF, {"unicast_kernel": False}),
     ],
-    ids=["trace", "tracked", "multicast", "vc-alloc-2", "sw-alloc-2", "asked"],
+    ids=["multicast", "vc-alloc-2", "sw-alloc-2", "asked"],
 )
 def test_the_general_kernel_takes_the_rest(noc, kwargs):
     m = _machine(noc, **kwargs)
@@ -74,9 +73,10 @@ def test_the_general_kernel_takes_the_rest(noc, kwargs):
     assert m.cfg[F.CF_UNICAST] == 0
 
 
-def test_a_unicast_machine_cannot_track_a_packet():
-    with pytest.raises(ValueError, match="tracked=True"):
-        _machine().track(0)
+def test_a_trace_and_a_tracked_packet_take_the_unicast_kernel():
+    m = _machine(window=10)
+    m.track(0)
+    assert m.unicast
 
 
 # ------------------------------------------------------------------ synthetic traffic
@@ -160,6 +160,55 @@ def test_synthetic_runs_are_the_same_in_both_kernels(noc, run, general_kernel):
         np.testing.assert_array_equal(fast[key], plain[key], err_msg=key)
 
 
+# a trace (odd windows, so waits and occupancy straddle their edges) and tracked packets
+TRACED = [SYNTHETIC[i] for i in (0, 1, 2, 4, 6, 8)]
+
+
+def _traced_figures(noc, run):
+    res = run_synthetic(noc, replace(run, window=37), seed=5)
+    tr = res.trace
+    return res.machine.unicast, {
+        "links": tr.link_flits, "occupancy": tr.occupancy, "waits": tr.waits,
+        "packets": np.stack([tr.packets[k] for k in sorted(tr.packets)]),
+        **{f"stall_{k}": v for k, v in tr.stalls.items()},
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "noc, run", TRACED, ids=[f"{r.pattern}-{r.rate}-{r.packet_flits}" for _, r in TRACED]
+)
+def test_traces_are_the_same_in_both_kernels(noc, run, general_kernel):
+    unicast, fast = _traced_figures(noc, run)
+    general_kernel()
+    general, plain = _traced_figures(noc, run)
+    assert unicast and not general
+    assert fast["occupancy"].max() > 1 and fast["waits"].sum() > 0  # something to trace
+    for key in fast:
+        np.testing.assert_array_equal(fast[key], plain[key], err_msg=key)
+
+
+def _hops(noc, run, packet):
+    res = run_synthetic(noc, run, seed=5, track=packet)
+    return res.machine.unicast, res.machine.hops()
+
+
+@pytest.mark.parametrize(
+    "noc, run", TRACED, ids=[f"{r.pattern}-{r.rate}-{r.packet_flits}" for _, r in TRACED]
+)
+def test_tracked_packets_are_the_same_in_both_kernels(noc, run, general_kernel):
+    packets = (0, 7, 350, 901)
+    fast = [_hops(noc, run, p) for p in packets]
+    general_kernel()
+    plain = [_hops(noc, run, p) for p in packets]
+    assert all(u for u, _ in fast) and not any(u for u, _ in plain)
+    waited = 0
+    assert sum(len(a) > 1 for _, a in fast) >= 2  # (a saturated run may not send them all)
+    for p, (_, a), (_, b) in zip(packets, fast, plain, strict=True):
+        np.testing.assert_array_equal(a, b, err_msg=f"packet {p}")
+        waited += int(a[:, F.H_VC_BUSY :].sum())
+    assert waited > 0 or run.rate < 0.3  # under load, some tracked head waited on its way
+
+
 # ------------------------------------------------------------------ a mapping's step
 @cache
 def _mapped(network: str, hardware: str, routing: str = "xy"):
@@ -172,6 +221,8 @@ STEPS = [
     ("sparse-mlp-1", "seneca", "pipelined", True, "xy"),  # busy cores, one mesh
     ("sparse-mlp-1", "seneca", "fall-through", True, "xy"),
     ("sparse-mlp-1", "loihi2", "pipelined", False, "xy"),  # two meshes, cores as sinks
+    ("sparse-mlp-1", "loihi2", "pipelined", True, "xy"),  # two meshes, busy cores
+    ("sparse-mlp-2", "loihi2-x8", "fall-through", True, "xy"),
     ("sparse-mlp-2", "loihi2-x8", "fall-through", False, "xy"),  # eight chips
     ("sparse-mlp-1", "seneca", "pipelined", True, "o1turn"),
     ("sparse-mlp-2", "loihi2-x8", "pipelined", False, "o1turn"),
@@ -199,3 +250,21 @@ def test_steps_are_the_same_in_both_kernels(network, hardware, mode, backpressur
     np.testing.assert_array_equal(fast[2], plain[2], err_msg="packets")
     for k in fast[3]:
         np.testing.assert_array_equal(fast[3][k], plain[3][k], err_msg=k)
+
+
+@pytest.mark.parametrize("network, hardware, mode, backpressure, routing", STEPS[:4])
+def test_traced_steps_are_the_same_in_both_kernels(network, hardware, mode, backpressure,
+                                                   routing, general_kernel):  # fmt: skip
+    def traced():
+        mapped = _mapped(network, hardware, routing)
+        res = simulate_step(mapped, mode=mode, multicast=False, seed=3, window=23,
+                            backpressure=backpressure)  # fmt: skip
+        tr = res.trace
+        return res.machine.unicast, [tr.link_flits, tr.occupancy, tr.waits]
+
+    unicast, fast = traced()
+    general_kernel()
+    general, plain = traced()
+    assert unicast and not general
+    for name, a, b in zip(("links", "occupancy", "waits"), fast, plain, strict=True):
+        np.testing.assert_array_equal(a, b, err_msg=name)
