@@ -41,8 +41,8 @@ __all__ = [
 XY, YX = 0, 1  # dimension orders: X first, then Y; Y first, then X
 ORDER_NAMES = ("xy", "yx")
 ORDER_LABELS = ("X then Y", "Y then X")
-# the simulator kernel's routing ids (``simulate.records.CF_ROUTING``): how a synthetic packet takes
-# its order — every packet X first, every packet Y first, or either, drawn per packet
+# the simulator kernel's routing ids (``simulate.records.Config.routing``): how a synthetic
+# packet takes its order — every packet X first, every packet Y first, or either, drawn per packet
 KERNEL_XY, KERNEL_YX, KERNEL_EITHER = 0, 1, 2
 _CHOICE_STREAM = 0x0170  # the random stream of the route choices, apart from the spikes'
 

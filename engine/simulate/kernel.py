@@ -14,12 +14,13 @@ left. Off-chip outputs send one flit every ``serialization`` cycles.
 Every packet carries a dimension order (``PK_ROUTE``: X then Y, or Y then X; the routing's,
 or for O1TURN drawn per packet, ``engine.routing``) and a *range* of its destination
 terminals in ``dest``, sorted in that order (X, Y, port for X then Y). Where the routing
-gives each order its own virtual channels (``CF_VMASK``, as BookSim2's ``xy_yx_mesh``), a head
-asks only for its order's VCs of a router link. A router splits the range into branches, one per
-output port; a packet with one destination has one branch (unicast), a multicast packet
-branches where its destinations' routes part, and the router forwards each flit on every
-branch before it frees the flit's buffer slot. A branch that carries only part of the range
-travels on as a new packet record (``PK_PARENT`` is the packet the source sent).
+gives each order its own virtual channels (``cfg.vmask_x``, ``cfg.vmask_y``, as BookSim2's
+``xy_yx_mesh``), a head asks only for its order's VCs of a router link. A router splits the
+range into branches, one per output port; a packet with one destination has one branch
+(unicast), a multicast packet branches where its destinations' routes part, and the router
+forwards each flit on every branch before it frees the flit's buffer slot. A branch that
+carries only part of the range travels on as a new packet record (``PK_PARENT`` is the
+packet the source sent).
 
 Terminals create packets by a Bernoulli process (drawn as geometric gaps) or receive a
 mapping's packets by release time, and inject one flit per cycle, taking a free VC round
@@ -35,7 +36,7 @@ nothing is due anywhere is skipped. A VC that waits for a free output VC or a cr
 visited, and the cycles it waits are added to its router's stall counters when it moves
 again. The order in which a cycle's routers are visited does not matter: everything one
 router sends another arrives in a later cycle. A router visited in cycle t goes on with its
-next cycles at once while they are within ``cfg[CF_AHEAD]`` of t (``machine.run_ahead``: no
+next cycles at once while they are within ``cfg.ahead`` of t (``machine.run_ahead``: no
 flit or credit still to be sent can reach it before then), never past the span's end.
 
 Parallel meshes (``Topology.meshes``) are copies of the router grid side by side in the
@@ -48,7 +49,7 @@ until the cycle after it left its router, when every router has simulated that c
 is served then, in (arrival, router, port) order (``_sq_push``, ``_serve_due``).
 
 Runs whose packets have one destination each and whose allocations take one cycle go through
-the unicast kernel instead (``machine.Machine`` chooses; ``CF_UNICAST``): the same router
+the unicast kernel instead (``machine.Machine`` chooses; ``cfg.unicast``): the same router
 source (``_router``, ``_send``), compiled a second time with its ``unicast`` flag a constant,
 and the same results, bit for bit, with less bookkeeping. A sender writes a flit straight
 into the buffer it arrives in, with its cycle (``_put``), and routes a head that reaches an
@@ -82,28 +83,23 @@ from engine.heap import pop, update
 from engine.routing import KERNEL_EITHER
 
 # isort: off
-from engine.simulate.records import (BR_HI, BR_LO, BR_OVC, BR_PK, BR_PORT, BR_SENT, BR_VAGR,
-    CF_AHEAD, CF_ALLOC, CF_B, CF_CD, CF_D, CF_H, CF_ITERS, CF_NODES, CF_NR, CF_NS, CF_OACT,
-    CF_OBAT, CF_OBR, CF_OBUF, CF_OCQ, CF_OCR, CF_OLQ, CF_OMISC, CF_ONCQ, CF_ONV, CF_OOV, CF_OPT,
-    CF_OVA, CF_OVC, CF_P, CF_PATTERN, CF_POOL, CF_QC, CF_QL, CF_RD, CF_ROUTING, CF_RS, CF_SD,
-    CF_SHARED, CF_SINK, CF_SQC, CF_SQS, CF_ST, CF_UNICAST, CF_V, CF_VD, CF_VMASK, CF_W,
-    CF_WATCHDOG, CQ_T, CQ_V, C_DELIVERED, C_FHEAP_N, C_GCAL_N, C_GEN_P, C_GHEAP_N, C_INFLIGHT,
-    C_LAST_DONE, C_LOG_N, C_MEASURE_FROM, C_MEASURE_TO, C_NFREE, C_NPK, C_NSRC, C_OPEN_GROUP,
-    C_PROGRESS, C_REL_PTR, C_SQN, C_STAMP, C_T, C_TRACK, C_TRACK_ID, C_TRACK_K, C_TRACK_N,
-    C_VISITS, C_WINDOW, DEADLOCK, DONE, FLIT, FULL, GCAL, G_DONE, G_LEFT, G_OPEN, H_ARRIVE,
-    H_HEAD, H_IN, H_OUT, H_READY, H_ROUTER, H_SW_LOST, H_TAIL, H_VA, H_VC_BUSY, H_VC_LOST,
-    IDLE_END, LQ_F, LQ_T, LQ_V, L_ATIME, L_CTIME, L_DST, L_HOPS, L_ID, L_ITIME, L_MEAS, L_ROUTE,
-    L_SIZE, L_SRC, M_BUSY, M_CQ, M_CWAIT, M_HELD, M_LQ, M_STALL, M_VAS, M_VCS, M_WIN, M_X, M_Y,
-    ND_ACC, ND_ACTIVE, ND_CQ_H, ND_CQ_N, ND_CREATED, ND_FREE, ND_LAST, ND_QHEAD, ND_QTAIL,
-    ND_SENT, ND_VC, NEVER, NS_INJ_LAT, NS_PORT, NS_ROUTER, NS_X, NS_Y, NV_CRED, NV_OWNER, N_BR,
-    N_CQ, N_CTR, N_HOP, N_LOG, N_LQ, N_MISC, N_NS, N_NV, N_OV, N_PK, N_PT, N_SQ, N_T, N_VC,
-    N_WAIT, OV_CREDITS, OV_CR_H, OV_CR_N, OV_OWNER, PK_ATIME, PK_CTIME, PK_DONE, PK_GROUP, PK_HI,
-    PK_HOPS, PK_ID, PK_ITIME, PK_LO, PK_MEAS, PK_NEXT, PK_PARENT, PK_ROUTE, PK_SIZE, PK_SRC,
-    PT_CQ_H, PT_CQ_N, PT_LQ_H, PT_LQ_N, PT_OUT_FREE, PT_SEEN, PT_SW_A, PT_SW_G, PT_SW_RR, SQ_ARR,
-    SQ_O, SQ_OV, SQ_P, SQ_R, S_NO_CREDIT, S_SW_LOST, S_VC_BUSY, S_VC_LOST, T_LAT, T_LINK, T_NBR,
-    T_OUT_NODE, T_SER, VC_BLOCKED, VC_BLOCK_WHY, VC_BRN, VC_DEST, VC_FROM, VC_HEAD, VC_N, VC_OUT,
-    VC_OVC, VC_PK, VC_POPPED, VC_SA_GR, VC_SA_T, VC_SENT, VC_STATE, VC_VA_T, V_ACTIVE, V_IDLE,
-    V_VCALLOC, WHEEL, W_OF_STALL, W_SWITCH, W_VC,
+from engine.simulate.records import (BR_HI, BR_LO, BR_OVC, BR_PK, BR_PORT, BR_SENT, BR_VAGR, CQ_T,
+    CQ_V, C_DELIVERED, C_FHEAP_N, C_GCAL_N, C_GEN_P, C_GHEAP_N, C_INFLIGHT, C_LAST_DONE, C_LOG_N,
+    C_MEASURE_FROM, C_MEASURE_TO, C_NFREE, C_NPK, C_NSRC, C_OPEN_GROUP, C_PROGRESS, C_REL_PTR,
+    C_SQN, C_STAMP, C_T, C_TRACK, C_TRACK_ID, C_TRACK_K, C_TRACK_N, C_VISITS, C_WINDOW, DEADLOCK,
+    DONE, FLIT, FULL, GCAL, G_DONE, G_LEFT, G_OPEN, H_ARRIVE, H_HEAD, H_IN, H_OUT, H_READY,
+    H_ROUTER, H_SW_LOST, H_TAIL, H_VA, H_VC_BUSY, H_VC_LOST, IDLE_END, LQ_F, LQ_T, LQ_V, L_ATIME,
+    L_CTIME, L_DST, L_HOPS, L_ID, L_ITIME, L_MEAS, L_ROUTE, L_SIZE, L_SRC, M_BUSY, M_CQ, M_CWAIT,
+    M_HELD, M_LQ, M_STALL, M_VAS, M_VCS, M_WIN, M_X, M_Y, ND_ACC, ND_ACTIVE, ND_CQ_H, ND_CQ_N,
+    ND_CREATED, ND_FREE, ND_LAST, ND_QHEAD, ND_QTAIL, ND_SENT, ND_VC, NEVER, NS_INJ_LAT, NS_PORT,
+    NS_ROUTER, NS_X, NS_Y, NV_CRED, NV_OWNER, N_BR, N_CQ, N_CTR, N_HOP, N_LOG, N_LQ, N_MISC, N_NS,
+    N_NV, N_OV, N_PK, N_PT, N_SQ, N_T, N_VC, N_WAIT, OV_CREDITS, OV_CR_H, OV_CR_N, OV_OWNER,
+    PK_ATIME, PK_CTIME, PK_DONE, PK_GROUP, PK_HI, PK_HOPS, PK_ID, PK_ITIME, PK_LO, PK_MEAS, PK_NEXT,
+    PK_PARENT, PK_ROUTE, PK_SIZE, PK_SRC, PT_CQ_H, PT_CQ_N, PT_LQ_H, PT_LQ_N, PT_OUT_FREE, PT_SEEN,
+    PT_SW_A, PT_SW_G, PT_SW_RR, SQ_ARR, SQ_O, SQ_OV, SQ_P, SQ_R, S_NO_CREDIT, S_SW_LOST, S_VC_BUSY,
+    S_VC_LOST, T_LAT, T_LINK, T_NBR, T_OUT_NODE, T_SER, VC_BLOCKED, VC_BLOCK_WHY, VC_BRN, VC_DEST,
+    VC_FROM, VC_HEAD, VC_N, VC_OUT, VC_OVC, VC_PK, VC_POPPED, VC_SA_GR, VC_SA_T, VC_SENT, VC_STATE,
+    VC_VA_T, V_ACTIVE, V_IDLE, V_VCALLOC, WHEEL, W_OF_STALL, W_SWITCH, W_VC,
 )  # fmt: skip
 # isort: on
 
@@ -396,22 +392,23 @@ def _dor_port(ns, d, x, y, yx):
 @numba.njit(cache=True, forceinline=True, error_model="numpy")
 def _vc_mask(cfg, yx, o):
     """The output VCs (bit v: VC v) of port o a packet of order ``yx`` may take: its order's
-    class on a router link (``CF_VMASK``), every VC into a core."""
-    full = (np.int64(1) << cfg[CF_V]) - 1
-    return full + np.int64(o < 4) * (cfg[CF_VMASK + yx] - full)  # (no branch: see _dor_port)
+    class on a router link (``cfg.vmask_x``, ``cfg.vmask_y``), every VC into a core."""
+    full = (np.int64(1) << cfg.v) - 1
+    mask = cfg.vmask_x + np.int64(yx) * (cfg.vmask_y - cfg.vmask_x)  # (no branch: see _dor_port)
+    return full + np.int64(o < 4) * (mask - full)
 
 
 @numba.njit(cache=True, _nrt=False, forceinline=True, error_model="numpy")
 def _start_packet(cfg, ns, st, pk, dest, rb, r, iv, t_from):
     """The front flit of input VC ``iv`` of router r (block ``rb``) is a head: split its
     destinations into branches (route); VC allocation may start at ``t_from + routing_delay``."""
-    B, D = cfg[CF_B], cfg[CF_D]  # noqa: N806
-    vb = rb + cfg[CF_OVC] + iv * N_VC
-    bb = rb + cfg[CF_OBR] + iv * B * N_BR
-    p = st[_ix(rb + cfg[CF_OBUF] + iv * D + st[_ix(vb + VC_HEAD)])] // FLIT
+    B, D = cfg.b, cfg.d  # noqa: N806
+    vb = rb + cfg.ovc + iv * N_VC
+    bb = rb + cfg.obr + iv * B * N_BR
+    p = st[_ix(rb + cfg.obuf + iv * D + st[_ix(vb + VC_HEAD)])] // FLIT
     st[_ix(vb + VC_PK)] = p
     st[_ix(vb + VC_POPPED)] = 0
-    x, y = st[_ix(rb + cfg[CF_OMISC] + M_X)], st[_ix(rb + cfg[CF_OMISC] + M_Y)]
+    x, y = st[_ix(rb + cfg.omisc + M_X)], st[_ix(rb + cfg.omisc + M_Y)]
     yx = pk[_ix(p * N_PK + PK_ROUTE)]
     nb = 0
     for k in range(pk[_ix(p * N_PK + PK_LO)], pk[_ix(p * N_PK + PK_HI)]):
@@ -431,7 +428,7 @@ def _start_packet(cfg, ns, st, pk, dest, rb, r, iv, t_from):
             nb += 1
     st[_ix(vb + VC_BRN)] = nb
     st[_ix(vb + VC_STATE)] = V_VCALLOC
-    st[_ix(vb + VC_FROM)] = t_from + cfg[CF_RD]
+    st[_ix(vb + VC_FROM)] = t_from + cfg.rd
     st[_ix(vb + VC_VA_T)] = -1
     st[_ix(vb + VC_SA_T)] = -1
 
@@ -440,53 +437,53 @@ def _start_packet(cfg, ns, st, pk, dest, rb, r, iv, t_from):
 @numba.njit(cache=True, forceinline=True, error_model="numpy")
 def _lq_push(cfg, st, r, i, f, v, t):
     """A flit for input port i of router r, arriving at cycle t."""
-    ql = cfg[CF_QL]
-    rb = r * cfg[CF_RS]
-    pb = rb + cfg[CF_OPT] + i * N_PT
+    ql = cfg.ql
+    rb = r * cfg.rs
+    pb = rb + cfg.opt + i * N_PT
     k = st[_ix(pb + PT_LQ_H)] + st[_ix(pb + PT_LQ_N)]
     if k >= ql:
         k -= ql
-    e = rb + cfg[CF_OLQ] + (i * ql + k) * N_LQ
+    e = rb + cfg.olq + (i * ql + k) * N_LQ
     st[_ix(e + LQ_F)] = f
     st[_ix(e + LQ_V)] = v
     st[_ix(e + LQ_T)] = t
     st[_ix(pb + PT_LQ_N)] += 1
-    st[_ix(rb + cfg[CF_OMISC] + M_LQ)] |= 1 << i
+    st[_ix(rb + cfg.omisc + M_LQ)] |= 1 << i
 
 
 @numba.njit(cache=True, forceinline=True, error_model="numpy")
 def _cq_push(cfg, st, r, o, v, t):
     """A credit for output VC (o, v) of router r, arriving at cycle t."""
-    qc = cfg[CF_QC]
-    rb = r * cfg[CF_RS]
-    if cfg[CF_UNICAST]:  # into the output VC's ring (in order: they come from one place)
-        D = cfg[CF_D]  # noqa: N806
-        ov = o * cfg[CF_V] + v
-        ob = rb + cfg[CF_OOV] + ov * N_OV
+    qc = cfg.qc
+    rb = r * cfg.rs
+    if cfg.unicast:  # into the output VC's ring (in order: they come from one place)
+        D = cfg.d  # noqa: N806
+        ov = o * cfg.v + v
+        ob = rb + cfg.oov + ov * N_OV
         k = st[_ix(ob + OV_CR_H)] + st[_ix(ob + OV_CR_N)]
-        st[_ix(rb + cfg[CF_OCR] + ov * D + (k - D if k >= D else k))] = t
+        st[_ix(rb + cfg.ocr + ov * D + (k - D if k >= D else k))] = t
         st[_ix(ob + OV_CR_N)] += 1
         return
-    pb = rb + cfg[CF_OPT] + o * N_PT
+    pb = rb + cfg.opt + o * N_PT
     k = st[_ix(pb + PT_CQ_H)] + st[_ix(pb + PT_CQ_N)]
     if k >= qc:
         k -= qc
-    e = rb + cfg[CF_OCQ] + (o * qc + k) * N_CQ
+    e = rb + cfg.ocq + (o * qc + k) * N_CQ
     st[_ix(e + CQ_V)] = v
     st[_ix(e + CQ_T)] = t
     st[_ix(pb + PT_CQ_N)] += 1
-    st[_ix(rb + cfg[CF_OMISC] + M_CQ)] |= 1 << o
+    st[_ix(rb + cfg.omisc + M_CQ)] |= 1 << o
 
 
 @numba.njit(cache=True, forceinline=True, error_model="numpy")
 def _ncq_push(cfg, nd, n, v, t):
     """A credit for VC v of terminal n, arriving at cycle t."""
-    qc = cfg[CF_QC]
-    nb = n * cfg[CF_NS]
+    qc = cfg.qc
+    nb = n * cfg.nds
     k = nd[_ix(nb + ND_CQ_H)] + nd[_ix(nb + ND_CQ_N)]
     if k >= qc:
         k -= qc
-    e = nb + cfg[CF_ONCQ] + k * N_CQ
+    e = nb + cfg.oncq + k * N_CQ
     nd[_ix(e + CQ_V)] = v
     nd[_ix(e + CQ_T)] = t
     nd[_ix(nb + ND_CQ_N)] += 1
@@ -533,11 +530,11 @@ def _wait_windows(win_wait, window, r, group, b, t):
 def _next_credit(cfg, st, rb, o, v):
     """The cycle the next credit for output VC (o, v) of the router at ``rb`` comes back
     (``NEVER``: none is on its way)."""
-    qc = cfg[CF_QC]
-    pb = rb + cfg[CF_OPT] + o * N_PT
+    qc = cfg.qc
+    pb = rb + cfg.opt + o * N_PT
     h = st[_ix(pb + PT_CQ_H)]
     for _ in range(st[_ix(pb + PT_CQ_N)]):
-        e = rb + cfg[CF_OCQ] + (o * qc + h) * N_CQ
+        e = rb + cfg.ocq + (o * qc + h) * N_CQ
         if st[_ix(e + CQ_V)] == v:
             return st[_ix(e + CQ_T)]
         h = 0 if h + 1 == qc else h + 1
@@ -639,10 +636,10 @@ def _track_count(ctr, st, vb, r, field, value):
 def _carry_occupancy(cfg, st, win_occ, r, w0, w1):
     """Trace windows ``w0`` … ``w1`` opened while router r had nothing to do: each one
     opened with the flits its input ports hold now (nothing moved since), its most held."""
-    if st[_ix(r * cfg[CF_RS] + cfg[CF_OMISC] + M_BUSY)] == 0:
+    if st[_ix(r * cfg.rs + cfg.omisc + M_BUSY)] == 0:
         return  # an idle router's buffers are empty
-    P, V = cfg[CF_P], cfg[CF_V]  # noqa: N806
-    o_vc = r * cfg[CF_RS] + cfg[CF_OVC]
+    P, V = cfg.p, cfg.v  # noqa: N806
+    o_vc = r * cfg.rs + cfg.ovc
     for i in range(P):
         occ = 0
         for v in range(V):
@@ -660,15 +657,15 @@ def _seen(cfg, st, win_occ, window, r, i, c1, w1):
     cycle it arrives: ``_put``), and they only grew. Each window from ``PT_SEEN``'s to ``w1``
     gets what it held at its last cycle up to c1, the most in that window since, as the
     general router's reads and ``_carry_occupancy`` give it."""
-    pb = r * cfg[CF_RS] + cfg[CF_OPT] + i * N_PT
+    pb = r * cfg.rs + cfg.opt + i * N_PT
     c0 = st[_ix(pb + PT_SEEN)]
     st[_ix(pb + PT_SEEN)] = c1 + 1
-    V, D = cfg[CF_V], cfg[CF_D]  # noqa: N806
-    port = (st[_ix(r * cfg[CF_RS] + cfg[CF_OMISC] + M_VCS)] >> (i * V)) & ((np.int64(1) << V) - 1)
+    V, D = cfg.v, cfg.d  # noqa: N806
+    port = (st[_ix(r * cfg.rs + cfg.omisc + M_VCS)] >> (i * V)) & ((np.int64(1) << V) - 1)
     if port == 0:
         return  # its buffers are empty
-    o_vc, o_bat = r * cfg[CF_RS] + cfg[CF_OVC], r * cfg[CF_RS] + cfg[CF_OBAT]
-    at = r * cfg[CF_P] + i
+    o_vc, o_bat = r * cfg.rs + cfg.ovc, r * cfg.rs + cfg.obat
+    at = r * cfg.p + i
     for w in range(c0 // window, w1 + 1):
         c = (w + 1) * window - 1
         if c > c1:
@@ -697,15 +694,15 @@ def close_windows(cfg, st, win_occ, win_wait, window, t):
     last cycle (``_carry_occupancy``), and the waits still going on count up to ``t``
     (``_wait_windows``), as the routers would have done had they run on."""
     last = win_occ.shape[0] - 1
-    P, V = cfg[CF_P], cfg[CF_V]  # noqa: N806
-    for r in range(cfg[CF_NR]):
-        misc = r * cfg[CF_RS] + cfg[CF_OMISC]
-        if cfg[CF_UNICAST]:
+    P, V = cfg.p, cfg.v  # noqa: N806
+    for r in range(cfg.nr):
+        misc = r * cfg.rs + cfg.omisc
+        if cfg.unicast:
             for i in range(P):
                 _seen(cfg, st, win_occ, window, r, i, t - 1, last)
         elif st[_ix(misc + M_WIN)] < last:
             _carry_occupancy(cfg, st, win_occ, r, st[_ix(misc + M_WIN)] + 1, last)
-        o_vc = r * cfg[CF_RS] + cfg[CF_OVC]
+        o_vc = r * cfg.rs + cfg.ovc
         for iv in range(P * V):
             vb = o_vc + iv * N_VC
             b = st[_ix(vb + VC_BLOCKED)]
@@ -725,7 +722,7 @@ def _router(unicast, cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_l
 
     One source for both kernels: ``unicast`` is a constant at each of the two calls in
     ``run``, and the router is inlined there, so each call is compiled with the other
-    kernel's code removed. The unicast kernel (``cfg[CF_UNICAST]``: packets of one
+    kernel's code removed. The unicast kernel (``cfg.unicast``: packets of one
     destination, allocations of one cycle) runs the same cycle, bit for bit
     (tests/engine/simulate/test_unicast.py), on leaner bookkeeping: the router keeps its busy
     VCs, its routed heads and its held output VCs as bit masks (``M_VCS``, ``M_VAS``,
@@ -734,16 +731,16 @@ def _router(unicast, cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_l
     taken in loops of their own; flits are already in their buffers (``_put``) and credits in
     their output VCs' rings (``_credits``), and a VC's switch grant is acted on as the
     allocator returns it."""
-    P, V, B, D = cfg[CF_P], cfg[CF_V], cfg[CF_B], cfg[CF_D]  # noqa: N806
-    vd, sd, st_delay = cfg[CF_VD], cfg[CF_SD], cfg[CF_ST]
-    ql, qc = cfg[CF_QL], cfg[CF_QC]
-    rb = r * cfg[CF_RS]
-    o_vc, o_ov, o_br, o_pt = rb + cfg[CF_OVC], rb + cfg[CF_OOV], rb + cfg[CF_OBR], rb + cfg[CF_OPT]
-    o_lq, o_cq, o_cr = rb + cfg[CF_OLQ], rb + cfg[CF_OCQ], rb + cfg[CF_OCR]
-    o_buf, o_bat, o_va = rb + cfg[CF_OBUF], rb + cfg[CF_OBAT], rb + cfg[CF_OVA]
-    o_act = rb + cfg[CF_OACT]
-    iters, alloc = cfg[CF_ITERS], cfg[CF_ALLOC]
-    misc = rb + cfg[CF_OMISC]
+    P, V, B, D = cfg.p, cfg.v, cfg.b, cfg.d  # noqa: N806
+    vd, sd, st_delay = cfg.vd, cfg.sd, cfg.st_delay
+    ql, qc = cfg.ql, cfg.qc
+    rb = r * cfg.rs
+    o_vc, o_ov, o_br, o_pt = rb + cfg.ovc, rb + cfg.oov, rb + cfg.obr, rb + cfg.opt
+    o_lq, o_cq, o_cr = rb + cfg.olq, rb + cfg.ocq, rb + cfg.ocr
+    o_buf, o_bat, o_va = rb + cfg.obuf, rb + cfg.obat, rb + cfg.ova
+    o_act = rb + cfg.oact
+    iters, alloc = cfg.iters, cfg.alloc
+    misc = rb + cfg.omisc
     busy, stalls = misc + M_BUSY, misc + M_STALL
     o_misc_iv = misc + N_MISC
     o_vm = o_misc_iv + 2 * P * V  # (unicast) per input VC: the output VCs its packet may take
@@ -1249,11 +1246,11 @@ def _send(unicast, cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_log
     kept in the VC itself; traced, it sees what the flit's input port held up to t before
     the flit leaves it (between two departures a port only fills, so each window's most is
     seen before one, or at the window's end: ``_seen``)."""
-    P, V, B = cfg[CF_P], cfg[CF_V], cfg[CF_B]  # noqa: N806
-    vb = rb + cfg[CF_OVC] + iv * N_VC
-    bb = rb + cfg[CF_OBR] + iv * B * N_BR
+    P, V, B = cfg.p, cfg.v, cfg.b  # noqa: N806
+    vb = rb + cfg.ovc + iv * N_VC
+    bb = rb + cfg.obr + iv * B * N_BR
     e = bb + b * N_BR
-    misc = rb + cfg[CF_OMISC]
+    misc = rb + cfg.omisc
     p = st[_ix(vb + VC_PK)]
     size = pk[_ix(p * N_PK + PK_SIZE)]
     if unicast:
@@ -1294,11 +1291,11 @@ def _send(unicast, cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_log
             if k + 1 == size:
                 ctr[_ix(at + H_TAIL)] = t
     f = child * FLIT + k
-    ob = rb + cfg[CF_OOV] + (o * V + ov) * N_OV
+    ob = rb + cfg.oov + (o * V + ov) * N_OV
     st[_ix(ob + OV_CREDITS)] -= 1
-    t_send = t + cfg[CF_ST]
+    t_send = t + cfg.st_delay
     tb = (r * P + o) * N_T
-    st[_ix(rb + cfg[CF_OPT] + o * N_PT + PT_OUT_FREE)] = t_send + tp[_ix(tb + T_SER)]
+    st[_ix(rb + cfg.opt + o * N_PT + PT_OUT_FREE)] = t_send + tp[_ix(tb + T_SER)]
     arrive = t_send + tp[_ix(tb + T_LAT)] + 1
     lid = tp[_ix(tb + T_LINK)]
     link_flits[_ix(lid)] += 1
@@ -1328,7 +1325,7 @@ def _send(unicast, cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_log
         st[_ix(ob + OV_OWNER)] = -1
         st[_ix(misc + M_HELD)] &= ~(np.int64(1) << (o * V + ov))
         if st[_ix(vb + VC_N)] > 0:
-            a = st[_ix(rb + cfg[CF_OBAT] + iv * cfg[CF_D] + st[_ix(vb + VC_HEAD)])]
+            a = st[_ix(rb + cfg.obat + iv * cfg.d + st[_ix(vb + VC_HEAD)])]
             _route_unicast(cfg, ns, st, pk, dest, rb, iv, a if a > t + 1 else t + 1, -1)
         else:
             st[_ix(vb + VC_STATE)] = V_IDLE
@@ -1351,7 +1348,7 @@ def _send(unicast, cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_log
             _start_packet(cfg, ns, st, pk, dest, rb, r, iv, t + 1)
         else:  # idle: off the router's busy list
             st[_ix(vb + VC_STATE)] = V_IDLE
-            o_act = rb + cfg[CF_OACT]
+            o_act = rb + cfg.oact
             busy = misc + M_BUSY
             at = st[_ix(o_act + P * V + iv)]
             last = st[_ix(o_act + st[_ix(busy)] - 1)]
@@ -1367,18 +1364,18 @@ def _free_slot(unicast, cfg, tp, ns, st, nd, ctr, due, wheel, wn, fheap, fpri, f
     """The front flit of the VC at ``vb`` (input i, VC v of router r) has left on every
     branch: its buffer slot is free, and a credit goes back to the neighbour in direction i
     (for its output i ^ 1) or to the terminal of local port i."""
-    P, D = cfg[CF_P], cfg[CF_D]  # noqa: N806
+    P, D = cfg.p, cfg.d  # noqa: N806
     h = st[_ix(vb + VC_HEAD)] + 1
     st[_ix(vb + VC_HEAD)] = 0 if h == D else h
     st[_ix(vb + VC_N)] -= 1
     ctr[C_INFLIGHT] -= 1
     if i < 4:
         up = tp[_ix((r * P + i) * N_T + T_NBR)]
-        when = t + tp[_ix((up * P + (i ^ 1)) * N_T + T_LAT)] + 1 + cfg[CF_CD]
+        when = t + tp[_ix((up * P + (i ^ 1)) * N_T + T_LAT)] + 1 + cfg.cd
         _cq_push(cfg, st, up, i ^ 1, v, when)
-        u_misc = up * cfg[CF_RS] + cfg[CF_OMISC]
+        u_misc = up * cfg.rs + cfg.omisc
         if unicast:  # a VC that waits for this credit (M_CWAIT: its output VC's bit) is due
-            wake = (st[_ix(u_misc + M_CWAIT)] >> ((i ^ 1) * cfg[CF_V] + v)) & 1 == 1
+            wake = (st[_ix(u_misc + M_CWAIT)] >> ((i ^ 1) * cfg.v + v)) & 1 == 1
         else:  # a busy router is due when it comes; an idle one takes it at its next visit
             wake = st[_ix(u_misc + M_BUSY)] > 0
         if wake:
@@ -1423,25 +1420,25 @@ def _retire(pk, dest, pk_free, pk_log, ctr, p):
 def _sink(cfg, tp, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_log, ctr, r, o, ov, f, arrive):
     """A flit reaches the terminal of output o of router r at cycle ``arrive``; its credit
     returns once the terminal has processed it."""
-    tb = (r * cfg[CF_P] + o) * N_T
+    tb = (r * cfg.p + o) * N_T
     n = tp[_ix(tb + T_OUT_NODE)]
-    nb = n * cfg[CF_NS]
+    nb = n * cfg.nds
     p = f // FLIT
     k = f - p * FLIT
     size = pk[_ix(p * N_PK + PK_SIZE)]
     if ctr[C_MEASURE_FROM] <= arrive < ctr[C_MEASURE_TO]:
         nd[_ix(nb + ND_ACC)] += 1
     if k < size - 1:
-        if cfg[CF_SINK] == 0:
-            _cq_push(cfg, st, r, o, ov, arrive + tp[_ix(tb + T_LAT)] + 1 + cfg[CF_CD])
+        if cfg.sink == 0:
+            _cq_push(cfg, st, r, o, ov, arrive + tp[_ix(tb + T_LAT)] + 1 + cfg.cd)
         return
     # the tail: the packet is whole at the terminal
     pk[_ix(p * N_PK + PK_ATIME)] = arrive
-    if cfg[CF_SQS] > 0:  # its server takes it with its other meshes' packets (_serve_due)
+    if cfg.sqs > 0:  # its server takes it with its other meshes' packets (_serve_due)
         _sq_push(cfg, tp, sq, ctr, p, r, o, ov, arrive)
     else:
         _serve(cfg, tp, st, nd, pk, dsvc, grp, ctr, p, r, o, ov, arrive)
-        if cfg[CF_POOL]:
+        if cfg.pool:
             _retire(pk, dest, pk_free, pk_log, ctr, p)
 
 
@@ -1450,11 +1447,11 @@ def _serve(cfg, tp, st, nd, pk, dsvc, grp, ctr, p, r, o, ov, arrive):
     """The terminal of output o of router r takes packet p, whole since ``arrive``: processes
     it (sink mode 1: after the packets before it, for ``dsvc`` cycles) and sends its slots'
     credits back; returns when they reach the router."""
-    tb = (r * cfg[CF_P] + o) * N_T
-    nb = tp[_ix(tb + T_OUT_NODE)] * cfg[CF_NS]
+    tb = (r * cfg.p + o) * N_T
+    nb = tp[_ix(tb + T_OUT_NODE)] * cfg.nds
     size = pk[_ix(p * N_PK + PK_SIZE)]
-    back = tp[_ix(tb + T_LAT)] + 1 + cfg[CF_CD]
-    if cfg[CF_SINK] == 1:  # a core's server: packets one after another
+    back = tp[_ix(tb + T_LAT)] + 1 + cfg.cd
+    if cfg.sink == 1:  # a core's server: packets one after another
         start = arrive if arrive > nd[_ix(nb + ND_FREE)] else nd[_ix(nb + ND_FREE)]
         done = start + dsvc[_ix(pk[_ix(p * N_PK + PK_LO)])]
         nd[_ix(nb + ND_FREE)] = done
@@ -1483,17 +1480,16 @@ def _sq_push(cfg, tp, sq, ctr, p, r, o, ov, arrive):
     reach the core before (or with) it has: in the cycle after the one its tail left the
     router (every router has simulated that cycle by then), in the order of (arrival, router,
     port) within that cycle's slot, whatever order the routers were visited in."""
-    n_slots, cap = cfg[CF_SQS], cfg[CF_SQC]
-    serve = arrive - tp[_ix((r * cfg[CF_P] + o) * N_T + T_LAT)] - cfg[CF_ST]  # sent at serve - 1
+    n_slots, cap = cfg.sqs, cfg.sqc
+    serve = arrive - tp[_ix((r * cfg.p + o) * N_T + T_LAT)] - cfg.st_delay  # sent at serve - 1
     slot = serve % n_slots
     at = n_slots + slot * cap * N_SQ
-    key = r * cfg[CF_P] + o
+    key = r * cfg.p + o
     j = sq[_ix(slot)]
     while j > 0:  # insertion: keep the slot sorted by (arrival, router, port)
         e = at + (j - 1) * N_SQ
         if sq[_ix(e + SQ_ARR)] < arrive or (
-            sq[_ix(e + SQ_ARR)] == arrive
-            and sq[_ix(e + SQ_R)] * cfg[CF_P] + sq[_ix(e + SQ_O)] < key
+            sq[_ix(e + SQ_ARR)] == arrive and sq[_ix(e + SQ_R)] * cfg.p + sq[_ix(e + SQ_O)] < key
         ):
             break
         for f in range(N_SQ):
@@ -1514,7 +1510,7 @@ def _serve_due(cfg, tp, st, nd, pk, dsvc, grp, sq, ctr, due, wheel, wn, fheap, f
                t):  # fmt: skip
     """The tails of cycle t's slot go to their cores' servers (see ``_sq_push``); a router
     with a busy VC is due when the credits come back."""
-    n_slots, cap = cfg[CF_SQS], cfg[CF_SQC]
+    n_slots, cap = cfg.sqs, cfg.sqc
     slot = t % n_slots
     at = n_slots + slot * cap * N_SQ
     for j in range(sq[_ix(slot)]):
@@ -1523,9 +1519,9 @@ def _serve_due(cfg, tp, st, nd, pk, dsvc, grp, sq, ctr, due, wheel, wn, fheap, f
         o, ov = sq[_ix(e + SQ_O)], sq[_ix(e + SQ_OV)]
         when = _serve(cfg, tp, st, nd, pk, dsvc, grp, ctr, sq[_ix(e + SQ_P)], r, o, ov,
                       sq[_ix(e + SQ_ARR)])  # fmt: skip
-        misc = r * cfg[CF_RS] + cfg[CF_OMISC]
-        if cfg[CF_UNICAST]:  # a VC waits for these credits (as ``_free_slot``)
-            wake = (st[_ix(misc + M_CWAIT)] >> (o * cfg[CF_V] + ov)) & 1 == 1
+        misc = r * cfg.rs + cfg.omisc
+        if cfg.unicast:  # a VC waits for these credits (as ``_free_slot``)
+            wake = (st[_ix(misc + M_CWAIT)] >> (o * cfg.v + ov)) & 1 == 1
         else:  # a busy router; an idle one takes them on its next visit
             wake = st[_ix(misc + M_BUSY)] > 0
         if wake:
@@ -1540,21 +1536,21 @@ def _route_unicast(cfg, ns, st, pk, dest, rb, iv, t_from, d):
     """The unicast kernel's ``_start_packet``: the head at the front of input VC ``iv`` (of
     the router at ``rb``), bound for terminal d (-1: its packet's), is routed; VC allocation
     may start at ``t_from + routing_delay``."""
-    vb = rb + cfg[CF_OVC] + iv * N_VC
-    p = st[_ix(rb + cfg[CF_OBUF] + iv * cfg[CF_D] + st[_ix(vb + VC_HEAD)])] // FLIT
+    vb = rb + cfg.ovc + iv * N_VC
+    p = st[_ix(rb + cfg.obuf + iv * cfg.d + st[_ix(vb + VC_HEAD)])] // FLIT
     if d < 0:
         d = dest[_ix(pk[_ix(p * N_PK + PK_LO)])]
-    misc = rb + cfg[CF_OMISC]
+    misc = rb + cfg.omisc
     x, y = st[_ix(misc + M_X)], st[_ix(misc + M_Y)]
     yx = pk[_ix(p * N_PK + PK_ROUTE)]
     o = _dor_port(ns, d, x, y, yx)
     st[_ix(vb + VC_PK)] = p
     st[_ix(vb + VC_DEST)] = d
     st[_ix(vb + VC_OUT)] = o
-    st[_ix(misc + N_MISC + 2 * cfg[CF_P] * cfg[CF_V] + iv)] = _vc_mask(cfg, yx, o)
+    st[_ix(misc + N_MISC + 2 * cfg.p * cfg.v + iv)] = _vc_mask(cfg, yx, o)
     st[_ix(vb + VC_SENT)] = 0
     st[_ix(vb + VC_STATE)] = V_VCALLOC
-    st[_ix(vb + VC_FROM)] = t_from + cfg[CF_RD]
+    st[_ix(vb + VC_FROM)] = t_from + cfg.rd
     st[_ix(misc + M_VAS)] |= np.int64(1) << iv
 
 
@@ -1565,27 +1561,27 @@ def _put(cfg, ns, st, pk, dest, ctr, r, i, v, f, d, arrive):
     (nothing could read it earlier), and a head that reaches an idle VC is routed now, as
     the router would on its arrival. Returns the first cycle in which the flit may make r
     act (``NEVER``: it waits behind the flits of its VC, acted on once they have left)."""
-    V, D = cfg[CF_V], cfg[CF_D]  # noqa: N806
-    rb = r * cfg[CF_RS]
+    V, D = cfg.v, cfg.d  # noqa: N806
+    rb = r * cfg.rs
     iv = i * V + v
-    vb = rb + cfg[CF_OVC] + iv * N_VC
+    vb = rb + cfg.ovc + iv * N_VC
     n = st[_ix(vb + VC_N)]
     k = st[_ix(vb + VC_HEAD)] + n
     if k >= D:
         k -= D
-    st[_ix(rb + cfg[CF_OBUF] + iv * D + k)] = f
-    st[_ix(rb + cfg[CF_OBAT] + iv * D + k)] = arrive
+    st[_ix(rb + cfg.obuf + iv * D + k)] = f
+    st[_ix(rb + cfg.obat + iv * D + k)] = arrive
     st[_ix(vb + VC_N)] = n + 1
     if f == ctr[C_TRACK] * FLIT and f >= 0:  # the tracked packet's head: a hop
         _track_arrive(ctr, r, i, arrive)
-    vcs = rb + cfg[CF_OMISC] + M_VCS
+    vcs = rb + cfg.omisc + M_VCS
     if (st[_ix(vcs)] >> iv) & 1:  # the VC is busy: the flit its packet sends next, or one
         if n == 0 and st[_ix(vb + VC_STATE)] == V_ACTIVE:  # behind others
             return arrive
         return NEVER
     st[_ix(vcs)] |= np.int64(1) << iv
     _route_unicast(cfg, ns, st, pk, dest, rb, iv, arrive, d)
-    return arrive + cfg[CF_RD]
+    return arrive + cfg.rd
 
 
 @numba.njit(cache=True, forceinline=True, error_model="numpy")
@@ -1608,7 +1604,7 @@ def _credits(st, o_ov, o_cr, ov, D, t):  # noqa: N803
 # ------------------------------------------------------------------ terminals
 @numba.njit(cache=True, forceinline=True, error_model="numpy")
 def _enqueue(cfg, nd, pk, src_list, ctr, n, p):
-    nb = n * cfg[CF_NS]
+    nb = n * cfg.nds
     pk[_ix(p * N_PK + PK_NEXT)] = -1
     if nd[_ix(nb + ND_QTAIL)] < 0:
         nd[_ix(nb + ND_QHEAD)] = p
@@ -1623,15 +1619,15 @@ def _enqueue(cfg, nd, pk, src_list, ctr, n, p):
 
 @numba.njit(cache=True, _nrt=False, error_model="numpy")
 def _pattern_dest(cfg, perm, row_ptr, dest_tab, cum, fraction, rng, src):
-    kind = cfg[CF_PATTERN]
-    n_nodes = cfg[CF_NODES]
+    kind = cfg.pattern
+    n_nodes = cfg.nodes
     if kind == 0:
         return np.int64(_uniform(rng) * n_nodes)
     if kind == 1:
         return perm[_ix(src)]
     if fraction < 1.0 and _uniform(rng) >= fraction:
         return np.int64(_uniform(rng) * n_nodes)
-    row = 0 if cfg[CF_SHARED] else src
+    row = 0 if cfg.shared else src
     lo, hi = row_ptr[_ix(row)], row_ptr[_ix(row + 1)]
     x = _uniform(rng)
     for k in range(lo, hi):
@@ -1654,8 +1650,8 @@ def _next_packet_at(gcal, gheap, gpri, gpos, ctr, t, n, when):
 def _generate(cfg, nd, pk, dest, pk_free, src_list, gheap, gpri, gpos, gcal, ctr, perm, row_ptr,
               dest_tab, cum, fraction, rng, t, inject_p, size, measured):  # fmt: skip
     """New synthetic packets of cycle t (each terminal a Bernoulli(inject_p) process), the
-    terminals in the order of their ids; each in a free record (CF_POOL) or the next one."""
-    n_nodes = cfg[CF_NODES]
+    terminals in the order of their ids; each in a free record (``cfg.pool``) or the next one."""
+    n_nodes = cfg.nodes
     log_q = math.log(1.0 - inject_p) if inject_p < 1.0 else 0.0
     if ctr[C_GEN_P] != np.int64(inject_p * 1e15):  # a new rate: draw every first arrival
         ctr[C_GEN_P] = np.int64(inject_p * 1e15)
@@ -1684,7 +1680,7 @@ def _generate(cfg, nd, pk, dest, pk_free, src_list, gheap, gpri, gpos, gcal, ctr
             number = ctr[C_NPK]
             ctr[C_NPK] += 1
             p = number
-            if cfg[CF_POOL]:
+            if cfg.pool:
                 ctr[C_NFREE] -= 1
                 p = pk_free[_ix(ctr[C_NFREE])]
                 if number == ctr[C_TRACK_ID]:
@@ -1706,12 +1702,12 @@ def _generate(cfg, nd, pk, dest, pk_free, src_list, gheap, gpri, gpos, gcal, ctr
             pk[_ix(q + PK_PARENT)] = p
             pk[_ix(q + PK_GROUP)] = -1
             # its order: the routing's, or either, equally likely (drawn after its destination)
-            route = cfg[CF_ROUTING]
+            route = cfg.routing
             if route == KERNEL_EITHER:
                 route = np.int64(_uniform(rng) < 0.5)
             pk[_ix(q + PK_ROUTE)] = route
             _enqueue(cfg, nd, pk, src_list, ctr, n, p)
-            nd[_ix(n * cfg[CF_NS] + ND_CREATED)] += 1
+            nd[_ix(n * cfg.nds + ND_CREATED)] += 1
             _next_packet_at(gcal, gheap, gpri, gpos, ctr, t, n,
                             t + 1 + _gap(rng, inject_p, log_q))  # fmt: skip
 
@@ -1720,16 +1716,16 @@ def _generate(cfg, nd, pk, dest, pk_free, src_list, gheap, gpri, gpos, gcal, ctr
 def _inject(cfg, ns, st, nd, pk, dest, link_flits, win_link, ctr, due, wheel, wn, fheap, fpri,
             fpos, mark, src_list, t):  # fmt: skip
     """Every terminal with a queue sends one flit into its router, if it has a credit."""
-    V = cfg[CF_V]  # noqa: N806
-    n_r = cfg[CF_W] * cfg[CF_H]  # one mesh's grid: a core's link into its router is 4·R + n
-    qc = cfg[CF_QC]
-    o_nv, o_ncq = cfg[CF_ONV], cfg[CF_ONCQ]
+    V = cfg.v  # noqa: N806
+    n_r = cfg.w * cfg.h  # one mesh's grid: a core's link into its router is 4·R + n
+    qc = cfg.qc
+    o_nv, o_ncq = cfg.onv, cfg.oncq
     win = ctr[C_WINDOW]
     moved = 0
     j = 0
     while j < ctr[C_NSRC]:
         n = src_list[_ix(j)]
-        nb = n * cfg[CF_NS]
+        nb = n * cfg.nds
         while nd[_ix(nb + ND_CQ_N)] > 0:
             h = nd[_ix(nb + ND_CQ_H)]
             e = nb + o_ncq + h * N_CQ
@@ -1771,7 +1767,7 @@ def _inject(cfg, ns, st, nd, pk, dest, link_flits, win_link, ctr, due, wheel, wn
         nd[_ix(cb + NV_CRED)] -= 1
         r = ns[_ix(n * N_NS + NS_ROUTER)]
         arrive = t + ns[_ix(n * N_NS + NS_INJ_LAT)] + 1
-        if cfg[CF_UNICAST]:
+        if cfg.unicast:
             when = _put(cfg, ns, st, pk, dest, ctr, r, ns[_ix(n * N_NS + NS_PORT)], c,
                         p * FLIT + k,
                         dest[_ix(pk[_ix(p * N_PK + PK_LO)])], arrive)  # fmt: skip
@@ -1843,18 +1839,18 @@ def run(cfg, tp, ns, st, nd, pk, dest, dsvc, rel_order, rel_off, grp_ptr, grp, s
     flag of the packets created now; ``window``: cycles per trace window (0: no trace);
     ``stop_when_idle``: stop (``IDLE_END``) once nothing is queued, in flight or to release.
     ``pk_free``, ``pk_log``: the free packet records and the log of retired packets, when
-    records are recycled (``CF_POOL``). ``req_in`` … ``cur`` are scratch arrays (see
+    records are recycled (``cfg.pool``). ``req_in`` … ``cur`` are scratch arrays (see
     ``workspace``).
     """
-    n_r = cfg[CF_NR]  # every mesh's routers
-    P, B = cfg[CF_P], cfg[CF_B]  # noqa: N806
-    ahead = cfg[CF_AHEAD]
-    unicast = cfg[CF_UNICAST] == 1
+    n_r = cfg.nr  # every mesh's routers
+    P, B = cfg.p, cfg.b  # noqa: N806
+    ahead = cfg.ahead
+    unicast = cfg.unicast == 1
     n_released = rel_order.size
     cap = pk.size // N_PK
-    pool = cfg[CF_POOL] == 1
+    pool = cfg.pool == 1
     log_cap = pk_log.size // N_LOG
-    watchdog = cfg[CF_WATCHDOG]
+    watchdog = cfg.watchdog
     t = ctr[C_T]
     next_release = t
     while t < t_end:
@@ -1865,10 +1861,10 @@ def run(cfg, tp, ns, st, nd, pk, dest, dsvc, rel_order, rel_off, grp_ptr, grp, s
             ctr[C_WINDOW] = t // window
         if pool:  # a cycle creates a packet per terminal at most, and retires at most a
             # tail per router port and cycle it runs
-            if (ctr[C_NFREE] <= cfg[CF_NODES]
+            if (ctr[C_NFREE] <= cfg.nodes
                     or ctr[C_LOG_N] + n_r * P * (ahead + 1) >= log_cap):  # fmt: skip
                 return FULL  # out of records, or the log is full: the caller reads it
-        elif ctr[C_NPK] + 2 * cfg[CF_NODES] + n_r * P * B * (ahead + 1) >= cap:
+        elif ctr[C_NPK] + 2 * cfg.nodes + n_r * P * B * (ahead + 1) >= cap:
             return FULL  # out of packet records: the caller grows the arrays
         if ctr[C_SQN] > 0:  # tails sent in cycle t − 1 (parallel meshes): to their servers
             _serve_due(cfg, tp, st, nd, pk, dsvc, grp, sq, ctr, due, wheel, wn, fheap, fpri,
@@ -1964,8 +1960,8 @@ def run(cfg, tp, ns, st, nd, pk, dest, dsvc, rel_order, rel_off, grp_ptr, grp, s
                             break
             if ctr[C_SQN] > 0:  # tails waiting for their servers (they return credits)
                 routers_due = True
-                for d in range(1, cfg[CF_SQS] + 1):
-                    if sq[_ix((t + d) % cfg[CF_SQS])] > 0:
+                for d in range(1, cfg.sqs + 1):
+                    if sq[_ix((t + d) % cfg.sqs)] > 0:
                         if t + d < nxt:
                             nxt = t + d
                         break

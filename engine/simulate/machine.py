@@ -107,31 +107,8 @@ class Machine:
         if pattern is None:
             pattern = build_pattern("uniform", topology.width, topology.height, n_nodes)
         i64 = np.int64
-        off = F.layout(P, V, B, D, ql, qc)
-        cfg = np.zeros(F.N_CF, dtype=i64)
-        for key, value in off.items():
-            cfg[key] = value
-        cfg[[F.CF_W, F.CF_H, F.CF_P, F.CF_V, F.CF_D, F.CF_B]] = (
-            topology.width, topology.height, P, V, D, B,
-        )  # fmt: skip
-        cfg[[F.CF_RD, F.CF_VD, F.CF_SD, F.CF_ST, F.CF_CD]] = (
-            noc.routing_delay, noc.vc_alloc_delay, noc.sw_alloc_delay, noc.st_delay,
-            noc.credit_delay,
-        )  # fmt: skip
-        cfg[F.CF_ALLOC] = 0 if noc.allocator == "islip" else 1
-        cfg[F.CF_ITERS] = noc.alloc_iters
-        cfg[F.CF_ROUTING] = self.routing.kernel
-        cfg[F.CF_VMASK : F.CF_VMASK + 2] = self.routing.vc_masks(V)
-        cfg[F.CF_SINK] = sink_mode
-        cfg[F.CF_WATCHDOG] = watchdog
-        cfg[F.CF_PATTERN] = pattern.kind
-        cfg[F.CF_SHARED] = 1 if pattern.shared_row else 0
-        cfg[F.CF_NODES] = n_nodes
-        cfg[F.CF_AHEAD] = ahead
-        cfg[F.CF_NR] = R
         if pool and (sink_mode != 0 or topology.meshes > 1 or B > 1):
             raise ValueError("recycled packet records need sink mode 0, one mesh and unicast")
-        cfg[F.CF_POOL] = int(pool)
         self.pool, self.keep = pool, keep
         self.on_retire = None  # called with each batch of retired rows (pool: see the module)
         self._kept: list[dict] = []  # (keep) the retired rows so far, batch by batch
@@ -142,15 +119,25 @@ class Machine:
             # order they arrive, though one copy may have run ahead of another: tails wait in
             # ``sq`` until the cycle after they left, one slot per cycle (kernel._sq_push)
             sq_slots, sq_cap = ahead + 2, R * topology.local
-        cfg[F.CF_SQS], cfg[F.CF_SQC] = sq_slots, sq_cap
         # the unicast kernel (kernel._router with its flag set: the same router, leaner) runs
-        # packets of one destination through allocations of one cycle, on one mesh
+        # packets of one destination through allocations of one cycle
         self.unicast = bool(
             unicast_kernel and B == 1 and noc.vc_alloc_delay == 1 and noc.sw_alloc_delay == 1
             and P * V <= 62
         )  # fmt: skip
-        cfg[F.CF_UNICAST] = int(self.unicast)
-        self.cfg = cfg
+        vmask_x, vmask_y = (int(m) for m in self.routing.vc_masks(V))
+        off = F.layout(P, V, B, D, ql, qc)
+        cfg = F.Config(
+            w=topology.width, h=topology.height, p=P, v=V, d=D, b=B,
+            rd=noc.routing_delay, vd=noc.vc_alloc_delay, sd=noc.sw_alloc_delay,
+            st_delay=noc.st_delay, cd=noc.credit_delay,
+            alloc=0 if noc.allocator == "islip" else 1, iters=noc.alloc_iters,
+            routing=self.routing.kernel, vmask_x=vmask_x, vmask_y=vmask_y, sink=sink_mode,
+            watchdog=watchdog, pattern=pattern.kind, shared=1 if pattern.shared_row else 0,
+            nodes=n_nodes, ahead=ahead, nr=R, sqs=sq_slots, sqc=sq_cap,
+            unicast=int(self.unicast), pool=int(pool), **off,
+        )  # fmt: skip
+        self.cfg = cfg = cfg._replace(**{k: int(v) for k, v in cfg._asdict().items()})
         tp = np.stack(
             [
                 topology.nbr,
@@ -165,24 +152,24 @@ class Machine:
         ns = np.stack([topology.inject_router, topology.node_port, x, y,
                        topology.inject_latency], axis=-1).astype(i64)  # fmt: skip
         # every router's block
-        st = np.zeros((R, off[F.CF_RS]), dtype=i64)
-        vcs = self._records(st, F.CF_OVC, P * V, F.N_VC)
+        st = np.zeros((R, cfg.rs), dtype=i64)
+        vcs = self._records(st, "ovc", P * V, F.N_VC)
         vcs[:, :, [F.VC_PK, F.VC_VA_T, F.VC_SA_T, F.VC_SA_GR, F.VC_BLOCKED]] = -1
-        ovs = self._records(st, F.CF_OOV, P * V, F.N_OV).reshape(R, P, V, F.N_OV)
+        ovs = self._records(st, "oov", P * V, F.N_OV).reshape(R, P, V, F.N_OV)
         ovs[..., F.OV_OWNER] = -1
         connected = (topology.nbr >= 0) | (topology.out_node >= 0)
         ovs[..., F.OV_CREDITS] = np.where(connected[:, :, None], D, 0)
-        brs = self._records(st, F.CF_OBR, P * V * B, F.N_BR)
+        brs = self._records(st, "obr", P * V * B, F.N_BR)
         brs[:, :, [F.BR_OVC, F.BR_PK, F.BR_VAGR]] = -1
-        misc = self._records(st, F.CF_OMISC, 1, F.N_MISC + 3 * P * V)[:, 0]
+        misc = self._records(st, "omisc", 1, F.N_MISC + 3 * P * V)[:, 0]
         misc[:, F.M_X], misc[:, F.M_Y] = topology.router_xy(np.arange(R))  # within its copy
         misc[:, F.N_MISC : F.N_MISC + P * V] = np.arange(P * V) // V  # per input VC: its port
         misc[:, F.N_MISC + P * V : F.N_MISC + 2 * P * V] = np.arange(P * V) % V  # … its VC
         # every terminal's block
-        nd = np.zeros((n_nodes, off[F.CF_NS]), dtype=i64)
+        nd = np.zeros((n_nodes, cfg.nds), dtype=i64)
         nd[:, [F.ND_QHEAD, F.ND_QTAIL]] = -1
         nd[:, F.ND_LAST] = V - 1
-        nd[:, off[F.CF_ONV] + F.NV_CRED : off[F.CF_ONCQ] : F.N_NV] = D
+        nd[:, cfg.onv + F.NV_CRED : cfg.oncq : F.N_NV] = D
         n_pk = max(packets, 4 * n_nodes + R * P * B + 16)
         log_rows = 4 * R * P * (ahead + 1) + 65536 if pool else 1  # (kernel.run's margin)
         hops = topology.width + topology.height + 1  # the most a minimal route crosses
@@ -237,15 +224,15 @@ class Machine:
         if pool:
             _blank(self.packet_table)
 
-    def _records(self, st: np.ndarray, offset_key: int, count: int, fields: int) -> np.ndarray:
-        """A view of every router's ``count`` records of ``fields`` at ``cfg[offset_key]``."""
-        at = int(self.cfg[offset_key])
+    def _records(self, st: np.ndarray, offset: str, count: int, fields: int) -> np.ndarray:
+        """A view of every router's ``count`` records of ``fields`` at ``cfg.<offset>``."""
+        at = getattr(self.cfg, offset)
         return st[:, at : at + count * fields].reshape(st.shape[0], count, fields)
 
-    def router_records(self, offset_key: int, count: int, fields: int) -> np.ndarray:
-        """Per router, a view of its records (e.g. ``F.CF_OVC``, P·V, ``F.N_VC``)."""
+    def router_records(self, offset: str, count: int, fields: int) -> np.ndarray:
+        """Per router, a view of its records (e.g. ``"ovc"``, P·V, ``F.N_VC``)."""
         st = self.arrays["st"].reshape(self.topology.n_routers_all, -1)
-        return self._records(st, offset_key, count, fields)
+        return self._records(st, offset, count, fields)
 
     @property
     def packet_table(self) -> np.ndarray:
@@ -436,8 +423,8 @@ class Machine:
             d = np.zeros(new, dtype=np.int64)
             d[:cap] = a["dest"][:cap]
             a["dest"] = d
-        ahead = int(a["cfg"][F.CF_AHEAD])  # a router may make branches for ahead + 1 cycles
-        branches = topo.n_routers_all * topo.n_ports * int(a["cfg"][F.CF_B]) * (ahead + 1)
+        ahead = a["cfg"].ahead  # a router may make branches for ahead + 1 cycles
+        branches = topo.n_routers_all * topo.n_ports * a["cfg"].b * (ahead + 1)
         need = 1 + self.n_packets + 2 * topo.n_nodes + branches
         if not self.pool and need >= cap:
             new = max(2 * cap, need + 1024)
@@ -460,7 +447,7 @@ class Machine:
     def _deadlock_message(self) -> str:
         topo = self.topology
         P, V = topo.n_ports, self.noc.vcs  # noqa: N806
-        held = self.router_records(F.CF_OVC, P * V, F.N_VC)[:, :, F.VC_N].sum(axis=1)
+        held = self.router_records("ovc", P * V, F.N_VC)[:, :, F.VC_N].sum(axis=1)
         stuck = np.flatnonzero(held > 0)
         x, y = topo.router_xy(stuck[:12])
         mesh = topo.router_mesh(stuck[:12])
@@ -560,7 +547,7 @@ class Machine:
         (``vc_busy``), lost VC allocation (``vc_lost``), had no downstream credit
         (``no_credit``), lost the switch (``switch_lost``); with parallel meshes, the router's
         copies summed."""
-        s = self.topology.fold_routers(self.router_records(F.CF_OMISC, 1, F.N_MISC)[:, 0])
+        s = self.topology.fold_routers(self.router_records("omisc", 1, F.N_MISC)[:, 0])
         s = s[:, F.M_STALL :]
         return {
             "vc_busy": s[:, F.S_VC_BUSY].copy(),

@@ -1,14 +1,14 @@
 """The simulator's records: how the cycle loop (``engine.simulate.kernel``) lays out its state.
 
-State is flat. All of router ``r`` lives in one block of ``st`` (``r · cfg[CF_RS]`` on),
+State is flat. All of router ``r`` lives in one block of ``st`` (``r · cfg.rs`` on),
 its records field-last (``M_*``: masks, position and stall counters first, then ``VC_*`` per
 input VC, ``OV_*`` per output VC, ``BR_*`` per branch, ``PT_*`` per port, then buffers,
 arrival cycles, credit rings, link and credit queues, allocator pointers and the busy list,
 at the offsets ``layout`` gives); a terminal's state is one block of ``nd``, a packet one
-row of ``pk``; ``cfg`` holds the run's scalars and those offsets (``CF_*``), ``ctr`` its
+row of ``pk``; ``cfg`` (a ``Config``) holds the run's scalars and those offsets, ``ctr`` its
 counters (``C_*``).
 
-Field names are indices: ``st[rb + cfg[CF_OVC] + iv * N_VC + VC_N]`` is the flit count of
+Field names are indices: ``st[rb + cfg.ovc + iv * N_VC + VC_N]`` is the flit count of
 input VC ``iv`` of the router whose block starts at ``rb``. The kernels are compiled with these
 values as constants, and numba's cache checks only the source file of a kernel: after changing
 a value here, touch ``kernel.py`` (or run ``python -m engine.warm`` on a clean cache).
@@ -16,24 +16,69 @@ a value here, touch ``kernel.py`` (or run ``python -m engine.warm`` on a clean c
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 RUNNING, DONE, FULL, DEADLOCK, IDLE_END = 0, 1, 2, 3, 4  # run() status
 FLIT = 256  # flit code = packet id * FLIT + index in the packet (packets of up to 255 flits)
 V_IDLE, V_VCALLOC, V_ACTIVE = 0, 1, 2
 NEVER = 1 << 62
 WHEEL = 64  # cycles ahead the timing wheel holds (a power of two)
 
-# cfg: scalars, then the layout of a router's block and of a terminal's block
-(CF_W, CF_H, CF_P, CF_V, CF_D, CF_B, CF_RD, CF_VD, CF_SD, CF_ST, CF_CD, CF_ALLOC, CF_ITERS,
- CF_ROUTING, CF_SINK, CF_WATCHDOG, CF_PATTERN, CF_SHARED, CF_NODES,
- CF_RS, CF_OVC, CF_OOV, CF_OBR, CF_OPT, CF_OBUF, CF_OLQ, CF_OCQ, CF_OVA, CF_OACT, CF_OMISC,
- CF_QL, CF_QC, CF_NS, CF_ONV, CF_ONCQ, CF_AHEAD, CF_NR, CF_SQS, CF_SQC, CF_OBAT,
- CF_OCR, CF_UNICAST, CF_VMASK) = range(43)  # fmt: skip
-CF_POOL = 44  # 1: packet records are recycled (synthetic sources; see ``_retire``)
-N_CF = 45  # CF_W × CF_H is one mesh's grid; CF_NR the routers of every parallel mesh
-# CF_ROUTING: the routing's kernel id (``engine.routing``, ``Routing.kernel``): a synthetic
-# packet's dimension order (``PK_ROUTE``) is X first (0), Y first (1), or either, drawn per
-# packet (2); CF_VMASK, CF_VMASK + 1: the output VCs (bit masks) an X-first and a Y-first
-# packet may take on a router link (``Routing.vc_masks``; every VC into a core)
+
+class Config(NamedTuple):
+    """A run's scalars and the offsets of its records, as the kernels read them (``cfg.p``):
+    a tuple of integers, so numba passes it by value and reads a field as a register."""
+
+    w: int  # one mesh's grid: w × h routers (``nr``: the routers of every parallel mesh)
+    h: int
+    p: int  # ports per router (4 + its cores)
+    v: int  # VCs per port
+    d: int  # flits per VC buffer
+    b: int  # branches per packet at a router (1: unicast)
+    rd: int  # routing, VC allocation, switch allocation, switch traversal, credit delays
+    vd: int
+    sd: int
+    st_delay: int
+    cd: int
+    alloc: int  # 0 iSLIP, 1 separable input-first round robin
+    iters: int  # allocator iterations
+    routing: int  # the routing's kernel id (``engine.routing``, ``Routing.kernel``): a synthetic
+    # packet's dimension order (``PK_ROUTE``) is X first (0), Y first (1), or either (2)
+    vmask_x: int  # the output VCs (bit masks) an X-first and a Y-first packet may take on a
+    vmask_y: int  # router link (``Routing.vc_masks``; every VC into a core)
+    sink: int  # 0: a terminal takes a flit at once; 1: a core's server, packet by packet
+    watchdog: int  # cycles without a moving flit that make a deadlock
+    pattern: int  # the synthetic pattern's kind (``patterns.Pattern``) and whether its rows
+    shared: int  # of destinations are shared
+    nodes: int  # terminals
+    ahead: int  # cycles a router may run ahead (``machine.run_ahead``)
+    nr: int
+    sqs: int  # parallel meshes with servers: the server queue's slots and their capacity
+    sqc: int
+    unicast: int  # 1: the unicast kernel (``kernel._router(True, …)``)
+    pool: int  # 1: packet records are recycled (synthetic sources; see ``_retire``)
+    # a router's block: its size, then where each of its records starts (``layout``)
+    rs: int
+    omisc: int
+    ovc: int
+    oov: int
+    obr: int
+    opt: int
+    obuf: int
+    obat: int
+    ocr: int
+    olq: int
+    ocq: int
+    ova: int
+    oact: int
+    ql: int  # link queue and credit queue entries per port
+    qc: int
+    # a terminal's block: its size, then where its VCs and its credit queue start
+    nds: int
+    onv: int
+    oncq: int
+
+
 # tp[(r * P + o) * N_T + f]: per router output port, static
 T_NBR, T_OUT_NODE, T_LINK, T_LAT, T_SER = range(5)
 N_T = 5
@@ -48,7 +93,7 @@ N_NS = 5
 N_VC = 16
 # … per output VC (o * V + v)
 # (the unicast kernel keeps the credits on their way back to an output VC in a ring of D
-# cycles at ``CF_OCR``, its head and length in OV_CR_H and OV_CR_N, instead of the port's
+# cycles at ``cfg.ocr``, its head and length in OV_CR_H and OV_CR_N, instead of the port's
 # credit queue)
 OV_OWNER, OV_CREDITS, OV_CR_H, OV_CR_N = range(4)
 N_OV = 4
@@ -91,7 +136,7 @@ N_NV = 2
  PK_DONE, PK_PARENT, PK_GROUP, PK_ROUTE, PK_ID) = range(15)  # fmt: skip
 N_PK = 15  # (PK_ROUTE: its dimension order, 0 X first, 1 Y first; a branch keeps its packet's)
 # (PK_ID: the packet's number in the order the sources created it; with recycled records
-# (CF_POOL) a record holds one packet after another, and the number names the packet)
+# (``cfg.pool``) a record holds one packet after another, and the number names the packet)
 # grp[f, g]
 G_OPEN, G_LEFT, G_DONE = range(3)
 # ctr
@@ -100,7 +145,7 @@ G_OPEN, G_LEFT, G_DONE = range(3)
  C_VISITS, C_TRACK, C_TRACK_K, C_TRACK_N, C_SQN, C_GCAL_N, C_NFREE, C_TRACK_ID,
  C_LOG_N) = range(25)  # fmt: skip
 N_CTR = 25
-# recycled packet records (CF_POOL): ``pk_free[:ctr[C_NFREE]]`` are the records not in use; a
+# recycled packet records (``cfg.pool``): ``pk_free[:ctr[C_NFREE]]`` are the records not in use; a
 # packet whose tail reached its terminal is written to ``pk_log`` as its ``ctr[C_LOG_N]``-th
 # row (L_* fields, column by column: field f of row k at ``f · rows + k``) and its record
 # freed (``_retire``); the caller reads the log and empties it (the statistics stream: a run
@@ -112,8 +157,8 @@ N_LOG = 10
 # the synthetic sources' next packets: terminal n due at cycle c within GCAL cycles is bit n
 # of gcal[c % GCAL] (C_GCAL_N of them), a later one in the heap gheap
 GCAL = 256
-# sq: tails waiting for their core's server (parallel meshes, cores as servers): cfg[CF_SQS]
-# slots, one per cycle in which they are served, each a count then cfg[CF_SQC] entries (SQ_*)
+# sq: tails waiting for their core's server (parallel meshes, cores as servers): ``cfg.sqs``
+# slots, one per cycle in which they are served, each a count then ``cfg.sqc`` entries (SQ_*)
 SQ_ARR, SQ_P, SQ_R, SQ_O, SQ_OV = range(5)
 N_SQ = 5
 # the tracked packet's hops, logged in ctr after N_CTR (H_* per hop): the router, the input
@@ -127,27 +172,27 @@ N_HOP = 12
 
 
 def layout(P: int, V: int, B: int, D: int, ql: int, qc: int) -> dict:  # noqa: N803
-    """Offsets of the records in a router's block and a terminal's block (``CF_*`` keys)."""
+    """Offsets of the records in a router's block and a terminal's block (``Config`` fields)."""
     off, at = {}, 0
     for key, size in (
-        (CF_OMISC, N_MISC + 3 * P * V),  # first: a flit put into the router reads it
-        (CF_OVC, P * V * N_VC),
-        (CF_OOV, P * V * N_OV),
-        (CF_OBR, P * V * B * N_BR),
-        (CF_OPT, P * N_PT),
-        (CF_OBUF, P * V * D),
-        (CF_OBAT, P * V * D),  # the unicast kernel's: the cycle each buffered flit arrives
-        (CF_OCR, P * V * D),  # … and the cycles its output VCs' credits come back
-        (CF_OLQ, P * ql * N_LQ),
-        (CF_OCQ, P * qc * N_CQ),
-        (CF_OVA, P * V + P * V * B),  # VC allocator: grant pointers, then accept pointers
-        (CF_OACT, 2 * P * V),  # the busy VCs, then each VC's place in that list
+        ("omisc", N_MISC + 3 * P * V),  # first: a flit put into the router reads it
+        ("ovc", P * V * N_VC),
+        ("oov", P * V * N_OV),
+        ("obr", P * V * B * N_BR),
+        ("opt", P * N_PT),
+        ("obuf", P * V * D),
+        ("obat", P * V * D),  # the unicast kernel's: the cycle each buffered flit arrives
+        ("ocr", P * V * D),  # … and the cycles its output VCs' credits come back
+        ("olq", P * ql * N_LQ),
+        ("ocq", P * qc * N_CQ),
+        ("ova", P * V + P * V * B),  # VC allocator: grant pointers, then accept pointers
+        ("oact", 2 * P * V),  # the busy VCs, then each VC's place in that list
     ):
         off[key] = at
         at += size
-    off[CF_RS] = at
-    off[CF_ONV] = N_ND
-    off[CF_ONCQ] = N_ND + V * N_NV
-    off[CF_NS] = N_ND + V * N_NV + qc * N_CQ
-    off[CF_QL], off[CF_QC] = ql, qc
+    off["rs"] = at
+    off["onv"] = N_ND
+    off["oncq"] = N_ND + V * N_NV
+    off["nds"] = N_ND + V * N_NV + qc * N_CQ
+    off["ql"], off["qc"] = ql, qc
     return off

@@ -377,7 +377,7 @@ def _walk(machine, noc: NocConstants, root: int, entry: int, candidates: int, wh
             & (pk["itime"][roots] < injected)
         )
     )
-    sinks_serve = int(machine.arrays["cfg"][F.CF_SINK]) == 1
+    sinks_serve = machine.cfg.sink == 1
     return PacketWalk(
         src=src, dst=dst, record=c, flits=flits, created=created,
         injected=injected, arrived=int(pk["atime"][c]), done=int(pk["done"][c]),

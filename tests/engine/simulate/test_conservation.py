@@ -272,7 +272,7 @@ def test_a_network_that_cannot_drain_fails_naming_its_stuck_routers():
     assert "(1,1)" in text  # the router of the core that never drains
     assert m.t < 5000  # it stopped soon after the watchdog's 500 cycles, not at 10^7
     # the routers it names are the ones that hold flits
-    held = m.router_records(F.CF_OVC, topo.n_ports * noc.vcs, F.N_VC)[:, :, F.VC_N].sum(axis=1)
+    held = m.router_records("ovc", topo.n_ports * noc.vcs, F.N_VC)[:, :, F.VC_N].sum(axis=1)
     for r in np.flatnonzero(held > 0).tolist():
         assert f"({r % 3},{r // 3})" in text
 
@@ -334,7 +334,7 @@ def test_a_lost_credit_fails_naming_the_router_at_once():
     n = 30
     machine = Machine(topo, noc, dest=np.full(n, 10), packets=256)
     machine.load_packets(np.arange(n) % 8, np.arange(n), np.arange(n) + 1, 2)
-    credits = machine.router_records(F.CF_OOV, topo.n_ports * noc.vcs, F.N_OV)
+    credits = machine.router_records("oov", topo.n_ports * noc.vcs, F.N_OV)
     port = topo.node_port[10]
     credits[10, port * noc.vcs : (port + 1) * noc.vcs, F.OV_CREDITS] = 0  # lost in a fault
     with pytest.raises(SimulationError, match=r"deadlocked at cycle \d+.*\(2,2\)"):

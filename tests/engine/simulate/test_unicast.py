@@ -54,7 +54,7 @@ def _machine(noc=REF, **kwargs):
 def test_plain_runs_take_the_unicast_kernel():
     m = _machine()
     assert m.unicast
-    assert m.cfg[F.CF_UNICAST] == 1
+    assert m.cfg.unicast == 1
 
 
 @pytest.mark.parametrize(
@@ -70,7 +70,7 @@ def test_plain_runs_take_the_unicast_kernel():
 def test_the_general_kernel_takes_the_rest(noc, kwargs):
     m = _machine(noc, **kwargs)
     assert not m.unicast
-    assert m.cfg[F.CF_UNICAST] == 0
+    assert m.cfg.unicast == 0
 
 
 def test_a_trace_and_a_tracked_packet_take_the_unicast_kernel():
