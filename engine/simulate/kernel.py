@@ -99,7 +99,7 @@ from engine.simulate.records import (BR_HI, BR_LO, BR_OVC, BR_PK, BR_PORT, BR_SE
     PT_SW_A, PT_SW_G, PT_SW_RR, SQ_ARR, SQ_O, SQ_OV, SQ_P, SQ_R, S_NO_CREDIT, S_SW_LOST, S_VC_BUSY,
     S_VC_LOST, T_LAT, T_LINK, T_NBR, T_OUT_NODE, T_SER, VC_BLOCKED, VC_BLOCK_WHY, VC_BRN, VC_DEST,
     VC_FROM, VC_HEAD, VC_N, VC_OUT, VC_OVC, VC_PK, VC_POPPED, VC_SA_GR, VC_SA_T, VC_SENT, VC_STATE,
-    VC_VA_T, V_ACTIVE, V_IDLE, V_VCALLOC, WHEEL, W_OF_STALL, W_SWITCH, W_VC,
+    VC_VA_T, V_ACTIVE, V_IDLE, V_VCALLOC, WHEEL, W_OF_STALL, W_SWITCH, W_VC, Scratch,
 )  # fmt: skip
 # isort: on
 
@@ -164,13 +164,14 @@ def _gap(rng, p, log_q):
 
 # ------------------------------------------------------------------ scheduling
 @numba.njit(cache=True, _nrt=False, forceinline=True, error_model="numpy")
-def _schedule(due, wheel, wn, fheap, fpri, fpos, mark, ctr, r, when):
+def _schedule(dw, ctr, r, when):
     """Router r has something due at cycle ``when`` (≥ now); keeps the earliest due time.
 
     A router due within ``WHEEL`` cycles goes on the wheel's slot for that cycle, a later
     one into the heap; an entry whose cycle is no longer the router's due time is stale and
     skipped (a router moved earlier leaves its old entry behind).
     """
+    due, wheel, wn, fheap, fpri, fpos, mark = dw
     if when >= due[_ix(r)]:
         return
     due[_ix(r)] = when
@@ -714,9 +715,7 @@ def close_windows(cfg, st, win_occ, win_wait, window, t):
 # ------------------------------------------------------------------ a router's cycle
 @numba.njit(cache=True, _nrt=False, forceinline=True, error_model="numpy")
 def _router(unicast, cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_log, link_flits,
-            win_link, win_occ, win_wait, window, ctr, due, wheel, wn, fheap, fpri, fpos, mark, r,
-            t, req_in, req_out, sreq_in, sreq_out, m_in, m_out, cand, sw_vc, sw_br,
-            cur):  # fmt: skip
+            win_link, win_occ, win_wait, window, ctr, dw, r, t, ws):  # fmt: skip
     """Everything router r does in cycle t (it has something due); returns the next cycle in
     which it has something due (``NEVER``: none until a flit or credit arrives).
 
@@ -731,6 +730,7 @@ def _router(unicast, cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_l
     taken in loops of their own; flits are already in their buffers (``_put``) and credits in
     their output VCs' rings (``_credits``), and a VC's switch grant is acted on as the
     allocator returns it."""
+    req_in, req_out, sreq_in, sreq_out, m_in, m_out, cand, sw_vc, sw_br, cur = ws
     P, V, B, D = cfg.p, cfg.v, cfg.b, cfg.d  # noqa: N806
     vd, sd, st_delay = cfg.vd, cfg.sd, cfg.st_delay
     ql, qc = cfg.ql, cfg.qc
@@ -1083,8 +1083,7 @@ def _router(unicast, cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_l
                     st[_ix(o_vc + iv * N_VC + VC_FROM)] = t + 1
                     moved += _send(unicast, cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq,
                                    pk_free, pk_log, link_flits, win_link, win_occ, window, ctr,
-                                   due, wheel, wn, fheap, fpri, fpos, mark, rb, r, iv, 0,
-                                   t)  # fmt: skip
+                                   dw, rb, r, iv, 0, t)  # fmt: skip
                 else:  # … or once the allocation's delay has passed (below), its branch
                     st[_ix(o_vc + iv * N_VC + VC_SA_GR)] = sw_br[_ix(i * P + o)]
     while asked != 0:  # (unicast) lost the switch (or its port's turn)
@@ -1112,8 +1111,8 @@ def _router(unicast, cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_l
             st[_ix(vb + VC_FROM)] = t + 1
             if b >= 0:
                 moved += _send(unicast, cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free,
-                               pk_log, link_flits, win_link, win_occ, window, ctr, due, wheel,
-                               wn, fheap, fpri, fpos, mark, rb, r, iv, b, t)  # fmt: skip
+                               pk_log, link_flits, win_link, win_occ, window, ctr, dw, rb, r, iv, b,
+                               t)  # fmt: skip
     if moved > 0 and ctr[C_PROGRESS] < t:
         ctr[C_PROGRESS] = t
     # ---------------------------------------------------------- when is it due next?
@@ -1239,8 +1238,7 @@ def _router(unicast, cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_l
 
 @numba.njit(cache=True, _nrt=False, forceinline=True, error_model="numpy")
 def _send(unicast, cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_log, link_flits,
-          win_link, win_occ, window, ctr, due, wheel, wn, fheap, fpri, fpos, mark, rb, r, iv, b,
-          t):  # fmt: skip
+          win_link, win_occ, window, ctr, dw, rb, r, iv, b, t):  # fmt: skip
     """Branch b of input VC ``iv`` of router r sends its next flit (its switch allocation
     ends at t); returns 1. ``unicast``: ``_router``'s kernel, whose VCs have one branch (b 0)
     kept in the VC itself; traced, it sees what the flit's input port held up to t before
@@ -1310,14 +1308,13 @@ def _send(unicast, cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_log
         else:  # into the link's queue, read on arrival
             _lq_push(cfg, st, nb, o ^ 1, f, ov, arrive)
             when = arrive
-        _schedule(due, wheel, wn, fheap, fpri, fpos, mark, ctr, nb, when)  # (NEVER: no-op)
+        _schedule(dw, ctr, nb, when)  # (NEVER: no-op)
         ctr[C_INFLIGHT] += 1
     else:  # it leaves the network, reaching the terminal at ``arrive``
         _sink(cfg, tp, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_log, ctr, r, o, ov, f, arrive)
     i, v = st[_ix(misc + N_MISC + iv)], st[_ix(misc + N_MISC + P * V + iv)]
     if unicast:  # its buffer slot is free
-        _free_slot(unicast, cfg, tp, ns, st, nd, ctr, due, wheel, wn, fheap, fpri, fpos, mark,
-                   vb, r, i, v, t)  # fmt: skip
+        _free_slot(unicast, cfg, tp, ns, st, nd, ctr, dw, vb, r, i, v, t)
         if k + 1 < size:
             st[_ix(vb + VC_SENT)] = k + 1
             return 1
@@ -1341,8 +1338,7 @@ def _send(unicast, cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_log
             least = st[_ix(bb + j * N_BR + BR_SENT)]
     while st[_ix(vb + VC_POPPED)] < least:
         st[_ix(vb + VC_POPPED)] += 1
-        _free_slot(unicast, cfg, tp, ns, st, nd, ctr, due, wheel, wn, fheap, fpri, fpos, mark,
-                   vb, r, i, v, t)  # fmt: skip
+        _free_slot(unicast, cfg, tp, ns, st, nd, ctr, dw, vb, r, i, v, t)
     if least == size:  # every branch sent the tail: the next packet, or idle
         if st[_ix(vb + VC_N)] > 0:
             _start_packet(cfg, ns, st, pk, dest, rb, r, iv, t + 1)
@@ -1359,8 +1355,7 @@ def _send(unicast, cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_log
 
 
 @numba.njit(cache=True, forceinline=True, error_model="numpy")
-def _free_slot(unicast, cfg, tp, ns, st, nd, ctr, due, wheel, wn, fheap, fpri, fpos, mark, vb, r,
-               i, v, t):  # fmt: skip
+def _free_slot(unicast, cfg, tp, ns, st, nd, ctr, dw, vb, r, i, v, t):
     """The front flit of the VC at ``vb`` (input i, VC v of router r) has left on every
     branch: its buffer slot is free, and a credit goes back to the neighbour in direction i
     (for its output i ^ 1) or to the terminal of local port i."""
@@ -1379,7 +1374,7 @@ def _free_slot(unicast, cfg, tp, ns, st, nd, ctr, due, wheel, wn, fheap, fpri, f
         else:  # a busy router is due when it comes; an idle one takes it at its next visit
             wake = st[_ix(u_misc + M_BUSY)] > 0
         if wake:
-            _schedule(due, wheel, wn, fheap, fpri, fpos, mark, ctr, up, when)
+            _schedule(dw, ctr, up, when)
     else:
         n = tp[_ix((r * P + i) * N_T + T_OUT_NODE)]
         _ncq_push(cfg, nd, n, v, t + ns[_ix(n * N_NS + NS_INJ_LAT)] + 1)
@@ -1506,8 +1501,7 @@ def _sq_push(cfg, tp, sq, ctr, p, r, o, ov, arrive):
 
 
 @numba.njit(cache=True, _nrt=False, error_model="numpy")
-def _serve_due(cfg, tp, st, nd, pk, dsvc, grp, sq, ctr, due, wheel, wn, fheap, fpri, fpos, mark,
-               t):  # fmt: skip
+def _serve_due(cfg, tp, st, nd, pk, dsvc, grp, sq, ctr, dw, t):
     """The tails of cycle t's slot go to their cores' servers (see ``_sq_push``); a router
     with a busy VC is due when the credits come back."""
     n_slots, cap = cfg.sqs, cfg.sqc
@@ -1525,7 +1519,7 @@ def _serve_due(cfg, tp, st, nd, pk, dsvc, grp, sq, ctr, due, wheel, wn, fheap, f
         else:  # a busy router; an idle one takes them on its next visit
             wake = st[_ix(misc + M_BUSY)] > 0
         if wake:
-            _schedule(due, wheel, wn, fheap, fpri, fpos, mark, ctr, r, when)
+            _schedule(dw, ctr, r, when)
     ctr[C_SQN] -= sq[_ix(slot)]
     sq[_ix(slot)] = 0
 
@@ -1713,8 +1707,7 @@ def _generate(cfg, nd, pk, dest, pk_free, src_list, gheap, gpri, gpos, gcal, ctr
 
 
 @numba.njit(cache=True, _nrt=False, error_model="numpy")
-def _inject(cfg, ns, st, nd, pk, dest, link_flits, win_link, ctr, due, wheel, wn, fheap, fpri,
-            fpos, mark, src_list, t):  # fmt: skip
+def _inject(cfg, ns, st, nd, pk, dest, link_flits, win_link, ctr, dw, src_list, t):  # fmt: skip
     """Every terminal with a queue sends one flit into its router, if it has a credit."""
     V = cfg.v  # noqa: N806
     n_r = cfg.w * cfg.h  # one mesh's grid: a core's link into its router is 4·R + n
@@ -1774,7 +1767,7 @@ def _inject(cfg, ns, st, nd, pk, dest, link_flits, win_link, ctr, due, wheel, wn
         else:
             _lq_push(cfg, st, r, ns[_ix(n * N_NS + NS_PORT)], p * FLIT + k, c, arrive)
             when = arrive
-        _schedule(due, wheel, wn, fheap, fpri, fpos, mark, ctr, r, when)  # (NEVER: no-op)
+        _schedule(dw, ctr, r, when)  # (NEVER: no-op)
         ctr[C_INFLIGHT] += 1
         lid = 4 * n_r + n
         link_flits[_ix(lid)] += 1
@@ -1828,20 +1821,20 @@ def _release(cfg, nd, pk, src_list, rel_order, rel_off, grp_ptr, grp, ctr, t):
 
 # ------------------------------------------------------------------ the loop
 @numba.njit(cache=True, _nrt=False, nogil=True, error_model="numpy")
-def run(cfg, tp, ns, st, nd, pk, dest, dsvc, rel_order, rel_off, grp_ptr, grp, sq, pk_free,
-        pk_log, link_flits, win_link, win_occ, win_wait, ctr, rng, due, wheel, wn, fheap, fpri,
-        fpos, mark, gheap, gpri, gpos, gcal, src_list, perm, row_ptr, dest_tab, cum, fraction,
-        req_in, req_out, sreq_in, sreq_out, m_in, m_out, cand, sw_vc, sw_br, cur, t_end, inject_p,
-        size, measured, window, stop_when_idle):  # fmt: skip
+def run(cfg, tp, ns, st, nd, pk, dest, dsvc, rel_order, rel_off, grp_ptr, grp, sq, pk_free, pk_log,
+        link_flits, win_link, win_occ, win_wait, ctr, rng, dw, gheap, gpri, gpos, gcal, src_list,
+        perm, row_ptr, dest_tab, cum, fraction, ws, t_end, inject_p, size, measured, window,
+        stop_when_idle):  # fmt: skip
     """Advance from ``ctr[C_T]`` to ``t_end`` (exclusive). Returns a status.
 
     ``inject_p``: packets per terminal and cycle of the synthetic sources; ``measured``: the
     flag of the packets created now; ``window``: cycles per trace window (0: no trace);
     ``stop_when_idle``: stop (``IDLE_END``) once nothing is queued, in flight or to release.
     ``pk_free``, ``pk_log``: the free packet records and the log of retired packets, when
-    records are recycled (``cfg.pool``). ``req_in`` … ``cur`` are scratch arrays (see
-    ``workspace``).
+    records are recycled (``cfg.pool``). ``dw``: when each router is due (``records.Wheel``);
+    ``ws``: scratch arrays (``records.Scratch``, ``workspace``).
     """
+    due, wheel, wn, fheap, fpri, fpos, _ = dw
     n_r = cfg.nr  # every mesh's routers
     P, B = cfg.p, cfg.b  # noqa: N806
     ahead = cfg.ahead
@@ -1867,8 +1860,7 @@ def run(cfg, tp, ns, st, nd, pk, dest, dsvc, rel_order, rel_off, grp_ptr, grp, s
         elif ctr[C_NPK] + 2 * cfg.nodes + n_r * P * B * (ahead + 1) >= cap:
             return FULL  # out of packet records: the caller grows the arrays
         if ctr[C_SQN] > 0:  # tails sent in cycle t − 1 (parallel meshes): to their servers
-            _serve_due(cfg, tp, st, nd, pk, dsvc, grp, sq, ctr, due, wheel, wn, fheap, fpri,
-                       fpos, mark, t)  # fmt: skip
+            _serve_due(cfg, tp, st, nd, pk, dsvc, grp, sq, ctr, dw, t)  # fmt: skip
         if ctr[C_REL_PTR] < n_released and (t >= next_release or next_release == NEVER):
             next_release = _release(cfg, nd, pk, src_list, rel_order, rel_off, grp_ptr, grp,
                                     ctr, t)  # fmt: skip
@@ -1878,8 +1870,8 @@ def run(cfg, tp, ns, st, nd, pk, dest, dsvc, rel_order, rel_off, grp_ptr, grp, s
                       measured)  # fmt: skip
         moved = 0
         if ctr[C_NSRC] > 0:
-            moved += _inject(cfg, ns, st, nd, pk, dest, link_flits, win_link, ctr, due, wheel,
-                             wn, fheap, fpri, fpos, mark, src_list, t)  # fmt: skip
+            moved += _inject(cfg, ns, st, nd, pk, dest, link_flits, win_link, ctr, dw, src_list,
+                             t)  # fmt: skip
         # the routers due now: on the wheel's slot (the heap's are moved there first)
         s = t & (WHEEL - 1)
         while ctr[C_FHEAP_N] > 0 and -fpri[_ix(fheap[0])] <= t:
@@ -1887,7 +1879,7 @@ def run(cfg, tp, ns, st, nd, pk, dest, dsvc, rel_order, rel_off, grp_ptr, grp, s
             ctr[C_FHEAP_N] = pop(fheap, fpri, fpos, ctr[C_FHEAP_N])
             if due[_ix(r)] == t:
                 due[_ix(r)] = NEVER  # on the wheel now, due at t
-                _schedule(due, wheel, wn, fheap, fpri, fpos, mark, ctr, r, t)
+                _schedule(dw, ctr, r, t)
         k = 0
         while k < wn[_ix(s)]:
             r = wheel[_ix(s), _ix(k)]
@@ -1904,21 +1896,17 @@ def run(cfg, tp, ns, st, nd, pk, dest, dsvc, rel_order, rel_off, grp_ptr, grp, s
                 if window > 0:
                     ctr[C_WINDOW] = u // window
                 if unicast:  # (a constant at each call: see ``_router``)
-                    u = _router(True, cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free,
-                                pk_log, link_flits, win_link, win_occ, win_wait, window, ctr, due,
-                                wheel, wn, fheap, fpri, fpos, mark, r, u, req_in, req_out,
-                                sreq_in, sreq_out, m_in, m_out, cand, sw_vc, sw_br,
-                                cur)  # fmt: skip
+                    u = _router(True, cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_log,
+                                link_flits, win_link, win_occ, win_wait, window, ctr, dw, r, u,
+                                ws)  # fmt: skip
                 else:
                     u = _router(False, cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free,
-                                pk_log, link_flits, win_link, win_occ, win_wait, window, ctr, due,
-                                wheel, wn, fheap, fpri, fpos, mark, r, u, req_in, req_out,
-                                sreq_in, sreq_out, m_in, m_out, cand, sw_vc, sw_br,
-                                cur)  # fmt: skip
+                                pk_log, link_flits, win_link, win_occ, win_wait, window, ctr, dw, r,
+                                u, ws)  # fmt: skip
                 if u > last:
                     break
             if u < NEVER:
-                _schedule(due, wheel, wn, fheap, fpri, fpos, mark, ctr, r, u)
+                _schedule(dw, ctr, r, u)
         wn[_ix(s)] = 0
         if moved > 0 and ctr[C_PROGRESS] < t:
             ctr[C_PROGRESS] = t
@@ -2025,20 +2013,20 @@ def measured_pending(pk, n):
     return False
 
 
-def workspace(P: int, V: int, B: int) -> dict:  # noqa: N803
+def workspace(P: int, V: int, B: int) -> Scratch:  # noqa: N803
     """The scratch arrays ``run`` needs for routers of P ports, V VCs, B branches."""
     n_req = P * V * B * V + P * P + 8
-    return {
-        "req_in": np.zeros(n_req, dtype=np.int64),
-        "req_out": np.zeros(n_req, dtype=np.int64),
-        "sreq_in": np.zeros(P * P, dtype=np.int64),
-        "sreq_out": np.zeros(P * P, dtype=np.int64),
-        "m_in": np.full(P * V * B + P, -1, dtype=np.int64),
-        "m_out": np.full(P * V + P, -1, dtype=np.int64),
+    return Scratch(
+        req_in=np.zeros(n_req, dtype=np.int64),
+        req_out=np.zeros(n_req, dtype=np.int64),
+        sreq_in=np.zeros(P * P, dtype=np.int64),
+        sreq_out=np.zeros(P * P, dtype=np.int64),
+        m_in=np.full(P * V * B + P, -1, dtype=np.int64),
+        m_out=np.full(P * V + P, -1, dtype=np.int64),
         # the candidates of a round robin, or iSLIP's bit masks (one per output, then one
         # per input: VC allocation's P·V·B inputs and P·V outputs are the most)
-        "cand": np.zeros(max(n_req, P * V * B + P * V), dtype=np.int64),
-        "sw_vc": np.full(P * P, -1, dtype=np.int64),
-        "sw_br": np.zeros(P * P, dtype=np.int64),
-        "cur": np.zeros(P * V, dtype=np.int64),
-    }
+        cand=np.zeros(max(n_req, P * V * B + P * V), dtype=np.int64),
+        sw_vc=np.full(P * P, -1, dtype=np.int64),
+        sw_br=np.zeros(P * P, dtype=np.int64),
+        cur=np.zeros(P * V, dtype=np.int64),
+    )

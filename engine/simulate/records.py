@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import numpy as np
+
 RUNNING, DONE, FULL, DEADLOCK, IDLE_END = 0, 1, 2, 3, 4  # run() status
 FLIT = 256  # flit code = packet id * FLIT + index in the packet (packets of up to 255 flits)
 V_IDLE, V_VCALLOC, V_ACTIVE = 0, 1, 2
@@ -169,6 +171,39 @@ N_SQ = 5
 (H_ROUTER, H_IN, H_ARRIVE, H_READY, H_VA, H_OUT, H_HEAD, H_TAIL, H_VC_BUSY, H_VC_LOST,
  H_NO_CREDIT, H_SW_LOST) = range(12)  # fmt: skip
 N_HOP = 12
+
+
+class Wheel(NamedTuple):
+    """When each router is due (``kernel._schedule``): ``due[r]`` the next cycle router r has
+    something to do (``NEVER``: none); the routers due within ``WHEEL`` cycles on a timing
+    wheel (``wheel[s, :wn[s]]``: those due in cycle s modulo ``WHEEL``, stale entries
+    included), later ones in a heap (``fheap``, its priorities ``fpri``, positions
+    ``fpos``); ``mark``: stamps that keep a router on a full slot once."""
+
+    due: np.ndarray
+    wheel: np.ndarray
+    wn: np.ndarray
+    fheap: np.ndarray
+    fpri: np.ndarray
+    fpos: np.ndarray
+    mark: np.ndarray
+
+
+class Scratch(NamedTuple):
+    """A router's scratch arrays (``kernel.workspace``): the VC allocation's and the switch
+    allocation's requests, the matches, the allocators' candidates, the VC asking for each
+    (input, output) of the switch and its branch, and a copy of the busy VCs."""
+
+    req_in: np.ndarray
+    req_out: np.ndarray
+    sreq_in: np.ndarray
+    sreq_out: np.ndarray
+    m_in: np.ndarray
+    m_out: np.ndarray
+    cand: np.ndarray
+    sw_vc: np.ndarray
+    sw_br: np.ndarray
+    cur: np.ndarray
 
 
 def layout(P: int, V: int, B: int, D: int, ql: int, qc: int) -> dict:  # noqa: N803
