@@ -19,6 +19,7 @@ the hardware's input port (``Hardware.input_core``). A spike source receives no 
 from __future__ import annotations
 
 import hashlib
+import resource
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
@@ -35,8 +36,14 @@ ENCODINGS = ("sparse", "dense")
 
 
 def available_memory() -> int:
-    """Bytes this machine can give a new allocation without swapping (psutil's "available")."""
-    return int(psutil.virtual_memory().available)
+    """Bytes a new allocation can have: what this machine can give without swapping
+    (psutil's "available"), or, when the process's address space is bounded (``ulimit -v``,
+    RLIMIT_AS), what is left of that bound, whichever is less."""
+    free = int(psutil.virtual_memory().available)
+    limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+    if limit != resource.RLIM_INFINITY:
+        free = min(free, max(0, limit - psutil.Process().memory_info().vms))
+    return free
 
 
 @numba.njit(cache=True)

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,6 +15,8 @@ from hypothesis import strategies as st
 
 from engine.errors import InvalidNetworkError, MeshScopeError
 from engine.network import Network
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def small(**overrides) -> Network:
@@ -203,3 +209,35 @@ def test_summary_reports_sizes():
         ("out", 2, 3, 1, 0.625, False, "layer", [2]),
     ]
     assert s["description"] == "demo"
+
+
+def test_available_memory_counts_the_process_address_space_limit():
+    """Under ``ulimit -v`` (RLIMIT_AS, what a benchmark's ``--memory`` sets) the memory a new
+    allocation can have is what is left of the bound, not the machine's free memory: a
+    convolution's count that would not fit says so instead of failing in the allocator."""
+    code = """
+import resource
+import numpy as np
+import psutil
+from engine.errors import CapacityError
+from engine.network import available_memory
+from engine.projection import ConvProjection
+
+small = ConvProjection(0, 1, (4, 8, 8), (4, 8, 8), np.ones((4, 4, 3, 3)), padding=(1, 1))
+small.counts(np.arange(small.n_out) % 3)  # compiled (or loaded) before the bound
+conv = ConvProjection(0, 1, (16, 64, 64), (16, 64, 64), np.ones((16, 16, 3, 3)), padding=(1, 1))
+part = np.arange(conv.n_out) % 200  # 200 cores, each over the whole map: 334 MB to count
+unbounded = available_memory()
+vms = psutil.Process().memory_info().vms
+resource.setrlimit(resource.RLIMIT_AS, (vms + 2**25, resource.RLIM_INFINITY))
+bounded = available_memory()
+print(unbounded > 2**29, 0 < bounded <= 2**25)
+try:
+    conv.counts(part)
+except CapacityError as e:
+    print("CapacityError", "GiB available" in str(e))
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["True", "True", "CapacityError", "True"]
