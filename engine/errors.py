@@ -24,6 +24,7 @@ __all__ = [
     "InputFileError",
     "OutputFileError",
     "CapacityError",
+    "NotEnoughCoresError",
     "EvaluatorError",
     "AllFailedError",
     "Cancelled",
@@ -67,6 +68,11 @@ class OutputFileError(MeshScopeError):
 
 class CapacityError(MeshScopeError):
     """A partition or placement breaks a hardware limit, or the network does not fit."""
+
+
+class NotEnoughCoresError(CapacityError):
+    """A partition (or a network's totals) needs more cores than the hardware has: the same
+    cores on a larger lattice would take it, unlike a core limit broken."""
 
 
 class EvaluatorError(MeshScopeError):

@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from engine.arrays import distinct, id_ranges
-from engine.errors import CapacityError
+from engine.errors import CapacityError, NotEnoughCoresError
 from engine.hardware import Hardware, load_hardware, preset_names
 from engine.mapping import population_splits, split_rank
 from engine.network import Network
@@ -132,9 +132,9 @@ def presets_that_fit(network: Network) -> list[str]:
 
 
 def require_cores(n_parts: int, hardware: Hardware, what: str) -> None:
-    """Raise ``CapacityError`` when ``n_parts`` partitions are more than the cores."""
+    """Raise ``NotEnoughCoresError`` when ``n_parts`` partitions are more than the cores."""
     if n_parts > hardware.n_cores:
-        raise CapacityError(
+        raise NotEnoughCoresError(
             f"{what} needs {n_parts} cores; {hardware.name} has {hardware.n_cores}: "
             + (
                 f"choose a larger Mosaic ({hardware.name.split('@')[0]}@RxC)"

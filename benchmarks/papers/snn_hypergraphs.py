@@ -66,7 +66,7 @@ def child(spec: str) -> None:
 
 
 def one(network: str, partitioner: str, placers: list[str], k: int | None = None) -> dict:
-    from engine.errors import CapacityError
+    from engine.errors import NotEnoughCoresError
     from engine.hardware import resized
     from engine.mapping import Mapping
     from engine.partition import make_partition
@@ -84,7 +84,7 @@ def one(network: str, partitioner: str, placers: list[str], k: int | None = None
     else:
         try:
             partition = make_partition(net, hw, partitioner)
-        except CapacityError:  # more partitions than cores? The same cores on a wider lattice
+        except NotEnoughCoresError:  # more partitions than cores: the same cores, a wider lattice
             t0 = time.perf_counter()  # give its connectivity (placement needs the lattice)
             partition = make_partition(net, resized(hw, WIDE, WIDE), partitioner)
         seconds = time.perf_counter() - t0

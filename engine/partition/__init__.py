@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from engine.errors import CapacityError, SpecError
+from engine.errors import NotEnoughCoresError, SpecError
 from engine.hardware import Hardware
 from engine.mapping import Partition, parse_split
 from engine.network import Network
@@ -95,7 +95,7 @@ def make_partition(
         split = None if at == "auto" else at
     need, why = fewest_cores(network, hardware)
     if need > hardware.n_cores:  # before any partitioning: the totals alone say it
-        raise CapacityError(
+        raise NotEnoughCoresError(
             f"network {network.name!r} needs at least {need:,} cores ({why}); "
             f"{hardware.name} has {hardware.n_cores:,}: " + _larger_hardware(network)
         )

@@ -10,7 +10,7 @@ import re
 import numpy as np
 import pytest
 
-from engine.errors import CapacityError, SpecError, UnknownNameError
+from engine.errors import CapacityError, NotEnoughCoresError, SpecError, UnknownNameError
 from engine.hardware import Hardware, load_hardware
 from engine.mapping import Partition
 from engine.network import Network
@@ -607,10 +607,10 @@ def test_clear_errors_for_impossible_partitions():
     with pytest.raises(SpecError, match="has no natural core split"):
         make_partition(net, hw, "natural")
     too_many = sum(min_cores(net, hw)) + 17 * (net.n_populations - 1)  # not to the input
-    with pytest.raises(CapacityError, match=f"needs {too_many} cores.*has 128"):
+    with pytest.raises(NotEnoughCoresError, match=f"needs {too_many} cores.*has 128"):
         make_partition(net, hw, "min+17")
     big = load_network_spec("sparse-mlp-2")
-    with pytest.raises(CapacityError, match="has 64: choose larger hardware") as refused:
+    with pytest.raises(NotEnoughCoresError, match="has 64: choose larger hardware") as refused:
         make_partition(big, load_hardware("mesh:4x4x4"), "min")
     named = re.search(r"it fits (.+)$", str(refused.value)).group(1).split(" or ")
     assert named == presets_that_fit(big)[:2]  # the presets that would hold it, named
@@ -626,7 +626,20 @@ def test_population_that_cannot_fit_at_any_split():
     hw = load_hardware("mesh:2x2x1")
     with pytest.raises(CapacityError, match="does not fit .* even with one neuron") as refused:
         make_partition(net, hw, "min")
+    assert not isinstance(refused.value, NotEnoughCoresError)  # a limit: more cores won't help
     named = re.search(r"e\.g\. (.+)$", str(refused.value)).group(1).split(" or ")
     assert named and "loihi2" not in named  # its cores take 8192 axons too
     for name in named:  # the presets named hold it
         make_partition(net, load_hardware(name), "min")
+
+
+def test_more_partitions_than_cores_is_its_own_error():
+    """A neuron-level partition cut into more parts than the hardware's cores raises
+    ``NotEnoughCoresError`` (a larger lattice would take it: the SNN-hypergraphs benchmark
+    retries on one), which is a ``CapacityError`` like a core limit broken."""
+    from engine.partition.limits import checked_partition
+
+    net, hw = load_network_spec("sparse-mlp-1"), load_hardware("mesh:2x2x1")
+    spread = np.arange(net.n_neurons) % (hw.n_cores + 1)
+    with pytest.raises(NotEnoughCoresError, match=f"needs {hw.n_cores + 1} cores"):
+        checked_partition(net, hw, spread, "a test's")
