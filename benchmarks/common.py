@@ -84,13 +84,18 @@ def asset(args, name: str) -> Path:
     return Path(_scratch[0].name) / name
 
 
+def command_line() -> str:
+    """The command that runs this script as it was run (the figures' ``meta.command``)."""
+    script = Path(sys.argv[0]).resolve()
+    shown = script.relative_to(ROOT) if script.is_relative_to(ROOT) else script
+    return shlex.join([".venv/bin/python", str(shown), *sys.argv[1:]])
+
+
 def finish(args, name: str, figures, *, save: bool = True, meta: dict | None = None) -> dict:
     """Print the figures as one JSON object with their ``meta`` (plus ``meta``'s entries) and,
     unless quick (or not ``save``: a partial run), write them to
     ``benchmarks/results/NAME.json`` (or ``--out``). Returns the object."""
-    script = Path(sys.argv[0]).resolve()
-    shown = script.relative_to(ROOT) if script.is_relative_to(ROOT) else script
-    command = shlex.join([".venv/bin/python", str(shown), *sys.argv[1:]])
+    command = command_line()
     out = {
         "meta": {
             "date": datetime.date.today().isoformat(),

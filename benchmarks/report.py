@@ -1062,6 +1062,13 @@ def source(d: dict, section: str | None = None) -> str:
     kept = "".join(  # sections a partial run (simulate.py --only) kept from earlier ones
         f"; {', '.join(k['sections'])}: `{k['command']}`, {k['date']}" for k in m.get("kept", ())
     )
+    runs = d.get("runs") if isinstance(d.get("runs"), list) else []
+    commands = {r.get("command") or (r.get("recorded_in") or {}).get("command") for r in runs}
+    if len(commands - {None}) > 1:  # runs a --resume kept from earlier commands
+        kept += (
+            f"; its runs come from {len(commands - {None})} commands, each run's in the "
+            "JSON (`command`, or `recorded_in` for the runs recorded before they kept theirs)"
+        )
     return f"`{m['command']}`, {m['date']}, {m['machine']}{kept}"
 
 

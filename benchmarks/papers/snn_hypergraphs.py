@@ -11,7 +11,10 @@ snn_hypergraphs.json``; ``docs/reproduction.md`` renders the claims and the runs
 ``mtkahypar`` package is installed (``make bench`` installs it), Mt-KaHyPar (km1, ε = 0.03,
 one thread) partitions each network too, into as many blocks as the fewest partitions of the
 paper's partitioners there, as the quality anchor (its row says which core limits it breaks:
-it balances nodes only).
+it balances nodes only). Each run keeps the command and date that ran it (``--resume`` keeps
+earlier runs with theirs; runs recorded before that have none, and ``recorded_in``: the
+commit and the command of the results file that first held them, which for runs of an
+uncommitted earlier command is the command that kept them).
 
     .venv/bin/python benchmarks/papers/snn_hypergraphs.py                 # hours
     .venv/bin/python benchmarks/papers/snn_hypergraphs.py --networks lenet rand:n=16384,card=128
@@ -21,6 +24,7 @@ it balances nodes only).
 
 from __future__ import annotations
 
+import datetime
 import importlib.util
 import json
 import math
@@ -35,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: com
 from common import (  # noqa: E402
     MTKAHYPAR_NODES,
     claim_row,
+    command_line,
     finish,
     mtkahypar_partition,
     parser,
@@ -301,6 +306,7 @@ def main() -> None:
     if args.quick:
         args.networks, args.timeout = ["rand:n=2048,card=32"], 300
     runs: dict[str, dict] = {}
+    ran = {"command": command_line(), "date": datetime.date.today().isoformat()}  # each run's
     if args.resume:  # keep every recorded run; run the missing or failed ones asked for
         for r in json.loads(RECORDED.read_text())["runs"]:
             # a failed run of a named network and partitioner runs again; an anchor that did
@@ -325,7 +331,7 @@ def main() -> None:
                 continue
             r = spawn(__file__, args.timeout, args.memory, network=network,
                       partitioner=partitioner, placers=list(PLACERS))  # fmt: skip
-            runs[network][partitioner] = r
+            runs[network][partitioner] = {**r, **ran}
             say(network, partitioner, r)
         fewest = [r["partitions"] for r in runs[network].values() if "partitions" in r]
         if ANCHOR in runs[network] or not importlib.util.find_spec(ANCHOR) or not fewest:
@@ -333,12 +339,12 @@ def main() -> None:
         nodes = max(r["nodes"] for r in runs[network].values() if "nodes" in r)
         if nodes > args.mtkahypar_nodes:
             limit = f"--mtkahypar-nodes {args.mtkahypar_nodes:,}"
-            runs[network][ANCHOR] = {"error": f"not run: {nodes:,} nodes, over {limit}"}
+            runs[network][ANCHOR] = {"error": f"not run: {nodes:,} nodes, over {limit}", **ran}
         else:
             r = spawn(__file__, args.anchor_timeout or args.timeout, args.memory,
                       network=network, partitioner=ANCHOR,
                       placers=list(PLACERS), k=min(fewest))  # fmt: skip
-            runs[network][ANCHOR] = r
+            runs[network][ANCHOR] = {**r, **ran}
             say(network, ANCHOR, r)
     listed = [
         {"network": n, "partitioner": k, **r} for n, by in runs.items() for k, r in by.items()

@@ -55,3 +55,16 @@ def test_every_results_file_says_when_where_and_how(report):
         meta = json.loads(path.read_text())["meta"]
         assert meta["date"] and meta["machine"] and meta["command"].startswith(".venv/bin/python")
         assert meta["quick"] is False, f"{path.name} holds a quick run"
+
+
+def test_a_source_line_says_when_runs_come_from_several_commands(report):
+    """A results file whose runs a ``--resume`` kept from earlier commands says so, rather
+    than naming only the last command; one command's runs need no such note."""
+    meta = {"command": "bench --resume", "date": "2026-11-28", "machine": "M"}
+    runs = [{"network": "a", "command": "bench --networks a"},
+            {"network": "b", "recorded_in": {"commit": "abc", "command": "bench --networks b"}},
+            {"network": "c", "command": "bench --resume"}]  # fmt: skip
+    line = report.source({"meta": meta, "runs": runs})
+    assert line.startswith("`bench --resume`, 2026-11-28, M; its runs come from 3 commands")
+    one = report.source({"meta": meta, "runs": [{"command": "bench --resume"}]})
+    assert one == "`bench --resume`, 2026-11-28, M"
