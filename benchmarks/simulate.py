@@ -412,7 +412,9 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3, help="runs per figure (median)")
     ap.add_argument(
         "--only", metavar="SECTION[,SECTION]", type=lambda v: v.split(","),
-        help=f"measure these sections ({', '.join(SECTIONS)}) and keep the others' figures",
+        help=f"measure these sections ({', '.join(SECTIONS)}) and keep the others' figures "
+        "(from --out when it exists, else benchmarks/results/simulate.json), each with the "
+        "command, date, BookSim2 and cores that measured it (meta.kept)",
     )  # fmt: skip
     args = ap.parse_args()
     only = set(args.only or SECTIONS)
@@ -440,8 +442,12 @@ def main() -> None:
         compileall.compile_dir(ROOT / "explorer", quiet=1)
     before, meta = None, None
     if only != set(SECTIONS):  # the other sections as they were recorded
-        before = json.loads((RESULTS / "simulate.json").read_text())
-        earlier = before["meta"].get("kept", [])
+        recorded = (
+            Path(args.out) if args.out and Path(args.out).exists() else RESULTS / "simulate.json"
+        )
+        before = json.loads(recorded.read_text())
+        was = {"booksim2": before.get("booksim2"), "cpus": before.get("cpus")}
+        earlier = [{**was, **k} for k in before["meta"].get("kept", [])]
         theirs = {n for k in earlier for n in k["sections"]}  # the earlier runs' own sections
         earlier = [
             *earlier,
@@ -449,6 +455,7 @@ def main() -> None:
                 "command": before["meta"]["command"],
                 "date": before["meta"]["date"],
                 "sections": [n for n in SECTIONS if n not in theirs and before.get(n) is not None],
+                **was,
             },
         ]
         kept = [{**k, "sections": [n for n in k["sections"] if n not in only]} for k in earlier]
