@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -110,7 +111,8 @@ def build_mapping(
     split each population (a ``--split`` spec or its parse, ``engine.mapping.parse_split``;
     None: ``auto``). ``progress`` is called with the name of each of ``PHASES`` as it
     starts, and with the name and the fraction done as a partitioner reports how far it got
-    (``engine.progress``). ``mesh_scheme``: after partitioning, size the mesh for the cores
+    (``engine.progress``; without ``progress`` the reports reach the caller's ``reporting``
+    block, if any). ``mesh_scheme``: after partitioning, size the mesh for the cores
     used by SENMap §IV-B's scheme (``engine.mesh_shape``) and place on that mesh
     (``hardware@RxC``): the hardware names the core and the most cores it may take.
     Raises ``MeshScopeError``.
@@ -136,7 +138,8 @@ def build_mapping(
     if not isinstance(partition, Partition):
         if isinstance(split, str):
             split = parse_split(split)
-        with reporting(lambda fraction: say(PHASES[0], fraction)):
+        heard = nullcontext() if progress is None else reporting(lambda f: say(PHASES[0], f))
+        with heard:  # (without ``progress``: to the caller's ``reporting`` block, if any)
             partition = make_partition(net, hw, partition, seed=seed, split=split)
     if mesh_scheme is not None:
         hw = compressed(hw, partition.n_parts, mesh_scheme)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -379,6 +380,22 @@ def test_load_uses_the_form_and_the_text_field_wins(controls):
     assert state.network.n_neurons == 4 * 64 and state.placer == "spread-row"
     assert state.partition_spec == "natural"
     assert view.download.filename == download_name(state.network.name)
+
+
+def test_a_load_shows_its_partitioners_progress_on_the_button(controls):
+    """A neuron-level partitioner reports how far it has got (``engine.progress``); the Load
+    button says so while it works ("Partitioning 100%") and is "Load" again after."""
+    state, view, errors = controls
+    labels = []
+    show = view._show_progress
+    view._show_progress = lambda percent: (show(percent), labels.append(view.load_button.label))
+    view.network_text.value = "rand:n=4096,card=32"
+    view.partition_select.value = "overlap"
+    assert view.load() and not errors
+    assert state.network.n_neurons == 4096
+    assert labels and labels[-1] == "Partitioning 100%"
+    assert all(re.fullmatch(r"Partitioning \d+%", label) for label in labels)
+    assert view.load_button.label == "Load" and not view.load_button.disabled
 
 
 def test_the_menus_never_name_what_is_not_loaded(controls, tmp_path):
