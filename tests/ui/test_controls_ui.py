@@ -43,3 +43,31 @@ def test_load_runs_off_the_event_loop(page, demo_url, monkeypatch):
         gate.set()
     expect(page.get_by_test_id("subtitle")).to_contain_text(f"{PARTITION} partition")
     expect(page.get_by_role("button", name="Load", exact=True)).to_be_enabled()
+
+
+@pytest.mark.ui
+def test_the_load_button_shows_the_partitioners_progress(page, demo_url, monkeypatch):
+    """A partitioner's report (``engine.progress``) reaches the page while the load works:
+    the button reads "Partitioning 25%", then "Load" again once the mapping is shown."""
+    from engine.progress import report
+
+    gate = threading.Event()
+    build = explorer.state.build_mapping
+
+    def partway(*args, **kwargs):
+        if kwargs.get("partition") == "min+1":
+            report(1, 4)  # as a partitioner does between its chunks
+            assert gate.wait(60), "the test never let the load go"
+        return build(*args, **kwargs)
+
+    explorer.state._resolve_cached.cache_clear()
+    open_in(page, demo_url)
+    monkeypatch.setattr(explorer.state, "build_mapping", partway)
+    try:
+        page.get_by_label("Partition").select_option("min+1")
+        page.get_by_role("button", name="Load", exact=True).click()
+        expect(page.get_by_role("button", name="Partitioning 25%")).to_be_disabled()
+    finally:
+        gate.set()
+    expect(page.get_by_test_id("subtitle")).to_contain_text("min+1 partition")
+    expect(page.get_by_role("button", name="Load", exact=True)).to_be_enabled()
