@@ -651,16 +651,13 @@ def _carry_occupancy(cfg, st, win_occ, r, w0, w1):
 
 
 @numba.njit(cache=True, _nrt=False, error_model="numpy")
-def _seen(cfg, st, win_occ, window, r, i, c1, w1):
-    """The unicast kernel's trace of input port i of router r up to cycle ``c1``: no flit
-    has left it since ``PT_SEEN`` (the cycle after one last did), so it holds the flits of
-    its buffers that had arrived (a flit is in its buffer from when it was sent, with the
-    cycle it arrives: ``_put``), and they only grew. Each window from ``PT_SEEN``'s to ``w1``
-    gets what it held at its last cycle up to c1, the most in that window since, as the
-    general router's reads and ``_carry_occupancy`` give it."""
-    pb = r * cfg.rs + cfg.opt + i * N_PT
-    c0 = st[_ix(pb + PT_SEEN)]
-    st[_ix(pb + PT_SEEN)] = c1 + 1
+def _seen(cfg, st, win_occ, window, r, i, c0, c1, w1):
+    """The unicast kernel's trace of input port i of router r over cycles ``c0`` … ``c1``:
+    no flit has left it since c0 (``PT_SEEN``: the cycle after one last did), so it holds
+    the flits of its buffers that had arrived (a flit is in its buffer from when it was
+    sent, with the cycle it arrives: ``_put``), and they only grew. Each window from c0's to
+    ``w1`` gets what it held at its last cycle up to c1, the most in that window since, as
+    the general router's reads and ``_carry_occupancy`` give it."""
     V, D = cfg.v, cfg.d  # noqa: N806
     port = (st[_ix(r * cfg.rs + cfg.omisc + M_VCS)] >> (i * V)) & ((np.int64(1) << V) - 1)
     if port == 0:
@@ -698,9 +695,10 @@ def close_windows(cfg, st, win_occ, win_wait, window, t):
     P, V = cfg.p, cfg.v  # noqa: N806
     for r in range(cfg.nr):
         misc = r * cfg.rs + cfg.omisc
-        if cfg.unicast:
+        if cfg.unicast:  # (the state is left as it is: the run may go on)
             for i in range(P):
-                _seen(cfg, st, win_occ, window, r, i, t - 1, last)
+                c0 = st[_ix(r * cfg.rs + cfg.opt + i * N_PT + PT_SEEN)]
+                _seen(cfg, st, win_occ, window, r, i, c0, t - 1, last)
         elif st[_ix(misc + M_WIN)] < last:
             _carry_occupancy(cfg, st, win_occ, r, st[_ix(misc + M_WIN)] + 1, last)
         o_vc = r * cfg.rs + cfg.ovc
@@ -1253,7 +1251,10 @@ def _send(unicast, cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_log
     size = pk[_ix(p * N_PK + PK_SIZE)]
     if unicast:
         if window > 0:  # the flit leaves its input port: what the port held until now
-            _seen(cfg, st, win_occ, window, r, st[_ix(misc + N_MISC + iv)], t, ctr[C_WINDOW])
+            i = st[_ix(misc + N_MISC + iv)]
+            seen = rb + cfg.opt + i * N_PT + PT_SEEN
+            _seen(cfg, st, win_occ, window, r, i, st[_ix(seen)], t, ctr[C_WINDOW])
+            st[_ix(seen)] = t + 1
         k = st[_ix(vb + VC_SENT)]
         o, ov = st[_ix(vb + VC_OUT)], st[_ix(vb + VC_OVC)]
         if k == 0:

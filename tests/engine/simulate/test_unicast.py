@@ -268,3 +268,27 @@ def test_traced_steps_are_the_same_in_both_kernels(network, hardware, mode, back
     assert unicast and not general
     for name, a, b in zip(("links", "occupancy", "waits"), fast, plain, strict=True):
         np.testing.assert_array_equal(a, b, err_msg=name)
+
+
+def test_reading_a_trace_mid_run_changes_nothing():
+    """``window_trace`` completes the windows on copies (``kernel.close_windows``): reading
+    a unicast run's trace as it goes (here every 40 cycles, past saturation, where ports
+    hold flits across many 7-cycle windows) leaves its state as it was, so the trace at the
+    end is the one of a run never read."""
+
+    def traced():
+        topo = Topology.mesh(8, 8, REF)
+        return machine.Machine(topo, REF, pattern=build_pattern("uniform", 8, 8, 64),
+                               window=7, seed=5)  # fmt: skip
+
+    read, plain = traced(), traced()
+    assert read.unicast
+    for t in range(40, 1500, 40):
+        read.advance(t, inject_p=0.6)
+        read.window_trace(t // 7 + 1)
+    read.advance(1500, inject_p=0.6)
+    plain.advance(1500, inject_p=0.6)
+    n = 1500 // 7 + 1
+    for a, b in zip(read.window_trace(n), plain.window_trace(n), strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert plain.window_trace(n)[0].max() > 1
