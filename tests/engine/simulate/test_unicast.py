@@ -123,6 +123,21 @@ SYNTHETIC = [
 ]
 
 
+def _each(cases):
+    """Parametrize a test over synthetic (NocConstants, SyntheticRun) cases, named by run."""
+    ids = [f"{r.pattern}-{r.rate}-{r.packet_flits}" for _, r in cases]
+    return pytest.mark.parametrize("noc, run", cases, ids=ids)
+
+
+def _both(figures, general_kernel, *args):
+    """``figures(*args)`` through the unicast kernel, then through the general one."""
+    unicast, fast = figures(*args)
+    general_kernel()
+    general, plain = figures(*args)
+    assert unicast and not general
+    return fast, plain
+
+
 def _table(m):
     """Every packet of a run by its number (records are recycled), one row each in the
     kernel's ``PK_*`` order."""
@@ -144,14 +159,9 @@ def _synthetic_figures(noc, run):
     }
 
 
-@pytest.mark.parametrize(
-    "noc, run", SYNTHETIC, ids=[f"{r.pattern}-{r.rate}-{r.packet_flits}" for _, r in SYNTHETIC]
-)
+@_each(SYNTHETIC)
 def test_synthetic_runs_are_the_same_in_both_kernels(noc, run, general_kernel):
-    unicast, fast = _synthetic_figures(noc, run)
-    general_kernel()
-    general, plain = _synthetic_figures(noc, run)
-    assert unicast and not general
+    fast, plain = _both(_synthetic_figures, general_kernel, noc, run)
     assert fast["stall_no_credit"].sum() + fast["stall_switch_lost"].sum() > 0  # contended
     if noc.routing == "o1turn":  # both orders taken
         routes = fast["packets"][:, F.PK_ROUTE]
@@ -174,14 +184,9 @@ def _traced_figures(noc, run):
     }  # fmt: skip
 
 
-@pytest.mark.parametrize(
-    "noc, run", TRACED, ids=[f"{r.pattern}-{r.rate}-{r.packet_flits}" for _, r in TRACED]
-)
+@_each(TRACED)
 def test_traces_are_the_same_in_both_kernels(noc, run, general_kernel):
-    unicast, fast = _traced_figures(noc, run)
-    general_kernel()
-    general, plain = _traced_figures(noc, run)
-    assert unicast and not general
+    fast, plain = _both(_traced_figures, general_kernel, noc, run)
     assert fast["occupancy"].max() > 1 and fast["waits"].sum() > 0  # something to trace
     for key in fast:
         np.testing.assert_array_equal(fast[key], plain[key], err_msg=key)
@@ -192,9 +197,7 @@ def _hops(noc, run, packet):
     return res.machine.unicast, res.machine.hops()
 
 
-@pytest.mark.parametrize(
-    "noc, run", TRACED, ids=[f"{r.pattern}-{r.rate}-{r.packet_flits}" for _, r in TRACED]
-)
+@_each(TRACED)
 def test_tracked_packets_are_the_same_in_both_kernels(noc, run, general_kernel):
     packets = (0, 7, 350, 901)
     fast = [_hops(noc, run, p) for p in packets]
@@ -262,10 +265,7 @@ def test_traced_steps_are_the_same_in_both_kernels(network, hardware, mode, back
         tr = res.trace
         return res.machine.unicast, [tr.link_flits, tr.occupancy, tr.waits]
 
-    unicast, fast = traced()
-    general_kernel()
-    general, plain = traced()
-    assert unicast and not general
+    fast, plain = _both(traced, general_kernel)
     for name, a, b in zip(("links", "occupancy", "waits"), fast, plain, strict=True):
         np.testing.assert_array_equal(a, b, err_msg=name)
 
