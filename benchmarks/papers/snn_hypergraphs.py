@@ -19,6 +19,7 @@ uncommitted earlier command is the command that kept them).
     .venv/bin/python benchmarks/papers/snn_hypergraphs.py                 # hours
     .venv/bin/python benchmarks/papers/snn_hypergraphs.py --networks lenet rand:n=16384,card=128
     .venv/bin/python benchmarks/papers/snn_hypergraphs.py --networks … --resume  # the missing runs
+    .venv/bin/python benchmarks/papers/snn_hypergraphs.py --resume --networks    # claims only
     .venv/bin/python benchmarks/papers/snn_hypergraphs.py --quick         # a small rand network
 """
 
@@ -184,8 +185,24 @@ FOUND = {
 }
 
 
+def figure(by: dict, p: str, key) -> bool:
+    """Whether partitioner ``p`` has a figure ``key`` on a network (``by``: its runs)."""
+    r = by.get(p, {"error": 1})
+    return "error" not in r and math.isfinite(key(r))
+
+
+def missing(by: dict, p: str) -> str:
+    """Why partitioner ``p`` has no figure on a network (``by``: its runs), in a few words."""
+    r = by.get(p, {"error": "not run"})
+    if "error" in r:
+        return f"{p} ({' '.join(r['error'].split()[:6]).rstrip(':.,')})"
+    return f"{p} (not placed: {r['partitions']:,} partitions)"
+
+
 def claims(runs: dict) -> list[dict]:
-    """The paper's §V-B claims, each with MeshScope's figure over the networks that ran."""
+    """The paper's §V-B claims, each with MeshScope's figure over the networks that ran. A
+    claim some network could not be compared on is at most ``same shape``, its row naming
+    the network and why."""
 
     def summary(r: dict[str, float], how: str) -> str:
         if not r:
@@ -211,14 +228,22 @@ def claims(runs: dict) -> list[dict]:
 
     rows = []
 
-    def add(claim, paper, r, how, within, direction):
+    def add(claim, paper, r, how, within, direction, pair=(), key=None):
         v, why = verdict(r, within, direction)
         if v == "differs" and claim in FOUND:
             why += "; " + FOUND[claim]
+        lacking = []  # the networks a pair of partitioners could not be compared on, and why
+        for net, by in runs.items():
+            if r and pair and net not in r:
+                absent = [missing(by, p) for p in pair if not figure(by, p, key)]
+                lacking.append(f"{net}: {', '.join(absent) or 'a ratio of 0'}")
+        if lacking:
+            v = "same shape" if v == "reproduced" else v
+            why = "; ".join(filter(None, [why, "not compared on " + "; ".join(lacking)]))
         rows.append(claim_row(claim, paper, summary(r, how), COMMAND, v, why))
 
     for claim, paper, a, b, key, how, within, direction in RATIO_CLAIMS:
-        add(claim, paper, ratios(runs, a, b, key), how, within, direction)
+        add(claim, paper, ratios(runs, a, b, key), how, within, direction, (a, b), key)
     add("§V-B1 overlap's partitions vs the fewest of the others", "up to 5 % fewer",
         {net: by["overlap"]["partitions"] / min(r["partitions"] for k, r in by.items()
                                                 if k != "overlap" and "error" not in r)
@@ -255,16 +280,9 @@ def claims(runs: dict) -> list[dict]:
         why += "; " + FOUND[claim]
     unplaced = [p for p in PARTITIONERS if p != "overlap" and p not in placed]
     if lead and unplaced:
-
-        def what(p: str) -> str:
-            r = by.get(p, {"error": "not run"})
-            if "error" in r:
-                return f"{p} ({' '.join(r['error'].split()[:6]).rstrip(':.,')})"
-            return f"{p} (not placed: {r['partitions']:,} partitions)"
-
         v = "same shape" if v == "reproduced" else v
         why = (f"against {', '.join(placed)} only; not compared: "
-               + ", ".join(map(what, unplaced)) + (f"; {why}" if why else ""))  # fmt: skip
+               + ", ".join(missing(by, p) for p in unplaced) + (f"; {why}" if why else ""))  # fmt: skip
     rows.append(claim_row(claim, "overlap's ELP the best", summary(lead, "max"), COMMAND, v, why))
     return rows
 
