@@ -281,8 +281,9 @@ def claims(runs: dict) -> list[dict]:
     unplaced = [p for p in PARTITIONERS if p != "overlap" and p not in placed]
     if lead and unplaced:
         v = "same shape" if v == "reproduced" else v
-        why = (f"against {', '.join(placed)} only; not compared: "
-               + ", ".join(missing(by, p) for p in unplaced) + (f"; {why}" if why else ""))  # fmt: skip
+        absent = ", ".join(missing(by, p) for p in unplaced)
+        compared = f"against {', '.join(placed)} only; not compared: {absent}"
+        why = "; ".join(filter(None, [compared, why]))
     rows.append(claim_row(claim, "overlap's ELP the best", summary(lead, "max"), COMMAND, v, why))
     return rows
 
