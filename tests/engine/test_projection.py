@@ -125,6 +125,24 @@ def test_per_core_loads_and_minimum_partitions_match(pair, mode):
     assert max(min_cores(s, small, mode)) > 1  # the limits bind: the search is exercised
 
 
+@pytest.mark.parametrize("mode", ["channels", "rows", "tiles"])
+def test_a_population_splits_loads_are_the_partition_graphs(pair, mode):
+    """``PopulationSplit`` counts a split's cores on its own (a source's targets in split
+    order, its axons where the core changes): the same counts as the partition graph of the
+    layered partition, on the explicit network, where a split reorders each source's targets
+    (rows, tiles) and where it does not (channels)."""
+    _, e = pair
+    for cores in ((0, 3, 2, 4, 1), (0, 7, 5, 3, 2)):
+        graph = partition_graph(e, HW, Partition.layered(e, cores, mode))
+        first = np.cumsum((0, *cores))
+        for k in (1, 2, 3, 4):
+            use = PopulationSplit(e, HW, k, mode).use(cores[k])
+            own = slice(first[k], first[k + 1])
+            for f, g in (("neurons", "neurons"), ("synapses", "synapses"),
+                         ("axons", "axons"), ("memory_bytes", "memory_bytes")):  # fmt: skip
+                assert np.array_equal(getattr(use, f), getattr(graph, g)[own]), (cores, k, f)
+
+
 def test_evaluations_and_simulated_steps_match(pair):
     from engine.simulate.step import simulate_step
 
