@@ -327,8 +327,9 @@ def main() -> None:
     if args.child:
         child(args.child)
         return
-    if args.quick:
+    if args.quick:  # a process per partitioner: two of them (the suite runs this)
         args.networks, args.timeout = ["rand:n=2048,card=32"], 300
+        args.partitioners = ["overlap", "sequential-ordered"]
     runs: dict[str, dict] = {}
     ran = {"command": command_line(), "date": datetime.date.today().isoformat()}  # each run's
     if args.resume:  # keep every recorded run; run the missing or failed ones asked for
