@@ -973,6 +973,24 @@ def hierarchical_layers(d: dict) -> Table:
     return Table(header, rows)
 
 
+def hierarchical_neighbourhood(d: dict) -> Table:
+    """Per network, how placeable hierarchical's and overlap's partitions are: the streams
+    of a partition (partners it sends to or hears from, each direction counted) and the
+    share of messages in each partition's four heaviest streams (a dash: a run recorded
+    before these figures)."""
+    rows = []
+    for r in d["runs"]:
+        for name in ("hierarchical", "overlap"):
+            n = r[name].get("neighbourhood")
+            figures = ["—"] * 2 if n is None else [
+                num(n["partners_median"], 1), f"{n['near_share']:.0%}"
+            ]  # fmt: skip
+            rows.append([f"`{r['network']}`", name, whole(r[name]["partitions"]), *figures])
+    header = ["network", "partitioner", "partitions", "streams a partition (median)",
+              "messages in its 4 heaviest streams"]  # fmt: skip
+    return Table(header, rows)
+
+
 def network_maps(d: dict) -> Table:
     """The real networks mapped end to end: phases, peak memory, against the targets."""
     t = d["targets"]
@@ -1006,6 +1024,10 @@ TABLES: dict[str, tuple[str, Callable[[dict], Table]]] = {
     "reproduction.snn-hypergraphs-runs": ("papers/snn_hypergraphs", hypergraph_runs),
     "reproduction.hierarchical-pairs": ("papers/hierarchical_pairs", hierarchical_pairs),
     "reproduction.hierarchical-layers": ("papers/hierarchical_pairs", hierarchical_layers),
+    "reproduction.hierarchical-neighbourhood": (
+        "papers/hierarchical_pairs",
+        hierarchical_neighbourhood,
+    ),
     "model.placements": ("heuristics", model_placements),
     "model.linear-patterns": ("linear_patterns", linear_patterns),
     "simulator.booksim": ("booksim_compare", booksim_patterns),

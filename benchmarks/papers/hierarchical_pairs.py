@@ -1,5 +1,6 @@
-"""Why hierarchical trails overlap on AlexNet (SNN hypergraphs, docs/reproduction.md): a trace of
-hierarchical's coarsening and where each partition's connectivity comes from.
+"""Why hierarchical trails overlap on AlexNet and leads on MobileNet V1 (SNN hypergraphs,
+docs/reproduction.md): a trace of hierarchical's coarsening, where each partition's
+connectivity comes from, and how placeable its partitions' traffic is.
 
 Per network, on the paper's hardware (``seed004-small`` up to 2^26 synapses, else
 ``seed004-large``), hierarchical as ``make_partition`` runs it (seed 0, default window, rounds
@@ -10,10 +11,14 @@ pixels a node's neurons of that layer cover over the fewest that hold them (⌈n
 channels⌉; 1 = whole pixels, every channel of a pixel together). Then the coarsest nodes (their
 synapse load over the limit), their packing (the partition before refinement) and the final
 partitions of hierarchical and overlap: connectivity (eq. 7), partitions mixing layers, pixel
-spread and connectivity by source layer. Networks run one after another, in this process.
+spread, connectivity by source layer, and how placeable their traffic is (``neighbourhood``:
+partners per partition, the share of messages in a partition's four heaviest
+streams, the id distance of a message). Networks run one after another, in this process.
 
     .venv/bin/python benchmarks/papers/hierarchical_pairs.py               # ~10 min
     .venv/bin/python benchmarks/papers/hierarchical_pairs.py --networks vgg11
+    .venv/bin/python benchmarks/papers/hierarchical_pairs.py --networks alexnet vgg11 lenet \
+        mobilenet-v1                                                       # ~75 min, 14 GB
     .venv/bin/python benchmarks/papers/hierarchical_pairs.py --quick       # lenet, seconds
 """
 
@@ -63,31 +68,54 @@ def pixel_spread(network, node: np.ndarray) -> dict[str, float]:
     return out
 
 
-def by_source_layer(network, hardware, partition) -> tuple[float, dict[str, float]]:
-    """A partition's connectivity (eq. 7) and its share from each source layer: the messages
-    per step of each spiking neuron to the partitions other than its own."""
-    from engine.partition_graph import partition_graph
-
-    graph = partition_graph(network, hardware, partition)
+def by_source_layer(network, hardware, graph) -> dict[str, float]:
+    """A partition's connectivity (eq. 7) by source layer: the messages per step of each
+    spiking neuron to the partitions other than its own."""
     msgs = graph.messages(hardware.model)
     sent = msgs.neuron[msgs.src >= 0]  # a spike source's enter at the port: not in eq. 7
     per = np.bincount(
         layer_of(network)[sent], weights=network.rate[sent], minlength=network.n_populations
     )
-    return graph.connectivity, dict(zip(network.population_names, per.tolist(), strict=True))
+    return dict(zip(network.population_names, per.tolist(), strict=True))
+
+
+def neighbourhood(graph, near: int = 4) -> dict[str, float]:
+    """How placeable a partition's traffic is. Its partners, counted by direction (a partition
+    it sends to and one it hears from; one that does both counts twice: a stream each way,
+    as ``PartitionGraph.adjacency`` lists them), median over the partitions; the share of all
+    messages carried by each partition's ``near`` heaviest streams (a router has four
+    neighbours: the traffic a placement can keep one hop away); and the message-weighted
+    median distance between partition ids (the order a partitioner forms its partitions in;
+    the placers order them afresh)."""
+    indptr, other, w = graph.adjacency
+    row = np.repeat(np.arange(indptr.size - 1), np.diff(indptr))
+    order = np.lexsort((-w, row))  # each partition's partners, heaviest first
+    rank = np.arange(order.size) - indptr[row[order]]
+    gap = np.abs(graph.pair_src - graph.pair_dst)
+    by_gap = np.argsort(gap, kind="stable")
+    half = np.searchsorted(np.cumsum(graph.pair_messages[by_gap]), graph.connectivity / 2)
+    median_gap = gap[by_gap[min(half, gap.size - 1)]] if gap.size else 0
+    return {
+        "partners_median": float(np.median(np.diff(indptr))),
+        "near_share": float(w[order][rank < near].sum() / w.sum()) if w.size else 0.0,
+        "id_gap_median": int(median_gap),
+    }
 
 
 def final(network, hardware, partition, seconds: float) -> dict:
-    connectivity, per_layer = by_source_layer(network, hardware, partition)
+    from engine.partition_graph import partition_graph
+
+    graph = partition_graph(network, hardware, partition)
     node = np.asarray(partition.assignment, dtype=np.int64)
     on = node >= 0
     return {
         "partitions": int(partition.n_parts),
-        "connectivity": connectivity,
+        "connectivity": graph.connectivity,
         "seconds": seconds,
         "mixed": mixed_share(node[on], layer_of(network)[on], network.n_populations),
         "spread": pixel_spread(network, node),
-        "by_layer": per_layer,
+        "by_layer": by_source_layer(network, hardware, graph),
+        "neighbourhood": neighbourhood(graph),
     }
 
 
@@ -98,6 +126,7 @@ def trace_network(spec: str) -> dict:
     from engine.partition.multilevel.coarsen import LIMITS
     from engine.partition.multilevel.initial import pack, pack_order
     from engine.partition.multilevel.level import caps_of
+    from engine.partition_graph import partition_graph
     from engine.resources import capacity
     from engine.specs import load_network_spec
 
@@ -129,21 +158,22 @@ def trace_network(spec: str) -> dict:
     coarsest, caps = levels[-1], caps_of(cap)
     packed, loads = pack(coarsest.hedges(), coarsest.loads(), pack_order(coarsest, caps), caps)
     before = checked_partition(net, hw, packed[node], "hierarchical before refinement")
-    t0 = time.perf_counter()
-    overlap = make_partition(net, hw, "overlap")
-    overlap_s = time.perf_counter() - t0
     share = coarsest.synapses / cap.synapses
     out = {
         "network": spec, "hardware": hw.name, "neurons": net.n_neurons,
         "synapses": net.n_synapses, "coarsening_s": coarsening_s, "rounds": rounds,
         "coarsest": {"nodes": coarsest.n, "synapse_share_median": float(np.median(share)),
                      "packed": int(loads[0].size)},
-        "before_refinement": by_source_layer(net, hw, before)[0],
+        "before_refinement": partition_graph(net, hw, before).connectivity,
         "hierarchical": final(net, hw, hier, hier_s),
-        "overlap": final(net, hw, overlap, overlap_s),
     }  # fmt: skip
+    del levels, maps, coarsest, packed, before, hier, part, node  # MobileNet's levels: GBs
+    t0 = time.perf_counter()
+    overlap = make_partition(net, hw, "overlap")
+    out["overlap"] = final(net, hw, overlap, time.perf_counter() - t0)
     h, o = out["hierarchical"]["connectivity"], out["overlap"]["connectivity"]
-    print(f"{spec}: {len(rounds)} rounds, {coarsest.n} coarsest nodes, hierarchical {h:,.0f} "
+    print(f"{spec}: {len(rounds)} rounds, {out['coarsest']['nodes']} coarsest nodes, "
+          f"hierarchical {h:,.0f} "
           f"({hier_s:.0f} s) vs overlap {o:,.0f}", file=sys.stderr, flush=True)  # fmt: skip
     return out
 
