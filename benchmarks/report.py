@@ -457,9 +457,10 @@ def scale(d: dict) -> Table:
             elif "error" in r:
                 cells.append(failure(r["error"]))
             else:
+                broken = "" if r.get("limits_ok", True) else " (breaks a core limit)"
                 cells.append(
                     f"{whole(r['partitions'])} / {si(r['connectivity'])} / "
-                    f"{num(r['seconds'], 1)} s / {whole(r['peak_mb'])} MB"
+                    f"{num(r['seconds'], 1)} s / {whole(r['peak_mb'])} MB{broken}"
                 )
         b = d["exponent"].get(name)
         rows.append([name, *cells, "—" if b is None else num(b)])
