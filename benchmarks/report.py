@@ -977,16 +977,13 @@ def hierarchical_layers(d: dict) -> Table:
 def hierarchical_neighbourhood(d: dict) -> Table:
     """Per network, how placeable hierarchical's and overlap's partitions are: the streams
     of a partition (partners it sends to or hears from, each direction counted) and the
-    share of messages in each partition's four heaviest streams (a dash: a run recorded
-    before these figures)."""
-    rows = []
-    for r in d["runs"]:
-        for name in ("hierarchical", "overlap"):
-            n = r[name].get("neighbourhood")
-            figures = ["—"] * 2 if n is None else [
-                num(n["partners_median"], 1), f"{n['near_share']:.0%}"
-            ]  # fmt: skip
-            rows.append([f"`{r['network']}`", name, whole(r[name]["partitions"]), *figures])
+    share of messages in each partition's four heaviest streams."""
+    rows = [
+        [f"`{r['network']}`", name, whole(r[name]["partitions"]),
+         num(r[name]["neighbourhood"]["partners_median"], 1),
+         f"{r[name]['neighbourhood']['near_share']:.0%}"]
+        for r in d["runs"] for name in ("hierarchical", "overlap")
+    ]  # fmt: skip
     header = ["network", "partitioner", "partitions", "streams a partition (median)",
               "messages in its 4 heaviest streams"]  # fmt: skip
     return Table(header, rows)

@@ -12,8 +12,8 @@ channels⌉; 1 = whole pixels, every channel of a pixel together). Then the coar
 synapse load over the limit), their packing (the partition before refinement) and the final
 partitions of hierarchical and overlap: connectivity (eq. 7), partitions mixing layers, pixel
 spread, connectivity by source layer, and how placeable their traffic is (``neighbourhood``:
-partners per partition, the share of messages in a partition's four heaviest
-streams, the id distance of a message). Networks run one after another, in this process.
+streams per partition, the share of messages in a partition's four heaviest streams,
+the id distance of a message). Networks run one after another, in this process.
 
     .venv/bin/python benchmarks/papers/hierarchical_pairs.py               # ~10 min
     .venv/bin/python benchmarks/papers/hierarchical_pairs.py --networks vgg11
