@@ -286,7 +286,6 @@ class PopulationSplit:
             key.sort()
             dst_rank = key % self.size
         self.dst_rank, self._first = dst_rank, first
-        self.n_neurons = network.n_neurons
         self.convolutions = [p for p in network.projections if p.target == k]
         self.weight_bits = network.weight_bits[k]
         self.dense = network.encoding[k] == "dense"
