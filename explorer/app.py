@@ -30,6 +30,7 @@ from engine.simulate import SyntheticRun, run_synthetic
 from explorer.access import ClientAccess, ClientLimits, message_bytes
 from explorer.compat import release_notifications, send_without_delay
 from explorer.scenes import Scene, scene_from_arg
+from explorer.serving import start_server
 from explorer.state import ExplorerState
 from explorer.step_runner import StepRunner
 from explorer.traffic_runner import SOURCES
@@ -422,6 +423,7 @@ def serve(
     limits: ClientLimits | None = None,
     threaded: bool = False,
     session_lifetime_ms: int | None = None,
+    secret: bytes | None = None,
 ):
     """Serve the explorer on ``address:port``; blocks unless ``threaded``.
 
@@ -429,7 +431,10 @@ def serve(
     (``host:port``) allowed besides the local ones; ``limits``: what one client may ask
     for (``ClientLimits``). ``threaded=True`` returns Panel's server thread (stop it with
     ``.stop()``); tests use it to serve the page in-process. ``session_lifetime_ms``: how
-    long a closed page's session lives on (Bokeh's default, 15 s, when None).
+    long a closed page's session lives on (Bokeh's default, 15 s, when None). ``secret``:
+    the key that signs session ids (``serving.read_secret``; a new one when None). The
+    server answers only the hosts it was started for and sends a Content-Security-Policy
+    (``explorer.serving``).
     """
     origins = websocket_origins(address, port, tuple(allow_origins))
     access = ClientAccess.for_server((network, hardware, mapping), allow_files, limits)
@@ -439,11 +444,13 @@ def serve(
     def app():
         return build_app(network, hardware, mapping, access=access)
 
-    return pn.serve(
+    return start_server(
         app,
         port=port,
         address=address,
-        websocket_origin=origins,
+        websocket_origins=origins,
+        allow_origins=allow_origins,
+        secret=secret,
         # an upload travels in one message: Bokeh's default bound (20 MB) closed the page
         # of a file under the upload limit (the browser sends none over it)
         websocket_max_message_size=message_bytes(access.limits.upload_bytes),

@@ -58,6 +58,11 @@ def add_serve(sub) -> None:
         "the address other machines' browsers use)",
     )  # fmt: skip
     sv.add_argument(
+        "--secret-file", metavar="FILE",
+        help="sign session ids with the key in FILE (32 bytes or more, readable by its owner "
+        "only), for several servers behind one proxy; by default a new key at each start",
+    )  # fmt: skip
+    sv.add_argument(
         "--no-browser", action="store_true", help="do not open a browser tab, just serve"
     )
     # a server: the browser it opens lives on, and SIGTERM ends it as it always did
@@ -107,9 +112,11 @@ def _listen_error(e: OSError, address: str, port: int) -> PortInUseError:
 def cmd_serve(args) -> int:
     from explorer.access import ClientAccess
     from explorer.app import serve, websocket_origins
+    from explorer.serving import read_secret
 
     websocket_origins(args.address, args.port, tuple(args.allow_origin))  # before any work
     ClientAccess.for_server(allow_files=args.allow_files)  # every folder exists
+    secret = read_secret(args.secret_file)
     check_can_listen(args.address, args.port)
     try:
         serve(  # with --mapping, the network and hardware default to the file's
@@ -121,6 +128,7 @@ def cmd_serve(args) -> int:
             show=not args.no_browser,
             allow_files=tuple(args.allow_files),
             allow_origins=tuple(args.allow_origin),
+            secret=secret,
         )
     except OSError as e:  # taken between the check and the server's own bind
         raise _listen_error(e, args.address, args.port) from None
