@@ -209,9 +209,9 @@ def _error_page(error: MeshScopeError, network, hardware, mapping) -> pn.Column:
         for flag, value in (("network", network), ("hardware", hardware), ("mapping", mapping))
         if value
     )
-    message = pn.pane.Alert(
-        f"**Cannot open this mapping.** {' '.join(str(error).split())}\n\n"
-        f"Asked for: `meshscope serve {asked}`. "
+    message = pn.pane.Alert(  # Markdown: the message escaped, the specs in a code span
+        f"**Cannot open this mapping.** {escape(' '.join(str(error).split()), quote=False)}\n\n"
+        f"Asked for: `meshscope serve {asked.replace('`', chr(39))}`. "
         "Run `meshscope list` to see the networks and hardware MeshScope knows; "
         "`meshscope evaluate` with the same options shows the same problem.",
         alert_type="danger",

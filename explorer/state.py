@@ -565,8 +565,8 @@ class ExplorerState(param.Parameterized):
                 return self._prepared(mapped, "mapping", edit=True, notes=notes)
             access.network(mf.network_name)  # the names inside the file are a client's too
             access.hardware(mf.hardware_name)
-            with _reading(name, MAPPING_FILE):
-                mapped = build_mapping(mapping_file=mf)
+            with _reading(name, MAPPING_FILE):  # a demo's name: the shipped file (demo_path)
+                mapped = build_mapping(demo_path(mf.network_name), mapping_file=mf)
             access.check_network(mapped.network)
             access.check_hardware(mapped.hardware)
             note = (
@@ -920,7 +920,8 @@ class ExplorerState(param.Parameterized):
         access = self.access
         network_spec = access.network(snap["network_spec"])
         hardware_spec = access.hardware(snap["hardware_spec"])
-        network, hardware = resolve_network(network_spec), resolve_hardware(hardware_spec)
+        network = resolve_network(demo_path(network_spec))
+        hardware = resolve_hardware(hardware_spec)
         access.check_network(network, network_spec)
         access.check_hardware(hardware, hardware_spec)
         mapping = parse_mapping_dict(snap["mapping"], "saved session").build(network, hardware)

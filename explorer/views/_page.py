@@ -199,7 +199,11 @@ def fill_when_shown(layout, objects) -> None:
 
 # ------------------------------------------------------------------ errors
 def notify_error(message: str, notify: Callable[[str], None] | None = None) -> None:
-    """Show ``message`` as an error notification (or hand it to ``notify``)."""
+    """Show ``message`` as an error notification (or hand it to ``notify``).
+
+    A notification is text, never markup: messages quote what a client sent (a name typed
+    in a box, a field of a scene, a file's name), and the browser would parse it as HTML —
+    so it is escaped here, the one way text reaches a notification."""
     message = " ".join(str(message).split())
     if notify is not None:
         notify(message)
@@ -208,7 +212,7 @@ def notify_error(message: str, notify: Callable[[str], None] | None = None) -> N
     if area is None:  # no page (a test without a server): the log is all there is
         log.warning("%s", message)
         return
-    area.error(message, duration=ERROR_DURATION_MS)
+    area.error(html_text.escape(message), duration=ERROR_DURATION_MS)
 
 
 def notify_info(message: str, notify: Callable[[str], None] | None = None) -> None:
@@ -222,7 +226,7 @@ def notify_info(message: str, notify: Callable[[str], None] | None = None) -> No
     if area is None:
         log.info("%s", message)
         return
-    area.info(message, duration=ERROR_DURATION_MS)
+    area.info(html_text.escape(message), duration=ERROR_DURATION_MS)  # text (notify_error)
 
 
 def notify_when_up(message: str) -> None:

@@ -116,6 +116,7 @@ _CSS = """
 .ms-layer { font: 13px system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #1f2933;
             display: flex; align-items: center; gap: 6px; white-space: nowrap; }
 .ms-layer .swatch { width: 12px; height: 12px; border-radius: 2px; flex: none; }
+.ms-layer .name { min-width: 0; flex: 0 1 auto; overflow: hidden; text-overflow: ellipsis; }
 .ms-layer .size { color: #9ca3af; font-size: 11px; min-width: 0; overflow: hidden;
                   text-overflow: ellipsis; }
 .ms-count { font: 600 14px system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
@@ -124,7 +125,7 @@ _CSS = """
 # the rows of LayerTable: label, count, − and + as the widgets' row of each layer looked
 _LAYER_CSS = """
 .ms-layer-row { display: flex; align-items: flex-start; height: 30px; }
-.ms-layer-row .ms-layer { width: 160px; margin: 6px 0 0 10px; }
+.ms-layer-row .ms-layer { width: 160px; margin: 6px 0 0 10px; overflow: hidden; }
 .ms-layer-row .ms-count { width: 32px; margin: 5px 5px 0 5px; text-align: left; }
 .ms-step { width: 30px; height: 26px; margin: 2px; padding: 2px 0; box-sizing: border-box;
            font: 14px/1 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
@@ -166,7 +167,7 @@ layers.replaceChildren(...data.rows.map((row, k) => {
   label.title = row.hint;
   const swatch = element("span", "swatch");
   swatch.style.background = row.color;
-  label.append(swatch, `${row.name} `, element("span", "size", row.size));
+  label.append(swatch, element("span", "name", row.name), element("span", "size", row.size));
   const count = element("div", "ms-count", String(row.count));
   count.dataset.testid = `cores-${k}`;
   const step = (text, delta, enabled, what) => {
