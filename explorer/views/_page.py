@@ -286,17 +286,21 @@ def off_page(
     *,
     what: str,
     name: str = "meshscope-work",
+    turn: Callable[[], contextlib.AbstractContextManager] | None = None,
 ) -> None:
     """``work()`` in a daemon thread, then ``done(its value)`` — or ``failed(message)`` if
     it raised (a ``MeshScopeError``'s text, else ``failure_text`` of ``what``) — on
     ``doc``'s thread (``session_scheduler``). The server's event loop answers every page
     and every request (a plain GET too), so a page's long work never runs on it. Without
-    a document (tests, the Python API) all of it happens at once, in this thread."""
+    a document (tests, the Python API) all of it happens at once, in this thread.
+    ``turn``: a place in the server's admission to hold while ``work`` runs
+    (``Gate.turn``), waited for in the thread."""
     schedule = session_scheduler(doc)
 
     def run() -> None:
         try:
-            value = work()
+            with turn() if turn is not None else contextlib.nullcontext():
+                value = work()
         except Exception as e:  # noqa: BLE001 - a page must hear of any failure
             message = failure_text(e, what)
             schedule(lambda: failed(message))

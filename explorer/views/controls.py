@@ -24,6 +24,7 @@ from engine.placement import placement_choices
 from engine.progress import reporting
 from engine.specs import demo_files
 from engine.workloads import workloads
+from explorer.admission import place_text
 from explorer.state import ExplorerState
 from explorer.views._page import (
     LiveHTML,
@@ -313,15 +314,20 @@ class ControlsView(pn.viewable.Viewer):
         network = self.network_text.value.strip() or self.network_select.value
         hardware = self.hardware_text.value.strip() or self.hardware_select.value
         partition, placer = self.partition_select.value or None, self.placer_select.value
+        waiting = self._waiting()
         return self._off_page(
-            lambda: self.state.prepare(network, hardware, partition_spec=partition, placer=placer),
+            lambda: self.state.prepare(
+                network, hardware, partition_spec=partition, placer=placer, on_wait=waiting
+            ),
             "loading",
         )
 
     def upload_file(self, filename: str, data: bytes) -> bool:
         """Load an uploaded mapping or network (``ExplorerState.upload``), like ``load``."""
+        waiting = self._waiting()
         return self._off_page(
-            lambda: self.state.prepare_upload(filename, data), f"reading {filename}"
+            lambda: self.state.prepare_upload(filename, data, on_wait=waiting),
+            f"reading {filename}",
         )
 
     def _off_page(self, prepare, what: str) -> bool:
@@ -366,6 +372,20 @@ class ControlsView(pn.viewable.Viewer):
                 return prepare()
 
         return work
+
+    def _waiting(self):
+        """An ``on_wait`` for a load (called in its thread): the Load button says the load's
+        place in the server's line, "Waiting: 2nd in line", until it starts."""
+        schedule = session_scheduler(self._doc)
+
+        def heard(place: int) -> None:
+            schedule(lambda: self._show_place(place))
+
+        return heard
+
+    def _show_place(self, place: int) -> None:
+        if self._busy:
+            self.load_button.label = f"Waiting: {place_text(place)}" if place else "Loading…"
 
     def _show_progress(self, percent: int) -> None:
         if self._busy:  # (a report scheduled before the load ended is late)
