@@ -31,6 +31,11 @@ pytestmark = pytest.mark.ui
 PROBE = "/xss-probe-"
 
 
+@pytest.fixture
+def browser_context_args(browser_context_args):
+    return {**browser_context_args, "viewport": {"width": 1366, "height": 768}}
+
+
 def payload(k: int, path: str = PROBE) -> str:
     return f'<img src={path}{k} onerror="window.__xss=(window.__xss||[]).concat({k})">'
 
