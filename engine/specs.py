@@ -12,9 +12,9 @@ cache is best effort: a file it cannot read is regenerated, one it cannot write 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
-from functools import lru_cache
 from pathlib import Path
 
 from engine.defaults import DEFAULT_HARDWARE, DEFAULT_NETWORK, DEFAULT_PLACEMENT
@@ -23,6 +23,7 @@ from engine.hardware import Hardware, load_hardware
 from engine.io.files import ReadLimits
 from engine.io.network_file import VERSION as NETWORK_FILE_VERSION
 from engine.io.network_file import load_network, save_network
+from engine.memo import SharedCache
 from engine.network import Network
 from engine.workloads import (
     build_workload,
@@ -42,7 +43,9 @@ __all__ = [
     "demo_path",
     "load_hardware_spec",
     "load_network_spec",
+    "network_cache_bytes",
     "network_cache_dir",
+    "prune_network_cache",
     "set_network_cache",
 ]
 
@@ -103,23 +106,70 @@ def _use_disk_cache(spec: str) -> bool:
     return synapses >= CACHE_FROM_SYNAPSES
 
 
-@lru_cache(maxsize=8)
+# generated networks this process made, found again while in use, the recent ones kept up
+# to 512 MB together (engine.memo: a count of entries was no bound — eight 100,000-neuron
+# networks are gigabytes)
+_WORKLOADS = SharedCache(512 * 2**20)
+
+
 def _cached_workload(spec: str) -> Network:
+    return _WORKLOADS.get(spec, lambda: _make_workload(spec))
+
+
+_cached_workload.cache_clear = _WORKLOADS.cache_clear
+
+
+def _make_workload(spec: str) -> Network:
     if not _use_disk_cache(spec):
         return build_workload(spec)
     path = _cache_path(spec)
     if path.exists():
         try:
-            return load_network(path)
+            network = load_network(path)
+            with contextlib.suppress(OSError):
+                os.utime(path)  # recently used: the last to go when the folder is pruned
+            return network
         except InputFileError:
             pass  # a damaged entry: generate it again
     network = build_workload(spec)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         save_network(network, path, compress=False)  # a cache: speed over size
+        prune_network_cache(path.parent)
     except (OSError, OutputFileError):
         pass  # a cache that cannot be written costs the next run the generation, nothing more
     return network
+
+
+def network_cache_bytes() -> int:
+    """The most the on-disk cache of generated networks may hold (``MESHSCOPE_CACHE_MAX_MB``,
+    default 2,048 MB): a server generates what its clients name, and must not fill its disk
+    with them."""
+    try:
+        return int(float(os.environ.get("MESHSCOPE_CACHE_MAX_MB", "2048")) * 2**20)
+    except ValueError:
+        return 2048 * 2**20
+
+
+def prune_network_cache(folder: Path, max_bytes: int | None = None) -> int:
+    """Remove the least recently used networks of ``folder`` until the rest hold at most
+    ``max_bytes`` (``network_cache_bytes``); returns how many were removed."""
+    limit = network_cache_bytes() if max_bytes is None else max_bytes
+    entries = []
+    for path in folder.glob("*.npz"):
+        with contextlib.suppress(OSError):
+            st = path.stat()
+            entries.append((st.st_mtime_ns, st.st_size, path))
+    entries.sort()
+    total, removed = sum(e[1] for e in entries), 0
+    for _, size, path in entries:
+        if total <= limit:
+            break
+        with contextlib.suppress(OSError):
+            path.unlink()
+            total -= size
+            removed += 1
+    return removed
 
 
 def load_network_spec(spec: str, *, limits: ReadLimits | None = None) -> Network:

@@ -76,7 +76,7 @@ def _cells(xy: np.ndarray, side: int) -> np.ndarray:
     return c[:, 1] * side + c[:, 0]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _snap(xy, draws, r, theta, side, order, starts, cx_sorted, cy_sorted):
     """The nearest node of every draw's point (its source's position plus the offset
     (r, θ), reflected into the unit square and clipped), as a KD-tree query would give.
@@ -125,7 +125,7 @@ def _snap(xy, draws, r, theta, side, order, starts, cx_sorted, cy_sorted):
     return out
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _first_k(draws, dst, k, n):
     """Per source, its first ``k`` distinct destinations other than itself, in draw order."""
     stamp = np.full(n, -1, dtype=np.int64)
