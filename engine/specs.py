@@ -134,8 +134,9 @@ def load_network_spec(spec: str, *, limits: ReadLimits | None = None) -> Network
     path = Path(spec)
     if spec.partition(":")[0] in workloads and path.suffix not in NETWORK_SUFFIXES:
         return _workload(spec, limits)  # a workload's name, even if a file is called so too
-    if path.suffix in NETWORK_SUFFIXES or path.exists():
-        if not path.exists() and (DEMO_DIR / path.name).exists():
+    # (os.path's probes: a name too long to exist is no file, where pathlib's raise)
+    if path.suffix in NETWORK_SUFFIXES or os.path.exists(path):
+        if not os.path.exists(path) and os.path.exists(DEMO_DIR / path.name):
             path = DEMO_DIR / path.name
         if path.suffix not in NETWORK_SUFFIXES:
             raise InputFileError(

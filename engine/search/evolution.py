@@ -323,7 +323,9 @@ class NestedES:
                 raise InputFileError(f"{path} is a run of {what} {name!r}, not of {obj.name!r}")
         try:
             es = cls._from_checkpoint(ck, network, hardware, evaluator, budget)
-        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as e:
+        except ValueError as e:  # (says what is wrong in words)
+            raise InputFileError(f"{path} is a malformed checkpoint: {e}") from None
+        except (KeyError, TypeError, IndexError, AttributeError) as e:
             raise InputFileError(
                 f"{path} is a malformed checkpoint ({type(e).__name__}: {e})"
             ) from None
@@ -343,9 +345,7 @@ class NestedES:
         es = cls(network, hardware, config, evaluator=evaluator, layout=layout)
         es.rng.bit_generator.state = state["rng"]
         name = config.objective  # (a record of an older checkpoint does not say it)
-        es.history = History(
-            Record.from_dict({"objectives": {name: d.get("fitness")}, **d}) for d in ck.records
-        )
+        es.history = History(_record(d, i, name) for i, d in enumerate(ck.records))
         if state.get("records", len(es.history)) != len(es.history):
             raise ValueError(f"{len(es.history)} records where the state counts {state['records']}")
         es.generation = int(state["generation"])
@@ -361,6 +361,16 @@ class NestedES:
             es.history[p["index"]],
         )
         return es
+
+
+def _record(d, i: int, objective: str) -> Record:
+    """Record ``i`` of a checkpoint (a record of an older one does not say its objectives)."""
+    try:
+        return Record.from_dict({"objectives": {objective: d.get("fitness")}, **d})
+    except ValueError as e:
+        raise ValueError(f"its record {i}: {e}") from None
+    except (AttributeError, TypeError) as e:
+        raise ValueError(f"its record {i} is malformed ({type(e).__name__}: {e})") from None
 
 
 strategies.add(

@@ -152,14 +152,11 @@ class HistoryLog:
         self.extend(records)
 
     def _write(self, text: str | None = None, row: list | None = None) -> None:
-        try:
-            if row is not None:
-                self._writer.writerow(row)
-            else:
-                self._file.write(text)
-            self._file.flush()
-        except OSError as e:
-            raise OutputFileError(f"cannot write history file {self.path}: {reason(e)}") from None
+        """One line, whole or not at all (``LineFile``: a full disk leaves no half line)."""
+        if row is not None:
+            self._writer.writerow(row)  # one write of the whole row
+        else:
+            self._file.write(text)
 
     def add(self, record: Record) -> None:
         """Append one final record (an ``Event``'s)."""

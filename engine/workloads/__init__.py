@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from engine.errors import InvalidNetworkError
-from engine.io.files import MAX_NEURONS, MAX_SYNAPSES
+from engine.io.files import MAX_NEURONS, MAX_SYNAPSES, shown
 from engine.network import Network
 from engine.registry import Registry
 
@@ -101,7 +101,9 @@ def _resolve(spec: str) -> tuple[str, Callable[..., Network], dict]:
         try:
             params[key] = kind(float(text)) if kind is int and "." not in text else kind(text)
         except (ValueError, OverflowError):
-            raise InvalidNetworkError(f"{name}: {key}={text!r} is not a {kind.__name__}") from None
+            raise InvalidNetworkError(
+                f"{name}: {key}={shown(text)} is not a {kind.__name__}"
+            ) from None
     if params.get("seed", 0) < 0:
         raise InvalidNetworkError(f"{name}: seed={raw['seed']} must be a whole number ≥ 0")
     return name, fn, params

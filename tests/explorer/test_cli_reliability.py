@@ -538,3 +538,42 @@ def test_a_spec_asking_for_too_much_or_a_negative_seed_is_refused_before_work(ca
         tracemalloc.stop()
     assert words in one_line(code, err)
     assert peak < 64 * 2**20, f"{peak / 2**20:.0f} MiB before refusing"
+
+
+# ------------------------------------------------------------------ files of another version
+@pytest.mark.parametrize(
+    ("edit", "words"),
+    [
+        (lambda row: {"record": {**row["record"], "zzz": 1}} if "record" in row else row,
+         "its record 0: a record has unknown field 'zzz'"),
+        (lambda row: {**row, "config": {**row["config"], "speed": 3}} if "config" in row else row,
+         "its configuration has unknown field 'speed'"),
+        (lambda row: {"record": {k: v for k, v in row["record"].items() if k != "placement"}}
+         if "record" in row else row, "its record 0: a record lacks the field 'placement'"),
+    ],
+    ids=["record", "configuration", "missing"],
+)  # fmt: skip
+def test_a_checkpoint_with_an_unknown_key_says_which_key_of_which_file(capsys, checkpoint, tmp_path,
+                                                                       edit, words):  # fmt: skip
+    """It said "TypeError: Record.__init__() got an unexpected keyword argument"."""
+    path = tmp_path / "run.ckpt"
+    rows = [edit(json.loads(line)) for line in checkpoint.read_text().splitlines()]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    code, out, err = run_any(capsys, "evolve", "--network", NET, "--resume", path)
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert str(path) in err and words in err
+    assert "TypeError" not in err and "__init__" not in err
+
+
+def test_a_history_record_with_an_unknown_key_says_which_key(capsys, tmp_path):
+    history = tmp_path / "h.jsonl"
+    code = main(["pareto", "--network", NET, "--budget", "6", "--history", str(history)])
+    assert code == 0
+    lines = history.read_text().splitlines()
+    lines[1] = json.dumps({**json.loads(lines[1]), "zzz": 1})
+    history.write_text("\n".join(lines) + "\n")
+    capsys.readouterr()
+    code, _, err = run_any(capsys, "pareto", "--network", NET, "--budget", "12", "--resume",
+                           history)  # fmt: skip
+    assert code == 2 and err.count("\n") == 1
+    assert f"{history}, line 2" in err and "unknown field 'zzz'" in err

@@ -201,3 +201,26 @@ def children(pid: int) -> list[int]:
             if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
                 found.append(int(name))
     return found
+
+
+# ------------------------------------------------------------------ cancelled after some results
+def records_in(path: Path) -> int:
+    return path.read_text().count("\n") - 1 if path.exists() else 0  # (its first line: the run)
+
+
+@pytest.mark.parametrize(("command", "sig"), [("evolve", signal.SIGINT), ("pareto", signal.SIGINT),
+                                              ("evolve", signal.SIGTERM)])  # fmt: skip
+def test_a_run_cancelled_after_some_evaluations_does_not_exit_0(tmp_path, command, sig):
+    """Ctrl-C after some evaluations printed the best so far and exited 0, as if complete."""
+    history = tmp_path / "h.jsonl"
+    proc = start(tmp_path, command, "--network", NET, "--budget", "100000", "--history", history)
+    end = time.monotonic() + 120
+    while records_in(history) < 5 and time.monotonic() < end and proc.poll() is None:
+        time.sleep(0.02)
+    assert records_in(history) >= 5, proc.communicate()[1] if proc.poll() is not None else ""
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + sig, err
+    assert "cancelled" in out  # the best so far, saying it is not the run's result
+    assert err.startswith("meshscope: cancelled after ") and "of 100000 evaluations" in err
+    assert history_end(history)["end"] == "cancelled"
