@@ -841,6 +841,9 @@ class LineFile:
     def flush(self) -> None:
         """Nothing is buffered."""
 
+    def fileno(self) -> int:
+        return self.fd
+
     @property
     def closed(self) -> bool:
         return self.fd < 0

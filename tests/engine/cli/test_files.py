@@ -422,3 +422,31 @@ def test_a_name_too_long_is_one_line_and_not_echoed_whole(capsys, tmp_path, monk
     if argv[0] != "serve":
         assert "too long" in err
     assert files_in(tmp_path) == set()
+
+
+# ------------------------------------------------------------------ a full disk
+@pytest.mark.parametrize("name", ["history.jsonl", "history.csv"])
+def test_a_full_disk_during_the_history_is_one_line_and_the_history_reads_back(tmp_path, name):
+    """OSError 28 from close() re-flushing inside the run's history log was a traceback,
+    and the file ended in half a line. The disk fills at 8,000 bytes here (RLIMIT_FSIZE:
+    write() takes what fits, then fails, as on a full disk; Python ignores SIGXFSZ)."""
+    import resource
+
+    from engine.search.history import read_history
+
+    history = tmp_path / name
+    limit = 8000
+    done = subprocess.run(
+        [sys.executable, "-m", "explorer.cli", "evolve", "--network", "mlp:widths=64-128-32",
+         "--budget", "200", "--history", str(history)],
+        capture_output=True, text=True, cwd=tmp_path, timeout=120,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[3])},
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit)),  # noqa: PLW1509
+    )  # fmt: skip
+    assert done.returncode == 2 and done.stdout == "", done.stderr
+    said = f"meshscope: error: cannot write history file {history}: File too large\n"
+    assert done.stderr == said
+    assert history.read_text().endswith("\n") and 0 < history.stat().st_size <= limit
+    got = read_history(history)  # every line whole: it reads back, its end line missing
+    assert len(got.records) >= 2 and got.ended is None
+    assert [r.index for r in got.records] == list(range(len(got.records)))
