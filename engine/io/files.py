@@ -506,37 +506,62 @@ def _check_archive(f: BinaryIO, label: str) -> None:
         raise InputFileError(
             f"{label}: the archive is cut short or damaged ({size:,} bytes, no zip directory)"
         )
-    if entries > MAX_ARCHIVE_MEMBERS:
+    claimed, held = entries
+    if max(claimed, held) > MAX_ARCHIVE_MEMBERS:
+        count = f"{claimed:,}" if claimed >= held else f"more than {MAX_ARCHIVE_MEMBERS}"
+        lie = f" (its end record says {claimed:,})" if claimed < held else ""
         raise InputFileError(
-            f"{label}: its directory lists {entries:,} members; MeshScope's archives hold a "
+            f"{label}: its directory lists {count} members{lie}; MeshScope's archives hold a "
             f"few arrays (at most {MAX_ARCHIVE_MEMBERS} are read)"
         )
     f.seek(0)
 
 
-def _zip_entries(f: BinaryIO, size: int) -> int | None:
-    """How many members a zip archive's end record says its directory lists (None: it has
-    no end record, so it is cut short or no zip archive at all)."""
+def _zip_entries(f: BinaryIO, size: int) -> tuple[int, int] | None:
+    """How many members a zip archive's directory lists: (what its end record says, the
+    entries its directory holds, counted as Python's zipfile will read them up to one past
+    ``MAX_ARCHIVE_MEMBERS``: an end record claiming 6 members cannot hide 300,000). None: it
+    has no end record, so it is cut short or no zip archive at all."""
     tail = min(size, 22 + 0xFFFF)  # the end record, and a comment of at most 64 KiB
     f.seek(size - tail)
     data = f.read(tail)
     at = data.rfind(b"PK\x05\x06")
     if at < 0 or len(data) - at < 22:
         return None
-    entries, directory = struct.unpack_from("<HI", data, at + 10)
-    if entries != 0xFFFF and directory != 0xFFFFFFFF:
-        return entries
-    # a zip64 archive: its locator, just before the end record, gives its zip64 end record
-    if at < 20 or data[at - 20 : at - 16] != b"PK\x06\x07":
-        return None
-    (offset,) = struct.unpack_from("<Q", data, at - 12)
-    if offset + 56 > size:
-        return None
-    f.seek(offset)
-    record = f.read(56)
-    if record[:4] != b"PK\x06\x06":
-        return None
-    return struct.unpack_from("<Q", record, 32)[0]
+    entries, directory_bytes, _ = struct.unpack_from("<HII", data, at + 10)
+    end = size - tail + at  # where the directory ends (zipfile's reckoning)
+    if entries == 0xFFFF or directory_bytes == 0xFFFFFFFF:
+        # a zip64 archive: its locator, just before the end record, gives its zip64 end record
+        if at < 20 or data[at - 20 : at - 16] != b"PK\x06\x07":
+            return None
+        (offset,) = struct.unpack_from("<Q", data, at - 12)
+        if offset + 56 > size:
+            return None
+        f.seek(offset)
+        record = f.read(56)
+        if record[:4] != b"PK\x06\x06":
+            return None
+        entries, directory_bytes = struct.unpack_from("<QQ", record, 32)
+        end -= 56 + 20
+    return entries, _directory_entries(f, end - directory_bytes, directory_bytes)
+
+
+def _directory_entries(f: BinaryIO, start: int, length: int) -> int:
+    """The entries of a zip directory of ``length`` bytes from ``start``, counted as zipfile
+    reads them (each a fixed header and its name, extra field and comment), up to one past
+    ``MAX_ARCHIVE_MEMBERS``."""
+    count, at = 0, start
+    if start < 0:
+        return 0
+    while at < start + length and count <= MAX_ARCHIVE_MEMBERS:
+        f.seek(at)
+        head = f.read(46)
+        if len(head) < 46 or head[:4] != b"PK\x01\x02":
+            break  # a damaged directory: zipfile says so
+        name, extra, comment = struct.unpack_from("<HHH", head, 28)
+        at += 46 + name + extra + comment
+        count += 1
+    return count
 
 
 def _npy_header(z: zipfile.ZipFile, member: str, label: str, name: str):
