@@ -468,11 +468,14 @@ EXPAND_HELP = (
 )
 
 
-def network_of(args):
+def network_of(args, hardware=None):
     """The network ``--network`` names (the demo's by default), with ``--rates`` applied and,
-    with ``--expand``, its structured convolutions expanded."""
-    from engine.specs import DEFAULT_NETWORK, load_network_spec
+    with ``--expand``, its structured convolutions expanded. ``hardware``: what it is to be
+    mapped on — a workload too large for it is refused before it is generated."""
+    from engine.specs import DEFAULT_NETWORK, check_fits, load_network_spec
 
+    if hardware is not None:
+        check_fits(args.network or DEFAULT_NETWORK, hardware)
     network = load_network_spec(args.network or DEFAULT_NETWORK)
     if getattr(args, "expand", False):
         network = network.explicit(why="--expand")
@@ -485,20 +488,24 @@ def network_of(args):
 
 def build(args, steps: Steps | None = None):
     """The ``Mapped`` the mapping options name (``engine.pipeline.build_mapping``)."""
-    from engine.pipeline import build_mapping
+    from engine.pipeline import build_mapping, resolve_hardware
 
     expand = getattr(args, "expand", False)
-    network = network_of(args) if getattr(args, "rates", None) or expand else args.network
+    network, hardware = args.network, args.hardware
+    if getattr(args, "rates", None) or expand:  # the network is made here: checked here
+        if not getattr(args, "mapping", None):
+            hardware = resolve_hardware(args.hardware or DEFAULT_HARDWARE)
+        network = network_of(args, hardware if not isinstance(hardware, str | None) else None)
     if getattr(args, "mapping", None):
         if (args.partition or args.placement or getattr(args, "split", None)
                 or getattr(args, "mesh_scheme", None)):  # fmt: skip
             raise SpecError(
                 "give either --mapping or --partition/--placement/--split/--mesh-scheme, not both"
             )
-        return build_mapping(network, args.hardware, mapping_file=args.mapping)
+        return build_mapping(network, hardware, mapping_file=args.mapping)
     return build_mapping(
         network,
-        args.hardware,
+        hardware,
         partition=args.partition or args.default_partition,
         placement=args.placement or args.default_placement,
         seed=args.seed,

@@ -110,8 +110,8 @@ def _evolve(args) -> int:
     from engine.search import ESConfig
     from engine.search.runs import run_evolution
 
-    network = network_of(args)
     hardware = resolve_hardware(args.hardware or DEFAULT_HARDWARE)
+    network = network_of(args, hardware)
     given = _given_settings(args)
     config = ESConfig(**{**given, "budget": args.budget, "segments": args.segments or 0})
     progress = _Progress(args, config.budget, lambda event: f"best {event.best.fitness:.3f}")
@@ -211,8 +211,8 @@ def _pareto(args) -> int:
         population=args.population or 0, offspring=args.offspring or 0,
         init_k=ParetoConfig.init_k if args.init_k is None else args.init_k, seed=args.seed,
     )  # fmt: skip
-    network = network_of(args)
     hardware = resolve_hardware(args.hardware or DEFAULT_HARDWARE)
+    network = network_of(args, hardware)
     codesign = [n.strip() for n in args.codesign.split(",")] if args.codesign else None
     progress = _Progress(args, config.budget)
     try:

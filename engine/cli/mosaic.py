@@ -43,7 +43,7 @@ def _placed(args):
     from engine.pipeline import resolve_hardware
 
     hardware = resolve_hardware(args.hardware or DEFAULT_MOSAIC)
-    network = network_of(args)
+    network = network_of(args, hardware)
     nt_of = tiles_of(
         network, hardware, mapping_file=getattr(args, "mapping", None),
         partition=getattr(args, "partition", None), placement=getattr(args, "placement", None),
