@@ -37,9 +37,9 @@ from engine.search.config import (
     searches,
     strategies,
 )
-from engine.search.evaluators import Candidate
+from engine.search.evaluators import Candidate, ModelEvaluator
 from engine.search.genotype import Layout, PartitionGenotype, decode, encode, layout_for
-from engine.search.history import History
+from engine.search.history import History, check_records
 from engine.search.operators import mutate_partition, mutate_placement, reorder
 from engine.search.record import Event, Record, better
 
@@ -330,6 +330,31 @@ class NestedES:
                 f"{path} is a malformed checkpoint ({type(e).__name__}: {e})"
             ) from None
         return es
+
+    def check_history(self, where) -> list[str]:
+        """That the records taken from a checkpoint are a run's (``check_records``) and,
+        when the model rates the mappings, that it gives every evaluated one the figure its
+        record says (``InputFileError`` naming ``where`` and the record otherwise: a forged
+        fitness would steer the resumed search). Returns the objectives it could not check
+        (a simulated one; any an evaluator command measured)."""
+        check_records(self.history, where)
+        name = self.config.objective
+        if not isinstance(self.evaluator, ModelEvaluator) or objectives[name].simulated:
+            return [name]
+        done = [r for r in self.history if not r.failed]
+        outcomes = self.evaluator.evaluate_batch(
+            [Candidate(r.cores_per_population, r.placement) for r in done]
+        )
+        for r, o in zip(done, outcomes, strict=True):
+            again = objectives[name].value(o)
+            if not math.isclose(again, r.fitness, rel_tol=1e-9, abs_tol=1e-12):
+                raise InputFileError(
+                    f"{where}: record {r.index} says {name} {r.fitness:.6g}, but the model "
+                    f"gives {again:.6g} for its mapping: the checkpoint was changed since the "
+                    "run wrote it (or a MeshScope of another model wrote it); it does not "
+                    "resume this run"
+                )
+        return []
 
     @classmethod
     def _from_checkpoint(cls, ck, network, hardware, evaluator, budget) -> NestedES:
