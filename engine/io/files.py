@@ -802,6 +802,8 @@ def _streamed(path, mode: str, what: str) -> Iterator[IO]:
         stream = out.buffer if "b" in mode else out
         yield stream
         stream.flush()
+    except BrokenPipeError:  # the reader left (``… --save - | head``): the caller stops quietly
+        raise
     except OSError as e:
         raise OutputFileError(f"cannot write {what} to standard output: {reason(e)}") from None
 

@@ -450,3 +450,20 @@ def test_a_full_disk_during_the_history_is_one_line_and_the_history_reads_back(t
     got = read_history(history)  # every line whole: it reads back, its end line missing
     assert len(got.records) >= 2 and got.ended is None
     assert [r.index for r in got.records] == list(range(len(got.records)))
+
+
+def test_a_reader_that_leaves_a_streamed_output_ends_the_command_quietly(tmp_path):
+    """``meshscope simulate … --save-trace - | head -c 10``: the pipe breaks mid-write;
+    the command stops as Unix tools do (exit 0, no message), writing no file."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "explorer.cli", "simulate", "--pattern", "uniform", "--mesh",
+         "8x8", "--cycles", "3000", "--save-trace", "-"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[3])},
+    )  # fmt: skip
+    assert len(proc.stdout.read(10)) == 10  # the trace's first bytes (it is much larger) …
+    proc.stdout.close()  # … and the reader leaves
+    err = proc.stderr.read().decode()
+    assert proc.wait(60) == 0, err
+    assert "Traceback" not in err and "error" not in err
+    assert files_in(tmp_path) == set()
