@@ -18,9 +18,9 @@ import os
 from pathlib import Path
 
 from engine.defaults import DEFAULT_HARDWARE, DEFAULT_NETWORK, DEFAULT_PLACEMENT
-from engine.errors import InputFileError, OutputFileError
+from engine.errors import InputFileError, NotEnoughCoresError, OutputFileError
 from engine.hardware import Hardware, load_hardware
-from engine.io.files import ReadLimits
+from engine.io.files import ReadLimits, cut
 from engine.io.network_file import VERSION as NETWORK_FILE_VERSION
 from engine.io.network_file import load_network, save_network
 from engine.memo import SharedCache
@@ -30,6 +30,7 @@ from engine.workloads import (
     check_workload_size,
     workload_explicit,
     workload_identity,
+    workload_on_cores,
     workload_size,
     workloads,
 )
@@ -184,8 +185,9 @@ def load_network_spec(spec: str, *, limits: ReadLimits | None = None) -> Network
     path = Path(spec)
     if spec.partition(":")[0] in workloads and path.suffix not in NETWORK_SUFFIXES:
         return _workload(spec, limits)  # a workload's name, even if a file is called so too
-    if path.suffix in NETWORK_SUFFIXES or path.exists():
-        if not path.exists() and (DEMO_DIR / path.name).exists():
+    # (os.path's probes: a name too long to exist is no file, where pathlib's raise)
+    if path.suffix in NETWORK_SUFFIXES or os.path.exists(path):
+        if not os.path.exists(path) and os.path.exists(DEMO_DIR / path.name):
             path = DEMO_DIR / path.name
         if path.suffix not in NETWORK_SUFFIXES:
             raise InputFileError(
@@ -201,6 +203,38 @@ def load_network_spec(spec: str, *, limits: ReadLimits | None = None) -> Network
             return read_nir(path, limits=limits)
         return load_network(path, limits=limits)
     return _workload(spec, limits)
+
+
+def check_fits(spec, hardware: Hardware, *, parts: int | None = None, source: str = "") -> None:
+    """Before a workload is generated: ``NotEnoughCoresError`` when its neurons on cores
+    cannot fit ``hardware`` — more than its cores hold at its per-core neuron limit — or,
+    ``parts`` given (a mapping file's partitions, ``source``), those partitions. Told from
+    the spec alone (``workload_on_cores``), so a network of 50 million neurons named for a
+    chip of one million is refused at once, not after gigabytes of generating it. Anything
+    but a workload's spec (a network, a file) passes: a file is read within its bounds."""
+    if not isinstance(spec, str):
+        return
+    spec = spec.strip()
+    if spec.partition(":")[0] not in workloads or Path(spec).suffix in NETWORK_SUFFIXES:
+        return
+    on = workload_on_cores(spec)
+    per_core = hardware.limits.neurons
+    if on is None or per_core <= 0:
+        return
+    need = -(-on // per_core)
+    if parts is not None and need > parts:
+        raise NotEnoughCoresError(
+            f"{source} places {parts:,} "
+            f"{'partitions, which hold' if parts != 1 else 'partition, which holds'}"
+            f" at most {parts * per_core:,} neurons on {hardware.name}; network {cut(spec)} has "
+            f"{on:,} neurons on cores: it is no mapping of that network (nothing was generated)"
+        )
+    if need > hardware.n_cores:
+        raise NotEnoughCoresError(
+            f"network {cut(spec)} has {on:,} neurons on cores, which need at least {need:,} "
+            f"cores of {per_core:,} neurons; {hardware.name} has {hardware.n_cores:,} (nothing "
+            "was generated): choose larger hardware or a smaller network"
+        )
 
 
 def _workload(spec: str, limits: ReadLimits | None) -> Network:

@@ -25,7 +25,7 @@ import numba
 import numpy as np
 
 from engine.network import Network
-from engine.workloads import estimates, register
+from engine.workloads import ALL, estimates, register
 from engine.workloads._build import require
 
 RATE_MEDIAN = 0.23
@@ -148,6 +148,6 @@ def _first_k(draws, dst, k, n):
     return indptr, indices[:m].copy()
 
 
-@estimates("rand")
+@estimates("rand", on_cores=ALL)
 def _rand_size(*, n: int, card: int, **_) -> tuple[int, int]:
     return n, n * card
