@@ -5,8 +5,8 @@ from disk but the wheel leaves out (a hardware preset, a demo network, a page's 
 import that only works from a checkout, fails here and nowhere else: every other test runs on
 the repository's sources.
 
-The new environment shares nothing with the test environment: no system site-packages, no
-``PYTHONPATH``, the repository nowhere on ``sys.path``. pip (the test environment's, through
+The new environment shares no package with the test environment: no system site-packages,
+no ``PYTHONPATH``, the repository nowhere on ``sys.path``. pip (the test environment's, through
 ``--python``) installs the wheel in hash-checking mode with the lock as constraints, so a
 dependency the wheel declares but the lock lacks fails the install, and only the app's own
 dependencies come in (no pytest, no Playwright): an engine or explorer module importing a
