@@ -51,7 +51,7 @@ __all__ = [
 ]
 
 
-DEMO_DIR = Path(__file__).resolve().parent.parent / "demo_networks"
+DEMO_DIR = Path(__file__).resolve().parent / "demo_networks"  # shipped in the package
 NETWORK_SUFFIXES = (".npz", ".hgr", ".nir")
 
 

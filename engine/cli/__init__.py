@@ -1,5 +1,6 @@
 """The ``meshscope`` command (the explorer adds ``serve``; see ``explorer.cli``).
 
+    meshscope --version
     meshscope list [networks|hardware|partitioners|placers|objectives|strategies|algorithms]
                    [--json]
     meshscope evaluate [--network SPEC] [--hardware SPEC] [--partition SPEC]
@@ -44,7 +45,19 @@ from engine.cli import evolve, fidelity, mapping, mosaic, simulate
 from engine.cli.common import Parser, guard, message_line, printable_output
 from engine.errors import Cancelled, MeshScopeError, MeshScopeWarning
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "main", "version"]
+
+
+def version() -> str:
+    """The version of the installed ``meshscope`` distribution (its metadata: a wheel's or an
+    editable install's)."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    try:
+        return installed("meshscope")
+    except PackageNotFoundError:  # the sources on the path without an install
+        return "(not installed: pip install -e . in the repository)"
 
 
 def build_parser(
@@ -62,6 +75,8 @@ def build_parser(
         description="Map spiking neural networks onto mesh accelerators: evaluate, map, "
         "convert, evolve and simulate mappings, or serve the explorer.",
     )
+    p.add_argument("--version", action="version", version=f"meshscope {version()}",
+                   help="print the installed version and exit")  # fmt: skip
     sub = p.add_subparsers(dest="command", required=True, parser_class=Parser)
     wanted = _command(argv)
     for family in (mapping, evolve, simulate, fidelity, mosaic):

@@ -346,6 +346,18 @@ def _subparsers(parser):
     return action.choices
 
 
+def test_version_prints_the_installed_distribution_s(capsys):
+    """The installed metadata's version, which is pyproject.toml's (else the install is stale)."""
+    import tomllib
+    from importlib.metadata import version
+
+    code, out, err = run(capsys, "--version")
+    assert (code, err) == (0, "")
+    assert out == f"meshscope {version('meshscope')}\n"
+    pyproject = tomllib.loads((Path(__file__).parents[3] / "pyproject.toml").read_text())
+    assert version("meshscope") == pyproject["project"]["version"]
+
+
 def test_every_option_of_every_subcommand_has_help():
     from engine.cli import build_parser
     from explorer.cli import add_serve
