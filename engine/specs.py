@@ -108,9 +108,9 @@ def _use_disk_cache(spec: str) -> bool:
 
 
 # generated networks this process made, found again while in use, the recent ones kept up
-# to 512 MB together (engine.memo: a count of entries was no bound — eight 100,000-neuron
+# to 256 MB together (engine.memo: a count of entries was no bound — eight 100,000-neuron
 # networks are gigabytes)
-_WORKLOADS = SharedCache(512 * 2**20)
+_WORKLOADS = SharedCache(256 * 2**20)
 
 
 def _cached_workload(spec: str) -> Network:

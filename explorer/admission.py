@@ -154,6 +154,7 @@ class _Piece:
     on_wait: Callable[[int], None] | None
     order: int
     cancel: threading.Event | None = None
+    counted: bool = True  # against its client's cap (a page's own background steps are not)
     place: int = 0  # its place in its lane's line, last told
 
 
@@ -201,13 +202,16 @@ class Admission:
     def turn(
         self, *, lane: str, what: str, needs: int, client: str, session: str,
         on_wait: Callable[[int], None] | None = None, cancel: threading.Event | None = None,
+        counted: bool = True,
     ) -> Iterator[None]:  # fmt: skip
         """Wait for a place for ``what`` (needing at most ``needs`` bytes) in ``lane``, then
         run the ``with`` block holding it. Raises ``CapacityError`` if it is refused (at
         once, or after ``wait_s``) and ``Cancelled`` if ``cancel`` is set while it waits.
         ``on_wait(place)`` is called (in this thread) whenever its place in line changes,
-        and with 0 when it starts after having waited."""
-        piece = self._enqueue(lane, what, needs, client, session, on_wait, cancel)
+        and with 0 when it starts after having waited. ``counted``: whether it counts against
+        its client's cap (a request the person made; not the step a page simulates by
+        itself after each change, which waits its turn all the same)."""
+        piece = self._enqueue(lane, what, needs, client, session, on_wait, cancel, counted)
         try:
             self._wait(piece)
             yield
@@ -219,7 +223,7 @@ class Admission:
                         line.remove(piece)
                 self._cond.notify_all()
 
-    def _enqueue(self, lane, what, needs, client, session, on_wait, cancel) -> _Piece:
+    def _enqueue(self, lane, what, needs, client, session, on_wait, cancel, counted) -> _Piece:
         b = self.budget
         if needs > b.memory_bytes:
             raise CapacityError(
@@ -229,9 +233,11 @@ class Admission:
             )
         with self._cond:
             mine = sum(
-                p.client == client for q in self._lanes.values() for p in (*q.waiting, *q.running)
+                p.client == client and p.counted
+                for q in self._lanes.values()
+                for p in (*q.waiting, *q.running)
             )
-            if mine >= b.client_jobs:
+            if counted and mine >= b.client_jobs:
                 raise CapacityError(
                     f"{what}: your computer already has {mine} requests waiting or running on "
                     "this server; wait for one of them to finish"
@@ -242,7 +248,9 @@ class Admission:
                     f"{what}: the server is busy ({waiting} requests are waiting); try again in a "
                     "few minutes"
                 )
-            piece = _Piece(lane, what, needs, client, session, on_wait, next(self._order), cancel)
+            piece = _Piece(
+                lane, what, needs, client, session, on_wait, next(self._order), cancel, counted
+            )
             self._lanes[lane].waiting.append(piece)
             return piece
 
@@ -296,7 +304,7 @@ class Gate:
 
     def turn(
         self, lane: str, what: str, needs: int, on_wait: Callable[[int], None] | None = None,
-        cancel: threading.Event | None = None,
+        cancel: threading.Event | None = None, *, counted: bool = True,
     ):  # fmt: skip
         """A context manager holding a place for ``what`` (``Admission.turn``)."""
         if self.admission is None:
@@ -305,7 +313,7 @@ class Gate:
             raise ValueError(f"no lane {lane!r}")
         return self.admission.turn(
             lane=lane, what=what, needs=needs, client=self.client, session=self.session,
-            on_wait=on_wait, cancel=cancel,
+            on_wait=on_wait, cancel=cancel, counted=counted,
         )  # fmt: skip
 
     def closed(self) -> None:

@@ -150,11 +150,14 @@ def open_in(page, url: str):
     return page
 
 
-def drag_core(page, core: int, onto: int, *, watch: str | None = None) -> float | None:
+def drag_core(
+    page, core: int, onto: int, *, watch: str | None = None, timeout_ms: float = 60_000
+) -> float | None:
     """Drag core ``core`` onto the slot of core ``onto`` with the real mouse.
 
     With ``watch`` (a data-testid), return the ms from mouse-up until that element's
-    text changed, measured in the page.
+    text changed, measured in the page; raises ``TimeoutError`` if it has not changed
+    within ``timeout_ms`` (a drag the page lost must not hang its caller).
     """
     (x0, y0), (x1, y1) = page.evaluate(CORE_XY, [core, onto])
     if watch:
@@ -164,7 +167,16 @@ def drag_core(page, core: int, onto: int, *, watch: str | None = None) -> float 
     page.mouse.down()
     page.mouse.move(x1, y1, steps=8)
     page.mouse.up()
-    return page.evaluate("() => window.__textChanged") if watch else None
+    if not watch:
+        return None
+    ms = page.evaluate(
+        "(limit) => Promise.race([window.__textChanged, "
+        "new Promise((done) => setTimeout(() => done(null), limit))])",
+        timeout_ms,
+    )
+    if ms is None:
+        raise TimeoutError(f"{watch} did not change within {timeout_ms / 1000:.0f} s of the drag")
+    return ms
 
 
 SCROLL_STILL = """() => new Promise((done) => {

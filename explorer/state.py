@@ -151,10 +151,10 @@ def _resolve_mapped(network_spec, hardware_spec, mapping_path, *, placer, partit
 
 
 # Mapped networks resolved for any session of this process: found again while a session
-# holds them (two pages of one spec share one copy), the recent ones kept up to 512 MB
+# holds them (two pages of one spec share one copy), the recent ones kept up to 256 MB
 # together (engine.memo; sixteen entries of any size held 3.4 GB of a server after twenty
 # large pages had closed)
-_RESOLVED = SharedCache(512 * 2**20)
+_RESOLVED = SharedCache(256 * 2**20)
 
 
 def _resolve_cached(network_spec, hardware_spec, mapping_path, placer, partition_spec, _key):

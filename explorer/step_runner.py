@@ -110,7 +110,7 @@ class StepRunner:
             return  # a newer change came first
         try:
             with self.state.gate.turn(
-                "work", "the simulated step", STEP_BYTES, cancel=cancel,
+                "work", "the simulated step", STEP_BYTES, cancel=cancel, counted=False,
                 on_wait=lambda place: self.schedule(lambda: self._place(place, cancel)),
             ):  # fmt: skip
                 self._simulate(network, hardware, jobs, limit_cycles, cancel)

@@ -44,7 +44,8 @@ class Job:
     """A piece of work in a thread: waits its turn, records its start, holds its place
     until ``finish``."""
 
-    def __init__(self, admission, name, *, lane="work", needs=MB, client="a", cancel=None):
+    def __init__(self, admission, name, *, lane="work", needs=MB, client="a", cancel=None,
+                 counted=True):  # fmt: skip
         self.name, self.places, self.error = name, [], None
         self.started, self._finish = threading.Event(), threading.Event()
 
@@ -58,6 +59,7 @@ class Job:
                     session=name,
                     on_wait=self.places.append,
                     cancel=cancel,
+                    counted=counted,
                 ):
                     self.started.set()
                     self._finish.wait(30)
@@ -148,20 +150,26 @@ def test_work_larger_than_the_budget_is_refused_at_once():
 
 def test_one_client_has_at_most_its_share_of_places():
     admission = Admission(budget(jobs=1, client_jobs=2), Resident())
-    jobs = [Job(admission, "one"), Job(admission, "two")]
+    one = Job(admission, "one")
+    assert one.started.wait(5)
+    jobs = [one, Job(admission, "two")]
     until(lambda: len(waiting(admission)) == 1)
     third = Job(admission, "three")
     assert third.started.wait(5) and isinstance(third.error, CapacityError)
     assert "2 requests waiting or running" in str(third.error)
     stranger = Job(admission, "stranger's", client="b")  # another computer still may
     until(lambda: waiting(admission) == ["two", "stranger's"])
-    for job in (*jobs, stranger):
+    step = Job(admission, "a page's own step", counted=False)  # not the person's request
+    until(lambda: waiting(admission) == ["two", "stranger's", "a page's own step"])
+    for job in (*jobs, stranger, step):
         job.finish()
 
 
 def test_the_queue_is_bounded():
     admission = Admission(budget(jobs=1, queue=2, client_jobs=10), Resident())
-    jobs = [Job(admission, f"job {k}") for k in range(3)]
+    jobs = [Job(admission, "job 0")]
+    assert jobs[0].started.wait(5)
+    jobs += [Job(admission, f"job {k}") for k in (1, 2)]
     until(lambda: len(waiting(admission)) == 2)
     late = Job(admission, "late")
     assert late.started.wait(5) and "the server is busy (2 requests are waiting)" in str(late.error)
