@@ -889,9 +889,10 @@ def paper_rows(d: dict) -> Table:
     the reason when it differs) and the command that reruns it."""
     rows = []
     for r in d["rows"]:
-        verdict = r["verdict"] + (f": {r['reason']}" if r["reason"] else "")
-        rows.append([r["claim"], r["paper"], r["meshscope"], verdict, f"`{r['command']}`"])
-    return Table(["claim", "paper", "MeshScope", "verdict", "rerun with"], rows)
+        verdict = f"**{r['verdict']}**" + (f": {r['reason']}" if r["reason"] else "")
+        said = f"{r['section']}: “{r['quote']}”" if r.get("quote") else "—"
+        rows.append([r["claim"], said, r["paper"], r["meshscope"], verdict, f"`{r['command']}`"])
+    return Table(["claim", "the paper says", "paper", "MeshScope", "verdict", "rerun with"], rows)
 
 
 def hypergraph_runs(d: dict) -> Table:

@@ -14,7 +14,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 BENCHMARKS = ROOT / "benchmarks"
 RESULTS = BENCHMARKS / "results"
-NOT_BENCHMARKS = {"common.py", "report.py"}  # what the benchmarks share; the tables' renderer
+NOT_BENCHMARKS = {"common.py", "report.py", "verdicts.py"}  # shared; the renderer; the rules
 SCRIPTS = sorted(p for p in BENCHMARKS.glob("*.py") if p.name not in NOT_BENCHMARKS) + sorted(
     (BENCHMARKS / "papers").glob("*.py")
 )  # the papers' experiments write results/papers/NAME.json
