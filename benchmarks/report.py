@@ -898,7 +898,8 @@ def paper_rows(d: dict) -> Table:
     for r in d["rows"]:
         verdict = f"**{r['verdict']}**" + (f": {r['reason']}" if r["reason"] else "")
         said = f"{r['section']}: “{r['quote']}”" if r.get("quote") else "—"
-        rows.append([r["claim"], said, r["paper"], r["meshscope"], verdict, f"`{r['command']}`"])
+        cells = [r["claim"], said, r["paper"], r["meshscope"], verdict, f"`{r['command']}`"]
+        rows.append([c.replace("|", "\\|") for c in cells])  # a pipe would end the cell
     return Table(["claim", "the paper says", "paper", "MeshScope", "verdict", "rerun with"], rows)
 
 

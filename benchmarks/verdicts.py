@@ -63,6 +63,7 @@ TOLERANCES = {
     "magnitude": (0.5, "the same order of magnitude: |log10(ours / paper)| < 0.5"),
 }
 SE_FACTOR = 2.0  # a stochastic order holds beyond this many standard errors
+SHOWN = 3  # orders a reason names of each state (how many there are, it always says)
 
 
 def spread(samples) -> dict:
@@ -169,8 +170,11 @@ def paper_row(claim: str, section: str, quote: str, paper: str, ours: str, comma
     it earns (``judge``), the reason (measured) when it is not reproduced, and ``reruns``:
     commands whose JSON gives a recorded figure (``{"argv", "key", "value"}``), which
     ``tests/benchmarks/test_reruns.py`` runs when cheap."""
+    verdict = judge(evidence)
+    if verdict != "reproduced" and not reason:
+        raise ValueError(f"{claim}: a row that is {verdict} says why (the reason measured)")
     return {"claim": claim, "section": section, "quote": quote, "paper": paper,
-            "meshscope": ours, "command": command, "verdict": judge(evidence),
+            "meshscope": ours, "command": command, "verdict": verdict,
             "reason": reason, "evidence": evidence, "reruns": list(reruns)}  # fmt: skip
 
 
@@ -181,7 +185,10 @@ def order_summary(orders) -> str:
         s = order_state(o)
         if s != "holds":
             bad.setdefault(s, []).append(o["said"])
-    parts = [f"{len(v)} of {len(orders)} orders {k} ({'; '.join(v)})" for k, v in bad.items()]
+    parts = []
+    for k, v in bad.items():
+        shown = "; ".join(v[:SHOWN]) + (f"; and {len(v) - SHOWN} more" if len(v) > SHOWN else "")
+        parts.append(f"{len(v)} of {len(orders)} orders {k} ({shown})")
     return ", ".join(parts)
 
 

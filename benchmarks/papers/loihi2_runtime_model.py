@@ -84,7 +84,7 @@ def fastest_placement(seeds) -> dict:
     orders = [order(f"pairs-x < {k}", x, v) for k, v in times.items()]
     orders.append(order("pairs-x < random", x, rand))
     r = spread(rand)
-    tied = [k for k, v in times.items() if v - x < 1e-9]
+    tied = [f"{k}'s" for k, v in times.items() if v - x < 1e-9]
     level = sum(v - x < 1e-9 for v in rand)  # random placements as fast as the X shape
     if level:
         tied.append(f"{level} of {len(rand)} random placements'")
@@ -102,7 +102,7 @@ def fastest_placement(seeds) -> dict:
         f"(latency_us; random: --seed S, S = 0…{len(seeds) - 1})", {"orders": orders},
         "; ".join(filter(None, [
             order_summary(orders),
-            (f"pairs-x's {x:.2f} µs is also {', '.join(tied)}: each keeps every "
+            (f"pairs-x's {x:.2f} µs is also {' and '.join(tied)}: each keeps every "
              "router link at or under the core links' load, the floor the paper's §VI sets "
              "(\"the core-to-router link load is already M for all placement patterns\"), so "
              "the model cannot order them; the board's measurements did") if tied else "",

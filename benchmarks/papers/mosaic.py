@@ -209,8 +209,8 @@ def training(s: dict) -> list[dict]:
         "+5 accuracy points",
         f"+{seeds_text(pts, 1)} points (each L1 network against the best routing-aware one "
         "of no more routing entries, same seed; averaged over the L1 strengths"
-        + (f", {g['unmatched']} L1 networks with fewer entries than any routing-aware one "
-           "left out" if g["unmatched"] else "") + ")",
+        + (f", {g['unmatched']} L1 network{'s' * (g['unmatched'] > 1)} with fewer entries "
+           "than any routing-aware one left out" if g["unmatched"] else "") + ")",
         command, {"values": [value("points", "percent", 5.0, g["points"])], "orders": [ahead]},
         "; ".join(filter(None, [order_summary([ahead]),
                                 f"{pts['mean']:.1f} points, not 5", task])),
