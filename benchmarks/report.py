@@ -930,6 +930,39 @@ def hypergraph_runs(d: dict) -> Table:
     return Table(header, rows)
 
 
+def hypergraph_seeds(d: dict) -> Table:
+    """Hierarchical, the one partitioner with a seed, over seeds 0… where they ran: its
+    partitions, connectivity and best ELP, mean ± std (min–max)."""
+    seeds: dict[str, list[dict]] = {}
+    for r in d["runs"]:
+        if r["partitioner"] == "hierarchical" and "error" not in r:
+            seeds.setdefault(r["network"], []).append(r)  # seed 0
+    for r in d.get("seed_runs", []):
+        if "error" not in r and r["network"] in seeds:
+            seeds[r["network"]].append(r)
+
+    def spread(values, digits=0, fmt=None) -> str:
+        m = statistics.fmean(values)
+        sd = statistics.stdev(values) if len(values) > 1 else 0.0
+        f = fmt or (lambda v: f"{v:,.{digits}f}")
+        return f"{f(m)} ± {f(sd)} ({f(min(values))}–{f(max(values))})"
+
+    rows = []
+    for net, runs in seeds.items():
+        if len(runs) < 2:
+            continue
+        elps = [min(p["elp"] for p in r["placements"].values()) for r in runs]
+        rows.append([
+            f"`{net}`", str(len(runs)),
+            f"{min(r['partitions'] for r in runs)}–{max(r['partitions'] for r in runs)}",
+            spread([r["connectivity"] for r in runs]),
+            spread(elps, fmt=lambda v: f"{v:.3g}"),
+        ])  # fmt: skip
+    header = ["network", "seeds", "partitions", "connectivity, mean ± std (min–max)",
+              "best ELP, mean ± std (min–max)"]  # fmt: skip
+    return Table(header, rows)
+
+
 def hierarchical_pairs(d: dict) -> Table:
     """Hierarchical's coarsening per network: its rounds, the first a core limit refused a
     pair in, the coarsest nodes and how they end, against overlap's connectivity."""
@@ -1029,6 +1062,7 @@ TABLES: dict[str, tuple[str, Callable[[dict], Table]]] = {
     "reproduction.mosaic": ("papers/mosaic", paper_rows),
     "reproduction.snn-hypergraphs": ("papers/snn_hypergraphs", paper_rows),
     "reproduction.snn-hypergraphs-runs": ("papers/snn_hypergraphs", hypergraph_runs),
+    "reproduction.snn-hypergraphs-seeds": ("papers/snn_hypergraphs", hypergraph_seeds),
     "reproduction.hierarchical-pairs": ("papers/hierarchical_pairs", hierarchical_pairs),
     "reproduction.hierarchical-layers": ("papers/hierarchical_pairs", hierarchical_layers),
     "reproduction.hierarchical-neighbourhood": (
