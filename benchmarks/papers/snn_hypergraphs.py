@@ -70,7 +70,11 @@ PARTITIONERS = ("hierarchical", "overlap", "sequential-ordered", "sequential", "
 PLACERS = ("hilbert", "spectral", "min-distance", "hilbert+force", "spectral+force",
            "min-distance+force")  # fmt: skip
 WIDE = 512  # routers a side of the lattice a partition with more parts than cores is cut on
-COMMAND = ".venv/bin/python benchmarks/papers/snn_hypergraphs.py"
+SCRIPT = ".venv/bin/python benchmarks/papers/snn_hypergraphs.py"
+# the networks hierarchical ran with seeds 0-4 on (minutes a seed; the others take up to an hour)
+SEEDED = ("lenet", "16k-model", "rand:n=16384,card=128", "rand:n=16384,card=128,decay=0.025",
+          "64k-model", "256k-model", "rand:n=65536,card=192")  # fmt: skip
+COMMAND = f"{SCRIPT}, then {SCRIPT} --resume --seeds 5 --networks {' '.join(SEEDED)}"
 ANCHOR = "mtkahypar"  # the quality anchor, when its package is installed
 RECORDED = Path(__file__).resolve().parents[1] / "results" / "papers" / "snn_hypergraphs.json"
 
@@ -371,7 +375,9 @@ def claims(runs: dict, seeded: dict | None = None) -> list[dict]:
         "partitioner pairs within 2.18×" if v else "—", COMMAND,
         {"values": [value("max", "ratio", 2.18, max(v))], "orders": o} if v
         else {"cannot": "no placed run"},
-        "; ".join(filter(None, [order_summary(o), far(runs, worst, FOUND[claim])]))
+        "; ".join(filter(None, [
+            f"max {max(v):.2f}×, not 2.18×" if v and abs(max(v) / 2.18 - 1) > 0.10 else "",
+            order_summary(o), far(runs, worst, FOUND[claim])]))
         or ("" if v else "no placed run"),
     ))  # fmt: skip
 

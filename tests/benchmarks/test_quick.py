@@ -29,7 +29,8 @@ def key_paths(value, prefix: str = "") -> set[str]:
             name = "#" if _number(key) else key
             here = f"{prefix}/{name}"
             paths.add(here)
-            paths |= key_paths(item, here)
+            if name != "evidence":  # a paper row's evidence holds what its claim could compare
+                paths |= key_paths(item, here)
     elif isinstance(value, list):
         for item in value:
             paths |= key_paths(item, f"{prefix}[]")
