@@ -1113,17 +1113,23 @@ def load(name: str) -> dict:
     return json.loads((RESULTS / f"{name}.json").read_text())
 
 
+def _sections(kept: dict) -> list[str]:
+    """What a kept earlier run measured: its ``sections`` (simulate.py, evolve.py,
+    networks.py) or its ``case`` (soak.py)."""
+    return kept.get("sections") or [kept["case"]]
+
+
 def source(d: dict, section: str | None = None) -> str:
     """Where a results file's figures come from: its command, date and machine (``section``:
     only where that section's figures come from, when a partial run kept them)."""
     m = d["meta"]
     for k in m.get("kept", ()) if section else ():
-        if section in k["sections"]:
+        if section in _sections(k):
             return f"`{k['command']}`, {k['date']}, {m['machine']}"
     if section:
         return f"`{m['command']}`, {m['date']}, {m['machine']}"
     kept = "".join(  # sections a partial run (simulate.py --only) kept from earlier ones
-        f"; {', '.join(k['sections'])}: `{k['command']}`, {k['date']}" for k in m.get("kept", ())
+        f"; {', '.join(_sections(k))}: `{k['command']}`, {k['date']}" for k in m.get("kept", ())
     )
     runs = d.get("runs") if isinstance(d.get("runs"), list) else []
     commands = {r.get("command") or (r.get("recorded_in") or {}).get("command") for r in runs}
