@@ -203,7 +203,8 @@ def es_curves(network, hardware, seeds, **config):
     each evaluation, a row per seed; and how often a partitioning generation found no
     improvement (Loihi 2 mapping ES §5.5: none of its offspring better than the best so far;
     an offspring equal to its parent is accepted, but improves nothing), averaged over the
-    seeds: ``{"share": over the run, "first_third": over its first third of generations}``."""
+    seeds: ``{"share": over the run, "first_third": over its first third of generations}``,
+    with each seed's under ``"shares"`` and ``"first_thirds"`` (their spread)."""
     import numpy as np
 
     from engine.search import ESConfig, NestedES
@@ -222,7 +223,8 @@ def es_curves(network, hardware, seeds, **config):
         share.append(float(np.mean(stalled)) if stalled else 0.0)
         third = stalled[: max(1, len(stalled) // 3)]
         first.append(float(np.mean(third)) if third else 0.0)
-    return np.array(rows), {"share": float(np.mean(share)), "first_third": float(np.mean(first))}
+    return np.array(rows), {"share": float(np.mean(share)), "first_third": float(np.mean(first)),
+                            "shares": share, "first_thirds": first}  # fmt: skip
 
 
 def final_stats(rows) -> dict:

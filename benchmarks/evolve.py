@@ -4,6 +4,7 @@ Prints one JSON object and writes ``assets/latency-power.png`` (Loihi 2 mapping 
 mapping evaluated by one run, latency against power and energy).
 
     .venv/bin/python benchmarks/evolve.py            # about 3 minutes on one core
+    .venv/bin/python benchmarks/evolve.py --only multichip   # one section; the others kept
 
 ``--quick``: a tiny case through the same code, printed and not written
 (tests/benchmarks/test_quick.py runs it).
@@ -11,10 +12,11 @@ mapping evaluated by one run, latency against power and energy).
 
 from __future__ import annotations
 
+import json
 import statistics
 import time
 
-from common import asset, finish, parser
+from common import RESULTS, asset, finish, parser
 
 from engine.cost import model_evaluation
 from engine.hardware import load_hardware
@@ -69,7 +71,7 @@ def single_chip(net, hw, budget, seeds=SEEDS):
 
 def multi_chip(budget, seeds=SEEDS):
     net, hw = load_network_spec("sparse-mlp-2"), load_hardware("loihi2-x8")
-    out = {}
+    out, starts = {}, []
     # the chip-wise default (as few segments as hold the layers), and one segment per chip
     runs = {"global": ("global", 0), "chipwise": ("chipwise", 0),
             "chipwise_per_chip": ("chipwise", hw.n_chips)}  # fmt: skip
@@ -81,10 +83,14 @@ def multi_chip(budget, seeds=SEEDS):
             result = search.run()
             bests.append(result.best.latency_us)
             chips.append(model_evaluation(net, hw, result.mapping(net)).chips_used)
+            if key == "global":  # the starting points a user's `evolve --seed S` prints
+                starts.append({n: r.latency_us for n, r in result.heuristics.items()})
         out[key] = {"best_latency_us": summary(bests), "chips_used": chips}
         if strategy == "chipwise":
             out[key]["segments"] = [s.tolist() for s in search.segments]
-    out["heuristics"] = {n: r.latency_us for n, r in result.heuristics.items()}
+    # the global search's starting points, seed by seed (random differs from seed to seed)
+    out["heuristics"] = {n: [h[n] for h in starts] for n in starts[0]}
+    out["seeds"] = list(seeds)
     out["budget"] = budget
     return out
 
@@ -120,21 +126,49 @@ def landscape_png(net, hw, path, budget=125):
     }
 
 
+SECTIONS = {"single": "sparse_mlp_1_loihi2", "multichip": "sparse_mlp_2_loihi2_x8",
+            "landscape": "landscape"}  # fmt: skip
+
+
 def main():
-    args = parser(__doc__).parse_args()
+    ap = parser(__doc__)
+    ap.add_argument(
+        "--only", metavar="S[,S…]",
+        help=f"measure these sections ({', '.join(SECTIONS)}) and keep the others as recorded "
+        "(meta.kept names the run that measured them)",
+    )  # fmt: skip
+    args = ap.parse_args()
     q = args.quick
     seeds = range(1) if q else SEEDS
     short, long, multi = (15, 30, 20) if q else (125, 2000, 500)
     net, hw = load_network_spec("sparse-mlp-1"), load_hardware("loihi2")
-    out = {
-        "sparse_mlp_1_loihi2": {
+    measure = {
+        "single": lambda: {
             str(short): single_chip(net, hw, short, seeds),
             str(long): single_chip(net, hw, long, seeds),
         },
-        "sparse_mlp_2_loihi2_x8": multi_chip(multi, seeds),
-        "landscape": landscape_png(net, hw, asset(args, "latency-power.png"), short),
+        "multichip": lambda: multi_chip(multi, seeds),
+        "landscape": lambda: landscape_png(net, hw, asset(args, "latency-power.png"), short),
     }
-    finish(args, "evolve", out)
+    only = set(args.only.split(",")) if args.only else set(SECTIONS)
+    if only - set(SECTIONS):
+        ap.error(f"--only: sections are {', '.join(SECTIONS)}")
+    out, meta = {}, None
+    if only != set(SECTIONS) and not q:  # the other sections as they were recorded
+        before = json.loads((RESULTS / "evolve.json").read_text())
+        kept = [k for k in before["meta"].get("kept", []) if set(k["sections"]) - only]
+        theirs = {n for k in kept for n in k["sections"]}
+        mine = [n for n in SECTIONS if n not in only and n not in theirs]
+        if mine:
+            kept.append({"sections": mine, "command": before["meta"]["command"],
+                         "date": before["meta"]["date"]})  # fmt: skip
+        meta = {"kept": [{**k, "sections": [n for n in k["sections"] if n not in only]}
+                         for k in kept]}  # fmt: skip
+        out = {SECTIONS[n]: before[SECTIONS[n]] for n in SECTIONS if n not in only}
+    for name in SECTIONS:
+        if name in only or q:
+            out[SECTIONS[name]] = measure[name]()
+    finish(args, "evolve", {SECTIONS[n]: out[SECTIONS[n]] for n in SECTIONS}, meta=meta)
 
 
 if __name__ == "__main__":

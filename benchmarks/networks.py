@@ -10,6 +10,7 @@ process of its own: seconds per phase and peak memory, against 10 min and 16 GiB
 
     .venv/bin/python benchmarks/networks.py            # writes benchmarks/results/networks.json
     .venv/bin/python benchmarks/networks.py --no-maps  # the counts alone (seconds)
+    .venv/bin/python benchmarks/networks.py --keep-maps  # the counts anew, the maps as recorded
 
 ``--quick``: a tiny case through the same code, printed and not written
 (tests/benchmarks/test_quick.py runs it).
@@ -22,7 +23,7 @@ import resource
 import sys
 import time
 
-from common import finish, parser, spawn
+from common import RESULTS, finish, parser, spawn
 
 from engine.workloads import build_workload, workload_explicit, workload_size
 from engine.workloads.cnn import ARCHITECTURES, CONNECTIONS_TOLERANCE, NODES_TOLERANCE, TABLE_III
@@ -70,6 +71,10 @@ def maps(quick: bool) -> list[dict]:
 def main() -> None:
     ap = parser(__doc__)
     ap.add_argument("--no-maps", action="store_true", help="the counts alone")
+    ap.add_argument(
+        "--keep-maps", action="store_true",
+        help="count anew and keep the recorded maps (meta.kept says their command and date)",
+    )  # fmt: skip
     ap.add_argument("--child")
     args = ap.parse_args()
     if args.child:
@@ -104,6 +109,15 @@ def main() -> None:
             row["connections_ratio"] = connections / paper_connections
         rows.append(row)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    meta = None
+    if args.keep_maps and not args.quick:  # the maps of the recorded run, with its command
+        before = json.loads((RESULTS / "networks.json").read_text())
+        made = [k for k in before["meta"].get("kept", []) if "maps" in k["sections"]]
+        was = made[0] if made else {k: before["meta"][k] for k in ("command", "date")}
+        meta = {"kept": [{"sections": ["maps"], "command": was["command"], "date": was["date"]}]}
+        recorded = before["maps"]
+    else:
+        recorded = [] if args.no_maps else maps(args.quick)
     finish(
         args,
         "networks",
@@ -111,9 +125,10 @@ def main() -> None:
             "rows": rows,
             "tolerance": {"nodes": NODES_TOLERANCE, "connections": CONNECTIONS_TOLERANCE},
             "peak_rss_mb": round(peak),
-            "maps": [] if args.no_maps else maps(args.quick),
+            "maps": recorded,
             "targets": {"seconds": TARGET_S, "peak_gib": TARGET_GIB},
         },
+        meta=meta,
     )
 
 

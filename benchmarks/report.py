@@ -282,7 +282,14 @@ def evolve_heuristics(d: dict) -> Table:
 
 def evolve_multichip(d: dict) -> Table:
     m = d["sparse_mlp_2_loihi2_x8"]
-    rows = [[f"heuristic: {n}", num(v), "—"] for n, v in m["heuristics"].items()]
+    rows = []
+    for n, v in m["heuristics"].items():  # a list over the seeds: random differs by seed
+        if max(v) - min(v) < 1e-9:
+            rows.append([f"heuristic: {n}", num(v[0]), "—"])
+        else:
+            seeds = m["seeds"]
+            rows.append([f"heuristic: {n}, seed {seeds[0]} (seeds {seeds[0]}–{seeds[-1]}: min–max)",
+                         f"{num(v[0])} ({num(min(v))}–{num(max(v))})", "—"])  # fmt: skip
     labels = {
         "global": "global search",
         "chipwise": "chipwise search",
@@ -889,9 +896,11 @@ def paper_rows(d: dict) -> Table:
     the reason when it differs) and the command that reruns it."""
     rows = []
     for r in d["rows"]:
-        verdict = r["verdict"] + (f": {r['reason']}" if r["reason"] else "")
-        rows.append([r["claim"], r["paper"], r["meshscope"], verdict, f"`{r['command']}`"])
-    return Table(["claim", "paper", "MeshScope", "verdict", "rerun with"], rows)
+        verdict = f"**{r['verdict']}**" + (f": {r['reason']}" if r["reason"] else "")
+        said = f"{r['section']}: “{r['quote']}”" if r.get("quote") else "—"
+        cells = [r["claim"], said, r["paper"], r["meshscope"], verdict, f"`{r['command']}`"]
+        rows.append([c.replace("|", "\\|") for c in cells])  # a pipe would end the cell
+    return Table(["claim", "the paper says", "paper", "MeshScope", "verdict", "rerun with"], rows)
 
 
 def hypergraph_runs(d: dict) -> Table:
@@ -918,6 +927,39 @@ def hypergraph_runs(d: dict) -> Table:
     header = ["network", "partitioner", "partitions", "connectivity", "best ELP (placement)",
               "cores' fill: neurons / axons / synapses", "partition s", "peak MB",
               "note"]  # fmt: skip
+    return Table(header, rows)
+
+
+def hypergraph_seeds(d: dict) -> Table:
+    """Hierarchical, the one partitioner with a seed, over seeds 0… where they ran: its
+    partitions, connectivity and best ELP, mean ± std (min–max)."""
+    seeds: dict[str, list[dict]] = {}
+    for r in d["runs"]:
+        if r["partitioner"] == "hierarchical" and "error" not in r:
+            seeds.setdefault(r["network"], []).append(r)  # seed 0
+    for r in d.get("seed_runs", []):
+        if "error" not in r and r["network"] in seeds:
+            seeds[r["network"]].append(r)
+
+    def spread(values, digits=0, fmt=None) -> str:
+        m = statistics.fmean(values)
+        sd = statistics.stdev(values) if len(values) > 1 else 0.0
+        f = fmt or (lambda v: f"{v:,.{digits}f}")
+        return f"{f(m)} ± {f(sd)} ({f(min(values))}–{f(max(values))})"
+
+    rows = []
+    for net, runs in seeds.items():
+        if len(runs) < 2:
+            continue
+        elps = [min(p["elp"] for p in r["placements"].values()) for r in runs]
+        rows.append([
+            f"`{net}`", str(len(runs)),
+            f"{min(r['partitions'] for r in runs)}–{max(r['partitions'] for r in runs)}",
+            spread([r["connectivity"] for r in runs]),
+            spread(elps, fmt=lambda v: f"{v:.3g}"),
+        ])  # fmt: skip
+    header = ["network", "seeds", "partitions", "connectivity, mean ± std (min–max)",
+              "best ELP, mean ± std (min–max)"]  # fmt: skip
     return Table(header, rows)
 
 
@@ -1020,6 +1062,7 @@ TABLES: dict[str, tuple[str, Callable[[dict], Table]]] = {
     "reproduction.mosaic": ("papers/mosaic", paper_rows),
     "reproduction.snn-hypergraphs": ("papers/snn_hypergraphs", paper_rows),
     "reproduction.snn-hypergraphs-runs": ("papers/snn_hypergraphs", hypergraph_runs),
+    "reproduction.snn-hypergraphs-seeds": ("papers/snn_hypergraphs", hypergraph_seeds),
     "reproduction.hierarchical-pairs": ("papers/hierarchical_pairs", hierarchical_pairs),
     "reproduction.hierarchical-layers": ("papers/hierarchical_pairs", hierarchical_layers),
     "reproduction.hierarchical-neighbourhood": (
@@ -1070,17 +1113,23 @@ def load(name: str) -> dict:
     return json.loads((RESULTS / f"{name}.json").read_text())
 
 
+def _sections(kept: dict) -> list[str]:
+    """What a kept earlier run measured: its ``sections`` (simulate.py, evolve.py,
+    networks.py) or its ``case`` (soak.py)."""
+    return kept.get("sections") or [kept["case"]]
+
+
 def source(d: dict, section: str | None = None) -> str:
     """Where a results file's figures come from: its command, date and machine (``section``:
     only where that section's figures come from, when a partial run kept them)."""
     m = d["meta"]
     for k in m.get("kept", ()) if section else ():
-        if section in k["sections"]:
+        if section in _sections(k):
             return f"`{k['command']}`, {k['date']}, {m['machine']}"
     if section:
         return f"`{m['command']}`, {m['date']}, {m['machine']}"
     kept = "".join(  # sections a partial run (simulate.py --only) kept from earlier ones
-        f"; {', '.join(k['sections'])}: `{k['command']}`, {k['date']}" for k in m.get("kept", ())
+        f"; {', '.join(_sections(k))}: `{k['command']}`, {k['date']}" for k in m.get("kept", ())
     )
     runs = d.get("runs") if isinstance(d.get("runs"), list) else []
     commands = {r.get("command") or (r.get("recorded_in") or {}).get("command") for r in runs}

@@ -117,9 +117,11 @@ def cmd_list(args) -> int:
 
 
 def metrics_line(m: dict) -> str:
+    """SNN hypergraphs Table I's metrics (terms: docs/glossary.md)."""
     return (
-        f"  SNN hypergraphs metrics: connectivity {m['connectivity']:.1f}, average latency "
-        f"{m['average_latency_ns']:.1f} ns, congestion {m['congestion']:.1f}, synaptic reuse "
+        f"  SNN hypergraphs metrics: connectivity (λ−1) {m['connectivity']:.1f} messages/step, "
+        f"average latency {m['average_latency_ns']:.1f} ns a message, congestion "
+        f"{m['congestion']:.1f}, ELP {m['elp']:.4g} pJ·ns, synaptic reuse "
         f"{m['synaptic_reuse']:.2f}, connection locality {m['connection_locality']:.2f}"
     )
 
@@ -169,7 +171,8 @@ def cmd_evaluate(args) -> int:
         print_json(out)
         return 0
     print(f"{network.name} on {hardware.name}: {ev.cores_used} cores on {ev.chips_used} chip(s)")
-    print(f"  latency  {ev.latency_us:10.3f} us/step   bound by {ev.bottleneck}")
+    print(f"  latency  {ev.latency_us:10.3f} us/step   bound by {ev.bottleneck}  (time a step "
+          "takes, max-affine model)")  # fmt: skip
     if step is not None:
         from engine.cli.simulate import step_lines
 
@@ -178,7 +181,10 @@ def cmd_evaluate(args) -> int:
     print(f"  energy   {ev.energy_uj:10.3f} uJ/step   power {ev.power_w:.3f} W")
     terms = "  ".join(f"{k} {v:.3f}" for k, v in ev.terms_us.items())
     print(f"  terms    {terms}  (us)")
-    print(f"  heaviest link {ev.max_link_messages:.1f} messages/step")
+    both = " (all meshes together; the link term times a link by its busiest mesh)" * (
+        hardware.links.meshes > 1
+    )
+    print(f"  heaviest link {ev.max_link_messages:.1f} messages/step{both}")
     if stages is not None:
         print(f"  stage by stage (Loihi 2 mapping ES §5.6): {stages.latency_us:.3f} us/step, "
               f"slowest {stages.slowest}")  # fmt: skip
@@ -290,7 +296,8 @@ def cmd_map(args) -> int:
     print(f"  connectivity   {m['connectivity']:.1f} messages/step (SNN hypergraphs eq. 7, λ−1)")
     print(
         f"  hypergraphs    energy {m['routing_energy_pj']:.4g} pJ, average latency "
-        f"{m['average_latency_ns']:.2f} ns, congestion {m['congestion']:.4g}, ELP {m['elp']:.4g}"
+        f"{m['average_latency_ns']:.2f} ns a message, congestion {m['congestion']:.4g}, ELP "
+        f"{m['elp']:.4g} pJ·ns"
     )
     print(
         f"                 synaptic reuse {m['synaptic_reuse']:.2f}, connection locality "

@@ -225,7 +225,10 @@ def add_commands(sub) -> None:
     rq = verbs.add_parser("requirements", help="crossbar sizes random networks of a profile "
                           "need (Fig. 2d), mean and spread")  # fmt: skip
     hardware_option(rq, help=f"a Mosaic preset (default {DEFAULT_MOSAIC})")
-    rq.add_argument("--target", required=True, metavar="P0,P1,…", help="the profile")
+    rq.add_argument(
+        "--target", required=True, metavar="P0,P1,…",
+        help="the hop profile: densities per hop distance 0, 1, 2, … (docs/glossary.md)",
+    )  # fmt: skip
     rq.add_argument(
         "--networks", type=whole(2, MAX_NETWORKS), default=20, help="random networks (default 20)"
     )

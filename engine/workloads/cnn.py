@@ -25,6 +25,20 @@ docs/networks.md, rendered from benchmarks/results/networks.json):
   channels) and pointwise 1×1 ones, global average pooling, dense 1000. 6,910,699 nodes,
   569,731,200 connections (Table III: 6.9M, 577M); without the padding layers it has 5.2M
   nodes.
+* ``16k-model``, ``64k-model``, ``256k-model``, ``1m-model`` — Table III's custom networks,
+  "x being the number of parameters": the paper says only that they stack VGG-like blocks
+  until the parameters reach x, then global average pooling and a dense layer. The rest is
+  chosen (``x_model``): CIFAR-10's 3×32×32 input, as the paper's other CIFAR networks; a
+  block is VGG's two 3×3 ``same`` convolutions of one width and a 2×2 max-pool; widths double
+  from block to block; blocks stack until the parameters (weights and biases, the dense
+  layer's too) reach x; dense 10. The first width is the one, of 1 to 256, that comes
+  nearest Table III and x together — the least of the most of |nodes / Table III's − 1| /
+  10 %, |connections / Table III's − 1| / 20 % and |log2(parameters / x)|: Table III's
+  tolerances (below) and a factor of 2 in parameters each count one: 4 (blocks 4, 8, 16, 32:
+  20,394 nodes, 18,846 parameters), 32 (32, 64: 113,738 nodes, 66,218 parameters), 64 (64,
+  128: 224,394 nodes, 261,450 parameters) and 80 (80, 160, 320: 325,962 nodes, 1,792,090
+  parameters — under this rule 1M parameters and Table III's counts do not meet: 128, 256
+  has 1.04M parameters but 1.48× Table III's nodes).
 * ``pilotnet`` — NVIDIA's PilotNet as SENMap maps it: 3×66×200 → conv 24, 36, 48 @5×5
   stride 2 → conv 64, 64 @3×3 (all ``valid``) → dense 100, 50, 10, 1.
 
@@ -57,8 +71,8 @@ from engine.workloads._build import require
 from engine.workloads.rand import lognormal_rates
 
 __all__ = [
-    "ARCHITECTURES", "CONNECTIONS_TOLERANCE", "NODES_TOLERANCE", "TABLE_III", "Layer",
-    "cnn_network", "cnn_size", "plan",
+    "ARCHITECTURES", "CONNECTIONS_TOLERANCE", "NODES_TOLERANCE", "TABLE_III", "X_MODELS",
+    "Layer", "cnn_network", "cnn_size", "parameters", "plan", "x_model",
 ]  # fmt: skip
 
 INPUTS = ("cores", "port")
@@ -68,7 +82,17 @@ TABLE_III = {
     "alexnet": (208_000, 145_000_000, 696.2),
     "vgg11": (194_000, 133_000_000, 688.3),
     "mobilenet-v1": (6_900_000, 577_000_000, 83.5),
+    "16k-model": (20_000, 766_000, 37.3),
+    "64k-model": (110_000, 23_000_000, 210.3),
+    "256k-model": (216_000, 90_000_000, 417.2),
+    "1m-model": (302_000, 256_000_000, 848.1),
 }
+# Table III's custom networks: their parameters (the x of "x_model") and the first block's
+# width chosen for each (module note; tests/engine/workloads/test_cnn.py checks the choice)
+X_MODELS = {"16k-model": (16_000, 4), "64k-model": (64_000, 32), "256k-model": (256_000, 64),
+            "1m-model": (1_000_000, 80)}  # fmt: skip
+X_INPUT = (3, 32, 32)  # CIFAR-10, as the paper's other CIFAR networks'
+X_CLASSES = 10
 NODES_TOLERANCE = 0.10  # how close the nodes must come to Table III's (issue 42) …
 CONNECTIONS_TOLERANCE = 0.20  # … and the connections
 
@@ -153,6 +177,43 @@ def _pilotnet() -> tuple[Layer, ...]:
     return (*layers, *(_dense(f"fc{k}", w) for k, w in enumerate((100, 50, 10, 1), start=1)))
 
 
+def x_model(params: int, width: int) -> tuple[Layer, ...]:
+    """A Table III custom network (module note): VGG-like blocks — two 3×3 ``same``
+    convolutions of one width, a 2×2 max-pool — from ``width``, doubling, until the
+    parameters reach ``params``; then global average pooling and dense ``X_CLASSES``."""
+    layers, c_in, side, count, block = [], X_INPUT[0], X_INPUT[1], 0, 0
+    while True:
+        block += 1
+        w = width * 2 ** (block - 1)
+        for j in (1, 2):
+            layers.append(_conv(f"conv{block}_{j}", w, 3))
+            count += 9 * c_in * w + w
+            c_in = w
+        layers.append(_pool(f"pool{block}"))
+        side //= 2
+        if count + c_in * X_CLASSES + X_CLASSES >= params or side < 2:
+            break
+    return (*layers, _pool("global_pool", 0), _dense("predictions", X_CLASSES))
+
+
+def parameters(layers: tuple[Layer, ...], channels: int) -> int:
+    """Weights and biases of a plain (groups = 1) convolutional stack: what x counts."""
+    c, total = channels, 0
+    for layer in layers:
+        if layer.kind == "conv":
+            total += layer.kernel**2 * c * layer.channels + layer.channels
+            c = layer.channels
+        elif layer.kind == "dense":
+            total += c * layer.channels + layer.channels
+            c = layer.channels
+    return total
+
+
+def _pooled(layers: tuple[Layer, ...]) -> int:
+    """How many times the side halves (2×2 pools): the input's side must be a multiple of it."""
+    return 2 ** sum(layer.kind == "pool" and layer.kernel == 2 for layer in layers)
+
+
 @dataclass(frozen=True)
 class Architecture:
     layers: tuple[Layer, ...]
@@ -162,6 +223,13 @@ class Architecture:
     multiple: int  # the input's side must be a multiple of it (its strides and pools)
     least: int  # … and at least this
     about: str  # what it is and where it comes from (one line)
+
+
+def _x_architecture(name: str, params: int, width: int) -> Architecture:
+    layers = x_model(params, width)
+    about = (f"SNN hypergraphs Table III's {name.replace('-', '_')} (VGG-like blocks from width "
+             f"{width}, doubling, to {params:,} parameters; CIFAR-10 input)")  # fmt: skip
+    return Architecture(layers, *X_INPUT, _pooled(layers), _pooled(layers), about)
 
 
 ARCHITECTURES = {
@@ -177,6 +245,7 @@ ARCHITECTURES = {
     "mobilenet-v1": Architecture(_mobilenet(), 3, 224, 224, 32, 32,
                                  "MobileNet V1 (Keras) on ImageNet, SNN hypergraphs Table III "
                                  "(6.9M nodes, 577M connections)"),
+    **{name: _x_architecture(name, params, width) for name, (params, width) in X_MODELS.items()},
     "pilotnet": Architecture(_pilotnet(), 3, 66, 200, 1, 0,
                              "NVIDIA PilotNet (66x200x3, 5 conv, 4 dense), as SENMap maps it"),
 }  # fmt: skip

@@ -14,7 +14,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 BENCHMARKS = ROOT / "benchmarks"
 RESULTS = BENCHMARKS / "results"
-NOT_BENCHMARKS = {"common.py", "report.py"}  # what the benchmarks share; the tables' renderer
+NOT_BENCHMARKS = {"common.py", "report.py", "verdicts.py"}  # shared; the renderer; the rules
 SCRIPTS = sorted(p for p in BENCHMARKS.glob("*.py") if p.name not in NOT_BENCHMARKS) + sorted(
     (BENCHMARKS / "papers").glob("*.py")
 )  # the papers' experiments write results/papers/NAME.json
@@ -29,7 +29,8 @@ def key_paths(value, prefix: str = "") -> set[str]:
             name = "#" if _number(key) else key
             here = f"{prefix}/{name}"
             paths.add(here)
-            paths |= key_paths(item, here)
+            if name != "evidence":  # a paper row's evidence holds what its claim could compare
+                paths |= key_paths(item, here)
     elif isinstance(value, list):
         for item in value:
             paths |= key_paths(item, f"{prefix}[]")

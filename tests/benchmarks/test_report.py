@@ -68,3 +68,16 @@ def test_a_source_line_says_when_runs_come_from_several_commands(report):
     assert line.startswith("`bench --resume`, 2026-11-28, M; its runs come from 3 commands")
     one = report.source({"meta": meta, "runs": [{"command": "bench --resume"}]})
     assert one == "`bench --resume`, 2026-11-28, M"
+
+
+def test_no_source_line_names_another_file_than_its_own():
+    """A caption's command writes the figures where the caption says they are: a command run
+    with ``--out`` elsewhere (a temporary file, then copied) names its own default instead."""
+    import shlex
+
+    results = ROOT / "benchmarks" / "results"
+    for path in sorted(results.rglob("*.json")):
+        argv = shlex.split(json.loads(path.read_text())["meta"]["command"])
+        if "--out" in argv:
+            out = (ROOT / argv[argv.index("--out") + 1]).resolve()
+            assert out == path.resolve(), f"{path.name}'s command writes {out}"

@@ -10,7 +10,17 @@ from engine.errors import InvalidNetworkError
 from engine.io.files import ReadLimits
 from engine.specs import load_network_spec
 from engine.workloads import build_workload, workload_explicit, workload_size
-from engine.workloads.cnn import CONNECTIONS_TOLERANCE, NODES_TOLERANCE, TABLE_III
+from engine.workloads.cnn import (
+    ARCHITECTURES,
+    CONNECTIONS_TOLERANCE,
+    NODES_TOLERANCE,
+    TABLE_III,
+    X_MODELS,
+    Architecture,
+    parameters,
+    plan,
+    x_model,
+)
 
 NETWORKS = ("lenet", "alexnet", "vgg11", "mobilenet-v1", "pilotnet")
 
@@ -25,8 +35,9 @@ def test_counts_match_table_iii(name):
 
 
 @pytest.mark.parametrize(
-    "spec", ["lenet", "alexnet", "vgg11", "pilotnet", "mobilenet-v1:size=64", "lenet:size=64"]
-)
+    "spec", ["lenet", "alexnet", "vgg11", "pilotnet", "mobilenet-v1:size=64", "lenet:size=64",
+             "16k-model", "64k-model", "1m-model:size=16"],
+)  # fmt: skip
 def test_the_built_network_has_the_estimated_size(spec):
     """workload_size is exact: the server refuses requests from it before anything is built."""
     net = build_workload(spec)
@@ -117,6 +128,59 @@ def test_lenet_alexnet_vgg11_layers():
     vgg = build_workload("vgg11")
     assert vgg.shapes[vgg.population_names.index("pool5")] == (512, 1, 1)
     assert vgg.population_sizes[-3:].tolist() == [4096, 4096, 10]
+
+
+def _x_counts(name: str, width: int) -> tuple[int, int, int]:
+    """(nodes, connections, parameters) of a Table III custom network from ``width``."""
+    layers = x_model(X_MODELS[name][0], width)
+    steps = plan(Architecture(layers, 3, 32, 32, 1, 1, ""), 32, 32)
+    nodes = 3 * 32 * 32 + sum(int(np.prod(s.out_shape)) for s in steps)
+    return nodes, sum(s.synapses for s in steps), parameters(layers, 3)
+
+
+@pytest.mark.parametrize("name", sorted(X_MODELS))
+def test_x_models_follow_the_rule_and_take_the_nearest_first_width(name):
+    """VGG-like blocks (two 3×3 'same' convolutions of one width, a 2×2 max-pool), widths
+    doubling, stacked until the parameters reach x — the block before had fewer — then
+    global average pooling and dense 10; the first width is the one of 1…256 that comes
+    nearest Table III's counts and x (the module note's measure)."""
+    params, width = X_MODELS[name]
+    layers = ARCHITECTURES[name].layers
+    convs = [layer for layer in layers if layer.kind == "conv"]
+    assert all(c.kernel == 3 and c.padding == "same" and c.stride == 1 for c in convs)
+    widths = [c.channels for c in convs]
+    assert widths == [width * 2**i for i in range(len(widths) // 2) for _ in (0, 1)]
+    assert [x.kind for x in layers[-2:]] == ["pool", "dense"] and layers[-1].channels == 10
+    blocks = len(convs) // 2
+    assert parameters(layers, 3) >= params
+    if blocks > 1:  # a block fewer (and the dense layer) had not reached x
+        assert parameters((*layers[: 3 * (blocks - 1)], layers[-1]), 3) < params
+    nodes_t, connections_t, _ = TABLE_III[name]
+
+    def score(w: int) -> float:
+        nodes, connections, p = _x_counts(name, w)
+        return max(abs(nodes / nodes_t - 1) / NODES_TOLERANCE,
+                   abs(connections / connections_t - 1) / CONNECTIONS_TOLERANCE,
+                   abs(np.log2(p / params)))  # fmt: skip
+
+    assert min(range(1, 257), key=score) == width
+
+
+def test_x_model_counts_by_hand():
+    """16k_model from width 4 on a 32×32 CIFAR image, counted by hand: convolutions 4, 4 at
+    32×32, 8, 8 at 16×16, 16, 16 at 8×8 and 32, 32 at 4×4, a pool after each pair, then 32
+    averages and 10 outputs; a 3×3 'same' convolution of C_in → C_out channels on an S×S map
+    has C_out·C_in·(3S − 2)² synapses, a 2×2 pool 4 per output."""
+    nodes = 3 * 1024 + (4 * 1024 * 2 + 4 * 256) + (8 * 256 * 2 + 8 * 64) + (16 * 64 * 2 + 16 * 16)
+    nodes += (32 * 16 * 2 + 32 * 4) + 32 + 10
+    convs = [(3, 4, 32), (4, 4, 32), (4, 8, 16), (8, 8, 16), (8, 16, 8), (16, 16, 8),
+             (16, 32, 4), (32, 32, 4)]  # fmt: skip
+    synapses = sum(ci * co * (3 * s - 2) ** 2 for ci, co, s in convs)
+    synapses += 4 * (4 * 256 + 8 * 64 + 16 * 16 + 32 * 4) + 32 * 4 + 32 * 10
+    params = sum(9 * ci * co + co for ci, co, _ in convs) + 32 * 10 + 10
+    assert _x_counts("16k-model", 4) == (nodes, synapses, params) == (20_394, 798_128, 18_846)
+    net = build_workload("16k-model")
+    assert (net.n_neurons, net.n_synapses) == (nodes, synapses)
 
 
 def test_pilotnet_is_the_published_architecture():
