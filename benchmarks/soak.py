@@ -247,8 +247,9 @@ if __name__ == "__main__":
         before = json.loads((RESULTS / "soak.json").read_text())
         kept = {k: v for k, v in before.items() if k not in ("meta", "strangers")}
         figures = kept if args.only == "strangers" else {"strangers": before["strangers"]}
+        earlier = {k["case"]: k for k in before["meta"].get("kept", [])}  # kept before too
         was = {"command": before["meta"]["command"], "date": before["meta"]["date"]}
-        meta = {"kept": [{**was, "case": c} for c in CASES if c != args.only]}
+        meta = {"kept": [earlier.get(c, {**was, "case": c}) for c in CASES if c != args.only]}
     if args.only in (None, "sessions"):
         figures.update(main(args.sessions, args.budget, args.settle))
     if args.only in (None, "strangers"):
