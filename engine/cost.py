@@ -7,8 +7,11 @@ Per step (Loihi 2 runtime model eq. 1)::
 with N_DO, N_SO, N_SMR the largest per-core DendOps, SynOps and SynMem reads and
 N_LL / B the time of the most loaded link (each link kind has its own bandwidth). On
 hardware with parallel meshes (``links.meshes``; Loihi 2 has two) a message travels on the
-mesh of its source core's slot, so a router link's time is that of its busier mesh; its
-load (``link_messages``) is both meshes' together. A network's spike sources send from the
+mesh of its source core's slot, so a router link's time is that of its busier mesh, and so
+is a router's link into a core (every mesh has its own: "via two bidirectional mesh links,
+each router is connected to four NeuroCores", Loihi 2 runtime model §II; the simulator
+gives each mesh its port into the core); a link's load (``link_messages``) is both meshes'
+together. A network's spike sources send from the
 hardware's input port (``Hardware.input_core``): their messages load that core's link into
 its router and the routes from there, on that core's mesh.
 Counts are expected values: a synapse's work is scaled by its source's spike rate.
@@ -214,12 +217,11 @@ class Evaluator:
         self.part_of_core = np.full(self.hardware.n_cores, -1, dtype=np.int64)
         self.part_of_core[cores] = np.arange(s.n_parts)
         cores = self._core_ext
-        n_r4 = 4 * self.hardware.n_routers
         if self._meshes > 1:  # every mesh on its own; a link's time is its busiest mesh's
             per_mesh = [self._mesh_loads(cores, m) for m in range(self._meshes)]
             self.loads = np.sum(per_mesh, axis=0)
-            self._time_loads = self.loads.copy()
-            self._time_loads[:n_r4] = np.max([m[:n_r4] for m in per_mesh], axis=0)
+            # (a core sends on one mesh; it receives from each on a port of that mesh's own)
+            self._time_loads = np.max(per_mesh, axis=0)
         elif self.multicast:  # one packet per spike, replicated where its routes part
             self.loads = self._time_loads = multicast_loads(
                 self.hardware, cores[self._mc_src], self._mc_ptr, cores[self._mc_dst],
