@@ -90,6 +90,10 @@ class Evaluation:
     # per link id
     link_messages: np.ndarray = field(repr=False)
     link_us: np.ndarray = field(repr=False)
+    # which predictor produced ``latency_us`` (``engine.predict.predictors``) and its own
+    # figures beside the max-affine terms (µs; none for the max-affine model itself)
+    predictor: str = "max-affine"
+    predictor_terms_us: dict = field(default_factory=dict)
 
     @property
     def link_utilization(self) -> np.ndarray:
@@ -111,11 +115,17 @@ class Evaluation:
 
     def to_dict(self, hardware: Hardware | None = None, *, links: bool = False) -> dict:
         d = {
+            "predictor": self.predictor,
             "latency_us": self.latency_us,
             "energy_uj": self.energy_uj,
             "power_w": self.power_w,
             "bottleneck": self.bottleneck,
             "terms_us": dict(self.terms_us),
+            **(
+                {"predictor_terms_us": dict(self.predictor_terms_us)}
+                if self.predictor_terms_us
+                else {}
+            ),
             "energy_terms_uj": dict(self.energy_terms_uj),
             "max_link_messages": self.max_link_messages,
             "cores_used": self.cores_used,
@@ -134,12 +144,15 @@ class Evaluation:
 
 
 class Evaluator:
-    """Cost of many placements (and swaps) of one partition.
+    """Cost of many placements (and swaps) of one partition, by the max-affine model (the
+    ``max-affine`` predictor; ``engine.predict`` has the others, subclasses of this one).
 
     >>> ev = Evaluator(network, hardware, partition, placement)   # doctest: +SKIP
     >>> ev.swap_cores(3, 17)          # fast: returns (latency_us, energy_uj)
     >>> ev.evaluation()               # the full Evaluation, equal to model_evaluation(...)
     """
+
+    predictor = "max-affine"  # the name of the predictor it is (``engine.predict``)
 
     def __init__(
         self,
@@ -442,18 +455,23 @@ def _placement_problems(cores: np.ndarray, hardware: Hardware, n_parts: int) -> 
 def model_evaluation(network: Network, hardware: Hardware, mapping: Mapping) -> Evaluation:
     """The max-affine model's full cost of a mapping (latency, energy, terms, metrics),
     checked first: every reason it cannot run is named in one ``CapacityError``."""
-    return checked_evaluator(network, hardware, mapping).evaluation()
+    return checked_evaluator(network, hardware, mapping, predictor="max-affine").evaluation()
 
 
 def checked_evaluator(
     network: Network, hardware: Hardware, mapping: Mapping, *,
     graph: PartitionGraph | None = None, multicast: bool | None = None,
+    predictor: str | None = None,
 ) -> Evaluator:  # fmt: skip
     """An ``Evaluator`` of the mapping (fast swaps and re-placements) after checking that it
-    fits every limit (``engine.resources.check_mapping``)."""
+    fits every limit (``engine.resources.check_mapping``), by ``predictor`` (a name of
+    ``engine.predict.predictors``; None: the default, ``engine.predict.DEFAULT_PREDICTOR``)."""
+    from engine.predict import evaluator_class
+
+    cls = evaluator_class(predictor)
     graph = graph or partition_graph(network, hardware, mapping.partition)
     check_mapping(network, hardware, mapping, graph)
-    return Evaluator(
+    return cls(
         network, hardware, mapping.partition, mapping.placement, graph=graph, check=False,
         multicast=multicast,
     )  # fmt: skip
