@@ -19,6 +19,7 @@ from engine.cli.common import (
     multicast_of,
     network_argument,
     network_of,
+    predictor_option,
     rates_option,
     step_options,
     work,
@@ -141,7 +142,7 @@ def cmd_evaluate(args) -> int:
                 f"{mapped.hardware.name}'s NoC multicasts, and --flows and --stages read the "
                 "unicast model: add --unicast"
             )
-        ev = evaluate(mapped, multicast=multicast)
+        ev = evaluate(mapped, multicast=multicast, predictor=args.predictor)
         flows = _flows(mapped, ev, args.flows) if args.flows else None
         stages = None
         if args.stages:
@@ -169,7 +170,8 @@ def cmd_evaluate(args) -> int:
         print(json.dumps(out, indent=2))
         return 0
     print(f"{network.name} on {hardware.name}: {ev.cores_used} cores on {ev.chips_used} chip(s)")
-    print(f"  latency  {ev.latency_us:10.3f} us/step   bound by {ev.bottleneck}")
+    print(f"  latency  {ev.latency_us:10.3f} us/step   bound by {ev.bottleneck}   "
+          f"(predictor: {ev.predictor})")  # fmt: skip
     if step is not None:
         from engine.cli.simulate import step_lines
 
@@ -177,7 +179,10 @@ def cmd_evaluate(args) -> int:
             print(line)
     print(f"  energy   {ev.energy_uj:10.3f} uJ/step   power {ev.power_w:.3f} W")
     terms = "  ".join(f"{k} {v:.3f}" for k, v in ev.terms_us.items())
-    print(f"  terms    {terms}  (us)")
+    print(f"  terms    {terms}  (us, max-affine)")
+    if ev.predictor_terms_us:
+        own = "  ".join(f"{k} {v:.3f}" for k, v in ev.predictor_terms_us.items())
+        print(f"  {ev.predictor:<8} {own}  (us)")
     print(f"  heaviest link {ev.max_link_messages:.1f} messages/step")
     if stages is not None:
         print(f"  stage by stage (Loihi 2 mapping ES §5.6): {stages.latency_us:.3f} us/step, "
@@ -420,6 +425,7 @@ def add_commands(sub) -> None:
         "(spikes sampled with --seed)",
     )  # fmt: skip
     step_options(ev)
+    predictor_option(ev)
     ev.set_defaults(func=cmd_evaluate)
 
     mp = sub.add_parser("map", help=COMMANDS["map"])

@@ -38,7 +38,7 @@ from engine.hardware import OFF_CHIP, Hardware
 from engine.mapping import Partition, Placement
 from engine.network import Network
 from engine.partition_graph import PartitionGraph, partition_graph
-from engine.predict.fluid import fluid_step, unit_links
+from engine.predict.fluid import fluid_step, last_arrivals, unit_links
 from engine.routing import YX, routing_of
 from engine.traffic import port_cores
 
@@ -132,6 +132,7 @@ class FlowModel:
         # constraints: every mesh's links, then every partition's server
         hw = hardware
         self._n_links = hw.n_link_ids * hw.links.meshes
+        self._servers = self._n_links + self._dst  # each destination's server's constraint
         per_message = np.tile(link_us_per_message(hw), hw.links.meshes)
         link_cap = np.divide(1.0, per_message, out=np.zeros_like(per_message),
                              where=per_message > 0)  # fmt: skip
@@ -149,16 +150,15 @@ class FlowModel:
         hw, n_parts = self.hardware, self.graph.n_parts
         ext = port_cores(hw, cores)
         ptr, ids, far = unit_links(
-            ext[self._src], self._ptr, ext[self._dst], self._n_links + self._dst, self._yx,
+            ext[self._src], self._ptr, ext[self._dst], self._servers, self._yx,
             self._gx, self._gy, self._mesh, hw.grid_width, hw.grid_height, hw.n_routers,
             hw.n_cores, hw.n_link_ids, hw.links.meshes, self._hop_cycles, self._edge_cycles,
         )  # fmt: skip
         finish = fluid_step(self.n_src, self._src, self._weight, ptr, ids, self._cap, self._opens)
         sent = float(finish.max(initial=0.0))
         # each destination's last arrival: its senders' finish plus the route's latency
-        last = finish[self._src] + far * (hw.noc.cycle_ns / 1000)
-        arrival = np.zeros(n_parts)
-        np.maximum.at(arrival, self._dst, np.repeat(last, np.diff(self._ptr)))
+        arrival = last_arrivals(finish, self._src, self._ptr, self._dst,
+                                far * (hw.noc.cycle_ns / 1000), n_parts)  # fmt: skip
         core = self.own_us + self.remote_us
         end = np.maximum(arrival, core) + self.dendops_us
         p = int(np.argmax(end)) if n_parts else -1

@@ -252,3 +252,17 @@ def fluid_step(n_src, u_src, u_weight, ptr, ids, cap_all, opens_all):
                     finish[s] = t
                     n_active -= 1
     return finish
+
+
+@numba.njit(cache=True, nogil=True)
+def last_arrivals(finish, u_src, u_ptr, u_dst, far_us, n_parts):
+    """Per destination partition, when its last message arrives: its senders' finish plus
+    the unit's latency to its farthest destination."""
+    out = np.zeros(n_parts)
+    for u in range(u_src.size):
+        t = finish[u_src[u]] + far_us[u]
+        for j in range(u_ptr[u], u_ptr[u + 1]):
+            d = u_dst[j]
+            if t > out[d]:
+                out[d] = t
+    return out

@@ -170,7 +170,7 @@ def require_command_reports(names, option: str = "--objectives") -> None:
 
 def default_evaluator(network, hardware, objective: str, **kwargs):
     """The evaluator an objective needs: the simulator for a simulated objective, else the
-    model (``kwargs``: the evaluator's options, e.g. ``workers``)."""
+    model (``kwargs``: the evaluator's options, e.g. ``workers``, ``predictor``)."""
     if objectives[objective].simulated:
         return SimulatorEvaluator(network, hardware, **kwargs)
     return ModelEvaluator(network, hardware, **kwargs)
