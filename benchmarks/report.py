@@ -241,10 +241,16 @@ def fidelity_issue(d: dict) -> Table:
 
 def fidelity_speed(d: dict) -> Table:
     rows = [
-        [name, whole(v["placements_per_s"]), whole(v["swaps_per_s"])]
+        [name, whole(v["placements_per_s"]), whole(v["swaps_per_s"]),
+         whole(v["placements_per_wall_s"]), whole(v["swaps_per_wall_s"])]
         for name, v in d["speed"].items()
-    ]
-    return Table(["predictor (sparse-mlp-1, loihi2)", "placements / s", "swaps / s"], rows)
+        if isinstance(v, dict)
+    ]  # fmt: skip
+    return Table(
+        ["predictor (sparse-mlp-1, loihi2)", "placements / CPU s", "swaps / CPU s",
+         f"placements / s (load {d['speed']['load_average']:.1f})", "swaps / s"],
+        rows,
+    )  # fmt: skip
 
 
 def fidelity_heuristics(d: dict) -> Table:

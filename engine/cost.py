@@ -44,6 +44,7 @@ from engine.routing import routing_of
 from engine.traffic import (
     FIXED,
     link_summary,
+    mesh_route_loads,
     multicast_loads,
     port_cores,
     route_loads,
@@ -231,7 +232,10 @@ class Evaluator:
         self.part_of_core[cores] = np.arange(s.n_parts)
         cores = self._core_ext
         if self._meshes > 1:  # every mesh on its own; a link's time is its busiest mesh's
-            per_mesh = [self._mesh_loads(cores, m) for m in range(self._meshes)]
+            if self.multicast:
+                per_mesh = [self._mesh_loads(cores, m) for m in range(self._meshes)]
+            else:
+                per_mesh = self._all_mesh_loads(cores)
             self.loads = np.sum(per_mesh, axis=0)
             # (a core sends on one mesh; it receives from each on a port of that mesh's own)
             self._time_loads = np.max(per_mesh, axis=0)
@@ -262,6 +266,16 @@ class Evaluator:
         src, dst, fixed = self._pair_src, self._pair_dst, self._pair_fixed
         on = self._mesh[cores[src]] == mesh
         return route_loads(hw, cores[src[on]], cores[dst[on]], fixed[on])
+
+    def _all_mesh_loads(self, cores: np.ndarray) -> np.ndarray:
+        """Every mesh's loads (rows) of the unicast pairs, in one pass (``_mesh_loads`` of
+        each mesh, equal to the last bit)."""
+        hw = self.hardware
+        return mesh_route_loads(
+            cores[self._pair_src], cores[self._pair_dst], self._pair_fixed.astype(np.int64),
+            self._mesh.astype(np.int64), self._gx, self._gy, hw.grid_width, 4 * hw.n_routers,
+            hw.n_cores, hw.n_link_ids, self._meshes, self._orders,
+        )  # fmt: skip
 
     @property
     def placement(self) -> Placement:
