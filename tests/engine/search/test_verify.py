@@ -24,6 +24,7 @@ from engine.cli import main
 from engine.pipeline import Mapped, build_mapping, resolve_hardware, resolve_network
 from engine.search import ESConfig
 from engine.search.pareto import ParetoConfig
+from engine.search.history import read_history
 from engine.search.record import Record
 from engine.search.runs import EvaluatorOptions, run_evolution, run_pareto
 from engine.search.verify import finalists, simulator_check
@@ -100,9 +101,13 @@ def test_evolve_ends_on_the_simulators_word(predictor, tmp_path):
     written = json.loads(out.read_text())
     assert written["placement"] == json.loads(json.dumps(
         [list(hw.core_address(c)) for c in run.result.best.placement]))  # fmt: skip
-    plain = run_evolution(net, hw, ESConfig(budget=16, seed=1),
+    history = tmp_path / "history.jsonl"
+    plain = run_evolution(net, hw, ESConfig(budget=16, seed=1), history=str(history),
                           options=EvaluatorOptions(predictor=predictor, verify=0))  # fmt: skip
     assert "simulator_check" not in plain.summary()
+    # the history's first line names a predictor other than the default
+    settings = read_history(history).run.settings
+    assert settings.get("predictor") == (None if predictor == "max-affine" else predictor)
 
 
 def test_pareto_simulates_its_front():
