@@ -23,8 +23,8 @@ import pytest
 from engine.cli import main
 from engine.pipeline import Mapped, build_mapping, resolve_hardware, resolve_network
 from engine.search import ESConfig
-from engine.search.pareto import ParetoConfig
 from engine.search.history import read_history
+from engine.search.pareto import ParetoConfig
 from engine.search.record import Record
 from engine.search.runs import EvaluatorOptions, run_evolution, run_pareto
 from engine.search.verify import finalists, simulator_check
