@@ -1,4 +1,5 @@
-"""Soak: many browser sessions one after another against one real ``meshscope serve``.
+"""Soak: many browser sessions against one real ``meshscope serve``, one after another and all
+at once.
 
 Each session opens the page in a fresh browser context (Debian's Chromium through
 Playwright), drags a core onto another, runs a short search on the Evolution tab until it
@@ -7,9 +8,21 @@ after sessions 20, 50, 100, 150 and 200, each time once the server has dropped t
 ones (Bokeh discards a session 15 s after its page is gone and looks every 17 s).
 Target: after 200 sessions, memory within 10 % of where it was after the first 20.
 
+**Many strangers** (``strangers``): twenty pages, each loading a large network a client may
+load (``rand:n=100000,card=64,seed=K`` on ``loihi2-x8``) at once, against a server given a
+memory budget (``--max-memory``); all of them come from this machine, so the server is told
+to let one computer have that many requests (``--client-jobs``). The server's resident
+memory is sampled every 0.2 s (its peak must stay within the budget), another page — the
+demo, opened first — drags a core again and again meanwhile (mouse-up to latency card), and
+the server's memory is read once every page has closed.
+
 Prints one JSON object and writes it to ``benchmarks/results/soak.json``.
 
     .venv/bin/python benchmarks/soak.py [--sessions 200] [--budget 30]
+    .venv/bin/python benchmarks/soak.py --only strangers [--strangers 20] [--max-memory 6G]
+
+``--only`` measures the case it names and keeps the other from the results file (whose
+``meta.kept`` says which command and date measured it).
 
 ``--quick``: a tiny case through the same code, printed and not written
 (tests/benchmarks/test_quick.py runs it).
@@ -18,14 +31,17 @@ Prints one JSON object and writes it to ``benchmarks/results/soak.json``.
 from __future__ import annotations
 
 import json
+import statistics
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
-from common import ROOT, finish, parser
+from common import RESULTS, ROOT, finish, parser
 from playwright.sync_api import expect, sync_playwright
 
+from explorer.admission import parse_size
 from explorer.browser import (
     CHROMIUM,
     CHROMIUM_ARGS,
@@ -100,12 +116,138 @@ def main(sessions: int, budget: int, settle_s: float) -> dict:
     return out
 
 
+# ------------------------------------------------------------------ many strangers
+class Peak(threading.Thread):
+    """The most resident memory a process reaches while it is watched (sampled)."""
+
+    def __init__(self, pid: int, every_s: float = 0.2):
+        super().__init__(daemon=True)
+        self.pid, self.every_s, self.mb, self._done = pid, every_s, 0.0, threading.Event()
+
+    def run(self) -> None:
+        while not self._done.is_set():
+            self.mb = max(self.mb, rss_mb(self.pid))
+            self._done.wait(self.every_s)
+
+    def stop(self) -> float:
+        self._done.set()
+        self.join(5)
+        return self.mb
+
+
+def _load(page, network: str, hardware: str) -> None:
+    page.get_by_placeholder("e.g. qubo:n=2000").fill(network)
+    page.get_by_placeholder("e.g. mesh:8x8x2").fill(hardware)
+    page.get_by_role("button", name="Load", exact=True).first.click()
+
+
+def _outcome(page, network: str) -> str | None:
+    """'loaded', 'refused' (a notification said why) or None while under way."""
+    if network in (page.get_by_test_id("subtitle").text_content() or ""):
+        return "loaded"
+    if page.locator(".notyf__toast--error").count():
+        return "refused"
+    return None
+
+
+def strangers(count: int, network: str, hardware: str, max_memory: str, settle_s: float,
+              drag_every_s: float = 1.0, timeout_s: float = 900.0) -> dict:  # fmt: skip
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/"
+    server = subprocess.Popen(
+        [sys.executable, "-m", "explorer.cli", "serve", "--no-browser", "--port", str(port),
+         "--max-memory", max_memory, "--client-jobs", str(count + 1)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT,
+    )  # fmt: skip
+    try:
+        wait_for_http(url, timeout_s=120)
+        start_mb = rss_mb(server.pid)
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            watcher = browser.new_context(viewport={"width": 1366, "height": 768}).new_page()
+            open_in(watcher, url)
+            # the input core onto a layer3 core and back: each drag changes the latency card
+            quiet = [drag_core(watcher, 0, 8, watch="metric-latency-value") for _ in range(6)]
+            pages = []
+            for _ in range(count):
+                page = browser.new_context(viewport={"width": 1366, "height": 768}).new_page()
+                open_in(page, url)
+                pages.append(page)
+            peak = Peak(server.pid)
+            peak.start()
+            t0 = time.monotonic()
+            for k, page in enumerate(pages):  # one after another, as fast as one can click
+                _load(page, f"{network},seed={k + 1}", hardware)
+            drags, outcomes, k = [], {}, 0
+            while len(outcomes) < count and time.monotonic() - t0 < timeout_s:
+                ms = drag_core(watcher, 0, 8, watch="metric-latency-value")
+                drags.append(ms)
+                k += 1
+                for i, page in enumerate(pages):
+                    if i not in outcomes and (done := _outcome(page, f"seed={i + 1}")):
+                        outcomes[i] = done
+                time.sleep(drag_every_s)
+            wall = time.monotonic() - t0
+            peak_mb = peak.stop()
+            for page in pages:
+                page.context.close()
+            time.sleep(settle_s)  # Bokeh drops the closed sessions; their memory goes back
+            after_mb = rss_mb(server.pid)
+            watcher.context.close()
+            browser.close()
+    finally:
+        server.terminate()
+        server.wait(30)
+    said = list(outcomes.values())
+    budget_mb = parse_size(max_memory) / 2**20
+    return {
+        "strangers": count,
+        "network": f"{network},seed=K",
+        "hardware": hardware,
+        "max_memory_mb": round(budget_mb, 1),
+        "loaded": said.count("loaded"),
+        "refused": said.count("refused"),
+        "unfinished": count - len(said),
+        "wall_s": round(wall, 1),
+        "rss_mb_at_start": round(start_mb, 1),
+        "rss_mb_peak": round(peak_mb, 1),
+        "peak_within_budget": peak_mb <= budget_mb,
+        "rss_mb_after_close": round(after_mb, 1),
+        "drag_ms_quiet_median": round(statistics.median(quiet), 1),
+        "drag_ms_median": round(statistics.median(drags), 1) if drags else None,
+        "drag_ms_max": round(max(drags), 1) if drags else None,
+        "drags": len(drags),
+    }
+
+
+CASES = ("sessions", "strangers")
+
+
 if __name__ == "__main__":
     ap = parser(__doc__)
     ap.add_argument("--sessions", type=int, default=200)
     ap.add_argument("--budget", type=int, default=30, help="evaluations of each search")
     ap.add_argument("--settle", type=float, default=40.0, help="seconds before each reading")
+    ap.add_argument("--strangers", type=int, default=20, help="pages loading at once")
+    ap.add_argument("--network", default="rand:n=100000,card=64", help="what each stranger loads")
+    ap.add_argument("--hardware", default="loihi2-x8")
+    ap.add_argument("--max-memory", default="6G", help="the server's budget (serve --max-memory)")
+    ap.add_argument("--only", choices=CASES, help="measure this case, keep the other's figures")
     args = ap.parse_args()
     if args.quick:
         args.sessions, args.budget, args.settle = 1, 6, 1.0
-    finish(args, "soak", main(args.sessions, args.budget, args.settle))
+        args.strangers, args.network, args.hardware = 2, "rand:n=2000,card=8", "loihi2"
+    figures, meta = {}, {}
+    if args.only and not args.quick:
+        before = json.loads((RESULTS / "soak.json").read_text())
+        kept = {k: v for k, v in before.items() if k not in ("meta", "strangers")}
+        figures = kept if args.only == "strangers" else {"strangers": before["strangers"]}
+        was = {"command": before["meta"]["command"], "date": before["meta"]["date"]}
+        meta = {"kept": [{**was, "case": c} for c in CASES if c != args.only]}
+    if args.only in (None, "sessions"):
+        figures.update(main(args.sessions, args.budget, args.settle))
+    if args.only in (None, "strangers"):
+        figures["strangers"] = strangers(
+            args.strangers, args.network, args.hardware, args.max_memory, args.settle
+        )
+    finish(args, "soak", figures, meta=meta)

@@ -28,8 +28,10 @@ from engine.errors import MeshScopeError, SpecError
 from engine.hardware import NocConstants
 from engine.simulate import SyntheticRun, run_synthetic
 from explorer.access import ClientAccess, ClientLimits, message_bytes
+from explorer.admission import Admission, ServerBudget
 from explorer.compat import release_notifications, send_without_delay
 from explorer.scenes import Scene, scene_from_arg
+from explorer.serving import start_server
 from explorer.state import ExplorerState
 from explorer.step_runner import StepRunner
 from explorer.traffic_runner import SOURCES
@@ -58,6 +60,7 @@ TITLE = "MeshScope"
 SESSION_ARG = "session"  # the URL query parameter that carries a session's token
 SCENE_ARG = "scene"  # … and the one that names a scene for the Traffic tab
 STEP_DELAY_S = 0.15  # a simulated step starts this long after a change: the redraw goes first
+RELEASE_AFTER_S = 1.0  # a closed session's memory is collected this long after it is destroyed
 
 _HEADER_CSS = """
 .ms-header { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
@@ -140,6 +143,15 @@ def session_state(
     return state, own
 
 
+def _session_and_client() -> tuple[str, str]:
+    """The page's Bokeh session id and its browser's address (whom a per-client cap counts)."""
+    context = pn.state.curdoc.session_context if pn.state.curdoc else None
+    if context is None:
+        return "", ""
+    request = getattr(context, "request", None)
+    return str(context.id), str(getattr(request, "remote_ip", "") or "")
+
+
 def _token_from_request() -> str | None:
     values = pn.state.session_args.get(SESSION_ARG) if pn.state.curdoc else None
     return values[0].decode(errors="replace") if values else None
@@ -149,7 +161,7 @@ def _when_page_is_up(token: str, state: ExplorerState) -> None:
     """Once the page is connected: show the session's token in the address bar (no
     reload), make its websocket send small frames at once, and simulate the shown
     mapping's step in the background from now on; once it is closed, let go of what
-    Panel would keep of it."""
+    Panel would keep of it, and hand its memory back (``Gate.closed``)."""
     doc = pn.state.curdoc
     if doc is None or doc.session_context is None:
         return
@@ -158,6 +170,8 @@ def _when_page_is_up(token: str, state: ExplorerState) -> None:
     def closed(session_context):
         steps.close()
         release_notifications(session_context)
+        # once Bokeh has let go of the document: collect it, return its pages to the system
+        threading.Timer(RELEASE_AFTER_S, state.gate.closed).start()
 
     doc.on_session_destroyed(closed)
 
@@ -208,9 +222,9 @@ def _error_page(error: MeshScopeError, network, hardware, mapping) -> pn.Column:
         for flag, value in (("network", network), ("hardware", hardware), ("mapping", mapping))
         if value
     )
-    message = pn.pane.Alert(
-        f"**Cannot open this mapping.** {' '.join(str(error).split())}\n\n"
-        f"Asked for: `meshscope serve {asked}`. "
+    message = pn.pane.Alert(  # Markdown: the message escaped, the specs in a code span
+        f"**Cannot open this mapping.** {escape(' '.join(str(error).split()), quote=False)}\n\n"
+        f"Asked for: `meshscope serve {asked.replace('`', chr(39))}`. "
         "Run `meshscope list` to see the networks and hardware MeshScope knows; "
         "`meshscope evaluate` with the same options shows the same problem.",
         alert_type="danger",
@@ -346,11 +360,13 @@ def build_app(
     *,
     token: str | None = None,
     access: ClientAccess | None = None,
+    admission: Admission | None = None,
 ):
     """One session's page for a network spec, hardware spec and optional mapping file.
 
     ``token``: a session token to restore (default: the page URL's ``?session=``);
-    ``access``: what the page's client may ask for (``session_state``).
+    ``access``: what the page's client may ask for (``session_state``); ``admission``: the
+    server's, through which the session's heavy work waits its turn (None: none waits).
     """
     pn.extension("tabulator", notifications=True)
     try:
@@ -359,6 +375,8 @@ def build_app(
         )
     except MeshScopeError as e:
         return _error_page(e, network, hardware, mapping)
+    if admission is not None:
+        state.gate = admission.gate(*_session_and_client())
     _when_page_is_up(own, state)
     scene, problem = _scene_from_request()
     if problem:
@@ -422,6 +440,9 @@ def serve(
     limits: ClientLimits | None = None,
     threaded: bool = False,
     session_lifetime_ms: int | None = None,
+    secret: bytes | None = None,
+    budget: ServerBudget | None = None,
+    admission: Admission | None = None,
 ):
     """Serve the explorer on ``address:port``; blocks unless ``threaded``.
 
@@ -429,21 +450,30 @@ def serve(
     (``host:port``) allowed besides the local ones; ``limits``: what one client may ask
     for (``ClientLimits``). ``threaded=True`` returns Panel's server thread (stop it with
     ``.stop()``); tests use it to serve the page in-process. ``session_lifetime_ms``: how
-    long a closed page's session lives on (Bokeh's default, 15 s, when None).
+    long a closed page's session lives on (Bokeh's default, 15 s, when None). ``secret``:
+    the key that signs session ids (``serving.read_secret``; a new one when None). The
+    server answers only the hosts it was started for and sends a Content-Security-Policy
+    (``explorer.serving``). ``budget``: the server-wide memory budget and queue of heavy
+    work (``explorer.admission``; ``ServerBudget.default()`` when None), or ``admission``
+    itself (tests hold its places).
     """
     origins = websocket_origins(address, port, tuple(allow_origins))
     access = ClientAccess.for_server((network, hardware, mapping), allow_files, limits)
     _warm_up(network, hardware, mapping, access)  # before listening: the first page is fast
     settle_heap()
 
-    def app():
-        return build_app(network, hardware, mapping, access=access)
+    admission = admission or Admission(budget or ServerBudget.default())
 
-    return pn.serve(
+    def app():
+        return build_app(network, hardware, mapping, access=access, admission=admission)
+
+    return start_server(
         app,
         port=port,
         address=address,
-        websocket_origin=origins,
+        websocket_origins=origins,
+        allow_origins=allow_origins,
+        secret=secret,
         # an upload travels in one message: Bokeh's default bound (20 MB) closed the page
         # of a file under the upload limit (the browser sends none over it)
         websocket_max_message_size=message_bytes(access.limits.upload_bytes),

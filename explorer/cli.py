@@ -7,6 +7,7 @@ which sees both, adds the ``serve`` subcommand to it. Imports stay one-way.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import errno
 import re
 import socket
@@ -16,6 +17,7 @@ from engine.cli import main as engine_main
 from engine.cli.common import whole
 from engine.defaults import DEFAULT_HARDWARE, DEFAULT_NETWORK
 from engine.errors import SpecError
+from explorer.admission import ServerBudget, parse_size
 
 __all__ = ["DEFAULT_PORT", "PortInUseError", "add_serve", "check_can_listen", "main", "origin"]
 
@@ -56,6 +58,22 @@ def add_serve(sub) -> None:
         "--allow-origin", action="append", default=[], metavar="HOST:PORT", type=origin,
         help="also accept pages served as HOST:PORT (repeatable; needed with --address 0.0.0.0: "
         "the address other machines' browsers use)",
+    )  # fmt: skip
+    sv.add_argument(
+        "--max-memory", type=_size, metavar="SIZE",
+        help="the memory all pages together may use (e.g. 8G, 512M; default: half of this "
+        "machine's): heavy work waits in a queue, the page shows its place in line, until it "
+        "fits",
+    )  # fmt: skip
+    sv.add_argument(
+        "--client-jobs", type=whole(1, 1000), default=ServerBudget.client_jobs, metavar="N",
+        help=f"requests one computer may have waiting or running at once (default "
+        f"{ServerBudget.client_jobs})",
+    )  # fmt: skip
+    sv.add_argument(
+        "--secret-file", metavar="FILE",
+        help="sign session ids with the key in FILE (32 bytes or more, readable by its owner "
+        "only), for several servers behind one proxy; by default a new key at each start",
     )  # fmt: skip
     sv.add_argument(
         "--no-browser", action="store_true", help="do not open a browser tab, just serve"
@@ -104,12 +122,23 @@ def _listen_error(e: OSError, address: str, port: int) -> PortInUseError:
     )
 
 
+def _size(text: str) -> int:
+    try:
+        return parse_size(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a size: write e.g. 8G, 512M or 2000000 (bytes)"
+        ) from None
+
+
 def cmd_serve(args) -> int:
     from explorer.access import ClientAccess
     from explorer.app import serve, websocket_origins
+    from explorer.serving import read_secret
 
     websocket_origins(args.address, args.port, tuple(args.allow_origin))  # before any work
     ClientAccess.for_server(allow_files=args.allow_files)  # every folder exists
+    secret = read_secret(args.secret_file)
     check_can_listen(args.address, args.port)
     try:
         serve(  # with --mapping, the network and hardware default to the file's
@@ -121,6 +150,12 @@ def cmd_serve(args) -> int:
             show=not args.no_browser,
             allow_files=tuple(args.allow_files),
             allow_origins=tuple(args.allow_origin),
+            secret=secret,
+            budget=dataclasses.replace(
+                ServerBudget.default(),
+                client_jobs=args.client_jobs,
+                **({"memory_bytes": args.max_memory} if args.max_memory else {}),
+            ),
         )
     except OSError as e:  # taken between the check and the server's own bind
         raise _listen_error(e, args.address, args.port) from None

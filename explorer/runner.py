@@ -10,9 +10,10 @@ tests, a direct call. ``stop`` sets the cancel token; what was found stays.
 
 A listener has three methods, all called on the page's thread: ``on_start(config,
 from_current)`` (it may refuse the run), ``on_events(events)``, ``on_end(search, cancelled,
-error)``. ``StateListener``, the default, publishes into the ``ExplorerState`` (the
-Evolution tab draws from there); the Pareto view listens itself. No UI toolkit is imported
-here.
+error)``; and may have a fourth, ``on_wait(place)``, told the search's place in the
+server's line while it waits its turn (``explorer.admission``; 0 when it starts).
+``StateListener``, the default, publishes into the ``ExplorerState`` (the Evolution tab
+draws from there); the Pareto view listens itself. No UI toolkit is imported here.
 """
 
 from __future__ import annotations
@@ -21,10 +22,11 @@ import threading
 import time
 from collections.abc import Callable
 
-from engine.errors import MeshScopeError
+from engine.errors import Cancelled, MeshScopeError
 from engine.pipeline import Mapped, evaluate
 from engine.predict import DEFAULT_PREDICTOR
 from engine.search import ModelEvaluator, SimulatorEvaluator, make_search, objectives
+from explorer.admission import STEP_BYTES, place_text
 from explorer.state import ActionError
 
 __all__ = ["SearchRunner", "StateListener"]
@@ -90,14 +92,21 @@ class SearchRunner:
 
     def _run(self, search) -> None:
         last, error = 0.0, ""
+        waiting = getattr(self.listener, "on_wait", None)
         try:
-            for event in search.iter_run(cancel=self._cancel):
-                with self._lock:
-                    self._pending.append(event)
-                now = time.monotonic()
-                if now - last >= self.interval_s:
-                    last = now
-                    self.schedule(self._flush)
+            with self.state.gate.turn(
+                "search", "the search", STEP_BYTES, cancel=self._cancel,
+                on_wait=None if waiting is None else (lambda k: self.schedule(lambda: waiting(k))),
+            ):  # fmt: skip
+                for event in search.iter_run(cancel=self._cancel):
+                    with self._lock:
+                        self._pending.append(event)
+                    now = time.monotonic()
+                    if now - last >= self.interval_s:
+                        last = now
+                        self.schedule(self._flush)
+        except Cancelled:  # stopped while it waited for its turn: nothing was evaluated
+            pass
         except MeshScopeError as e:
             error = str(e)
         except Exception as e:  # noqa: BLE001 - a crash must still end the run cleanly
@@ -143,6 +152,13 @@ class StateListener:
             search_error="",
             best_on_mesh=True,
         )
+
+    def on_wait(self, place: int) -> None:
+        """The search waits for the server (``place`` in line; 0: it starts)."""
+        if self.state.search_running:
+            self.state.search_status = (
+                f"waiting for the server: {place_text(place)}" if place else "starting"
+            )
 
     def on_events(self, events) -> None:
         state = self.state

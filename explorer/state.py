@@ -18,6 +18,7 @@ import json
 import os
 import tempfile
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -59,6 +60,7 @@ from engine.search import Record, resize_population
 from engine.specs import DEFAULT_HARDWARE, DEFAULT_NETWORK, demo_path
 from engine.specs import DEFAULT_PLACEMENT as DEFAULT_PLACER
 from explorer.access import ClientAccess
+from explorer.admission import OPEN, STEP_BYTES, Gate, network_needs
 
 __all__ = [
     "DEFAULT_NETWORK",
@@ -290,6 +292,10 @@ class ExplorerState(param.Parameterized):
         class_=ClientAccess, default=ClientAccess(), instantiate=False, constant=True,
         doc="what this session may name and ask for (a server's client by default)",
     )  # fmt: skip
+    gate = param.ClassSelector(
+        class_=Gate, default=OPEN, instantiate=False,
+        doc="this session's door to its server's admission of heavy work (OPEN: no server)",
+    )  # fmt: skip
     network_spec = param.String(default=DEFAULT_NETWORK, doc="what the user typed for the network")
     hardware_spec = param.String(default=DEFAULT_HARDWARE, doc="… and for the hardware")
     partition_spec = param.String(default=None, allow_None=True, doc="None: the network's default")
@@ -345,6 +351,9 @@ class ExplorerState(param.Parameterized):
         default=0, doc="cycles the running simulation has reached (for a long step's card)"
     )
     simulated_error = param.String(default="", doc="why the shown mapping was not simulated")
+    simulating_place = param.Integer(
+        default=0, doc="the simulation's place in the server's line (0: not waiting)"
+    )
     start_simulated_us = param.Number(
         default=None, allow_None=True, doc="the starting mapping's simulated step (µs)"
     )
@@ -412,10 +421,13 @@ class ExplorerState(param.Parameterized):
         *,
         partition_spec: str | None = None,
         placer: str | None = None,
+        on_wait: Callable[[int], None] | None = None,
     ) -> Prepared:
         """What ``load`` switches to — every spec through the session's ``access`` first,
         then resolved, partitioned, placed and evaluated — without changing the state: the
-        long part of a load, safe in a worker thread (``adopt`` it on the session's)."""
+        long part of a load, safe in a worker thread (``adopt`` it on the session's). The
+        long part waits its turn at the server's admission (``gate``; ``on_wait(place)``
+        hears its place in line)."""
         self._require_idle()
         access = self.access
         placer = access.placer(placer or self.placer)
@@ -423,24 +435,26 @@ class ExplorerState(param.Parameterized):
         hardware_spec = hardware_spec and access.hardware(hardware_spec)
         mapping_path = mapping_path and access.mapping_file(mapping_path)
         partition_spec = access.partition(partition_spec)
-        mapped = _resolve_mapped(
-            network_spec and demo_path(network_spec), hardware_spec, mapping_path,
-            placer=placer, partition_spec=partition_spec,
-        )  # fmt: skip
-        network, hardware, mapping = mapped.network, mapped.hardware, mapped.mapping
-        access.check_network(network, network_spec)
-        access.check_hardware(hardware, hardware_spec)
-        return Prepared(
-            mapped,
-            self._make_evaluator(network, hardware, mapping, mapped.graph),
-            {
-                "network_spec": network_spec or network.name,
-                "hardware_spec": hardware_spec or hardware.name,
-                "mapping_path": mapping_path,
-                "partition_spec": partition_spec,
-                "placer": placer,
-            },
-        )
+        needs = network_needs(network_spec, hardware_spec, access.limits)
+        with self.gate.turn("work", f"loading {network_spec or mapping_path}", needs, on_wait):
+            mapped = _resolve_mapped(
+                network_spec and demo_path(network_spec), hardware_spec, mapping_path,
+                placer=placer, partition_spec=partition_spec,
+            )  # fmt: skip
+            network, hardware, mapping = mapped.network, mapped.hardware, mapped.mapping
+            access.check_network(network, network_spec)
+            access.check_hardware(hardware, hardware_spec)
+            return Prepared(
+                mapped,
+                self._make_evaluator(network, hardware, mapping, mapped.graph),
+                {
+                    "network_spec": network_spec or network.name,
+                    "hardware_spec": hardware_spec or hardware.name,
+                    "mapping_path": mapping_path,
+                    "partition_spec": partition_spec,
+                    "placer": placer,
+                },
+            )
 
     def adopt(self, prepared: Prepared) -> None:
         """Make what ``prepare`` (or ``prepare_upload``) made current: the new starting
@@ -564,13 +578,15 @@ class ExplorerState(param.Parameterized):
         self.adopt(prepared)
         return prepared.kind
 
-    def prepare_upload(self, filename: str, data: bytes) -> Prepared:
+    def prepare_upload(
+        self, filename: str, data: bytes, on_wait: Callable[[int], None] | None = None
+    ) -> Prepared:
         """What an uploaded file switches to, without changing the state (safe in a worker
         thread, like ``prepare``): a mapping of the current network and hardware is an
         edit of the current mapping; a mapping for another network or hardware switches
         to them when the file names ones this session may load (``access``); a network
         file keeps the current hardware. Whatever is wrong with the file is an error
-        naming it as the user does."""
+        naming it as the user does. Building waits its turn as ``prepare``'s does."""
         self._require_idle()
         name = Path(filename or "upload").name
         suffix = Path(name).suffix.lower()
@@ -586,7 +602,10 @@ class ExplorerState(param.Parameterized):
                 and mf.hardware_fingerprint == hardware.fingerprint
             )
             if same:
-                with _reading(name, MAPPING_FILE):
+                with (
+                    self.gate.turn("work", f"reading {name}", STEP_BYTES, on_wait),
+                    _reading(name, MAPPING_FILE),
+                ):
                     mapped = build_mapping(network, hardware, mapping_file=mf)
                 named = (mf.network_name, mf.hardware_name)
                 notes = () if named == (network.name, hardware.name) else (
@@ -597,8 +616,12 @@ class ExplorerState(param.Parameterized):
                 return self._prepared(mapped, "mapping", edit=True, notes=notes)
             access.network(mf.network_name)  # the names inside the file are a client's too
             access.hardware(mf.hardware_name)
-            with _reading(name, MAPPING_FILE):
-                mapped = build_mapping(mapping_file=mf)
+            needs = network_needs(mf.network_name, mf.hardware_name, access.limits)
+            with (
+                self.gate.turn("work", f"reading {name}", needs, on_wait),
+                _reading(name, MAPPING_FILE),  # a demo's name: the shipped file (demo_path)
+            ):
+                mapped = build_mapping(demo_path(mf.network_name), mapping_file=mf)
             access.check_network(mapped.network)
             access.check_hardware(mapped.hardware)
             note = (
@@ -611,32 +634,39 @@ class ExplorerState(param.Parameterized):
                 mapped, "mapping", network_spec=mf.network_name,
                 hardware_spec=mf.hardware_name, mapping_path=name, notes=(note,) if note else (),
             )  # fmt: skip
-        if suffix in (".npz", ".hgr", ".nir"):
-            with tempfile.TemporaryDirectory() as tmp:
-                path = Path(tmp) / name  # (its name: a network's name defaults to it)
-                with (
-                    _reading(name, NETWORK_FILE, temp=path),
-                    warnings.catch_warnings(record=True) as said,
-                ):
-                    warnings.simplefilter("always", MeshScopeWarning)
-                    path.write_bytes(data)
-                    network = _read_network(path, access)
-                notes = tuple(  # a reader's warnings (nir's own type check failed …)
-                    _as_uploaded(" ".join(str(w.message).split()), path, name)
-                    for w in said
-                    if issubclass(w.category, MeshScopeWarning)
-                )
-            access.check_network(network)
-            hardware = hardware or resolve_hardware(DEFAULT_HARDWARE)
-            mapped = build_mapping(network, hardware, placement=access.placer(self.placer))
-            return self._prepared(
-                mapped, "network", network_spec=network.name, hardware_spec=hardware.name,
-                mapping_path=None, notes=notes,
-            )  # fmt: skip
+        if suffix in (".npz", ".hgr", ".nir"):  # its sizes: known once read (the limits')
+            needs = network_needs(None, hardware.name if hardware else None, access.limits)
+            with self.gate.turn("work", f"reading {name}", needs, on_wait):
+                return self._prepare_network_file(name, data, hardware)
         raise InputFileError(
             f"{name}: MeshScope reads mapping files (.json) and networks (.npz, hMETIS .hgr, "
             "NIR .nir)"
         )
+
+    def _prepare_network_file(self, name: str, data: bytes, hardware) -> Prepared:
+        """``prepare_upload`` of a network file: read, checked, placed on ``hardware``."""
+        access = self.access
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / name  # (its name: a network's name defaults to it)
+            with (
+                _reading(name, NETWORK_FILE, temp=path),
+                warnings.catch_warnings(record=True) as said,
+            ):
+                warnings.simplefilter("always", MeshScopeWarning)
+                path.write_bytes(data)
+                network = _read_network(path, access)
+            notes = tuple(  # a reader's warnings (nir's own type check failed …)
+                _as_uploaded(" ".join(str(w.message).split()), path, name)
+                for w in said
+                if issubclass(w.category, MeshScopeWarning)
+            )
+        access.check_network(network)
+        hardware = hardware or resolve_hardware(DEFAULT_HARDWARE)
+        mapped = build_mapping(network, hardware, placement=access.placer(self.placer))
+        return self._prepared(
+            mapped, "network", network_spec=network.name, hardware_spec=hardware.name,
+            mapping_path=None, notes=notes,
+        )  # fmt: skip
 
     def _prepared(
         self, mapped: Mapped, kind: str, *, edit: bool = False, notes=(), **specs
@@ -952,7 +982,8 @@ class ExplorerState(param.Parameterized):
         access = self.access
         network_spec = access.network(snap["network_spec"])
         hardware_spec = access.hardware(snap["hardware_spec"])
-        network, hardware = resolve_network(network_spec), resolve_hardware(hardware_spec)
+        network = resolve_network(demo_path(network_spec))
+        hardware = resolve_hardware(hardware_spec)
         access.check_network(network, network_spec)
         access.check_hardware(hardware, hardware_spec)
         mapping = parse_mapping_dict(snap["mapping"], "saved session").build(network, hardware)

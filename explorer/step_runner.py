@@ -21,10 +21,11 @@ import threading
 import time
 from collections.abc import Callable
 
-from engine.errors import Cancelled, failure_text
+from engine.errors import Cancelled, MeshScopeError, failure_text
 from engine.partition_graph import partition_graph
 from engine.pipeline import Mapped
 from engine.simulate import simulate_step
+from explorer.admission import STEP_BYTES
 
 __all__ = ["StepRunner"]
 
@@ -87,7 +88,7 @@ class StepRunner:
             jobs.append((shown, s.shown_mapping()))
         jobs = [(ev, mapping, s.known_graph(mapping)) for ev, mapping in jobs]
         self._for = shown
-        s.param.update(simulating=True, simulated_error="", simulating_cycles=0)
+        s.param.update(simulating=True, simulated_error="", simulating_cycles=0, simulating_place=0)
         args = (s.network, s.hardware, jobs, s.access.cycles, cancel)
         self._thread = threading.Thread(
             target=self._run, args=args, name="meshscope-step", daemon=True
@@ -107,6 +108,23 @@ class StepRunner:
     def _run(self, network, hardware, jobs, limit_cycles: int, cancel: threading.Event) -> None:
         if self.delay > 0 and cancel.wait(self.delay):
             return  # a newer change came first
+        try:
+            with self.state.gate.turn(
+                "work", "the simulated step", STEP_BYTES, cancel=cancel,
+                on_wait=lambda place: self.schedule(lambda: self._place(place, cancel)),
+            ):  # fmt: skip
+                self._simulate(network, hardware, jobs, limit_cycles, cancel)
+        except Cancelled:
+            return
+        except MeshScopeError as e:  # refused by the server's admission
+            message = str(e)
+            self.schedule(lambda: self._failed(jobs[-1][0], message, cancel))
+
+    def _place(self, place: int, cancel: threading.Event) -> None:
+        if not cancel.is_set():
+            self.state.simulating_place = place
+
+    def _simulate(self, network, hardware, jobs, limit_cycles, cancel) -> None:
         for evaluation, mapping, graph in jobs:
             try:
                 if graph is None:

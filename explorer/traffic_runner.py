@@ -11,6 +11,7 @@ is imported here.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -18,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from engine.errors import SpecError, failure_text
+from engine.errors import Cancelled, SpecError, failure_text
 from engine.hardware import Hardware, NocConstants
 from engine.pipeline import Mapped, build_mapping, evaluate, resolve_hardware
 from engine.routing import routings
@@ -32,6 +33,7 @@ from engine.simulate import (
 )
 from engine.simulate.sweep import SATURATION_FACTOR, sweep
 from engine.simulate.walk import walk_step, walk_synthetic
+from explorer.admission import OPEN, STEP_BYTES, Gate
 
 if TYPE_CHECKING:
     from explorer.state import ExplorerState
@@ -277,9 +279,12 @@ class TrafficRunner:
     the page's thread (``schedule``; in tests, a direct call)."""
 
     def __init__(self, schedule: Callable[[Callable[[], None]], None] | None = None, *,
-                 what: str = "the simulation"):  # fmt: skip
+                 what: str = "the simulation", gate: Gate = OPEN,
+                 waiting: Callable[[int], None] | None = None):  # fmt: skip
         self.schedule = schedule or (lambda fn: fn())
         self.what = what
+        self.gate = gate  # each job waits its turn at the server's admission
+        self.waiting = waiting  # told (on the page) the job's place in line while it waits
         self._cancel = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -298,9 +303,20 @@ class TrafficRunner:
         self._cancel.set()
         cancel = self._cancel = threading.Event()
 
+        def heard(place: int) -> None:
+            if self.waiting is not None and not cancel.is_set():
+                self.schedule(lambda: self.waiting(place))
+
         def run() -> None:
             try:
-                result = job(cancel)
+                with contextlib.ExitStack() as turn:
+                    try:
+                        turn.enter_context(
+                            self.gate.turn("work", self.what, STEP_BYTES, heard, cancel)
+                        )
+                    except Cancelled:
+                        return  # stopped before its turn came: another job (or none) follows
+                    result = job(cancel)
             except Exception as e:  # noqa: BLE001 - a page must hear of any failure
                 message = failure_text(e, self.what)
                 self.schedule(lambda: failed(message))

@@ -199,7 +199,11 @@ def fill_when_shown(layout, objects) -> None:
 
 # ------------------------------------------------------------------ errors
 def notify_error(message: str, notify: Callable[[str], None] | None = None) -> None:
-    """Show ``message`` as an error notification (or hand it to ``notify``)."""
+    """Show ``message`` as an error notification (or hand it to ``notify``).
+
+    A notification is text, never markup: messages quote what a client sent (a name typed
+    in a box, a field of a scene, a file's name), and the browser would parse it as HTML —
+    so it is escaped here, the one way text reaches a notification."""
     message = " ".join(str(message).split())
     if notify is not None:
         notify(message)
@@ -208,7 +212,7 @@ def notify_error(message: str, notify: Callable[[str], None] | None = None) -> N
     if area is None:  # no page (a test without a server): the log is all there is
         log.warning("%s", message)
         return
-    area.error(message, duration=ERROR_DURATION_MS)
+    area.error(html_text.escape(message), duration=ERROR_DURATION_MS)
 
 
 def notify_info(message: str, notify: Callable[[str], None] | None = None) -> None:
@@ -222,7 +226,7 @@ def notify_info(message: str, notify: Callable[[str], None] | None = None) -> No
     if area is None:
         log.info("%s", message)
         return
-    area.info(message, duration=ERROR_DURATION_MS)
+    area.info(html_text.escape(message), duration=ERROR_DURATION_MS)  # text (notify_error)
 
 
 def notify_when_up(message: str) -> None:
@@ -282,17 +286,21 @@ def off_page(
     *,
     what: str,
     name: str = "meshscope-work",
+    turn: Callable[[], contextlib.AbstractContextManager] | None = None,
 ) -> None:
     """``work()`` in a daemon thread, then ``done(its value)`` — or ``failed(message)`` if
     it raised (a ``MeshScopeError``'s text, else ``failure_text`` of ``what``) — on
     ``doc``'s thread (``session_scheduler``). The server's event loop answers every page
     and every request (a plain GET too), so a page's long work never runs on it. Without
-    a document (tests, the Python API) all of it happens at once, in this thread."""
+    a document (tests, the Python API) all of it happens at once, in this thread.
+    ``turn``: a place in the server's admission to hold while ``work`` runs
+    (``Gate.turn``), waited for in the thread."""
     schedule = session_scheduler(doc)
 
     def run() -> None:
         try:
-            value = work()
+            with turn() if turn is not None else contextlib.nullcontext():
+                value = work()
         except Exception as e:  # noqa: BLE001 - a page must hear of any failure
             message = failure_text(e, what)
             schedule(lambda: failed(message))

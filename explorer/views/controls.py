@@ -24,6 +24,7 @@ from engine.placement import placement_choices
 from engine.progress import reporting
 from engine.specs import demo_files
 from engine.workloads import workloads
+from explorer.admission import place_text
 from explorer.state import ExplorerState
 from explorer.views._page import (
     LiveHTML,
@@ -124,6 +125,7 @@ _CSS = """
 .ms-layer { font: 13px system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #1f2933;
             display: flex; align-items: center; gap: 6px; white-space: nowrap; }
 .ms-layer .swatch { width: 12px; height: 12px; border-radius: 2px; flex: none; }
+.ms-layer .name { min-width: 0; flex: 0 1 auto; overflow: hidden; text-overflow: ellipsis; }
 .ms-layer .size { color: #9ca3af; font-size: 11px; min-width: 0; overflow: hidden;
                   text-overflow: ellipsis; }
 .ms-count { font: 600 14px system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
@@ -132,7 +134,7 @@ _CSS = """
 # the rows of LayerTable: label, count, − and + as the widgets' row of each layer looked
 _LAYER_CSS = """
 .ms-layer-row { display: flex; align-items: flex-start; height: 30px; }
-.ms-layer-row .ms-layer { width: 160px; margin: 6px 0 0 10px; }
+.ms-layer-row .ms-layer { width: 160px; margin: 6px 0 0 10px; overflow: hidden; }
 .ms-layer-row .ms-count { width: 32px; margin: 5px 5px 0 5px; text-align: left; }
 .ms-step { width: 30px; height: 26px; margin: 2px; padding: 2px 0; box-sizing: border-box;
            font: 14px/1 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
@@ -174,7 +176,7 @@ layers.replaceChildren(...data.rows.map((row, k) => {
   label.title = row.hint;
   const swatch = element("span", "swatch");
   swatch.style.background = row.color;
-  label.append(swatch, `${row.name} `, element("span", "size", row.size));
+  label.append(swatch, element("span", "name", row.name), element("span", "size", row.size));
   const count = element("div", "ms-count", String(row.count));
   count.dataset.testid = `cores-${k}`;
   const step = (text, delta, enabled, what) => {
@@ -326,15 +328,20 @@ class ControlsView(pn.viewable.Viewer):
         network = self.network_text.value.strip() or self.network_select.value
         hardware = self.hardware_text.value.strip() or self.hardware_select.value
         partition, placer = self.partition_select.value or None, self.placer_select.value
+        waiting = self._waiting()
         return self._off_page(
-            lambda: self.state.prepare(network, hardware, partition_spec=partition, placer=placer),
+            lambda: self.state.prepare(
+                network, hardware, partition_spec=partition, placer=placer, on_wait=waiting
+            ),
             "loading",
         )
 
     def upload_file(self, filename: str, data: bytes) -> bool:
         """Load an uploaded mapping or network (``ExplorerState.upload``), like ``load``."""
+        waiting = self._waiting()
         return self._off_page(
-            lambda: self.state.prepare_upload(filename, data), f"reading {filename}"
+            lambda: self.state.prepare_upload(filename, data, on_wait=waiting),
+            f"reading {filename}",
         )
 
     def _off_page(self, prepare, what: str) -> bool:
@@ -379,6 +386,20 @@ class ControlsView(pn.viewable.Viewer):
                 return prepare()
 
         return work
+
+    def _waiting(self):
+        """An ``on_wait`` for a load (called in its thread): the Load button says the load's
+        place in the server's line, "Waiting: 2nd in line", until it starts."""
+        schedule = session_scheduler(self._doc)
+
+        def heard(place: int) -> None:
+            schedule(lambda: self._show_place(place))
+
+        return heard
+
+    def _show_place(self, place: int) -> None:
+        if self._busy:
+            self.load_button.label = f"Waiting: {place_text(place)}" if place else "Loading…"
 
     def _show_progress(self, percent: int) -> None:
         if self._busy:  # (a report scheduled before the load ended is late)

@@ -11,6 +11,7 @@ from bokeh.plotting import figure
 
 from engine.errors import MeshScopeError
 from engine.simulate import build_pattern, channel_load_bound, read_curve
+from explorer.admission import place_text
 from explorer.traffic_runner import TrafficRunner, mesh_shape, sweep_points, synthetic_spec
 from explorer.views._page import LiveHTML, notify_error, session_scheduler, style_figure
 from explorer.views.traffic_frames import FULL_COLOR, TRAFFIC_CSS
@@ -54,7 +55,12 @@ class LoadCurve(pn.viewable.Viewer):
         super().__init__(**params)
         doc = pn.state.curdoc
         self._schedule = session_scheduler(doc if doc is not None and doc.session_context else None)
-        self._runner = TrafficRunner(self._schedule, what="the sweep")
+        self._runner = TrafficRunner(
+            self._schedule, what="the sweep", gate=self.traffic.state.gate,
+            waiting=lambda place: place and setattr(
+                self.text, "object", f"Waiting for the server: {place_text(place)}…"
+            ),
+        )  # fmt: skip
         self._generation = 0  # sweeps started so far: a point says which one it is from
         self.button = pn.widgets.Button(label="Sweep offered load", width=180)
         self.button.on_click(self._on_click)

@@ -65,6 +65,7 @@ from explorer.views._page import (
     run_action,
 )
 from explorer.views.inspect import InspectView
+from explorer.views.layer_filter import LayerFilter
 from explorer.views.mesh_columns import (
     BOTTLENECK_COLOR,
     COLOR_MODES,
@@ -712,10 +713,7 @@ class MeshView(pn.viewable.Viewer):
             label="", margin=(4, 10), variant="outline", color="primary", description=None,
             stylesheets=[":host .bk-btn { font-size: 12px; padding: 3px 10px; }"],
         )  # fmt: skip
-        self._layer_choice = pn.widgets.MultiChoice(
-            placeholder="all layers", width=230, margin=(4, 10),
-            description="Show only the load of the flows that leave these layers",
-        )  # fmt: skip
+        self._layer_choice = LayerFilter(width=200, height=30, margin=(4, 10))
         self._layer_choice.param.watch(lambda e: setattr(self, "layers", list(e.new)), "value")
         self._download = pn.widgets.FileDownload(
             callback=self.link_loads_csv, filename="link-loads.csv", label="Link loads as CSV",
@@ -804,9 +802,9 @@ class MeshView(pn.viewable.Viewer):
                 self.inspect(self.inspection.kind, self.inspection.target)  # what it is now
         else:
             if s.network is not self._network:  # another network: other layers
-                self._layer_choice.options = {
-                    n: k for k, n in enumerate(s.network.population_names)
-                }
+                self._layer_choice.set_layers(
+                    s.network.population_names, population_colors(s.network.n_populations)
+                )
                 self.layers = []
             fig, self._sources = mesh_figure(
                 s.hardware, s.network, self._coloured(shown), color_by=color_by,
@@ -1041,7 +1039,8 @@ class MeshView(pn.viewable.Viewer):
                 ),
                 self._switch,
                 pn.pane.HTML(
-                    '<span class="mesh-label">of</span>',
+                    '<span class="mesh-label" title="Show only the load of the flows that leave '
+                    'these layers">from</span>',
                     stylesheets=[_CAPTION_CSS],
                     margin=(9, 0, 0, 4),
                 ),

@@ -23,6 +23,7 @@ import param
 from engine.cost import TERM_LABELS, Evaluation
 from engine.hardware import Hardware
 from engine.provenance import ENERGY_CONSTANTS, LATENCY_CONSTANTS, illustrative_inputs
+from explorer.admission import place_text
 from explorer.state import ExplorerState
 from explorer.views._page import LiveHTML
 
@@ -212,6 +213,8 @@ def simulated_card(state: ExplorerState, badge: str = "") -> str:
     result = s.simulated
     extra = "sim" + (" pending" if s.simulating or not current else "")
     so_far = _so_far(s)
+    if s.simulating and s.simulating_place:  # its turn at the server has not come yet
+        so_far = f"waiting for the server, {place_text(s.simulating_place)}"
     if current and s.simulated_error:
         reason = s.simulated_error.split(";")[0]
         return card_html("simulated", "Simulated step", "—", f"not simulated: {reason}", extra)
@@ -249,7 +252,7 @@ class MetricsView(pn.viewable.Viewer):
             self._refresh,
             ["evaluation", "start_evaluation", "search_best_evaluation", "search_running",
              "follow_best", "best_on_mesh", "picked_evaluation", "simulated", "simulating",
-             "simulated_error", "simulating_cycles",
+             "simulated_error", "simulating_cycles", "simulating_place",
              "start_simulated_us"],
         )  # fmt: skip
 

@@ -70,7 +70,7 @@ from engine.mosaic.profile import parse_target, random_network, sequential_nt
 from engine.network import Network
 from engine.pipeline import build_mapping
 from engine.placement import placers
-from engine.specs import load_network_spec
+from engine.specs import demo_path, load_network_spec
 from explorer.access import ClientAccess
 from explorer.state import ExplorerState
 from explorer.views._page import FONT, LiveHTML, in_document, notify_error, on_page, style_figure
@@ -199,7 +199,7 @@ def compute_mosaic(
         network = random_network(hardware, nt, wanted, seed=seed)
     elif source == SOURCES[1]:
         name = access.network(spec)
-        network = load_network_spec(name)
+        network = load_network_spec(demo_path(name))  # a demo's name: the shipped file
         access.check_network(network, name)
     else:
         raise SpecError(f"the network is {' or '.join(SOURCES)}, not {source!r}")

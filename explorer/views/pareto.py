@@ -39,6 +39,7 @@ from engine.errors import MeshScopeError
 from engine.search import Record, objectives
 from engine.search.evaluators import model_outcome
 from engine.search.pareto import ParetoConfig, algorithms, non_dominated
+from explorer.admission import place_text
 from explorer.runner import SearchRunner
 from explorer.state import ExplorerState
 from explorer.views._page import (
@@ -319,6 +320,11 @@ class ParetoView(pn.viewable.Viewer):
     # ------------------------------------------------------------ from the runner
     def on_start(self, config, from_current: bool) -> None:
         """The runner starts ``config`` (the view set itself up in ``start``)."""
+
+    def on_wait(self, place: int) -> None:
+        """The search waits for the server (``place`` in line; 0: it starts)."""
+        if self.running:
+            self.status = f"waiting for the server: {place_text(place)}" if place else "starting"
 
     def on_events(self, events) -> None:
         """The search's latest events (on the document's thread)."""

@@ -49,6 +49,7 @@ from engine.placement.fill import MEASURED_US
 from engine.routing import routings
 from engine.simulate import MODES
 from explorer import scenes
+from explorer.admission import place_text
 from explorer.scenes import SCENES, Scene, encode_scene, parse_scene
 from explorer.state import ExplorerState, upload_json
 from explorer.traffic_runner import (
@@ -141,8 +142,10 @@ class TrafficView(pn.viewable.Viewer):
             self.multicast = bool(self.state.hardware.links.multicast)
         self._doc = pn.state.curdoc if pn.state.curdoc and pn.state.curdoc.session_context else None
         self._schedule = session_scheduler(self._doc)
-        self._runner = TrafficRunner(self._schedule, what="the simulation")
-        self._comparer = TrafficRunner(self._schedule, what="the comparison")
+        gate = self.state.gate
+        self._runner = TrafficRunner(self._schedule, what="the simulation", gate=gate,
+                                     waiting=self._waiting)  # fmt: skip
+        self._comparer = TrafficRunner(self._schedule, what="the comparison", gate=gate)
         self._run_button = pn.widgets.Button(
             label="Simulate", color="primary", icon=ICONS["play"], width=120
         )
@@ -338,6 +341,14 @@ class TrafficView(pn.viewable.Viewer):
         self._run_button.disabled = False
         self.counter.object = ""
         notify_error(message)
+
+    def _waiting(self, place: int) -> None:
+        """The simulation's place in the server's line while it waits its turn."""
+        if place:
+            self.summary.object = (
+                f"<span class='muted' data-testid='traffic-summary'>Waiting for the server: "
+                f"{place_text(place)}…</span>"
+            )
 
     def show(self, run: TrafficRun) -> None:
         """Draw ``run`` from its first window; then the view is no longer ``running``."""

@@ -20,7 +20,7 @@ from engine.errors import CapacityError, InputFileError, MeshScopeError, SpecErr
 from engine.io.network_file import save_network
 from engine.mapping import mapping_to_dict
 from engine.search import ESConfig
-from engine.specs import load_network_spec
+from engine.specs import demo_path, load_network_spec
 from explorer.access import ClientAccess, ClientLimits, looks_like_path
 from explorer.cli import main
 from explorer.runner import SearchRunner
@@ -202,6 +202,49 @@ def test_a_demo_name_is_the_demo_file_whatever_lies_in_the_servers_folder(
     monkeypatch.chdir(tmp_path)
     client.load("qubo-1000.npz", "loihi2")
     assert client.network.name.startswith("qubo") and client.network_spec == "qubo-1000.npz"
+
+
+@pytest.fixture
+def decoy(tmp_path, monkeypatch):
+    """A file named as a demo in the server's working folder, holding another network:
+    (the demo's name, the shipped demo's fingerprint)."""
+    save_network(load_network_spec("linear-dense:M=2,N=8"), tmp_path / "qubo-1000.npz")
+    shipped = load_network_spec(demo_path("qubo-1000.npz"))
+    monkeypatch.chdir(tmp_path)
+    return "qubo-1000.npz", shipped.fingerprint
+
+
+def test_a_demo_name_inside_an_uploaded_mapping_is_the_shipped_demo(client, decoy):
+    """The names inside an uploaded mapping file resolve as the client's names do: a demo's
+    name is the shipped file, not the working folder's (whose name and fingerprint the
+    notification would have shown)."""
+    name, fingerprint = decoy
+    shipped = ExplorerState.from_specs(demo_path(name), "loihi2", access=ClientAccess.local())
+    doc = mapping_to_dict(shipped.network, shipped.hardware, shipped.mapping)
+    doc["network"]["name"] = name
+    assert client.upload("m.json", json.dumps(doc).encode()) == "mapping"
+    assert client.network.fingerprint == fingerprint
+
+
+def test_a_demo_name_in_the_mosaic_tab_is_the_shipped_demo(decoy):
+    """The shipped qubo-1000 fits no Mosaic (its message names it); the working folder's
+    decoy of the same name, 16 neurons, would have loaded."""
+    from explorer.views.mosaic import compute_mosaic
+
+    name, _ = decoy
+    access = ClientAccess.for_server((SMALL_NETWORK, "loihi2", None))
+    with pytest.raises(MeshScopeError, match="qubo:n=1000"):
+        compute_mosaic(source="network spec", spec=name, access=access)
+
+
+def test_a_restored_session_of_a_demo_is_the_shipped_demo(client, decoy):
+    name, fingerprint = decoy
+    access = ClientAccess.for_server((SMALL_NETWORK, "loihi2", None))
+    with_demo = ExplorerState.from_specs(demo_path(name), "loihi2", access=ClientAccess.local())
+    snap = {**with_demo.snapshot(), "network_spec": name}
+    restored = ExplorerState(access=access)
+    restored.restore(snap)
+    assert restored.network.fingerprint == fingerprint
 
 
 def test_an_upload_over_the_size_limit_is_refused_unread(client):

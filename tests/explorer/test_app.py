@@ -266,7 +266,7 @@ def test_the_server_takes_a_message_with_the_largest_upload(monkeypatch, upload_
     asked = {}
     monkeypatch.setattr(explorer.app, "_warm_up", lambda *args: None)
     monkeypatch.setattr(explorer.app, "settle_heap", lambda: None)
-    monkeypatch.setattr(pn, "serve", lambda app, **options: asked.update(options))
+    monkeypatch.setattr(explorer.app, "start_server", lambda app, **options: asked.update(options))
     serve(NET, "loihi2", show=False, limits=ClientLimits(upload_bytes=upload_bytes))
     largest = 4 * -(-upload_bytes // 3)  # the file in base64
     assert asked["websocket_max_message_size"] == message_bytes(upload_bytes) > largest

@@ -40,3 +40,13 @@ def test_the_engine_command_line_has_no_serve(capsys):
     except SystemExit as e:
         assert e.code == 2
     assert "invalid choice: 'serve'" in capsys.readouterr().err
+
+
+def test_serve_with_a_secret_file_others_may_read_is_one_line_and_exit_2(capsys, tmp_path):
+    secret = tmp_path / "secret"
+    secret.write_text("s" * 64)
+    secret.chmod(0o644)
+    code = main(["serve", "--secret-file", str(secret), "--no-browser"])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "--secret-file" in err and "chmod 600" in err
