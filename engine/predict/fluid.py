@@ -127,6 +127,7 @@ def fluid_step(n_src, u_src, u_weight, ptr, ids, cap_all, opens_all):
     for u in range(u_src.size):
         total[u_src[u]] += u_weight[u]
     acc = np.zeros(n_constraints)
+    seen = np.full(n_constraints, -1, dtype=np.int64)  # the last source that touched k
     touched = np.empty(n_constraints, dtype=np.int64)
     # units grouped by source
     order = np.argsort(u_src, kind="mergesort")
@@ -141,17 +142,19 @@ def fluid_step(n_src, u_src, u_weight, ptr, ids, cap_all, opens_all):
             u = order[j]
             for i in range(ptr[u], ptr[u + 1]):
                 k = compact[ids[i]]
-                if acc[k] == 0.0:
+                if seen[k] != s:
+                    seen[k] = s
                     touched[nt] = k
                     nt += 1
                 acc[k] += u_weight[u]
             j += 1
         for t in range(nt):
             k = touched[t]
-            col_k[m] = k
-            col_w[m] = acc[k] / total[s]
+            if total[s] > 0.0 and acc[k] > 0.0:  # (a unit of no messages loads nothing)
+                col_k[m] = k
+                col_w[m] = acc[k] / total[s]
+                m += 1
             acc[k] = 0.0
-            m += 1
         col_ptr[s + 1] = m
     col_k = col_k[:m]
     col_w = col_w[:m]

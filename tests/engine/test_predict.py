@@ -113,3 +113,13 @@ def test_flow_control_slows_an_off_chip_link_as_the_simulator_does():
     link = 4 * int(ct["router"][src]) + 0  # its east link
     assert kind[link] == OFF_CHIP
     assert per_msg[link] == pytest.approx(per_message_us, rel=0.02)
+
+
+def test_units_that_send_nothing_load_nothing():
+    """A source whose units carry no messages (its neurons never spike) neither loads a
+    link nor waits: the flow step is that of the others."""
+    m = mlp1()
+    net = replace(m.network, rate=np.where(m.network.population == 1, 0.0, m.network.rate))
+    silent = Mapped.of(net, m.hardware, m.mapping)
+    flow = evaluate(silent, predictor="flow")
+    assert np.isfinite(flow.latency_us) and flow.latency_us >= evaluate(silent).latency_us
