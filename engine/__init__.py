@@ -12,6 +12,10 @@ The engine never imports the explorer or any UI toolkit.
 
 from importlib import import_module
 
+from engine.kernels import choose_cache
+
+choose_cache()  # before any kernel is declared: numba must have somewhere to cache them
+
 _WHERE = {  # name -> module: imported on first use, so ``meshscope --help`` stays light
     "Evaluation": "engine.cost",
     "Evaluator": "engine.cost",

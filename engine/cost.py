@@ -491,7 +491,7 @@ def checked_evaluator(
     )  # fmt: skip
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _hull_lattice_points(indptr, indices, gx, gy):
     """Lattice points in the convex hull of each row's router set (Pick's theorem)."""
     n = indptr.size - 1
@@ -531,12 +531,12 @@ def _hull_lattice_points(indptr, indices, gx, gy):
     return out
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _cross(xs, ys, o, a, b):
     return (xs[a] - xs[o]) * (ys[b] - ys[o]) - (ys[a] - ys[o]) * (xs[b] - xs[o])
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _gcd(a, b):
     while b:
         a, b = b, a % b

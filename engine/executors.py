@@ -6,7 +6,8 @@ arguments: the network and hardware travel once per worker, not per evaluation),
 ``executor.map(setup, items)`` returns ``evaluator.evaluate(item)`` for every item, in order —
 so a run does not depend on where, or on how many workers, it ran.
 
-* ``ProcessExecutor(workers)``: a pool of local processes (``concurrent.futures``);
+* ``ProcessExecutor(workers)``: a pool of local processes (``concurrent.futures``) that die
+  with this process, however it dies (``local_pool``);
 * ``DaskExecutor(address)``: an existing Dask cluster (``tcp://HOST:8786``) or a
   ``distributed.Client``. The setup travels as a worker plugin, so every worker builds its
   evaluator once, including a worker that joins or restarts later; a batch goes out as two
@@ -28,7 +29,7 @@ from dataclasses import dataclass, field
 
 from engine.errors import SpecError
 
-__all__ = ["DaskExecutor", "ProcessExecutor", "Setup", "make_executor", "stop_pool"]
+__all__ = ["DaskExecutor", "ProcessExecutor", "Setup", "local_pool", "make_executor", "stop_pool"]
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,27 @@ def _evaluator(setup: Setup):
 
 def _init(setup: Setup) -> None:
     _evaluator(setup)
+
+
+def local_pool(workers: int, initializer: Callable | None = None, initargs: tuple = ()):
+    """A pool of ``workers`` local processes that die with this one: each asks the kernel to
+    kill it when this process dies (``engine.io.process.die_with_parent``) — a SIGKILL of
+    ``meshscope evolve --workers 4`` left its four workers running, 350 MB each — then runs
+    ``initializer(*initargs)``. Start and end it in one thread (the kernel watches the thread
+    that started a worker)."""
+    import os
+
+    return ProcessPoolExecutor(
+        workers, initializer=_start_worker, initargs=(os.getpid(), initializer, initargs)
+    )
+
+
+def _start_worker(parent: int, initializer: Callable | None, initargs: tuple) -> None:
+    from engine.io.process import die_with_parent
+
+    die_with_parent(parent)
+    if initializer is not None:
+        initializer(*initargs)
 
 
 def _call_built(token: str, items: list) -> list:
@@ -104,9 +126,7 @@ class ProcessExecutor:
             return []
         pool = self._pools.get(setup.token)
         if pool is None:  # the setup travels once a worker, with the initializer
-            pool = self._pools[setup.token] = ProcessPoolExecutor(
-                self.workers, initializer=_init, initargs=(setup,)
-            )
+            pool = self._pools[setup.token] = local_pool(self.workers, _init, (setup,))
         chunks = _chunks(items, 2 * self.workers)
         done = pool.map(_call_built, [setup.token] * len(chunks), chunks)
         return [out for chunk in done for out in chunk]

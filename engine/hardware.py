@@ -802,9 +802,7 @@ def load_hardware(spec: str) -> Hardware:
             "(e.g. mesh:8x8x4@2x1)"
         )
     path = Path(spec)
-    if path.suffix == ".toml":
-        if not path.exists():
-            raise InputFileError(f"hardware file {path} does not exist")
+    if path.suffix == ".toml":  # (a missing file, a name too long …: read_text says so)
         return hardware_from_dict(_read_toml(path), str(path))
     preset = PRESET_DIR / f"{spec}.toml"
     if not _PRESET_NAME.match(spec) or not preset.exists():  # a name, never a path

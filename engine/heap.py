@@ -22,12 +22,12 @@ import numba
 __all__ = ["push", "pop", "sift_up", "sift_down", "update"]
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, nogil=True, inline="always")
 def _before(pri, a, b):
     return pri[a] > pri[b] or (pri[a] == pri[b] and a < b)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def sift_up(heap, pri, pos, i):
     """Move the entry at place ``i`` up to where its (larger) key belongs."""
     v = heap[i]
@@ -43,7 +43,7 @@ def sift_up(heap, pri, pos, i):
     pos[v] = i
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def sift_down(heap, pri, pos, size, i):
     """Move the entry at place ``i`` down to where its (smaller) key belongs."""
     v = heap[i]
@@ -62,7 +62,7 @@ def sift_down(heap, pri, pos, size, i):
     pos[v] = i
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def push(heap, pri, pos, size, v):
     """Queue ``v`` (not queued yet) with key ``pri[v]``; returns the new size."""
     heap[size] = v
@@ -71,7 +71,7 @@ def push(heap, pri, pos, size, v):
     return size + 1
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def pop(heap, pri, pos, size):
     """Remove the top entry ``heap[0]`` (read it before); returns the new size."""
     top = heap[0]
@@ -84,7 +84,7 @@ def pop(heap, pri, pos, size):
     return size
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def update(heap, pri, pos, size, v, key):
     """Give ``v`` the key ``key``, queueing it if it is not queued; returns the new size."""
     old = pri[v]

@@ -125,7 +125,7 @@ def unique_partition_hedges(
     return sets.tocsr(), counts.astype(np.int64), weights
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _distinct_rows(indptr, indices, counted):
     n_rows = indptr.size - 1
     n_cols = indices.max() + 1 if indices.size else 0
@@ -153,7 +153,7 @@ def _distinct_rows(indptr, indices, counted):
     return out_ptr, out_idx, count[:t].copy()
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _transpose(indptr, indices, n):
     t_ptr = np.zeros(n + 1, dtype=np.int64)
     for k in range(indices.size):

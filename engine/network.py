@@ -46,7 +46,7 @@ def available_memory() -> int:
     return free
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _scatter_rows(src, dst, w, fill, indices, weights):
     """Synapse i goes to the next free slot of row ``src[i]`` (``fill``: each row's next slot)."""
     for i in range(src.size):
@@ -57,7 +57,7 @@ def _scatter_rows(src, dst, w, fill, indices, weights):
         fill[src[i]] = k + 1
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _sort_rows(indptr, indices, weights):
     """Each row's targets in ascending order (weights alongside); sorted rows are left as is."""
     for r in range(indptr.size - 1):

@@ -43,7 +43,7 @@ def greedy_order(indptr, indices, weights, n: int, *, edge_weights=None) -> np.n
     )
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _greedy_order(indptr, indices, weights, edge_w, in_count, by_in):
     n = in_count.size
     heap = np.empty(n, dtype=np.int64)  # max-heap of nodes by (priority, -node)

@@ -40,7 +40,7 @@ from engine.partition import make_partition
 from engine.partition_graph import PartitionGraph, partition_graph
 from engine.placement import make_placement
 from engine.progress import reporting
-from engine.specs import DEFAULT_HARDWARE, DEFAULT_NETWORK, DEFAULT_PLACEMENT
+from engine.specs import DEFAULT_HARDWARE, DEFAULT_NETWORK, DEFAULT_PLACEMENT, check_fits
 from engine.specs import load_hardware_spec as resolve_hardware
 from engine.specs import load_network_spec as resolve_network
 from engine.traffic import message_loads
@@ -126,13 +126,16 @@ def build_mapping(
             if isinstance(mapping_file, MappingFile)
             else read_mapping_file(mapping_file)
         )
-        net = _network(network, mf.network_name)
         hw = _hardware(hardware, mf.hardware_name)
+        check_fits(network or mf.network_name, hw, parts=len(mf.placement), source=mf.source)
+        net = _network(network, mf.network_name)
         mapping = mf.build(net, hw)
         t0 = time.perf_counter()
         graph = partition_graph(net, hw, mapping.partition)
         return Mapped(net, hw, mapping, graph, {"partition_graph": time.perf_counter() - t0})
-    net, hw = _network(network), _hardware(hardware)
+    hw = _hardware(hardware)
+    check_fits(network or DEFAULT_NETWORK, hw)  # before it is generated
+    net = _network(network)
     say(PHASES[0])
     t0 = time.perf_counter()
     if not isinstance(partition, Partition):

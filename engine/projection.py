@@ -62,7 +62,7 @@ def _check_memory(p: ConvProjection, cells: int, cores: int) -> None:
         )
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _core_counts(grid, cores, box, cum, taps, ci, hi, wi, sy, sx, py, px, dy, dx, kw, cap):
     """``ConvProjection.counts``'s work, core by core over each core's bounding box ``box``
     (c0, c1, y0, y1, x0, x1): per position, the synapses per (input channel, tap) of the

@@ -12,23 +12,25 @@ cache is best effort: a file it cannot read is regenerated, one it cannot write 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
-from functools import lru_cache
 from pathlib import Path
 
 from engine.defaults import DEFAULT_HARDWARE, DEFAULT_NETWORK, DEFAULT_PLACEMENT
-from engine.errors import InputFileError, OutputFileError
+from engine.errors import InputFileError, NotEnoughCoresError, OutputFileError
 from engine.hardware import Hardware, load_hardware
-from engine.io.files import ReadLimits
+from engine.io.files import ReadLimits, cut
 from engine.io.network_file import VERSION as NETWORK_FILE_VERSION
 from engine.io.network_file import load_network, save_network
+from engine.memo import SharedCache
 from engine.network import Network
 from engine.workloads import (
     build_workload,
     check_workload_size,
     workload_explicit,
     workload_identity,
+    workload_on_cores,
     workload_size,
     workloads,
 )
@@ -42,12 +44,14 @@ __all__ = [
     "demo_path",
     "load_hardware_spec",
     "load_network_spec",
+    "network_cache_bytes",
     "network_cache_dir",
+    "prune_network_cache",
     "set_network_cache",
 ]
 
 
-DEMO_DIR = Path(__file__).resolve().parent.parent / "demo_networks"
+DEMO_DIR = Path(__file__).resolve().parent / "demo_networks"  # shipped in the package
 NETWORK_SUFFIXES = (".npz", ".hgr", ".nir")
 
 
@@ -103,23 +107,70 @@ def _use_disk_cache(spec: str) -> bool:
     return synapses >= CACHE_FROM_SYNAPSES
 
 
-@lru_cache(maxsize=8)
+# generated networks this process made, found again while in use, the recent ones kept up
+# to 512 MB together (engine.memo: a count of entries was no bound — eight 100,000-neuron
+# networks are gigabytes)
+_WORKLOADS = SharedCache(512 * 2**20)
+
+
 def _cached_workload(spec: str) -> Network:
+    return _WORKLOADS.get(spec, lambda: _make_workload(spec))
+
+
+_cached_workload.cache_clear = _WORKLOADS.cache_clear
+
+
+def _make_workload(spec: str) -> Network:
     if not _use_disk_cache(spec):
         return build_workload(spec)
     path = _cache_path(spec)
     if path.exists():
         try:
-            return load_network(path)
+            network = load_network(path)
+            with contextlib.suppress(OSError):
+                os.utime(path)  # recently used: the last to go when the folder is pruned
+            return network
         except InputFileError:
             pass  # a damaged entry: generate it again
     network = build_workload(spec)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         save_network(network, path, compress=False)  # a cache: speed over size
+        prune_network_cache(path.parent)
     except (OSError, OutputFileError):
         pass  # a cache that cannot be written costs the next run the generation, nothing more
     return network
+
+
+def network_cache_bytes() -> int:
+    """The most the on-disk cache of generated networks may hold (``MESHSCOPE_CACHE_MAX_MB``,
+    default 2,048 MB): a server generates what its clients name, and must not fill its disk
+    with them."""
+    try:
+        return int(float(os.environ.get("MESHSCOPE_CACHE_MAX_MB", "2048")) * 2**20)
+    except ValueError:
+        return 2048 * 2**20
+
+
+def prune_network_cache(folder: Path, max_bytes: int | None = None) -> int:
+    """Remove the least recently used networks of ``folder`` until the rest hold at most
+    ``max_bytes`` (``network_cache_bytes``); returns how many were removed."""
+    limit = network_cache_bytes() if max_bytes is None else max_bytes
+    entries = []
+    for path in folder.glob("*.npz"):
+        with contextlib.suppress(OSError):
+            st = path.stat()
+            entries.append((st.st_mtime_ns, st.st_size, path))
+    entries.sort()
+    total, removed = sum(e[1] for e in entries), 0
+    for _, size, path in entries:
+        if total <= limit:
+            break
+        with contextlib.suppress(OSError):
+            path.unlink()
+            total -= size
+            removed += 1
+    return removed
 
 
 def load_network_spec(spec: str, *, limits: ReadLimits | None = None) -> Network:
@@ -134,8 +185,9 @@ def load_network_spec(spec: str, *, limits: ReadLimits | None = None) -> Network
     path = Path(spec)
     if spec.partition(":")[0] in workloads and path.suffix not in NETWORK_SUFFIXES:
         return _workload(spec, limits)  # a workload's name, even if a file is called so too
-    if path.suffix in NETWORK_SUFFIXES or path.exists():
-        if not path.exists() and (DEMO_DIR / path.name).exists():
+    # (os.path's probes: a name too long to exist is no file, where pathlib's raise)
+    if path.suffix in NETWORK_SUFFIXES or os.path.exists(path):
+        if not os.path.exists(path) and os.path.exists(DEMO_DIR / path.name):
             path = DEMO_DIR / path.name
         if path.suffix not in NETWORK_SUFFIXES:
             raise InputFileError(
@@ -151,6 +203,38 @@ def load_network_spec(spec: str, *, limits: ReadLimits | None = None) -> Network
             return read_nir(path, limits=limits)
         return load_network(path, limits=limits)
     return _workload(spec, limits)
+
+
+def check_fits(spec, hardware: Hardware, *, parts: int | None = None, source: str = "") -> None:
+    """Before a workload is generated: ``NotEnoughCoresError`` when its neurons on cores
+    cannot fit ``hardware`` — more than its cores hold at its per-core neuron limit — or,
+    ``parts`` given (a mapping file's partitions, ``source``), those partitions. Told from
+    the spec alone (``workload_on_cores``), so a network of 50 million neurons named for a
+    chip of one million is refused at once, not after gigabytes of generating it. Anything
+    but a workload's spec (a network, a file) passes: a file is read within its bounds."""
+    if not isinstance(spec, str):
+        return
+    spec = spec.strip()
+    if spec.partition(":")[0] not in workloads or Path(spec).suffix in NETWORK_SUFFIXES:
+        return
+    on = workload_on_cores(spec)
+    per_core = hardware.limits.neurons
+    if on is None or per_core <= 0:
+        return
+    need = -(-on // per_core)
+    if parts is not None and need > parts:
+        raise NotEnoughCoresError(
+            f"{source} places {parts:,} "
+            f"{'partitions, which hold' if parts != 1 else 'partition, which holds'}"
+            f" at most {parts * per_core:,} neurons on {hardware.name}; network {cut(spec)} has "
+            f"{on:,} neurons on cores: it is no mapping of that network (nothing was generated)"
+        )
+    if need > hardware.n_cores:
+        raise NotEnoughCoresError(
+            f"network {cut(spec)} has {on:,} neurons on cores, which need at least {need:,} "
+            f"cores of {per_core:,} neurons; {hardware.name} has {hardware.n_cores:,} (nothing "
+            "was generated): choose larger hardware or a smaller network"
+        )
 
 
 def _workload(spec: str, limits: ReadLimits | None) -> Network:

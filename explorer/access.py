@@ -32,7 +32,7 @@ from pathlib import Path
 
 from engine.errors import CapacityError, InputFileError, SpecError
 from engine.hardware import MAX_CORES, Hardware, spec_cores
-from engine.io.files import ReadLimits
+from engine.io.files import ReadLimits, cut
 from engine.network import Network
 from engine.partition import parse_partition_spec
 from engine.placement import placers
@@ -140,9 +140,9 @@ class ClientAccess:
         given = [s for s in startup if s]
         folders = []
         for d in allow_files:
-            path = Path(d).expanduser().resolve()
-            if not path.is_dir():
-                raise SpecError(f"--allow-files {d}: not a folder")
+            path = _resolved(d)
+            if path is None or not os.path.isdir(path):  # (a name too long: no folder)
+                raise SpecError(f"--allow-files {cut(d)}: not a folder")
             folders.append(path)
         named = [
             named_file(kind, spec)

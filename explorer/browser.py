@@ -210,14 +210,19 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def wait_for_http(url: str, timeout_s: float = 30.0) -> None:
-    """Poll ``url`` until it answers 200 (the server thread binds and starts asynchronously)."""
+def wait_for_http(url: str, timeout_s: float = 120.0) -> None:
+    """Poll ``url`` until it answers 200 (the server thread binds and starts asynchronously).
+
+    A request, once the server listens, waits for its answer until the deadline: a session
+    built cold on a loaded machine may take tens of seconds, and a request abandoned after a
+    few would leave the server building a session nobody reads while the next one queues.
+    The deadline bounds a server that never answers, not its speed."""
     deadline = time.monotonic() + timeout_s
     while True:
         with (
-            # not up yet, or its first answer (a session built cold) slower than a poll
+            # not up yet, or no answer before the deadline
             contextlib.suppress(urllib.error.URLError, ConnectionError, TimeoutError),
-            urllib.request.urlopen(url, timeout=5) as r,
+            urllib.request.urlopen(url, timeout=max(1.0, deadline - time.monotonic())) as r,
         ):
             if r.status == 200:
                 return

@@ -91,7 +91,10 @@ class SearchRunner:
         self._thread.start()
 
     def _run(self, search) -> None:
-        last, error = 0.0, ""
+        # the time of the last flush; None: nothing flushed yet, so the first event goes out
+        # at once (``time.monotonic`` counts from an arbitrary origin, on Linux the boot: a
+        # start of 0.0 would hold the first event back on a machine up less than interval_s)
+        last, error = None, ""
         waiting = getattr(self.listener, "on_wait", None)
         try:
             with self.state.gate.turn(
@@ -102,7 +105,7 @@ class SearchRunner:
                     with self._lock:
                         self._pending.append(event)
                     now = time.monotonic()
-                    if now - last >= self.interval_s:
+                    if last is None or now - last >= self.interval_s:
                         last = now
                         self.schedule(self._flush)
         except Cancelled:  # stopped while it waited for its turn: nothing was evaluated

@@ -20,7 +20,6 @@ import tempfile
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -44,6 +43,7 @@ from engine.flows import (
 )
 from engine.hardware import Hardware
 from engine.mapping import Mapping, mapping_to_dict, parse_mapping_dict
+from engine.memo import SharedCache
 from engine.network import Network
 from engine.partition_graph import partition_graph
 from engine.pipeline import (
@@ -151,8 +151,27 @@ def _resolve_mapped(network_spec, hardware_spec, mapping_path, *, placer, partit
     )
 
 
-@lru_cache(maxsize=16)
+# Mapped networks resolved for any session of this process: found again while a session
+# holds them (two pages of one spec share one copy), the recent ones kept up to 512 MB
+# together (engine.memo; sixteen entries of any size held 3.4 GB of a server after twenty
+# large pages had closed)
+_RESOLVED = SharedCache(512 * 2**20)
+
+
 def _resolve_cached(network_spec, hardware_spec, mapping_path, placer, partition_spec, _key):
+    key = (network_spec, hardware_spec, mapping_path, placer, partition_spec, _key)
+    return _RESOLVED.get(
+        key,
+        lambda: _resolve_now(
+            network_spec, hardware_spec, mapping_path, placer, partition_spec
+        ),  # fmt: skip
+    )
+
+
+_resolve_cached.cache_clear = _RESOLVED.cache_clear
+
+
+def _resolve_now(network_spec, hardware_spec, mapping_path, placer, partition_spec) -> Mapped:
     if mapping_path:
         mapped = build_mapping(network_spec, hardware_spec, mapping_file=mapping_path)
     else:
@@ -180,6 +199,10 @@ class Prepared:
     kind: str = "load"  # an upload's: "mapping" or "network"
     edit: bool = False  # a mapping of the session's network and hardware: an undoable step
     notes: tuple[str, ...] = ()  # what the user should be told beside it (not errors)
+    # its evaluation, worked out with the rest in the worker thread: on a large network the
+    # mapping-quality metrics take seconds, which ``adopt`` (on the page's thread, where every
+    # page of the server is answered) must not spend
+    evaluation: Evaluation | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -444,9 +467,10 @@ class ExplorerState(param.Parameterized):
             network, hardware, mapping = mapped.network, mapped.hardware, mapped.mapping
             access.check_network(network, network_spec)
             access.check_hardware(hardware, hardware_spec)
+            evaluator = self._make_evaluator(network, hardware, mapping, mapped.graph)
             return Prepared(
                 mapped,
-                self._make_evaluator(network, hardware, mapping, mapped.graph),
+                evaluator,
                 {
                     "network_spec": network_spec or network.name,
                     "hardware_spec": hardware_spec or hardware.name,
@@ -454,6 +478,7 @@ class ExplorerState(param.Parameterized):
                     "partition_spec": partition_spec,
                     "placer": placer,
                 },
+                evaluation=evaluator.evaluation(),
             )
 
     def adopt(self, prepared: Prepared) -> None:
@@ -469,11 +494,11 @@ class ExplorerState(param.Parameterized):
                     "another network or hardware was loaded while the file was read: "
                     "choose the file again"
                 )
-            self._commit(m.mapping, prepared.evaluator, record=True)
+            self._commit(m.mapping, prepared.evaluator, record=True, evaluation=prepared.evaluation)
             return
         history = self._undo + [self._here()] if self.loaded else []
         self._switch(m.network, m.hardware, m.mapping, evaluator=prepared.evaluator,
-                     **prepared.specs)  # fmt: skip
+                     evaluation=prepared.evaluation, **prepared.specs)  # fmt: skip
         self._undo = _kept(history)
         self.param.update(can_undo=bool(self._undo))
 
@@ -500,14 +525,15 @@ class ExplorerState(param.Parameterized):
 
     def _switch(
         self, network, hardware, mapping, *, graph=None, evaluator=None, start=None,
-        start_evaluation=None, **specs,
+        start_evaluation=None, evaluation=None, **specs,
     ) -> None:  # fmt: skip
         """Make (network, hardware, mapping) current and, unless ``start`` says another, the
         new starting point; the history starts empty. ``graph``: the mapping's partition
         graph, if there is one already (else it is built); ``evaluator``: its evaluator, if
-        there is one already; ``start_evaluation``: ``start``'s evaluation."""
+        there is one already; ``start_evaluation``: ``start``'s evaluation; ``evaluation``:
+        the mapping's, if it is known already."""
         evaluator = evaluator or self._make_evaluator(network, hardware, mapping, graph)
-        evaluation = evaluator.evaluation()
+        evaluation = evaluation or evaluator.evaluation()
         self._evaluator = evaluator
         self._undo, self._redo, self._start = [], [], start or mapping
         self.param.update(
@@ -674,7 +700,7 @@ class ExplorerState(param.Parameterized):
         """``mapped`` (its mapping made read-only) with its evaluator, for ``adopt``."""
         network, hardware, mapping = mapped.network, mapped.hardware, _frozen(mapped.mapping)
         evaluator = self._make_evaluator(network, hardware, mapping, mapped.graph)
-        return Prepared(mapped, evaluator, specs, kind, edit, tuple(notes))
+        return Prepared(mapped, evaluator, specs, kind, edit, tuple(notes), evaluator.evaluation())
 
     def mapping_json(self) -> str:
         """The current mapping as a MeshScope mapping file."""
@@ -698,14 +724,16 @@ class ExplorerState(param.Parameterized):
             evaluator = self._make_evaluator(self.network, self.hardware, mapping)
         self._commit(mapping, evaluator, record)
 
-    def _commit(self, mapping: Mapping, evaluator: Evaluator, record: bool) -> None:
+    def _commit(
+        self, mapping: Mapping, evaluator: Evaluator, record: bool, evaluation=None
+    ) -> None:
         if record:
             self._undo = _kept(self._undo + [self.mapping])
             self._redo = []
         self._evaluator = evaluator
         self.param.update(
             mapping=mapping,
-            evaluation=evaluator.evaluation(),
+            evaluation=evaluation or evaluator.evaluation(),
             can_undo=bool(self._undo),
             can_redo=bool(self._redo),
             revision=self.revision + 1,

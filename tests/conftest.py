@@ -29,12 +29,14 @@ WATCHDOG_S = 10.0  # a reader still waiting on a FIFO after this long is blocked
 
 class Specials:
     """Makes special files (``make``); a FIFO a reader still waits on after ``WATCHDOG_S`` is
-    written to and closed (``blocked`` is then set), so a reader that blocks fails its test
-    instead of hanging the run."""
+    written to and closed, and one a writer still waits on is opened to read and drained
+    (``blocked`` is then set), so a reader or a writer that blocks fails its test instead of
+    hanging the run."""
 
     def __init__(self):
         self.fifos: list[Path] = []
         self.blocked = False
+        self._drained: list[int] = []
         self._timer = threading.Timer(WATCHDOG_S, self._release)
         self._timer.daemon = True
         self._timer.start()
@@ -60,6 +62,23 @@ class Specials:
             with contextlib.suppress(OSError):  # ENXIO: nobody is reading it
                 os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
                 self.blocked = True
+            with contextlib.suppress(OSError):  # a writer waiting on its open goes on …
+                reader = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+                self._drained.append(reader)
+                threading.Thread(target=self._drain, args=(reader,), daemon=True).start()
+
+    def _drain(self, reader: int) -> None:
+        """Read what a writer released by ``_release`` writes (it blocked: ``blocked``)."""
+        import select
+
+        while select.select([reader], [], [], 30)[0]:
+            try:
+                data = os.read(reader, 65536)
+            except OSError:
+                return
+            if not data:  # the writer closed it
+                return
+            self.blocked = True
 
     def close(self):
         self._timer.cancel()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import math
 import os
 import re
@@ -13,13 +14,13 @@ import shutil
 import signal
 import sys
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from engine.defaults import DEFAULT_HARDWARE, DEFAULT_NETWORK
 from engine.errors import OutputFileError, SpecError
-from engine.io.files import check_writable
+from engine.io.files import check_writable, cut, is_stream
 
 __all__ = [
     "AnyBut",
@@ -133,7 +134,7 @@ def seconds(text: str) -> float:
 
 class Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, exit 2
-        sys.stderr.write(f"meshscope: error: {message} (see meshscope --help)\n")
+        sys.stderr.write(f"meshscope: error: {message_line(message)} (see meshscope --help)\n")
         sys.exit(2)
 
     def parse_known_args(self, args=None, namespace=None):
@@ -154,6 +155,97 @@ def _values(value) -> list:
     return list(value) if isinstance(value, list | tuple) else [value]
 
 
+# ------------------------------------------------------------------ what reaches the terminal
+# control characters — C0 (but the tab), DEL, C1 — and the invisible ones that reorder or
+# break lines (bidi overrides and isolates, the Unicode line and paragraph separators), and a
+# newline anywhere but at the end of a write (print writes its line, then its end)
+_UNPRINTABLE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]|\n(?!\\Z)"
+)
+_NAMED = {"\n": "\\n", "\r": "\\r"}
+
+
+def _escaped(match: re.Match) -> str:
+    ch = match.group()
+    if ch in _NAMED:
+        return _NAMED[ch]
+    return f"\\x{ord(ch):02x}" if ord(ch) <= 0xFF else f"\\u{ord(ch):04x}"
+
+
+def printable(text: str) -> str:
+    """``text`` with every character that would control a terminal — an escape sequence's
+    ESC, a carriage return, a bell, a newline but a last one, a bidi override — written as
+    its escape (``\\x1b``, ``\\r``, ``\\n``, ``\\u202e``): a name read from a file cannot
+    recolour, move, rewrite or forge what the command prints."""
+    return _UNPRINTABLE.sub(_escaped, text)
+
+
+MAX_ECHOED = 200  # characters of one word of input a message repeats (the rest is cut)
+
+
+def message_line(text: str) -> str:
+    """A message as the command line prints it: one line, its words of input cut to
+    ``MAX_ECHOED`` characters (a spec of 5,000 digits is not repeated whole), nothing in it
+    that controls the terminal."""
+    words = (w if len(w) <= MAX_ECHOED else cut(w, MAX_ECHOED) for w in str(text).split())
+    return printable(" ".join(words))
+
+
+class Printable:
+    """A command's standard output or error: every write goes through ``printable`` (what a
+    command prints may hold names read from files). ``unfiltered`` is the stream it wraps
+    (for an output written to standard output, and a progress bar's own control codes);
+    ``divert(stream)`` sends what the command prints elsewhere (to standard error, when
+    standard output carries an output file)."""
+
+    def __init__(self, stream):
+        self.unfiltered = stream
+        self._to = stream
+
+    def write(self, text: str) -> int:
+        self._to.write(printable(text))
+        return len(text)
+
+    def writelines(self, lines) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        self._to.flush()
+
+    def divert(self, stream) -> None:
+        self._to = getattr(stream, "unfiltered", stream)
+
+    def __getattr__(self, name):  # isatty, fileno, encoding … of the stream written to
+        return getattr(self._to, name)
+
+
+@contextlib.contextmanager
+def printable_output() -> Iterator[None]:
+    """Within the block, standard output and error are ``Printable``."""
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = Printable(out), Printable(err)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(Exception):  # (a reader gone: a broken pipe)
+            sys.stdout.flush()
+        sys.stdout, sys.stderr = out, err
+
+
+def print_json(data, **kwargs) -> None:
+    """``data`` as indented JSON on standard output (a line at a time: ``Printable`` keeps
+    newlines only at the end of a write; JSON escapes every control character itself)."""
+    for line in json.dumps(data, indent=kwargs.pop("indent", 2), **kwargs).split("\n"):
+        print(line)
+
+
+def _divert_report() -> None:
+    """An output goes to standard output: what the command prints goes to standard error."""
+    if isinstance(sys.stdout, Printable):
+        sys.stdout.divert(sys.stderr)
+
+
 def on_terminal(args) -> bool:
     """Progress is shown on a terminal, never when stderr is piped or with --json."""
     return sys.stderr.isatty() and not getattr(args, "json", False)
@@ -166,7 +258,8 @@ def bar(args, total: int, **kwargs):
     from tqdm import tqdm
 
     ncols = shutil.get_terminal_size((100, 24)).columns or 100  # a 0-wide pty: 100 columns
-    return tqdm(total=total, file=sys.stderr, ncols=min(ncols, 120), leave=False, **kwargs)
+    stderr = getattr(sys.stderr, "unfiltered", sys.stderr)  # a bar draws with control codes
+    return tqdm(total=total, file=stderr, ncols=min(ncols, 120), leave=False, **kwargs)
 
 
 @contextlib.contextmanager
@@ -222,6 +315,9 @@ def check_outputs(*outputs, inputs: Iterable[tuple[str, str | None]] = ()) -> No
     given = [(o[0], o[1], o[2] if len(o) > 2 else None) for o in outputs if o[1]]
     for what, path, suffixes in given:
         check_writable(path, what)
+        if is_stream(path):
+            _check_stream(what, path, suffixes)
+            continue
         suffix = Path(path).suffix.lower()
         if isinstance(suffixes, AnyBut) and suffix in suffixes.refused:
             raise OutputFileError(
@@ -237,6 +333,11 @@ def check_outputs(*outputs, inputs: Iterable[tuple[str, str | None]] = ()) -> No
     sources = [(what, spec, f) for what, spec in inputs if spec for f in _files_of(spec)]
     for i, (what, path, _) in enumerate(given):
         for other, before, _ in given[:i]:
+            if is_stream(path) and is_stream(before):
+                raise OutputFileError(
+                    f"the {what} and the {other} both go to standard output ({path}, "
+                    f"{before}): one would be mixed into the other; give one of them a file name"
+                )
             if same_file(path, before):
                 raise OutputFileError(
                     f"the {what} {path} and the {other} {before} are one file: one would "
@@ -248,6 +349,19 @@ def check_outputs(*outputs, inputs: Iterable[tuple[str, str | None]] = ()) -> No
                     f"the {what} {path} is the {other} {spec} this command reads: writing it "
                     "would destroy it; give the output another name"
                 )
+
+
+def _check_stream(what: str, path, suffixes) -> None:
+    """An output written to standard output (``-``, ``/dev/stdout``): taken for one written
+    whole in the one format it has; what the command prints then goes to standard error."""
+    if isinstance(suffixes, tuple) and len(suffixes) > 1:
+        raise OutputFileError(
+            f"{what} {path}: it is written to a file whose name ends in {_either(suffixes)} (its "
+            "name says its format), not to standard output; give a file name"
+        )
+    if suffixes is None:
+        raise OutputFileError(f"{what} {path}: it must be a file, not standard output")
+    _divert_report()
 
 
 def _either(suffixes) -> str:
@@ -354,11 +468,14 @@ EXPAND_HELP = (
 )
 
 
-def network_of(args):
+def network_of(args, hardware=None):
     """The network ``--network`` names (the demo's by default), with ``--rates`` applied and,
-    with ``--expand``, its structured convolutions expanded."""
-    from engine.specs import DEFAULT_NETWORK, load_network_spec
+    with ``--expand``, its structured convolutions expanded. ``hardware``: what it is to be
+    mapped on — a workload too large for it is refused before it is generated."""
+    from engine.specs import DEFAULT_NETWORK, check_fits, load_network_spec
 
+    if hardware is not None:
+        check_fits(args.network or DEFAULT_NETWORK, hardware)
     network = load_network_spec(args.network or DEFAULT_NETWORK)
     if getattr(args, "expand", False):
         network = network.explicit(why="--expand")
@@ -371,20 +488,24 @@ def network_of(args):
 
 def build(args, steps: Steps | None = None):
     """The ``Mapped`` the mapping options name (``engine.pipeline.build_mapping``)."""
-    from engine.pipeline import build_mapping
+    from engine.pipeline import build_mapping, resolve_hardware
 
     expand = getattr(args, "expand", False)
-    network = network_of(args) if getattr(args, "rates", None) or expand else args.network
+    network, hardware = args.network, args.hardware
+    if getattr(args, "rates", None) or expand:  # the network is made here: checked here
+        if not getattr(args, "mapping", None):
+            hardware = resolve_hardware(args.hardware or DEFAULT_HARDWARE)
+        network = network_of(args, hardware if not isinstance(hardware, str | None) else None)
     if getattr(args, "mapping", None):
         if (args.partition or args.placement or getattr(args, "split", None)
                 or getattr(args, "mesh_scheme", None)):  # fmt: skip
             raise SpecError(
                 "give either --mapping or --partition/--placement/--split/--mesh-scheme, not both"
             )
-        return build_mapping(network, args.hardware, mapping_file=args.mapping)
+        return build_mapping(network, hardware, mapping_file=args.mapping)
     return build_mapping(
         network,
-        args.hardware,
+        hardware,
         partition=args.partition or args.default_partition,
         placement=args.placement or args.default_placement,
         seed=args.seed,

@@ -7,6 +7,7 @@ history, Ctrl-C) and prints the result it returns."""
 from __future__ import annotations
 
 import json
+import sys
 
 from engine.cli.common import (
     FIGURE,
@@ -28,6 +29,7 @@ from engine.cli.common import (
     network_of,
     partition_option,
     predictor_option,
+    print_json,
     rates_option,
     same_file,
     seed_option,
@@ -109,8 +111,8 @@ def _evolve(args) -> int:
     from engine.search import ESConfig
     from engine.search.runs import run_evolution
 
-    network = network_of(args)
     hardware = resolve_hardware(args.hardware or DEFAULT_HARDWARE)
+    network = network_of(args, hardware)
     given = _given_settings(args)
     config = ESConfig(**{**given, "budget": args.budget, "segments": args.segments or 0})
     progress = _Progress(args, config.budget, lambda event: f"best {event.best.fitness:.3f}")
@@ -124,10 +126,24 @@ def _evolve(args) -> int:
         progress.close()
     summary = run.summary()
     if args.json:
-        print(json.dumps(summary, indent=2))
+        print_json(summary)
+    else:
+        _print_evolution(run, summary)
+    return _ended(run.result, config.budget)
+
+
+def _ended(result, budget: int) -> int:
+    """The exit code of a search that ran: 0, or, cancelled (Ctrl-C), 130 and a line saying
+    that what it printed is the best of the evaluations done, not the run's result (SIGTERM
+    and SIGHUP: ``main`` makes it 128 + the signal's number)."""
+    if not result.cancelled:
         return 0
-    _print_evolution(run, summary)
-    return 0
+    done = result.evaluations if isinstance(result.evaluations, int) else len(result.evaluations)
+    sys.stderr.write(
+        f"meshscope: cancelled after {done} of {budget} evaluations: what is shown is the best "
+        "of those, not the run's result\n"
+    )
+    return 130
 
 
 def _print_evolution(run, summary: dict) -> None:
@@ -205,8 +221,8 @@ def _pareto(args) -> int:
         population=args.population or 0, offspring=args.offspring or 0,
         init_k=ParetoConfig.init_k if args.init_k is None else args.init_k, seed=args.seed,
     )  # fmt: skip
-    network = network_of(args)
     hardware = resolve_hardware(args.hardware or DEFAULT_HARDWARE)
+    network = network_of(args, hardware)
     codesign = [n.strip() for n in args.codesign.split(",")] if args.codesign else None
     progress = _Progress(args, config.budget)
     try:
@@ -222,10 +238,10 @@ def _pareto(args) -> int:
     if args.json:
         shown = ("objectives", "hardware", "cores_per_population", "note", "model")
         front = [{k: p[k] for k in shown if k in p} for p in summary["front"]]
-        print(json.dumps({**summary, "front": front}, indent=2))
-        return 0
-    _print_pareto(run, summary)
-    return 0
+        print_json({**summary, "front": front})
+    else:
+        _print_pareto(run, summary)
+    return _ended(run.result, config.budget)
 
 
 def _print_pareto(run, summary: dict) -> None:

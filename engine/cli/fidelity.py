@@ -10,7 +10,6 @@ measured step times (Loihi 2 runtime model §III–V).
 from __future__ import annotations
 
 import contextlib
-import json
 import sys
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from engine.cli.common import (
     hardware_option,
     inputs_of,
     json_option,
+    print_json,
     work,
 )
 from engine.defaults import DEFAULT_HARDWARE
@@ -87,7 +87,7 @@ def cmd_microbench(args) -> int:
             mappings=args.mappings,
         )  # fmt: skip
     if args.json:
-        print(json.dumps({"suite": args.suite, "hardware": args.hardware, "runs": rows}, indent=2))
+        print_json({"suite": args.suite, "hardware": args.hardware, "runs": rows})
         return 0
     width = max(len(r["name"]) for r in rows)
     print(f"{len(rows)} runs of {args.suite} on {args.hardware} (predicted step times):")
@@ -114,7 +114,7 @@ def cmd_validate(args) -> int:
     if args.figure:
         result.write_figure(args.figure)
     if args.json:
-        print(json.dumps(result.to_dict(), indent=2))
+        print_json(result.to_dict())
         return 0
     print(
         f"{len(runs)} measured runs from {args.measurements}"
@@ -166,7 +166,7 @@ def cmd_calibrate(args) -> int:
             "warnings": cal.warnings,
             "outliers": [{"row": runs[i].row, "name": runs[i].name} for i in cal.outliers],
         }
-        print(json.dumps(out, indent=2))
+        print_json(out)
         return 0
     print(f"calibrated {base.name} from {len(runs)} runs of {args.measurements}"
           + (f" ({skipped} not yet measured, skipped)" if skipped else ""))  # fmt: skip

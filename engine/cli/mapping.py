@@ -3,8 +3,6 @@ mesh for a number of cores (SENMap §IV-B)."""
 
 from __future__ import annotations
 
-import json
-
 from engine.cli.common import (
     MAPPING_FILE,
     NETWORK_HELP,
@@ -20,6 +18,7 @@ from engine.cli.common import (
     network_argument,
     network_of,
     predictor_option,
+    print_json,
     rates_option,
     step_options,
     work,
@@ -71,7 +70,7 @@ def _hardware_listing(args) -> int:
     if args.constants:
         data["constants"] = constants(hw)
     if args.json:
-        print(json.dumps(data, indent=2))
+        print_json(data)
         return 0
     print(f"{hw.name}: {hw.n_cores} cores, {hw.description}")
     if not args.constants:
@@ -96,14 +95,15 @@ def cmd_list(args) -> int:
     kinds = [args.what] if args.what else list(LIST_KINDS)
     data = {k: _listing(k) for k in kinds}
     if args.json:
-        print(json.dumps(data if len(kinds) > 1 else data[kinds[0]], indent=2))
+        print_json(data if len(kinds) > 1 else data[kinds[0]])
         return 0
     for kind, items in data.items():
         print(f"{kind}:")
         if kind == "networks":
             for g in items["generators"]:
                 params = ",".join(f"{k}={v}" for k, v in g["params"].items())
-                print(f"  {g['name']}{':' + params if params else ''}\n      {g['description']}")
+                print(f"  {g['name']}{':' + params if params else ''}")
+                print(f"      {g['description']}")
             for f in items["files"]:
                 print(f"  {f}")
         elif kind == "hardware":
@@ -167,7 +167,7 @@ def cmd_evaluate(args) -> int:
             out["stages"] = stages.to_dict()
         if step is not None:
             out["simulated"] = step.to_dict(hardware, links=args.links)
-        print(json.dumps(out, indent=2))
+        print_json(out)
         return 0
     print(f"{network.name} on {hardware.name}: {ev.cores_used} cores on {ev.chips_used} chip(s)")
     print(f"  latency  {ev.latency_us:10.3f} us/step   bound by {ev.bottleneck}   "
@@ -201,7 +201,8 @@ def cmd_evaluate(args) -> int:
                 f"{link['messages']:.1f}, {link['utilization']:.1%}"
             )
     if flows is not None:
-        print(flow_lines(flows))
+        for line in flow_lines(flows).split("\n"):
+            print(line)
     if args.save:
         print(f"  saved mapping to {args.save}")
     return 0
@@ -286,7 +287,7 @@ def cmd_map(args) -> int:
         "seconds": seconds,
     }
     if args.json:
-        print(json.dumps(out, indent=2))
+        print_json(out)
         return 0
     m = ev.metrics
     print(f"{network.name} on {hardware.name}: {partition} + {placement}")
@@ -342,7 +343,7 @@ def cmd_info(args) -> int:
     network = network_of(args)
     info = network.summary()
     if args.json:
-        print(json.dumps(info, indent=2))
+        print_json(info)
         return 0
     print(f"{info['network']}: {network.neuron_count_text()}, {info['synapses']:,} synapses")
     if info["description"]:
@@ -371,7 +372,7 @@ def cmd_mesh_shape(args) -> int:
     rows, columns = mesh_shape(cores, args.scheme)
     if args.json:
         out = {"cores": cores, "scheme": args.scheme, "rows": rows, "columns": columns}
-        print(json.dumps({**out, "slots": rows * columns}, indent=2))
+        print_json({**out, "slots": rows * columns})
         return 0
     print(f"{rows}x{columns}")
     return 0

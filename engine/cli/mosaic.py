@@ -13,8 +13,6 @@ every command), so a script can test it.
 
 from __future__ import annotations
 
-import json
-
 from engine.cli.common import (
     FIGURE,
     MAX_NETWORKS,
@@ -27,6 +25,7 @@ from engine.cli.common import (
     network_of,
     partition_option,
     placement_option,
+    print_json,
     seed_option,
     whole,
 )
@@ -44,7 +43,7 @@ def _placed(args):
     from engine.pipeline import resolve_hardware
 
     hardware = resolve_hardware(args.hardware or DEFAULT_MOSAIC)
-    network = network_of(args)
+    network = network_of(args, hardware)
     nt_of = tiles_of(
         network, hardware, mapping_file=getattr(args, "mapping", None),
         partition=getattr(args, "partition", None), placement=getattr(args, "placement", None),
@@ -68,7 +67,7 @@ def cmd_check(args) -> int:
     if args.tiles or args.json:
         report["tiles"] = memory.tiles()
     if args.json:
-        print(json.dumps(report, indent=2))
+        print_json(report)
         return 0 if report["mappable"] else 1
     print(
         f"{network.name} on {hardware.name} ({report['neuron_tiles'][0]}x"
@@ -123,7 +122,7 @@ def cmd_rewire(args) -> int:
     save_network(out, args.out)
     report["out"] = args.out
     if args.json:
-        print(json.dumps(report, indent=2))
+        print_json(report)
         return 0
     r = report
     print(
@@ -148,7 +147,7 @@ def cmd_requirements(args) -> int:
     out = requirements(hardware, target, seeds=range(args.seed, args.seed + args.networks))
     out["hardware"] = hardware.name
     if args.json:
-        print(json.dumps(out, indent=2))
+        print_json(out)
         return 0
     print(f"{out['networks']} random networks of profile {args.target} on {hardware.name}:")
     for key, what in (("rt_size", "largest RT rows"), ("nt_size", "largest NT rows"),
@@ -165,7 +164,7 @@ def cmd_demo(args) -> int:
     if args.figure:
         figure(result, args.figure)
     if args.json:
-        print(json.dumps(result, indent=2))
+        print_json(result)
         return 0
     print(f"{result['note']} ({result['hardware']}, {result['neurons']} neurons)")
     head = f"{'method':<14} {'setting':<22} {'accuracy':>8} {'connections':>11} {'entries':>8}"

@@ -12,7 +12,6 @@ options below override single constants.
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 from typing import TYPE_CHECKING
 
@@ -33,6 +32,7 @@ from engine.cli.common import (
     mapping_option,
     mapping_options,
     multicast_of,
+    print_json,
     seed_option,
     step_options,
     whole,
@@ -199,7 +199,7 @@ def _simulate_pattern(args) -> int:
         walk = walk_synthetic(noc, run, src, dst, which=args.walk_which, seed=args.seed, first=res)
         out["walk"] = walk.to_dict()
     if args.json:
-        print(json.dumps(out, indent=2))
+        print_json(out)
         return 0
     r = res.run
     print(
@@ -328,7 +328,7 @@ def _simulate_step(args) -> int:
         out["analytic"] = {"latency_us": ev.latency_us, "bottleneck": ev.bottleneck}
         if walk is not None:
             out["walk"] = walk.to_dict()
-        print(json.dumps(out, indent=2))
+        print_json(out)
         return 0
     _print_step(mapped, ev, step, args)
     if walk is not None:
@@ -409,7 +409,7 @@ def cmd_sweep(args) -> int:
     if args.figure:
         result.write_figure(args.figure)
     if args.json:
-        print(json.dumps(result.to_dict(), indent=2))
+        print_json(result.to_dict())
         return 0
     b = result.base
     print(

@@ -15,6 +15,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -112,10 +113,10 @@ def read_measurements(path) -> tuple[list[Measurement], int]:
         if mapping:
             file = Path(mapping)
             file = file if file.is_absolute() else path.parent / file
-            if not file.is_file():
+            if not os.path.isfile(file):  # (os.path's: a name too long is no file)
                 raise InputFileError(
-                    f"{where}: mapping file {file} "
-                    + ("is a folder" if file.is_dir() else "does not exist")
+                    f"{where}: mapping file {cut(str(file))} "
+                    + ("is a folder" if os.path.isdir(file) else "does not exist")
                 )
             spec = {"mapping": str(file)}
         else:
@@ -130,7 +131,7 @@ def read_measurements(path) -> tuple[list[Measurement], int]:
             hardware = Path(spec["hardware"])  # a preset file, beside the CSV like mappings
             if hardware.suffix == ".toml" and not hardware.is_absolute():
                 beside = path.parent / hardware
-                spec["hardware"] = str(beside) if beside.exists() else spec["hardware"]
+                spec["hardware"] = str(beside) if os.path.exists(beside) else spec["hardware"]
             if cell.get("seed"):
                 seed = cell["seed"]
                 if not (seed.isascii() and seed.isdigit()):

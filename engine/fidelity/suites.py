@@ -178,7 +178,7 @@ def measurement_template(
     from engine.fidelity.predict import predict
     from engine.pipeline import write_mapping_file
 
-    if mappings and not Path(mappings).is_dir():
+    if mappings and not os.path.isdir(mappings):
         raise OutputFileError(f"--mappings {mappings}: no such folder (create it first)")
     predictions = predict(runs, simulator=simulator, progress=progress)
     rows = []

@@ -13,20 +13,26 @@ through ``atomic_open``: the bytes go to a temporary file beside the target, whi
 replaces the target only once it is complete. A run killed mid-write leaves the old file
 (or none), never a truncated one. What a long run records as it goes (a search's
 ``--history``, the rest of its checkpoint) is appended through ``appender``: a line at a
-time, flushed, so a killed run leaves every line it finished. ``check_writable`` tells
-before any work starts whether a path can be written at all, so a long run does not fail
-at its very end.
+time, unbuffered, whole or not at all, so a killed run leaves every line it finished and a
+full disk leaves no half line. ``check_writable`` tells before any work starts whether a
+path can be written at all, so a long run does not fail at its very end.
+
+An output replaces or grows a regular file only (a symbolic link to one is written
+through): an existing FIFO, device, socket, folder or file of /proc or /sys is refused, never
+replaced nor opened. ``-`` and ``/dev/stdout`` are written to standard output, as a stream.
 """
 
 from __future__ import annotations
 
 import contextlib
 import csv
+import errno
 import json
 import math
 import os
 import stat
 import struct
+import sys
 import tempfile
 import threading
 import tomllib
@@ -44,14 +50,18 @@ __all__ = [
     "MAX_NEURONS",
     "MAX_SYNAPSES",
     "ReadLimits",
+    "LineFile",
+    "STREAMS",
     "appender",
     "atomic_open",
+    "check_fields",
     "check_readable",
     "check_writable",
     "csv_field_limit",
     "csv_header",
     "csv_rows",
     "cut",
+    "is_stream",
     "nesting_of",
     "open_regular",
     "parse_json",
@@ -62,6 +72,7 @@ __all__ = [
     "read_text",
     "reason",
     "shown",
+    "standard_output",
     "write_text",
 ]
 
@@ -96,7 +107,11 @@ def check_readable(path, what: str = "input file") -> Path:
         st = path.stat()
     except FileNotFoundError:
         raise InputFileError(f"cannot read {what} {path}: it does not exist") from None
-    except (OSError, ValueError) as e:  # a loop of links, a NUL byte
+    except OSError as e:  # a loop of links, a name too long
+        raise InputFileError(
+            f"cannot read {what} {cut(str(path))}: {_os_reason(e, path)}"
+        ) from None
+    except ValueError as e:  # a NUL byte
         raise InputFileError(f"cannot read {what} {path}: {reason(e)}") from None
     wrong = _not_regular(st)
     if wrong:
@@ -159,7 +174,11 @@ def open_regular(path, what: str = "input file", max_bytes: int = MAX_FILE_BYTES
         raise InputFileError(f"cannot read {what} {path}: it is a folder") from None
     except PermissionError:
         raise InputFileError(f"cannot read {what} {path}: permission denied") from None
-    except (OSError, ValueError) as e:  # a device without its driver, a NUL byte …
+    except OSError as e:  # a device without its driver, a name too long …
+        raise InputFileError(
+            f"cannot read {what} {cut(str(path))}: {_os_reason(e, path)}"
+        ) from None
+    except ValueError as e:  # a NUL byte
         raise InputFileError(f"cannot read {what} {path}: {reason(e)}") from None
     try:
         st = os.fstat(fd)
@@ -211,6 +230,35 @@ def shown(value, limit: int = 60) -> str:
     """``repr(value)`` for a message, cut to about ``limit`` characters (a value read from a
     file may be a field of 100,000 characters: the message stays one readable line)."""
     return cut(repr(value), limit)
+
+
+def check_fields(cls, data, what: str) -> None:
+    """That ``data``, read from a file to make a ``cls`` (a dataclass), is a mapping whose
+    keys are fields of ``cls`` and holds every field without a default: a ``ValueError``
+    naming ``what`` and the key otherwise (not Python's "unexpected keyword argument")."""
+    import dataclasses
+
+    if not isinstance(data, dict):
+        raise ValueError(f"{what} is {shown(data)}, not an object of named fields")
+    fields = dataclasses.fields(cls)
+    names = [f.name for f in fields]
+    unknown = [k for k in data if k not in names]
+    if unknown:
+        listed = ", ".join(map(repr, unknown[:3])) + (" …" if len(unknown) > 3 else "")
+        raise ValueError(
+            f"{what} has unknown field{'s' if len(unknown) > 1 else ''} {cut(listed, 80)} "
+            f"(its fields: {', '.join(names)}); was it written by another version of MeshScope?"
+        )
+    missing = [
+        f.name
+        for f in fields
+        if f.name not in data
+        and f.default is dataclasses.MISSING
+        and f.default_factory is dataclasses.MISSING
+    ]
+    if missing:
+        raise ValueError(f"{what} lacks the field{'s' if len(missing) > 1 else ''} "
+                         f"{', '.join(map(repr, missing))}")  # fmt: skip
 
 
 def cut(text: str, limit: int = 200) -> str:
@@ -458,37 +506,62 @@ def _check_archive(f: BinaryIO, label: str) -> None:
         raise InputFileError(
             f"{label}: the archive is cut short or damaged ({size:,} bytes, no zip directory)"
         )
-    if entries > MAX_ARCHIVE_MEMBERS:
+    claimed, held = entries
+    if max(claimed, held) > MAX_ARCHIVE_MEMBERS:
+        count = f"{claimed:,}" if claimed >= held else f"more than {MAX_ARCHIVE_MEMBERS}"
+        lie = f" (its end record says {claimed:,})" if claimed < held else ""
         raise InputFileError(
-            f"{label}: its directory lists {entries:,} members; MeshScope's archives hold a "
+            f"{label}: its directory lists {count} members{lie}; MeshScope's archives hold a "
             f"few arrays (at most {MAX_ARCHIVE_MEMBERS} are read)"
         )
     f.seek(0)
 
 
-def _zip_entries(f: BinaryIO, size: int) -> int | None:
-    """How many members a zip archive's end record says its directory lists (None: it has
-    no end record, so it is cut short or no zip archive at all)."""
+def _zip_entries(f: BinaryIO, size: int) -> tuple[int, int] | None:
+    """How many members a zip archive's directory lists: (what its end record says, the
+    entries its directory holds, counted as Python's zipfile will read them up to one past
+    ``MAX_ARCHIVE_MEMBERS``: an end record claiming 6 members cannot hide 300,000). None: it
+    has no end record, so it is cut short or no zip archive at all."""
     tail = min(size, 22 + 0xFFFF)  # the end record, and a comment of at most 64 KiB
     f.seek(size - tail)
     data = f.read(tail)
     at = data.rfind(b"PK\x05\x06")
     if at < 0 or len(data) - at < 22:
         return None
-    entries, directory = struct.unpack_from("<HI", data, at + 10)
-    if entries != 0xFFFF and directory != 0xFFFFFFFF:
-        return entries
-    # a zip64 archive: its locator, just before the end record, gives its zip64 end record
-    if at < 20 or data[at - 20 : at - 16] != b"PK\x06\x07":
-        return None
-    (offset,) = struct.unpack_from("<Q", data, at - 12)
-    if offset + 56 > size:
-        return None
-    f.seek(offset)
-    record = f.read(56)
-    if record[:4] != b"PK\x06\x06":
-        return None
-    return struct.unpack_from("<Q", record, 32)[0]
+    entries, directory_bytes, _ = struct.unpack_from("<HII", data, at + 10)
+    end = size - tail + at  # where the directory ends (zipfile's reckoning)
+    if entries == 0xFFFF or directory_bytes == 0xFFFFFFFF:
+        # a zip64 archive: its locator, just before the end record, gives its zip64 end record
+        if at < 20 or data[at - 20 : at - 16] != b"PK\x06\x07":
+            return None
+        (offset,) = struct.unpack_from("<Q", data, at - 12)
+        if offset + 56 > size:
+            return None
+        f.seek(offset)
+        record = f.read(56)
+        if record[:4] != b"PK\x06\x06":
+            return None
+        entries, directory_bytes = struct.unpack_from("<QQ", record, 32)
+        end -= 56 + 20
+    return entries, _directory_entries(f, end - directory_bytes, directory_bytes)
+
+
+def _directory_entries(f: BinaryIO, start: int, length: int) -> int:
+    """The entries of a zip directory of ``length`` bytes from ``start``, counted as zipfile
+    reads them (each a fixed header and its name, extra field and comment), up to one past
+    ``MAX_ARCHIVE_MEMBERS``."""
+    count, at = 0, start
+    if start < 0:
+        return 0
+    while at < start + length and count <= MAX_ARCHIVE_MEMBERS:
+        f.seek(at)
+        head = f.read(46)
+        if len(head) < 46 or head[:4] != b"PK\x01\x02":
+            break  # a damaged directory: zipfile says so
+        name, extra, comment = struct.unpack_from("<HHH", head, 28)
+        at += 46 + name + extra + comment
+        count += 1
+    return count
 
 
 def _npy_header(z: zipfile.ZipFile, member: str, label: str, name: str):
@@ -525,25 +598,152 @@ def _npy_size(z: zipfile.ZipFile, member: str, label: str, name: str, most: int,
     return size
 
 
+STREAMS = ("-", "/dev/stdout")  # outputs written to standard output, as a stream, by name
+
+
+def is_stream(path) -> bool:
+    """Whether an output path names standard output (``-`` or ``/dev/stdout``, as typed):
+    written to as a stream, never created or replaced."""
+    return str(path) in STREAMS
+
+
+def standard_output():
+    """The text stream an output named ``-`` goes to: the process's standard output (the
+    command line's, not its report's: see ``engine.cli.common.Printable``)."""
+    return getattr(sys.stdout, "unfiltered", sys.stdout)
+
+
+def _os_reason(error: OSError, path) -> str:
+    """Why the system refused a path, in words (a name too long says how long it may be)."""
+    if error.errno == errno.ENAMETOOLONG:
+        longest = max((len(os.fsencode(p)) for p in Path(path).parts), default=0)
+        return (
+            f"the name is too long ({len(os.fsencode(str(path))):,} bytes, its longest part "
+            f"{longest:,}; a file's name may have at most {_name_max(path)} bytes); give a "
+            "shorter one"
+        )
+    return reason(error)
+
+
+def _name_max(path) -> int:
+    """The longest file name (in bytes) the file system of ``path``'s folder takes."""
+    folder = Path(path).parent
+    while True:
+        try:
+            return os.pathconf(folder, "PC_NAME_MAX")
+        except (OSError, ValueError):
+            if folder == folder.parent:
+                return 255
+            folder = folder.parent
+
+
+def _not_writable_kind(st: os.stat_result) -> str | None:
+    """Why an existing file of status ``st`` is no output MeshScope may replace, or None."""
+    mode = st.st_mode
+    if stat.S_ISDIR(mode):
+        return "it is a folder; give a file name"
+    kind = (
+        "a FIFO (a named pipe)" if stat.S_ISFIFO(mode)
+        else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+        else "a socket" if stat.S_ISSOCK(mode)
+        else "not a regular file" if not stat.S_ISREG(mode)
+        else "a file of the kernel (/proc, /sys)" if st.st_dev in _kernel_devices()
+        else None
+    )  # fmt: skip
+    if kind is None:
+        return None
+    return (
+        f"it is {kind}, which an output never replaces or writes into; give the name of a "
+        "regular file (or - for standard output)"
+    )
+
+
+def _output_target(path: Path, what: str) -> Path:
+    """The file an output path writes: the path itself, or the regular file its symbolic
+    link points to (written through, the link kept). ``OutputFileError`` when the path is
+    too long, or names something other than a regular file (a FIFO, a device, a socket, a
+    folder, a file of /proc or /sys, a link to one or to nothing)."""
+    try:
+        st = os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):  # (a folder missing: said below)
+        return path
+    except (OSError, ValueError) as e:  # a name too long, a NUL byte, a loop of links …
+        raise OutputFileError(f"{what} {cut(str(path))}: {_os_reason(e, path)}") from None
+    if not stat.S_ISLNK(st.st_mode):
+        wrong = _not_writable_kind(st)
+        if wrong:
+            raise OutputFileError(f"{what} {path}: {wrong}")
+        return path
+    try:
+        to = os.readlink(path)
+    except OSError:
+        to = "?"
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise OutputFileError(
+            f"{what} {path} is a symbolic link to {cut(to)}, which does not exist; give the "
+            "file's own name"
+        ) from None
+    except (OSError, ValueError) as e:
+        raise OutputFileError(f"{what} {path}: {_os_reason(e, path)}") from None
+    wrong = _not_writable_kind(st) or _through_kernel(path)
+    if wrong:
+        raise OutputFileError(f"{what} {path} is a symbolic link to {cut(to)}: {wrong}")
+    return Path(os.path.realpath(path))
+
+
+def _through_kernel(path: Path) -> str | None:
+    """Why a symbolic link may not be written through — one of its links leads into /proc
+    or /sys (``/proc/self/fd/1`` is whatever the process's standard output is) — or None."""
+    hop = str(path)
+    for _ in range(40):  # as many links as the system follows
+        if not os.path.islink(hop):
+            return None
+        hop = os.path.join(os.path.dirname(hop), os.readlink(hop))
+        try:
+            if os.stat(os.path.dirname(hop) or ".").st_dev in _kernel_devices():
+                return (
+                    "it leads into /proc or /sys, which an output never writes into; give the "
+                    "name of a regular file (or - for standard output)"
+                )
+        except OSError:
+            return None
+    return None
+
+
 def check_writable(path, what: str = "output file") -> Path:
-    """``path`` as a Path, after checking it can be created or replaced.
+    """``path`` as a Path, after checking it can be created or replaced: the file it will
+    write (a symbolic link's regular file), or, for ``-`` and ``/dev/stdout``, the stream.
 
     Raises ``OutputFileError`` naming the path and the reason: its folder is missing or
-    not writable, or the path is a folder.
+    not writable, its name is too long, or it exists and is not a regular file (a folder,
+    a FIFO, a device, a socket, a file of /proc or /sys — an output never replaces one, nor
+    writes into one, which could wait for ever or reach a system's device).
     """
+    if is_stream(path):
+        return Path(path)
     path = Path(path)
-    folder = path.parent if str(path.parent) else Path(".")
-    if path.is_dir():
-        raise OutputFileError(f"{what} {path} is a folder; give a file name")
-    if folder.exists() and not folder.is_dir():
-        raise OutputFileError(f"{what} {path}: {folder} is a file, not a folder")
-    if not folder.is_dir():
-        raise OutputFileError(f"{what} {path}: folder {folder} does not exist")
-    if not os.access(folder, os.W_OK | os.X_OK):
+    target = _output_target(path, what)
+    folder = target.parent if str(target.parent) else Path(".")
+    try:
+        if folder.exists() and not folder.is_dir():
+            raise OutputFileError(f"{what} {path}: {folder} is a file, not a folder")
+        if not folder.is_dir():
+            raise OutputFileError(f"{what} {path}: folder {folder} does not exist")
+    except OSError as e:  # a folder's name too long, a loop of links
+        raise OutputFileError(f"{what} {cut(str(path))}: {_os_reason(e, path)}") from None
+    if not os.access(folder, os.W_OK | os.X_OK) or folder.stat().st_dev in _kernel_devices():
         raise OutputFileError(f"{what} {path}: folder {folder} is not writable")
-    if path.exists() and not os.access(path, os.W_OK):
+    if target.exists() and not os.access(target, os.W_OK):
         raise OutputFileError(f"{what} {path} exists and is not writable")
-    return path
+    return target
+
+
+def _temp_prefix(path: Path) -> str:
+    """The start of the name of ``path``'s temporary files: a dot, the start of its name
+    (kept short, so a name near the longest allowed still has room), the writer's pid."""
+    return f".{path.name[:40]}.{os.getpid()}."
 
 
 @contextlib.contextmanager
@@ -552,39 +752,65 @@ def atomic_open(path, mode: str = "w", *, what: str = "output file") -> Iterator
 
     If the body raises (or the process dies), ``path`` is untouched and the temporary
     file is removed (a killed process may leave a ``.*.tmp`` file, never a partial target;
-    the next write of ``path`` removes what writers no longer alive left).
+    the next write of ``path`` removes what writers no longer alive left). A symbolic link
+    to a regular file is written through (its file replaced, the link kept); ``-`` and
+    ``/dev/stdout`` are written to standard output as a stream; anything else that is
+    not a regular file is refused (``check_writable``).
     """
+    if is_stream(path):
+        yield from _streamed(path, mode, what)
+        return
+    given = path
     path = check_writable(path, what)
     _remove_stale_temps(path)
     try:
-        fd, tmp = tempfile.mkstemp(
-            prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent or "."
-        )
+        fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(path), suffix=".tmp", dir=path.parent)
     except OSError as e:
-        raise OutputFileError(f"cannot write {what} {path}: {e.strerror}") from None
+        raise OutputFileError(f"cannot write {what} {given}: {_os_reason(e, given)}") from None
     try:
         with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as f:
             yield f
             f.flush()
             os.fsync(f.fileno())
-        if path.exists():  # keep the target's permissions, not mkstemp's 0600
-            os.chmod(tmp, path.stat().st_mode & 0o777)
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            st = None
+        if st is not None and _not_writable_kind(st):  # made a FIFO, a device … meanwhile
+            raise OutputFileError(f"{what} {given}: {_not_writable_kind(st)}")
+        if st is not None:  # keep the target's permissions, not mkstemp's 0600
+            os.chmod(tmp, st.st_mode & 0o777)
         else:
             os.chmod(tmp, 0o666 & ~_UMASK)
         os.replace(tmp, path)
     except OSError as e:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
-        raise OutputFileError(f"cannot write {what} {path}: {e.strerror}") from None
+        raise OutputFileError(f"cannot write {what} {given}: {_os_reason(e, given)}") from None
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
 
 
+def _streamed(path, mode: str, what: str) -> Iterator[IO]:
+    """Standard output, for an ``atomic_open`` of ``-`` or ``/dev/stdout``: written as it
+    goes (a stream cannot be replaced whole), flushed at the end, never closed."""
+    out = standard_output()
+    try:
+        out.flush()
+        stream = out.buffer if "b" in mode else out
+        yield stream
+        stream.flush()
+    except BrokenPipeError:  # the reader left (``… --save - | head``): the caller stops quietly
+        raise
+    except OSError as e:
+        raise OutputFileError(f"cannot write {what} to standard output: {reason(e)}") from None
+
+
 def _remove_stale_temps(path: Path) -> None:
     """Remove the temporary files of ``path`` whose writer (the pid in their name) is gone."""
-    prefix = f".{path.name}."
+    prefix = f".{path.name[:40]}."
     with contextlib.suppress(OSError):
         for entry in os.scandir(path.parent or "."):
             name = entry.name
@@ -612,14 +838,75 @@ def write_text(path, text: str, *, what: str = "output file") -> None:
         f.write(text)
 
 
-def appender(path, *, what: str = "output file", fresh: bool = False) -> IO:
-    """``path`` opened to append text (emptied first when ``fresh``); errors name the file.
+class LineFile:
+    """An output that grows by whole lines (``appender``): each ``write`` goes to the file at
+    once, unbuffered, whole or not at all — a write the disk cannot take (full, over a
+    quota) is cut back off, so the file keeps only whole lines, and the error names the
+    file. ``flush`` has nothing to do; ``close`` never writes."""
 
-    Write whole lines and flush them when they must survive a kill: a process killed in
-    the middle of a write can leave only its last line unfinished.
+    def __init__(self, fd: int, path, what: str):
+        self.fd, self.path, self.what = fd, path, what
+
+    def write(self, text: str) -> int:
+        data = memoryview(text.encode("utf-8"))
+        if self.fd < 0:
+            raise OutputFileError(f"cannot write {self.what} {self.path}: it is closed")
+        start = None
+        try:
+            start = os.lseek(self.fd, 0, os.SEEK_END)
+            while data:
+                data = data[os.write(self.fd, data) :]
+        except OSError as e:
+            if start is not None:
+                with contextlib.suppress(OSError):
+                    os.ftruncate(self.fd, start)  # nothing of the line that did not fit
+            raise OutputFileError(
+                f"cannot write {self.what} {self.path}: {_os_reason(e, self.path)}"
+            ) from None
+        return len(text)
+
+    def flush(self) -> None:
+        """Nothing is buffered."""
+
+    def fileno(self) -> int:
+        return self.fd
+
+    @property
+    def closed(self) -> bool:
+        return self.fd < 0
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            fd, self.fd = self.fd, -1
+            with contextlib.suppress(OSError):  # nothing buffered: nothing to lose
+                os.close(fd)
+
+
+def appender(path, *, what: str = "output file", fresh: bool = False) -> LineFile:
+    """``path`` opened to append text (emptied first when ``fresh``), a ``LineFile``: each
+    write whole or not at all; errors name the file.
+
+    Only a regular file (or a link to one) is opened, and without waiting: a FIFO is
+    refused, not blocked on. Write whole lines: a process killed in the middle of a write
+    can leave only its last line unfinished.
     """
-    path = check_writable(path, what)
+    if is_stream(path):
+        raise OutputFileError(
+            f"{what} {path}: it grows as the run goes and is read back to resume one; give a "
+            "file name, not standard output"
+        )
+    target = check_writable(path, what)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
     try:
-        return open(path, "w" if fresh else "a", encoding="utf-8")  # noqa: SIM115 - returned
-    except OSError as e:
-        raise OutputFileError(f"cannot write {what} {path}: {reason(e)}") from None
+        fd = os.open(target, flags | (os.O_TRUNC if fresh else 0), 0o666)
+    except OSError as e:  # ENXIO: a FIFO made meanwhile, with no reader
+        raise OutputFileError(f"cannot write {what} {path}: {_os_reason(e, path)}") from None
+    try:
+        wrong = _not_writable_kind(os.fstat(fd))
+        if wrong:
+            raise OutputFileError(f"{what} {path}: {wrong}")
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return LineFile(fd, path, what)

@@ -53,7 +53,7 @@ def write_hgr(network: Network, path) -> None:
         f.write(body.tobytes())
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _digits(v):
     d = 1
     while v >= 10:
@@ -62,7 +62,7 @@ def _digits(v):
     return d
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _put(buf, at, v):
     d = _digits(v)
     for i in range(d - 1, -1, -1):
@@ -71,7 +71,7 @@ def _put(buf, at, v):
     return at + d
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _format(indptr, dst, weights):
     n = indptr.size - 1
     size = 0
@@ -96,7 +96,7 @@ def _format(indptr, dst, weights):
 MAX_DIGITS = 18  # of a number in a file: any int64 (larger ones would wrap around)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _scan(buf, values, line_tokens):
     """The integers of the non-comment lines of ``buf``, into ``values`` and, per line that
     has any, their count into ``line_tokens`` — or, given empty arrays, only counted. Returns

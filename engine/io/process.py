@@ -20,7 +20,8 @@ What can be guaranteed, on Linux:
   it as it exits, after SIGTERM and SIGHUP too, which it turns into a cancel);
 * SIGKILL of this process cannot be caught: the kernel then kills the command itself
   (``PR_SET_PDEATHSIG``), but the processes the command started live on unless they exit
-  when their parent or their pipes go. Nothing in user space can do more.
+  when their parent or their pipes go. Nothing in user space can do more. MeshScope's own
+  worker processes (``engine.executors.local_pool``) ask for the same (``die_with_parent``).
 
 Elsewhere (no ``/proc``, no ``prctl``) only the process group is killed.
 """
@@ -46,6 +47,7 @@ __all__ = [
     "ProcessGroups",
     "become_subreaper",
     "descendants",
+    "die_with_parent",
     "end_descendants",
     "run_bounded",
 ]
@@ -81,6 +83,20 @@ def become_subreaper() -> bool:
     """Make this process adopt its orphaned descendants (``PR_SET_CHILD_SUBREAPER``), so a
     process that leaves its session still descends from it; False where Linux cannot."""
     return _PRCTL is not None and _PRCTL(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+
+
+def die_with_parent(parent: int) -> bool:
+    """In a worker process: be killed (SIGKILL) by the kernel when its parent ``parent``
+    dies, however it dies — SIGKILL included, which leaves the parent no time to end its
+    workers (``PR_SET_PDEATHSIG``); exit at once if it died already, between the fork and
+    this call. The parent is the *thread* that started the worker: a pool started from a
+    thread must end before that thread does. False where Linux cannot (the worker then
+    outlives a killed parent)."""
+    if _PRCTL is None or _PRCTL(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+        return False
+    if os.getppid() != parent:  # orphaned before the request: no signal will come
+        os._exit(1)
+    return True
 
 
 @dataclass(frozen=True)

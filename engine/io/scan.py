@@ -7,7 +7,7 @@ import numba
 __all__ = ["json_depth"]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def json_depth(b, limit):
     """How deep the brackets of JSON bytes ``b`` nest, strings left out (stops above ``limit``)."""
     depth, deepest, inside, escaped = 0, 0, False, False

@@ -43,7 +43,7 @@ def edgemap(
     return checked_partition(network, hardware, part, "edgemap")
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _edgemap(out_ptr, out_idx, in_ptr, in_idx, synapses, rate, window, c_npc, c_apc, c_spc):
     n = out_ptr.size - 1
     part = np.full(n, -1, dtype=np.int64)

@@ -79,7 +79,7 @@ def sweep(inc, rate, by_size, caps, visits: int = VISITS) -> np.ndarray:
     return state[0]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _start(out_ptr, out_idx):
     """The sweep's state before the first h-edge: every array ``_sweep`` carries on."""
     n = out_ptr.size - 1
@@ -108,7 +108,7 @@ def _start(out_ptr, out_idx):
             spare, in_apc)  # fmt: skip
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _sweep(out_ptr, out_idx, in_ptr, in_idx, synapses, rate, by_size, c_npc, c_apc, c_spc, part,
            self_loop, remaining, occ, pri, heap, pos, seen, new, c_pri, c_heap, c_pos, spare,
            in_apc, scalars, visits):  # fmt: skip
@@ -216,7 +216,7 @@ def _sweep(out_ptr, out_idx, in_ptr, in_idx, synapses, rate, by_size, c_npc, c_a
     return True
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _one_less(x, new, c_heap, c_pri, c_pos, n):
     """Candidate x has one new inbound axon fewer: it moves up the candidate heap."""
     new[x] -= 1

@@ -58,7 +58,7 @@ def fill_in_order(
     return part
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _fill(order, n, in_indptr, in_src, c_npc, c_apc, c_spc, per_neuron, new_at, row_bits,
           word_bits, mem_bytes, neuron_bytes):  # fmt: skip
     """(partition of every node, -1 if not in ``order``; the node that fits no core alone,
@@ -100,7 +100,7 @@ def _fill(order, n, in_indptr, in_src, c_npc, c_apc, c_spc, per_neuron, new_at, 
     return part, -1
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, nogil=True, inline="always")
 def _over(npc, apc, spc, c_npc, c_apc, c_spc, row_bits, word_bits, mem_bytes, neuron_bytes):
     """Whether a core of ``npc`` nodes, ``apc`` distinct axons and ``spc`` synapse entries
     breaks a limit (a dense population's: its rows of words and its neurons' state)."""

@@ -101,12 +101,12 @@ def refine(
     return Placement(core_of_part), int(swaps)
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, nogil=True, inline="always")
 def _dist(ax, ay, bx, by, lo):
     return max(abs(ax - bx) + abs(ay - by), lo)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _forces_of(p, forces, core_of_part, geo, adj, lo):
     """Force(p, v) for the four directions, from scratch (O(degree))."""
     router_of_core, rx, ry, neighbour, _, _ = geo
@@ -129,7 +129,7 @@ def _forces_of(p, forces, core_of_part, geo, adj, lo):
             forces[p, v] = -np.inf
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _shift(p, old_r, new_r, w, forces, core_of_part, geo, lo):
     """Update p's forces for one partner of weight w moving from router old_r to new_r."""
     router_of_core, rx, ry, _, _, _ = geo
@@ -144,7 +144,7 @@ def _shift(p, old_r, new_r, w, forces, core_of_part, geo, lo):
         forces[p, 3] += sign * w * (base - _dist(px, py - 1, qx, qy, lo))
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _best(p, forces, core_of_part, part_of_core, geo, adj, lo, near):
     """(gain, target core) of p's best swap with a core of a neighbouring router.
 
@@ -178,7 +178,7 @@ def _best(p, forces, core_of_part, part_of_core, geo, adj, lo, near):
     return best, target
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _swap_gain(p, q, v, forces, core_of_part, geo, adj, lo):
     """Exact drop of Φ when p moves one router along v and q (or nobody) comes back."""
     _forces_of(p, forces, core_of_part, geo, adj, lo)
@@ -194,7 +194,7 @@ def _swap_gain(p, q, v, forces, core_of_part, geo, adj, lo):
     return g
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _refine(core_of_part, part_of_core, geo, adj, lo, eps, budget):
     router_of_core, _, _, neighbour, cores_of_router, _ = geo
     indptr, other, weight = adj

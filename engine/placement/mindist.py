@@ -89,7 +89,7 @@ def min_distance(graph: PartitionGraph, hardware: Hardware, *, rng=None) -> Plac
     return Placement(cores)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _grow(cores, rest, router_of_core, rc, rx, ry, centre, around, indptr, other, weight):
     """Place ``rest`` one by one on the best frontier core (``cores`` holds the seeds)."""
     n_cores = router_of_core.size
@@ -140,7 +140,7 @@ def _grow(cores, rest, router_of_core, rc, rx, ry, centre, around, indptr, other
         n_front = _open(r, used, router_used, in_front, front, n_front, rc, around)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _open(r, used, router_used, in_front, front, n_front, rc, around):
     """Mark router r used; add its free cores and its neighbours' to the frontier."""
     if router_used[r]:

@@ -18,8 +18,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from engine.errors import InputFileError, OutputFileError
-from engine.io.files import appender, atomic_open, parse_json, read_text, reason
+from engine.errors import InputFileError
+from engine.io.files import appender, atomic_open, parse_json, read_text
 
 __all__ = ["FORMAT", "Checkpoint", "CheckpointWriter", "read_checkpoint"]
 
@@ -55,12 +55,8 @@ class CheckpointWriter:
                 f.write(json.dumps({"state": state}) + "\n")
             self._file = appender(self.path, what="checkpoint")
         else:
-            try:
-                self._file.write(_lines(records, self._written))
-                self._file.write(json.dumps({"state": state}) + "\n")
-                self._file.flush()
-            except OSError as e:
-                raise OutputFileError(f"cannot write checkpoint {self.path}: {reason(e)}") from None
+            # the generation in one write: whole, or (a full disk) not at all
+            self._file.write(_lines(records, self._written) + json.dumps({"state": state}) + "\n")
         self._written = len(records)
 
     def close(self) -> None:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from engine.errors import SpecError
+from engine.io.files import check_fields
 from engine.placement import placers
 from engine.registry import Registry
 from engine.search.evaluators import ModelEvaluator, Outcome, SimulatorEvaluator
@@ -246,6 +247,8 @@ class ESConfig:
 
     @classmethod
     def from_dict(cls, d: dict) -> ESConfig:
+        check_fields(cls, d, "its configuration")
+        check_fields(OperatorParams, d["operators"], "its configuration's operators")
         d = dict(d)
         d["operators"] = OperatorParams(**d["operators"])
         d["heuristics"] = tuple(d["heuristics"])

@@ -332,15 +332,38 @@ class CommandEvaluator:
         self._groups.kill_all()
 
 
+class NotANumber(ValueError):  # noqa: N818 - what was found, not a fault of ours
+    """A value read as a number that is none (a string, a boolean, null, a list …)."""
+
+
+def real_number(data: dict, key: str, default=None) -> float:
+    """``data[key]`` as a float, if it is a JSON number: ``true`` is no 1.0 and ``"1e3"`` no
+    1000 (``NotANumber`` says what it is); ``default`` when the key is missing (None: it
+    must be there, ``KeyError``)."""
+    if key not in data and default is not None:
+        return default
+    value = data[key]
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise NotANumber(f"{key} is {json.dumps(value)[:40]}, not a number")
+    return float(value)  # (an int too large for a float: OverflowError)
+
+
 def parse_command_output(stdout: str) -> Outcome:
+    """What an evaluator command printed: its last line, a JSON object whose
+    ``latency_us`` and ``energy_uj`` (and ``power_w``, if given) are numbers, finite, the
+    latency positive — else a failure saying why."""
     lines = [line for line in stdout.strip().splitlines() if line.strip()]
     if not lines:
         return Outcome.failure('printed nothing; expected {"latency_us": …, "energy_uj": …}')
     try:
         data = json.loads(lines[-1])
-        latency, energy = float(data["latency_us"]), float(data["energy_uj"])
-        power = float(data.get("power_w", energy / latency if latency else math.nan))
-    except (KeyError, TypeError, ValueError, AttributeError, RecursionError):
+        if not isinstance(data, dict):
+            raise TypeError("not an object")
+        latency, energy = real_number(data, "latency_us"), real_number(data, "energy_uj")
+        power = real_number(data, "power_w", energy / latency if latency else math.nan)
+    except NotANumber as e:
+        return Outcome.failure(f"{e} in its output {lines[-1][:120]!r}")
+    except (KeyError, TypeError, ValueError, AttributeError, RecursionError, OverflowError):
         return Outcome.failure(f"unparsable output {lines[-1][:120]!r}")
     values = (latency, energy, power)
     if not all(math.isfinite(v) for v in values) or latency <= 0 or energy < 0 or power < 0:

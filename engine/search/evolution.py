@@ -38,9 +38,9 @@ from engine.search.config import (
     searches,
     strategies,
 )
-from engine.search.evaluators import Candidate
+from engine.search.evaluators import Candidate, ModelEvaluator
 from engine.search.genotype import Layout, PartitionGenotype, decode, encode, layout_for
-from engine.search.history import History
+from engine.search.history import History, check_records
 from engine.search.operators import mutate_partition, mutate_placement, reorder
 from engine.search.record import Event, Record, better
 
@@ -325,11 +325,38 @@ class NestedES:
                 raise InputFileError(f"{path} is a run of {what} {name!r}, not of {obj.name!r}")
         try:
             es = cls._from_checkpoint(ck, network, hardware, evaluator, budget)
-        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as e:
+        except ValueError as e:  # (says what is wrong in words)
+            raise InputFileError(f"{path} is a malformed checkpoint: {e}") from None
+        except (KeyError, TypeError, IndexError, AttributeError) as e:
             raise InputFileError(
                 f"{path} is a malformed checkpoint ({type(e).__name__}: {e})"
             ) from None
         return es
+
+    def check_history(self, where) -> list[str]:
+        """That the records taken from a checkpoint are a run's (``check_records``) and,
+        when the model rates the mappings, that it gives every evaluated one the figure its
+        record says (``InputFileError`` naming ``where`` and the record otherwise: a forged
+        fitness would steer the resumed search). Returns the objectives it could not check
+        (a simulated one; any an evaluator command measured)."""
+        check_records(self.history, where)
+        name = self.config.objective
+        if not isinstance(self.evaluator, ModelEvaluator) or objectives[name].simulated:
+            return [name]
+        done = [r for r in self.history if not r.failed]
+        outcomes = self.evaluator.evaluate_batch(
+            [Candidate(r.cores_per_population, r.placement) for r in done]
+        )
+        for r, o in zip(done, outcomes, strict=True):
+            again = objectives[name].value(o)
+            if not math.isclose(again, r.fitness, rel_tol=1e-9, abs_tol=1e-12):
+                raise InputFileError(
+                    f"{where}: record {r.index} says {name} {r.fitness:.6g}, but the model "
+                    f"gives {again:.6g} for its mapping: the checkpoint was changed since the "
+                    "run wrote it (or a MeshScope of another model wrote it); it does not "
+                    "resume this run"
+                )
+        return []
 
     @classmethod
     def _from_checkpoint(cls, ck, network, hardware, evaluator, budget) -> NestedES:
@@ -345,9 +372,7 @@ class NestedES:
         es = cls(network, hardware, config, evaluator=evaluator, layout=layout)
         es.rng.bit_generator.state = state["rng"]
         name = config.objective  # (a record of an older checkpoint does not say it)
-        es.history = History(
-            Record.from_dict({"objectives": {name: d.get("fitness")}, **d}) for d in ck.records
-        )
+        es.history = History(_record(d, i, name) for i, d in enumerate(ck.records))
         if state.get("records", len(es.history)) != len(es.history):
             raise ValueError(f"{len(es.history)} records where the state counts {state['records']}")
         es.generation = int(state["generation"])
@@ -363,6 +388,16 @@ class NestedES:
             es.history[p["index"]],
         )
         return es
+
+
+def _record(d, i: int, objective: str) -> Record:
+    """Record ``i`` of a checkpoint (a record of an older one does not say its objectives)."""
+    try:
+        return Record.from_dict({"objectives": {objective: d.get("fitness")}, **d})
+    except ValueError as e:
+        raise ValueError(f"its record {i}: {e}") from None
+    except (AttributeError, TypeError) as e:
+        raise ValueError(f"its record {i} is malformed ({type(e).__name__}: {e})") from None
 
 
 strategies.add(

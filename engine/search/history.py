@@ -43,8 +43,8 @@ from engine.io.files import (
 from engine.search.record import Record
 
 __all__ = [
-    "ENDS", "History", "HistoryFile", "HistoryLog", "Run", "columns", "read_history",
-    "write_history",
+    "ENDS", "History", "HistoryFile", "HistoryLog", "Run", "check_records", "columns",
+    "read_history", "write_history",
 ]  # fmt: skip
 
 ENDS = ("complete", "cancelled", "failed")  # how a run ended: the last line of its history
@@ -152,14 +152,11 @@ class HistoryLog:
         self.extend(records)
 
     def _write(self, text: str | None = None, row: list | None = None) -> None:
-        try:
-            if row is not None:
-                self._writer.writerow(row)
-            else:
-                self._file.write(text)
-            self._file.flush()
-        except OSError as e:
-            raise OutputFileError(f"cannot write history file {self.path}: {reason(e)}") from None
+        """One line, whole or not at all (``LineFile``: a full disk leaves no half line)."""
+        if row is not None:
+            self._writer.writerow(row)  # one write of the whole row
+        else:
+            self._file.write(text)
 
     def add(self, record: Record) -> None:
         """Append one final record (an ``Event``'s)."""
@@ -225,6 +222,40 @@ def _drop_cut_line(path) -> None:
 
 
 # ------------------------------------------------------------------ reading
+def check_records(records, where) -> None:
+    """That the records a file holds are a run's, as a run writes them: indices 0, 1, 2 … in
+    order, each once (a duplicated row is no second evaluation), no NaN anywhere, and a
+    record that says it was evaluated within every constraint has finite objectives and
+    plausible figures (a positive latency, energy ≥ 0). ``InputFileError`` naming ``where``
+    and the record."""
+    for position, r in enumerate(records):
+        if r.index != position:
+            went = ", ".join(str(q.index) for q in records[max(0, position - 2) : position + 1])
+            raise InputFileError(
+                f"{where}: its records' indices go …, {went}, where {position} should come"
+                + (" (a row written twice?)" if r.index < position else "")
+                + ": a history holds each evaluation once, in order; it was changed since "
+                "the run wrote it"
+            )
+        values = {**r.objectives, "latency_us": r.latency_us, "energy_uj": r.energy_uj}
+        nan = [k for k, v in values.items() if math.isnan(v)]
+        if nan:
+            raise InputFileError(
+                f"{where}: record {r.index} says {nan[0]} is NaN, which no evaluation gives"
+            )
+        if r.failed or any(r.violations):
+            continue
+        # (an older history has no latency_us, energy_uj columns: they read as ∞)
+        odd = [k for k, v in r.objectives.items() if not math.isfinite(v)]
+        odd += ["latency_us"] if r.latency_us <= 0 else []
+        odd += ["energy_uj"] if r.energy_uj < 0 else []
+        if odd:
+            raise InputFileError(
+                f"{where}: record {r.index} was evaluated, yet says {odd[0]} is "
+                f"{values[odd[0]]!r}: not a figure an evaluation gives"
+            )
+
+
 @dataclass(frozen=True)
 class HistoryFile:
     """What a history file holds: its run, its whole records, how it ended (None: the run

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field
 
+from engine.io.files import check_fields
 from engine.mapping import Mapping
 from engine.search.evaluators import Outcome
 from engine.search.genotype import to_mapping
@@ -114,6 +115,7 @@ class Record:
     def from_dict(cls, d: dict) -> Record:
         """A record from ``to_dict`` (or from a file written before records said their
         objectives, violations, co-design choice and metrics)."""
+        check_fields(cls, d, "a record")
         d = dict(d)
         for k in ("latency_us", "energy_uj", "power_w", "fitness"):
             if d[k] is None:

@@ -17,12 +17,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from engine.codesign import Codesign
 from engine.cost import Evaluation
-from engine.errors import AllFailedError, Cancelled, SpecError
+from engine.errors import AllFailedError, Cancelled, MeshScopeWarning, SpecError
 from engine.hardware import Hardware
 from engine.io.files import atomic_open
 from engine.mapping import Mapping, mapping_to_dict
@@ -183,6 +184,20 @@ def _logged(path, run: Run, records=(), existing=None):
             log.close()
 
 
+def _unchecked(path, names: list[str], measured: bool) -> None:
+    """Say which figures of a resumed history were taken without being checked."""
+    if not names:
+        return
+    if measured:
+        why = (
+            "were measured by the evaluator command: MeshScope cannot check them and takes "
+            "them as they are"
+        )
+    else:
+        why = "were simulated: they are taken as they are, not simulated again"
+    warnings.warn(f"the {', '.join(names)} figures of {path} {why}", MeshScopeWarning, 2)
+
+
 def _figures(record, model: Evaluation, hardware, measured: bool) -> dict:
     """What a run reports of one evaluated mapping: the model's evaluation when the model
     rated it; else the evaluator's figures (``record``), with the model's prediction beside
@@ -333,6 +348,7 @@ def run_evolution(
                 resume, network, hardware, evaluator=evaluator, budget=config.budget
             )
             _check_resumed(resume, given, search.config)
+            _unchecked(resume, search.check_history(resume), options.measured)
             config = search.config
         else:
             search = evolve(
@@ -494,6 +510,7 @@ def run_pareto(
         if resume is not None:  # the settings must be the run's, or it would not resume
             existing = read_history(resume)
             search.known = known_from(existing, resume, names, search.settings())
+            _unchecked(resume, search.check_known(resume), options.measured)
         # the history grows as the run goes: a resumed run's in its file, unless another
         # is named, which then gets every evaluation
         path = history or resume

@@ -110,7 +110,7 @@ __all__ = [
 
 
 # ------------------------------------------------------------------ indices
-@numba.njit(cache=True, forceinline=True, error_model="numpy")
+@numba.njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
 def _ix(i):
     """An index into the kernel's arrays, as unsigned: numba then skips the wrap-around of
     negative indices (a compare, a select and the array's length kept live at every access;
@@ -119,12 +119,12 @@ def _ix(i):
 
 
 # ------------------------------------------------------------------ random numbers
-@numba.njit(cache=True, forceinline=True, error_model="numpy")
+@numba.njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
 def _rotl(x, k):
     return (x << np.uint64(k)) | (x >> np.uint64(64 - k))
 
 
-@numba.njit(cache=True, _nrt=False, error_model="numpy")
+@numba.njit(cache=True, nogil=True, _nrt=False, error_model="numpy")
 def _uniform(s):
     """xoshiro256** on a uint64[4] state: a float in [0, 1) with 53 random bits."""
     result = _rotl(s[1] * np.uint64(5), 7) * np.uint64(9)
@@ -152,7 +152,7 @@ def rng_seed(seed: int) -> np.ndarray:
     return out
 
 
-@numba.njit(cache=True, _nrt=False, error_model="numpy")
+@numba.njit(cache=True, nogil=True, _nrt=False, error_model="numpy")
 def _gap(rng, p, log_q):
     """Cycles until the next success of a Bernoulli(p) process, counting this one (≥ 0);
     ``log_q`` is log(1 − p)."""
@@ -163,7 +163,7 @@ def _gap(rng, p, log_q):
 
 
 # ------------------------------------------------------------------ scheduling
-@numba.njit(cache=True, _nrt=False, forceinline=True, error_model="numpy")
+@numba.njit(cache=True, nogil=True, _nrt=False, forceinline=True, error_model="numpy")
 def _schedule(dw, ctr, r, when):
     """Router r has something due at cycle ``when`` (≥ now); keeps the earliest due time.
 
@@ -196,13 +196,13 @@ def _schedule(dw, ctr, r, when):
 
 
 # ------------------------------------------------------------------ allocation
-@numba.njit(cache=True, forceinline=True, error_model="numpy")
+@numba.njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
 def _next(k, size):
     """``(k + 1) % size`` for 0 ≤ k < size, without a division (the loops avoid them)."""
     return 0 if k + 1 == size else k + 1
 
 
-@numba.njit(cache=True, _nrt=False, error_model="numpy")
+@numba.njit(cache=True, nogil=True, _nrt=False, error_model="numpy")
 def _rr_first(cands, n, base, size):
     """The entry of ``cands[:n]`` closest at or after ``base`` in round robin over ``size``."""
     best, best_d = -1, size
@@ -216,7 +216,7 @@ def _rr_first(cands, n, base, size):
     return best
 
 
-@numba.njit(cache=True, _nrt=False, error_model="numpy")
+@numba.njit(cache=True, nogil=True, _nrt=False, error_model="numpy")
 def _match(req_in, req_out, n_req, n_in, n_out, st, g_at, g_step, a_at, a_step, iters, alloc,
            in_match, out_match, cand):  # fmt: skip
     """Match requesting inputs to outputs over the sparse requests ``(req_in[k], req_out[k])``.
@@ -324,14 +324,14 @@ def _match(req_in, req_out, n_req, n_in, n_out, st, g_at, g_step, a_at, a_step, 
                 out_match[_ix(b)] = -1
 
 
-@numba.njit(cache=True, forceinline=True, error_model="numpy")
+@numba.njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
 def _rr_bit(mask, base):
     """The set bit of ``mask`` (≠ 0) nearest at or after ``base`` in round robin."""
     at = mask & ~((np.int64(1) << base) - 1)
     return trailing_zeros(at if at != 0 else mask)
 
 
-@numba.njit(cache=True, _nrt=False, error_model="numpy")
+@numba.njit(cache=True, nogil=True, _nrt=False, error_model="numpy")
 def _islip_masks(req_in, req_out, n_req, n_out, st, g_at, g_step, a_at, a_step, iters, n_in,
                  in_match, out_match, cand):  # fmt: skip
     """``_match``'s iSLIP when every input and output id is below 63: the same grants and
@@ -375,7 +375,7 @@ def _islip_masks(req_in, req_out, n_req, n_out, st, g_at, g_step, a_at, a_step, 
 
 
 # ------------------------------------------------------------------ routing
-@numba.njit(cache=True, forceinline=True, error_model="numpy")
+@numba.njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
 def _dor_port(ns, d, x, y, yx):
     """The output port by which a router at (x, y) sends towards terminal d, in dimension
     order (X then Y, or Y then X when ``yx`` is 1)."""
@@ -390,7 +390,7 @@ def _dor_port(ns, d, x, y, yx):
     return x_first + yx * (y_first - x_first)
 
 
-@numba.njit(cache=True, forceinline=True, error_model="numpy")
+@numba.njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
 def _vc_mask(cfg, yx, o):
     """The output VCs (bit v: VC v) of port o a packet of order ``yx`` may take: its order's
     class on a router link (``cfg.vmask_x``, ``cfg.vmask_y``), every VC into a core."""
@@ -399,7 +399,7 @@ def _vc_mask(cfg, yx, o):
     return full + np.int64(o < 4) * (mask - full)
 
 
-@numba.njit(cache=True, _nrt=False, forceinline=True, error_model="numpy")
+@numba.njit(cache=True, nogil=True, _nrt=False, forceinline=True, error_model="numpy")
 def _start_packet(cfg, ns, st, pk, dest, rb, r, iv, t_from):
     """The front flit of input VC ``iv`` of router r (block ``rb``) is a head: split its
     destinations into branches (route); VC allocation may start at ``t_from + routing_delay``."""
@@ -435,7 +435,7 @@ def _start_packet(cfg, ns, st, pk, dest, rb, r, iv, t_from):
 
 
 # ------------------------------------------------------------------ queues
-@numba.njit(cache=True, forceinline=True, error_model="numpy")
+@numba.njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
 def _lq_push(cfg, st, r, i, f, v, t):
     """A flit for input port i of router r, arriving at cycle t."""
     ql = cfg.ql
@@ -452,7 +452,7 @@ def _lq_push(cfg, st, r, i, f, v, t):
     st[_ix(rb + cfg.omisc + M_LQ)] |= 1 << i
 
 
-@numba.njit(cache=True, forceinline=True, error_model="numpy")
+@numba.njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
 def _cq_push(cfg, st, r, o, v, t):
     """A credit for output VC (o, v) of router r, arriving at cycle t."""
     qc = cfg.qc
@@ -476,7 +476,7 @@ def _cq_push(cfg, st, r, o, v, t):
     st[_ix(rb + cfg.omisc + M_CQ)] |= 1 << o
 
 
-@numba.njit(cache=True, forceinline=True, error_model="numpy")
+@numba.njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
 def _ncq_push(cfg, nd, n, v, t):
     """A credit for VC v of terminal n, arriving at cycle t."""
     qc = cfg.qc
@@ -490,7 +490,7 @@ def _ncq_push(cfg, nd, n, v, t):
     nd[_ix(nb + ND_CQ_N)] += 1
 
 
-@numba.njit(cache=True, forceinline=True, error_model="numpy")
+@numba.njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
 def _block(st, vb, t, why):
     """The VC at ``vb`` waits from cycle t for a reason (a stall counter) it cannot act on."""
     if st[_ix(vb + VC_BLOCKED)] < 0:
@@ -498,7 +498,7 @@ def _block(st, vb, t, why):
         st[_ix(vb + VC_BLOCK_WHY)] = why
 
 
-@numba.njit(cache=True, forceinline=True, error_model="numpy")
+@numba.njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
 def _unblock(st, vb, sb, t, win_wait, window, r):
     """The VC at ``vb`` is evaluated again at t: the cycles it waited count as stalls (``sb``:
     its router's stall counters) and, in a traced run (``window`` > 0), in the windows they
@@ -513,7 +513,7 @@ def _unblock(st, vb, sb, t, win_wait, window, r):
         st[_ix(vb + VC_BLOCKED)] = -1
 
 
-@numba.njit(cache=True, forceinline=True, error_model="numpy")
+@numba.njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
 def _wait_windows(win_wait, window, r, group, b, t):
     """A VC of router r waited (for ``group``'s reason) from cycle b to t − 1: each trace
     window gets the cycles of the wait that fell in it."""
@@ -527,7 +527,7 @@ def _wait_windows(win_wait, window, r, group, b, t):
         w += 1
 
 
-@numba.njit(cache=True, forceinline=True, error_model="numpy")
+@numba.njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
 def _next_credit(cfg, st, rb, o, v):
     """The cycle the next credit for output VC (o, v) of the router at ``rb`` comes back
     (``NEVER``: none is on its way)."""
@@ -542,7 +542,7 @@ def _next_credit(cfg, st, rb, o, v):
     return NEVER
 
 
-@numba.njit(cache=True, forceinline=True, error_model="numpy")
+@numba.njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
 def _supersedes(st, o_pt, i, v, held, V):  # noqa: N803
     """Whether VC v of input port i goes before VC ``held`` of the same port to the switch:
     one VC per (input, output) asks, the first at or after the port's round-robin pointer
@@ -556,7 +556,7 @@ def _supersedes(st, o_pt, i, v, held, V):  # noqa: N803
     return dv < dc
 
 
-@numba.njit(cache=True, forceinline=True, error_model="numpy")
+@numba.njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
 def _can_ask(cfg, st, o_ov, bb, nbr, V, yx):  # noqa: N803
     """Whether a routed head (branches at ``bb``, its packet's order ``yx``) may ask for
     output VCs: every port it still needs has a free one it may take. A multicast head that
@@ -580,7 +580,7 @@ def _can_ask(cfg, st, o_ov, bb, nbr, V, yx):  # noqa: N803
 
 
 # ------------------------------------------------------------------ the tracked packet
-@numba.njit(cache=True, forceinline=True, error_model="numpy")
+@numba.njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
 def _hop(ctr, r):
     """The offset in ``ctr`` of the tracked packet's hop at router r (-1: none logged)."""
     for h in range(ctr[C_TRACK_N] - 1, -1, -1):
@@ -590,7 +590,7 @@ def _hop(ctr, r):
     return -1
 
 
-@numba.njit(cache=True, _nrt=False, error_model="numpy")
+@numba.njit(cache=True, nogil=True, _nrt=False, error_model="numpy")
 def _track_arrive(ctr, r, i, t):
     """The tracked packet's head reaches input port i of router r at cycle t: a new hop."""
     at = N_CTR + ctr[C_TRACK_N] * N_HOP
@@ -604,7 +604,7 @@ def _track_arrive(ctr, r, i, t):
     ctr[C_TRACK_N] += 1
 
 
-@numba.njit(cache=True, _nrt=False, error_model="numpy")
+@numba.njit(cache=True, nogil=True, _nrt=False, error_model="numpy")
 def _track_go(ctr, st, vb, r, t):
     """The tracked packet's VC at ``vb`` asks for an allocation at t: its route was ready at
     ``VC_FROM`` (the first time), and the cycles it was blocked count as its head's waits
@@ -619,7 +619,7 @@ def _track_go(ctr, st, vb, r, t):
         ctr[_ix(at + H_VC_BUSY + st[_ix(vb + VC_BLOCK_WHY)])] += t - b
 
 
-@numba.njit(cache=True, forceinline=True, error_model="numpy")
+@numba.njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
 def _track_count(ctr, st, vb, r, field, value):
     """``ctr``'s ``field`` of the tracked packet's hop at r becomes (or, for a wait of its
     head, grows by) ``value``, when the VC at ``vb`` holds the tracked packet."""
@@ -633,7 +633,7 @@ def _track_count(ctr, st, vb, r, field, value):
                 ctr[_ix(at + field)] = value
 
 
-@numba.njit(cache=True, _nrt=False, error_model="numpy")
+@numba.njit(cache=True, nogil=True, _nrt=False, error_model="numpy")
 def _carry_occupancy(cfg, st, win_occ, r, w0, w1):
     """Trace windows ``w0`` … ``w1`` opened while router r had nothing to do: each one
     opened with the flits its input ports hold now (nothing moved since), its most held."""
@@ -650,7 +650,7 @@ def _carry_occupancy(cfg, st, win_occ, r, w0, w1):
                 win_occ[_ix(w), _ix(r * P + i)] = occ
 
 
-@numba.njit(cache=True, _nrt=False, error_model="numpy")
+@numba.njit(cache=True, nogil=True, _nrt=False, error_model="numpy")
 def _seen(cfg, st, win_occ, window, r, i, c0, c1, w1):
     """The unicast kernel's trace of input port i of router r over cycles ``c0`` … ``c1``:
     no flit has left it since c0 (``PT_SEEN``: the cycle after one last did), so it holds
@@ -685,7 +685,7 @@ def _seen(cfg, st, win_occ, window, r, i, c0, c1, w1):
             win_occ[_ix(w), _ix(at)] = occ
 
 
-@numba.njit(cache=True, _nrt=False, error_model="numpy")
+@numba.njit(cache=True, nogil=True, _nrt=False, error_model="numpy")
 def close_windows(cfg, st, win_occ, win_wait, window, t):
     """A traced run stopped at cycle ``t``: into copies of its trace arrays (as many windows
     as it has), what the routers hold now goes into every window opened after a router's
@@ -711,7 +711,7 @@ def close_windows(cfg, st, win_occ, win_wait, window, t):
 
 
 # ------------------------------------------------------------------ a router's cycle
-@numba.njit(cache=True, _nrt=False, forceinline=True, error_model="numpy")
+@numba.njit(cache=True, nogil=True, _nrt=False, forceinline=True, error_model="numpy")
 def _router(unicast, cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_log, link_flits,
             win_link, win_occ, win_wait, window, ctr, dw, r, t, ws):  # fmt: skip
     """Everything router r does in cycle t (it has something due); returns the next cycle in
@@ -1234,7 +1234,7 @@ def _router(unicast, cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_l
     return nxt
 
 
-@numba.njit(cache=True, _nrt=False, forceinline=True, error_model="numpy")
+@numba.njit(cache=True, nogil=True, _nrt=False, forceinline=True, error_model="numpy")
 def _send(unicast, cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_log, link_flits,
           win_link, win_occ, window, ctr, dw, rb, r, iv, b, t):  # fmt: skip
     """Branch b of input VC ``iv`` of router r sends its next flit (its switch allocation
@@ -1355,7 +1355,7 @@ def _send(unicast, cfg, tp, ns, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_log
     return 1
 
 
-@numba.njit(cache=True, forceinline=True, error_model="numpy")
+@numba.njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
 def _free_slot(unicast, cfg, tp, ns, st, nd, ctr, dw, vb, r, i, v, t):
     """The front flit of the VC at ``vb`` (input i, VC v of router r) has left on every
     branch: its buffer slot is free, and a credit goes back to the neighbour in direction i
@@ -1381,7 +1381,7 @@ def _free_slot(unicast, cfg, tp, ns, st, nd, ctr, dw, vb, r, i, v, t):
         _ncq_push(cfg, nd, n, v, t + ns[_ix(n * N_NS + NS_INJ_LAT)] + 1)
 
 
-@numba.njit(cache=True, _nrt=False, error_model="numpy")
+@numba.njit(cache=True, nogil=True, _nrt=False, error_model="numpy")
 def _retire(pk, dest, pk_free, pk_log, ctr, p):
     """Packet record p, whole at its terminal (sink mode 0, one mesh), goes to the log and
     back to the free records: nothing refers to it any more (its flits have left every
@@ -1412,7 +1412,7 @@ def _retire(pk, dest, pk_free, pk_log, ctr, p):
         ctr[C_TRACK] = -1
 
 
-@numba.njit(cache=True, _nrt=False, forceinline=True, error_model="numpy")
+@numba.njit(cache=True, nogil=True, _nrt=False, forceinline=True, error_model="numpy")
 def _sink(cfg, tp, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_log, ctr, r, o, ov, f, arrive):
     """A flit reaches the terminal of output o of router r at cycle ``arrive``; its credit
     returns once the terminal has processed it."""
@@ -1438,7 +1438,7 @@ def _sink(cfg, tp, st, nd, pk, dest, dsvc, grp, sq, pk_free, pk_log, ctr, r, o, 
             _retire(pk, dest, pk_free, pk_log, ctr, p)
 
 
-@numba.njit(cache=True, _nrt=False, forceinline=True, error_model="numpy")
+@numba.njit(cache=True, nogil=True, _nrt=False, forceinline=True, error_model="numpy")
 def _serve(cfg, tp, st, nd, pk, dsvc, grp, ctr, p, r, o, ov, arrive):
     """The terminal of output o of router r takes packet p, whole since ``arrive``: processes
     it (sink mode 1: after the packets before it, for ``dsvc`` cycles) and sends its slots'
@@ -1468,7 +1468,7 @@ def _serve(cfg, tp, st, nd, pk, dsvc, grp, ctr, p, r, o, ov, arrive):
     return done + back
 
 
-@numba.njit(cache=True, _nrt=False, error_model="numpy")
+@numba.njit(cache=True, nogil=True, _nrt=False, error_model="numpy")
 def _sq_push(cfg, tp, sq, ctr, p, r, o, ov, arrive):
     """Parallel meshes: the tail of packet p reached its core at ``arrive`` from output o of
     router r. Routers of different meshes deliver to one core's server, and a router may have
@@ -1501,7 +1501,7 @@ def _sq_push(cfg, tp, sq, ctr, p, r, o, ov, arrive):
     ctr[C_SQN] += 1
 
 
-@numba.njit(cache=True, _nrt=False, error_model="numpy")
+@numba.njit(cache=True, nogil=True, _nrt=False, error_model="numpy")
 def _serve_due(cfg, tp, st, nd, pk, dsvc, grp, sq, ctr, dw, t):
     """The tails of cycle t's slot go to their cores' servers (see ``_sq_push``); a router
     with a busy VC is due when the credits come back."""
@@ -1526,7 +1526,7 @@ def _serve_due(cfg, tp, st, nd, pk, dsvc, grp, sq, ctr, dw, t):
 
 
 # ------------------------------------------------------------------ the unicast kernel
-@numba.njit(cache=True, forceinline=True, error_model="numpy")
+@numba.njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
 def _route_unicast(cfg, ns, st, pk, dest, rb, iv, t_from, d):
     """The unicast kernel's ``_start_packet``: the head at the front of input VC ``iv`` (of
     the router at ``rb``), bound for terminal d (-1: its packet's), is routed; VC allocation
@@ -1549,7 +1549,7 @@ def _route_unicast(cfg, ns, st, pk, dest, rb, iv, t_from, d):
     st[_ix(misc + M_VAS)] |= np.int64(1) << iv
 
 
-@numba.njit(cache=True, _nrt=False, forceinline=True, error_model="numpy")
+@numba.njit(cache=True, nogil=True, _nrt=False, forceinline=True, error_model="numpy")
 def _put(cfg, ns, st, pk, dest, ctr, r, i, v, f, d, arrive):
     """The unicast kernel: flit f (bound for terminal d), sent to input VC (i, v) of router
     r, arrives at cycle ``arrive``. It goes straight into the VC's buffer with that cycle
@@ -1579,7 +1579,7 @@ def _put(cfg, ns, st, pk, dest, ctr, r, i, v, f, d, arrive):
     return arrive + cfg.rd
 
 
-@numba.njit(cache=True, forceinline=True, error_model="numpy")
+@numba.njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
 def _credits(st, o_ov, o_cr, ov, D, t):  # noqa: N803
     """The unicast kernel: output VC ``ov``'s credits at cycle t (at least: those back by
     then are taken from its ring when it has none left)."""
@@ -1597,7 +1597,7 @@ def _credits(st, o_ov, o_cr, ov, D, t):  # noqa: N803
 
 
 # ------------------------------------------------------------------ terminals
-@numba.njit(cache=True, forceinline=True, error_model="numpy")
+@numba.njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
 def _enqueue(cfg, nd, pk, src_list, ctr, n, p):
     nb = n * cfg.nds
     pk[_ix(p * N_PK + PK_NEXT)] = -1
@@ -1612,7 +1612,7 @@ def _enqueue(cfg, nd, pk, src_list, ctr, n, p):
         ctr[C_NSRC] += 1
 
 
-@numba.njit(cache=True, _nrt=False, error_model="numpy")
+@numba.njit(cache=True, nogil=True, _nrt=False, error_model="numpy")
 def _pattern_dest(cfg, perm, row_ptr, dest_tab, cum, fraction, rng, src):
     kind = cfg.pattern
     n_nodes = cfg.nodes
@@ -1631,7 +1631,7 @@ def _pattern_dest(cfg, perm, row_ptr, dest_tab, cum, fraction, rng, src):
     return dest_tab[_ix(hi - 1)]
 
 
-@numba.njit(cache=True, forceinline=True, error_model="numpy")
+@numba.njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
 def _next_packet_at(gcal, gheap, gpri, gpos, ctr, t, n, when):
     """Terminal n's next packet comes at cycle ``when`` (≥ t)."""
     if when - t < GCAL:
@@ -1641,7 +1641,7 @@ def _next_packet_at(gcal, gheap, gpri, gpos, ctr, t, n, when):
         ctr[C_GHEAP_N] = update(gheap, gpri, gpos, ctr[C_GHEAP_N], n, -float(when))
 
 
-@numba.njit(cache=True, _nrt=False, error_model="numpy")
+@numba.njit(cache=True, nogil=True, _nrt=False, error_model="numpy")
 def _generate(cfg, nd, pk, dest, pk_free, src_list, gheap, gpri, gpos, gcal, ctr, perm, row_ptr,
               dest_tab, cum, fraction, rng, t, inject_p, size, measured):  # fmt: skip
     """New synthetic packets of cycle t (each terminal a Bernoulli(inject_p) process), the
@@ -1707,7 +1707,7 @@ def _generate(cfg, nd, pk, dest, pk_free, src_list, gheap, gpri, gpos, gcal, ctr
                             t + 1 + _gap(rng, inject_p, log_q))  # fmt: skip
 
 
-@numba.njit(cache=True, _nrt=False, error_model="numpy")
+@numba.njit(cache=True, nogil=True, _nrt=False, error_model="numpy")
 def _inject(cfg, ns, st, nd, pk, dest, link_flits, win_link, ctr, dw, src_list, t):  # fmt: skip
     """Every terminal with a queue sends one flit into its router, if it has a credit."""
     V = cfg.v  # noqa: N806
@@ -1786,7 +1786,7 @@ def _inject(cfg, ns, st, nd, pk, dest, link_flits, win_link, ctr, dw, src_list, 
     return moved
 
 
-@numba.njit(cache=True, _nrt=False, error_model="numpy")
+@numba.njit(cache=True, nogil=True, _nrt=False, error_model="numpy")
 def _release(cfg, nd, pk, src_list, rel_order, rel_off, grp_ptr, grp, ctr, t):
     """Put a mapping's packets whose time has come into their sources' queues; returns the
     cycle of the next release (NEVER: none known yet).
@@ -1971,7 +1971,7 @@ def run(cfg, tp, ns, st, nd, pk, dest, dsvc, rel_order, rel_off, grp_ptr, grp, s
     return DONE
 
 
-@numba.njit(cache=True, _nrt=False, error_model="numpy")
+@numba.njit(cache=True, nogil=True, _nrt=False, error_model="numpy")
 def latency_load(pk, n, now, measured_only):
     """BookSim2's running latency figure at cycle ``now`` over the first ``n`` packet records:
     the cycles the packets delivered before ``now`` took (only the measured ones when
@@ -1995,7 +1995,7 @@ def latency_load(pk, n, now, measured_only):
     return total, count
 
 
-@numba.njit(cache=True, error_model="numpy")
+@numba.njit(cache=True, nogil=True, error_model="numpy")
 def columns(pk, n, fields):
     """Fields ``fields`` (``PK_*``) of the first ``n`` packet records, one row each."""
     out = np.empty((fields.size, n), dtype=np.int64)
@@ -2005,7 +2005,7 @@ def columns(pk, n, fields):
     return out
 
 
-@numba.njit(cache=True, _nrt=False, error_model="numpy")
+@numba.njit(cache=True, nogil=True, _nrt=False, error_model="numpy")
 def measured_pending(pk, n):
     """Whether some measured packet among the first ``n`` records has not arrived yet."""
     for p in range(n):  # noqa: SIM110 - a loop that stops early, compiled

@@ -22,13 +22,12 @@ import io
 import os
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 
 import numpy as np
 
 from engine.errors import SpecError
-from engine.executors import stop_pool
+from engine.executors import local_pool, stop_pool
 from engine.hardware import NocConstants
 from engine.io.files import atomic_open
 from engine.simulate.patterns import build_pattern, channel_load_bound
@@ -207,7 +206,7 @@ def sweep(
             if cancel is not None and cancel.is_set() or enough(_one(job)):
                 break
     else:
-        pool = ProcessPoolExecutor(max_workers=workers)
+        pool = local_pool(workers)  # its workers die with this process, even on SIGKILL
         try:
             for point in pool.map(_one, jobs):
                 if enough(point):

@@ -154,7 +154,7 @@ def _credit_bound(topology: Topology, noc: NocConstants, src, dst, flits: int,
     return out[inverse.ravel()].reshape(src.shape)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _credit_bound_cycles(src_r, dst_r, inj_lat, ej_lat, nbr, lat, ser, width, yx, flits, buf,
                          rd, vd, sd, st, cd, out):  # fmt: skip
     """Per pair: the tail's arrival of a lone ``flits``-flit packet created at cycle 0, routed

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from engine.errors import InvalidNetworkError
-from engine.io.files import MAX_NEURONS, MAX_SYNAPSES
+from engine.io.files import MAX_NEURONS, MAX_SYNAPSES, shown
 from engine.network import Network
 from engine.registry import Registry
 
@@ -24,15 +24,25 @@ __all__ = [
 workloads: Registry[Callable[..., Network]] = Registry("network")
 register = workloads.register
 _SIZES: dict[str, Callable[..., tuple[int, ...]]] = {}
+_ON_CORES: dict[str, Callable[..., int | None]] = {}
+ALL = "all"  # ``estimates(on_cores=ALL)``: every neuron it generates sits on a core
 
 
-def estimates(name: str):
+def estimates(name: str, *, on_cores: Callable[..., int | None] | str | None = None):
     """Decorator: the function that tells, from a workload's parameters alone, how many
     neurons and synapses it generates (``workload_size``) — and, as a third value, how many
-    of those synapses are explicit when its large convolutions stay structured."""
+    of those synapses are explicit when its large convolutions stay structured.
+
+    ``on_cores``: how many of the neurons sit on cores (the rest are spike sources), from
+    the parameters (``ALL``: every one; None: not said) — ``workload_on_cores``, which tells
+    whether a network can fit some hardware before it is generated."""
 
     def deco(fn):
         _SIZES[name] = fn
+        if on_cores == ALL:
+            _ON_CORES[name] = lambda **params: _SIZES[name](**params)[0]
+        elif on_cores is not None:
+            _ON_CORES[name] = on_cores
         return fn
 
     return deco
@@ -101,7 +111,9 @@ def _resolve(spec: str) -> tuple[str, Callable[..., Network], dict]:
         try:
             params[key] = kind(float(text)) if kind is int and "." not in text else kind(text)
         except (ValueError, OverflowError):
-            raise InvalidNetworkError(f"{name}: {key}={text!r} is not a {kind.__name__}") from None
+            raise InvalidNetworkError(
+                f"{name}: {key}={shown(text)} is not a {kind.__name__}"
+            ) from None
     if params.get("seed", 0) < 0:
         raise InvalidNetworkError(f"{name}: seed={raw['seed']} must be a whole number ≥ 0")
     return name, fn, params
@@ -143,6 +155,14 @@ def workload_explicit(spec: str) -> int:
     """The synapses of the spec's network that are listed one by one (its structured
     convolutions' are not), without generating it."""
     return _sizes(spec)[2]
+
+
+def workload_on_cores(spec: str) -> int | None:
+    """How many of the spec's neurons sit on cores (not spike sources), without generating
+    it; None when its generator does not say."""
+    name, fn, params = _resolve(spec)
+    count = _ON_CORES.get(name, lambda **_: None)(**{**_signature(fn), **params})
+    return None if count is None else int(count)
 
 
 def _sizes(spec: str) -> tuple[int, int, int]:

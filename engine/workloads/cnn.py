@@ -370,7 +370,10 @@ def _register(name: str):
         _check(name, ARCHITECTURES[name], size, sparsity, inputs)
         return cnn_size(name, size)
 
-    estimates(name)(size_of)
+    def on_cores(*, size: int = 0, inputs: str = "cores", **_):
+        return cnn_size(name, size)[0] if inputs == "cores" else None  # (else: not said)
+
+    estimates(name, on_cores=on_cores)(size_of)
 
 
 for _name in ARCHITECTURES:

@@ -13,7 +13,7 @@ import numpy as np
 
 from engine.arrays import csr_from_pairs
 from engine.network import Network
-from engine.workloads import estimates, register
+from engine.workloads import ALL, estimates, register
 from engine.workloads._build import require
 
 LAYER_MEDIAN_RATES = (0.2, 0.12, 0.08, 0.05, 0.02)
@@ -72,7 +72,7 @@ def conv_snn(*, size: int = 16, seed: int = 0) -> Network:
     )
 
 
-@estimates("conv-snn")
+@estimates("conv-snn", on_cores=ALL)
 def _conv_snn_size(*, size: int, **_) -> tuple[int, int]:
     side = [size, size, (size - 1) // 2 + 1]
     side.append((side[2] - 1) // 2 + 1)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine.network import Network
-from engine.workloads import estimates, register
+from engine.workloads import ALL, estimates, register
 from engine.workloads._build import require
 
 
@@ -71,11 +71,11 @@ def linear_tiled_identity(*, M: int = 8, N: int = 1024) -> Network:  # noqa: N80
     )  # fmt: skip
 
 
-@estimates("linear-dense")
+@estimates("linear-dense", on_cores=ALL)
 def _linear_dense_size(*, M: int, N: int, **_) -> tuple[int, int]:  # noqa: N803
     return 2 * M * N, (M * N) ** 2
 
 
-@estimates("linear-tiled-identity")
+@estimates("linear-tiled-identity", on_cores=ALL)
 def _linear_tiled_identity_size(*, M: int, N: int, **_) -> tuple[int, int]:  # noqa: N803
     return 2 * M * N, M * N * M

@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine.network import Network
-from engine.workloads import estimates, register
+from engine.workloads import ALL, estimates, register
 from engine.workloads._build import require
 from engine.workloads.linear import _linear
 
@@ -105,26 +105,26 @@ def mb_link(*, M: int = 12, N: int = 4095) -> Network:  # noqa: N803
     )  # fmt: skip
 
 
-@estimates("mb-barrier")
+@estimates("mb-barrier", on_cores=ALL)
 def _barrier_size(**_) -> tuple[int, int]:
     return 2, 1
 
 
-@estimates("mb-dendop")
+@estimates("mb-dendop", on_cores=ALL)
 def _dendop_size(*, N: int, **_) -> tuple[int, int]:  # noqa: N803
     return N, 0
 
 
-@estimates("mb-synop")
+@estimates("mb-synop", on_cores=ALL)
 def _synop_size(*, N: int, **_) -> tuple[int, int]:  # noqa: N803
     return 2 * N, N * N
 
 
-@estimates("mb-synmem")
+@estimates("mb-synmem", on_cores=ALL)
 def _synmem_size(*, N: int, **_) -> tuple[int, int]:  # noqa: N803
     return 2 * N, N
 
 
-@estimates("mb-link")
+@estimates("mb-link", on_cores=ALL)
 def _link_size(*, M: int, N: int, **_) -> tuple[int, int]:  # noqa: N803
     return 2 * M * N, M * N

@@ -95,20 +95,28 @@ def _mlp_size(widths, density: float) -> tuple[int, int]:
     return sum(widths), int(pairs * min(1.0, max(density, 0.0)))
 
 
-@estimates("sparse-mlp-1")
+def _mlp_on_cores(widths) -> int:
+    """The neurons of an MLP's layers but its input (a spike source)."""
+    return sum(widths[1:])
+
+
+def _any_mlp_widths(widths: str) -> list[int]:
+    try:
+        return [int(v) for v in widths.split("-")]
+    except ValueError:
+        return [0]
+
+
+@estimates("sparse-mlp-1", on_cores=lambda **_: _mlp_on_cores(SPARSE_MLP_1_WIDTHS))
 def _sparse_mlp_1_size(**_) -> tuple[int, int]:
     return _mlp_size(SPARSE_MLP_1_WIDTHS, 0.15)
 
 
-@estimates("sparse-mlp-2")
+@estimates("sparse-mlp-2", on_cores=lambda **_: _mlp_on_cores(SPARSE_MLP_2_WIDTHS))
 def _sparse_mlp_2_size(**_) -> tuple[int, int]:
     return _mlp_size(SPARSE_MLP_2_WIDTHS, 0.15)
 
 
-@estimates("mlp")
+@estimates("mlp", on_cores=lambda *, widths, **_: _mlp_on_cores(_any_mlp_widths(widths)))
 def _any_mlp_size(*, widths: str, density: float, **_) -> tuple[int, int]:
-    try:
-        w = [int(v) for v in widths.split("-")]
-    except ValueError:
-        w = [0]
-    return _mlp_size(w, density)
+    return _mlp_size(_any_mlp_widths(widths), density)

@@ -13,7 +13,7 @@ import numpy as np
 
 from engine.arrays import csr_from_pairs, distinct
 from engine.network import Network
-from engine.workloads import estimates, register
+from engine.workloads import ALL, estimates, register
 from engine.workloads._build import require
 
 
@@ -59,6 +59,6 @@ def _sample_upper(rng, n, density):
     return i, j
 
 
-@estimates("qubo")
+@estimates("qubo", on_cores=ALL)
 def _qubo_size(*, n: int, density: float, **_) -> tuple[int, int]:
     return n + 2, int(n * n * min(1.0, max(density, 0.0))) + 2 * n

@@ -25,7 +25,7 @@ import numba
 import numpy as np
 
 from engine.network import Network
-from engine.workloads import estimates, register
+from engine.workloads import ALL, estimates, register
 from engine.workloads._build import require
 
 RATE_MEDIAN = 0.23
@@ -76,7 +76,7 @@ def _cells(xy: np.ndarray, side: int) -> np.ndarray:
     return c[:, 1] * side + c[:, 0]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _snap(xy, draws, r, theta, side, order, starts, cx_sorted, cy_sorted):
     """The nearest node of every draw's point (its source's position plus the offset
     (r, θ), reflected into the unit square and clipped), as a KD-tree query would give.
@@ -125,7 +125,7 @@ def _snap(xy, draws, r, theta, side, order, starts, cx_sorted, cy_sorted):
     return out
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _first_k(draws, dst, k, n):
     """Per source, its first ``k`` distinct destinations other than itself, in draw order."""
     stamp = np.full(n, -1, dtype=np.int64)
@@ -148,6 +148,6 @@ def _first_k(draws, dst, k, n):
     return indptr, indices[:m].copy()
 
 
-@estimates("rand")
+@estimates("rand", on_cores=ALL)
 def _rand_size(*, n: int, card: int, **_) -> tuple[int, int]:
     return n, n * card

@@ -538,3 +538,90 @@ def test_a_spec_asking_for_too_much_or_a_negative_seed_is_refused_before_work(ca
         tracemalloc.stop()
     assert words in one_line(code, err)
     assert peak < 64 * 2**20, f"{peak / 2**20:.0f} MiB before refusing"
+
+
+# ------------------------------------------------------------------ files of another version
+@pytest.mark.parametrize(
+    ("edit", "words"),
+    [
+        (lambda row: {"record": {**row["record"], "zzz": 1}} if "record" in row else row,
+         "its record 0: a record has unknown field 'zzz'"),
+        (lambda row: {**row, "config": {**row["config"], "speed": 3}} if "config" in row else row,
+         "its configuration has unknown field 'speed'"),
+        (lambda row: {"record": {k: v for k, v in row["record"].items() if k != "placement"}}
+         if "record" in row else row, "its record 0: a record lacks the field 'placement'"),
+    ],
+    ids=["record", "configuration", "missing"],
+)  # fmt: skip
+def test_a_checkpoint_with_an_unknown_key_says_which_key_of_which_file(capsys, checkpoint, tmp_path,
+                                                                       edit, words):  # fmt: skip
+    """It said "TypeError: Record.__init__() got an unexpected keyword argument"."""
+    path = tmp_path / "run.ckpt"
+    rows = [edit(json.loads(line)) for line in checkpoint.read_text().splitlines()]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    code, out, err = run_any(capsys, "evolve", "--network", NET, "--resume", path)
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert str(path) in err and words in err
+    assert "TypeError" not in err and "__init__" not in err
+
+
+def test_a_history_record_with_an_unknown_key_says_which_key(capsys, tmp_path):
+    history = tmp_path / "h.jsonl"
+    code = main(["pareto", "--network", NET, "--budget", "6", "--history", str(history)])
+    assert code == 0
+    lines = history.read_text().splitlines()
+    lines[1] = json.dumps({**json.loads(lines[1]), "zzz": 1})
+    history.write_text("\n".join(lines) + "\n")
+    capsys.readouterr()
+    code, _, err = run_any(capsys, "pareto", "--network", NET, "--budget", "12", "--resume",
+                           history)  # fmt: skip
+    assert code == 2 and err.count("\n") == 1
+    assert f"{history}, line 2" in err and "unknown field 'zzz'" in err
+
+
+# ------------------------------------------------------------------ sizes checked before building
+HUGE = "rand:n=50000000,card=4"  # within the generators' bounds: 8.7 GB after 60 s of building
+
+TOO_LARGE_FOR_THE_HARDWARE = [
+    (["evaluate", "--network", HUGE], "need at least 6,104 cores of 8,192 neurons; loihi2 has 128"),
+    (["evaluate", "--network", HUGE, "--rates", "{rates}"], "need at least 6,104 cores"),
+    (["evaluate", "--network", HUGE, "--expand"], "need at least 6,104 cores"),
+    (["map", "--network", HUGE], "need at least 6,104 cores"),
+    (["simulate", "--network", HUGE], "need at least 6,104 cores"),
+    (["evolve", "--network", HUGE, "--budget", "3"], "need at least 6,104 cores"),
+    (["pareto", "--network", HUGE, "--budget", "3"], "need at least 6,104 cores"),
+    (["spread", "--network", HUGE], "need at least 6,104 cores"),
+    (["mosaic", "check", "--network", HUGE], "mosaic-8x8 has 64"),
+    (["evaluate", "--network", "qubo:n=2000000,density=1e-9", "--hardware", "mesh:4x4"],
+     "2,000,002 neurons on cores"),
+    (["evaluate", "--mapping", "{mapping}"], "places 1 partition, which holds at most 8,192"),
+    (["evaluate", "--mapping", "{mapping}", "--network", HUGE], "places 1 partition"),
+    (["simulate", "--mapping", "{mapping}"], "places 1 partition"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("argv", "words"), TOO_LARGE_FOR_THE_HARDWARE,
+                         ids=[" ".join(a[:3]) for a, _ in TOO_LARGE_FOR_THE_HARDWARE])  # fmt: skip
+def test_a_network_too_large_for_its_hardware_or_mapping_is_refused_before_it_is_built(
+    capsys, tmp_path, argv, words
+):
+    """A 1 KB mapping naming rand:n=50000000,card=4 took 8.7 GB within 60 s: the network
+    was generated before anything checked it could be that mapping's, or fit the hardware."""
+    small = tmp_path / "small.json"
+    assert main(["evaluate", "--network", SMALL, "--save", str(small)]) == 0
+    mapping = json.loads(small.read_text())
+    mapping["network"]["name"] = HUGE
+    path = tmp_path / "huge.json"
+    path.write_text(json.dumps(mapping))
+    assert path.stat().st_size < 1024
+    rates = tmp_path / "rates.csv"
+    rates.write_text("population,rate\ncortex,0.1\n")
+    capsys.readouterr()
+    tracemalloc.start()
+    try:
+        code, _, err = run_cli(capsys, *[a.format(mapping=path, rates=rates) for a in argv])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert words in one_line(code, err) and "nothing was generated" in err
+    assert peak < 64 * 2**20, f"{peak / 2**20:.0f} MiB before refusing"

@@ -57,6 +57,48 @@ def test_one_runner_hands_any_search_s_events_to_its_listener_in_order(state, co
     assert not state.search_running  # a listener of its own: the state is left alone
 
 
+class _Events:
+    """A stand-in search: ``n`` events, handed out as the runner iterates."""
+
+    def __init__(self, n: int):
+        self.n = n
+
+    def iter_run(self, cancel):
+        yield from range(1, self.n + 1)
+
+
+class _Clock:
+    """``time.monotonic`` from a chosen origin, moving ``step_s`` at each reading."""
+
+    def __init__(self, origin_s: float, step_s: float):
+        self.now, self.step_s = origin_s, step_s
+
+    def monotonic(self) -> float:
+        self.now += self.step_s
+        return self.now - self.step_s
+
+
+# the clock's origin is arbitrary (on Linux: the boot), so a fresh machine reads a few
+# seconds, one up for months reads millions: the first event goes out at once on either
+@pytest.mark.parametrize("origin_s", [0.0, 1.5, 1e7], ids=["boot", "up-1.5-s", "months"])
+@pytest.mark.parametrize(
+    ("step_s", "flushes"),
+    [(0.0, [("events", 1), ("events", 4)]),  # a still clock: the first, the rest at the end
+     (2.0, [("events", 1), ("events", 2), ("events", 2)]),  # an interval every two events
+     (3.0, [("events", 1)] * 5)],  # an interval between every two events
+    ids=["still", "every-two", "every-one"],
+)  # fmt: skip
+def test_the_first_event_goes_out_at_once_whatever_the_clock_reads(
+    state, monkeypatch, origin_s, step_s, flushes
+):
+    monkeypatch.setattr("explorer.runner.time", _Clock(origin_s, step_s))
+    listener = Recorder()
+    runner = SearchRunner(state, interval_s=3.0, listener=listener)
+    runner._run(_Events(5))  # (on this thread: the runner's loop alone)
+    assert listener.calls == [*flushes, ("end", False, "")]
+    assert listener.events == [1, 2, 3, 4, 5]
+
+
 def test_a_listener_that_refuses_the_run_keeps_it_from_starting(state):
     runner = SearchRunner(state, listener=Recorder(refuse=True))
     with pytest.raises(ActionError, match="not now"):

@@ -11,9 +11,16 @@ from __future__ import annotations
 import os
 
 import pytest
+from playwright.sync_api import expect
 
 from explorer.app import serve
 from explorer.browser import CHROMIUM, CHROMIUM_ARGS, DEMO, WEBSOCKET_OPEN, free_port, wait_for_http
+
+# How long an expect() waits for its condition. Playwright's 5 s holds on an idle machine but
+# not on two cores shared with other runs (at a load average of 11-15 three tests timed out
+# waiting for a page that came a little later). The tests wait on conditions, so a passing
+# one returns as soon as its condition holds: the bound only limits how long a failure takes.
+expect.set_options(timeout=20_000)
 
 
 @pytest.fixture(scope="session")

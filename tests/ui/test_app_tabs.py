@@ -18,12 +18,7 @@ from explorer.browser import (
     open_in,
     served_view,
 )
-
-
-def tab(page, name: str):
-    """A header of the page's Bokeh tabs (they carry no ARIA role)."""
-    return page.locator(".bk-tab").filter(has_text=name).first
-
+from tests.support.pages import tab
 
 TRACE_ROWS = """() => {
   const s = Bokeh.documents[0].get_model_by_name("evolution-trace");

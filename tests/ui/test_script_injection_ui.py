@@ -24,11 +24,16 @@ from engine.network import Network
 from engine.pipeline import build_mapping
 from explorer.browser import CORE_XY, FIGURE_DRAWN, HOT_LINK_XY, WEBSOCKET_OPEN, open_in
 from explorer.scenes import FORMAT, VERSION, Scene, encode_scene
-from tests.ui.test_app_tabs import tab
+from tests.support.pages import tab
 
 pytestmark = pytest.mark.ui
 
 PROBE = "/xss-probe-"
+
+
+@pytest.fixture
+def browser_context_args(browser_context_args):
+    return {**browser_context_args, "viewport": {"width": 1366, "height": 768}}
 
 
 def payload(k: int, path: str = PROBE) -> str:

@@ -140,7 +140,7 @@ def _coarser(level: Level, partner, shared, frozen, keys):
     return cmap, new, coarse_frozen
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _first_level(out_ptr, out_idx, order, rank):
     """Level-0 h-edges, nodes renumbered by ``rank`` (node ``rank[v]`` is neuron v) and
     h-edges in ``order`` of their source: [source, destinations other than the source];
@@ -174,7 +174,7 @@ def _first_level(out_ptr, out_idx, order, rank):
     return ptr[: g + 1].copy(), pins[:t].copy(), src_dest[:g].copy(), src[:g].copy()
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _match(hg, loads, order, frozen, caps, max_pairs, window, refused):
     """One edge-coarsening round. Returns partner (or -1) and, on the node that chose
     the pair, the pair's shared inbound axons. Marks nodes that fit no neighbour.
@@ -287,7 +287,7 @@ def _match(hg, loads, order, frozen, caps, max_pairs, window, refused):
     return partner, shared
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _refusal(v, u, nn, ns, na, shared, caps, refused):
     """Count the pair (u, v) that does not fit against each limit it breaks."""
     refused[0] += nn[v] + nn[u] > caps[0]
@@ -295,7 +295,7 @@ def _refusal(v, u, nn, ns, na, shared, caps, refused):
     refused[2] += na[v] + na[u] - shared > caps[2]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _best_rated(touched, n_touched, cell, partner, top):
     """The ``top.size`` best-rated unpaired nodes among the first ``n_touched`` of
     ``touched`` (rating ``cell[v, 1]``, the higher first, ties to the lower id), into
@@ -324,7 +324,7 @@ def _best_rated(touched, n_touched, cell, partner, top):
     return k
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _mark(u, hg, mark):
     """Mark u's h-edges for ``_common``: 2·u, plus 1 where u is a destination."""
     ptr, pins, src_dest, _, _, inc_ptr, inc = hg
@@ -333,7 +333,7 @@ def _mark(u, hg, mark):
         mark[g] = 2 * u + (1 if u != pins[ptr[g]] or src_dest[g] else 0)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _common(u, v, hg, mark):
     """The exact affinity of u and v (total weight of the h-edges both are pins of) and
     the axons both receive (Σ m over the h-edges with both among their destinations),
@@ -350,7 +350,7 @@ def _common(u, v, hg, mark):
     return weight, axons
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _contract(ptr, pins, src_dest, w, m, cmap, n_new, key_a, key_b):
     """The coarser h-edges: pins through ``cmap``, deduplicated and sorted; one-pin
     h-edges dropped; h-edges with the same source and destination set merged (w, m
@@ -434,7 +434,7 @@ def _contract(ptr, pins, src_dest, w, m, cmap, n_new, key_a, key_b):
     return out_ptr, out_pins, out_flag, out_w, out_m
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _same(ptr, pins, flag, a, b):
     if flag[a] != flag[b] or ptr[a + 1] - ptr[a] != ptr[b + 1] - ptr[b]:
         return False

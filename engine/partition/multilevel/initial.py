@@ -23,7 +23,7 @@ def pack_order(level: Level, caps) -> np.ndarray:
     return np.argsort(-share, kind="stable").astype(np.int64)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def pack(hg, loads, order, caps):
     """Initial partition of the coarsest nodes: each (in ``order``) into the fitting
     partition its h-edges connect most weight to, else the first that fits, else a new

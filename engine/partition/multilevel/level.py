@@ -57,7 +57,7 @@ def caps_of(cap: Capacity) -> tuple[int, int, int]:
     return cap.neurons, cap.synapses, cap.axons
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def fits(p, u, pn, ps, pa, nn, ns, na, shared, caps):
     """Node u fits partition p that already receives ``shared`` of u's inbound axons."""
     return (

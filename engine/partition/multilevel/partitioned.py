@@ -23,21 +23,21 @@ __all__ = [
 ]  # fmt: skip
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def receives(u, g, slots, src_dest):
     """Whether node u receives h-edge g's axon: it is a destination of g (the source pin
     is one only when flagged in ``src_dest``)."""
     return u != slots[1][g, 2] or src_dest[g]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def source_partition(g, slots, src_dest):
     """The partition whose pin count of h-edge g includes g's source though the source
     is no destination (-2 when it is one): there, destinations = count − 1."""
     return slots[1][g, 3] if not src_dest[g] else -2
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def scan(u, hg, part, slots, work):
     """What the h-edges of node u see in the partitions other than u's: per partition p,
     the weight of u's h-edges that hold a pin in p (``conn``) and how many of u's
@@ -68,7 +68,7 @@ def scan(u, hg, part, slots, work):
     return n_touched
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def slot_add(g, p, delta, v, slots):
     """Add (``delta`` = 1) or remove (-1) pin v of h-edge g in partition p. Returns the
     slot of p — its pin count and the XOR of its pins' ids there — or -1 when p no
@@ -93,7 +93,7 @@ def slot_add(g, p, delta, v, slots):
     return i
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def pin_slots(ptr, pins, part, k, headroom=-1):
     """Pin counts per partition (of ``k``) per h-edge, assigned pins only. Returns the
     slots (partition, count, XOR of the pins' ids) and a record per h-edge (first slot,
@@ -145,7 +145,7 @@ def pin_slots(ptr, pins, part, k, headroom=-1):
     return sl, net
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def has_room(u, p, hg, part, slots):
     """Whether moving node u to partition p finds a slot in every h-edge of u: one that
     holds p already, room for one more, or u's own slot, which the move empties first
@@ -168,7 +168,7 @@ def has_room(u, p, hg, part, slots):
     return True
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def workspace(k):
     return (
         np.full(k, -1, dtype=np.int64),

@@ -46,7 +46,7 @@ def weights_fixed(w: np.ndarray) -> np.ndarray:
     return np.rint(w * (2.0**FIXED_BITS / total)).astype(np.int64)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def refine(
     hg, loads, part, part_loads, orders, wq, caps, headroom=HEADROOM, cache_entries=CACHE_ENTRIES
 ):
@@ -176,7 +176,7 @@ def refine(
     return moves
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _benefit_row(u, hg, wq, slots, row):
     """Node u's row of the gain cache: per partition, the weight of u's h-edges it
     holds a pin of (u's own partition: all of them)."""
@@ -189,7 +189,7 @@ def _benefit_row(u, hg, wq, slots, row):
             row[sl[i, 0]] += wq[g]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _axons_in(u, hg, slots, own, axons):
     """Per partition other than ``own``, u's inbound axons it already receives (the
     h-edges u is a destination of with a destination there)."""
@@ -207,7 +207,7 @@ def _axons_in(u, hg, slots, own, axons):
                 axons[p] += m[g]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _spread(g, p, dw, ptr, pins, row_of, rows):
     """Partition p started (``dw`` > 0) or stopped spanning h-edge g: every pin of g
     with a row of the gain cache gains or loses g's weight towards p."""
@@ -217,7 +217,7 @@ def _spread(g, p, dw, ptr, pins, row_of, rows):
             rows[r, p] += dw
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _destinations(g, own, best, slots, src_dest):
     """Destination pins of h-edge g in partitions ``own`` and ``best``."""
     sl, net = slots

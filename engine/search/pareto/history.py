@@ -71,4 +71,5 @@ def known_from(got: history.HistoryFile, path, names, settings: dict | None = No
             f"{path}: not the history of a run of objectives {','.join(names)} (its "
             f"objectives are {have}: resume with --objectives {have})"
         )
+    history.check_records(got.records, path)
     return {(r.cores_per_population, r.placement, r.knobs): r for r in got.records if r.feasible}

@@ -27,7 +27,7 @@ from pymoo.core.evaluator import Evaluator
 from pymoo.util.nds.non_dominated_sorting import NonDominatedSorting
 
 from engine.codesign import Codesign, core_cap, hardware_metrics, variant
-from engine.errors import AllFailedError, SpecError
+from engine.errors import AllFailedError, InputFileError, SpecError
 from engine.hardware import Hardware
 from engine.mapping import Mapping
 from engine.network import Network
@@ -166,6 +166,44 @@ class ParetoSearch:
             got = (hw, layout, default_evaluator(self.network, hw, objective))
             self._variants[knobs] = got
         return got
+
+    def check_known(self, where) -> list[str]:
+        """Rate every ``known`` mapping again with the model and refuse (``InputFileError``
+        naming ``where`` and the record) one whose figures differ from what its record says:
+        a history changed by hand, or written by another version of the model, would put
+        figures on the front that no evaluation gave. Returns the objectives it could not
+        check: a simulated one (simulating every record again would cost the run again),
+        or every one when an evaluator command rated the mappings (only it could say)."""
+        names = list(self.config.objectives)
+        if not isinstance(self.evaluator, ModelEvaluator):
+            return names
+        checked = [n for n in names if not objectives[n].simulated]
+        by_variant: dict[tuple, list[Record]] = {}
+        for r in self.known.values():
+            by_variant.setdefault(r.knobs, []).append(r)
+        for knobs, records in by_variant.items():
+            hw = self._variant(knobs)[0]
+            model = (
+                self.evaluator if type(self.evaluator) is ModelEvaluator and knobs ==
+                self.problem.base else ModelEvaluator(self.network, hw)
+            )  # fmt: skip
+            outcomes = model.evaluate_batch(
+                [Candidate(r.cores_per_population, r.placement) for r in records]
+            )
+            choice = {} if self.codesign is None else self.codesign.choice(knobs)
+            for r, o in zip(records, outcomes, strict=True):
+                used = int(sum(r.cores_per_population))
+                o = replace(o, metrics={**o.metrics, **hardware_metrics(hw, choice, used)})
+                for n in checked:
+                    again = objectives[n].value(o)
+                    if not math.isclose(again, r.objectives[n], rel_tol=1e-9, abs_tol=1e-12):
+                        raise InputFileError(
+                            f"{where}: record {r.index} says {n} {r.objectives[n]:.6g}, but "
+                            f"the model gives {again:.6g} for its mapping: the history was "
+                            "changed since the run wrote it (or a MeshScope of another model "
+                            "wrote it); it does not resume this run"
+                        )
+        return [n for n in names if n not in checked]
 
     def _evaluate(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Objectives and constraints of the rows of X; appends their records."""

@@ -6,9 +6,13 @@ does write is whole, even when the process is killed while writing.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import signal
+import socket
+import stat
 import subprocess
 import sys
 import time
@@ -256,3 +260,210 @@ def test_a_network_file_written_by_convert_loads_back(capsys, tmp_path):
     assert mapping_to_dict(mapped.network, mapped.hardware, mapped.mapping)["network"]
     save_network(mapped.network, path)  # overwriting keeps one file
     assert files_in(tmp_path) == {"net.npz"}
+
+
+# ------------------------------------------------------------ outputs that are no regular file
+# every output option, with what the command needs to get as far as checking it (the files
+# it reads are made by the test); the output is refused before any of them is read
+EVERY_OUTPUT = [
+    *OUTPUTS,
+    (["simulate", "--network", NET], "--export-booksim", "step"),
+    (["evolve", "--network", NET, "--budget", "6"], "--history", "history.jsonl"),
+    (["pareto", "--network", NET, "--budget", "6"], "--out", "front.json"),
+    (["pareto", "--network", NET, "--budget", "6"], "--history", "history.csv"),
+    (["spread", "--network", NET, "--samples", "3"], "--figure", "spread.png"),
+    (["microbench", "--suite", "microbench"], "--out", "runs.csv"),
+    (["calibrate", "--measurements", "measured.csv"], "--out", "board.toml"),
+    (["validate", "--measurements", "measured.csv"], "--figure", "fit.png"),
+    (["mosaic", "rewire", "--network", NET, "--target", "1"], "--out", "rewired.npz"),
+    (["mosaic", "demo", "--quick"], "--figure", "demo.png"),
+]  # fmt: skip
+
+
+def special(path: Path, kind: str, specials) -> Path:
+    """``path`` made a special file of ``kind`` (for the BookSim2 prefix: its .trace)."""
+    if kind == "fifo":
+        specials.make(path, "fifo")
+    elif kind == "device node":  # a node of its own (root may make one), else a link to one
+        try:
+            os.mknod(path, 0o666 | stat.S_IFCHR, os.makedev(1, 3))  # what /dev/null is
+        except PermissionError:
+            path.symlink_to("/dev/null")
+    elif kind == "link to a device":
+        path.symlink_to("/dev/null")
+    elif kind == "link to standard output":
+        path.symlink_to("/proc/self/fd/1")
+    elif kind == "socket":
+        server = socket.socket(socket.AF_UNIX)
+        server.bind(str(path))
+        server.close()
+    elif kind == "link to nothing":
+        path.symlink_to(path.parent / "nowhere.json")
+    return path
+
+
+def kind_of(path: Path) -> tuple:
+    st = os.lstat(path)
+    return stat.S_IFMT(st.st_mode), st.st_ino, os.readlink(path) if path.is_symlink() else None
+
+
+SPECIAL_KINDS = ["fifo", "device node", "link to a device", "link to standard output", "socket",
+                 "link to nothing"]  # fmt: skip
+
+
+@pytest.mark.parametrize("kind", SPECIAL_KINDS)
+@pytest.mark.parametrize(
+    ("argv", "flag", "name"), EVERY_OUTPUT, ids=[f"{a[0]} {f} {n}" for a, f, n in EVERY_OUTPUT]
+)
+def test_an_output_that_is_no_regular_file_is_refused_and_left_as_it_was(
+    capsys, tmp_path, monkeypatch, specials, argv, flag, name, kind
+):
+    """Outputs used to be renamed over whatever was there (a device node became a regular
+    file, a FIFO too; a link to /proc/self/fd/1 wrote into the terminal), and a FIFO as
+    --history blocked for ever in open()."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "measured.csv").write_text(
+        "network,hardware,partition,placement,measured_us\nmb-dendop:N=512,loihi2,natural,"
+        "packed-row,2.5\n"
+    )
+    target = tmp_path / (f"{name}.trace" if flag == "--export-booksim" else name)
+    special(target, kind, specials)
+    before = kind_of(target), files_in(tmp_path)
+    code, out, err = run(capsys, [*argv, flag, tmp_path / name])
+    words = "does not exist" if kind == "link to nothing" else "an output never"
+    assert_one_line_error(code, out, err, words, str(target))
+    assert (kind_of(target), files_in(tmp_path)) == before
+
+
+def test_a_link_to_a_regular_file_is_written_through(capsys, tmp_path):
+    (tmp_path / "real.json").write_text("{}")
+    (tmp_path / "link.json").symlink_to("real.json")
+    code, _, err = run(capsys, ["evaluate", "--network", NET, "--save", tmp_path / "link.json"])
+    assert code == 0, err
+    assert os.readlink(tmp_path / "link.json") == "real.json"  # the link kept …
+    assert json.loads((tmp_path / "real.json").read_text())["format"] == "meshscope-mapping"
+    assert files_in(tmp_path) == {"real.json", "link.json"}
+
+
+STREAMED = [  # an output in one format, written to standard output: how to read it back whole
+    (["evaluate", "--network", NET], "--save", lambda out: json.loads(out)["format"]),
+    (["simulate", "--network", NET], "--export-noxim",
+     lambda out: out.startswith("% Noxim traffic table") and out.endswith("\n")),
+    (["sweep", "--mesh", "4x4", "--rates", "0.1,0.2", "--cycles", "300"], "--csv",
+     lambda out: [r[0] for r in csv.reader(io.StringIO(out))] == ["rate", "0.1", "0.2"]),
+    (["pareto", "--network", NET, "--budget", "6"], "--out", lambda out: json.loads(out)["front"]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", ["-", "/dev/stdout"])
+@pytest.mark.parametrize(("argv", "flag", "whole"), STREAMED, ids=[s[1] for s in STREAMED])
+def test_dash_and_dev_stdout_write_the_output_to_standard_output_and_the_report_aside(
+    capsys, tmp_path, monkeypatch, argv, flag, whole, name
+):
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, [*argv, flag, name])
+    assert code == 0, err
+    assert whole(out)  # the output alone on standard output …
+    assert err.strip()  # … the command's report beside it, on standard error
+    assert files_in(tmp_path) == set()
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["convert", "--network", NET, "--out", "-"], "ends in .hgr or .npz"),
+        (["evolve", "--network", NET, "--history", "-"], "ends in .csv, .jsonl"),
+        (["evolve", "--network", NET, "--checkpoint", "/dev/stdout"], "ends in .ckpt"),
+        (["simulate", "--network", NET, "--save", "-", "--export-noxim", "/dev/stdout"],
+         "both go to standard output"),
+    ],
+)  # fmt: skip
+def test_an_output_that_cannot_be_a_stream_is_refused_as_one(capsys, tmp_path, monkeypatch,
+                                                             argv, words):  # fmt: skip
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, argv)
+    assert_one_line_error(code, out, err, words)
+    assert files_in(tmp_path) == set()
+
+
+# ------------------------------------------------------------------ names too long
+LONG = "x" * 300  # a name longer than any file system takes (255 bytes)
+
+TOO_LONG = [  # (argv with {long} for the long name, what is said of it)
+    (["evaluate", "--network", NET, "--save", "{long}.json"], "mapping file"),
+    (["evaluate", "--network", NET, "--save", "{long}/m.json"], "mapping file"),
+    (["evolve", "--network", NET, "--budget", "6", "--history", "{long}.jsonl"], "history file"),
+    (["simulate", "--network", NET, "--export-noxim", "{long}"], "Noxim traffic table"),
+    (["info", "--network", "{long}.npz"], "network file"),
+    (["info", "--network", "{long}/net.nir"], "NIR file"),
+    (["info", "--network", NET, "--rates", "{long}.csv"], "rate table"),
+    (["evaluate", "--network", NET, "--hardware", "{long}.toml"], "hardware file"),
+    (["evaluate", "--network", NET, "--mapping", "{long}.json"], "mapping file"),
+    (["evaluate", "--network", NET, "--partition", "file:{long}"], "partition file"),
+    (["evolve", "--network", NET, "--resume", "{long}.ckpt"], "checkpoint"),
+    (["serve", "--allow-files", "{long}", "--no-browser"], "--allow-files"),
+]
+
+
+@pytest.mark.parametrize(("argv", "what"), TOO_LONG, ids=[" ".join(a) for a, _ in TOO_LONG])
+def test_a_name_too_long_is_one_line_and_not_echoed_whole(capsys, tmp_path, monkeypatch, argv,
+                                                          what):  # fmt: skip
+    """ENAMETOOLONG traced back from pathlib's probes and check_writable."""
+    from explorer.cli import main as full_main  # (serve is the explorer's)
+
+    monkeypatch.chdir(tmp_path)
+    try:
+        code = full_main([a.format(long=LONG) for a in argv])
+    except SystemExit as e:
+        code = e.code
+    out, err = capsys.readouterr()
+    assert_one_line_error(code, out, err, what)
+    assert LONG not in err and "(30" in err  # cut, saying how long it was
+    if argv[0] != "serve":
+        assert "too long" in err
+    assert files_in(tmp_path) == set()
+
+
+# ------------------------------------------------------------------ a full disk
+@pytest.mark.parametrize("name", ["history.jsonl", "history.csv"])
+def test_a_full_disk_during_the_history_is_one_line_and_the_history_reads_back(tmp_path, name):
+    """OSError 28 from close() re-flushing inside the run's history log was a traceback,
+    and the file ended in half a line. The disk fills at 8,000 bytes here (RLIMIT_FSIZE:
+    write() takes what fits, then fails, as on a full disk; Python ignores SIGXFSZ)."""
+    import resource
+
+    from engine.search.history import read_history
+
+    history = tmp_path / name
+    limit = 8000
+    done = subprocess.run(
+        [sys.executable, "-m", "explorer.cli", "evolve", "--network", "mlp:widths=64-128-32",
+         "--budget", "200", "--history", str(history)],
+        capture_output=True, text=True, cwd=tmp_path, timeout=120,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[3])},
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit)),  # noqa: PLW1509
+    )  # fmt: skip
+    assert done.returncode == 2 and done.stdout == "", done.stderr
+    said = f"meshscope: error: cannot write history file {history}: File too large\n"
+    assert done.stderr == said
+    assert history.read_text().endswith("\n") and 0 < history.stat().st_size <= limit
+    got = read_history(history)  # every line whole: it reads back, its end line missing
+    assert len(got.records) >= 2 and got.ended is None
+    assert [r.index for r in got.records] == list(range(len(got.records)))
+
+
+def test_a_reader_that_leaves_a_streamed_output_ends_the_command_quietly(tmp_path):
+    """``meshscope simulate … --save-trace - | head -c 10``: the pipe breaks mid-write;
+    the command stops as Unix tools do (exit 0, no message), writing no file."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "explorer.cli", "simulate", "--pattern", "uniform", "--mesh",
+         "8x8", "--cycles", "3000", "--save-trace", "-"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[3])},
+    )  # fmt: skip
+    assert len(proc.stdout.read(10)) == 10  # the trace's first bytes (it is much larger) …
+    proc.stdout.close()  # … and the reader leaves
+    err = proc.stderr.read().decode()
+    assert proc.wait(60) == 0, err
+    assert "Traceback" not in err and "error" not in err
+    assert files_in(tmp_path) == set()

@@ -346,6 +346,18 @@ def _subparsers(parser):
     return action.choices
 
 
+def test_version_prints_the_installed_distribution_s(capsys):
+    """The installed metadata's version, which is pyproject.toml's (else the install is stale)."""
+    import tomllib
+    from importlib.metadata import version
+
+    code, out, err = run(capsys, "--version")
+    assert (code, err) == (0, "")
+    assert out == f"meshscope {version('meshscope')}\n"
+    pyproject = tomllib.loads((Path(__file__).parents[3] / "pyproject.toml").read_text())
+    assert version("meshscope") == pyproject["project"]["version"]
+
+
 def test_every_option_of_every_subcommand_has_help():
     from engine.cli import build_parser
     from explorer.cli import add_serve
@@ -542,3 +554,78 @@ def test_evolve_start_refuses_what_it_cannot_do(capsys, tmp_path, extra, words):
                          "--budget", "5", "--start", str(start), *extra)  # fmt: skip
     assert code == 2, err
     assert len(err.strip().splitlines()) == 1 and all(w in err for w in words), err
+
+
+# ------------------------------------------------------------------ what reaches the terminal
+EVIL = "\x1b[31mred\x1b]0;title\x07\rback\nbest: latency 0.001 us (forged)\u202egnp.exe"
+CONTROLS = [chr(c) for c in (*range(0x20), 0x7F, *range(0x80, 0xA0))] + ["\u202e", "\u2028"]
+
+
+@pytest.fixture(scope="module")
+def evil_files(tmp_path_factory):
+    """A network file whose name, description and population names, and a hardware file
+    whose name and description, hold terminal control codes and a forged line."""
+    import dataclasses
+
+    from engine.io.network_file import save_network
+
+    folder = tmp_path_factory.mktemp("evil")
+    network = load_network_spec(SMALL)
+    network = dataclasses.replace(
+        network, name=f"net{EVIL}", description=f"about{EVIL}",
+        population_names=tuple(f"p{k}{EVIL}" for k in range(network.n_populations)),
+    )  # fmt: skip
+    save_network(network, folder / "evil.npz")
+    preset = (Path(__file__).parents[3] / "engine/presets/loihi2.toml").read_text()
+    escaped = json.dumps(EVIL)[1:-1]  # a TOML basic string escapes as JSON does
+    preset = preset.replace('name = "loihi2"', f'name = "hw{escaped}"', 1)
+    preset = preset.replace('description = "one', f'description = "{escaped} one', 1)
+    (folder / "evil.toml").write_text(preset)
+    script = folder / "evaluator.py"  # an evaluator whose failure says the same
+    note = EVIL.replace("\n", " ").replace("\r", " ")  # (a note: the last line printed)
+    script.write_text(f"import sys\nsys.stdin.read()\nsys.exit('net' + {note!r})\n")
+    return folder
+
+
+SHOWN = [  # every command that prints names read from files (or a message that does)
+    ["info", "--network", "{net}"],
+    ["info", "--network", "{net}", "--json"],
+    ["evaluate", "--network", "{net}", "--hardware", "{hw}"],
+    ["evaluate", "--network", "{net}", "--hardware", "{hw}", "--stages", "--links"],
+    ["map", "--network", "{net}", "--hardware", "{hw}", "--partition", "min"],
+    ["simulate", "--network", "{net}", "--hardware", "{hw}"],
+    ["convert", "--network", "{net}", "--out", "{dir}/out.npz"],
+    ["list", "--hardware", "{hw}", "--constants"],
+    ["evolve", "--network", "{net}", "--hardware", "{hw}", "--budget", "6"],
+    ["pareto", "--network", "{net}", "--hardware", "{hw}", "--budget", "6"],
+    ["evolve", "--network", "{net}", "--budget", "3", "--evaluator-cmd", "{python} {script}"],
+    ["evaluate", "--network", "{net}", "--partition", "cores:1,1,1,1,1"],  # an error
+]
+
+
+@pytest.mark.parametrize("argv", SHOWN, ids=[" ".join(a[:2] + a[-1:]) for a in SHOWN])
+def test_no_name_read_from_a_file_controls_the_terminal_or_forges_a_line(capsys, evil_files,
+                                                                          argv):  # fmt: skip
+    """``meta.name`` holding ESC sequences and newlines reached the terminal raw."""
+    paths = {"net": evil_files / "evil.npz", "hw": evil_files / "evil.toml", "dir": evil_files,
+             "python": sys.executable, "script": evil_files / "evaluator.py"}  # fmt: skip
+    code, out, err = run(capsys, *[a.format(**paths) for a in argv])
+    shown = out + err
+    assert "net" in shown or "hw" in shown or "p0" in shown  # the names are shown …
+    assert not [c for c in CONTROLS if c in shown.replace("\n", "")], shown  # … harmless
+    lines = shown.splitlines()
+    assert not any(line.lstrip().startswith("best: latency 0.001") for line in lines)
+    assert "\\x1b[31mred" in shown or "\\u001b[31mred" in shown  # escaped, not dropped
+    if "--json" in argv:
+        assert json.loads(out)["network"] == f"net{EVIL}"  # JSON keeps the name as it is
+
+
+def test_a_spec_of_5000_digits_is_not_echoed_whole(capsys):
+    code, out, err = run(capsys, "info", "--network", "sparse-mlp-1:seed=" + "9" * 5000)
+    assert code == 2 and out == "" and err.count("\n") == 1, err[:300]
+    assert len(err) < 600 and "9" * 300 not in err and "chars)" in err
+
+
+def test_an_argument_of_5000_characters_is_not_echoed_whole(capsys):
+    code, _, err = run(capsys, "evolve", "--budget", "9" * 5000)
+    assert code == 2 and err.count("\n") == 1 and len(err) < 600, err[:300]

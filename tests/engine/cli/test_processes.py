@@ -201,3 +201,55 @@ def children(pid: int) -> list[int]:
             if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
                 found.append(int(name))
     return found
+
+
+# ------------------------------------------------------------------ cancelled after some results
+def records_in(path: Path) -> int:
+    return path.read_text().count("\n") - 1 if path.exists() else 0  # (its first line: the run)
+
+
+@pytest.mark.parametrize(("command", "sig"), [("evolve", signal.SIGINT), ("pareto", signal.SIGINT),
+                                              ("evolve", signal.SIGTERM)])  # fmt: skip
+def test_a_run_cancelled_after_some_evaluations_does_not_exit_0(tmp_path, command, sig):
+    """Ctrl-C after some evaluations printed the best so far and exited 0, as if complete."""
+    history = tmp_path / "h.jsonl"
+    proc = start(tmp_path, command, "--network", NET, "--budget", "100000", "--history", history)
+    end = time.monotonic() + 120
+    while records_in(history) < 5 and time.monotonic() < end and proc.poll() is None:
+        time.sleep(0.02)
+    assert records_in(history) >= 5, proc.communicate()[1] if proc.poll() is not None else ""
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + sig, err
+    assert "cancelled" in out  # the best so far, saying it is not the run's result
+    assert err.startswith("meshscope: cancelled after ") and "of 100000 evaluations" in err
+    assert history_end(history)["end"] == "cancelled"
+
+
+# ------------------------------------------------------------------ killed with SIGKILL
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["evolve", "--network", NET, "--budget", "100000", "--workers", "2"],
+        ["pareto", "--network", NET, "--budget", "100000", "--workers", "2"],
+        ["sweep", "--mesh", "4x4", "--rates", "0.01,0.02", "--warmup", "0", "--cycles",
+         "10000000", "--workers", "2"],
+    ],
+    ids=["evolve", "pareto", "sweep"],
+)  # fmt: skip
+def test_worker_processes_die_with_a_meshscope_killed_by_sigkill(tmp_path, cleanup, argv):
+    """SIGKILL of meshscope evolve --workers 4 left its four workers (~350 MB each) running
+    for more than a minute: they now ask the kernel to kill them with their parent."""
+    proc = start(tmp_path, *argv)
+    end = time.monotonic() + 60
+    workers: list[int] = []
+    while len(workers) < 2 and time.monotonic() < end and proc.poll() is None:
+        workers = [p for p in children(proc.pid) if alive(p)]
+        time.sleep(0.05)
+    cleanup += workers
+    assert len(workers) == 2, proc.communicate()[1] if proc.poll() is not None else workers
+    while min(map(cpu_seconds, workers)) < 0.2 and time.monotonic() < end:  # both at work
+        time.sleep(0.05)
+    proc.kill()
+    proc.communicate(timeout=60)
+    assert gone(workers, wait_s=5.0), [p for p in workers if alive(p)]

@@ -10,6 +10,7 @@ import json
 import os
 import tracemalloc
 
+import numpy as np
 import pytest
 
 from engine.errors import InputFileError
@@ -129,3 +130,44 @@ def test_a_raised_field_limit_reads_long_fields_and_is_put_back():
         rows = list(csv_rows(csv.reader(io.StringIO(text)), "h.csv"))
     assert rows[1][1] == "7 " * before
     assert csv.field_size_limit() == before
+
+
+# ------------------------------------------------------------------ archives whose end record lies
+def lying_archive(path, members: int, claimed: int, comment: bytes = b"") -> None:
+    """A zip archive of ``members`` empty members whose end record says ``claimed``."""
+    import struct
+    import zipfile
+
+    with zipfile.ZipFile(path, "w") as z:
+        for k in range(members):
+            z.writestr(f"a{k}.npy", b"")
+        z.comment = comment
+    data = bytearray(path.read_bytes())
+    at = data.rfind(b"PK\x05\x06")
+    struct.pack_into("<HH", data, at + 8, claimed, claimed)  # members on this disk, in all
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("comment", [b"", b"an archive's comment"])
+def test_an_archive_whose_end_record_claims_few_members_is_counted_by_its_directory(
+    tmp_path, comment
+):
+    """The 256-member cap read the end record's claim: 6 claimed, 300,000 held, all read."""
+    import zipfile
+
+    from engine.io.network_file import load_network
+
+    path = tmp_path / "net.npz"
+    lying_archive(path, 300, 6, comment)
+    assert len(zipfile.ZipFile(path).namelist()) == 300  # what zipfile would go through
+    with pytest.raises(InputFileError) as info:
+        load_network(path)
+    assert "lists more than 256 members (its end record says 6)" in str(info.value)
+
+
+def test_an_archive_of_as_many_members_as_allowed_is_read_past_the_count(tmp_path):
+    from engine.io.files import read_npz
+
+    path = tmp_path / "many.npz"
+    np.savez(path, **{f"a{k}": np.arange(2) for k in range(256)})
+    assert len(read_npz(path, "archive")) == 256

@@ -445,6 +445,10 @@ SCRIPTS = {
     "hangs": QUIET + "import time\ntime.sleep(5)\n",
     "garbage": QUIET + "print('Loihi says hello')\n",
     "null-power": QUIET + 'print(\'{"latency_us": 3, "energy_uj": 1, "power_w": null}\')\n',
+    # numbers in other clothes, once read as 1.0 µs and 1,000 µJ
+    "true-latency": QUIET + 'print(\'{"latency_us": true, "energy_uj": 2}\')\n',
+    "string-energy": QUIET + 'print(\'{"latency_us": 3, "energy_uj": "1e3"}\')\n',
+    "list-power": QUIET + 'print(\'{"latency_us": 3, "energy_uj": 1, "power_w": [1]}\')\n',
 }
 
 
@@ -491,9 +495,20 @@ def test_a_command_rates_the_mapping_it_reads_on_stdin(mlp_small_mesh, tmp_path)
         ("fails", "exit code 1: no board attached", 9, 4),
         ("hangs", "timed out after 0.5 s", 5, 5),
         ("garbage", "unparsable output 'Loihi says hello'", 9, 4),
-        ("null-power", "unparsable output", 5, 5),  # BUG: float(None) escapes the parser
+        ("null-power", "power_w is null, not a number", 5, 5),
+        ("true-latency", 'latency_us is true, not a number in its output \'{"latency_us"', 5, 5),
+        ("string-energy", 'energy_uj is "1e3", not a number', 5, 5),
+        ("list-power", "power_w is [1], not a number", 5, 5),
     ],
-    ids=["exit-code", "timeout", "garbage", "null-power"],
+    ids=[
+        "exit-code",
+        "timeout",
+        "garbage",
+        "null-power",
+        "true-latency",
+        "string-energy",
+        "list-power",
+    ],  # fmt: skip
 )
 def test_a_run_whose_every_evaluation_fails_raises_after_recording_them(
     mlp, tmp_path, name, note, budget, workers

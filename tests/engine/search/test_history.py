@@ -8,6 +8,7 @@ import csv
 import dataclasses
 import json
 import math
+import os
 
 import pytest
 
@@ -165,3 +166,67 @@ def test_a_record_of_an_older_checkpoint_reads_with_its_objective(evolved):
     back = type(records[0]).from_dict(old)
     assert back.objectives == {} and back.violations == (0.0, 0.0) and back.metrics == {}
     assert back.latency_us == records[0].latency_us
+
+
+# ------------------------------------------------------------------ a full disk
+@pytest.mark.parametrize("suffix", [".jsonl", ".csv"])
+def test_a_full_disk_is_one_error_and_leaves_whole_lines(evolved, tmp_path, suffix):
+    """The log's file descriptor is pointed at /dev/full (every write: ENOSPC, from the
+    kernel) once a few records are down: the next record is an ``OutputFileError`` naming
+    the file, nothing of it reaches the file, and closing it raises nothing (it used to
+    re-flush its buffer in close(): a second ENOSPC, a traceback, half a line)."""
+    from engine.errors import OutputFileError
+
+    run, records = evolved
+    path = tmp_path / f"h{suffix}"
+    log = HistoryLog(path, run, records[:4])
+    before = path.read_bytes()
+    full = os.open("/dev/full", os.O_WRONLY)
+    os.dup2(full, log._file.fileno())  # the disk is full from now on
+    os.close(full)
+    with pytest.raises(OutputFileError) as info:
+        log.add(records[4])
+    assert str(info.value) == f"cannot write history file {path}: No space left on device"
+    log.close()  # nothing buffered: nothing to flush, no second error
+    assert path.read_bytes() == before
+    got = read_history(path)
+    assert [r.index for r in got.records] == [r.index for r in records[:4]] and got.ended is None
+
+
+def test_a_write_cut_short_by_the_disk_is_cut_back_off(evolved, tmp_path):
+    """A write the disk takes only part of (the file-size limit stands in for the disk:
+    RLIMIT_FSIZE makes write() take what fits, then fail) leaves no half line: every line
+    of the file is whole and the file reads back."""
+    import subprocess
+    import sys
+
+    run, records = evolved
+    path = tmp_path / "h.jsonl"
+    write_history(path, run, records[:3], end=None)
+    size = path.stat().st_size + 100  # room for the first line and 3 records, and a bit
+    path.unlink()
+    child = f"""
+import dataclasses, json, resource, sys
+from engine.errors import OutputFileError
+from engine.search.history import HistoryLog, Run
+from engine.search.record import Record
+resource.setrlimit(resource.RLIMIT_FSIZE, ({size}, {size}))
+run = Run(**json.loads(sys.argv[2]))
+records = [Record.from_dict(d) for d in json.loads(sys.argv[3])]
+log = HistoryLog(sys.argv[1], run, records[:3])
+try:
+    log.extend(records[3:])
+except OutputFileError as e:
+    print(e)
+log.close()
+"""
+    rows = json.dumps([r.to_dict() for r in records])
+    head = json.dumps({"kind": run.kind, "objectives": run.objectives, "settings": run.settings})
+    done = subprocess.run([sys.executable, "-c", child, str(path), head, rows],
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"cannot write history file {path}: File too large"), done
+    text = path.read_text()
+    assert text.endswith("\n") and path.stat().st_size < size  # the part that fit: cut off
+    got = read_history(path)
+    assert [r.index for r in got.records] == [r.index for r in records[:3]]

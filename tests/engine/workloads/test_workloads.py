@@ -10,7 +10,14 @@ import pytest
 from engine.errors import InvalidNetworkError, UnknownNameError
 from engine.mapping import layered_assignment
 from engine.specs import load_network_spec
-from engine.workloads import build_workload, parse_spec, workload_info, workload_size, workloads
+from engine.workloads import (
+    build_workload,
+    parse_spec,
+    workload_info,
+    workload_on_cores,
+    workload_size,
+    workloads,
+)
 from engine.workloads.rand import RATE_CV, RATE_MEDIAN, lognormal_rates
 
 # small parameters per generator; a generator not listed here is built with its defaults
@@ -85,6 +92,19 @@ def test_a_different_seed_gives_a_different_network(name):
     assert a.fingerprint != b.fingerprint
     assert any(not np.array_equal(getattr(a, f), getattr(b, f)) for f in ARRAYS)
     assert "seed=1" in b.name and "seed" not in a.name  # the default seed is not spelled out
+
+
+@pytest.mark.parametrize("name", sorted(workloads))
+def test_the_neurons_on_cores_told_before_generating_are_the_network_s(name):
+    """``workload_on_cores`` tells whether a network fits some hardware before it is
+    generated (``engine.specs.check_fits``): every generator says it, exactly (a CNN whose
+    input is a spike source excepted: it says nothing, so nothing is refused on a guess)."""
+    spec = small_spec(name)
+    said = workload_on_cores(spec)
+    assert said == int(build_workload(spec).on_cores.sum())
+    if name in ("lenet", "pilotnet"):
+        port = f"{spec}{',' if ':' in spec else ':'}inputs=port"
+        assert workload_on_cores(port) is None
 
 
 @pytest.mark.parametrize("name", sorted(workloads))

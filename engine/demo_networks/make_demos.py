@@ -1,6 +1,6 @@
 """Regenerate the shipped demo network files from their generator specs.
 
-.venv/bin/python demo_networks/make_demos.py
+.venv/bin/python engine/demo_networks/make_demos.py
 """
 
 from pathlib import Path
