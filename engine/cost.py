@@ -7,8 +7,11 @@ Per step (Loihi 2 runtime model eq. 1)::
 with N_DO, N_SO, N_SMR the largest per-core DendOps, SynOps and SynMem reads and
 N_LL / B the time of the most loaded link (each link kind has its own bandwidth). On
 hardware with parallel meshes (``links.meshes``; Loihi 2 has two) a message travels on the
-mesh of its source core's slot, so a router link's time is that of its busier mesh; its
-load (``link_messages``) is both meshes' together. A network's spike sources send from the
+mesh of its source core's slot, so a router link's time is that of its busier mesh, and so
+is a router's link into a core (every mesh has its own: "via two bidirectional mesh links,
+each router is connected to four NeuroCores", Loihi 2 runtime model §II; the simulator
+gives each mesh its port into the core); a link's load (``link_messages``) is both meshes'
+together. A network's spike sources send from the
 hardware's input port (``Hardware.input_core``): their messages load that core's link into
 its router and the routes from there, on that core's mesh.
 Counts are expected values: a synapse's work is scaled by its source's spike rate.
@@ -41,6 +44,7 @@ from engine.routing import routing_of
 from engine.traffic import (
     FIXED,
     link_summary,
+    mesh_route_loads,
     multicast_loads,
     port_cores,
     route_loads,
@@ -87,6 +91,10 @@ class Evaluation:
     # per link id
     link_messages: np.ndarray = field(repr=False)
     link_us: np.ndarray = field(repr=False)
+    # which predictor produced ``latency_us`` (``engine.predict.predictors``) and its own
+    # figures beside the max-affine terms (µs; none for the max-affine model itself)
+    predictor: str = "max-affine"
+    predictor_terms_us: dict = field(default_factory=dict)
 
     @property
     def link_utilization(self) -> np.ndarray:
@@ -108,11 +116,17 @@ class Evaluation:
 
     def to_dict(self, hardware: Hardware | None = None, *, links: bool = False) -> dict:
         d = {
+            "predictor": self.predictor,
             "latency_us": self.latency_us,
             "energy_uj": self.energy_uj,
             "power_w": self.power_w,
             "bottleneck": self.bottleneck,
             "terms_us": dict(self.terms_us),
+            **(
+                {"predictor_terms_us": dict(self.predictor_terms_us)}
+                if self.predictor_terms_us
+                else {}
+            ),
             "energy_terms_uj": dict(self.energy_terms_uj),
             "max_link_messages": self.max_link_messages,
             "cores_used": self.cores_used,
@@ -131,12 +145,15 @@ class Evaluation:
 
 
 class Evaluator:
-    """Cost of many placements (and swaps) of one partition.
+    """Cost of many placements (and swaps) of one partition, by the max-affine model (the
+    ``max-affine`` predictor; ``engine.predict`` has the others, subclasses of this one).
 
     >>> ev = Evaluator(network, hardware, partition, placement)   # doctest: +SKIP
     >>> ev.swap_cores(3, 17)          # fast: returns (latency_us, energy_uj)
     >>> ev.evaluation()               # the full Evaluation, equal to model_evaluation(...)
     """
+
+    predictor = "max-affine"  # the name of the predictor it is (``engine.predict``)
 
     def __init__(
         self,
@@ -214,12 +231,14 @@ class Evaluator:
         self.part_of_core = np.full(self.hardware.n_cores, -1, dtype=np.int64)
         self.part_of_core[cores] = np.arange(s.n_parts)
         cores = self._core_ext
-        n_r4 = 4 * self.hardware.n_routers
         if self._meshes > 1:  # every mesh on its own; a link's time is its busiest mesh's
-            per_mesh = [self._mesh_loads(cores, m) for m in range(self._meshes)]
+            if self.multicast:
+                per_mesh = [self._mesh_loads(cores, m) for m in range(self._meshes)]
+            else:
+                per_mesh = self._all_mesh_loads(cores)
             self.loads = np.sum(per_mesh, axis=0)
-            self._time_loads = self.loads.copy()
-            self._time_loads[:n_r4] = np.max([m[:n_r4] for m in per_mesh], axis=0)
+            # (a core sends on one mesh; it receives from each on a port of that mesh's own)
+            self._time_loads = np.max(per_mesh, axis=0)
         elif self.multicast:  # one packet per spike, replicated where its routes part
             self.loads = self._time_loads = multicast_loads(
                 self.hardware, cores[self._mc_src], self._mc_ptr, cores[self._mc_dst],
@@ -247,6 +266,16 @@ class Evaluator:
         src, dst, fixed = self._pair_src, self._pair_dst, self._pair_fixed
         on = self._mesh[cores[src]] == mesh
         return route_loads(hw, cores[src[on]], cores[dst[on]], fixed[on])
+
+    def _all_mesh_loads(self, cores: np.ndarray) -> np.ndarray:
+        """Every mesh's loads (rows) of the unicast pairs, in one pass (``_mesh_loads`` of
+        each mesh, equal to the last bit)."""
+        hw = self.hardware
+        return mesh_route_loads(
+            cores[self._pair_src], cores[self._pair_dst], self._pair_fixed.astype(np.int64),
+            self._mesh.astype(np.int64), self._gx, self._gy, hw.grid_width, 4 * hw.n_routers,
+            hw.n_cores, hw.n_link_ids, self._meshes, self._orders,
+        )  # fmt: skip
 
     @property
     def placement(self) -> Placement:
@@ -440,18 +469,23 @@ def _placement_problems(cores: np.ndarray, hardware: Hardware, n_parts: int) -> 
 def model_evaluation(network: Network, hardware: Hardware, mapping: Mapping) -> Evaluation:
     """The max-affine model's full cost of a mapping (latency, energy, terms, metrics),
     checked first: every reason it cannot run is named in one ``CapacityError``."""
-    return checked_evaluator(network, hardware, mapping).evaluation()
+    return checked_evaluator(network, hardware, mapping, predictor="max-affine").evaluation()
 
 
 def checked_evaluator(
     network: Network, hardware: Hardware, mapping: Mapping, *,
     graph: PartitionGraph | None = None, multicast: bool | None = None,
+    predictor: str | None = None,
 ) -> Evaluator:  # fmt: skip
     """An ``Evaluator`` of the mapping (fast swaps and re-placements) after checking that it
-    fits every limit (``engine.resources.check_mapping``)."""
+    fits every limit (``engine.resources.check_mapping``), by ``predictor`` (a name of
+    ``engine.predict.predictors``; None: the default, ``engine.predict.DEFAULT_PREDICTOR``)."""
+    from engine.predict import evaluator_class
+
+    cls = evaluator_class(predictor)
     graph = graph or partition_graph(network, hardware, mapping.partition)
     check_mapping(network, hardware, mapping, graph)
-    return Evaluator(
+    return cls(
         network, hardware, mapping.partition, mapping.placement, graph=graph, check=False,
         multicast=multicast,
     )  # fmt: skip

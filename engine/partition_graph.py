@@ -64,6 +64,11 @@ class Messages:
     def size(self) -> int:
         return int(self.neuron.size)
 
+    def where(self, mask: np.ndarray) -> Messages:
+        """The messages ``mask`` marks."""
+        return Messages(self.neuron[mask], self.src[mask], self.dst[mask], self.synapses[mask],
+                        self.words[mask])  # fmt: skip
+
 
 @dataclass(frozen=True, eq=False)
 class PartitionGraph:
@@ -194,10 +199,13 @@ class PartitionGraph:
         indptr = np.concatenate([[0], np.cumsum(counts)])
         return indptr.astype(np.int64), np.tile(np.arange(src.size, dtype=np.int64), 2)[order]
 
-    def messages(self, model, spikes: np.ndarray | None = None) -> Messages:
+    def messages(self, model, spikes: np.ndarray | None = None, *, local: bool = False) -> Messages:
         """The messages of the neurons ``spikes`` marks (every neuron when None).
 
         ``model``: the hardware's ``ModelConstants`` (the SynMem words per message).
+        ``local``: keep each spike's work in its own partition too (``src == dst``): it
+        crosses no link, but that core still does its SynOps and SynMem reads (the model's
+        per-core counts include them; the simulated step serves them).
         """
         net, part = self.network, self.assignment
         rows = np.arange(net.n_neurons) if spikes is None else np.flatnonzero(spikes)
@@ -217,7 +225,7 @@ class PartitionGraph:
         dst = a.indices.astype(np.int64)
         neuron = rows[k]
         src = part[neuron].astype(np.int64)
-        keep = dst != src
+        keep = np.ones(dst.size, dtype=bool) if local else dst != src
         neuron, src, dst, count = neuron[keep], src[keep], dst[keep], a.data[keep]
         wbits = np.asarray(net.weight_bits)[self.population[dst]]
         dense = np.asarray([e == "dense" for e in net.encoding])[self.population[dst]]

@@ -170,21 +170,27 @@ def compressed(hardware: Hardware, cores: int, scheme: str) -> Hardware:
     return resized(hardware, rows, columns)
 
 
-def evaluator(mapped: Mapped, *, multicast: bool | None = None) -> Evaluator:
+def evaluator(
+    mapped: Mapped, *, multicast: bool | None = None, predictor: str | None = None
+) -> Evaluator:
     """An ``Evaluator`` of the mapping (fast swaps and re-placements), after checking that it
     fits: every reason it cannot run is named in one ``CapacityError``. With ``multicast``,
     a spike is one message to all its destination cores, replicated where routes part (None:
-    as the hardware's NoC does, ``links.multicast``)."""
+    as the hardware's NoC does, ``links.multicast``). ``predictor``: which one times the
+    step (``engine.predict.predictors``; None: ``DEFAULT_PREDICTOR``)."""
     return checked_evaluator(
-        mapped.network, mapped.hardware, mapped.mapping, graph=mapped.graph, multicast=multicast
-    )
+        mapped.network, mapped.hardware, mapped.mapping, graph=mapped.graph,
+        multicast=multicast, predictor=predictor,
+    )  # fmt: skip
 
 
-def evaluate(mapped: Mapped, *, multicast: bool | None = None) -> Evaluation:
-    """The full cost of the mapping under the max-affine model (checks feasibility first):
-    the one ``evaluate`` (``engine.cost.model_evaluation`` takes the network, hardware and
-    mapping apart)."""
-    return evaluator(mapped, multicast=multicast).evaluation()
+def evaluate(
+    mapped: Mapped, *, multicast: bool | None = None, predictor: str | None = None
+) -> Evaluation:
+    """The full cost of the mapping (checks feasibility first) by ``predictor`` (None: the
+    default, the max-affine model; the ``Evaluation`` names it): the one ``evaluate``
+    (``engine.cost.model_evaluation`` takes the network, hardware and mapping apart)."""
+    return evaluator(mapped, multicast=multicast, predictor=predictor).evaluation()
 
 
 def spike_loads(mapped: Mapped, spikes, *, multicast: bool | None = None, seed: int = 0):

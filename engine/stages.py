@@ -63,15 +63,12 @@ def stage_loads(mapped, layer: int, mesh: int | None = None) -> np.ndarray:
 
 
 def _time_loads(mapped, layer: int) -> np.ndarray:
-    """The loads that set each link's time: a router link's busiest mesh, a core link's all."""
+    """The loads that set each link's time: its busiest mesh's (a router's link into a core
+    has a copy on every mesh, as its router links do; a core sends on one mesh)."""
     hw = mapped.hardware
     if hw.links.meshes == 1:
         return stage_loads(mapped, layer)
-    per_mesh = [stage_loads(mapped, layer, m) for m in range(hw.links.meshes)]
-    loads = np.sum(per_mesh, axis=0)
-    n_r4 = 4 * hw.n_routers
-    loads[:n_r4] = np.max(per_mesh, axis=0)[:n_r4]
-    return loads
+    return np.max([stage_loads(mapped, layer, m) for m in range(hw.links.meshes)], axis=0)
 
 
 def stage_breakdown(mapped) -> StageBreakdown:

@@ -26,6 +26,7 @@ from engine.routing import YX, dor_loads, routing_of
 __all__ = [
     "FIXED",
     "link_summary",
+    "mesh_route_loads",
     "message_loads",
     "multicast_loads",
     "port_cores",
@@ -246,6 +247,29 @@ def swap_cores_inplace(
         t = loads[base + core_a]
         loads[base + core_a] = loads[base + core_b]
         loads[base + core_b] = t
+
+
+@numba.njit(cache=True, nogil=True)
+def mesh_route_loads(
+    src_core, dst_core, fixed, core_mesh, core_gx, core_gy, gw, n_router_slots, n_cores,
+    n_link_ids, meshes, orders,
+):  # fmt: skip
+    """Per mesh (rows), per link id, the loads (int64 fixed point) of core-to-core messages,
+    each pair on the mesh of its source core and its weight shared over the routing's
+    ``orders`` as ``Routing.split`` shares it: what ``route_loads`` gives each mesh's pairs,
+    walked route by route (exact integers either way)."""
+    out = np.zeros((meshes, n_link_ids), dtype=np.int64)
+    n_orders = orders.size
+    for i in range(src_core.size):
+        cs, cd, f = src_core[i], dst_core[i], fixed[i]
+        row = out[core_mesh[cs]]
+        row[n_router_slots + cs] += f
+        row[n_router_slots + n_cores + cd] += f
+        for k in range(n_orders):
+            part = (f * (k + 1)) // n_orders - (f * k) // n_orders
+            _walk(row, core_gx[cs], core_gy[cs], core_gx[cd], core_gy[cd], gw, part,
+                  orders[k] == YX)  # fmt: skip
+    return out
 
 
 @numba.njit(cache=True, nogil=True)

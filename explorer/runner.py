@@ -24,7 +24,8 @@ from collections.abc import Callable
 
 from engine.errors import Cancelled, MeshScopeError
 from engine.pipeline import Mapped, evaluate
-from engine.search import SimulatorEvaluator, make_search, objectives
+from engine.predict import DEFAULT_PREDICTOR
+from engine.search import ModelEvaluator, SimulatorEvaluator, make_search, objectives
 from explorer.admission import STEP_BYTES, place_text
 from explorer.state import ActionError
 
@@ -68,11 +69,15 @@ class SearchRunner:
         if self.running:
             raise ActionError("a search is already running")
         state.access.check_budget(config.budget)
-        evaluator = None  # the model's, the search's default
+        # the session's predictor rates the mappings (the simulator, for a simulated objective)
+        evaluator = None  # the default predictor's: the search's own default
+        if state.predictor != DEFAULT_PREDICTOR:
+            evaluator = ModelEvaluator(state.network, state.hardware, predictor=state.predictor)
         if any(objectives[n].simulated for n in config.objectives):  # each step bounded
             evaluator = SimulatorEvaluator(
-                state.network, state.hardware, limit_cycles=state.access.cycles
-            )
+                state.network, state.hardware, limit_cycles=state.access.cycles,
+                predictor=state.predictor,
+            )  # fmt: skip
         start = state.mapping if from_current else None
         # the search checks its settings before the thread starts
         search = make_search(state.network, state.hardware, config, evaluator=evaluator,

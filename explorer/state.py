@@ -54,6 +54,7 @@ from engine.pipeline import (
     resolve_hardware,
     resolve_network,
 )
+from engine.predict import DEFAULT_PREDICTOR, predictors
 from engine.resources import limits
 from engine.search import Record, resize_population
 from engine.specs import DEFAULT_HARDWARE, DEFAULT_NETWORK, demo_path
@@ -323,6 +324,11 @@ class ExplorerState(param.Parameterized):
     partition_spec = param.String(default=None, allow_None=True, doc="None: the network's default")
     mapping_path = param.String(default=None, allow_None=True, doc="mapping file, if any")
     placer = param.String(default=DEFAULT_PLACER, doc="placer used when no mapping file is given")
+    predictor = param.Selector(
+        objects=list(predictors), default=DEFAULT_PREDICTOR,
+        doc="what times the step on the cards and in the searches (engine.predict; set it "
+        "with set_predictor)",
+    )  # fmt: skip
 
     network = param.ClassSelector(class_=Network, default=None, allow_None=True)
     hardware = param.ClassSelector(class_=Hardware, default=None, allow_None=True)
@@ -558,12 +564,38 @@ class ExplorerState(param.Parameterized):
             **specs,
         )
 
-    @staticmethod
-    def _make_evaluator(network, hardware, mapping, graph=None) -> Evaluator:
-        """An evaluator of ``mapping``; ``graph``: its partition's graph, if already built."""
+    def _make_evaluator(self, network, hardware, mapping, graph=None) -> Evaluator:
+        """An evaluator of ``mapping`` by the session's predictor; ``graph``: its partition's
+        graph, if already built."""
         if graph is None:
-            return evaluator(Mapped.of(network, hardware, mapping))
-        return evaluator(Mapped(network, hardware, mapping, graph))
+            return evaluator(Mapped.of(network, hardware, mapping), predictor=self.predictor)
+        return evaluator(Mapped(network, hardware, mapping, graph), predictor=self.predictor)
+
+    def set_predictor(self, name: str) -> None:
+        """Time the step with predictor ``name`` (``engine.predict.predictors``): the current,
+        starting and reference mappings are evaluated again (a search's results keep the
+        predictor that found them, which their evaluations name)."""
+        predictors[name]  # (an unknown name raises, listing the known ones)
+        if name == self.predictor:
+            return
+        if not self.loaded:
+            self.predictor = name
+            return
+        old = self.predictor
+        self.predictor = name
+        try:
+            ev = self._make_evaluator(self.network, self.hardware, self.mapping)
+            start = self._make_evaluator(self.network, self.hardware, self._start).evaluation()
+            ref = None
+            if self.reference is not None:
+                ref = self._make_evaluator(self.network, self.hardware, self.reference)
+                ref = ref.evaluation()
+        except Exception:
+            self.predictor = old  # the previous state stays
+            raise
+        self._evaluator = ev
+        self.param.update(evaluation=ev.evaluation(), start_evaluation=start,
+                          reference_evaluation=ref, revision=self.revision + 1)  # fmt: skip
 
     def upload(self, filename: str, data: bytes) -> str:
         """Load an uploaded file: a mapping (.json) or a network (.npz, .hgr, NIR .nir)

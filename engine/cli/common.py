@@ -605,6 +605,24 @@ def executor_options(p) -> None:
     )  # fmt: skip
 
 
+def predictor_option(p, *, search: bool = False) -> None:
+    """``--predictor NAME``: which predictor times the step (``engine.predict``); with
+    ``search``, also ``--verify K``: the best K simulated at the end, the simulator deciding."""
+    from engine.predict import DEFAULT_PREDICTOR, predictors
+
+    p.add_argument(
+        "--predictor", choices=list(predictors), default=None,
+        help="what times the step: " + "; ".join(f"{n}: {predictors.doc(n)}" for n in predictors)
+        + f" (default {DEFAULT_PREDICTOR})",
+    )  # fmt: skip
+    if search:
+        p.add_argument(
+            "--verify", type=whole(0, 100), default=5, metavar="K",
+            help="at the end, simulate the best K mappings (pareto: up to 4·K of the front) "
+            "flit by flit and let the simulator decide; 0: the predictor decides (default 5)",
+        )  # fmt: skip
+
+
 def step_options(p) -> None:
     """How a time step is simulated (``simulate`` and ``evaluate --simulate``)."""
     from engine.simulate import MODES

@@ -28,6 +28,7 @@ from engine.cli.common import (
     network_argument,
     network_of,
     partition_option,
+    predictor_option,
     print_json,
     rates_option,
     same_file,
@@ -66,7 +67,7 @@ def _options(args):
 
     return EvaluatorOptions(
         workers=args.workers, dask_scheduler=args.dask_scheduler, command=args.evaluator_cmd,
-        timeout_s=args.eval_timeout,
+        timeout_s=args.eval_timeout, predictor=args.predictor, verify=args.verify,
     )  # fmt: skip
 
 
@@ -152,8 +153,9 @@ def _print_evolution(run, summary: dict) -> None:
         f"{n} failed ({failures[n]})" if v is None else f"{n} {v:.2f}"
         for n, v in summary["heuristics"].items()
     )
+    rated = "" if measured else f", predictor {run.predictor}"
     print(f"{run.network.name} on {run.hardware.name}, {run.strategy}, objective "
-          f"{run.config.objective}")  # fmt: skip
+          f"{run.config.objective}{rated}")  # fmt: skip
     starts = "starting points" if run.from_start else "heuristics"
     print(f"  {starts} (latency us{', measured' if measured else ''}): {heur}")
     best = summary["best"]
@@ -174,6 +176,14 @@ def _print_evolution(run, summary: dict) -> None:
         print(f"  segments: {' | '.join(parts)}")
     if "best_simulated_us" in summary:
         print(f"  simulated step of the best: {summary['best_simulated_us']:.3f} us")
+    check = summary.get("simulator_check")
+    if check:
+        print(f"  the best {len(check['candidates'])} simulated, the simulator deciding "
+              f"(predicted -> simulated us):")  # fmt: skip
+        for c in check["candidates"]:
+            step = "failed" if c["simulated_us"] is None else f"{c['simulated_us']:.3f}"
+            mark = "  <- chosen" if c["index"] == check["chosen"] else ""
+            print(f"    #{c['index']}: {c['predicted_us']:.3f} -> {step}{mark}")
     print(
         f"  {result.improvement_pct:.1f}% better than the best of the {starts} after "
         f"{result.evaluations} evaluations ({result.failed} failed)"
@@ -250,6 +260,16 @@ def _print_pareto(run, summary: dict) -> None:
         used = f"  {sum(e.cores_per_population):5d}" if cores else ""
         chosen = " ".join(f"{k}={v:g}" for k, v in e.hardware.items())
         print(f"  {values}{used}  {chosen}  {e.note}".rstrip())
+    check = summary.get("simulator_check")
+    if check:
+        simulated = ", ".join(
+            f"#{c['index']} {c['predicted_us']:.3f} -> "
+            + ("failed" if c["simulated_us"] is None else f"{c['simulated_us']:.3f}")
+            for c in check["candidates"]
+        )
+        print(f"  simulated (predicted by {check['predictor']} -> simulated latency us): "
+              f"{simulated}; on the simulator's front: "
+              f"{', '.join(f'#{i}' for i in check['front'])}")  # fmt: skip
     on_front = len(result.front)
     print(f"  {on_front} mapping{'' if on_front == 1 else 's'} on the front"
           + (" (objectives measured by the evaluator command)" if measured else "")
@@ -353,6 +373,7 @@ def add_commands(sub) -> None:
         "--objective", choices=objectives.names(), help=ESConfig.help("objective"),
     )  # fmt: skip
     executor_options(es)
+    predictor_option(es, search=True)
     es.add_argument(
         "--start", metavar="FILE",
         help="a mapping file (a hand-tuned mapping) to start from besides the heuristics; its "
@@ -419,6 +440,7 @@ def add_commands(sub) -> None:
         help=f"the heuristics start from min+K (default {pd.init_k})",
     )  # fmt: skip
     executor_options(pa)
+    predictor_option(pa, search=True)
     pa.add_argument(
         "--codesign", metavar="P[,Q…]|all",
         help="hardware co-design (SENMap §IV-H): choose these parameters of the hardware too, "

@@ -17,6 +17,7 @@ from engine.cli.common import (
     multicast_of,
     network_argument,
     network_of,
+    predictor_option,
     print_json,
     rates_option,
     step_options,
@@ -143,7 +144,7 @@ def cmd_evaluate(args) -> int:
                 f"{mapped.hardware.name}'s NoC multicasts, and --flows and --stages read the "
                 "unicast model: add --unicast"
             )
-        ev = evaluate(mapped, multicast=multicast)
+        ev = evaluate(mapped, multicast=multicast, predictor=args.predictor)
         flows = _flows(mapped, ev, args.flows) if args.flows else None
         stages = None
         if args.stages:
@@ -172,7 +173,7 @@ def cmd_evaluate(args) -> int:
         return 0
     print(f"{network.name} on {hardware.name}: {ev.cores_used} cores on {ev.chips_used} chip(s)")
     print(f"  latency  {ev.latency_us:10.3f} us/step   bound by {ev.bottleneck}  (time a step "
-          "takes, max-affine model)")  # fmt: skip
+          f"takes, predictor: {ev.predictor})")  # fmt: skip
     if step is not None:
         from engine.cli.simulate import step_lines
 
@@ -180,7 +181,10 @@ def cmd_evaluate(args) -> int:
             print(line)
     print(f"  energy   {ev.energy_uj:10.3f} uJ/step   power {ev.power_w:.3f} W")
     terms = "  ".join(f"{k} {v:.3f}" for k, v in ev.terms_us.items())
-    print(f"  terms    {terms}  (us)")
+    print(f"  terms    {terms}  (us, max-affine)")
+    if ev.predictor_terms_us:
+        own = "  ".join(f"{k} {v:.3f}" for k, v in ev.predictor_terms_us.items())
+        print(f"  {ev.predictor:<8} {own}  (us)")
     both = " (all meshes together; the link term times a link by its busiest mesh)" * (
         hardware.links.meshes > 1
     )
@@ -428,6 +432,7 @@ def add_commands(sub) -> None:
         "(spikes sampled with --seed)",
     )  # fmt: skip
     step_options(ev)
+    predictor_option(ev)
     ev.set_defaults(func=cmd_evaluate)
 
     mp = sub.add_parser("map", help=COMMANDS["map"])

@@ -24,7 +24,7 @@ from engine.search.evaluators import ModelEvaluator, Outcome, SimulatorEvaluator
 from engine.search.operators import OperatorParams
 
 __all__ = [
-    "ESConfig", "Objective", "default_evaluator", "heuristics", "objectives",
+    "ESConfig", "Objective", "default_evaluator", "heuristics", "objectives", "predictor_setting",
     "require_command_reports", "require_hardware_for", "searches", "strategies",
 ]  # fmt: skip
 
@@ -171,10 +171,21 @@ def require_command_reports(names, option: str = "--objectives") -> None:
 
 def default_evaluator(network, hardware, objective: str, **kwargs):
     """The evaluator an objective needs: the simulator for a simulated objective, else the
-    model (``kwargs``: the evaluator's options, e.g. ``workers``)."""
+    model (``kwargs``: the evaluator's options, e.g. ``workers``, ``predictor``)."""
     if objectives[objective].simulated:
         return SimulatorEvaluator(network, hardware, **kwargs)
     return ModelEvaluator(network, hardware, **kwargs)
+
+
+def predictor_setting(evaluator) -> dict:
+    """``{"predictor": name}`` when ``evaluator`` rates mappings with a predictor other than
+    the default (``engine.predict``), else nothing: a run's settings (its history's first
+    line, its checkpoint) name the predictor, and those of runs by the default read as
+    before."""
+    from engine.predict import DEFAULT_PREDICTOR
+
+    name = getattr(evaluator, "predictor", None)
+    return {} if name in (None, DEFAULT_PREDICTOR) else {"predictor": name}
 
 
 strategies: Registry[type] = Registry("strategy")  # filled by evolution.py and multichip.py

@@ -97,15 +97,21 @@ def mosaic_metrics(network: Network, hardware: Hardware, mapping: Mapping) -> di
 
 
 class ModelEvaluator:
-    """The engine's max-affine model; partition statistics cached per core split, and built
-    from the per-layer-pair blocks a new split changes (``engine.layered_graph``)."""
+    """The engine's model — the max-affine model, or another predictor of
+    ``engine.predict.predictors`` (``predictor``) —; partition statistics cached per core
+    split, and built from the per-layer-pair blocks a new split changes
+    (``engine.layered_graph``)."""
 
     name = "model"
 
     def __init__(
         self, network: Network, hardware: Hardware, *, workers: int = 1, executor=None,
-        cache: int = 32,
+        cache: int = 32, predictor: str | None = None,
     ):  # fmt: skip
+        from engine.predict import DEFAULT_PREDICTOR, evaluator_class
+
+        self.predictor = predictor or DEFAULT_PREDICTOR
+        self._evaluator_class = evaluator_class(self.predictor)  # (an unknown name: raises)
         self.network, self.hardware, self.workers = network, hardware, workers
         self._cache: OrderedDict[tuple, Evaluator] = OrderedDict()
         self._cache_size = cache
@@ -120,7 +126,9 @@ class ModelEvaluator:
             if self._graphs is None:
                 self._graphs = LayeredGraphs(self.network, self.hardware)
             partition, graph = self._graphs.partition_and_graph(cores)
-            ev = Evaluator(self.network, self.hardware, partition, placement, graph=graph)
+            ev = self._evaluator_class(
+                self.network, self.hardware, partition, placement, graph=graph
+            )
             self._cache[cores] = ev
             if len(self._cache) > self._cache_size:
                 self._cache.popitem(last=False)
@@ -147,7 +155,7 @@ class ModelEvaluator:
 
     def _settings(self) -> dict:
         """What a worker's copy of this evaluator is built with, beside network and hardware."""
-        return {}
+        return {"predictor": self.predictor}
 
     def close(self, *, cancel: bool = False):
         """Close the executor this evaluator made; with ``cancel``, without waiting for the
@@ -181,12 +189,16 @@ class SimulatorEvaluator(ModelEvaluator):
         cache: int = 32,
         outcomes: int = 4096,
         limit_cycles: int = 50_000_000,
+        predictor: str | None = None,
     ):
         from engine.simulate import MODES, draw_spikes
 
         if mode not in MODES:
             raise SpecError(f"the simulated step's mode is {' or '.join(MODES)}, not {mode!r}")
-        super().__init__(network, hardware, workers=workers, executor=executor, cache=cache)
+        super().__init__(
+            network, hardware, workers=workers, executor=executor, cache=cache,
+            predictor=predictor,
+        )  # fmt: skip
         self.mode, self.multicast, self.seed = mode, multicast, seed
         self.limit_cycles = limit_cycles  # a step that takes longer is a failed evaluation
         self.spikes = draw_spikes(network.rate, "sample", seed=seed)
@@ -225,7 +237,7 @@ class SimulatorEvaluator(ModelEvaluator):
     def _settings(self) -> dict:
         return {
             "mode": self.mode, "multicast": self.multicast, "seed": self.seed,
-            "limit_cycles": self.limit_cycles,
+            "limit_cycles": self.limit_cycles, "predictor": self.predictor,
         }  # fmt: skip
 
 

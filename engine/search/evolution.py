@@ -33,6 +33,7 @@ from engine.search.config import (
     ESConfig,
     default_evaluator,
     objectives,
+    predictor_setting,
     require_hardware_for,
     searches,
     strategies,
@@ -261,6 +262,7 @@ class NestedES:
             "hardware": self.hardware.fingerprint,
             "strategy": "global",
             **self.config.to_dict(),
+            **predictor_setting(self.evaluator),
         }
 
     # ------------------------------------------------------------ checkpoints

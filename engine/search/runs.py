@@ -14,6 +14,7 @@ its history ends ``cancelled``; with nothing found, ``Cancelled`` says so.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import warnings
@@ -36,6 +37,7 @@ from engine.search.history import HistoryLog, Run, read_history
 from engine.search.pareto import ParetoConfig, ParetoResult, ParetoSearch
 from engine.search.pareto.history import known_from, run_of
 from engine.search.space import search_space
+from engine.search.verify import SimulatorCheck, finalists, simulated_front, simulator_check
 
 __all__ = [
     "EvaluatorOptions", "EvolutionRun", "ParetoRun", "evaluator_for", "run_evolution",
@@ -52,6 +54,8 @@ class EvaluatorOptions:
     dask_scheduler: str | None = None
     command: str | None = None  # an external command rates them (hardware in the loop)
     timeout_s: float = 60.0
+    predictor: str | None = None  # which predictor rates them (None: the default)
+    verify: int = 5  # the best this many (a front: up to so many) simulated at the end
 
     @property
     def measured(self) -> bool:
@@ -84,7 +88,9 @@ def evaluator_for(network, hardware, objective: str, options: EvaluatorOptions):
                 workers=options.workers, executor=executor,
             )  # fmt: skip
         else:
-            evaluator = default_evaluator(network, hardware, objective, executor=executor)
+            evaluator = default_evaluator(
+                network, hardware, objective, executor=executor, predictor=options.predictor
+            )
         try:
             yield evaluator, stop
         finally:
@@ -222,6 +228,9 @@ class EvolutionRun:
     initial_model: Evaluation
     from_start: bool  # a given mapping was among the starting points
     written: dict = field(default_factory=dict)  # what -> the file it was written to
+    predictor: str = "max-affine"  # what rated the mappings (``engine.predict``)
+    # the best few simulated at the end, and the simulator's pick: the run's answer
+    simulator_check: SimulatorCheck | None = None
 
     @property
     def heuristic_failures(self) -> dict:
@@ -236,6 +245,7 @@ class EvolutionRun:
             "strategy": self.strategy,
             "objective": self.config.objective,
             "measured_by": "evaluator command" if measured else "model",
+            "predictor": None if measured else self.predictor,
             "best": _figures(result.best, self.best_model, hardware, measured),
             # each starting point's latency (null when its evaluation failed: heuristic_failures)
             "heuristics": {
@@ -261,6 +271,8 @@ class EvolutionRun:
                 layout_for(self.network, hardware), result.initial.cores_used
             ),
         }
+        if self.simulator_check is not None:  # the best: the simulator's pick of them
+            out["simulator_check"] = self.simulator_check.to_dict()
         if objectives[self.config.objective].simulated:
             out["best_simulated_us"] = result.best.simulated_us
             out["heuristics_simulated_us"] = {
@@ -346,19 +358,42 @@ def run_evolution(
         # the records so far (of a resumed run), then each as it comes
         with _logged(history, run, search.history) as log:
             result = _run_logged(search, log, stop, progress, checkpoint=checkpoint or resume)
+    check = None
+    if (
+        options.verify > 0
+        and not options.measured
+        and config.objective == "latency"
+        and (strategy == "global")
+    ):  # the simulator decides among the best few
+        best_few = finalists(result.history, options.verify)
+        check = simulator_check(
+            network, hardware, best_few, [r.mapping(network) for r in best_few],
+            predictor=evaluator_name(options), seed=config.seed,
+        )  # fmt: skip
+        if check.chosen >= 0:
+            result = dataclasses.replace(result, best=result.history[check.chosen])
     best_mapping = result.mapping(network)
-    best_model = evaluate(Mapped.of(network, hardware, best_mapping))
+    best_model = evaluate(Mapped.of(network, hardware, best_mapping), predictor=options.predictor)
     written = {}
     if out:
         write_mapping_file(out, Mapped.of(network, hardware, best_mapping), best_model)
         written["best mapping"] = out
     if history:
         written["history"] = history
-    initial_model = evaluate(Mapped.of(network, hardware, result.initial.mapping(network)))
+    initial_model = evaluate(
+        Mapped.of(network, hardware, result.initial.mapping(network)), predictor=options.predictor
+    )
     return EvolutionRun(
         network, hardware, strategy, config, result, options.measured, best_model,
-        initial_model, start is not None, written,
+        initial_model, start is not None, written, evaluator_name(options), check,
     )  # fmt: skip
+
+
+def evaluator_name(options: EvaluatorOptions) -> str:
+    """The predictor that rates a run's mappings (``engine.predict.predictors``)."""
+    from engine.predict import DEFAULT_PREDICTOR
+
+    return options.predictor or DEFAULT_PREDICTOR
 
 
 # ------------------------------------------------------------------ pareto
@@ -374,6 +409,10 @@ class ParetoRun:
     measured: bool  # an evaluator command rated the mappings
     front: list  # each front point: objectives, hardware, cores, note, mapping (and model)
     written: dict = field(default_factory=dict)
+    predictor: str = "max-affine"  # what rated the mappings (``engine.predict``)
+    # the front simulated at the end (its fastest points first), and the front the
+    # simulator's step decides (``simulator_check["front"]``: history indices)
+    simulator_check: dict | None = None
 
     @property
     def heuristic_failures(self) -> dict:
@@ -394,6 +433,7 @@ class ParetoRun:
             "cancelled": result.cancelled,
             "reused": self.reused,
             "measured_by": "evaluator command" if self.measured else "model",
+            "predictor": None if self.measured else self.predictor,
             # each starting point's objectives (null when its evaluation failed)
             "heuristics": {
                 n: None if n in failures else dict(e.objectives)
@@ -406,6 +446,7 @@ class ParetoRun:
                 n for n, e in result.heuristics.items() if not e.feasible and n not in failures
             ],
             "front": self.front,
+            **({"simulator_check": self.simulator_check} if self.simulator_check else {}),
         }
 
 
@@ -477,7 +518,25 @@ def run_pareto(
         with _logged(path, run_of(search), existing=in_place) as log:
             result = _run_logged(search, log, stop, progress)
     front = [_point(network, hardware, e, options.measured) for e in result.front]
-    run = ParetoRun(network, hardware, config, result, search.reused, options.measured, front)
+    check = None
+    if options.verify > 0 and not options.measured and "latency" in names and not codesign:
+        # the front's fastest (by the predictor) simulated; the simulator decides the front
+        points = sorted(result.front, key=lambda e: e.objectives["latency"])
+        points = points[: 4 * options.verify]
+        found = simulator_check(
+            network, hardware, points, [e.mapping(network) for e in points],
+            predictor=evaluator_name(options), seed=config.seed,
+        )  # fmt: skip
+        check = {**found.to_dict(), "front": simulated_front(points, found, names)}
+        by_index = {c["index"]: c["simulated_us"] for c in found.candidates}
+        for point, e in zip(front, result.front, strict=True):
+            if e.index in by_index:
+                point["simulated_us"] = by_index[e.index]
+                point["on_simulated_front"] = e.index in check["front"]
+    run = ParetoRun(
+        network, hardware, config, result, search.reused, options.measured, front,
+        predictor=evaluator_name(options), simulator_check=check,
+    )  # fmt: skip
     if out:
         with atomic_open(out, what="front file") as f:
             json.dump(run.summary(), f, indent=1)

@@ -45,6 +45,7 @@ __all__ = [
     "network_choices",
     "partition_choices",
     "placer_choices",
+    "predictor_choices",
 ]
 
 DEFAULT_PARTITION = "default"
@@ -83,6 +84,13 @@ def partition_choices() -> dict[str, str]:
         if partitioners.grammar(name) == name and name not in choices:  # needs no parameters
             choices[name] = name
     return choices
+
+
+def predictor_choices() -> dict[str, str]:
+    """The predictors of ``engine.predict.predictors``, by the words their cards show."""
+    from engine.predict import predictors
+
+    return {predictors[n].label: n for n in predictors}
 
 
 def placer_choices() -> list[str]:
@@ -278,6 +286,10 @@ class ControlsView(pn.viewable.Viewer):
         self.undo_button = pn.widgets.Button(label="↶ Undo", width=WIDTH // 2 - 5)
         self.redo_button = pn.widgets.Button(label="Redo ↷", width=WIDTH // 2 - 5)
         self.reset_select = pn.widgets.Select(options=placer_choices(), value=s.placer, width=150)
+        self.predictor_select = pn.widgets.Select(
+            label="Predictor (what times the step)", options=predictor_choices(),
+            value=s.predictor, width=WIDTH,
+        )  # fmt: skip
         self.reset_button = pn.widgets.Button(
             label="Reset to", width=WIDTH - 160, description="Place the starting partition again"
         )
@@ -298,6 +310,8 @@ class ControlsView(pn.viewable.Viewer):
         self.reset_button.on_click(
             lambda _: run_action(s.reset, self.reset_select.value, notify=self.notify)
         )
+        self.predictor_select.param.watch(self._pick_predictor, "value")
+        s.param.watch(lambda e: setattr(self.predictor_select, "value", e.new), "predictor")
         s.param.watch(self._history_changed, ["can_undo", "can_redo", "search_running"])
         s.param.watch(
             self._loaded,
@@ -508,6 +522,12 @@ class ControlsView(pn.viewable.Viewer):
                          "aside")  # fmt: skip
         return pn.Column(note, body, width=WIDTH + 20, margin=0)
 
+    def _pick_predictor(self, event) -> None:
+        if event.new == self.state.predictor:
+            return
+        if not run_action(self.state.set_predictor, event.new, notify=self.notify):
+            self.predictor_select.value = self.state.predictor  # it keeps the one it had
+
     def _body(self):
         return pn.Column(
             _section("Network and hardware"),
@@ -524,6 +544,7 @@ class ControlsView(pn.viewable.Viewer):
             _section("Edit"),
             pn.Row(self.undo_button, self.redo_button, margin=0),
             pn.Row(self.reset_button, self.reset_select, margin=0),
+            self.predictor_select,
             _section("Cores per layer"),
             self._layer_rows,
             self._layer_note,

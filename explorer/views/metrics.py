@@ -131,8 +131,11 @@ def metric_values(
     e = evaluation
     start_us = start.latency_us if start is not None else e.latency_us
     pct = 100.0 * (e.latency_us - start_us) / start_us
+    from engine.predict import predictors
+
+    by = predictors[e.predictor].label if e.predictor in predictors else e.predictor
     return {
-        "latency": ("Latency", format_quantity(e.latency_us), "µs / step"),
+        "latency": ("Latency", format_quantity(e.latency_us), f"µs / step · {by}"),
         "change": (
             "Change vs start",
             format_change(pct),

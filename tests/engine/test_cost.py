@@ -108,8 +108,11 @@ def busiest_mesh_link_messages(net, hw, mapping) -> float:
                      g.pair_fixed[mesh == m]).max()
         for m in (0, 1)
     )  # fmt: skip
-    core = max(g.out_fixed.max(), g.in_fixed.max())  # one link per core, both meshes
-    return max(router, core) / FIXED
+    into = max(  # a router's link into a core: one per mesh, as its router links
+        np.bincount(g.pair_dst[mesh == m], weights=g.pair_fixed[mesh == m]).max()
+        for m in (0, 1)
+    )  # fmt: skip
+    return max(router, g.out_fixed.max(), into) / FIXED
 
 
 def test_terms_come_from_the_busiest_core_and_link(mlp_eval):

@@ -32,7 +32,13 @@ from engine.hardware import Hardware
 from engine.mapping import Mapping
 from engine.network import Network
 from engine.resources import memory_key
-from engine.search.config import default_evaluator, objectives, require_hardware_for, searches
+from engine.search.config import (
+    default_evaluator,
+    objectives,
+    predictor_setting,
+    require_hardware_for,
+    searches,
+)
 from engine.search.evaluators import Candidate, ModelEvaluator
 from engine.search.genotype import decode, encode, layout_for
 from engine.search.history import History
@@ -328,6 +334,7 @@ class ParetoSearch:
             "codesign": None
             if self.codesign is None
             else dict(zip(self.codesign.names, map(list, self.codesign.values), strict=True)),
+            **predictor_setting(self.evaluator),
         }
 
 

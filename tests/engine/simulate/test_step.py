@@ -158,13 +158,14 @@ def serialization_per_link(hw) -> np.ndarray:
 
 
 def service_cycles(mapped, spikes) -> tuple[np.ndarray, np.ndarray]:
-    """Per message: its destination core and the cycles of its synaptic work there,
-    ``max(synapses · T_SO, words · T_SMR)`` in whole cycles (at least one)."""
+    """Per core: the cycles of its synaptic work, ``max(synapses · T_SO, words · T_SMR)`` of
+    every message it receives and of its own spikes' synapses in it, rounded up once."""
     hw = mapped.hardware
-    msgs = mapped.graph.messages(hw.model, spikes)
+    msgs = mapped.graph.messages(hw.model, spikes, local=True)
     ns = np.maximum(msgs.synapses * hw.model.synop_ns, msgs.words * hw.model.synmem_read_ns)
-    cycles = np.maximum(1, np.ceil(ns / hw.noc.cycle_ns - 1e-9)).astype(np.int64)
-    return mapped.mapping.placement.cores[msgs.dst], cycles
+    per_part = np.bincount(msgs.dst, weights=ns, minlength=mapped.graph.n_parts)
+    cycles = np.ceil(per_part / hw.noc.cycle_ns - 1e-9).astype(np.int64)
+    return mapped.mapping.placement.cores, cycles
 
 
 @pytest.mark.parametrize("mode", MODES)
