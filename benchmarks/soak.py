@@ -140,7 +140,12 @@ def _load(page, network: str, hardware: str) -> None:
     page.get_by_placeholder("e.g. mesh:8x8x2").fill(hardware)
     button = page.get_by_role("button", name="Load", exact=True).first
     button.click()
-    expect(page.locator(".bk-btn-primary").first).to_be_disabled()  # the server took it
+    # the server took it: the button waits or loads, or (a small network) it has loaded already
+    deadline, mark = time.monotonic() + 30, network.split(",")[-1]
+    while page.locator(".bk-btn-primary").first.is_enabled() and _outcome(page, mark) != "loaded":
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the page did not take {network!r} within 30 s")
+        time.sleep(0.05)
 
 
 def _outcome(page, network: str) -> str | None:

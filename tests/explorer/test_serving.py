@@ -8,6 +8,7 @@ another site (DNS rebinding) or a client forging a session would.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import http.client
 import json
 import os
@@ -66,7 +67,10 @@ def first_frame(port: int, token: str, host: str | None = None) -> str | None:
         finally:
             ws.close()
 
-    return asyncio.run(talk())
+    # (on a thread of its own: a browser test earlier in the same worker leaves Playwright's
+    # event loop running on this one, and asyncio.run refuses to nest)
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, talk()).result()
 
 
 # ------------------------------------------------------------------ hosts

@@ -137,7 +137,7 @@ def test_the_command_line_names_and_picks_the_predictor(capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["predictor"] == "flow" and out["predictor_terms_us"]["max-affine"] > 0
     assert main(["evaluate"]) == 0
-    assert "(predictor: max-affine)" in capsys.readouterr().out
+    assert "predictor: max-affine)" in capsys.readouterr().out
     assert main(["evolve", "--budget", "8", "--predictor", "flow", "--verify", "2", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["predictor"] == "flow" and len(out["simulator_check"]["candidates"]) == 2
