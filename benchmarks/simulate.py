@@ -26,6 +26,9 @@ first run with its kernels loaded, and the same run again), medians of five proc
 20k, 200k and 2M measured cycles, and a 64×64 mesh at 0.02 for 100k cycles: each process's
 peak resident memory, its wall time, and the run's own ``wall_s`` and cycles per second
 (which include loading the compiled kernels, about a second: short runs show it most).
+``sweep``: a 50-rate curve on the 8×8 (0.01 to 0.5) as its users draw it — ``meshscope sweep``
+as one process (one worker, and every core) against BookSim2 run once per rate with the
+reference figures' configuration — the whole job's wall times and their ratio.
 
     .venv/bin/python benchmarks/simulate.py [--repeats 3]
     BOOKSIM=/path/to/booksim .venv/bin/python benchmarks/simulate.py
@@ -200,7 +203,7 @@ def time_steps(repeats: int, steps=STEPS) -> list[dict]:
 
 
 # what the Traffic tab and a walk ask of a run, against the same run without (all through the
-# unicast kernel, ``kernel._router`` with its unicast flag set)
+# unicast kernel, ``kernel.router._cycle_unicast``)
 FEATURES = {
     "none (the unicast kernel)": {},
     "a trace, 500-cycle windows": {"window": 500},
@@ -404,7 +407,63 @@ def whole_process(k: int, rate: float, cycles: int, noc, repeats: int, booksim: 
     return row
 
 
-SECTIONS = ("synthetic", "steps", "features", "processes", "startup", "memory")
+# a curve as its users draw it: 50 offered rates on the reference 8×8 (the reference table's
+# range), ``meshscope sweep`` as one process against BookSim2 once per rate, each rate with the
+# reference figures' configuration (a 5,000-cycle warm-up period, up to three 5,000-cycle
+# samples until latency converges; MeshScope: 5,000 warm-up and 10,000 measured cycles)
+SWEEP = (8, "0.01:0.5:0.01")
+
+
+def booksim_sweep_config(k: int, rate: float, noc: NocConstants) -> str:
+    """BookSim2's configuration of one rate of a sweep: the reference figures' (README)."""
+    one = booksim_config(k, rate, 5000, noc)
+    return one.replace(
+        "warmup_periods = 0; max_samples = 1;", "warmup_periods = 1; max_samples = 3;"
+    )
+
+
+def sweep_vs_booksim(booksim: str | None, quick: bool = False) -> dict:
+    """``meshscope sweep`` of ``SWEEP``'s rates as one process (one worker: BookSim2 runs on
+    one core too; and the default, every core), against BookSim2 run once per rate, in turn:
+    the whole job's wall times and their ratio, and each curve's reading."""
+    from engine.simulate.sweep import parse_rates
+
+    k, rates = (4, "0.05:0.1:0.05") if quick else SWEEP
+    argv = [sys.executable, "-m", "explorer.cli", "sweep", "--rates", rates, "--mesh",
+            f"{k}x{k}", "--vcs", "2", "--buf", "8", "--seed", "1", "--json"]  # fmt: skip
+    if quick:
+        argv += ["--warmup", "100", "--cycles", "200"]
+    row = {"mesh": f"{k}x{k}", "rates": rates, "n_rates": len(parse_rates(rates))}
+    for name, extra in (("meshscope_one_worker", ["--workers", "1"]), ("meshscope", [])):
+        wall, rss, out = gnu_time([*argv, *extra])
+        data = json.loads(out)
+        row[name] = {
+            "process_wall_s": wall, "peak_rss_mb": rss,
+            "cycles": sum(p["cycles"] for p in data["points"]),
+            "zero_load_latency": data["zero_load_latency"],
+            "saturation_rate": data["saturation_rate"],
+        }  # fmt: skip
+    if booksim:
+        walls, cycles, latency = [], 0, {}
+        with tempfile.TemporaryDirectory() as tmp:
+            cfg = Path(tmp) / "booksim.cfg"
+            for rate in parse_rates(rates):
+                cfg.write_text(booksim_sweep_config(k, rate, NocConstants()))
+                wall, out = booksim_once(booksim, cfg)
+                walls.append(wall)
+                m = re.search(r"Time taken is (\d+) cycles", out)
+                cycles += int(m.group(1)) if m else 0
+                lat = re.search(r"Packet latency average = ([\d.]+)", out)
+                latency[f"{rate:g}"] = float(lat.group(1)) if lat else None
+        row["booksim2"] = {"process_wall_s": sum(walls), "processes": len(walls),
+                           "cycles": cycles, "latency_avg": latency}  # fmt: skip
+        row["speedup_one_worker"] = sum(walls) / row["meshscope_one_worker"]["process_wall_s"]
+        row["speedup"] = sum(walls) / row["meshscope"]["process_wall_s"]
+    row["load_avg_1min"] = os.getloadavg()[0]
+    return row
+
+
+SECTIONS = ("synthetic", "steps", "features", "processes", "startup", "memory", "sweep")
 
 
 def main() -> None:
@@ -436,9 +495,15 @@ def main() -> None:
         "processes": lambda: [whole_process(*c, noc, args.repeats, booksim) for c in processes],
         "startup": lambda: startup(1 if args.quick else max(args.repeats, 5)),
         "memory": lambda: [process_memory(*c) for c in memory],
+        "sweep": lambda: sweep_vs_booksim(booksim, quick=args.quick),
     }
-    if only & {"processes", "startup", "memory"}:  # a user's processes find the modules' bytecode
-        compileall.compile_dir(ROOT / "engine", quiet=1)  # (even where Python writes none)
+    if only & {
+        "processes",
+        "startup",
+        "memory",
+        "sweep",
+    }:  # a user's processes find the modules' bytecode
+        compileall.compile_dir(ROOT / "engine", quiet=1)
         compileall.compile_dir(ROOT / "explorer", quiet=1)
     before, meta = None, None
     if only != set(SECTIONS):  # the other sections as they were recorded

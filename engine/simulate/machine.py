@@ -56,6 +56,11 @@ LOG_FIELDS = ("id", "src", "dst", "ctime", "itime", "atime", "hops", "meas", "si
 # a retired packet's row in the kernel's log (``records.L_*`` order)
 
 
+# ``kernel.run``'s arguments after ``cfg``: typed tuples of the arrays (their fields are keys
+# of ``Machine.arrays``)
+KERNEL_TUPLES = (F.Net, F.State, F.Trace, F.Sources)
+
+
 class SimulationError(EvaluatorError):
     """A simulation that cannot finish (a deadlock)."""
 
@@ -117,9 +122,9 @@ class Machine:
         if topology.meshes > 1 and sink_mode == 1:
             # a core's server takes the packets of every mesh's copy of its router, in the
             # order they arrive, though one copy may have run ahead of another: tails wait in
-            # ``sq`` until the cycle after they left, one slot per cycle (kernel._sq_push)
+            # ``sq`` until the cycle after they left, one slot per cycle (kernel.sinks._sq_push)
             sq_slots, sq_cap = ahead + 2, R * topology.local
-        # the unicast kernel (kernel._router with its flag set: the same router, leaner) runs
+        # the unicast kernel (kernel.router._cycle_unicast: the same cycle, leaner) runs
         # packets of one destination through allocations of one cycle
         self.unicast = bool(
             unicast_kernel and B == 1 and noc.vc_alloc_delay == 1 and noc.sw_alloc_delay == 1
@@ -319,7 +324,7 @@ class Machine:
         multicast packet branches (default its first). Tracking does not change the run.
         """
         ctr, pk = self.arrays["ctr"], self.packet_table
-        if self.pool:  # its record is known once it is created (kernel._generate)
+        if self.pool:  # its record is known once it is created (kernel.sources._generate)
             ctr[F.C_TRACK_ID], ctr[F.C_TRACK], ctr[F.C_TRACK_K] = packet, -1, -1
             ctr[F.C_TRACK_N] = 0
             return
@@ -370,16 +375,18 @@ class Machine:
         """Simulate up to cycle ``t_end`` (exclusive); returns the kernel's final status."""
         a = self.arrays
         while True:
+            span = F.Span(
+                t_end=int(t_end),
+                inject_p=float(inject_p),
+                size=int(packet_flits),
+                fraction=self.fraction,
+                measured=1 if measured else 0,
+                window=int(self.window),
+                stop_when_idle=bool(stop_when_idle),
+            )
             status = kernel.run(
-                a["cfg"], a["tp"], a["ns"], a["st"], a["nd"], a["pk"], a["dest"], a["dsvc"],
-                a["rel_order"], a["rel_off"], a["grp_ptr"], a["grp"], a["sq"], a["free"],
-                a["log"], a["link_flits"],
-                a["win_link"], a["win_occ"], a["win_wait"], a["ctr"], a["rng"], a["dw"],
-                a["gheap"],
-                a["gpri"], a["gpos"], a["gcal"], a["src_list"], a["perm"], a["row_ptr"],
-                a["dest_tab"], a["cum"], self.fraction,
-                a["ws"], int(t_end), float(inject_p),
-                int(packet_flits), 1 if measured else 0, int(self.window), bool(stop_when_idle),
+                a["cfg"], *(kind(*(a[f] for f in kind._fields)) for kind in KERNEL_TUPLES),
+                a["dw"], a["ws"], span,
             )  # fmt: skip
             if self.pool:
                 self._read_log()
@@ -550,12 +557,7 @@ class Machine:
         copies summed."""
         s = self.topology.fold_routers(self.router_records("omisc", 1, F.N_MISC)[:, 0])
         s = s[:, F.M_STALL :]
-        return {
-            "vc_busy": s[:, F.S_VC_BUSY].copy(),
-            "vc_lost": s[:, F.S_VC_LOST].copy(),
-            "no_credit": s[:, F.S_NO_CREDIT].copy(),
-            "switch_lost": s[:, F.S_SW_LOST].copy(),
-        }
+        return {name: s[:, k].copy() for k, name in enumerate(F.STALLS)}
 
     def window_trace(self, n_windows: int) -> tuple[np.ndarray, np.ndarray]:
         """Of a traced run: per window, ``(occupancy, waits)`` — the most flits each input
@@ -576,6 +578,6 @@ class Machine:
 
 
 def _blank(rows: np.ndarray) -> None:
-    """Packet records (rows of the table) made free: no packet (``kernel._retire``)."""
+    """Packet records (rows of the table) made free: no packet (``kernel.sinks._retire``)."""
     rows[:, [F.PK_PARENT, F.PK_CTIME, F.PK_ATIME]] = -1
     rows[:, F.PK_MEAS] = 0

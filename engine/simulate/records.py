@@ -11,7 +11,7 @@ counters (``C_*``).
 Field names are indices: ``st[rb + cfg.ovc + iv * N_VC + VC_N]`` is the flit count of
 input VC ``iv`` of the router whose block starts at ``rb``. The kernels are compiled with these
 values as constants, and numba's cache checks only the source file of a kernel: after changing
-a value here, touch ``kernel.py`` (or run ``python -m engine.warm`` on a clean cache).
+a value here, touch ``kernel/loop.py`` (or run ``python -m engine.warm`` on a clean cache).
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ class Config(NamedTuple):
     nr: int
     sqs: int  # parallel meshes with servers: the server queue's slots and their capacity
     sqc: int
-    unicast: int  # 1: the unicast kernel (``kernel._router(True, …)``)
+    unicast: int  # 1: the unicast kernel (``kernel.router._cycle_unicast``)
     pool: int  # 1: packet records are recycled (synthetic sources; see ``_retire``)
     # a router's block: its size, then where each of its records starts (``layout``)
     rs: int
@@ -104,7 +104,7 @@ BR_PORT, BR_OVC, BR_SENT, BR_LO, BR_HI, BR_PK, BR_VAGR = range(7)
 N_BR = 7
 # … per port
 # (PT_SEEN: the unicast kernel's first cycle whose occupancy of the input port its trace
-# has not seen: its flits are in their buffers before they arrive, ``kernel._seen``)
+# has not seen: its flits are in their buffers before they arrive, ``kernel.stats._seen``)
 PT_OUT_FREE, PT_LQ_H, PT_LQ_N, PT_CQ_H, PT_CQ_N, PT_SW_RR, PT_SW_G, PT_SW_A, PT_SEEN = range(9)
 N_PT = 9
 # … link queue entries (flits on their way to an input), credit queue entries
@@ -119,14 +119,19 @@ N_CQ = 2
 # and (the unicast kernel's) the output VCs its packet may take at its route's port (a bit
 # mask, ``_vc_mask``)
 M_BUSY, M_LQ, M_CQ, M_X, M_Y, M_VCS, M_HELD, M_VAS, M_CWAIT, M_WIN, M_STALL = range(11)
-S_VC_BUSY, S_VC_LOST, S_NO_CREDIT, S_SW_LOST = range(4)
+# the stall counters from M_STALL on, one per cause (``Machine.stalls`` names them so; a new
+# cause goes at the end here, with its wait group in W_OF_STALL and its field in the tracked
+# packet's hop (H_*, in this order from H_VC_BUSY), and is counted by the one router stage that
+# sees it: ``kernel.stats``)
+STALLS = ("vc_busy", "vc_lost", "no_credit", "switch_lost")
+S_VC_BUSY, S_VC_LOST, S_NO_CREDIT, S_SW_LOST = range(len(STALLS))
 # a trace's waits per window and router (``win_wait[w, r * N_WAIT + W_*]``): cycles a VC
 # waited for an output VC (every one held, or an allocation lost), for a downstream credit
 # (back-pressure), or for the switch (an allocation lost)
 W_VC, W_CREDIT, W_SWITCH = range(3)
 N_WAIT = 3
 W_OF_STALL = (W_VC, W_VC, W_CREDIT, W_SWITCH)  # the S_* order
-N_MISC = 14
+N_MISC = M_STALL + len(STALLS)  # then, per input VC, its port, its VC, its output VC mask
 # a terminal's block: fields, then per VC (NV_*), then its credit queue (CQ_*)
 (ND_QHEAD, ND_QTAIL, ND_SENT, ND_LAST, ND_VC, ND_CQ_H, ND_CQ_N, ND_FREE, ND_ACC,
  ND_CREATED, ND_ACTIVE) = range(11)  # fmt: skip
@@ -174,7 +179,7 @@ N_HOP = 12
 
 
 class Wheel(NamedTuple):
-    """When each router is due (``kernel._schedule``): ``due[r]`` the next cycle router r has
+    """When each router is due (``kernel.base._schedule``): ``due[r]`` the next cycle router r has
     something to do (``NEVER``: none); the routers due within ``WHEEL`` cycles on a timing
     wheel (``wheel[s, :wn[s]]``: those due in cycle s modulo ``WHEEL``, stale entries
     included), later ones in a heap (``fheap``, its priorities ``fpri``, positions
@@ -204,6 +209,79 @@ class Scratch(NamedTuple):
     sw_vc: np.ndarray
     sw_br: np.ndarray
     cur: np.ndarray
+    va_vcs: np.ndarray  # (the unicast router) per output port, the VCs asking for its VCs
+
+
+class Net(NamedTuple):
+    """The mesh, static during a run: per router output port (``tp``, ``T_*``) and per
+    terminal (``ns``, ``NS_*``)."""
+
+    tp: np.ndarray
+    ns: np.ndarray
+
+
+class State(NamedTuple):
+    """What a run changes: routers (``st``), terminals (``nd``), packet records (``pk``) and
+    their destinations (``dest``, service cycles ``dsvc``), a mapping's groups (``grp``), the
+    servers' queue (``sq``), the free records and the log of retired packets (``free``,
+    ``log``, with ``cfg.pool``), and the counters (``ctr``, ``C_*``)."""
+
+    st: np.ndarray
+    nd: np.ndarray
+    pk: np.ndarray
+    dest: np.ndarray
+    dsvc: np.ndarray
+    grp: np.ndarray
+    sq: np.ndarray
+    free: np.ndarray
+    log: np.ndarray
+    ctr: np.ndarray
+
+
+class Trace(NamedTuple):
+    """What a run counts for the links and, traced, per window: flits per link, then per
+    window the flits per link, the most flits per input port and the waits per router."""
+
+    link_flits: np.ndarray
+    win_link: np.ndarray
+    win_occ: np.ndarray
+    win_wait: np.ndarray
+
+
+class Sources(NamedTuple):
+    """Where packets come from: a mapping's release order (``rel_order``, ``rel_off``,
+    ``grp_ptr``), the synthetic sources' random state, their next packets (a calendar
+    ``gcal`` and a heap ``gheap``/``gpri``/``gpos``), the terminals with a queue
+    (``src_list``) and the pattern's tables (``patterns.Pattern``)."""
+
+    rel_order: np.ndarray
+    rel_off: np.ndarray
+    grp_ptr: np.ndarray
+    rng: np.ndarray
+    gheap: np.ndarray
+    gpri: np.ndarray
+    gpos: np.ndarray
+    gcal: np.ndarray
+    src_list: np.ndarray
+    perm: np.ndarray
+    row_ptr: np.ndarray
+    dest_tab: np.ndarray
+    cum: np.ndarray
+
+
+class Span(NamedTuple):
+    """One call of ``kernel.run``: up to cycle ``t_end`` (exclusive), the synthetic sources'
+    packets per terminal and cycle and their size in flits, the pattern's fraction, whether
+    the packets created now are measured, cycles per trace window (0: none), and whether to
+    stop once nothing is queued, in flight or to release."""
+
+    t_end: int
+    inject_p: float
+    size: int
+    fraction: float
+    measured: int
+    window: int
+    stop_when_idle: bool
 
 
 def layout(P: int, V: int, B: int, D: int, ql: int, qc: int) -> dict:  # noqa: N803

@@ -1,6 +1,6 @@
 """The kernel's allocators against a plain statement of iSLIP and separable round robin.
 
-``kernel._match`` takes sparse requests and keeps its pointers in the router's state; it
+``kernel.allocators._match`` takes sparse requests and keeps its pointers in the router's state; it
 has a path for one input or one output, a bit-mask path for ids below 63 and a pass over
 the requests otherwise. Every path must give the matching, and move the pointers, as the
 rules say.
@@ -9,7 +9,7 @@ rules say.
 import numpy as np
 import pytest
 
-from engine.simulate import kernel
+from engine.simulate.kernel.allocators import _match
 
 
 def nearest(candidates, base, size):
@@ -60,8 +60,8 @@ def test_match_follows_the_allocator_rules(alloc, iters, n_in, n_out):
         pairs = sorted({(int(rng.integers(n_in)), int(rng.integers(n_out))) for _ in range(k)})
         req_in[: len(pairs)] = [a for a, _ in pairs]
         req_out[: len(pairs)] = [b for _, b in pairs]
-        kernel._match(req_in, req_out, len(pairs), n_in, n_out, st, 0, 1, n_out, 1, iters, alloc,
-                      m_in, m_out, cand)  # fmt: skip
+        _match(req_in, req_out, len(pairs), n_in, n_out, st, 0, 1, n_out, 1, iters, alloc,
+           m_in, m_out, cand)  # fmt: skip
         want = reference(pairs, n_in, n_out, grant_ptr, accept_ptr, iters, alloc)
         got = {a: int(m_in[a]) for a in {a for a, _ in pairs} if m_in[a] >= 0}
         assert got == want

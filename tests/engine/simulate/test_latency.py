@@ -58,7 +58,7 @@ def all_pairs(n: int) -> tuple[np.ndarray, np.ndarray]:
 
 # ------------------------------------------------------------------ the closed form, by hand
 def test_zero_load_cycles_by_hand_on_the_reference_router():
-    """kernel.py's pipeline: the flit reaches its router after the core link's latency and
+    """The kernel's pipeline: the flit reaches its router after the core link's latency and
     one cycle to be read; at each router crossed routing + VC allocation + switch
     allocation + switch traversal (1 + 1 + 1 + 1), then the latency of the link it leaves by
     (router links 1, the last one to the core 1); then one cycle per body flit."""

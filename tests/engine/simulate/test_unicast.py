@@ -1,8 +1,8 @@
 """The unicast kernel is the general router, bit for bit.
 
 Runs whose packets each have one destination and whose allocations take one cycle run
-through the unicast specialisation of ``kernel._router`` (its ``unicast`` flag a
-constant, the other kernel's code compiled out): the same router, with the flits written
+through the unicast router's pipeline (``kernel.router._cycle_unicast``, which
+``_router`` picks once per run): the same router, with the flits written
 straight into the buffers they arrive in and each output VC's returning credits in a ring.
 These tests run the same simulations through both specialisations (``Machine(...,
 unicast_kernel=False)`` forces the general one) and ask for the same packets, link
