@@ -1,7 +1,7 @@
 """The mesh view's data: plain numpy columns for Bokeh ``ColumnDataSource`` s.
 
 Functions of the hardware, network and evaluation only (no Bokeh, no Panel), so they
-are tested without a browser; ``explorer.views.mesh`` draws them.
+are tested without a browser; ``explorer.views.mesh_figure`` draws them.
 
 Geometry, in router pitches: router ``(gx, gy)`` sits at ``x = gx, y = gy`` with y
 growing downwards (row 0 drawn at the top), on a light tile that groups it with its
