@@ -104,6 +104,8 @@ class SnapshotStore:
         return len(self._snapshots)
 
 
+# shared by every session of the process (a reload may open on another session): the 256
+# tokens written last, a snapshot each (specs and two mappings as JSON-able dicts)
 SNAPSHOTS = SnapshotStore()
 
 
