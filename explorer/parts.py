@@ -91,14 +91,14 @@ class Search(param.Parameterized):
     )
     best = param.ClassSelector(class_=Record, default=None, allow_None=True, doc="best so far")
     best_evaluation = param.ClassSelector(class_=Evaluation, default=None, allow_None=True)
-    follow_best = param.Boolean(
-        default=True, doc="show the search's best on the mesh (while it runs and after)"
-    )
     picked = param.ClassSelector(
         class_=Record, default=None, allow_None=True,
         doc="an evaluated mapping picked on a search tab's plot, shown on the mesh",
     )  # fmt: skip
     picked_evaluation = param.ClassSelector(class_=Evaluation, default=None, allow_None=True)
+    follow_best = param.Boolean(
+        default=True, doc="show the search's best on the mesh (while it runs and after)"
+    )
     best_on_mesh = param.Boolean(
         default=False,
         doc="a search's best is on offer: shown (with follow_best) from its start until it is "
@@ -147,13 +147,6 @@ class Search(param.Parameterized):
 class Simulation(param.Parameterized):
     """The simulated step of what the mesh shows, kept by ``explorer.step_runner``."""
 
-    step = param.Parameter(
-        default=None, doc="engine.simulate.StepResult of `of`'s mapping, or None"
-    )
-    of = param.ClassSelector(
-        class_=Evaluation, default=None, allow_None=True,
-        doc="the evaluation whose mapping `step` is (stale when not the shown one)",
-    )  # fmt: skip
     running = param.Boolean(default=False, doc="a simulation of the shown mapping is running")
     cycles = param.Integer(
         default=0, doc="cycles the running simulation has reached (for a long step's card)"
@@ -165,6 +158,13 @@ class Simulation(param.Parameterized):
     start_us = param.Number(
         default=None, allow_None=True, doc="the starting mapping's simulated step (µs)"
     )
+    step = param.Parameter(
+        default=None, doc="engine.simulate.StepResult of `of`'s mapping, or None"
+    )
+    of = param.ClassSelector(
+        class_=Evaluation, default=None, allow_None=True,
+        doc="the evaluation whose mapping `step` is (stale when not the shown one)",
+    )  # fmt: skip
 
     def begin(self) -> None:
         """A simulation of the shown mapping starts."""

@@ -242,21 +242,11 @@ class ExplorerState(param.Parameterized):
         self._evaluator: Evaluator | None = None
 
     # ------------------------------------------------------------ reading the parts
-    @property
-    def network(self) -> Network | None:
-        return self.inputs.network
-
-    @property
-    def hardware(self) -> Hardware | None:
-        return self.inputs.hardware
-
-    @property
-    def mapping(self) -> Mapping | None:
-        return self.shown.mapping
-
-    @property
-    def evaluation(self) -> Evaluation | None:
-        return self.shown.evaluation
+    # what nearly every view reads, as shortcuts (to watch them, watch their part)
+    network = property(lambda self: self.inputs.network, doc="the network (inputs')")
+    hardware = property(lambda self: self.inputs.hardware, doc="the hardware (inputs')")
+    mapping = property(lambda self: self.shown.mapping, doc="the current mapping (shown's)")
+    evaluation = property(lambda self: self.shown.evaluation, doc="its evaluation (shown's)")
 
     def watch(self, fn, **parts) -> list:
         """Call ``fn(*events)`` when a named parameter of a named part changes, e.g.
@@ -300,23 +290,11 @@ class ExplorerState(param.Parameterized):
     def loaded(self) -> bool:
         return self.shown.evaluation is not None
 
-    def load(
-        self,
-        network_spec: str | None = None,
-        hardware_spec: str | None = None,
-        mapping_path: str | None = None,
-        *,
-        partition_spec: str | None = None,
-        placer: str | None = None,
-    ) -> None:
-        """Resolve and evaluate a network, hardware and mapping, then switch to them at once
-        (``prepare``, then ``adopt``)."""
-        self.adopt(
-            self.prepare(
-                network_spec, hardware_spec, mapping_path,
-                partition_spec=partition_spec, placer=placer,
-            )
-        )  # fmt: skip
+    def load(self, *specs: str | None, **options) -> None:
+        """Resolve and evaluate a network, hardware and mapping, then switch to them at once:
+        ``prepare`` with these arguments (network, hardware and mapping file specs;
+        ``partition_spec``, ``placer``), then ``adopt``."""
+        self.adopt(self.prepare(*specs, **options))
 
     def prepare(
         self,

@@ -144,6 +144,17 @@ _LAYER_CSS = """
 .ms-step:disabled { opacity: .65; cursor: not-allowed; pointer-events: none; }
 """
 _SMALL_LABEL = [":host label { font-size: 11px; color: #6b7280; }"]
+
+
+def _spec_inputs(menu: pn.widgets.Select, label: str, spec: str, example: str):
+    """A menu of the known specs and, under it, the spec as text to edit (the text wins)."""
+    text = pn.widgets.TextInput(
+        label=label, value=spec, placeholder=example, width=WIDTH, margin=(0, 10, 5, 10),
+        stylesheets=_SMALL_LABEL,
+    )  # fmt: skip
+    return menu, text
+
+
 WIDTH = 280
 LOAD = "Load"  # the Load button's label (while loading: the partitioner's progress)
 
@@ -243,26 +254,17 @@ class ControlsView(pn.viewable.Viewer):
         s = self.state
         nets = network_choices()
         net_options = [v for group in nets.values() for v in group.values()]
-        self.network_select = pn.widgets.Select(
-            label="Network", groups=nets, value=_spec_choice(s.inputs.network_spec, net_options),
-            width=WIDTH,
+        spec = s.inputs.network_spec
+        self.network_select, self.network_text = _spec_inputs(
+            pn.widgets.Select(label="Network", groups=nets,
+                              value=_spec_choice(spec, net_options), width=WIDTH),
+            "… as a spec, editable (e.g. qubo:n=2000)", spec, "e.g. qubo:n=2000",
         )  # fmt: skip
-        self.network_text = pn.widgets.TextInput(
-            label="… as a spec, editable (e.g. qubo:n=2000)", value=s.inputs.network_spec,
-            placeholder="e.g. qubo:n=2000", width=WIDTH, margin=(0, 10, 5, 10),
-            stylesheets=_SMALL_LABEL,
-        )  # fmt: skip
-        hw = hardware_choices()
-        self.hardware_select = pn.widgets.Select(
-            label="Hardware",
-            options=hw,
-            value=_spec_choice(s.inputs.hardware_spec, hw.values()),
-            width=WIDTH,
-        )
-        self.hardware_text = pn.widgets.TextInput(
-            label="… or any mesh: mesh:WxH[xK][@CXxCY]", value=s.inputs.hardware_spec,
-            placeholder="e.g. mesh:8x8x2", width=WIDTH, margin=(0, 10, 5, 10),
-            stylesheets=_SMALL_LABEL,
+        hw, spec = hardware_choices(), s.inputs.hardware_spec
+        self.hardware_select, self.hardware_text = _spec_inputs(
+            pn.widgets.Select(label="Hardware", options=hw,
+                              value=_spec_choice(spec, hw.values()), width=WIDTH),
+            "… or any mesh: mesh:WxH[xK][@CXxCY]", spec, "e.g. mesh:8x8x2",
         )  # fmt: skip
         parts = partition_choices()
         self.partition_select = pn.widgets.Select(

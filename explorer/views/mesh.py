@@ -75,6 +75,16 @@ _CAPTION_CSS = """
                border: 1px solid #fed7aa; border-radius: 6px; padding: 6px 10px; }
 """
 
+
+def _label(text: str, margin, title: str = "") -> pn.pane.HTML:
+    """A label of the mesh's controls (``title``: its tooltip)."""
+    tip = f' title="{escape(title)}"' if title else ""
+    return pn.pane.HTML(
+        f'<span class="mesh-label"{tip}>{text}</span>', stylesheets=[_CAPTION_CSS],
+        margin=margin,
+    )  # fmt: skip
+
+
 _HINT = (
     "Each direction of a link has its own lane; arrows show the direction of travel. "
     "Hover over a core or a link for its numbers; click one to see the flows through it and "
@@ -479,27 +489,20 @@ class MeshView(pn.viewable.Viewer):
 
     def __panel__(self):
         return pn.Column(
-            pn.Row(  # not a wrapping FlexBox: it would wrap after the first paint and shift
-                pn.pane.HTML(  # the mesh under a drag already aimed
-                    '<span class="mesh-label">Colour links by</span>',
-                    stylesheets=[_CAPTION_CSS],
-                    margin=(9, 0, 0, 10),
-                ),
+            # not a wrapping FlexBox: it would wrap after the first paint and shift the mesh
+            # under a drag already aimed
+            pn.Row(
+                _label("Colour links by", (9, 0, 0, 10)),
                 self._switch,
-                pn.pane.HTML(
-                    '<span class="mesh-label" title="Show only the load of the flows that leave '
-                    'these layers">from</span>',
-                    stylesheets=[_CAPTION_CSS],
-                    margin=(9, 0, 0, 4),
+                _label(
+                    "from", (9, 0, 0, 4), "Show only the load of the flows that leave these layers"
                 ),
                 self._layer_choice,
-            ),
-            pn.pane.HTML(
-                '<span class="mesh-label"><b>Drag a core</b> onto another core to swap '
-                "them, onto an empty slot to move it; <b>click</b> a link or a core to see "
-                "its flows.</span>",
-                stylesheets=[_CAPTION_CSS],
-                margin=(0, 0, 0, 10),
+            ),  # fmt: skip
+            _label(
+                "<b>Drag a core</b> onto another core to swap them, onto an empty slot to move "
+                "it; <b>click</b> a link or a core to see its flows.",
+                (0, 0, 0, 10),
             ),  # fmt: skip
             self._search_row,
             self._overview_row,

@@ -441,15 +441,11 @@ class TrafficView(pn.viewable.Viewer):
         return p
 
     def _histogram_figure(self):
+        # explicit ranges: Bokeh cannot fit ranges to no bars; _draw fits them
         p = figure(
-            title="packets delivered so far, by latency",
-            width=360,
-            height=230,
-            tools="",
-            toolbar_location=None,
-            x_range=Range1d(0, 1),
-            y_range=Range1d(0, 1),
-        )  # fmt: skip  (explicit ranges: Bokeh cannot fit ranges to no bars; _draw fits them)
+            title="packets delivered so far, by latency", width=360, height=230, tools="",
+            toolbar_location=None, x_range=Range1d(0, 1), y_range=Range1d(0, 1),
+        )  # fmt: skip
         style_figure(p, "packet latency (cycles)", "packets")
         self._bars = ColumnDataSource({"left": [], "right": [], "top": []})
         p.quad(
