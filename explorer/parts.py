@@ -10,9 +10,10 @@ part           what it holds                                   written by
                them, the predictor, whether Undo/Redo can go   (load, adopt, undo, restore …)
 ``shown``      the current mapping, its evaluation, the        ``ExplorerState``'s actions
                starting one's, the reference, ``revision``     (edit, undo, compare …)
-``search``     a search's trace, points, best and status; a    ``explorer.runner``'s
-               point picked off its plot; what the mesh shows  ``StateListener`` through the
-                                                               part's methods
+``search``     a search's trace, points, best and status; a    its methods: a run's by
+               point picked off its plot; what the mesh shows  ``explorer.runner``'s
+                                                               ``StateListener``; a pick, an
+                                                               adopt, a load by the session
 ``simulation`` the shown mapping's simulated step               ``explorer.step_runner``
                                                                through the part's methods
 =============  ==============================================  ===============================
