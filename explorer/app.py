@@ -8,13 +8,14 @@ mapping file gives a page that says what is wrong instead of a traceback.
 
 A hand-tuned mapping survives a reload: each session gets its own token, kept in the
 page URL, and a process-level ``SnapshotStore`` keeps token → ``state.snapshot()`` up to
-date on every change of ``state.revision``. A session opened with a token starts from a
+date on every change of ``state.shown.revision``. A session opened with a token starts from a
 copy of that snapshot under a new token of its own, so two pages never share a state.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import secrets
 import socket
@@ -34,15 +35,10 @@ from explorer.scenes import Scene, scene_from_arg
 from explorer.serving import start_server
 from explorer.state import ExplorerState
 from explorer.step_runner import StepRunner
+from explorer.tabs import TABS, TabPage
 from explorer.traffic_runner import SOURCES
 from explorer.views._page import LiveHTML, notify_error, session_scheduler
-from explorer.views.bottlenecks import BottleneckView
-from explorer.views.compare import CompareView
 from explorer.views.controls import ControlsView
-from explorer.views.evolution import EvolutionView
-from explorer.views.mesh import MeshView
-from explorer.views.metrics import MetricsView
-from explorer.views.traffic import TrafficView
 
 __all__ = [
     "SESSION_ARG",
@@ -108,6 +104,8 @@ class SnapshotStore:
         return len(self._snapshots)
 
 
+# shared by every session of the process (a reload may open on another session): the 256
+# tokens written last, a snapshot each (specs and two mappings as JSON-able dicts)
 SNAPSHOTS = SnapshotStore()
 
 
@@ -139,7 +137,7 @@ def session_state(
         state = ExplorerState.from_specs(network, hardware, mapping, access=access)
     own = store.new_token()
     store.put(own, state.snapshot())
-    state.param.watch(lambda _: store.put(own, state.snapshot()), "revision")
+    state.shown.param.watch(lambda _: store.put(own, state.snapshot()), "revision")
     return state, own
 
 
@@ -196,17 +194,17 @@ def _header(state: ExplorerState) -> LiveHTML:
         )
 
     refresh()
-    state.param.watch(refresh, ["network", "hardware", "mapping", "mapping_path"])
+    state.watch(refresh, inputs=["network", "hardware", "mapping_path"], shown=["mapping"])
     return pane
 
 
 def _subtitle(state: ExplorerState) -> str:
     net, hw, mapping = state.network, state.hardware, state.mapping
     how = (
-        f"from mapping file <b>{escape(state.mapping_path)}</b>"
-        if state.mapping_path
-        else f"{escape(state.partition_spec or 'default')} partition, started from "
-        f"<b>{escape(state.placer)}</b> placement"
+        f"from mapping file <b>{escape(state.inputs.mapping_path)}</b>"
+        if state.inputs.mapping_path
+        else f"{escape(state.inputs.partition_spec or 'default')} partition, started from "
+        f"<b>{escape(state.inputs.placer)}</b> placement"
     )
     return (
         f"<b>{escape(net.name)}</b> ({net.neuron_count_text()}, {net.n_populations} populations)"
@@ -241,55 +239,23 @@ def _error_page(error: MeshScopeError, network, hardware, mapping) -> pn.Column:
     return pn.Column(header, message)
 
 
-def mesh_tab(state: ExplorerState) -> pn.Column:
-    """The main tab: metric cards, the mesh, and its bottleneck caption."""
-    return pn.Column(
-        MetricsView(state=state, simulated=True),
-        MeshView(state=state),
-        margin=0,
-        sizing_mode="stretch_width",
-    )
-
-
 def tabs(
     state: ExplorerState, scene: Scene | None = None, on_traffic=None
 ) -> list[tuple[str, object]]:
-    """The page's tabs, (title, viewable or a function that builds it), in order; the Mesh
-    tab comes first, the others are built when first shown (``lazy_tabs``). ``scene``: one
-    for the Traffic tab to load when it is built; ``on_traffic``: called with the Traffic
-    tab's view once it is built."""
+    """The page's tabs (``explorer.tabs.TABS``), (title, viewable or a function that builds
+    it), in order; the first comes built, the others are built when first shown
+    (``lazy_tabs``). ``scene``: one for the Traffic tab to load when it is built;
+    ``on_traffic``: called with the Traffic tab's view once it is built."""
 
-    def traffic():
-        view = TrafficView(state=state)
-        if on_traffic is not None:
-            on_traffic(view)
-        if scene is not None:
-            view.load_scene(scene)
-        return view
+    def built(title: str, view) -> None:
+        if title == "Traffic" and on_traffic is not None:
+            on_traffic(view.traffic)  # (a TrafficTab: the run's view, beside its scenes)
 
-    return [
-        ("Mesh", mesh_tab(state)),
-        ("Evolution", lambda: EvolutionView(state=state)),
-        ("Bottlenecks", lambda: BottleneckView(state=state)),
-        ("Compare", lambda: CompareView(state=state)),
-        ("Traffic", traffic),
-        ("Pareto", lambda: _pareto_view(state)),
-        ("Mosaic", lambda: _mosaic_view(state)),
+    page = TabPage(scene=scene, on_built=built)
+    first, *rest = TABS
+    return [(first.title, first.view(state, page))] + [
+        (tab.title, functools.partial(tab.view, state, page)) for tab in rest
     ]
-
-
-def _pareto_view(state: ExplorerState):
-    """The Pareto tab's view (pymoo imported when the tab is first shown, not with the app)."""
-    from explorer.views.pareto import ParetoView
-
-    return ParetoView(state=state)
-
-
-def _mosaic_view(state: ExplorerState):
-    """The Mosaic tab's view (its module imported when the tab is first shown)."""
-    from explorer.views.mosaic import MosaicView
-
-    return MosaicView(state=state)
 
 
 SYNTHETIC_ASIDE = (

@@ -12,8 +12,9 @@ A listener has three methods, all called on the page's thread: ``on_start(config
 from_current)`` (it may refuse the run), ``on_events(events)``, ``on_end(search, cancelled,
 error)``; and may have a fourth, ``on_wait(place)``, told the search's place in the
 server's line while it waits its turn (``explorer.admission``; 0 when it starts).
-``StateListener``, the default, publishes into the ``ExplorerState`` (the Evolution tab
-draws from there); the Pareto view listens itself. No UI toolkit is imported here.
+``StateListener``, the default, publishes into the session's search part
+(``state.search``, whose one writer it is; the Evolution tab and the mesh draw from there);
+the Pareto view listens itself. No UI toolkit is imported here.
 """
 
 from __future__ import annotations
@@ -71,12 +72,14 @@ class SearchRunner:
         state.access.check_budget(config.budget)
         # the session's predictor rates the mappings (the simulator, for a simulated objective)
         evaluator = None  # the default predictor's: the search's own default
-        if state.predictor != DEFAULT_PREDICTOR:
-            evaluator = ModelEvaluator(state.network, state.hardware, predictor=state.predictor)
+        if state.inputs.predictor != DEFAULT_PREDICTOR:
+            evaluator = ModelEvaluator(
+                state.network, state.hardware, predictor=state.inputs.predictor
+            )
         if any(objectives[n].simulated for n in config.objectives):  # each step bounded
             evaluator = SimulatorEvaluator(
                 state.network, state.hardware, limit_cycles=state.access.cycles,
-                predictor=state.predictor,
+                predictor=state.inputs.predictor,
             )  # fmt: skip
         start = state.mapping if from_current else None
         # the search checks its settings before the thread starts
@@ -130,8 +133,8 @@ class SearchRunner:
 
 
 class StateListener:
-    """Publishes a search into the ``ExplorerState``: its trace of the best, its points, its
-    best (evaluated, for the mesh) and a status line."""
+    """Publishes a search into the session's search part (``state.search``): its trace of
+    the best, its points, its best (evaluated, for the mesh) and a status line."""
 
     def __init__(self, state):
         self.state = state
@@ -139,53 +142,41 @@ class StateListener:
 
     def on_start(self, config, from_current: bool) -> None:
         state = self.state
-        if state.search_running:
+        if state.search.running:
             raise ActionError("a search is already running")
         self._objective = config.objectives[0]
-        state.param.update(
-            search_running=True,
-            search_trace=[],
-            search_points=[],
-            search_best=None,
-            picked=None,
-            picked_evaluation=None,
-            search_best_evaluation=None,
-            search_status=f"starting: budget {config.budget}, seed {config.seed}"
-            + (", from the current mapping and the heuristics" if from_current else ""),
-            search_error="",
-            best_on_mesh=True,
+        state.search.begin(
+            f"starting: budget {config.budget}, seed {config.seed}"
+            + (", from the current mapping and the heuristics" if from_current else "")
         )
 
     def on_wait(self, place: int) -> None:
         """The search waits for the server (``place`` in line; 0: it starts)."""
-        if self.state.search_running:
-            self.state.search_status = (
+        if self.state.search.running:
+            self.state.search.say(
                 f"waiting for the server: {place_text(place)}" if place else "starting"
             )
 
     def on_events(self, events) -> None:
         state = self.state
-        trace = state.search_trace + [(e.count, e.best.fitness) for e in events]
-        points = state.search_points + [e.record for e in events if not e.record.failed]
+        trace = state.search.trace + [(e.count, e.best.fitness) for e in events]
+        points = state.search.points + [e.record for e in events if not e.record.failed]
         best = events[-1].best  # its own record while nothing has succeeded
-        updates = {
-            "search_trace": trace,
-            "search_points": points,
-            "search_status": f"{events[-1].count} / {events[-1].budget} evaluations, "
-            + ("none succeeded yet" if best.failed else f"best {self._said(best)}"),
-        }
-        new_best = state.search_best is None or best.index != state.search_best.index
+        status = f"{events[-1].count} / {events[-1].budget} evaluations, " + (
+            "none succeeded yet" if best.failed else f"best {self._said(best)}"
+        )
+        new_best = state.search.best is None or best.index != state.search.best.index
         if not best.failed and new_best:
-            updates["search_best"] = best
             mapped = Mapped.of(state.network, state.hardware, best.mapping(state.network))
-            updates["search_best_evaluation"] = evaluate(mapped)
-        state.param.update(**updates)
+            state.search.publish(trace, points, status, best, evaluate(mapped))
+        else:
+            state.search.publish(trace, points, status)
 
     def on_end(self, search, cancelled: bool, error: str) -> None:
         state = self.state
         if error:
             status = error
-        elif state.search_best is None:
+        elif state.search.best is None:
             status = error = f"no evaluation succeeded: {search.history.failures()}"
         else:
             how = "stopped" if cancelled else "done"
@@ -194,10 +185,32 @@ class StateListener:
             status = (
                 f"{how} after {len(search.history)} evaluation"
                 f"{'' if len(search.history) == 1 else 's'}: best "
-                f"{self._said(state.search_best)}, from {self._said(start, short=True)} "
+                f"{self._said(state.search.best)}, from {self._said(start, short=True)} "
                 f"({'your mapping' if name == 'start' else name})"
             )
-        state.param.update(search_running=False, search_status=status, search_error=error)
+        state.search.finish(status, error)
+
+    # ------------------------------------------------------------ the user's steps
+    def stopping(self) -> None:
+        """The user asked the running search to stop."""
+        if self.state.search.running:
+            self.state.search.say("stopping after the evaluation under way …")
+
+    def picked(self, record) -> None:
+        """The user picked ``record`` off the plot: it is on the mesh now."""
+        self.state.search.say(
+            f"evaluation {record.index + 1} ({record.latency_us:,.3f} µs, "
+            f"{record.energy_uj:,.3f} µJ, {record.cores_used} cores) is on the Mesh tab: "
+            "Adopt makes it yours"
+        )
+
+    def adopted(self, record, what: str) -> None:
+        """The user adopted ``record`` (``what``: "the best", "the picked mapping")."""
+        self.state.search.say(
+            f"adopted {what}: {record.latency_us:,.3f} µs, {record.energy_uj:,.3f} µJ per step, "
+            f"{record.cores_used} cores is now the current mapping (undo brings the previous "
+            "back)"
+        )
 
     def _said(self, record, *, short: bool = False) -> str:
         """A record's figure as the search measured it: its objective's value (the

@@ -13,12 +13,13 @@ import argparse
 from pathlib import Path
 
 from explorer.browser import CHROMIUM, CHROMIUM_ARGS, DEMO, drag_core, free_port, open_in
+from explorer.tabs import titles
 
 __all__ = ["TABS", "take"]
 
 ROOT = Path(__file__).resolve().parents[1]
 VIEWPORT = {"width": 1366, "height": 768}
-TABS = ("Mesh", "Evolution", "Bottlenecks", "Compare", "Traffic", "Pareto", "Mosaic")
+TABS = tuple(titles())  # every tab of the page (explorer.tabs), in its order
 
 
 def _tab(page, name: str):

@@ -3,9 +3,10 @@
 A person hand-tuning a mapping sees the analytic latency at once; ``StepRunner`` then
 simulates the step flit by flit (``engine.simulate.simulate_step``, pipelined, spikes
 sampled with seed 0, so the same mapping always gives the same number) in a daemon
-thread and publishes the result to the state (``simulated``, ``simulated_of``) through
-``schedule``, like ``SearchRunner``. The next change cancels a simulation still running
-(``simulate_step(cancel=)`` stops within a few thousand cycles) and starts its own; a
+thread and publishes the result to the session's simulation part (``state.simulation``:
+it is its one writer) through ``schedule``, like ``SearchRunner``. The next change cancels
+a simulation still running (``simulate_step(cancel=)`` stops within a few thousand cycles)
+and starts its own; a
 result that arrives for a mapping no longer shown is dropped. The starting mapping is
 simulated once too, for the change against the start. A change is answered on the
 session's next tick, so the page's reply to it (cards, mesh) leaves first, and a
@@ -31,18 +32,15 @@ __all__ = ["StepRunner"]
 
 PROGRESS_S = 1.0  # how often a long step's simulation tells the page how far it has got
 
-WATCHED = (
-    "evaluation",
-    "search_best_evaluation",
-    "follow_best",
-    "best_on_mesh",
-    "picked_evaluation",
-    "search_running",
-)
+# what decides the shown mapping, part by part (``ExplorerState.shown_evaluation``)
+WATCHED = {
+    "shown": ("evaluation",),
+    "search": ("best_evaluation", "follow_best", "best_on_mesh", "picked_evaluation", "running"),
+}
 
 
 class StepRunner:
-    """Keeps ``state.simulated`` the simulated step of ``state.shown_evaluation``'s mapping."""
+    """Keeps ``state.simulation`` the simulated step of ``state.shown_evaluation``'s mapping."""
 
     def __init__(
         self,
@@ -61,7 +59,7 @@ class StepRunner:
         self._for = None  # the evaluation the running thread simulates
         # a change is answered on the next tick: the page's reply to it (cards, mesh) is
         # sent first, and quick changes in one tick ask once
-        self._watcher = state.param.watch(lambda *_: self.schedule(self.request), list(WATCHED))
+        self._watchers = state.watch(lambda *_: self.schedule(self.request), **WATCHED)
 
     @property
     def running(self) -> bool:
@@ -72,23 +70,23 @@ class StepRunner:
         session's thread)."""
         s = self.state
         shown = s.shown_evaluation
-        if shown is None or s.simulated_of is shown or (self.running and self._for is shown):
+        if shown is None or s.simulation.of is shown or (self.running and self._for is shown):
             return
         self._cancel.set()  # whatever runs is for a mapping no longer shown
         self._for = None
-        if s.search_running:
-            s.param.update(simulating=False)
+        if s.search.running:
+            s.simulation.idle()
             return
         cancel = self._cancel = threading.Event()
         # (evaluation, mapping, its partition graph if the session has it: not built twice)
         jobs = []
-        if s.start_simulated_us is None and s.start_mapping is not None:
-            jobs.append((s.start_evaluation, s.start_mapping))
-        if shown is not s.start_evaluation or not jobs:
+        if s.simulation.start_us is None and s.start_mapping is not None:
+            jobs.append((s.shown.start_evaluation, s.start_mapping))
+        if shown is not s.shown.start_evaluation or not jobs:
             jobs.append((shown, s.shown_mapping()))
         jobs = [(ev, mapping, s.known_graph(mapping)) for ev, mapping in jobs]
         self._for = shown
-        s.param.update(simulating=True, simulated_error="", simulating_cycles=0, simulating_place=0)
+        s.simulation.begin()
         args = (s.network, s.hardware, jobs, s.access.cycles, cancel)
         self._thread = threading.Thread(
             target=self._run, args=args, name="meshscope-step", daemon=True
@@ -102,7 +100,7 @@ class StepRunner:
     def close(self) -> None:
         """Stop simulating and stop watching the state (the session is gone)."""
         self._cancel.set()
-        self.state.param.unwatch(self._watcher)
+        self.state.unwatch(self._watchers)
 
     # ------------------------------------------------------------ thread side
     def _run(self, network, hardware, jobs, limit_cycles: int, cancel: threading.Event) -> None:
@@ -122,7 +120,7 @@ class StepRunner:
 
     def _place(self, place: int, cancel: threading.Event) -> None:
         if not cancel.is_set():
-            self.state.simulating_place = place
+            self.state.simulation.waiting(place)
 
     def _simulate(self, network, hardware, jobs, limit_cycles, cancel) -> None:
         for evaluation, mapping, graph in jobs:
@@ -160,21 +158,17 @@ class StepRunner:
     # ------------------------------------------------------------ session side
     def _progress(self, evaluation, cycles: int, cancel: threading.Event) -> None:
         s = self.state
-        if evaluation is s.shown_evaluation and s.simulating and not cancel.is_set():
-            s.param.update(simulating_cycles=cycles)
+        if evaluation is s.shown_evaluation and s.simulation.running and not cancel.is_set():
+            s.simulation.progress(cycles)
 
     def _publish(self, evaluation, result, cancel: threading.Event) -> None:
         s = self.state
-        updates = {}
-        if evaluation is s.start_evaluation:
-            updates["start_simulated_us"] = result.step_us
-        if evaluation is s.shown_evaluation and not cancel.is_set():
-            updates.update(simulated=result, simulated_of=evaluation, simulating=False)
-        if updates:
-            s.param.update(**updates)
+        s.simulation.publish(
+            evaluation, result, start=evaluation is s.shown.start_evaluation,
+            shown=evaluation is s.shown_evaluation and not cancel.is_set(),
+        )  # fmt: skip
 
     def _failed(self, evaluation, message: str, cancel: threading.Event) -> None:
         s = self.state
         if evaluation is s.shown_evaluation and not cancel.is_set():
-            s.param.update(simulated=None, simulated_of=evaluation, simulating=False,
-                           simulated_error=message)  # fmt: skip
+            s.simulation.failed(evaluation, message)

@@ -220,7 +220,7 @@ def log_ticks(start: float, end: float) -> list[float]:
 
 
 def search_roofline_columns(hardware: Hardware, records: Sequence[Record]) -> dict[str, np.ndarray]:
-    """``state.search_points`` (the search's Records, with the model's terms) as roofline
+    """``state.search.points`` (the search's Records, with the model's terms) as roofline
     columns x, y, bound, latency."""
     synops = np.array([r.terms_us.get("synops", np.nan) for r in records], dtype=float)
     link = np.array([r.terms_us.get("link", np.nan) for r in records], dtype=float)
@@ -507,12 +507,13 @@ class BottleneckView(pn.viewable.Viewer):
         self._caption = pn.pane.HTML("", stylesheets=[_CAPTION_CSS], width=640)
         self.link_table: dict = {}
         s = self.state
-        s.param.watch(self._on_evaluation, ["evaluation", "hardware"])
-        s.param.watch(
+        s.watch(self._on_evaluation, shown=["evaluation"], inputs=["hardware"])
+        s.watch(
             self._on_marks,
-            ["start_evaluation", "reference_evaluation", "search_best_evaluation"],
+            shown=["start_evaluation", "reference_evaluation"],
+            search=["best_evaluation"],
         )
-        s.param.watch(self._on_search, ["search_points"])
+        s.search.param.watch(self._on_search, ["points"])
         self._on_evaluation()
         self._on_search()
 
@@ -535,9 +536,9 @@ class BottleneckView(pn.viewable.Viewer):
             s.hardware,
             {
                 "current": s.evaluation,
-                "start": s.start_evaluation,
-                "reference": s.reference_evaluation,
-                "best": s.search_best_evaluation,
+                "start": s.shown.start_evaluation,
+                "reference": s.shown.reference_evaluation,
+                "best": s.search.best_evaluation,
             },
         )
         self._caption.object = self._caption_html()
@@ -546,7 +547,7 @@ class BottleneckView(pn.viewable.Viewer):
     def _on_search(self, *events) -> None:
         s = self.state
         if s.hardware is not None:
-            self.roofline.update_search(s.hardware, s.search_points)
+            self.roofline.update_search(s.hardware, s.search.points)
 
     def _caption_html(self) -> str:
         s = self.state

@@ -2,7 +2,7 @@
 
 The reference is the starting mapping, the search's best, or an uploaded mapping file
 (``ExplorerState.set_reference``). Three panels share one zoom: the current mesh and
-the reference mesh (``explorer.views.mesh.mesh_figure``), both coloured on one link-load
+the reference mesh (``explorer.views.mesh_figure.mesh_figure``), both coloured on one link-load
 scale (``shared_load_scale``: a colour is the same load in both), and the per-link
 difference of messages per step, current − reference, on a diverging colour map centred
 on 0 (red: the current mapping sends more over that link; blue: fewer). Above them, the
@@ -39,7 +39,6 @@ from engine.hardware import Hardware
 from engine.network import Network
 from explorer.state import ExplorerState
 from explorer.views._page import FONT, notify_error, off_page, on_page
-from explorer.views.mesh import mesh_figure, share_view
 from explorer.views.mesh_columns import (
     LOAD_PALETTE,
     TILE_SIZE,
@@ -49,6 +48,7 @@ from explorer.views.mesh_columns import (
     link_columns,
     router_columns,
 )
+from explorer.views.mesh_figure import mesh_figure, share_view
 from explorer.views.upload import UploadInput
 
 __all__ = [
@@ -355,9 +355,10 @@ class CompareView(pn.viewable.Viewer):
         self._choice.param.watch(self._on_choice, "value")
         self._file.param.watch(self._on_file, "value")
         s = self.state
-        s.param.watch(
+        s.watch(
             self._refresh,
-            ["evaluation", "reference_evaluation", "start_evaluation", "hardware"],
+            shown=["evaluation", "reference_evaluation", "start_evaluation"],
+            inputs=["hardware"],
         )
         self._refresh()
 
@@ -422,7 +423,7 @@ class CompareView(pn.viewable.Viewer):
             self._reverting = False
 
     def _revert_choice(self) -> None:
-        label = self.state.reference_label
+        label = self.state.shown.reference_label
         value = {"starting mapping": "start", "best of the search": "best", "": "start"}
         self._set_choice(value.get(label, "file"))
 
@@ -430,12 +431,18 @@ class CompareView(pn.viewable.Viewer):
     @property
     def reference_evaluation(self) -> Evaluation | None:
         s = self.state
-        return s.reference_evaluation if s.reference is not None else s.start_evaluation
+        return (
+            s.shown.reference_evaluation
+            if s.shown.reference is not None
+            else s.shown.start_evaluation
+        )
 
     @property
     def reference_label(self) -> str:
         return (
-            self.state.reference_label if self.state.reference is not None else "starting mapping"
+            self.state.shown.reference_label
+            if self.state.shown.reference is not None
+            else "starting mapping"
         )
 
     @property
@@ -456,7 +463,7 @@ class CompareView(pn.viewable.Viewer):
         if s.evaluation is None:
             return
         ref = self.reference_evaluation
-        if s.reference is None:
+        if s.shown.reference is None:
             self._set_choice("start")
         if s.hardware is not self._hardware:
             self._build(s.hardware, s.network, ref)

@@ -144,6 +144,17 @@ _LAYER_CSS = """
 .ms-step:disabled { opacity: .65; cursor: not-allowed; pointer-events: none; }
 """
 _SMALL_LABEL = [":host label { font-size: 11px; color: #6b7280; }"]
+
+
+def _spec_inputs(menu: pn.widgets.Select, label: str, spec: str, example: str):
+    """A menu of the known specs and, under it, the spec as text to edit (the text wins)."""
+    text = pn.widgets.TextInput(
+        label=label, value=spec, placeholder=example, width=WIDTH, margin=(0, 10, 5, 10),
+        stylesheets=_SMALL_LABEL,
+    )  # fmt: skip
+    return menu, text
+
+
 WIDTH = 280
 LOAD = "Load"  # the Load button's label (while loading: the partitioner's progress)
 
@@ -243,35 +254,26 @@ class ControlsView(pn.viewable.Viewer):
         s = self.state
         nets = network_choices()
         net_options = [v for group in nets.values() for v in group.values()]
-        self.network_select = pn.widgets.Select(
-            label="Network", groups=nets, value=_spec_choice(s.network_spec, net_options),
-            width=WIDTH,
+        spec = s.inputs.network_spec
+        self.network_select, self.network_text = _spec_inputs(
+            pn.widgets.Select(label="Network", groups=nets,
+                              value=_spec_choice(spec, net_options), width=WIDTH),
+            "… as a spec, editable (e.g. qubo:n=2000)", spec, "e.g. qubo:n=2000",
         )  # fmt: skip
-        self.network_text = pn.widgets.TextInput(
-            label="… as a spec, editable (e.g. qubo:n=2000)", value=s.network_spec,
-            placeholder="e.g. qubo:n=2000", width=WIDTH, margin=(0, 10, 5, 10),
-            stylesheets=_SMALL_LABEL,
-        )  # fmt: skip
-        hw = hardware_choices()
-        self.hardware_select = pn.widgets.Select(
-            label="Hardware",
-            options=hw,
-            value=_spec_choice(s.hardware_spec, hw.values()),
-            width=WIDTH,
-        )
-        self.hardware_text = pn.widgets.TextInput(
-            label="… or any mesh: mesh:WxH[xK][@CXxCY]", value=s.hardware_spec,
-            placeholder="e.g. mesh:8x8x2", width=WIDTH, margin=(0, 10, 5, 10),
-            stylesheets=_SMALL_LABEL,
+        hw, spec = hardware_choices(), s.inputs.hardware_spec
+        self.hardware_select, self.hardware_text = _spec_inputs(
+            pn.widgets.Select(label="Hardware", options=hw,
+                              value=_spec_choice(spec, hw.values()), width=WIDTH),
+            "… or any mesh: mesh:WxH[xK][@CXxCY]", spec, "e.g. mesh:8x8x2",
         )  # fmt: skip
         parts = partition_choices()
         self.partition_select = pn.widgets.Select(
             label="Partition", options=parts,
-            value=s.partition_spec if s.partition_spec in parts.values() else "",
+            value=s.inputs.partition_spec if s.inputs.partition_spec in parts.values() else "",
             width=WIDTH // 2 - 5,
         )  # fmt: skip
         self.placer_select = pn.widgets.Select(
-            label="Placer", options=placer_choices(), value=s.placer, width=WIDTH // 2 - 5
+            label="Placer", options=placer_choices(), value=s.inputs.placer, width=WIDTH // 2 - 5
         )
         self.load_button = pn.widgets.Button(
             label=LOAD, color="primary", width=WIDTH, description="Partition and place again"
@@ -285,10 +287,12 @@ class ControlsView(pn.viewable.Viewer):
         )  # fmt: skip
         self.undo_button = pn.widgets.Button(label="↶ Undo", width=WIDTH // 2 - 5)
         self.redo_button = pn.widgets.Button(label="Redo ↷", width=WIDTH // 2 - 5)
-        self.reset_select = pn.widgets.Select(options=placer_choices(), value=s.placer, width=150)
+        self.reset_select = pn.widgets.Select(
+            options=placer_choices(), value=s.inputs.placer, width=150
+        )
         self.predictor_select = pn.widgets.Select(
             label="Predictor (what times the step)", options=predictor_choices(),
-            value=s.predictor, width=WIDTH,
+            value=s.inputs.predictor, width=WIDTH,
         )  # fmt: skip
         self.reset_button = pn.widgets.Button(
             label="Reset to", width=WIDTH - 160, description="Place the starting partition again"
@@ -311,13 +315,14 @@ class ControlsView(pn.viewable.Viewer):
             lambda _: run_action(s.reset, self.reset_select.value, notify=self.notify)
         )
         self.predictor_select.param.watch(self._pick_predictor, "value")
-        s.param.watch(lambda e: setattr(self.predictor_select, "value", e.new), "predictor")
-        s.param.watch(self._history_changed, ["can_undo", "can_redo", "search_running"])
-        s.param.watch(
+        inputs = s.inputs.param
+        inputs.watch(lambda e: setattr(self.predictor_select, "value", e.new), "predictor")
+        s.watch(self._history_changed, inputs=["can_undo", "can_redo"], search=["running"])
+        inputs.watch(
             self._loaded,
             ["network", "hardware", "network_spec", "hardware_spec", "partition_spec", "placer"],
         )
-        s.param.watch(self._mapping_changed, ["mapping"])
+        s.shown.param.watch(self._mapping_changed, ["mapping"])
         self._history_changed()
         self._mapping_changed()
 
@@ -439,16 +444,16 @@ class ControlsView(pn.viewable.Viewer):
     # ------------------------------------------------------------ state → widgets
     def _history_changed(self, *events) -> None:
         s = self.state
-        self.undo_button.disabled = not s.can_undo
-        self.redo_button.disabled = not s.can_redo
-        self.load_button.disabled = bool(s.search_running) or self._busy
+        self.undo_button.disabled = not s.inputs.can_undo
+        self.redo_button.disabled = not s.inputs.can_redo
+        self.load_button.disabled = bool(s.search.running) or self._busy
 
     def _loaded(self, *events) -> None:
         s = self.state
         self.download.filename = download_name(s.network.name)
         for select, text, spec in (
-            (self.network_select, self.network_text, s.network_spec),
-            (self.hardware_select, self.hardware_text, s.hardware_spec),
+            (self.network_select, self.network_text, s.inputs.network_spec),
+            (self.hardware_select, self.hardware_text, s.inputs.hardware_spec),
         ):
             choice = _spec_choice(spec, select.values)
             if select.value != choice:
@@ -456,9 +461,11 @@ class ControlsView(pn.viewable.Viewer):
             text.value = spec
         # a load from elsewhere (a scene) may change the partition and placer too
         parts = list(self.partition_select.options.values())
-        self.partition_select.value = s.partition_spec if s.partition_spec in parts else ""
-        if s.placer in self.placer_select.options:
-            self.placer_select.value = s.placer
+        self.partition_select.value = (
+            s.inputs.partition_spec if s.inputs.partition_spec in parts else ""
+        )
+        if s.inputs.placer in self.placer_select.options:
+            self.placer_select.value = s.inputs.placer
 
     def _mapping_changed(self, *events) -> None:
         s = self.state
@@ -523,10 +530,10 @@ class ControlsView(pn.viewable.Viewer):
         return pn.Column(note, body, width=WIDTH + 20, margin=0)
 
     def _pick_predictor(self, event) -> None:
-        if event.new == self.state.predictor:
+        if event.new == self.state.inputs.predictor:
             return
         if not run_action(self.state.set_predictor, event.new, notify=self.notify):
-            self.predictor_select.value = self.state.predictor  # it keeps the one it had
+            self.predictor_select.value = self.state.inputs.predictor  # it keeps the one it had
 
     def _body(self):
         return pn.Column(

@@ -23,7 +23,6 @@ made a page slower (measured: the README's explorer section).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from html import escape
 
 import numpy as np
 import panel as pn
@@ -34,29 +33,15 @@ from bokeh.models import (
     Label,
     LinearColorMapper,
     NumeralTickFormatter,
-    Range1d,
     TapTool,
 )
-from bokeh.palettes import Viridis256
-from bokeh.plotting import figure
 
 from engine.errors import MeshScopeError
 from engine.search import ESConfig, Record, objectives
-from explorer.runner import SearchRunner
-from explorer.state import ExplorerState
-from explorer.views._page import (
-    FONT,
-    ICONS,
-    Extent,
-    fit_range,
-    in_document,
-    legend_and_colour_bar,
-    notify_error,
-    on_page,
-    session_scheduler,
-    style_figure,
-)
-from explorer.views.search_plots import BEST_COLOR, CURRENT_COLOR, RowStreamer
+from explorer.runner import StateListener
+from explorer.views import search_plots as plots
+from explorer.views._page import in_document, legend_and_colour_bar, notify_error, on_page
+from explorer.views.search_tab import SearchTab, search_css
 
 __all__ = [
     "EvolutionView",
@@ -66,13 +51,12 @@ __all__ = [
 ]
 
 TRACE_COLOR = "#e6550d"
-CORES_PALETTE = tuple(Viridis256[:232])  # without the palest yellows, which vanish on white
 _DEFAULTS = ESConfig()  # the search settings' defaults: the engine's, as on the command line
 
 
 # ------------------------------------------------------------------ data
 def trace_columns(rows: Sequence[tuple]) -> dict[str, np.ndarray]:
-    """``state.search_trace`` rows ``(evaluations, best fitness)`` as columns.
+    """``state.search.trace`` rows ``(evaluations, best fitness)`` as columns.
 
     A fitness that is not finite (every evaluation so far failed) becomes NaN, which
     Bokeh leaves as a gap.
@@ -86,7 +70,7 @@ def trace_columns(rows: Sequence[tuple]) -> dict[str, np.ndarray]:
 
 
 def point_columns(records: Sequence[Record]) -> dict[str, np.ndarray]:
-    """``state.search_points`` (the search's Records) as the scatter's columns: latency,
+    """``state.search.points`` (the search's Records) as the scatter's columns: latency,
     energy, cores used."""
     return {
         "latency_us": np.array([r.latency_us for r in records], dtype=float),
@@ -104,13 +88,10 @@ def objective_label(objective: str) -> str:
 def _trace_figure(trace: ColumnDataSource, budget: int):
     # across: the run's budget, not the data (no data before a search: Bokeh could not set
     # its initial ranges); ``start`` sets it to the run's own
-    p = figure(
-        title="Best so far against evaluations",
-        width=540, height=420, tools="pan,wheel_zoom,box_zoom,reset,save",
-        toolbar_location="below", x_range=Range1d(0, budget), y_range=Range1d(0, 1),
-        border_fill_color="white",
+    p = plots.search_figure(
+        "Best so far against evaluations", "evaluations", objective_label("latency"),
+        width=540, height=420, tools="pan,wheel_zoom,box_zoom,reset,save", x_end=budget,
     )  # fmt: skip
-    style_figure(p, "evaluations", objective_label("latency"))
     line = p.step(
         "evaluations", "best", source=trace, mode="after", line_color=TRACE_COLOR,
         line_width=2.5, name="trace",
@@ -126,15 +107,11 @@ def _trace_figure(trace: ColumnDataSource, budget: int):
 
 
 def _points_figure(points, best, current, mapper):
-    # the toolbar below: above, the title left its tools too little room (they folded into
-    # its "⋮" menu, the title running under it)
-    p = figure(
-        title="Every evaluated mapping (Loihi 2 mapping ES Fig. 6)",
-        width=580, height=420, tools="pan,wheel_zoom,box_zoom,tap,reset,save",
-        toolbar_location="below", border_fill_color="white",
-        x_range=Range1d(0, 1), y_range=Range1d(0, 1),  # fitted by the view (``fit_range``)
+    p = plots.search_figure(
+        "Every evaluated mapping (Loihi 2 mapping ES Fig. 6)", "latency (µs / step)",
+        "energy (µJ / step)", width=580, height=420,
+        tools="pan,wheel_zoom,box_zoom,tap,reset,save",
     )  # fmt: skip
-    style_figure(p, "latency (µs / step)", "energy (µJ / step)")
     scatter = p.scatter(
         "latency_us", "energy_uj", source=points, size=7, name="points",
         fill_color={"field": "cores", "transform": mapper}, fill_alpha=0.75,
@@ -145,11 +122,11 @@ def _points_figure(points, best, current, mapper):
     p.select_one(TapTool).renderers = [scatter]
     p.scatter(
         "latency_us", "energy_uj", source=current, marker="diamond", size=16,
-        fill_color=CURRENT_COLOR, line_color="white", legend_label="current mapping",
+        fill_color=plots.CURRENT_COLOR, line_color="white", legend_label="current mapping",
     )  # fmt: skip
     p.scatter(
         "latency_us", "energy_uj", source=best, marker="star", size=22, name="best",
-        fill_color=BEST_COLOR, line_color="white", line_width=1, legend_label="best so far",
+        fill_color=plots.BEST_COLOR, line_color="white", line_width=1, legend_label="best so far",
     )  # fmt: skip
     p.add_tools(
         HoverTool(
@@ -167,21 +144,13 @@ def _points_figure(points, best, current, mapper):
     return p
 
 
-_CSS = f"""
-.evo-status {{ font-family: {FONT}; font-size: 13px; color: #374151;
-              border-left: 4px solid {TRACE_COLOR}; padding: 4px 10px; background: #fff7f0;
-              border-radius: 4px; min-height: 20px; }}
-.evo-status.idle {{ border-left-color: #cbd2d9; background: #f7f8fa; color: #6b7280; }}
-.evo-status.error {{ border-left-color: #d62728; background: #fdecea; color: #8a1c1c; }}
-.evo-title {{ font-family: {FONT}; font-size: 15px; font-weight: 600; color: #1f2933; }}
-.evo-note {{ font-family: {FONT}; font-size: 12px; color: #6b7280; line-height: 1.4; }}
-"""
-
-
-class EvolutionView(pn.viewable.Viewer):
+class EvolutionView(SearchTab):
     """Run the nested evolutionary search on the state's network and watch it converge."""
 
-    state = param.ClassSelector(class_=ExplorerState)
+    prefix, status_id, status_max_width = "evo", "search-status", 1110
+    adopt_help = "make the best mapping found the current one (undoable)"
+    css = search_css("evo", TRACE_COLOR, "#fff7f0")
+
     budget = param.Integer(default=_DEFAULTS.budget, bounds=(1, None), doc="fitness evaluations")
     lambda_part = param.Integer(default=_DEFAULTS.lambda_part, bounds=(1, 256), label="λ partition")
     lambda_place = param.Integer(
@@ -192,44 +161,46 @@ class EvolutionView(pn.viewable.Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self.runner: SearchRunner | None = None
+        # what writes this tab's searches, and the user's steps with them, into the
+        # session's search part (its one writer)
+        self.listener = StateListener(self.state)
         self._run_objective = self.objective
         self.trace_source = ColumnDataSource(name="evolution-trace")
         self.points_source = ColumnDataSource(name="evolution-points")
         self.best_source = ColumnDataSource(data={"latency_us": [], "energy_uj": []})
         self.current_source = ColumnDataSource(data={"latency_us": [], "energy_uj": []})
-        self._trace = RowStreamer(self.trace_source, trace_columns)
-        self._points = RowStreamer(self.points_source, point_columns)
-        self._mapper = LinearColorMapper(palette=list(CORES_PALETTE), low=0, high=1)
+        self._trace = plots.RowStreamer(self.trace_source, trace_columns)
+        self._points = plots.RowStreamer(self.points_source, point_columns)
+        self._mapper = LinearColorMapper(palette=list(plots.SCALE_PALETTE), low=0, high=1)
         self._cores_range: tuple[int, int] | None = None
         # what the plots hold, for their ranges: trace (best), points (latency, energy)
-        self._trace_y, self._points_x, self._points_y = Extent(), Extent(), Extent()
         self.trace_figure = _trace_figure(self.trace_source, self.budget)
         self.points_figure = _points_figure(
             self.points_source, self.best_source, self.current_source, self._mapper
         )
+        self._trace_fit = plots.FittedRanges(self.trace_figure, padding=0.12, across=False)
+        self._points_fit = plots.FittedRanges(self.points_figure)
         self._current_line = ColumnDataSource(data={"value": []})
         self.trace_figure.hspan(
-            y="value", source=self._current_line, line_color=CURRENT_COLOR,
+            y="value", source=self._current_line, line_color=plots.CURRENT_COLOR,
             line_dash="dashed", line_width=1.5, line_alpha=0.7,
         )  # fmt: skip
         self._current_label = Label(
             x=6, y=0, x_units="screen", text="", text_font_size="11px",
-            text_color=CURRENT_COLOR, y_offset=4, visible=False,
+            text_color=plots.CURRENT_COLOR, y_offset=4, visible=False,
         )  # fmt: skip
         self.trace_figure.add_layout(self._current_label)
         self._build_widgets()
-        self._status = pn.pane.HTML("", stylesheets=[_CSS], max_width=1110,
-                                    sizing_mode="stretch_width")  # fmt: skip
 
         s = self.state
-        s.param.watch(self._on_trace, ["search_trace"])
-        s.param.watch(self._on_points, ["search_points"])
-        s.param.watch(self._on_best, ["search_best"])
-        s.param.watch(self._on_current, ["evaluation"])
-        s.param.watch(self._on_status, ["search_status", "search_running"])
-        s.param.watch(self._on_error, ["search_error"])
-        s.param.watch(self._sync_buttons, ["search_running", "search_best"])
+        found = s.search.param
+        found.watch(self._on_trace, ["trace"])
+        found.watch(self._on_points, ["points"])
+        found.watch(self._on_best, ["best"])
+        found.watch(self._on_status, ["status", "running"])
+        found.watch(self._on_error, ["error"])
+        found.watch(self._sync_buttons, ["running", "best"])
+        s.shown.param.watch(self._on_current, ["evaluation"])
         self.points_source.selected.on_change("indices", self._on_tap)
         self._on_trace()
         self._on_points()
@@ -237,10 +208,6 @@ class EvolutionView(pn.viewable.Viewer):
         self._on_current()
         self._on_status()
         self._sync_buttons()
-
-        doc = pn.state.curdoc
-        if doc is not None and doc.session_context is not None:
-            doc.on_session_destroyed(self._on_session_destroyed)
 
     # ------------------------------------------------------------ widgets
     def _build_widgets(self) -> None:
@@ -255,21 +222,8 @@ class EvolutionView(pn.viewable.Viewer):
         self._objective = pn.widgets.RadioButtonGroup.from_param(
             self.param.objective, name="objective", variant="outline", width=2 * w + 10
         )
-        self._start_button = pn.widgets.Button(
-            label="Start", color="primary", icon=ICONS["play"], width=84
-        )
-        self._stop_button = pn.widgets.Button(
-            label="Stop", color="danger", variant="outline", icon=ICONS["stop"], width=84
-        )
-        self._adopt_button = pn.widgets.Button(
-            label="Adopt", color="success", icon=ICONS["check"], width=84,
-            description="make the best mapping found the current one (undoable)",
-        )  # fmt: skip
-        self._start_button.on_click(lambda event: self.start())
-        self._stop_button.on_click(lambda event: self.stop())
-        self._adopt_button.on_click(lambda event: self.adopt())
         self._follow = pn.widgets.Checkbox.from_param(
-            self.state.param.follow_best, name="the Mesh tab shows the search's best"
+            self.state.search.param.follow_best, name="the Mesh tab shows the search's best"
         )
         # ticked while the mapping is edited, until the person sets it themselves
         self._from_current = pn.widgets.Checkbox(
@@ -278,23 +232,11 @@ class EvolutionView(pn.viewable.Viewer):
         self._from_current_set = False  # the person ticked or unticked it
         self._following_edits = False  # … or we did, following the edits
         self._from_current.param.watch(self._on_from_current, "value")
-        self.state.param.watch(self._follow_edits, ["revision"])
+        self.state.shown.param.watch(self._follow_edits, ["revision"])
         self._progress = pn.indicators.Progress(
             value=0, max=self.budget, bar_color="warning", width=2 * w + 10, height=10,
             margin=(8, 10, 2, 10),
         )  # fmt: skip
-
-    @property
-    def start_button(self) -> pn.widgets.Button:
-        return self._start_button
-
-    @property
-    def stop_button(self) -> pn.widgets.Button:
-        return self._stop_button
-
-    @property
-    def adopt_button(self) -> pn.widgets.Button:
-        return self._adopt_button
 
     # ------------------------------------------------------------ actions
     @on_page
@@ -305,7 +247,7 @@ class EvolutionView(pn.viewable.Viewer):
                 budget=self.budget, lambda_part=self.lambda_part,
                 lambda_place=self.lambda_place, seed=self.seed, objective=self.objective,
             )  # fmt: skip
-            runner = SearchRunner(self.state, schedule=session_scheduler(pn.state.curdoc))
+            runner = self.new_runner(listener=self.listener)
             runner.start(config, from_current=self._from_current.value)
         except MeshScopeError as e:
             hint = (
@@ -324,24 +266,19 @@ class EvolutionView(pn.viewable.Viewer):
         """Ask the running search to stop; it keeps its best."""
         if self.runner is not None:
             self.runner.stop()
-            if self.state.search_running:
-                self.state.search_status = "stopping after the evaluation under way …"
+            self.listener.stopping()
 
     def adopt(self) -> None:
         """Make the search's best mapping the current one (an undoable step)."""
         s = self.state
-        picked = s.picked
+        picked = s.search.picked
         try:
             s.adopt_best()
         except MeshScopeError as e:
             notify_error(str(e))
             return
-        record, what = (picked, "the picked mapping") if picked else (s.search_best, "the best")
-        s.search_status = (
-            f"adopted {what}: {record.latency_us:,.3f} µs, {record.energy_uj:,.3f} µJ per step, "
-            f"{record.cores_used} cores is now the current mapping (undo brings the previous "
-            "back)"
-        )
+        record, what = (picked, "the picked mapping") if picked else (s.search.best, "the best")
+        self.listener.adopted(record, what)
 
     def _on_from_current(self, event) -> None:
         if not self._following_edits:
@@ -361,7 +298,7 @@ class EvolutionView(pn.viewable.Viewer):
 
     def pick(self, indices) -> None:
         """Show the evaluated mapping of the clicked point on the mesh (none: stop)."""
-        points = self.state.search_points
+        points = self.state.search.points
         record = points[indices[0]] if indices and indices[0] < len(points) else None
         try:
             self.state.pick(record)
@@ -369,15 +306,7 @@ class EvolutionView(pn.viewable.Viewer):
             notify_error(str(e))
             return
         if record is not None:
-            self.state.search_status = (
-                f"evaluation {record.index + 1} ({record.latency_us:,.3f} µs, "
-                f"{record.energy_uj:,.3f} µJ, {record.cores_used} cores) is on the Mesh tab: "
-                "Adopt makes it yours"
-            )
-
-    def _on_session_destroyed(self, session_context) -> None:
-        if self.runner is not None:
-            self.runner.stop()
+            self.listener.picked(record)
 
     # ------------------------------------------------------------ reactions
     def _set_objective(self, objective: str) -> None:
@@ -387,35 +316,33 @@ class EvolutionView(pn.viewable.Viewer):
 
     @on_page
     def _on_trace(self, *events) -> None:
-        rows = self.state.search_trace
+        rows = self.state.search.trace
         sent = self._trace.update(rows)
         if self._trace.replaced:
-            self._trace_y.reset()
-        self._trace_y.add(trace_columns(sent)["best"])
+            self._trace_fit.reset()
+        self._trace_fit.add(ys=trace_columns(sent)["best"])
         self._fit_trace()
         self._progress.value = min(len(rows), self._progress.max)
 
     def _fit_trace(self) -> None:
-        fit_range(self.trace_figure.y_range, self._trace_y | self._current_line.data["value"], 0.12)
+        self._trace_fit.fit(ys=self._current_line.data["value"])
 
     def _fit_points(self) -> None:
         marks = (self.best_source.data, self.current_source.data)
-        fig = self.points_figure
-        fit_range(fig.x_range, self._points_x | [v for m in marks for v in m["latency_us"]])
-        fit_range(fig.y_range, self._points_y | [v for m in marks for v in m["energy_uj"]])
+        self._points_fit.fit(
+            [v for m in marks for v in m["latency_us"]], [v for m in marks for v in m["energy_uj"]]
+        )
 
     @on_page
     def _on_points(self, *events) -> None:
-        new = self._points.update(self.state.search_points)
+        new = self._points.update(self.state.search.points)
         if self._points.replaced:
             self._cores_range = None
-            self._points_x.reset()
-            self._points_y.reset()
+            self._points_fit.reset()
             if self.points_source.selected.indices:
                 self.points_source.selected.indices = []
         cols = point_columns(new)
-        self._points_x.add(cols["latency_us"])
-        self._points_y.add(cols["energy_uj"])
+        self._points_fit.add(cols["latency_us"], cols["energy_uj"])
         self._fit_points()
         if not new:
             return
@@ -429,7 +356,7 @@ class EvolutionView(pn.viewable.Viewer):
 
     @on_page
     def _on_best(self, *events) -> None:
-        best = self.state.search_best
+        best = self.state.search.best
         if best is None:
             self.best_source.data = {"latency_us": [], "energy_uj": []}
         else:
@@ -465,46 +392,37 @@ class EvolutionView(pn.viewable.Viewer):
     # after N evaluations" never reaches the page before the N-th row of the trace
     def _on_status(self, *events) -> None:
         s = self.state
-        text = s.search_status or "No search yet: set a budget and press Start."
-        kind = "error" if s.search_error else ("" if s.search_running else "idle")
-        self._status.object = (
-            f'<div class="evo-status {kind}" data-testid="search-status">{escape(text)}</div>'
-        )
+        text = s.search.status or "No search yet: set a budget and press Start."
+        kind = "error" if s.search.error else ("" if s.search.running else "idle")
+        self.show_status(text, kind)
 
     def _on_error(self, *events) -> None:
-        if self.state.search_error:
-            notify_error(f"The search failed: {self.state.search_error}")
+        if self.state.search.error:
+            notify_error(f"The search failed: {self.state.search.error}")
 
     def _sync_buttons(self, *events) -> None:
-        running = self.state.search_running
+        running = self.state.search.running
         self._start_button.disabled = running
         self._stop_button.disabled = not running
-        self._adopt_button.disabled = self.state.search_best is None
+        self._adopt_button.disabled = self.state.search.best is None
         for widget in (*self._settings, self._objective, self._from_current):
             widget.disabled = running
 
     # ------------------------------------------------------------ layout
     def __panel__(self):
-        controls = pn.Column(
-            pn.pane.HTML('<div class="evo-title">Evolutionary search</div>', stylesheets=[_CSS]),
-            pn.pane.HTML(
-                '<div class="evo-note">The nested (1+λ) strategy of Loihi 2 mapping ES: each '
-                "generation mutates the cores per layer λ<sub>partition</sub> times, then the "
-                "placement λ<sub>placement</sub> times, keeping the best.</div>",
-                stylesheets=[_CSS], width=290,
-            ),  # fmt: skip
+        note = (
+            "The nested (1+λ) strategy of Loihi 2 mapping ES: each generation mutates the cores "
+            "per layer λ<sub>partition</sub> times, then the placement λ<sub>placement</sub> "
+            "times, keeping the best."
+        )
+        settings = [
             pn.GridBox(*self._settings, ncols=2),
-            pn.pane.HTML('<div class="evo-note">objective</div>', stylesheets=[_CSS],
-                         margin=(4, 10, 0, 10)),
+            self.label("objective"),
             self._objective,
             self._from_current,
             pn.Row(self._start_button, self._stop_button, self._adopt_button),
             self._follow,
             self._progress,
-            width=310,
-        )  # fmt: skip
-        # panels side by side as far as the window allows, then on the next line
-        return pn.FlexBox(
-            controls, pn.pane.Bokeh(self.trace_figure), pn.pane.Bokeh(self.points_figure),
-            self._status, flex_wrap="wrap", sizing_mode="stretch_width", name="Evolution",
-        )  # fmt: skip
+        ]
+        plots = [pn.pane.Bokeh(self.trace_figure), pn.pane.Bokeh(self.points_figure)]
+        return self.layout("Evolutionary search", note, settings, plots, "Evolution")

@@ -1,7 +1,7 @@
 """Below the mesh: what the clicked link or core carries, flow by flow.
 
-``InspectView`` shows a ``MeshView``'s ``inspection`` (``ExplorerState.inspect_link`` /
-``inspect_core``): the facts (a link's load and busy share; a core's partition, max-affine
+``InspectView`` shows a ``MeshView``'s ``inspection`` (``state.inspection.link`` /
+``core``): the facts (a link's load and busy share; a core's partition, max-affine
 terms and memory against every limit) and a table per group of flows — source and
 destination layer, partition and core, messages per step, share, hops — heaviest first.
 Ticking rows narrows the mesh's highlight to those flows' routes; the table downloads

@@ -1,7 +1,7 @@
 """The mesh view's data: plain numpy columns for Bokeh ``ColumnDataSource`` s.
 
 Functions of the hardware, network and evaluation only (no Bokeh, no Panel), so they
-are tested without a browser; ``explorer.views.mesh`` draws them.
+are tested without a browser; ``explorer.views.mesh_figure`` draws them.
 
 Geometry, in router pitches: router ``(gx, gy)`` sits at ``x = gx, y = gy`` with y
 growing downwards (row 0 drawn at the top), on a light tile that groups it with its
@@ -233,6 +233,8 @@ def _lab_to_srgb(lab: np.ndarray) -> np.ndarray:
     )
 
 
+# shared by every session of the process: one pool of candidate colours, the same for all
+# (a few thousand CIELAB triples, built once rather than per page)
 @lru_cache(maxsize=1)
 def _extra_color_pool() -> tuple[np.ndarray, np.ndarray]:
     """The candidates for extra population colours: ``(hex strings, their CIELAB)``."""
@@ -251,6 +253,8 @@ def _extra_color_pool() -> tuple[np.ndarray, np.ndarray]:
     return hexes, srgb_to_lab(rgb8 / 255.0)
 
 
+# shared by every session: the colours of networks of up to 16 different sizes (a tuple of
+# strings each), which every page of such a network asks for again
 @lru_cache(maxsize=16)
 def _extra_population_colors(count: int) -> tuple[str, ...]:
     """``count`` colours after ``POPULATION_PALETTE``, chosen one at a time from
@@ -305,6 +309,8 @@ def router_columns(hardware: Hardware) -> dict[str, np.ndarray]:
     }  # fmt: skip
 
 
+# shared by every session: per hardware (a frozen value, hashed by its fields) four int32
+# arrays of its nodes; eight boards at most, since every page of a board sends them again
 @lru_cache(maxsize=8)
 def node_address_parts(hardware: Hardware) -> tuple[np.ndarray, ...]:
     """``(chip, x, y, slot)`` of every node a link joins, routers first (node = router id,
@@ -320,6 +326,7 @@ def node_address_parts(hardware: Hardware) -> tuple[np.ndarray, ...]:
     return tuple(np.asarray(a, dtype=np.int32) for a in parts)
 
 
+# shared by every session, bounded as node_address_parts: the addresses as text
 @lru_cache(maxsize=8)
 def _node_addresses(hardware: Hardware) -> np.ndarray:
     """The address of every node (``node_address_parts``) as the tooltips write it."""
@@ -410,6 +417,8 @@ def link_geometry(hardware: Hardware) -> dict[str, np.ndarray]:
     return dict(_link_geometry(hardware))
 
 
+# shared by every session: per hardware, its links' geometry (a dozen arrays of its links;
+# callers get a copy of the dict); eight boards at most, each page of a board reads it
 @lru_cache(maxsize=8)
 def _link_geometry(hardware: Hardware) -> dict[str, np.ndarray]:
     lt = hardware.link_table

@@ -198,10 +198,10 @@ def card_html(
 def _so_far(s: ExplorerState) -> str:
     """How far a long simulation has got against the model's step, '12 % of the model's
     step' ("" before its first report)."""
-    if not (s.simulating and s.simulating_cycles and s.shown_evaluation is not None):
+    if not (s.simulation.running and s.simulation.cycles and s.shown_evaluation is not None):
         return ""
     model_cycles = s.shown_evaluation.latency_us * 1000.0 / s.hardware.noc.cycle_ns
-    done = s.simulating_cycles / model_cycles if model_cycles > 0 else 0.0
+    done = s.simulation.cycles / model_cycles if model_cycles > 0 else 0.0
     return f"{100 * done:.0f} % of the model's step"
 
 
@@ -209,14 +209,14 @@ def simulated_card(state: ExplorerState, badge: str = "") -> str:
     """The card of the shown mapping's simulated step: its value once the background
     simulation (``explorer.step_runner``) has it, greyed while a newer one runs."""
     s = state
-    current = s.simulated_of is s.shown_evaluation
-    result = s.simulated
-    extra = "sim" + (" pending" if s.simulating or not current else "")
+    current = s.simulation.of is s.shown_evaluation
+    result = s.simulation.step
+    extra = "sim" + (" pending" if s.simulation.running or not current else "")
     so_far = _so_far(s)
-    if s.simulating and s.simulating_place:  # its turn at the server has not come yet
-        so_far = f"waiting for the server, {place_text(s.simulating_place)}"
-    if current and s.simulated_error:
-        reason = s.simulated_error.split(";")[0]
+    if s.simulation.running and s.simulation.place:  # its turn at the server has not come yet
+        so_far = f"waiting for the server, {place_text(s.simulation.place)}"
+    if current and s.simulation.error:
+        reason = s.simulation.error.split(";")[0]
         return card_html("simulated", "Simulated step", "—", f"not simulated: {reason}", extra)
     if result is None:
         return card_html(
@@ -225,10 +225,10 @@ def simulated_card(state: ExplorerState, badge: str = "") -> str:
             badge,
         )  # fmt: skip
     unit = f"µs, bound by {result.bound}"
-    if s.simulating or not current:
+    if s.simulation.running or not current:
         unit = f"simulating the change: {so_far}" if so_far else "simulating the change…"
-    elif s.start_simulated_us:
-        pct = 100.0 * (result.step_us - s.start_simulated_us) / s.start_simulated_us
+    elif s.simulation.start_us:
+        pct = 100.0 * (result.step_us - s.simulation.start_us) / s.simulation.start_us
         unit = f"µs, {format_change(pct)} vs start"
     return card_html(
         "simulated", "Simulated step", format_quantity(result.step_us), unit, extra, badge
@@ -248,12 +248,11 @@ class MetricsView(pn.viewable.Viewer):
         self._cards = LiveHTML(css=CARD_CSS, margin=(6, 10))
         self._badges: tuple[Hardware | None, dict] = (None, {})
         self._refresh()
-        self.state.param.watch(
-            self._refresh,
-            ["evaluation", "start_evaluation", "search_best_evaluation", "search_running",
-             "follow_best", "best_on_mesh", "picked_evaluation", "simulated", "simulating",
-             "simulated_error", "simulating_cycles", "simulating_place",
-             "start_simulated_us"],
+        self.state.watch(
+            self._refresh, shown=["evaluation", "start_evaluation"],
+            search=["best_evaluation", "running", "follow_best", "best_on_mesh",
+                    "picked_evaluation"],
+            simulation=["step", "running", "error", "cycles", "place", "start_us"],
         )  # fmt: skip
 
     @property
@@ -269,7 +268,7 @@ class MetricsView(pn.viewable.Viewer):
         searching = shown is not s.evaluation
         pct = s.change_pct(shown)
         trend = "better" if pct <= -0.05 else "worse" if pct >= 0.05 else ""
-        values = metric_values(shown, s.hardware, s.start_evaluation)
+        values = metric_values(shown, s.hardware, s.shown.start_evaluation)
         if self._badges[0] is not s.hardware:  # the sources change only with the hardware
             self._badges = (s.hardware, illustrative_badges(s.hardware))
         badges = self._badges[1]

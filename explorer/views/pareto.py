@@ -19,7 +19,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import replace
-from html import escape
 
 import numpy as np
 import panel as pn
@@ -29,36 +28,21 @@ from bokeh.models import (
     ColumnDataSource,
     HoverTool,
     LinearColorMapper,
-    Range1d,
     TapTool,
 )
-from bokeh.palettes import Viridis256
-from bokeh.plotting import figure
 
 from engine.errors import MeshScopeError
 from engine.search import Record, objectives
 from engine.search.evaluators import model_outcome
 from engine.search.pareto import ParetoConfig, algorithms, non_dominated
 from explorer.admission import place_text
-from explorer.runner import SearchRunner
 from explorer.state import ExplorerState
-from explorer.views._page import (
-    FONT,
-    ICONS,
-    Extent,
-    fit_range,
-    in_document,
-    legend_and_colour_bar,
-    notify_error,
-    on_page,
-    session_scheduler,
-    style_figure,
-)
-from explorer.views.search_plots import BEST_COLOR, CURRENT_COLOR, RowStreamer
+from explorer.views import search_plots as plots
+from explorer.views._page import in_document, legend_and_colour_bar, notify_error, on_page
+from explorer.views.search_tab import SearchTab, search_css
 
 __all__ = ["ParetoView", "current_point", "evaluation_columns"]
 
-PALETTE = tuple(Viridis256[:232])
 HEURISTIC_COLOR = "#e6550d"
 DEFAULT_OBJECTIVES = ("latency", "energy", "cores")
 _D = ParetoConfig()
@@ -77,8 +61,8 @@ def current_point(state: ExplorerState, axes: Sequence[str]) -> dict:
         return {"x": [], "y": []}
     routing = any(n in objectives.names("mosaic") for n in axes[:2])  # costly: when asked
     outcome = model_outcome(e, state.network, state.hardware, state.mapping, routing=routing)
-    if state.simulated is not None and state.simulated_of is e:
-        outcome = replace(outcome, simulated_us=state.simulated.step_us)
+    if state.simulation.step is not None and state.simulation.of is e:
+        outcome = replace(outcome, simulated_us=state.simulation.step.step_us)
     point = []
     for name in axes[:2]:
         v = outcome.metrics["cores_used"] if name == CORES else objectives[name].value(outcome)
@@ -108,10 +92,13 @@ def evaluation_columns(rows: Sequence[Record], axes: Sequence[str]) -> dict:
             "index": np.array([e.index for e in rows], dtype=np.int64)}  # fmt: skip
 
 
-class ParetoView(pn.viewable.Viewer):
+class ParetoView(SearchTab):
     """Search the trade-off between two or three objectives and pick a mapping off the front."""
 
-    state = param.ClassSelector(class_=ExplorerState)
+    prefix, status_id = "pareto", "pareto-status"
+    adopt_help = "make the picked mapping the current one (undoable)"
+    css = search_css("pareto", plots.BEST_COLOR, "#fff0f7")
+
     # the page searches mappings of the session's hardware: no co-design objectives, and the
     # Mosaic's only on a Mosaic (``_offer`` sets each page's list from its hardware)
     chosen = param.ListSelector(
@@ -126,7 +113,6 @@ class ParetoView(pn.viewable.Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self.runner: SearchRunner | None = None
         self.evaluations: list[Record] = []  # the feasible ones, as they came
         self.front: list[Record] = []
         self._seen = 0  # evaluations received, feasible or not
@@ -138,31 +124,27 @@ class ParetoView(pn.viewable.Viewer):
         self.front_source = ColumnDataSource(name="pareto-front")
         self.heuristic_source = ColumnDataSource(name="pareto-heuristics")
         self.current_source = ColumnDataSource({"x": [], "y": []}, name="pareto-current")
-        self._points = RowStreamer(self.points_source, self._columns)
-        self._x, self._y = Extent(), Extent()  # of the points drawn: the plot's ranges
+        self._points = plots.RowStreamer(self.points_source, self._columns)
         self.front_source.data = self._columns([])
         self.heuristic_source.data = {**self._columns([]), "name": []}
-        self._mapper = LinearColorMapper(palette=list(PALETTE), low=0, high=1)
+        self._mapper = LinearColorMapper(palette=list(plots.SCALE_PALETTE), low=0, high=1)
         self.figure = self._figure()
+        self._ranges = plots.FittedRanges(self.figure)  # fitted to the points drawn
         self.table = pn.widgets.Tabulator(
             self._table([]), disabled=True, show_index=False,
             selectable=1, height=210, width=640, layout="fit_data_stretch",
         )  # fmt: skip
         self.table.on_click(self._on_row)
         self._build_widgets()
-        self._status = pn.pane.HTML("", sizing_mode="stretch_width", stylesheets=[_CSS])
         self.points_source.selected.on_change("indices", self._on_select)
         self.param.watch(self._on_status, ["status", "running"])
         self.param.watch(self._sync, ["running"])
-        self.state.param.watch(self._offer, ["hardware"])
-        self.state.param.watch(lambda *e: self._draw_current(), ["evaluation", "simulated"])
+        self.state.inputs.param.watch(self._offer, ["hardware"])
+        self.state.watch(lambda *e: self._draw_current(), shown=["evaluation"], simulation=["step"])
         self._offer()
         self._draw_current()
         self._on_status()
         self._sync()
-        doc = pn.state.curdoc
-        if doc is not None and doc.session_context is not None:
-            doc.on_session_destroyed(lambda ctx: self.stop())
 
     def _offer(self, *events) -> None:
         """The objectives this page's hardware can rate: the Mosaic's only on a Mosaic."""
@@ -204,23 +186,12 @@ class ParetoView(pn.viewable.Viewer):
             self.param.budget, name="budget (evaluations)", start=1, step=50, width=w
         )
         self._seed = pn.widgets.IntInput.from_param(self.param.seed, start=0, width=w)
-        self._start = pn.widgets.Button(label="Start", color="primary", icon=ICONS["play"],
-                                        width=84)  # fmt: skip
-        self._stop = pn.widgets.Button(label="Stop", color="danger", variant="outline",
-                                       icon=ICONS["stop"], width=84)  # fmt: skip
-        self._adopt = pn.widgets.Button(
-            label="Adopt", color="success", icon=ICONS["check"], width=84,
-            description="make the picked mapping the current one (undoable)",
-        )  # fmt: skip
         self._axis_widgets = [
             pn.widgets.Select(label=what, options=[*self.names, CORES], value=value, width=84)
             for what, value in zip(("across", "up", "colour"), self.axes, strict=True)
         ]  # fmt: skip
         for widget in self._axis_widgets:
             widget.param.watch(lambda event: self._draw_axes(), "value")
-        self._start.on_click(lambda event: self.start())
-        self._stop.on_click(lambda event: self.stop())
-        self._adopt.on_click(lambda event: self.adopt())
 
     # ------------------------------------------------------------ actions
     @on_page
@@ -237,8 +208,7 @@ class ParetoView(pn.viewable.Viewer):
                 )
             config = ParetoConfig(objectives=tuple(self.chosen), algorithm=self.algorithm,
                                   budget=self.budget, seed=self.seed)  # fmt: skip
-            runner = SearchRunner(self.state, schedule=session_scheduler(pn.state.curdoc),
-                                  listener=self)  # fmt: skip
+            runner = self.new_runner(listener=self)
             self._reset(config.objectives)
             runner.start(config)
         except MeshScopeError as e:
@@ -281,8 +251,7 @@ class ParetoView(pn.viewable.Viewer):
     def _draw_axes(self) -> None:
         self.axes = tuple(w.value for w in self._axis_widgets)
         self._points.replace(self.evaluations)
-        self._x.reset()
-        self._y.reset()
+        self._ranges.reset()
         self._extend(self.points_source.data)
         self.front_source.data = self._columns(self.front)
         heur = [e for e in self.evaluations if e.note and e.generation == 0]
@@ -304,13 +273,11 @@ class ParetoView(pn.viewable.Viewer):
         self._fit()
 
     def _extend(self, columns: dict) -> None:
-        self._x.add(columns["x"])
-        self._y.add(columns["y"])
+        self._ranges.add(columns["x"], columns["y"])
 
     def _fit(self) -> None:
         current = self.current_source.data
-        fit_range(self.figure.x_range, self._x | current["x"])
-        fit_range(self.figure.y_range, self._y | current["y"])
+        self._ranges.fit(current["x"], current["y"])
 
     def _recolour(self) -> None:
         cs = self.points_source.data["c"]
@@ -335,8 +302,7 @@ class ParetoView(pn.viewable.Viewer):
             self.evaluations = self.evaluations + new
             sent = self._points.update(self.evaluations)
             if self._points.replaced:
-                self._x.reset()
-                self._y.reset()
+                self._ranges.reset()
             self._extend(self._columns(sent))
             self._fit()
             self._update_front(new)
@@ -403,32 +369,26 @@ class ParetoView(pn.viewable.Viewer):
         self.status = (
             f"evaluation {e.index + 1} ({values}) is on the Mesh tab: Adopt makes it yours"
         )
-        self._adopt.disabled = False
+        self._adopt_button.disabled = False
 
     # ------------------------------------------------------------ view
     def _on_status(self, *events) -> None:
         text = self.status or "No search yet: choose objectives and press Start."
-        kind = "" if self.running else "idle"
-        self._status.object = (
-            f'<div class="pareto-status {kind}" data-testid="pareto-status">{escape(text)}</div>'
-        )
+        self.show_status(text, "" if self.running else "idle")
 
     def _sync(self, *events) -> None:
-        self._start.disabled = self.running
-        self._stop.disabled = not self.running
-        self._adopt.disabled = self.state.picked is None
+        self._start_button.disabled = self.running
+        self._stop_button.disabled = not self.running
+        self._adopt_button.disabled = self.state.search.picked is None
         for widget in (self._objectives, self._algorithm, self._budget, self._seed):
             widget.disabled = self.running
 
     def _figure(self):
-        # the toolbar below: above, the title ran under it and its tools folded into "⋮"
-        p = figure(
-            title="Every evaluated mapping, and the front so far",
-            width=640, height=440, tools="pan,wheel_zoom,box_select,tap,reset,save",
-            toolbar_location="below", border_fill_color="white",
-            x_range=Range1d(0, 1), y_range=Range1d(0, 1),  # fitted by ``_fit`` (``fit_range``)
+        p = plots.search_figure(
+            "Every evaluated mapping, and the front so far", objectives[self.names[0]].label,
+            objectives[self.names[1]].label, width=640, height=440,
+            tools="pan,wheel_zoom,box_select,tap,reset,save",
         )  # fmt: skip
-        style_figure(p, objectives[self.names[0]].label, objectives[self.names[1]].label)
         points = p.scatter(
             "x", "y", source=self.points_source, size=7, name="points",
             fill_color={"field": "c", "transform": self._mapper}, fill_alpha=0.6,
@@ -437,17 +397,17 @@ class ParetoView(pn.viewable.Viewer):
             nonselection_fill_alpha=0.25,
         )  # fmt: skip
         self._front_line = p.step(
-            "x", "y", source=self.front_source, mode="after", line_color=BEST_COLOR,
+            "x", "y", source=self.front_source, mode="after", line_color=plots.BEST_COLOR,
             line_width=2, line_alpha=0.8,
         )  # fmt: skip
         p.scatter("x", "y", source=self.front_source, size=11, fill_color=None,
-                  line_color=BEST_COLOR, line_width=2.5, name="front",
+                  line_color=plots.BEST_COLOR, line_width=2.5, name="front",
                   legend_label="front")  # fmt: skip
         p.scatter("x", "y", source=self.heuristic_source, marker="triangle", size=12,
                   fill_color=HEURISTIC_COLOR, line_color="white",
                   legend_label="heuristics (packed/spread × row/col, random)")  # fmt: skip
         p.scatter("x", "y", source=self.current_source, marker="diamond", size=16,
-                  fill_color=CURRENT_COLOR, line_color="white", name="current",
+                  fill_color=plots.CURRENT_COLOR, line_color="white", name="current",
                   legend_label="current mapping")  # as on the Evolution tab  # fmt: skip
         p.select_one(TapTool).renderers = [points]
         p.select_one(BoxSelectTool).renderers = [points]
@@ -461,29 +421,20 @@ class ParetoView(pn.viewable.Viewer):
         return p
 
     def __panel__(self):
-        controls = pn.Column(
-            pn.pane.HTML('<div class="pareto-title">Multi-objective search</div>',
-                         stylesheets=[_CSS]),
-            pn.pane.HTML(
-                f'<div class="pareto-note">{_names()} (SENMap, on pymoo) over the cores per '
-                "layer and the placement. Click a point to see its mapping; drag a box to list "
-                "the front's points inside it.</div>",
-                stylesheets=[_CSS], width=290,
-            ),
+        note = (
+            f"{_names()} (SENMap, on pymoo) over the cores per layer and the placement. Click a "
+            "point to see its mapping; drag a box to list the front's points inside it."
+        )
+        settings = [
             self._objectives,
             pn.Row(self._algorithm, self._budget),
             pn.Row(self._seed),
-            pn.Row(self._start, self._stop, self._adopt),
-            pn.pane.HTML('<div class="pareto-note">show on the plot</div>', stylesheets=[_CSS],
-                         margin=(8, 10, 0, 10)),
+            pn.Row(self._start_button, self._stop_button, self._adopt_button),
+            self.label("show on the plot", margin=(8, 10, 0, 10)),
             pn.Row(*self._axis_widgets),
-            width=310,
-        )  # fmt: skip
-        return pn.FlexBox(
-            controls,
-            pn.Column(pn.pane.Bokeh(self.figure), self.table),
-            self._status, flex_wrap="wrap", sizing_mode="stretch_width", name="Pareto",
-        )  # fmt: skip
+        ]
+        plots = [pn.Column(pn.pane.Bokeh(self.figure), self.table)]
+        return self.layout("Multi-objective search", note, settings, plots, "Pareto")
 
 
 def _evaluations(n: int) -> str:
@@ -500,13 +451,3 @@ def _names() -> str:
     """The algorithms the page offers, as the papers name them."""
     labels = [a.label.removeprefix("the ") for _, a in algorithms.items()]
     return ", ".join(labels[:-1]) + f" or {labels[-1]}"
-
-
-_CSS = f"""
-.pareto-status {{ font-family: {FONT}; font-size: 13px; color: #374151;
-                 border-left: 4px solid {BEST_COLOR}; padding: 4px 10px; background: #fff0f7;
-                 border-radius: 4px; min-height: 20px; }}
-.pareto-status.idle {{ border-left-color: #cbd2d9; background: #f7f8fa; color: #6b7280; }}
-.pareto-title {{ font-family: {FONT}; font-size: 15px; font-weight: 600; color: #1f2933; }}
-.pareto-note {{ font-family: {FONT}; font-size: 12px; color: #6b7280; line-height: 1.4; }}
-"""

@@ -22,9 +22,6 @@ functions of a ``Trace``, tested without a browser; ``TrafficView`` draws them.
 
 from __future__ import annotations
 
-import io
-import json
-from dataclasses import replace
 from html import escape
 
 import numpy as np
@@ -34,7 +31,6 @@ from bokeh.models import (
     BasicTicker,
     ColorBar,
     ColumnDataSource,
-    FixedTicker,
     HoverTool,
     LinearColorMapper,
     NumeralTickFormatter,
@@ -43,30 +39,24 @@ from bokeh.models import (
 )
 from bokeh.plotting import figure
 
-from engine.errors import MeshScopeError
 from engine.hardware import NocConstants
-from engine.placement.fill import MEASURED_US
 from engine.routing import routings
 from engine.simulate import MODES
 from explorer import scenes
 from explorer.admission import place_text
-from explorer.scenes import SCENES, Scene, encode_scene, parse_scene
-from explorer.state import ExplorerState, upload_json
+from explorer.state import ExplorerState
 from explorer.traffic_runner import (
     MAX_SIDE,
     SOURCES,
     Current,
     TrafficRun,
     TrafficRunner,
-    compare_placers,
     simulate_traffic,
 )
 from explorer.views._page import (
     ICONS,
     LiveHTML,
     notify_error,
-    notify_when_up,
-    off_page,
     session_scheduler,
     style_figure,
 )
@@ -79,6 +69,7 @@ from explorer.views.mesh_columns import (
     link_geometry,
     router_columns,
 )
+from explorer.views.mesh_figure import mesh_canvas
 from explorer.views.traffic_frames import (
     BUFFER_PALETTE,
     FULL_COLOR,
@@ -90,26 +81,16 @@ from explorer.views.traffic_frames import (
     router_frame,
     traffic_box,
 )
-from explorer.views.upload import UploadInput
 from explorer.views.walk import WalkView
 
-__all__ = ["SCENE_LABELS", "TrafficView", "compare_table"]
+__all__ = ["TrafficView"]
 
 CYCLES_HELP = (
     "The cycles traffic is offered for; the run then goes on until the packets under way "
     "are delivered, so the counter below may count more."
 )
-SCENE_FILE = "a scene file (.json, as Scene as JSON writes it)"
 SYNTHETIC_PATTERNS = scenes.PATTERNS  # every pattern but a matrix file
 WALK_COLOR = "#059669"  # a walked packet's route (apart from the links' oranges)
-_SCENE_BUTTON_CSS = ":host .bk-btn { font-size: 12px; padding: 3px 9px; }"
-SCENE_LABELS = {
-    "uniform-below": "uniform, below saturation", "uniform-beyond": "uniform, beyond",
-    "hotspot": "hotspot", "transpose-xy": "transpose, XY", "transpose-yx": "transpose, YX",
-    "transpose-o1turn": "transpose, O1TURN", "square": "layer as a square",
-    "x-shape": "… as an X", "diagonal": "… on a diagonal",
-    "heuristics": "the four fill orders",
-}  # fmt: skip
 
 
 # ------------------------------------------------------------------ the view
@@ -131,21 +112,17 @@ class TrafficView(pn.viewable.Viewer):
                              doc="how packets are routed (engine.routing)")  # fmt: skip
     seed = param.Integer(default=0, bounds=(0, None))
     running = param.Boolean(default=False)
-    loading = param.Boolean(default=False, doc="a scene's mapping is being loaded")
     run = param.ClassSelector(class_=TrafficRun, default=None, allow_None=True)
-    scene = param.ClassSelector(class_=Scene, default=None, allow_None=True,
-                                doc="the scene last loaded")  # fmt: skip
 
     def __init__(self, **params):
         super().__init__(**params)
         if "multicast" not in params:  # as the hardware's NoC does (seneca's multicasts)
             self.multicast = bool(self.state.hardware.links.multicast)
-        self._doc = pn.state.curdoc if pn.state.curdoc and pn.state.curdoc.session_context else None
-        self._schedule = session_scheduler(self._doc)
-        gate = self.state.gate
-        self._runner = TrafficRunner(self._schedule, what="the simulation", gate=gate,
+        # the session's document (None in tests), and what runs a function on its thread
+        self.doc = pn.state.curdoc if pn.state.curdoc and pn.state.curdoc.session_context else None
+        self.schedule = session_scheduler(self.doc)
+        self._runner = TrafficRunner(self.schedule, what="the simulation", gate=self.state.gate,
                                      waiting=self._waiting)  # fmt: skip
-        self._comparer = TrafficRunner(self._schedule, what="the comparison", gate=gate)
         self._run_button = pn.widgets.Button(
             label="Simulate", color="primary", icon=ICONS["play"], width=120
         )
@@ -196,7 +173,6 @@ class TrafficView(pn.viewable.Viewer):
         )
         self.param.watch(self._show_options, "source")
         self._show_options()
-        self._build_scene_widgets()
 
     # ------------------------------------------------------------ controls
     def _controls(self) -> pn.Row:
@@ -310,9 +286,10 @@ class TrafficView(pn.viewable.Viewer):
     # ------------------------------------------------------------ simulating
     def _on_simulate(self, event=None) -> None:
         with pn.io.hold():  # Panel may call a button's handler without the document lock
-            self._start()
+            self.start_run()
 
-    def _start(self) -> None:
+    def start_run(self) -> None:
+        """Simulate with the settings in a worker thread; ``show`` draws the run."""
         if self.running:
             return
         options = {
@@ -400,29 +377,21 @@ class TrafficView(pn.viewable.Viewer):
         x0, x1, y0, y1 = traffic_box(hw, geometry, run.trace)
         ppr = float(np.clip(min(400 / (x1 - x0 + 1), 460 / (y1 - y0 + 1)), 10, 90))
         self._link_px = max(1.0, 0.05 * ppr)
-        p = figure(
-            title=run.title, width=None, height=None,
+        p = mesh_canvas(
+            hw, title=run.title, axis_labels=False,
             frame_width=int(round(ppr * (x1 - x0 + 2 * pad))),
             frame_height=int(round(ppr * (y1 - y0 + 2 * pad))),
             # the routers the run used, and the whole mesh a pan or zoom away
             x_range=Range1d(x0 - pad, x1 + pad, bounds=(-pad, gw - 1 + pad)),
             y_range=Range1d(y1 + pad, y0 - pad, bounds=(-pad, gh - 1 + pad)),
-            tools="pan,wheel_zoom,reset,save", toolbar_location="right",
-            background_fill_color="#fbfbfb", outline_line_color=None,
+            tools="pan,wheel_zoom,reset,save",
         )  # fmt: skip
-        p.toolbar.logo = None
-        p.title.text_font_size = "13px"
         if (x0, x1, y0, y1) != (0, gw - 1, 0, gh - 1):
             p.add_layout(Title(
                 text=f"routers {x0}–{x1} × {y0}–{y1} of {gw}×{gh}, where the run went: "
                 "zoom out for the rest", text_font_size="11px", text_font_style="italic",
                 text_color="#6b7280", name="zoomed",
             ), "above")  # fmt: skip
-        p.xgrid.visible = p.ygrid.visible = False
-        for axis, n in ((p.xaxis, gw), (p.yaxis, gh)):
-            axis.ticker = FixedTicker(ticks=list(range(0, n, max(1, n // 16))))
-            axis.axis_line_color = axis.major_tick_line_color = axis.minor_tick_line_color = None
-            axis.major_label_text_color = "#777777"
         self._link_ids = geometry["link"]
         self._links = ColumnDataSource({k: _listed(v) for k, v in geometry.items()})
         self._routers = ColumnDataSource(router_columns(hw))
@@ -472,15 +441,11 @@ class TrafficView(pn.viewable.Viewer):
         return p
 
     def _histogram_figure(self):
+        # explicit ranges: Bokeh cannot fit ranges to no bars; _draw fits them
         p = figure(
-            title="packets delivered so far, by latency",
-            width=360,
-            height=230,
-            tools="",
-            toolbar_location=None,
-            x_range=Range1d(0, 1),
-            y_range=Range1d(0, 1),
-        )  # fmt: skip  (explicit ranges: Bokeh cannot fit ranges to no bars; _draw fits them)
+            title="packets delivered so far, by latency", width=360, height=230, tools="",
+            toolbar_location=None, x_range=Range1d(0, 1), y_range=Range1d(0, 1),
+        )  # fmt: skip
         style_figure(p, "packet latency (cycles)", "packets")
         self._bars = ColumnDataSource({"left": [], "right": [], "top": []})
         p.quad(
@@ -522,249 +487,11 @@ class TrafficView(pn.viewable.Viewer):
                " downstream" if pushed else "")
         ) + "</span>"  # fmt: skip
 
-    # ------------------------------------------------------------ scenes
-    def _build_scene_widgets(self) -> None:
-        self._scene_note = ""  # the scene's text while another one loads
-        self._scene_buttons = []
-        for name, scene in SCENES.items():
-            button = pn.widgets.Button(
-                label=SCENE_LABELS.get(name, name), description=None, margin=(2, 3),
-                color="light", stylesheets=[_SCENE_BUTTON_CSS],
-            )  # fmt: skip
-            button.on_click(lambda event, scene=scene: self._on_scene(scene))
-            self._scene_buttons.append(button)
-        self._scene_text = LiveHTML(
-            "<span class='muted'>A scene sets up a simulation that shows one thing about "
-            "congestion, with a few words on what to look for. Share yours as a link or a "
-            "file.</span>",
-            css=TRAFFIC_CSS, div_params={"css_classes": ["traffic-summary"], "width": 620},
-            width=620,
-        )  # fmt: skip
-        self._compare = LiveHTML(
-            "", css=TRAFFIC_CSS, div_params={"css_classes": ["traffic-summary"]},
-            margin=(0, 0, 0, 16),
-        )  # fmt: skip
-        self._share_link = pn.widgets.TextInput(placeholder="link to this setup",
-                                                width=200, margin=(2, 5))  # fmt: skip
-        share = pn.widgets.Button(label="Share as link", width=200, margin=(2, 5))
-        share.on_click(lambda event: self._on_share())
-        self._scene_download = pn.widgets.FileDownload(
-            callback=self._scene_json, filename="scene.json", label="Scene as JSON",
-            embed=False, width=200, margin=(2, 5), variant="outline",
-        )  # fmt: skip
-        self._scene_upload = UploadInput(
-            access=self.state.access, accept=".json", width=200, margin=(2, 5)
-        )
-        self._scene_upload.param.watch(self._on_scene_file, "value")
-        self._share = pn.Card(
-            pn.FlexBox(
-                pn.Column(share, self._share_link, margin=0), self._scene_download,
-                pn.Column(
-                    pn.pane.HTML("<div class='traffic-summary'>Open a scene file:</div>",
-                                 stylesheets=[TRAFFIC_CSS], margin=(4, 5, 0, 5)),
-                    self._scene_upload, margin=0,
-                ),
-                flex_wrap="wrap", sizing_mode="stretch_width", margin=0,
-            ),
-            title="Share this setup, or open one", collapsed=True, margin=(10, 5),
-            sizing_mode="stretch_width",
-        )  # fmt: skip
-
-        self._ask_text = LiveHTML(
-            "", css=TRAFFIC_CSS, div_params={"css_classes": ["traffic-summary"]}, margin=(4, 5)
-        )
-        self._ask_yes = pn.widgets.Button(label="Load the scene", color="warning",
-                                          margin=(2, 5), width=150)  # fmt: skip
-        self._ask_no = pn.widgets.Button(label="Keep my mapping", margin=(2, 5), width=150)
-        self._ask_no.on_click(lambda event: self._answer(None))
-        self._asked: Scene | None = None
-        self._ask_yes.on_click(lambda event: self._answer(self._asked))
-        self._ask = pn.Row(self._ask_text, self._ask_yes, self._ask_no, visible=False,
-                           margin=(0, 5), css_classes=["scene-ask"])  # fmt: skip
-
-    def _on_scene(self, scene: Scene) -> None:
-        """A scene's button: a scene that would replace the user's edited mapping asks first
-        (Undo brings the mapping back either way)."""
-        s = self.state
-        if scene.kind == "mapping" and s.loaded and s.edited:
-            self._asked = scene
-            self._ask_text.object = (
-                f"<span data-testid='scene-ask'><b>{escape(scene.title)}</b> loads "
-                f"{escape(scene.network)} on {escape(scene.hardware)} in place of your edited "
-                f"mapping of {escape(s.network.name)}. Load it? (Undo brings your mapping "
-                "back; Save mapping keeps it as a file.)</span>"
-            )
-            self._ask.visible = True
-            return
-        self._answer(scene)
-
-    def _answer(self, scene: Scene | None) -> None:
-        self._ask.visible, self._asked = False, None
-        if scene is not None:
-            with pn.io.hold():
-                self.load_scene(scene)
-
-    def load_scene(self, scene: Scene) -> bool:
-        """Set everything up as ``scene`` says and start its simulation (and its sweep or
-        comparison); a scene that cannot load is a notification and changes nothing.
-
-        Every name the scene holds goes through the session's ``access`` first (refused at
-        once); a mapping scene's network is then resolved, partitioned and placed in a
-        worker thread (``off_page``) — a page opened with a scene link is answered at once
-        — and the rest follows on the page. Returns whether the scene was taken."""
-        s = self.state
-        if self.running or self.curve.sweeping or self.loading:
-            notify_error(
-                "a simulation, a sweep or a scene is under way: wait for it, or stop the sweep"
-            )
-            return False
-        try:
-            s.access.scene(scene)
-        except MeshScopeError as e:
-            self._scene_failed(scene, str(e))
-            return False
-        if scene.kind != "mapping":
-            self._set_scene(scene)
-            return True
-        self.loading = True
-        self._scene_note = self._scene_text.object
-        self._scene_text.object = (
-            f"<span class='muted'>Loading the scene <b>{escape(scene.title)}</b>…</span>"
-        )
-        off_page(
-            self._doc,
-            lambda: s.prepare(scene.network, scene.hardware, partition_spec=scene.partition,
-                              placer=scene.placer),  # fmt: skip
-            lambda prepared: self._scene_loaded(scene, prepared),
-            lambda message: self._scene_failed(scene, message),
-            what="loading the scene", name="meshscope-scene",
-        )  # fmt: skip
-        return True
-
-    def _scene_loaded(self, scene: Scene, prepared) -> None:
-        with pn.io.hold():
-            try:
-                self.state.adopt(prepared)
-            except MeshScopeError as e:
-                self._scene_failed(scene, str(e))
-                return
-            self.loading = False
-            self._set_scene(scene)
-
-    def _scene_failed(self, scene: Scene, message: str) -> None:
-        if self.loading:
-            self.loading = False
-            self._scene_text.object = self._scene_note
-        notify_when_up(f"The scene '{scene.title}' cannot load: {message}")
-
-    def _set_scene(self, scene: Scene) -> None:
-        """The Traffic tab's settings as ``scene`` says (its mapping loaded), then run."""
-        settings = {"seed": scene.seed, "mode": scene.mode, "multicast": scene.multicast}
-        if scene.kind == "synthetic":
-            settings.update(
-                source=SOURCES[1], pattern=scene.pattern, side=scene.side, rows=scene.rows,
-                rate=scene.rate, packet_flits=scene.packet_flits, cycles=scene.cycles,
-                routing=scene.routing,
-            )  # fmt: skip
-        else:
-            settings["source"] = SOURCES[0]
-        self.param.update(**settings, scene=scene)
-        self._scene_text.object = (
-            f"<span data-testid='scene-text'><b>{escape(scene.title)}.</b> "
-            f"{with_terms(escape(scene.text))}</span>"
-        )
-        self._compare.object = ""
-        self._start()
-        if scene.sweep and scene.kind == "synthetic":
-            self.curve.start()
-        if scene.compare and scene.kind == "mapping":
-            self._compare.object = "Comparing the placements…"
-            measured = scene.name == "heuristics"
-            mapped, limit = self.state.mapped(), self.state.access.cycles
-            self._comparer.start(
-                lambda cancel: compare_placers(mapped, scene, limit_cycles=limit),
-                lambda rows: self._show_compare(rows, measured),
-                lambda message: (notify_error(message), self._show_compare([], False)),
-            )  # fmt: skip
-
-    def current_scene(self) -> Scene:
-        """The Traffic tab's setup as a scene (the last scene loaded, if nothing changed)."""
-        s = self.state
-        common = {"seed": self.seed, "title": "A shared setup", "text": "(no notes yet)"}
-        if self.source == SOURCES[1]:
-            scene = Scene(
-                kind="synthetic", pattern=self.pattern, side=self.side, rows=self.rows,
-                rate=self.rate, packet_flits=self.packet_flits, cycles=self.cycles,
-                routing=self.routing, **common,
-            )  # fmt: skip
-        else:
-            scene = Scene(
-                kind="mapping", network=s.network_spec, hardware=s.hardware_spec,
-                placer=s.placer, partition=s.partition_spec, mode=self.mode,
-                multicast=self.multicast, **common,
-            )  # fmt: skip
-        last = self.scene
-        if last is not None:
-            same = replace(
-                scene, title=last.title, text=last.text, sweep=last.sweep, compare=last.compare
-            )
-            if same == last:
-                return last
-        return scene
-
-    def share_query(self) -> str:
-        """The ``?scene=`` value of the current setup: a built-in's name, or the scene."""
-        scene = self.current_scene()
-        return scene.name if scene.name in SCENES else encode_scene(scene)
-
-    def _on_share(self) -> None:
-        loc = pn.state.location
-        base = ""
-        if loc is not None and loc.hostname:
-            port = f":{loc.port}" if loc.port else ""
-            base = f"{loc.protocol}//{loc.hostname}{port}{loc.pathname}"
-        self._share_link.value = f"{base}?scene={self.share_query()}"
-
-    def _scene_json(self) -> io.StringIO:
-        return io.StringIO(json.dumps(self.current_scene().to_dict(), indent=2) + "\n")
-
-    def _on_scene_file(self, event) -> None:
-        data, name = event.new, self._scene_upload.filename or "the file"
-        if data is None:
-            return  # cleared
-        try:
-            self.state.access.check_upload(name, len(data))
-            scene = parse_scene(upload_json(name, data, SCENE_FILE))
-        except MeshScopeError as e:
-            notify_error(str(e) if str(e).startswith(name) else f"{name}: {e}")
-            return
-        with pn.io.hold():
-            self.load_scene(scene)
-
-    def _show_compare(self, rows, measured: bool) -> None:
-        self._compare.object = (
-            compare_table(rows, MEASURED_US if measured else None) if rows else ""
-        )
-
     def __panel__(self):
-        """Scenes, then the run — mesh, player and histogram in the first screen, under
-        the one line of settings — then the walk, the load curve and sharing."""
+        """The run — mesh, player and histogram in the first screen, under the one line of
+        settings — then the walk and the load curve (``TrafficTab`` puts the scenes around
+        it)."""
         return pn.Column(
-            pn.FlexBox(
-                pn.pane.Markdown("**Scenes**", margin=(8, 5, 0, 5)),
-                *self._scene_buttons,
-                flex_wrap="wrap",
-                sizing_mode="stretch_width",
-                margin=0,
-            ),
-            self._ask,
-            pn.FlexBox(
-                self._scene_text,
-                self._compare,
-                margin=(0, 5, 4, 5),
-                flex_wrap="wrap",
-                sizing_mode="stretch_width",
-            ),
             self._controls(),
             pn.Column(
                 self.summary,
@@ -785,36 +512,9 @@ class TrafficView(pn.viewable.Viewer):
                 margin=(0, 10),
                 sizing_mode="stretch_width",
             ),
-            self._share,
             margin=0,
             sizing_mode="stretch_width",
         )
-
-
-def compare_table(rows, measured: dict | None = None) -> str:
-    """An HTML table of (placer, analytic µs, simulated µs) rows, each with its rank, and
-    the measured µs (and rank) of the placers ``measured`` knows."""
-
-    def ranks(values):
-        order = np.argsort(np.argsort(values, kind="stable"), kind="stable") + 1
-        return order.tolist()
-
-    analytic = ranks([r[1] for r in rows])
-    simulated = ranks([r[2] for r in rows])
-    hw = ranks([measured[r[0]] for r in rows]) if measured else None
-    head = "<tr><th>placement</th>" + ("<th>on the chip</th>" if measured else "")
-    head += "<th>analytic</th><th>simulated</th></tr>"
-    body = []
-    for i, (placer, a, sim) in enumerate(rows):
-        cells = f"<td>{escape(placer)}</td>"
-        if measured:
-            cells += f"<td>{measured[placer]:.2f} ({hw[i]})</td>"
-        cells += f"<td>{a:,.2f} ({analytic[i]})</td><td>{sim:,.2f} ({simulated[i]})</td>"
-        body.append(f"<tr>{cells}</tr>")
-    return (
-        "<table class='compare' data-testid='scene-compare'>"
-        f"<caption>µs per step (rank)</caption>{head}{''.join(body)}</table>"
-    )
 
 
 def _share_bar(palette, title: str) -> ColorBar:

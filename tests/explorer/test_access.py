@@ -40,7 +40,12 @@ def client() -> ExplorerState:
 
 def unchanged(state: ExplorerState):
     """What must stay as it was after a refused request."""
-    return (state.network.name, state.hardware.name, state.revision, state.mapping_path)
+    return (
+        state.network.name,
+        state.hardware.name,
+        state.shown.revision,
+        state.inputs.mapping_path,
+    )
 
 
 @pytest.fixture
@@ -201,7 +206,7 @@ def test_a_demo_name_is_the_demo_file_whatever_lies_in_the_servers_folder(
     save_network(load_network_spec("linear-dense:M=2,N=8"), tmp_path / "qubo-1000.npz")
     monkeypatch.chdir(tmp_path)
     client.load("qubo-1000.npz", "loihi2")
-    assert client.network.name.startswith("qubo") and client.network_spec == "qubo-1000.npz"
+    assert client.network.name.startswith("qubo") and client.inputs.network_spec == "qubo-1000.npz"
 
 
 @pytest.fixture
@@ -261,7 +266,7 @@ def test_a_search_over_the_budget_limit_is_refused(client):
     runner = SearchRunner(client)
     with pytest.raises(CapacityError, match="at most 20,000"):
         runner.start(ESConfig(budget=20_001))
-    assert not client.search_running
+    assert not client.search.running
 
 
 def test_a_simulated_search_is_bounded_by_the_cycle_limit():
@@ -272,10 +277,10 @@ def test_a_simulated_search_is_bounded_by_the_cycle_limit():
     runner = SearchRunner(state)
     runner.start(ESConfig(budget=6, objective="simulated-latency"))
     runner.join(120)
-    assert not state.search_running
-    assert state.search_best is None
-    assert state.search_error.startswith("no evaluation succeeded")
-    assert "did not finish within 50 cycles" in state.search_error
+    assert not state.search.running
+    assert state.search.best is None
+    assert state.search.error.startswith("no evaluation succeeded")
+    assert "did not finish within 50 cycles" in state.search.error
 
 
 # ------------------------------------------------------------------ uploads
@@ -440,7 +445,7 @@ def _scene(**fields):
 
 def _traffic_says(state, load) -> str:
     """What the Traffic tab notifies when ``load(view)`` is done."""
-    from explorer.views import _page, traffic
+    from explorer.views import _page, traffic, traffic_scenes
 
     said = []
 
@@ -450,7 +455,8 @@ def _traffic_says(state, load) -> str:
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(_page, "notify_error", hear)
         mp.setattr(traffic, "notify_error", hear)
-        load(traffic.TrafficView(state=state))
+        mp.setattr(traffic_scenes, "notify_error", hear)
+        load(traffic_scenes.TrafficTab(state).scenes)
     assert len(said) == 1, said
     return said[0]
 
@@ -586,14 +592,14 @@ def test_a_reload_does_not_open_what_an_uploaded_network_is_called(client, secre
     network = replace(load_network_spec("linear-dense:M=2,N=8"), name=str(secret / "secret.npz"))
     save_network(network, tmp_path / "up.npz")
     client.upload("up.npz", (tmp_path / "up.npz").read_bytes())
-    assert client.network_spec == str(secret / "secret.npz")
+    assert client.inputs.network_spec == str(secret / "secret.npz")
     with pytest.raises(SpecError, match="opens no files"):
         ExplorerState(access=client.access).restore(client.snapshot())
     store = SnapshotStore()
     store.put("t", client.snapshot())
     state, _ = session_state(SMALL_NETWORK, "loihi2", token="t", store=store,
                              access=client.access)  # fmt: skip
-    assert state.network_spec == SMALL_NETWORK  # the server's start, not the named file
+    assert state.inputs.network_spec == SMALL_NETWORK  # the server's start, not the named file
 
 
 # ------------------------------------------------------------------ what a client hears

@@ -232,10 +232,10 @@ def test_a_session_asking_for_more_than_the_server_shares_keeps_what_it_had():
     admission = Admission(budget(memory_bytes=300 * MB), Resident(100 * MB))
     state = ExplorerState.from_specs(SMALL_NETWORK, "loihi2", access=ClientAccess())
     state.gate = admission.gate("s", "a")
-    before = (state.network.name, state.revision)
+    before = (state.network.name, state.shown.revision)
     with pytest.raises(CapacityError, match="this server shares 300 MB"):
         state.prepare("rand:n=100000,card=64", "loihi2-x8")
-    assert (state.network.name, state.revision) == before
+    assert (state.network.name, state.shown.revision) == before
 
 
 def test_a_sessions_load_waits_its_turn_and_is_told_its_place():

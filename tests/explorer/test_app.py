@@ -30,6 +30,7 @@ from explorer.app import (
     websocket_origins,
 )
 from explorer.state import ExplorerState
+from explorer.tabs import titles
 from explorer.views._page import fill_when_shown
 from explorer.views.controls import (
     ControlsView,
@@ -88,7 +89,7 @@ def test_format_change(pct, text):
 
 def test_metric_cards_show_the_evaluation(demo_state):
     ev = demo_state.evaluation
-    values = metric_values(ev, demo_state.hardware, demo_state.start_evaluation)
+    values = metric_values(ev, demo_state.hardware, demo_state.shown.start_evaluation)
     assert list(values) == list(METRICS)
     assert values["latency"][1] == format_quantity(ev.latency_us)
     assert values["change"][1] == "0 %"
@@ -160,10 +161,10 @@ def test_cards_show_the_search_best_while_it_is_followed(demo_state):
     state = ExplorerState.from_specs("sparse-mlp-1", "loihi2")
     cards = MetricsView(state=state)
     other = ExplorerState.from_specs("sparse-mlp-1", "loihi2", placer="spread-col").evaluation
-    state.param.update(search_running=True, best_on_mesh=True, search_best_evaluation=other)
+    state.search.param.update(running=True, best_on_mesh=True, best_evaluation=other)
     assert "Latency (search best)" in cards.html
     assert f">{format_quantity(other.latency_us)}<" in cards.html
-    state.follow_best = False
+    state.search.follow_best = False
     assert f">{format_quantity(state.evaluation.latency_us)}<" in cards.html
 
 
@@ -177,15 +178,7 @@ def test_build_app_shows_the_demo():
     assert 'data-testid="metric-latency-value"' in text
     assert len(_figures(page)) >= 1  # the mesh, and the other tabs' plots
     assert not page.select(pn.pane.Alert)
-    assert page.select(pn.Tabs)[0]._names == [
-        "Mesh",
-        "Evolution",
-        "Bottlenecks",
-        "Compare",
-        "Traffic",
-        "Pareto",
-        "Mosaic",
-    ]
+    assert page.select(pn.Tabs)[0]._names == titles()  # every tab of the registry, in order
 
 
 def test_a_hidden_tab_is_built_when_first_shown_and_once():
@@ -310,13 +303,13 @@ def test_a_tuned_partition_survives_a_reload():
         state.mapping.partition.cores_per_population
     )
     assert again.evaluation.latency_us == state.evaluation.latency_us
-    assert again.start_evaluation.latency_us == state.start_evaluation.latency_us
+    assert again.shown.start_evaluation.latency_us == state.shown.start_evaluation.latency_us
 
 
 def test_unknown_or_stale_tokens_start_from_the_specs():
     store = SnapshotStore()
     state, _ = session_state(NET, "loihi2", token="no-such-token", store=store)
-    assert state.evaluation.latency_us == state.start_evaluation.latency_us
+    assert state.evaluation.latency_us == state.shown.start_evaluation.latency_us
     store.put("stale", {"network_spec": "no-such-network", "hardware_spec": "loihi2"})
     state, _ = session_state(NET, "loihi2", token="stale", store=store)
     assert state.network.name.startswith("mlp")
@@ -377,8 +370,8 @@ def test_load_uses_the_form_and_the_text_field_wins(controls):
     view.partition_select.value = "natural"
     view.placer_select.value = "spread-row"
     assert view.load() and not errors
-    assert state.network.n_neurons == 4 * 64 and state.placer == "spread-row"
-    assert state.partition_spec == "natural"
+    assert state.network.n_neurons == 4 * 64 and state.inputs.placer == "spread-row"
+    assert state.inputs.partition_spec == "natural"
     assert view.download.filename == download_name(state.network.name)
 
 
@@ -414,7 +407,7 @@ def test_the_menus_never_name_what_is_not_loaded(controls, tmp_path):
         Path(__file__).parents[1] / "data" / "nir" / "paper_03_rnn_braille_noDelay_bias_zero.nir"
     )
     assert view.upload_file("braille.nir", braille.read_bytes()), errors
-    assert view.network_select.value == "" and view.network_text.value == state.network_spec
+    assert view.network_select.value == "" and view.network_text.value == state.inputs.network_spec
     view.network_select.value = "linear-dense"
     view.network_select.value = ""  # choosing 'another' keeps what the spec field says
     assert view.network_text.value == "linear-dense"
@@ -455,7 +448,7 @@ def test_a_bad_load_or_upload_notifies_and_changes_nothing(controls):
     assert "broken.json is not a JSON mapping file" in errors[-1]
     assert not view.upload_file("notes.txt", b"hello")
     assert (state.network, state.mapping, state.evaluation) == before
-    assert not state.can_undo
+    assert not state.inputs.can_undo
 
 
 def test_the_upload_widget_loads_a_saved_mapping(controls):
@@ -486,7 +479,7 @@ def test_reset_to_a_heuristic(controls):
     state, view, _ = controls
     view.reset_select.value = "spread-col"
     view.reset_button.clicks += 1
-    assert state.can_undo
+    assert state.inputs.can_undo
     routers = state.hardware.core_table["router"][state.mapping.placement.cores]
     assert len(set(routers)) == len(routers)  # spread: one partition per router
 
@@ -512,10 +505,10 @@ def test_layer_buttons_change_a_layers_cores(controls):
     assert list(state.mapping.partition.cores_per_population) == counts
     assert not errors
     # a click beside the buttons, or a value no button has, changes nothing
-    revision = state.revision
+    revision = state.shown.revision
     for value in ("", "1:2", f"{len(counts)}:1", "x:1"):
         _click(table, value)
-    assert state.revision == revision and not errors
+    assert state.shown.revision == revision and not errors
     # the output layer has one core: its − is disabled, and the state refuses anyway
     out = len(counts) - 1
     assert table.rows[out]["fewer"] == (counts[out] > 1)

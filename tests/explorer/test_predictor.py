@@ -34,15 +34,15 @@ def rated(s: ExplorerState, predictor: str) -> float:
 
 
 def test_picking_a_predictor_evaluates_the_mappings_again(state):
-    assert state.predictor == DEFAULT_PREDICTOR == state.evaluation.predictor
+    assert state.inputs.predictor == DEFAULT_PREDICTOR == state.evaluation.predictor
     state.swap_cores(int(state.mapping.placement.cores[0]), int(state.mapping.placement.cores[3]))
     state.set_reference("start")
-    before = state.revision
+    before = state.shown.revision
     state.set_predictor("flow")
-    assert state.revision == before + 1
+    assert state.shown.revision == before + 1
     assert state.evaluation.predictor == "flow"
-    assert state.start_evaluation.predictor == "flow"
-    assert state.reference_evaluation.predictor == "flow"
+    assert state.shown.start_evaluation.predictor == "flow"
+    assert state.shown.reference_evaluation.predictor == "flow"
     assert state.evaluation.latency_us == rated(state, "flow")
     cores = state.mapping.placement.cores
     state.swap_cores(int(cores[1]), int(cores[5]))  # a drag, rated by the flow predictor
@@ -56,7 +56,7 @@ def test_an_unknown_predictor_changes_nothing(state):
     shown = state.evaluation
     with pytest.raises(UnknownNameError, match="flow"):
         state.set_predictor("oracle")
-    assert state.predictor == DEFAULT_PREDICTOR and state.evaluation is shown
+    assert state.inputs.predictor == DEFAULT_PREDICTOR and state.evaluation is shown
 
 
 def test_the_cards_and_the_sidebar_name_the_predictor(state):
@@ -67,7 +67,7 @@ def test_the_cards_and_the_sidebar_name_the_predictor(state):
     assert "max-affine model" in cards.html
     assert set(predictor_choices().values()) == {"max-affine", "flow"}
     controls.predictor_select.value = "flow"  # the user picks it
-    assert state.predictor == "flow" and "flow model" in cards.html and not said
+    assert state.inputs.predictor == "flow" and "flow model" in cards.html and not said
     state.set_predictor("max-affine")  # … and the selector follows the state
     assert controls.predictor_select.value == "max-affine"
 
@@ -80,7 +80,7 @@ def test_a_search_from_the_page_is_rated_by_the_sessions_predictor(state):
     runner = SearchRunner(state, interval_s=0.0)
     runner.start(ESConfig(budget=8))
     runner.join(60)
-    assert not runner.running and state.search_best is not None
-    best = state.search_best.mapping(state.network)
+    assert not runner.running and state.search.best is not None
+    best = state.search.best.mapping(state.network)
     expected = evaluate(Mapped.of(state.network, state.hardware, best), predictor="flow")
-    assert state.search_best.latency_us == pytest.approx(expected.latency_us)
+    assert state.search.best.latency_us == pytest.approx(expected.latency_us)

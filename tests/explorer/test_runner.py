@@ -54,7 +54,7 @@ def test_one_runner_hands_any_search_s_events_to_its_listener_in_order(state, co
                               ("end", False, "")]  # fmt: skip
     assert all(isinstance(e, Event) for e in listener.events)
     assert [e.count for e in listener.events] == list(range(1, 18))  # every one, once
-    assert not state.search_running  # a listener of its own: the state is left alone
+    assert not state.search.running  # a listener of its own: the state is left alone
 
 
 class _Events:
@@ -110,8 +110,8 @@ def test_the_state_listener_publishes_a_multi_objective_run_like_an_evolution(st
     runner = SearchRunner(state, interval_s=0.0)  # the default listener: the state
     runner.start(ParetoConfig(objectives=("latency", "energy"), budget=30, seed=2))
     runner.join(120)
-    assert not state.search_running and state.search_status.startswith("done after 30")
-    assert [t[0] for t in state.search_trace] == list(range(1, 31))
-    best = min((r for r in state.search_points if r.feasible), key=lambda r: r.fitness)
-    assert state.search_best.index == best.index  # the best by the first objective
-    assert state.search_best_evaluation.latency_us == pytest.approx(best.latency_us)
+    assert not state.search.running and state.search.status.startswith("done after 30")
+    assert [t[0] for t in state.search.trace] == list(range(1, 31))
+    best = min((r for r in state.search.points if r.feasible), key=lambda r: r.fitness)
+    assert state.search.best.index == best.index  # the best by the first objective
+    assert state.search.best_evaluation.latency_us == pytest.approx(best.latency_us)

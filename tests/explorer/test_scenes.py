@@ -25,7 +25,8 @@ from explorer.scenes import (
 from explorer.state import ExplorerState
 from explorer.traffic_runner import SOURCES, sweep_points
 from explorer.views.mesh_columns import MESH_PAD
-from explorer.views.traffic import TrafficView, compare_table
+from explorer.views.traffic import TrafficView
+from explorer.views.traffic_scenes import TrafficTab, compare_table
 
 
 def settle(view: TrafficView, timeout_s: float = 120.0) -> None:
@@ -126,36 +127,41 @@ def test_compare_table_ranks_each_column():
 
 # ------------------------------------------------------------------ loading in the view
 @pytest.fixture
-def view():
-    return TrafficView(state=ExplorerState.from_specs("sparse-mlp-1", "loihi2"))
+def scenes():
+    return TrafficTab(ExplorerState.from_specs("sparse-mlp-1", "loihi2")).scenes
 
 
-def test_a_synthetic_scene_sets_up_and_runs(view):
-    assert view.load_scene(SCENES["transpose-yx"])
+@pytest.fixture
+def view(scenes):
+    return scenes.traffic
+
+
+def test_a_synthetic_scene_sets_up_and_runs(scenes, view):
+    assert scenes.load_scene(SCENES["transpose-yx"])
     settle(view)
     assert view.source == SOURCES[1] and view.pattern == "transpose" and view.routing == "yx"
     assert view.run is not None and "Y then X" in view.run.title
     assert view.run.trace.cycles >= 3000
-    assert "mirror image" in view._scene_text.object
-    assert view.share_query() == "transpose-yx"  # nothing changed: the built-in's name
+    assert "mirror image" in scenes._scene_text.object
+    assert scenes.share_query() == "transpose-yx"  # nothing changed: the built-in's name
     view.rate = 0.05
-    shared = scene_from_arg(view.share_query())
+    shared = scene_from_arg(scenes.share_query())
     assert shared.rate == 0.05 and shared.routing == "yx" and shared.pattern == "transpose"
 
 
-def test_a_scene_on_a_mesh_wider_than_deep_sets_it_up_and_shares_it(view):
+def test_a_scene_on_a_mesh_wider_than_deep_sets_it_up_and_shares_it(scenes, view):
     scene = Scene(title="Wide", text="Eight by four.", pattern="uniform", side=8, rows=4,
                   rate=0.05, cycles=300)  # fmt: skip
-    assert view.load_scene(scene)
+    assert scenes.load_scene(scene)
     settle(view)
     assert (view.side, view.rows) == (8, 4)
     hw = view.run.hardware
     assert (hw.grid_width, hw.grid_height) == (8, 4)
-    assert scene_from_arg(view.share_query()).rows == 4
+    assert scene_from_arg(scenes.share_query()).rows == 4
 
 
-def test_a_sweep_scene_sweeps_too(view):
-    assert view.load_scene(SCENES["uniform-beyond"])
+def test_a_sweep_scene_sweeps_too(scenes, view):
+    assert scenes.load_scene(SCENES["uniform-beyond"])
     settle(view, 300)
     points = view.curve._points
     assert points and not points[-1]["stable"]  # it swept until it saturated
@@ -178,12 +184,12 @@ def test_a_sweep_started_during_another_draws_only_its_own_points(view):
     assert not view.curve.sweeping and view.curve.button.label == "Sweep offered load"
 
 
-def test_a_mapping_scene_loads_its_mapping_and_simulates_its_step(view):
+def test_a_mapping_scene_loads_its_mapping_and_simulates_its_step(scenes, view):
     state = view.state
-    assert view.load_scene(SCENES["square"])
+    assert scenes.load_scene(SCENES["square"])
     settle(view)
     assert state.network.name.startswith("linear-tiled-identity")
-    assert state.hardware.grid_width == 36 and state.placer == "pairs-square"
+    assert state.hardware.grid_width == 36 and state.inputs.placer == "pairs-square"
     links = state.evaluation.max_link_messages / 32
     assert links == pytest.approx(36**1.5 / 4)  # the saturated square's M^1.5/4
     assert view.run is not None and view.source == SOURCES[0]
@@ -193,14 +199,14 @@ def test_a_mapping_scene_loads_its_mapping_and_simulates_its_step(view):
     assert "where the run went" in fig.select_one({"name": "zoomed"}).text
 
 
-def test_the_heuristics_scene_compares_the_four_fill_orders(view):
-    assert view.load_scene(SCENES["heuristics"])
+def test_the_heuristics_scene_compares_the_four_fill_orders(scenes, view):
+    assert scenes.load_scene(SCENES["heuristics"])
     deadline = time.monotonic() + 120
-    while "scene-compare" not in view._compare.object:
+    while "scene-compare" not in scenes._compare.object:
         assert time.monotonic() < deadline
         time.sleep(0.05)  # poll interval
     settle(view)
-    html = view._compare.object
+    html = scenes._compare.object
     state = view.state
     for placer, measured in MEASURED_US.items():
         mapped = build_mapping(state.network, state.hardware, partition=state.mapping.partition,
@@ -209,23 +215,23 @@ def test_the_heuristics_scene_compares_the_four_fill_orders(view):
         assert f"{evaluate(mapped).latency_us:,.2f}" in html
 
 
-def test_a_scene_naming_a_path_is_refused_and_changes_nothing(view, tmp_path):
+def test_a_scene_naming_a_path_is_refused_and_changes_nothing(scenes, view, tmp_path):
     state = view.state
     before = state.mapping
     path = tmp_path / "net.npz"
     path.write_bytes(b"")
     scene = Scene(title="Sneaky", text="Reads a file. On the server.", kind="mapping",
                   network=str(path), hardware="loihi2")  # fmt: skip
-    assert not view.load_scene(scene)
-    assert state.mapping is before and view.scene is None
+    assert not scenes.load_scene(scene)
+    assert state.mapping is before and scenes.scene is None
 
 
-def test_the_o1turn_scene_runs_o1turn(view):
+def test_the_o1turn_scene_runs_o1turn(scenes, view):
     """Every routing of the registry is a scene's to name: the built-in O1TURN scene sets the
     menu to it and runs it."""
-    assert view.load_scene(SCENES["transpose-o1turn"])
+    assert scenes.load_scene(SCENES["transpose-o1turn"])
     settle(view)
     assert view.routing == "o1turn" and "O1TURN" in view.run.title
-    assert scene_from_arg(view.share_query()) is SCENES["transpose-o1turn"]
+    assert scene_from_arg(scenes.share_query()) is SCENES["transpose-o1turn"]
     for name in routings:
         assert parse_scene({**SCENES["hotspot"].to_dict(), "routing": name}).routing == name

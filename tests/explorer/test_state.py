@@ -58,7 +58,7 @@ def test_bad_input_raises_and_keeps_the_previous_state(demo_state):
 def test_set_mapping_updates_mapping_and_evaluation_together(demo_state):
     state = ExplorerState.from_specs("sparse-mlp-1", "loihi2")
     seen = []
-    state.param.watch(
+    state.shown.param.watch(
         lambda *events: seen.append(sorted(e.name for e in events)), ["mapping", "evaluation"]
     )
     cores = state.mapping.placement.cores.copy()
@@ -88,7 +88,7 @@ def test_load_a_mapping_file(tmp_path, demo_state):
     # the Python API's user may open any file; a server's client may not (test_access)
     state = ExplorerState.from_specs(None, None, str(path), access=ClientAccess.local())
     np.testing.assert_array_equal(state.mapping.placement.cores, cores)
-    assert state.mapping_path == str(path)
+    assert state.inputs.mapping_path == str(path)
     assert state.evaluation.latency_us == model_evaluation(net, hw, mapping).latency_us
 
 
@@ -107,7 +107,7 @@ def fresh_latency(s: ExplorerState) -> float:
 
 
 def snapshot(s):
-    return (s.mapping, s.evaluation, s.can_undo, s.can_redo, s.network, s.hardware)
+    return (s.mapping, s.evaluation, s.inputs.can_undo, s.inputs.can_redo, s.network, s.hardware)
 
 
 def test_swap_two_occupied_cores_exchanges_them_and_reevaluates(state):
@@ -120,7 +120,7 @@ def test_swap_two_occupied_cores_exchanges_them_and_reevaluates(state):
         np.delete(after, [0, cores.size - 1]), np.delete(cores, [0, cores.size - 1])
     )
     assert state.evaluation.latency_us == fresh_latency(state)
-    assert state.can_undo and not state.can_redo
+    assert state.inputs.can_undo and not state.inputs.can_redo
 
 
 def test_move_to_an_empty_core(state):
@@ -140,20 +140,20 @@ def test_undo_and_redo_walk_the_history(state):
     state.change_layer_cores(1, +1)
     m2 = state.mapping
     state.undo()
-    assert state.mapping is m1 and state.can_redo
+    assert state.mapping is m1 and state.inputs.can_redo
     state.undo()
-    assert state.mapping is m0 and not state.can_undo
+    assert state.mapping is m0 and not state.inputs.can_undo
     state.undo()  # nothing left: no change
     assert state.mapping is m0
     state.redo()
     state.redo()
-    assert state.mapping is m2 and not state.can_redo
+    assert state.mapping is m2 and not state.inputs.can_redo
     assert state.evaluation.latency_us == fresh_latency(state)
     # a new action after an undo drops the redo branch
     state.undo()
     c = state.mapping.placement.cores
     state.swap_cores(int(c[0]), int(c[2]))
-    assert not state.can_redo
+    assert not state.inputs.can_redo
 
 
 def test_change_layer_cores_keeps_each_layers_physical_cores(state):
@@ -206,7 +206,7 @@ def test_reset_to_a_heuristic_is_undoable(state):
     order = state.mapping.placement.cores
     assert len(set(state.hardware.core_table["router"][order[:8]])) == 8  # one core per router
     state.undo()
-    assert state.evaluation.latency_us == state.start_evaluation.latency_us
+    assert state.evaluation.latency_us == state.shown.start_evaluation.latency_us
     assert state.change_pct() == 0.0
 
 
@@ -219,7 +219,7 @@ def test_save_and_upload_a_mapping_round_trip(state):
     assert other.upload("tuned.json", saved.encode()) == "mapping"
     assert np.array_equal(other.mapping.placement.cores, state.mapping.placement.cores)
     assert other.evaluation.latency_us == state.evaluation.latency_us
-    assert other.can_undo  # same network: an undoable edit
+    assert other.inputs.can_undo  # same network: an undoable edit
 
 
 def test_upload_a_mapping_of_another_network_switches_to_it(state):
@@ -267,11 +267,11 @@ def test_reference_comparison(state):
     c = state.mapping.placement.cores
     state.swap_cores(int(c[0]), int(c[7]))
     state.set_reference("start")
-    assert state.reference_evaluation.latency_us == state.start_evaluation.latency_us
+    assert state.shown.reference_evaluation.latency_us == state.shown.start_evaluation.latency_us
     other = ExplorerState.from_specs(NET, "loihi2", placer="spread-row")
     state.set_reference("file", filename="spread.json", data=other.mapping_json().encode())
-    assert state.reference_label == "spread.json"
-    assert state.reference_evaluation.latency_us == other.evaluation.latency_us
+    assert state.shown.reference_label == "spread.json"
+    assert state.shown.reference_evaluation.latency_us == other.evaluation.latency_us
     with pytest.raises(MeshScopeError, match="no search result"):
         state.set_reference("best")
 
@@ -292,7 +292,7 @@ def test_two_states_never_share_edits():
     c = a.mapping.placement.cores
     a.swap_cores(int(c[0]), int(c[1]))
     assert not np.array_equal(a.mapping.placement.cores, b.mapping.placement.cores)
-    assert b.evaluation.latency_us == b.start_evaluation.latency_us
+    assert b.evaluation.latency_us == b.shown.start_evaluation.latency_us
     with pytest.raises(ValueError):  # shared cached arrays are read-only
         b.mapping.placement.cores[0] = 5
 
@@ -301,19 +301,19 @@ def test_two_states_never_share_edits():
 def test_search_runs_publishes_and_adopts(state):
     runner = SearchRunner(state, interval_s=0.0)
     runner.start(ESConfig(budget=30, seed=1))
-    assert state.search_running
+    assert state.search.running
     runner.join(30)
-    assert not state.search_running and "done after 30" in state.search_status
-    assert [t[0] for t in state.search_trace] == list(range(1, 31))
-    best = [t[1] for t in state.search_trace]
+    assert not state.search.running and "done after 30" in state.search.status
+    assert [t[0] for t in state.search.trace] == list(range(1, 31))
+    best = [t[1] for t in state.search.trace]
     assert all(x >= y for x, y in zip(best, best[1:], strict=False))
-    assert len(state.search_points) == 30
-    assert state.search_best_evaluation.latency_us == pytest.approx(state.search_best.latency_us)
+    assert len(state.search.points) == 30
+    assert state.search.best_evaluation.latency_us == pytest.approx(state.search.best.latency_us)
     state.adopt_best()
-    assert state.evaluation.latency_us == pytest.approx(state.search_best.latency_us)
-    assert state.can_undo
+    assert state.evaluation.latency_us == pytest.approx(state.search.best.latency_us)
+    assert state.inputs.can_undo
     state.set_reference("best")
-    assert state.reference_label == "best of the search"
+    assert state.shown.reference_label == "best of the search"
 
 
 def test_stop_keeps_the_best_and_ends_the_run(state):
@@ -322,7 +322,7 @@ def test_stop_keeps_the_best_and_ends_the_run(state):
 
     def schedule(fn):
         fn()
-        if state.search_trace and len(state.search_trace) >= 10:
+        if state.search.trace and len(state.search.trace) >= 10:
             started.set()
 
     runner.schedule = schedule
@@ -330,11 +330,11 @@ def test_stop_keeps_the_best_and_ends_the_run(state):
     assert started.wait(30)
     runner.stop()
     runner.join(30)
-    assert not runner.running and not state.search_running
-    assert state.search_status.startswith("stopped after")
-    n = len(state.search_trace)
+    assert not runner.running and not state.search.running
+    assert state.search.status.startswith("stopped after")
+    n = len(state.search.trace)
     assert 10 <= n < 100_000
-    assert state.search_best.fitness == min(t[1] for t in state.search_trace)
+    assert state.search.best.fitness == min(t[1] for t in state.search.trace)
 
 
 def test_loading_is_refused_while_a_search_runs(state):
@@ -357,14 +357,14 @@ def test_the_best_is_shown_from_the_search_start_until_it_is_adopted(state):
     runner = SearchRunner(state, interval_s=0.0)
     runner.start(ESConfig(budget=12, seed=1))
     runner.join(60)
-    assert not state.search_running and state.best_on_mesh
-    best = state.search_best_evaluation
+    assert not state.search.running and state.search.best_on_mesh
+    best = state.search.best_evaluation
     assert state.shown_evaluation is best and state.evaluation is mine  # after the run too
-    state.follow_best = False
+    state.search.follow_best = False
     assert state.shown_evaluation is mine
-    state.follow_best = True
+    state.search.follow_best = True
     state.adopt_best()
-    assert not state.best_on_mesh and state.shown_evaluation is state.evaluation
+    assert not state.search.best_on_mesh and state.shown_evaluation is state.evaluation
     assert state.evaluation.latency_us == pytest.approx(best.latency_us)
     state.undo()
     assert state.shown_evaluation is state.evaluation
@@ -372,9 +372,9 @@ def test_the_best_is_shown_from_the_search_start_until_it_is_adopted(state):
 
 
 def test_a_new_network_ends_the_offer_of_the_best(state):
-    state.param.update(best_on_mesh=True, search_best_evaluation=state.start_evaluation)
+    state.search.param.update(best_on_mesh=True, best_evaluation=state.shown.start_evaluation)
     state.load("linear-dense:M=4,N=64", "loihi2")
-    assert not state.best_on_mesh and state.shown_evaluation is state.evaluation
+    assert not state.search.best_on_mesh and state.shown_evaluation is state.evaluation
 
 
 def test_a_search_can_start_from_the_edited_mapping(state):
@@ -385,10 +385,10 @@ def test_a_search_can_start_from_the_edited_mapping(state):
     runner = SearchRunner(state, interval_s=0.0)
     runner.start(ESConfig(budget=8, seed=2), from_current=True)
     runner.join(60)
-    first = state.search_points[0]
+    first = state.search.points[0]
     assert first.note == "start" and first.latency_us == pytest.approx(state.evaluation.latency_us)
-    assert "from the current mapping" not in state.search_status  # the end says how it went
-    assert state.search_best.latency_us <= state.evaluation.latency_us + 1e-9
+    assert "from the current mapping" not in state.search.status  # the end says how it went
+    assert state.search.best.latency_us <= state.evaluation.latency_us + 1e-9
     assert isinstance(state.mapping, Mapping)
 
 
@@ -401,21 +401,21 @@ def test_the_status_says_where_the_search_started_and_what_it_measured(state):
     runner = SearchRunner(state, interval_s=0.0)
     runner.start(ESConfig(budget=8, seed=2), from_current=True)
     runner.join(60)
-    start = state.search_points[0]
+    start = state.search.points[0]
     assert start.note == "start"
-    initial = min((r for r in state.search_points if r.generation == 0), key=lambda r: r.fitness)
+    initial = min((r for r in state.search.points if r.generation == 0), key=lambda r: r.fitness)
     said = "your mapping" if initial.note == "start" else initial.note
-    assert f"from {initial.latency_us:.3f} µs ({said})" in state.search_status
-    assert f"best {state.search_best.latency_us:.3f} µs" in state.search_status
+    assert f"from {initial.latency_us:.3f} µs ({said})" in state.search.status
+    assert f"best {state.search.best.latency_us:.3f} µs" in state.search.status
 
 
 def test_a_simulated_search_reports_the_simulated_step_as_its_result(state):
     runner = SearchRunner(state, interval_s=0.0)
     runner.start(ESConfig(budget=6, seed=1, objective="simulated-latency"))
     runner.join(120)
-    best = state.search_best
-    assert f"best {best.simulated_us:.3f} µs simulated" in state.search_status
-    assert f"(the model's {best.latency_us:.3f} µs)" in state.search_status
+    best = state.search.best
+    assert f"best {best.simulated_us:.3f} µs simulated" in state.search.status
+    assert f"(the model's {best.latency_us:.3f} µs)" in state.search.status
 
 
 def test_undo_after_loading_another_network_brings_back_the_users_mapping(state):
@@ -428,18 +428,18 @@ def test_undo_after_loading_another_network_brings_back_the_users_mapping(state)
     tuned, tuned_latency = state.mapping, state.evaluation.latency_us
     state.load("mlp:widths=64-128-32-10", "mesh:4x4x2")
     loaded = state.network
-    assert state.can_undo and not state.can_redo and not state.edited
+    assert state.inputs.can_undo and not state.inputs.can_redo and not state.edited
     state.undo()
     assert state.network is network and state.hardware.name == "loihi2"
     assert state.mapping is tuned and state.evaluation.latency_us == tuned_latency
-    assert state.start_mapping is start and state.edited and state.network_spec == NET
-    assert state.can_undo and state.can_redo
+    assert state.start_mapping is start and state.edited and state.inputs.network_spec == NET
+    assert state.inputs.can_undo and state.inputs.can_redo
     state.undo()  # the edit before the load
-    assert state.mapping is start and not state.can_undo
+    assert state.mapping is start and not state.inputs.can_undo
     state.redo()
     state.redo()  # the load again
     assert state.network is loaded and state.hardware.name != "loihi2"
-    assert not state.can_redo and state.can_undo
+    assert not state.inputs.can_redo and state.inputs.can_undo
     assert state.evaluation.latency_us == fresh_latency(state)
 
 
@@ -448,7 +448,7 @@ def test_a_new_edit_after_undoing_a_load_drops_the_load_from_redo(state):
     state.undo()
     c = state.mapping.placement.cores
     state.swap_cores(int(c[0]), int(c[1]))
-    assert not state.can_redo and state.network_spec == NET
+    assert not state.inputs.can_redo and state.inputs.network_spec == NET
 
 
 def test_only_the_last_loads_are_kept_for_undo(state):
@@ -459,7 +459,7 @@ def test_only_the_last_loads_are_kept_for_undo(state):
     for widths in ("64-10", "64-32-10", "64-48-10", "64-16-10", "32-10")[: LOADS_KEPT + 1]:
         state.load(f"mlp:widths={widths}", "mesh:4x4x2")
     seen = []
-    while state.can_undo:
+    while state.inputs.can_undo:
         state.undo()
-        seen.append(state.network_spec)
+        seen.append(state.inputs.network_spec)
     assert len(seen) == LOADS_KEPT and NET not in seen

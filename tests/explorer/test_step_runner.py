@@ -48,24 +48,24 @@ def test_the_start_and_every_edit_are_simulated_once(state):
     later = Later()
     runner = StepRunner(state, later)
     runner.request()  # a page asks once it is up
-    assert state.simulating
+    assert state.simulation.running
     settle(runner, later)
     start_us = simulated_us(state, state.mapping)
-    assert not state.simulating and state.simulated_of is state.evaluation
-    assert state.simulated.step_us == pytest.approx(start_us)
-    assert state.start_simulated_us == pytest.approx(start_us)
+    assert not state.simulation.running and state.simulation.of is state.evaluation
+    assert state.simulation.step.step_us == pytest.approx(start_us)
+    assert state.simulation.start_us == pytest.approx(start_us)
     runner.request()  # the same mapping: nothing to do
     assert not runner.running and not later.calls
 
     cores = state.mapping.placement.cores
     state.swap_cores(int(cores[0]), int(cores[8]))  # the watcher asks by itself …
-    assert not state.simulating and not runner.running  # … on the next tick
+    assert not state.simulation.running and not runner.running  # … on the next tick
     later.run()
-    assert state.simulating and state.simulated_of is not state.evaluation
+    assert state.simulation.running and state.simulation.of is not state.evaluation
     settle(runner, later)
-    assert state.simulated_of is state.evaluation
-    assert state.simulated.step_us == pytest.approx(simulated_us(state, state.mapping))
-    assert state.start_simulated_us == pytest.approx(start_us)  # the start stays
+    assert state.simulation.of is state.evaluation
+    assert state.simulation.step.step_us == pytest.approx(simulated_us(state, state.mapping))
+    assert state.simulation.start_us == pytest.approx(start_us)  # the start stays
 
 
 def test_a_delayed_simulation_skips_the_drags_made_before_it_starts(state, monkeypatch):
@@ -80,7 +80,7 @@ def test_a_delayed_simulation_skips_the_drags_made_before_it_starts(state, monke
         return simulate_step(mapped, **options)
 
     monkeypatch.setattr(step_runner, "simulate_step", counting)
-    state.param.update(start_simulated_us=1.0)  # the start counts as simulated already
+    state.simulation.param.update(start_us=1.0)  # the start counts as simulated already
     later = Later()
     runner = StepRunner(state, later, delay=0.5)
     cores = state.mapping.placement.cores
@@ -92,7 +92,7 @@ def test_a_delayed_simulation_skips_the_drags_made_before_it_starts(state, monke
     first.join(60)
     settle(runner, later)
     assert simulated == [state.mapping]  # the first never started
-    assert state.simulated_of is state.evaluation
+    assert state.simulation.of is state.evaluation
 
 
 def test_the_next_drag_cancels_the_simulation_under_way(state):
@@ -108,8 +108,8 @@ def test_the_next_drag_cancels_the_simulation_under_way(state):
     assert first is not second
     first.join(60)
     settle(runner, later)
-    assert state.simulated_of is state.evaluation  # only the last drag's step is shown
-    assert state.simulated.step_us == pytest.approx(simulated_us(state, state.mapping))
+    assert state.simulation.of is state.evaluation  # only the last drag's step is shown
+    assert state.simulation.step.step_us == pytest.approx(simulated_us(state, state.mapping))
 
 
 def test_nothing_is_simulated_while_a_search_runs_and_the_best_after(state):
@@ -120,11 +120,11 @@ def test_nothing_is_simulated_while_a_search_runs_and_the_best_after(state):
     search.start(ESConfig(budget=10, seed=1))
     search.join(60)
     later.run()
-    assert state.best_on_mesh and not state.search_running
+    assert state.search.best_on_mesh and not state.search.running
     settle(runner, later)  # the search's end asked for the best's step
-    assert state.simulated_of is state.search_best_evaluation
+    assert state.simulation.of is state.search.best_evaluation
     best = state.best_mapping()
-    assert state.simulated.step_us == pytest.approx(simulated_us(state, best))
+    assert state.simulation.step.step_us == pytest.approx(simulated_us(state, best))
 
 
 def test_a_step_longer_than_the_clients_limit_is_said_not_simulated():
@@ -134,8 +134,8 @@ def test_a_step_longer_than_the_clients_limit_is_said_not_simulated():
     runner = StepRunner(state, later)
     runner.request()
     settle(runner, later)
-    assert state.simulated is None and state.simulated_of is state.evaluation
-    assert "1000 cycles" in state.simulated_error and not state.simulating
+    assert state.simulation.step is None and state.simulation.of is state.evaluation
+    assert "1000 cycles" in state.simulation.error and not state.simulation.running
 
 
 def test_the_card_shows_the_step_when_it_arrives_and_greys_it_while_a_newer_runs(state):
@@ -147,14 +147,14 @@ def test_the_card_shows_the_step_when_it_arrives_and_greys_it_while_a_newer_runs
     runner.request()
     assert 'data-testid="metric-simulated"' in cards.html and ">…<" in cards.html
     settle(runner, later)
-    assert f">{format_quantity(state.simulated.step_us)}<" in cards.html
+    assert f">{format_quantity(state.simulation.step.step_us)}<" in cards.html
     assert "pending" not in cards.html
     cores = state.mapping.placement.cores
     state.swap_cores(int(cores[0]), int(cores[8]))
     later.run()  # the session's next tick starts the newer one
     assert "metric-card sim pending" in cards.html and "simulating the change" in cards.html
     settle(runner, later)
-    pct = 100 * (state.simulated.step_us / state.start_simulated_us - 1)
+    pct = 100 * (state.simulation.step.step_us / state.simulation.start_us - 1)
     assert f"{format_change(pct)} vs start" in cards.html and "pending" not in cards.html
     assert 'data-testid="metric-simulated"' not in MetricsView(state=state).html  # opt-in
 
@@ -172,12 +172,12 @@ def test_a_long_step_tells_the_card_how_far_it_has_got(state, monkeypatch):
     reports = list(later.calls)  # progress reports, then the result
     assert len(reports) >= 2
     reports[0]()  # the first report: the card says how far the simulation has got
-    assert state.simulating and state.simulating_cycles > 0
+    assert state.simulation.running and state.simulation.cycles > 0
     model_cycles = shown.latency_us * 1000 / state.hardware.noc.cycle_ns
-    pct = round(100 * state.simulating_cycles / model_cycles)
+    pct = round(100 * state.simulation.cycles / model_cycles)
     assert f"simulating: {pct} % of the model's step" in html.unescape(simulated_card(state))
     later.run()  # the remaining reports and the result
-    assert not state.simulating and state.simulated_of is shown
+    assert not state.simulation.running and state.simulation.of is shown
     assert "of the model's step" not in simulated_card(state)
 
 

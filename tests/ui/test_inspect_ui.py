@@ -60,7 +60,7 @@ def test_the_layer_filter_narrows_the_heatmap(page, demo_url):
     state = ExplorerState.from_specs(DEMO["network"], DEMO["hardware"])
     layer = state.network.population_names.index("layer5")
     assert page.evaluate(LOAD_SUM) == pytest.approx(
-        state.layer_evaluation([layer]).link_messages.sum(), rel=1e-6
+        state.inspection.layer_evaluation([layer]).link_messages.sum(), rel=1e-6
     )
 
 
@@ -117,7 +117,7 @@ def test_clicking_a_core_shows_its_terms_memory_and_routes(page, demo_url):
 
     state = ExplorerState.from_specs(DEMO["network"], DEMO["hardware"])
     core = int(state.mapping.placement.cores[0])
-    want = state.inspect_core(core)
+    want = state.inspection.core(core)
     open_in(page, demo_url)
     page.mouse.click(*page.evaluate(CORE_XY, [core])[0])
     header = page.get_by_test_id("inspect-header")

@@ -248,8 +248,8 @@ ZOOM = """(across) => {
 @pytest.mark.ui
 def test_a_fine_mesh_draws_its_detail_as_one_zooms_in(page):
     from explorer.app import build_app
-    from explorer.views.mesh import CLEAR
     from explorer.views.mesh_columns import EMPTY_COLOR, IDLE_COLOR
+    from explorer.views.mesh_figure import CLEAR
 
     app = lambda: build_app("mlp:widths=64-128-32-10", "mesh:48x48")  # noqa: E731
     with served_view("fine", app, "MeshScope") as url:

@@ -24,6 +24,7 @@ from engine.network import Network
 from engine.pipeline import build_mapping
 from explorer.browser import CORE_XY, FIGURE_DRAWN, HOT_LINK_XY, WEBSOCKET_OPEN, open_in
 from explorer.scenes import FORMAT, VERSION, Scene, encode_scene
+from explorer.tabs import titles
 from tests.support.pages import tab
 
 pytestmark = pytest.mark.ui
@@ -217,7 +218,7 @@ def test_a_network_whose_names_are_markup_runs_no_script_on_any_tab(page, demo_u
     )  # fmt: skip
     expect(page.get_by_test_id("subtitle")).to_contain_text(f"{PROBE}30", timeout=60_000)
     watch.clean("the header and the sidebar")
-    for name in ("Mesh", "Evolution", "Bottlenecks", "Compare", "Traffic", "Pareto", "Mosaic"):
+    for name in titles():  # every tab of the page
         tab(page, name).click()
         page.wait_for_timeout(1500)  # the tab's view built and drawn
         watch.clean(f"the {name} tab")

@@ -141,7 +141,7 @@ def test_every_point_of_a_search_lies_under_the_roof(state):
     runner.join(60)
     hw = state.hardware
     data = view.roofline.search.data
-    assert len(data["x"]) == len(state.search_points) == 60
+    assert len(data["x"]) == len(state.search.points) == 60
     x, y = np.asarray(data["x"]), np.asarray(data["y"])
     ok = np.isfinite(x)
     assert ok.sum() > 0
@@ -152,8 +152,8 @@ def test_every_point_of_a_search_lies_under_the_roof(state):
     assert np.all(on_roof[ok & np.isin(bound, ["synops", "link"])])
     assert not np.any(on_roof[ok & np.isin(bound, ["dendops", "synmem", "barrier"])])
     # the runner's terms are the evaluations' own (no evaluation failed: row = record index)
-    best = state.search_best_evaluation
-    row = state.search_points[state.search_best.index]
+    best = state.search.best_evaluation
+    row = state.search.points[state.search.best.index]
     assert row.latency_us == pytest.approx(best.latency_us) and row.bottleneck == best.bottleneck
     assert row.terms_us["synops"] == pytest.approx(best.terms_us["synops"])
     assert row.terms_us["link"] == pytest.approx(best.terms_us["link"])
@@ -195,7 +195,7 @@ def test_view_follows_the_evaluation_reference_and_start(state):
     view.__panel__()
     hw = state.hardware
     marks = view.roofline.marks
-    start = roofline_point(hw, state.start_evaluation)
+    start = roofline_point(hw, state.shown.start_evaluation)
     assert marks["current"].data["x"] == [start["x"]]
     assert marks["start"].data["x"] == [start["x"]]
     assert marks["reference"].data["x"] == [] and marks["best"].data["x"] == []

@@ -121,7 +121,7 @@ def test_view_shows_zero_difference_then_the_swap(state):
     delta = np.asarray(view.difference.data["delta"])
     assert np.any(delta != 0)
     ids = view.difference.data["link"]
-    current, start = state.evaluation.link_messages, state.start_evaluation.link_messages
+    current, start = state.evaluation.link_messages, state.shown.start_evaluation.link_messages
     assert np.allclose(delta, current[ids] - start[ids])
     assert "compare-latency" in view._summary.object
     state.undo()
@@ -163,7 +163,7 @@ def _uneven_view(reference_is_lighter: bool = True):
 @pytest.mark.parametrize("reference_is_lighter", [True, False])
 def test_both_meshes_share_one_colour_scale(reference_is_lighter):
     state, view = _uneven_view(reference_is_lighter)
-    current, reference = state.evaluation, state.reference_evaluation
+    current, reference = state.evaluation, state.shown.reference_evaluation
     assert current.max_link_messages != reference.max_link_messages
     top = max(current.max_link_messages, reference.max_link_messages)
     assert shared_load_scale(current, reference) == top
@@ -213,7 +213,7 @@ def test_the_shared_scale_follows_the_mappings():
     )
     light = ExplorerState.from_specs(UNEVEN, "loihi2", placer="spread-row")
     assert view.load_file("light.json", light.mapping_json().encode())
-    ref = state.reference_evaluation
+    ref = state.shown.reference_evaluation
     assert mapper.high == max(state.evaluation.max_link_messages, ref.max_link_messages)
 
 
@@ -232,7 +232,7 @@ def test_choose_best_and_file(state, errors):
     view = CompareView(state=state)
     assert not view.choose("best")  # no search yet
     assert errors and "no search result" in errors[0]
-    assert state.reference is None and view._choice.value == "start"
+    assert state.shown.reference is None and view._choice.value == "start"
 
     runner = SearchRunner(state, interval_s=0.0)
     runner.start(ESConfig(budget=20, seed=2))
@@ -240,7 +240,7 @@ def test_choose_best_and_file(state, errors):
     assert view.choose("best")
     assert view.reference_label == "best of the search"
     assert view._reference.title.text == "Reference: best of the search"
-    best = state.search_best_evaluation
+    best = state.search.best_evaluation
     assert view.difference.data["reference"] == pytest.approx(
         best.link_messages[view.difference.data["link"]]
     )
@@ -263,11 +263,15 @@ def test_a_bad_file_is_a_notification_and_changes_nothing(state, errors, data):
         data = json.dumps(mapping_to_dict(other.network, other.hardware, other.mapping)).encode()
     view = CompareView(state=state)
     view.choose("start")
-    before = (state.reference, state.reference_evaluation, state.reference_label)
+    before = (state.shown.reference, state.shown.reference_evaluation, state.shown.reference_label)
     delta_before = list(view.difference.data["delta"])
     assert not view.load_file("bad.json", data)
     assert len(errors) == 1
-    assert (state.reference, state.reference_evaluation, state.reference_label) == before
+    assert (
+        state.shown.reference,
+        state.shown.reference_evaluation,
+        state.shown.reference_label,
+    ) == before
     assert view._choice.value == "start"
     assert list(view.difference.data["delta"]) == delta_before
 
@@ -286,7 +290,7 @@ def test_a_new_network_rebuilds_the_panels(state):
 def test_a_bad_upload_through_the_widget_is_cleared(state, errors):
     view = CompareView(state=state)
     view._file.param.update(filename="bad.json", value=b"not json")
-    assert len(errors) == 1 and state.reference is None
+    assert len(errors) == 1 and state.shown.reference is None
     assert not view._file.value
     assert not view.choose("file")  # nothing to compare with until a file is chosen
-    assert len(errors) == 1 and state.reference is None
+    assert len(errors) == 1 and state.shown.reference is None

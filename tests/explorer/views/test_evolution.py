@@ -16,13 +16,9 @@ from engine.errors import MeshScopeError
 from engine.search import ESConfig, Record
 from explorer.runner import SearchRunner
 from explorer.state import ExplorerState
-from explorer.views.evolution import (
-    EvolutionView,
-    RowStreamer,
-    point_columns,
-    session_scheduler,
-    trace_columns,
-)
+from explorer.views._page import session_scheduler
+from explorer.views.evolution import EvolutionView, point_columns, trace_columns
+from explorer.views.search_plots import RowStreamer
 
 NET = "mlp:widths=256-512-256-10"
 
@@ -183,14 +179,14 @@ def test_a_search_fills_one_row_per_evaluation_and_marks_the_best(state):
     runner = SearchRunner(state, interval_s=0.0)
     runner.start(ESConfig(budget=40, seed=3))
     runner.join(60)
-    assert not state.search_running
+    assert not state.search.running
     trace = view.trace_source.data
     assert list(trace["evaluations"]) == list(range(1, 41))
-    assert list(trace["best"]) == [t[1] for t in state.search_trace]
+    assert list(trace["best"]) == [t[1] for t in state.search.trace]
     points = view.points_source.data
-    assert len(points["latency_us"]) == len(state.search_points) == 40
-    assert list(points["cores"]) == [p.cores_used for p in state.search_points]
-    best = state.search_best
+    assert len(points["latency_us"]) == len(state.search.points) == 40
+    assert list(points["cores"]) == [p.cores_used for p in state.search.points]
+    best = state.search.best
     assert view.best_source.data == {"latency_us": [best.latency_us], "energy_uj": [best.energy_uj]}
     assert view.best_source.data["latency_us"][0] == min(points["latency_us"])
     assert view.adopt_button.disabled is False and view.stop_button.disabled is True
@@ -201,18 +197,18 @@ def test_a_search_fills_one_row_per_evaluation_and_marks_the_best(state):
 def test_start_stop_adopt_through_the_view(state):
     view = EvolutionView(state=state, budget=20_000, seed=5)
     view.start()  # no document: the runner publishes from its thread, at most every 150 ms
-    assert state.search_running and view.start_button.disabled and not view.stop_button.disabled
+    assert state.search.running and view.start_button.disabled and not view.stop_button.disabled
     with pytest.raises(MeshScopeError):
         state.load(NET, "loihi2")  # a running search keeps the session as it is
     view.stop()
     view.runner.join(60)
-    assert not state.search_running
-    assert state.search_status.startswith("stopped after")
+    assert not state.search.running
+    assert state.search.status.startswith("stopped after")
     n = len(view.trace_source.data["evaluations"])
-    assert 0 < n < 100_000 and n == len(state.search_trace)
+    assert 0 < n < 100_000 and n == len(state.search.trace)
     view.adopt()
-    assert state.evaluation.latency_us == pytest.approx(state.search_best.latency_us)
-    assert state.search_status.startswith("adopted the best")
+    assert state.evaluation.latency_us == pytest.approx(state.search.best.latency_us)
+    assert state.search.status.startswith("adopted the best")
     assert view.current_source.data["latency_us"] == [state.evaluation.latency_us]
 
 
@@ -226,15 +222,15 @@ def test_start_from_the_current_mapping_is_ticked_once_it_is_edited(state):
     assert box.value  # an edited mapping is where a search should start
     view.start()
     view.runner.join(60)
-    assert state.search_points[0].note == "start"
-    assert state.search_points[0].latency_us == pytest.approx(state.evaluation.latency_us)
+    assert state.search.points[0].note == "start"
+    assert state.search.points[0].latency_us == pytest.approx(state.evaluation.latency_us)
     box.value = False  # the person's choice stands from now on
     state.undo()
     state.swap_cores(int(cores[1]), empty[41])
     assert not box.value
     view.start()
     view.runner.join(60)
-    assert all(r.note != "start" for r in state.search_points)
+    assert all(r.note != "start" for r in state.search.points)
 
 
 def test_a_second_run_starts_the_plots_again(state):
@@ -248,17 +244,17 @@ def test_a_second_run_starts_the_plots_again(state):
     assert len(view.points_source.data["energy_uj"]) == 12
     assert "energy" in view.trace_figure.yaxis[0].axis_label
     best = view.trace_source.data["best"][-1]
-    assert best == pytest.approx(state.search_best.energy_uj)
+    assert best == pytest.approx(state.search.best.energy_uj)
 
 
 def test_a_refused_start_is_a_notification(state, monkeypatch):
     errors = []
     monkeypatch.setattr("explorer.views.evolution.notify_error", errors.append)
     view = EvolutionView(state=state)
-    state.search_running = True  # e.g. a search started from another view of this session
+    state.search.running = True  # e.g. a search started from another view of this session
     view.start()
     assert errors and "already running" in errors[0]
-    assert view.runner is None and state.search_trace == []
+    assert view.runner is None and state.search.trace == []
 
 
 def test_adopt_without_a_result_is_a_notification(state, monkeypatch):
@@ -275,7 +271,7 @@ def test_a_failed_search_is_reported(state, monkeypatch):
     errors = []
     monkeypatch.setattr("explorer.views.evolution.notify_error", errors.append)
     EvolutionView(state=state)
-    state.param.update(search_error="boom", search_status="boom")
+    state.search.param.update(error="boom", status="boom")
     assert errors == ["The search failed: boom"]
 
 
@@ -300,12 +296,12 @@ def test_closing_the_session_stops_the_search(state):
         view = EvolutionView(state=state, budget=20_000)
     assert len(doc.session_destroyed_callbacks) == 1
     view.start()
-    assert state.search_running
+    assert state.search.running
     for callback in doc.session_destroyed_callbacks:
         callback(context)
     view.runner.join(60)
     assert not view.runner.running
-    assert state.search_status.startswith("stopped after")
+    assert state.search.status.startswith("stopped after")
 
 
 def test_a_point_picked_on_the_plot_is_shown_on_the_mesh_until_adopted_or_dropped(state):
@@ -315,23 +311,23 @@ def test_a_point_picked_on_the_plot_is_shown_on_the_mesh_until_adopted_or_droppe
     mesh = MeshView(state=state)
     view.start()
     view.runner.join(60)
-    points = state.search_points
+    points = state.search.points
     worst = max(range(len(points)), key=lambda i: points[i].latency_us)
     view.pick([worst])  # what a click on the point does
     record = points[worst]
-    assert state.picked is record
-    assert state.shown_evaluation is state.picked_evaluation
+    assert state.search.picked is record
+    assert state.shown_evaluation is state.search.picked_evaluation
     assert state.shown_evaluation.latency_us == pytest.approx(record.latency_us)
     np.testing.assert_array_equal(
         state.shown_mapping().placement.cores, record.mapping(state.network).placement.cores
     )
     assert f"evaluation {record.index + 1}" in mesh._banner.object and mesh._unpick.visible
     mesh._unpick.clicks += 1  # Back to mine: the best is on offer again
-    assert state.picked is None and state.shown_evaluation is state.search_best_evaluation
+    assert state.search.picked is None and state.shown_evaluation is state.search.best_evaluation
     view.pick([worst])
     view.adopt()
     assert state.evaluation.latency_us == pytest.approx(record.latency_us)
-    assert state.picked is None and not mesh._search_row.visible
-    assert state.search_status.startswith("adopted the picked mapping")
+    assert state.search.picked is None and not mesh._search_row.visible
+    assert state.search.status.startswith("adopted the picked mapping")
     view.pick([])  # a click on nothing
-    assert state.picked is None
+    assert state.search.picked is None

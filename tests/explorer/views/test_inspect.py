@@ -125,7 +125,7 @@ def test_the_layer_filter_shows_one_layers_load(view):
     assert narrowed.sum() < whole.sum() and np.all(narrowed <= whole + 1e-6)
     ids = np.asarray(mesh._sources.links.data["link"])
     g = s._evaluator.graph
-    expected = s.layer_evaluation([2]).link_messages[ids]
+    expected = s.inspection.layer_evaluation([2]).link_messages[ids]
     np.testing.assert_allclose(narrowed, expected)
     assert g.pair_messages[g.population[g.pair_src] == 2].sum() > 0
     assert "only the flows that leave layer2" in mesh._caption.object

@@ -14,7 +14,7 @@ from engine.mapping import Mapping, Placement
 from engine.partition_graph import partition_graph
 from engine.placement import make_placement
 from explorer.state import ExplorerState
-from explorer.views.mesh import DETAIL_PX, MeshView, core_color_mappers, mesh_figure
+from explorer.views.mesh import MeshView
 from explorer.views.mesh_columns import (
     BOTTLENECK_COLOR,
     COLOR_MODES,
@@ -38,6 +38,7 @@ from explorer.views.mesh_columns import (
     simulated_link_text,
     srgb_to_lab,
 )
+from explorer.views.mesh_figure import DETAIL_PX, core_color_mappers, mesh_figure
 
 
 def _mesh_link_count(w: int, h: int) -> int:
@@ -402,7 +403,7 @@ def test_a_drop_sends_the_cores_changed_rows_only(monkeypatch):
     a, b = int(cores[0]), int(cores[len(cores) // 2])
     xs, ys = _dropped(state.hardware, a, b)
     sources.cores.data.update(x=xs, y=ys)  # what the browser's change does: a drop
-    assert not errors and state.can_undo
+    assert not errors and state.inputs.can_undo
     rows = {i for src, p in patched if src is sources.core_info for c in p.values() for i, _ in c}
     assert rows == {a, b}  # the swapped cores' tooltip figures, as a patch
     moved = {i for src, p in patched if src is sources.cores for c in p.values() for i, _ in c}
@@ -447,7 +448,7 @@ def test_drop_on_an_occupied_core_swaps_and_everything_follows():
     assert view.drop(*_dropped(state.hardware, a, b))
     np.testing.assert_array_equal(state.mapping.placement.cores, expected)
     assert state.evaluation.latency_us == want.latency_us
-    assert state.can_undo and not errors
+    assert state.inputs.can_undo and not errors
     data = view._sources.cores.data
     x, y = core_positions(state.hardware)
     np.testing.assert_array_equal(data["x"], x)  # every point back on its slot
@@ -480,13 +481,13 @@ def test_drop_on_an_empty_slot_moves_the_core():
 
 def test_a_drop_that_goes_nowhere_snaps_back_and_changes_nothing():
     state, view, errors = _view()
-    before = (state.mapping, state.revision)
+    before = (state.mapping, state.shown.revision)
     x, y = core_positions(state.hardware)
     xs = x.copy()
     xs[0] = -3.0  # dropped off the mesh
     view._sources.cores.data.update(x=xs)  # what the browser did
     assert not view.drop(xs, y)
-    assert (state.mapping, state.revision) == before and not errors
+    assert (state.mapping, state.shown.revision) == before and not errors
     np.testing.assert_array_equal(view._sources.cores.data["x"], x)
 
 
@@ -505,11 +506,11 @@ def test_the_source_callback_swaps_once_and_ignores_its_own_writes():
     state, view, _ = _view()
     cores = state.mapping.placement.cores
     xs, ys = _dropped(state.hardware, int(cores[1]), int(cores[20]))
-    revision = state.revision
+    revision = state.shown.revision
     view._sources.cores.data.update(x=xs, y=ys)  # fires on_change, like a drop in the page
-    assert state.revision == revision + 1
+    assert state.shown.revision == revision + 1
     state.undo()  # the view rewrites its source: that must not count as a drop
-    assert state.revision == revision + 2 and not state.can_undo
+    assert state.shown.revision == revision + 2 and not state.inputs.can_undo
 
 
 def test_a_search_followed_on_the_mesh_pauses_dragging():
@@ -518,7 +519,7 @@ def test_a_search_followed_on_the_mesh_pauses_dragging():
     stats = partition_graph(state.network, state.hardware, state.mapping.partition)
     other = Mapping(state.mapping.partition, make_placement(stats, state.hardware, "spread-col"))
     best = model_evaluation(state.network, state.hardware, other)
-    state.param.update(search_running=True, best_on_mesh=True, search_best_evaluation=best)
+    state.search.param.update(running=True, best_on_mesh=True, best_evaluation=best)
     placed = np.flatnonzero(np.asarray(view._sources.core_info.data["partition"]) >= 0)
     np.testing.assert_array_equal(np.sort(placed), np.sort(other.placement.cores))
     assert view._search_row.visible and "best mapping</b> so far" in view._banner.object
@@ -527,17 +528,17 @@ def test_a_search_followed_on_the_mesh_pauses_dragging():
     before = state.mapping
     assert not view.drop(*_dropped(state.hardware, int(cores[0]), int(cores[8])))
     assert state.mapping is before and "search's best" in errors[0]
-    state.follow_best = False  # back to the user's own mapping
+    state.search.follow_best = False  # back to the user's own mapping
     placed = np.flatnonzero(np.asarray(view._sources.core_info.data["partition"]) >= 0)
     np.testing.assert_array_equal(np.sort(placed), np.sort(cores))
-    state.search_running = False  # over: the best stays on offer, and says so
+    state.search.running = False  # over: the best stays on offer, and says so
     assert view._search_row.visible and view._adopt.visible
     assert "Search over" in view._banner.object and "your mapping" in view._banner.object
-    state.follow_best = True
+    state.search.follow_best = True
     assert "its best mapping" in view._banner.object and " so far" not in view._banner.object
     view._adopt.clicks += 1  # wired to the state's adopt (which needs a search's Record)
     assert "no search result to adopt" in errors[-1]
-    state.best_on_mesh = False  # as adopting does: the banner goes
+    state.search.best_on_mesh = False  # as adopting does: the banner goes
     assert not view._search_row.visible
 
 
@@ -592,13 +593,13 @@ def test_simulated_modes_colour_the_links_by_the_simulated_step():
     assert sources.color_by == "messages"
     assert "until it arrives" in view._caption.object
     runner = _simulate_shown(state)
-    figures = state.simulated.link_figures()
+    figures = state.simulation.step.link_figures()
     ids = np.asarray(sources.links.data["link"])
     assert sources.color_by == "flits"
     np.testing.assert_array_equal(sources.links.data["value"], figures["flits"][ids])
     assert sources.mapper.high == figures["flits"].max()
     assert sources.color_bar.title == COLOR_MODES["flits"][0]
-    assert f"{state.simulated.step_cycles:,} cycles" in view._caption.object
+    assert f"{state.simulation.step.step_cycles:,} cycles" in view._caption.object
     view.color_by = "busy"
     np.testing.assert_allclose(sources.links.data["value"], figures["busy"][ids])
     assert sources.mapper.high == 1.0
@@ -626,7 +627,7 @@ def test_a_simulated_step_arriving_rewrites_the_links_but_never_the_cores():
     view._sources.cores.on_change("data", lambda attr, old, new: changed.append("cores"))
     view._sources.links.on_change("data", lambda attr, old, new: changed.append("links"))
     runner = _simulate_shown(state)
-    assert state.simulated is not None
+    assert state.simulation.step is not None
     assert "links" in changed and "cores" not in changed
     changed.clear()
     view.color_by = "busy"  # another colouring: links only too
@@ -647,7 +648,7 @@ def test_link_loads_export_has_every_link_and_the_simulated_step_when_current():
     assert "simulated_flits" not in frame
     runner = _simulate_shown(state)
     frame = pd.read_csv(view.link_loads_csv())
-    flits = state.simulated.link_flits
+    flits = state.simulation.step.link_flits
     np.testing.assert_array_equal(frame["simulated_flits"], flits[frame["link"]])
     into_core = frame["kind"] == "router-to-core"
     assert frame.loc[into_core, "buffer_peak_flits"].isna().all()

@@ -48,7 +48,7 @@ def test_a_click_shows_the_mapping_and_adopt_makes_it_current(view):
     before = state.evaluation.latency_us
     target = max(view.evaluations, key=lambda e: abs(e.objectives["latency"] - before))
     view.select([view.evaluations.index(target)])
-    assert state.picked is not None and state.picked.index == target.index
+    assert state.search.picked is not None and state.search.picked.index == target.index
     assert state.shown_evaluation.latency_us == pytest.approx(target.objectives["latency"])
     view.adopt()
     assert state.evaluation.latency_us == pytest.approx(target.objectives["latency"])

@@ -327,7 +327,7 @@ def test_a_step_simulated_while_the_session_loads_another_mapping_keeps_to_its_o
     view = TrafficView(state=state)
     jobs = []
     view._runner.start = lambda job, done, failed: jobs.append((job, done))  # run it later
-    view._start()
+    view.start_run()
     state.load("mlp:widths=64-128-32", "mesh:6x6x2")
     job, done = jobs.pop()
     run = job(threading.Event())
