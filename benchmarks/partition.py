@@ -123,7 +123,7 @@ def main():
     except ImportError:
         have_mtk = False
     from engine.io.network_file import save_network
-    from engine.workloads import build_workload
+    from engine.specs import build_workload
 
     rows = []
     tmp = tempfile.TemporaryDirectory()

@@ -38,11 +38,10 @@ from engine.errors import CapacityError
 from engine.hardware import CORE_TO_ROUTER, DIRECTIONS, LINK_KINDS, OFF_CHIP, ROUTER, Hardware
 from engine.mapping import Mapping, Partition, Placement
 from engine.network import Network
-from engine.partition_graph import PartitionGraph, partition_graph
+from engine.partition_graph import FIXED, PartitionGraph, partition_graph
 from engine.resources import check_mapping, require_cores
 from engine.routing import routing_of
 from engine.traffic import (
-    FIXED,
     link_summary,
     mesh_route_loads,
     multicast_loads,
@@ -469,23 +468,20 @@ def _placement_problems(cores: np.ndarray, hardware: Hardware, n_parts: int) -> 
 def model_evaluation(network: Network, hardware: Hardware, mapping: Mapping) -> Evaluation:
     """The max-affine model's full cost of a mapping (latency, energy, terms, metrics),
     checked first: every reason it cannot run is named in one ``CapacityError``."""
-    return checked_evaluator(network, hardware, mapping, predictor="max-affine").evaluation()
+    return checked_evaluator(network, hardware, mapping).evaluation()
 
 
 def checked_evaluator(
     network: Network, hardware: Hardware, mapping: Mapping, *,
     graph: PartitionGraph | None = None, multicast: bool | None = None,
-    predictor: str | None = None,
+    evaluator: type[Evaluator] | None = None,
 ) -> Evaluator:  # fmt: skip
     """An ``Evaluator`` of the mapping (fast swaps and re-placements) after checking that it
-    fits every limit (``engine.resources.check_mapping``), by ``predictor`` (a name of
-    ``engine.predict.predictors``; None: the default, ``engine.predict.DEFAULT_PREDICTOR``)."""
-    from engine.predict import evaluator_class
-
-    cls = evaluator_class(predictor)
+    fits every limit (``engine.resources.check_mapping``), of class ``evaluator`` (a
+    predictor's, ``engine.predict.evaluator_class``; None: this module's max-affine model)."""
     graph = graph or partition_graph(network, hardware, mapping.partition)
     check_mapping(network, hardware, mapping, graph)
-    return cls(
+    return (evaluator or Evaluator)(
         network, hardware, mapping.partition, mapping.placement, graph=graph, check=False,
         multicast=multicast,
     )  # fmt: skip

@@ -27,8 +27,9 @@ import numpy as np
 
 from engine.errors import SpecError
 from engine.hardware import DIRECTIONS, Hardware
+from engine.partition_graph import FIXED
 from engine.routing import ORDER_NAMES, XY, dor_crosses, dor_path, routing_of
-from engine.traffic import FIXED, port_cores, route_loads
+from engine.traffic import port_cores, route_loads
 
 __all__ = [
     "FlowTable", "core_flows", "flows_through", "layer_link_messages", "link_label",

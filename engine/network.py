@@ -19,31 +19,19 @@ the hardware's input port (``Hardware.input_core``). A spike source receives no 
 from __future__ import annotations
 
 import hashlib
-import resource
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 import numba
 import numpy as np
-import psutil
 
+from engine import host
 from engine.errors import CapacityError, InvalidNetworkError
 from engine.projection import ConvProjection
 
-__all__ = ["Network", "ENCODINGS", "available_memory"]
+__all__ = ["Network", "ENCODINGS"]
 
 ENCODINGS = ("sparse", "dense")
-
-
-def available_memory() -> int:
-    """Bytes a new allocation can have: what this machine can give without swapping
-    (psutil's "available"), or, when the process's address space is bounded (``ulimit -v``,
-    RLIMIT_AS), what is left of that bound, whichever is less."""
-    free = int(psutil.virtual_memory().available)
-    limit = resource.getrlimit(resource.RLIMIT_AS)[0]
-    if limit != resource.RLIM_INFINITY:
-        free = min(free, max(0, limit - psutil.Process().memory_info().vms))
-    return free
 
 
 @numba.njit(cache=True, nogil=True)
@@ -330,7 +318,7 @@ class Network:
         if not self.projections:
             return self
         need = self.explicit_bytes()
-        limit = available_memory() if limit is None else limit
+        limit = host.available_memory() if limit is None else limit
         if need > limit:
             big = max(self.projections, key=lambda p: p.n_synapses)
             names = self.population_names

@@ -44,9 +44,12 @@ from engine.resources import (
     synmem_words,
     violations_by_population,
 )
-from engine.traffic import FIXED
 
-__all__ = ["Messages", "PartitionGraph", "count_matrix", "partition_graph", "structured_counts"]
+__all__ = [
+    "FIXED", "Messages", "PartitionGraph", "count_matrix", "partition_graph", "structured_counts",
+]  # fmt: skip
+
+FIXED = 1 << 20  # fixed-point units per message: the loads of ``engine.traffic`` are kept in them
 
 
 @dataclass(frozen=True, eq=False)

@@ -38,6 +38,7 @@ from functools import cached_property
 import numba
 import numpy as np
 
+from engine import host
 from engine.errors import CapacityError, InvalidNetworkError
 
 __all__ = ["ConvProjection", "valid_positions"]
@@ -49,9 +50,7 @@ COUNT_BYTES = 3 * 8  # a (source, core, synapses) triple of int64, one per input
 def _check_memory(p: ConvProjection, cells: int, cores: int) -> None:
     """``CapacityError`` before ``_core_counts`` allocates its triples, when the input windows
     of the cores' bounding boxes (``cells``) need more than this machine has available."""
-    from engine.network import available_memory  # (engine.network imports this module)
-
-    need, free = cells * COUNT_BYTES, available_memory()
+    need, free = cells * COUNT_BYTES, host.available_memory()
     if need > free:
         raise CapacityError(
             f"convolution {p.source}->{p.target}: its {cores:,} cores' bounding boxes cover "

@@ -131,6 +131,24 @@ def presets_that_fit(network: Network) -> list[str]:
     return [name for _, name in sorted(fit)]
 
 
+def require_fewest_cores(network: Network, hardware: Hardware) -> None:
+    """Raise ``NotEnoughCoresError`` when ``network``'s totals alone need more cores than
+    ``hardware`` has (``fewest_cores``), naming the presets that would hold it."""
+    need, why = fewest_cores(network, hardware)
+    if need <= hardware.n_cores:
+        return
+    fit = presets_that_fit(network)
+    instead = (
+        f"choose larger hardware: by its totals it fits {' or '.join(fit[:2])}"
+        if fit
+        else "no preset fits: choose larger hardware (mesh:WxH[xK][@CXxCY] or a TOML file)"
+    )
+    raise NotEnoughCoresError(
+        f"network {network.name!r} needs at least {need:,} cores ({why}); "
+        f"{hardware.name} has {hardware.n_cores:,}: " + instead
+    )
+
+
 def require_cores(n_parts: int, hardware: Hardware, what: str) -> None:
     """Raise ``NotEnoughCoresError`` when ``n_parts`` partitions are more than the cores."""
     if n_parts > hardware.n_cores:

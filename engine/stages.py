@@ -21,7 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.cost import TERMS
-from engine.traffic import FIXED, port_cores, route_loads
+from engine.partition_graph import FIXED
+from engine.traffic import port_cores, route_loads
 
 __all__ = ["StageBreakdown", "stage_breakdown", "stage_loads"]
 

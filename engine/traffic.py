@@ -24,7 +24,6 @@ from engine.hardware import Hardware
 from engine.routing import YX, dor_loads, routing_of
 
 __all__ = [
-    "FIXED",
     "link_summary",
     "mesh_route_loads",
     "message_loads",
@@ -34,8 +33,6 @@ __all__ = [
     "router_loads",
     "swap_cores_inplace",
 ]
-
-FIXED = 1 << 20  # fixed-point units per message
 
 
 # ------------------------------------------------------------------ routing

@@ -36,8 +36,8 @@ from engine.io.files import ReadLimits, cut
 from engine.network import Network
 from engine.partition import parse_partition_spec
 from engine.placement import placers
-from engine.specs import demo_files
-from engine.workloads import parse_spec, workload_size, workloads
+from engine.specs import demo_files, parse_spec, workload_size
+from engine.workloads import workloads
 
 __all__ = [
     "UPLOAD_BYTES",

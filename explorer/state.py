@@ -41,7 +41,7 @@ from engine.flows import (
     link_label,
     route_links,
 )
-from engine.hardware import Hardware
+from engine.hardware import Hardware, load_hardware
 from engine.mapping import Mapping, mapping_to_dict, parse_mapping_dict
 from engine.memo import SharedCache
 from engine.network import Network
@@ -51,14 +51,12 @@ from engine.pipeline import (
     build_mapping,
     evaluate,
     evaluator,
-    resolve_hardware,
     resolve_network,
 )
 from engine.predict import DEFAULT_PREDICTOR, predictors
 from engine.resources import limits
 from engine.search import Record, resize_population
-from engine.specs import DEFAULT_HARDWARE, DEFAULT_NETWORK, demo_path
-from engine.specs import DEFAULT_PLACEMENT as DEFAULT_PLACER
+from engine.specs import DEFAULT_HARDWARE, DEFAULT_NETWORK, DEFAULT_PLACER, demo_path
 from explorer.access import ClientAccess
 from explorer.admission import OPEN, STEP_BYTES, Gate, network_needs
 
@@ -687,7 +685,7 @@ class ExplorerState(param.Parameterized):
                 if issubclass(w.category, MeshScopeWarning)
             )
         access.check_network(network)
-        hardware = hardware or resolve_hardware(DEFAULT_HARDWARE)
+        hardware = hardware or load_hardware(DEFAULT_HARDWARE)
         mapped = build_mapping(network, hardware, placement=access.placer(self.placer))
         return self._prepared(
             mapped, "network", network_spec=network.name, hardware_spec=hardware.name,
@@ -1011,7 +1009,7 @@ class ExplorerState(param.Parameterized):
         network_spec = access.network(snap["network_spec"])
         hardware_spec = access.hardware(snap["hardware_spec"])
         network = resolve_network(demo_path(network_spec))
-        hardware = resolve_hardware(hardware_spec)
+        hardware = load_hardware(hardware_spec)
         access.check_network(network, network_spec)
         access.check_hardware(hardware, hardware_spec)
         mapping = parse_mapping_dict(snap["mapping"], "saved session").build(network, hardware)

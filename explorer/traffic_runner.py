@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from engine.errors import Cancelled, SpecError, failure_text
-from engine.hardware import Hardware, NocConstants
-from engine.pipeline import Mapped, build_mapping, evaluate, resolve_hardware
+from engine.hardware import Hardware, NocConstants, load_hardware
+from engine.pipeline import Mapped, build_mapping, evaluate
 from engine.routing import routings
 from engine.simulate import (
     SyntheticRun,
@@ -179,7 +179,7 @@ def simulate_traffic(
         raise SpecError(f"routing is one of {', '.join(routings)}, not {routing!r}")
     noc = replace(NocConstants(), routing=routing)
     result = run_synthetic(noc, run, seed=seed)
-    hardware = resolve_hardware(f"mesh:{width}x{height}")
+    hardware = load_hardware(f"mesh:{width}x{height}")
     title = f"{pattern} traffic on a {width}×{height} mesh at {rate:g} flits/node/cycle" + (
         f", {routings[routing].label}" if routing != NocConstants().routing else ""
     )

@@ -29,12 +29,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: com
 from common import asset, finish, parser  # noqa: E402
 from verdicts import order, order_summary, paper_row, value  # noqa: E402
 
-from engine.codesign import variant  # noqa: E402
 from engine.errors import CapacityError  # noqa: E402
 from engine.hardware import load_hardware  # noqa: E402
+from engine.hardware.codesign import variant  # noqa: E402
 from engine.mesh_shape import mesh_shape  # noqa: E402
 from engine.pipeline import Mapped, build_mapping, evaluate  # noqa: E402
-from engine.workloads import build_workload  # noqa: E402
+from engine.specs import build_workload  # noqa: E402
 
 PAPER = "SENMap"
 RATES = (0.05, 0.1, 0.2, 0.4)  # spikes per neuron per frame (activity); 1 − sparsity
@@ -197,7 +197,7 @@ def energy(sweep: dict) -> dict:
         f"1 NPE is a tie-break: at every core count and rate {npes} NPEs a core take the "
         f"same energy, for the step is bound by {', '.join(bounds)}, which NPEs do not divide "
         "(they divide SynOps and DendOps), and the energy model has no term for an NPE "
-        "(engine/codesign.py counts NPEs, it does not price them)"
+        "(engine/hardware/codesign.py counts NPEs, it does not price them)"
         if ties and bounds == ["synmem"] else "",
         f"the best takes {best[-1]['cores']} cores (the direct mapping {direct['cores']}); "
         "found by enumerating every (cores, NPEs) of the sweep, not by the paper's GA and "

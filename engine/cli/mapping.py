@@ -6,6 +6,7 @@ from __future__ import annotations
 from engine.cli.common import (
     MAPPING_FILE,
     NETWORK_HELP,
+    MappingSettings,
     Steps,
     build,
     check_outputs,
@@ -23,7 +24,7 @@ from engine.cli.common import (
     step_options,
     work,
 )
-from engine.defaults import DEFAULT_PLACEMENT
+from engine.defaults import DEFAULT_PLACER
 from engine.errors import SpecError
 from engine.mesh_shape import SCHEMES, mesh_shape
 
@@ -40,8 +41,7 @@ def _listing(what: str) -> dict:
     from engine.placement import placers
     from engine.search import objectives, strategies
     from engine.search.pareto import algorithms
-    from engine.specs import demo_files
-    from engine.workloads import workload_info
+    from engine.specs import demo_files, workload_info
 
     if what == "networks":
         return {"generators": workload_info(), "files": [str(p) for p in demo_files()]}
@@ -63,7 +63,7 @@ def _listing(what: str) -> dict:
 def _hardware_listing(args) -> int:
     """``list --hardware NAME [--constants]``: one hardware, and where its constants came from."""
     from engine.hardware import load_hardware
-    from engine.provenance import constants, source_detail
+    from engine.hardware.provenance import constants, source_detail
 
     hw = load_hardware(args.hardware)
     data = hw.summary()
@@ -138,7 +138,7 @@ def cmd_evaluate(args) -> int:
     step = None
     multicast = multicast_of(args)
     with work(args):
-        mapped = build(args)
+        mapped = build(MappingSettings.of(args))
         if mapped.hardware.links.multicast and multicast is None and (args.flows or args.stages):
             raise SpecError(
                 f"{mapped.hardware.name}'s NoC multicasts, and --flows and --stages read the "
@@ -266,7 +266,7 @@ def cmd_map(args) -> int:
     steps = Steps(args, [*PHASES, "evaluate"])
     try:
         with work(args):
-            mapped = build(args, steps)
+            mapped = build(MappingSettings.of(args), steps)
             steps("evaluate")
             t0 = time.perf_counter()
             ev = evaluate(mapped)
@@ -346,7 +346,7 @@ def cmd_convert(args) -> int:
 
 
 def cmd_info(args) -> int:
-    network = network_of(args)
+    network = network_of(MappingSettings.of(args))
     info = network.summary()
     if args.json:
         print_json(info)
@@ -413,7 +413,7 @@ def add_commands(sub) -> None:
     nf.set_defaults(func=cmd_info)
 
     ev = sub.add_parser("evaluate", help=COMMANDS["evaluate"])
-    mapping_options(ev, partition=None, placement=DEFAULT_PLACEMENT)
+    mapping_options(ev, partition=None, placement=DEFAULT_PLACER)
     mapping_option(ev)
     ev.add_argument("--links", action="store_true", help="also report every loaded link")
     ev.add_argument(

@@ -21,7 +21,8 @@ from pathlib import Path
 
 from engine.cost import TERMS
 from engine.errors import InputFileError
-from engine.io.files import csv_header, csv_rows, cut, read_text, shown, write_text
+from engine.io.files import csv_header, csv_rows, cut, read_text, shown
+from engine.io.outputs import write_text
 
 __all__ = ["COLUMNS", "TEMPLATE_COLUMNS", "Measurement", "read_measurements", "write_template"]
 

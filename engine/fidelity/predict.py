@@ -21,8 +21,8 @@ import numpy as np
 
 from engine.cost import TERMS
 from engine.errors import InputFileError, MeshScopeError, SpecError
-from engine.hardware import Hardware
-from engine.pipeline import Mapped, build_mapping, evaluate, resolve_hardware
+from engine.hardware import Hardware, load_hardware
+from engine.pipeline import Mapped, build_mapping, evaluate
 
 __all__ = [
     "Prediction",
@@ -132,7 +132,7 @@ def predict(
     to use instead of those of the hardware each run names (same topology and limits).
     ``progress`` is called with the number of runs done."""
     if isinstance(hardware, str):
-        hardware = resolve_hardware(hardware)
+        hardware = load_hardware(hardware)
     built: dict = {}
     out = []
     for i, run in enumerate(runs):

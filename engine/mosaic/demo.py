@@ -581,7 +581,7 @@ def figure(result: dict, path) -> None:
         f"RSNN on {result['hardware']}",
         fontsize=9,
     )
-    from engine.io.files import atomic_open
+    from engine.io.outputs import atomic_open
 
     with atomic_open(path, "wb", what="figure") as f:  # whole or not at all, a regular file
         fig.savefig(f, format=str(path).rsplit(".", 1)[-1].lower(), dpi=120)

@@ -16,12 +16,12 @@ from collections.abc import Callable
 
 import numpy as np
 
-from engine.errors import NotEnoughCoresError, SpecError
+from engine.errors import SpecError
 from engine.hardware import Hardware
 from engine.mapping import Partition, parse_split
 from engine.network import Network
 from engine.registry import Registry
-from engine.resources import fewest_cores, presets_that_fit
+from engine.resources import require_fewest_cores
 
 __all__ = ["partitioners", "register", "make_partition", "parse_partition_spec", "default_spec"]
 
@@ -67,14 +67,6 @@ def default_spec(network: Network) -> str:
     return "natural" if network.natural_cores is not None else "min"
 
 
-def _larger_hardware(network: Network) -> str:
-    """What to choose instead, for a network too large for the hardware asked for."""
-    fit = presets_that_fit(network)
-    if fit:
-        return f"choose larger hardware: by its totals it fits {' or '.join(fit[:2])}"
-    return "no preset fits: choose larger hardware (mesh:WxH[xK][@CXxCY] or a TOML file)"
-
-
 READS_PARTITION = ("file",)  # takes a partition as it is
 
 
@@ -93,12 +85,7 @@ def make_partition(
             raise SpecError("give the split either after @ in the partition or with --split")
         at = params.pop("split")
         split = None if at == "auto" else at
-    need, why = fewest_cores(network, hardware)
-    if need > hardware.n_cores:  # before any partitioning: the totals alone say it
-        raise NotEnoughCoresError(
-            f"network {network.name!r} needs at least {need:,} cores ({why}); "
-            f"{hardware.name} has {hardware.n_cores:,}: " + _larger_hardware(network)
-        )
+    require_fewest_cores(network, hardware)  # before any partitioning: the totals alone say it
     if name in LAYERED:
         params["split"] = split
     elif split is not None:

@@ -103,7 +103,7 @@ class PlacementSpread:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
-        from engine.io.files import atomic_open
+        from engine.io.outputs import atomic_open
 
         s = self.summary()
         fig, ax = plt.subplots(figsize=(6, 3.6), layout="constrained")

@@ -50,9 +50,9 @@ from engine.errors import Cancelled, SpecError
 from engine.hardware import Hardware
 from engine.partition_graph import Messages
 from engine.routing import YX, routings
-from engine.simulate import MODES, SPIKES
 from engine.simulate import records as F  # noqa: N812 - the kernel's fields and layout
 from engine.simulate.machine import Machine
+from engine.simulate.modes import MODES, SPIKES
 from engine.simulate.topology import Topology
 from engine.simulate.trace import Trace, frame_window, make_trace
 from engine.simulate.zeroload import zero_load_cycles

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from engine.cli import main
-from engine.codesign import Codesign, hardware_metrics, variant
 from engine.errors import InputFileError, SpecError
 from engine.hardware import PRESET_DIR, load_hardware
+from engine.hardware.codesign import Codesign, hardware_metrics, variant
 from engine.pipeline import Mapped, build_mapping, evaluate
 from engine.search.pareto import ParetoConfig, ParetoSearch, read_history, write_history
 from engine.specs import load_network_spec

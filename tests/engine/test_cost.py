@@ -98,7 +98,8 @@ def test_latency_is_the_max_of_the_five_terms(mlp_eval):
 def busiest_mesh_link_messages(net, hw, mapping) -> float:
     """The heaviest link's messages on the busier of Loihi 2's two meshes, routed here by
     hand: a message takes the mesh of its source core's slot parity (the preset's rule)."""
-    from engine.traffic import FIXED, router_loads
+    from engine.partition_graph import FIXED
+    from engine.traffic import router_loads
 
     g = partition_graph(net, hw, mapping.partition)
     cores = mapping.placement.cores

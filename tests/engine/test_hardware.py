@@ -23,7 +23,7 @@ from engine.hardware import (
     preset_names,
     spec_cores,
 )
-from engine.provenance import constants, source_kind, write_preset
+from engine.hardware.provenance import constants, source_kind, write_preset
 
 LOIHI2_TOML = (PRESET_DIR / "loihi2.toml").read_text()
 

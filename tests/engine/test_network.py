@@ -220,7 +220,7 @@ import resource
 import numpy as np
 import psutil
 from engine.errors import CapacityError
-from engine.network import available_memory
+from engine.host import available_memory
 from engine.projection import ConvProjection
 
 small = ConvProjection(0, 1, (4, 8, 8), (4, 8, 8), np.ones((4, 4, 3, 3)), padding=(1, 1))

@@ -321,7 +321,7 @@ def test_map_splits_a_structured_conv_and_its_mapping_file_reloads(mid_conv, tmp
 def test_bad_splits_and_refused_expansions_are_one_line(
     mid_conv, capsys, monkeypatch, extra, message
 ):
-    monkeypatch.setattr("engine.network.available_memory", lambda: 10_000_000)  # 5.2M synapses
+    monkeypatch.setattr("engine.host.available_memory", lambda: 10_000_000)  # 5.2M synapses
     argv = ["map", "--network", str(mid_conv), "--hardware", "mesh:8x8x4"]
     code, _, err = run(capsys, *argv, *extra)
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1, err
@@ -478,19 +478,19 @@ def test_counting_a_scattered_partition_past_the_memory_says_so_before_allocatin
     that scatters its cores' neurons over the map (MobileNet V1's unordered sequential) would
     need more than the machine has; it says how much and what to use instead, and the same
     partition counts as before when the memory is there."""
-    import engine.network
+    import engine.host
     import engine.projection
 
     conv = ConvProjection(0, 1, (4, 8, 8), (4, 8, 8), np.ones((4, 4, 3, 3)), padding=(1, 1))
     part = np.arange(conv.n_out) % 3  # every core spread over the whole map
     s, c, k = conv.counts(part)
     cells = 3 * 4 * 10 * 10  # three cores, each box the whole 8x8 map: a 4x10x10 window
-    monkeypatch.setattr(engine.network, "available_memory",
+    monkeypatch.setattr(engine.host, "available_memory",
                         lambda: cells * engine.projection.COUNT_BYTES - 1)  # fmt: skip
     with pytest.raises(CapacityError, match=r"3 cores' bounding boxes cover 1,200 input cells.*"
                                             r"GiB available.*overlap"):  # fmt: skip
         conv.counts(part)
-    monkeypatch.setattr(engine.network, "available_memory",
+    monkeypatch.setattr(engine.host, "available_memory",
                         lambda: cells * engine.projection.COUNT_BYTES)  # fmt: skip
     again = conv.counts(part)
     assert all(np.array_equal(a, b) for a, b in zip(again, (s, c, k), strict=True))

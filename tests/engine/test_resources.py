@@ -15,10 +15,10 @@ from engine.hardware import (
     load_hardware,
     preset_names,
 )
+from engine.hardware.provenance import constants, write_preset
 from engine.partition import make_partition
 from engine.partition_graph import partition_graph
 from engine.pipeline import build_mapping, evaluate
-from engine.provenance import constants, write_preset
 from engine.resources import (
     capacity,
     fewest_cores,

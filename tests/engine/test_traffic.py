@@ -14,11 +14,11 @@ from engine.cost import Evaluator
 from engine.hardware import CORE_TO_ROUTER, OFF_CHIP, ROUTER, ROUTER_TO_CORE, load_hardware
 from engine.mapping import Partition, Placement
 from engine.partition import make_partition
-from engine.partition_graph import partition_graph
+from engine.partition_graph import FIXED, partition_graph
 from engine.placement import placers
 from engine.routing import XY, YX, routings
 from engine.specs import load_network_spec
-from engine.traffic import FIXED, message_loads, multicast_loads, port_cores, route_loads
+from engine.traffic import message_loads, multicast_loads, port_cores, route_loads
 from tests.support.networks import hardware_specs, random_mapping, random_network
 
 N = 16  # neurons per core in the linear-layer cases

@@ -136,7 +136,7 @@ def test_cards_mark_numbers_that_rest_on_illustrative_constants(tmp_path):
     from dataclasses import replace
 
     from engine.hardware import load_hardware
-    from engine.provenance import LATENCY_CONSTANTS, write_preset
+    from engine.hardware.provenance import LATENCY_CONSTANTS, write_preset
 
     state = ExplorerState.from_specs(NET, "loihi2")
     cards = MetricsView(state=state)

@@ -16,13 +16,14 @@ import pytest
 from playwright.sync_api import expect
 
 from engine.cost import model_evaluation
+from engine.hardware import load_hardware
 from engine.mapping import Mapping, Placement
 from engine.partition import make_partition
 from engine.partition_graph import partition_graph
 from engine.pipeline import Mapped
 from engine.placement import make_placement
 from engine.simulate import simulate_step
-from engine.specs import load_hardware_spec, load_network_spec
+from engine.specs import load_network_spec
 from explorer.browser import (
     CORE_XY,
     DEMO,
@@ -42,7 +43,7 @@ SESSION = re.compile(r"[?&]session=([\w-]+)")
 def demo():
     """The demo's starting mapping, and the swap of the input core with a layer3 core."""
     network = load_network_spec(DEMO["network"])
-    hardware = load_hardware_spec(DEMO["hardware"])
+    hardware = load_hardware(DEMO["hardware"])
     partition = make_partition(network, hardware, None)
     placement = make_placement(
         partition_graph(network, hardware, partition), hardware, "packed-row"

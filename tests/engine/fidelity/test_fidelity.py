@@ -21,8 +21,8 @@ from engine.fidelity.predict import constants_vector, max_affine, predict
 from engine.fidelity.stats import agreement
 from engine.fidelity.suites import suite_runs
 from engine.hardware import ROUTER, load_hardware
+from engine.hardware.provenance import write_preset
 from engine.pipeline import build_mapping, evaluate
-from engine.provenance import write_preset
 from engine.simulate import simulate_step
 from tests.support.cli import run
 

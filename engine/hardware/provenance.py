@@ -20,8 +20,8 @@ from dataclasses import asdict
 
 import numpy as np
 
-from engine.hardware import Hardware
-from engine.io.files import write_text
+from engine.hardware.system import Hardware
+from engine.io.outputs import write_text
 
 __all__ = [
     "KINDS",

@@ -2,10 +2,10 @@
 
 A preset's ``[codesign]`` table gives each parameter the values a search may pick, e.g.
 ``memory_kib = { values = [256, 512, 1024], source = "…" }``; ``variant`` applies a choice to
-the preset. The parameters are the hardware's own (``engine.hardware.CODESIGN_KNOBS``: how
-each changes a ``Hardware``, and what the preset reader accepts); this module is the
-search's side of them. Every parameter keeps the mesh (the cores and their places), so one
-placement genotype serves every variant. What each does to the models:
+the preset. ``CODESIGN_KNOBS`` says how each parameter changes a ``Hardware`` (and which ones
+the preset reader accepts); the rest of this module is the search's side of them. Every
+parameter keeps the mesh (the cores and their places), so one placement genotype serves
+every variant. What each does to the models:
 
 * ``memory_kib``: each core's memory (``limits.synaptic_memory_bytes``): less memory, more
   cores for the same layer;
@@ -30,12 +30,76 @@ silicon the preset's own numbers can price.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from engine.errors import SpecError
-from engine.hardware import CODESIGN_KNOBS, Hardware
 
-__all__ = ["Codesign", "core_cap", "hardware_metrics", "variant"]
+if TYPE_CHECKING:
+    from engine.hardware.system import Hardware
+
+__all__ = ["CODESIGN_KNOBS", "Codesign", "core_cap", "hardware_metrics", "variant"]
+
+
+# ------------------------------------------------------------------ co-design parameters
+# what a hardware could be: each parameter a co-design search may vary, as a change to it
+def _vary_memory(hw: Hardware, v: float) -> Hardware:
+    return replace(hw, limits=replace(hw.limits, synaptic_memory_bytes=int(v * 1024)))
+
+
+def _vary_npes(hw: Hardware, v: float) -> Hardware:
+    m = hw.model
+    return replace(hw, model=replace(m, synop_ns=m.synop_ns / v, dendop_ns=m.dendop_ns / v))
+
+
+def _vary_clock(hw: Hardware, v: float) -> Hardware:
+    m, out = hw.model, _scaled_links(hw, v)
+    model = replace(
+        m, synop_ns=m.synop_ns / v, dendop_ns=m.dendop_ns / v,
+        synmem_read_ns=m.synmem_read_ns / v, barrier_us=m.barrier_us / v,
+    )  # fmt: skip
+    return replace(out, model=model, noc=replace(hw.noc, cycle_ns=hw.noc.cycle_ns / v))
+
+
+def _scaled_links(hw: Hardware, v: float) -> Hardware:
+    links = hw.links
+    return replace(
+        hw,
+        links=replace(
+            links, router_bits_per_us=links.router_bits_per_us * v,
+            core_bits_per_us=links.core_bits_per_us * v,
+            offchip_bits_per_us=links.offchip_bits_per_us * v,
+        ),
+    )  # fmt: skip
+
+
+def _vary_flit(hw: Hardware, v: float) -> Hardware:
+    out = _scaled_links(hw, v)
+    return replace(out, noc=replace(out.noc, flit_bits=max(1, round(hw.noc.flit_bits * v))))
+
+
+def _vary_bits(name: str) -> Callable[[Hardware, float], Hardware]:
+    def apply(hw: Hardware, v: float) -> Hardware:
+        return replace(hw, model=replace(hw.model, **{name: int(v)}))
+
+    return apply
+
+
+# the parameters a preset's [codesign] table may give values for (SENMap §IV-H; what each does:
+# below, the search's side): name -> (the hardware with a value applied,
+# the value the hardware itself has)
+CODESIGN_KNOBS: dict[
+    str, tuple[Callable[[Hardware, float], Hardware], Callable[[Hardware], float]]
+] = {
+    "memory_kib": (_vary_memory, lambda hw: hw.limits.synaptic_memory_bytes / 1024),
+    "npes": (_vary_npes, lambda hw: 1.0),
+    "clock_scale": (_vary_clock, lambda hw: 1.0),
+    "flit_scale": (_vary_flit, lambda hw: 1.0),
+    "state_bits": (_vary_bits("state_bits"), lambda hw: hw.model.state_bits),
+    "output_bits": (_vary_bits("output_bits"), lambda hw: hw.model.output_bits),
+    "cores": (lambda hw, v: hw, lambda hw: float(hw.n_cores)),  # a cap (``core_cap``)
+}
 
 
 def core_cap(hardware: Hardware, choice: dict) -> int:
