@@ -49,7 +49,7 @@ __all__ = [
     "FIXED", "Messages", "PartitionGraph", "count_matrix", "partition_graph", "structured_counts",
 ]  # fmt: skip
 
-FIXED = 1 << 20  # fixed-point units per message: the loads of ``engine.traffic`` are kept in them
+FIXED = 1 << 20  # fixed-point units a message (``engine.traffic`` keeps its loads in them)
 
 
 @dataclass(frozen=True, eq=False)

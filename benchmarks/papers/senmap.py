@@ -228,7 +228,8 @@ def distortion_row() -> dict:
         "correctness of two end signals, x(t) and y(t), using cross-correlation to produce a "
         "normalized correlated signal z(t)", "corr(fps = 30, fps = 60) 0.89, 1565 ms; … "
         "corr(fps = 0, fps = 120) 1, 0 ms", "—",
-        "engine.distortion.end_signal_correlation (tests/engine/test_distortion.py)",
+        "engine.distortion.end_signal_correlation "
+        "(tests/engine/test_distortion.py)",
         {"cannot": "SENSIM's PilotNet output signals"},
         "eq. 2 is implemented (engine/distortion.py; tested on cases worked by hand), but "
         "Table III correlates the steering output of the trained PilotNet run in SENSIM at "

@@ -379,7 +379,8 @@ def test_the_top_level_help_loads_no_engine_kernels():
         "import sys\n"
         "from explorer.cli import main\n"
         "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
-        "print(sorted(m for m in ('numpy', 'scipy', 'numba', 'engine.cost') if m in sys.modules))"
+        "print(sorted(m for m in ('numpy', 'scipy', 'numba', 'engine.cost')\n"
+        "             if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip().splitlines()[-1] == "[]"

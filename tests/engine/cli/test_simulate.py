@@ -352,8 +352,8 @@ def test_a_synthetic_run_starts_without_the_mapping_side():
         "from explorer.cli import main\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
         "    assert main(['simulate', *sys.argv[1:], '--json']) == 0\n"
-        "heavy = ('engine.pipeline', 'engine.cost', 'engine.simulate.step', 'scipy.sparse',\n"
-        "         'scipy.spatial')\n"
+        "heavy = ('engine.pipeline', 'engine.cost', 'engine.simulate.step',\n"
+        "         'scipy.sparse', 'scipy.spatial')\n"
         "print(' '.join(m for m in heavy if m in sys.modules))\n"
     )
     done = subprocess.run([sys.executable, "-c", code, *PATTERN], capture_output=True, text=True,
