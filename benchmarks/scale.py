@@ -60,7 +60,7 @@ def main() -> None:
         )
 
     from engine.io.network_file import save_network
-    from engine.partition import partitioners
+    from engine.mapping.partition import partitioners
     from engine.specs import build_workload
 
     names = [

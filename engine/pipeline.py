@@ -23,11 +23,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine.cost import Evaluation, Evaluator, checked_evaluator
 from engine.errors import SpecError
+from engine.evaluate.cost import Evaluation, Evaluator, checked_evaluator
+from engine.evaluate.traffic import message_loads
 from engine.hardware import Hardware, load_hardware
 from engine.io.outputs import write_text
-from engine.mapping import (
+from engine.mapping.assignment import (
     Mapping,
     MappingFile,
     Partition,
@@ -35,15 +36,14 @@ from engine.mapping import (
     parse_split,
     read_mapping_file,
 )
-from engine.network import Network
-from engine.partition import make_partition
-from engine.partition_graph import PartitionGraph, partition_graph
-from engine.placement import make_placement
+from engine.mapping.partition import make_partition
+from engine.mapping.partition_graph import PartitionGraph, partition_graph
+from engine.mapping.placement import make_placement
+from engine.model.network import Network
 from engine.predict import evaluator_class
 from engine.progress import reporting
 from engine.specs import DEFAULT_HARDWARE, DEFAULT_NETWORK, DEFAULT_PLACER, check_fits
 from engine.specs import load_network_spec as resolve_network
-from engine.traffic import message_loads
 
 __all__ = [
     "PHASES",
@@ -107,11 +107,11 @@ def build_mapping(
     (``A+force`` compositions too; default packed-row) and ``placement_params`` its keyword
     parameters (``{"rows": 4}`` for pairs-square). ``mapping_file``: a path or a
     parsed file, instead of ``partition``/``placement``. ``split``: how layer partitions
-    split each population (a ``--split`` spec or its parse, ``engine.mapping.parse_split``;
-    None: ``auto``). ``progress`` is called with the name of each of ``PHASES`` as it
-    starts, and with the name and the fraction done as a partitioner reports how far it got
-    (``engine.progress``; without ``progress`` the reports reach the caller's ``reporting``
-    block, if any). ``mesh_scheme``: after partitioning, size the mesh for the cores
+    split each population (a ``--split`` spec or its parse,
+    ``engine.mapping.assignment.parse_split``; None: ``auto``). ``progress`` is called with the name
+    of each of ``PHASES`` as it starts, and with the name and the fraction done as a partitioner
+    reports how far it got (``engine.progress``; without ``progress`` the reports reach the caller's
+    ``reporting`` block, if any). ``mesh_scheme``: after partitioning, size the mesh for the cores
     used by SENMap §IV-B's scheme (``engine.mesh_shape``) and place on that mesh
     (``hardware@RxC``): the hardware names the core and the most cores it may take.
     Raises ``MeshScopeError``.
@@ -192,7 +192,7 @@ def evaluate(
 ) -> Evaluation:
     """The full cost of the mapping (checks feasibility first) by ``predictor`` (None: the
     default, the max-affine model; the ``Evaluation`` names it): the one ``evaluate``
-    (``engine.cost.model_evaluation`` takes the network, hardware and mapping apart)."""
+    (``engine.evaluate.cost.model_evaluation`` takes the network, hardware and mapping apart)."""
     return evaluator(mapped, multicast=multicast, predictor=predictor).evaluation()
 
 

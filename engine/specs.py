@@ -36,7 +36,7 @@ from engine.io.files import MAX_NEURONS, MAX_SYNAPSES, ReadLimits, cut, shown
 from engine.io.network_file import VERSION as NETWORK_FILE_VERSION
 from engine.io.network_file import load_network, save_network
 from engine.memo import SharedCache
-from engine.network import Network
+from engine.model.network import Network
 from engine.workloads import ON_CORES, SIZES, workloads
 
 __all__ = [
@@ -153,13 +153,13 @@ def workload_identity(spec: str) -> tuple[str, list[Path]]:
     generator module (they call each other's builders) and the engine modules they use —
     what a cache of generated networks keys on."""
     import engine.arrays
-    import engine.network
-    import engine.projection
+    import engine.model.network
+    import engine.model.projection
     import engine.workloads
 
     name, fn, params = _resolve(spec)
     generators = Path(engine.workloads.__file__).resolve().parent
-    used = (engine.arrays, engine.network, engine.projection)
+    used = (engine.arrays, engine.model.network, engine.model.projection)
     sources = sorted(generators.glob("*.py")) + [Path(m.__file__).resolve() for m in used]
     return canonical_name(name, fn, params), sources
 

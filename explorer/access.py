@@ -33,9 +33,9 @@ from pathlib import Path
 from engine.errors import CapacityError, InputFileError, SpecError
 from engine.hardware import MAX_CORES, Hardware, spec_cores
 from engine.io.files import ReadLimits, cut
-from engine.network import Network
-from engine.partition import parse_partition_spec
-from engine.placement import placers
+from engine.mapping.partition import parse_partition_spec
+from engine.mapping.placement import placers
+from engine.model.network import Network
 from engine.specs import demo_files, parse_spec, workload_size
 from engine.workloads import workloads
 

@@ -25,7 +25,6 @@ from pathlib import Path
 import numpy as np
 import param
 
-from engine.cost import Evaluation, Evaluator
 from engine.errors import (
     CapacityError,
     InputFileError,
@@ -33,7 +32,8 @@ from engine.errors import (
     MeshScopeWarning,
     SpecError,
 )
-from engine.flows import (
+from engine.evaluate.cost import Evaluation, Evaluator
+from engine.evaluate.flows import (
     FlowTable,
     core_flows,
     flows_through,
@@ -42,10 +42,11 @@ from engine.flows import (
     route_links,
 )
 from engine.hardware import Hardware, load_hardware
-from engine.mapping import Mapping, mapping_to_dict, parse_mapping_dict
+from engine.mapping.assignment import Mapping, mapping_to_dict, parse_mapping_dict
+from engine.mapping.partition_graph import partition_graph
+from engine.mapping.resources import limits
 from engine.memo import SharedCache
-from engine.network import Network
-from engine.partition_graph import partition_graph
+from engine.model.network import Network
 from engine.pipeline import (
     Mapped,
     build_mapping,
@@ -54,7 +55,6 @@ from engine.pipeline import (
     resolve_network,
 )
 from engine.predict import DEFAULT_PREDICTOR, predictors
-from engine.resources import limits
 from engine.search import Record, resize_population
 from engine.specs import DEFAULT_HARDWARE, DEFAULT_NETWORK, DEFAULT_PLACER, demo_path
 from explorer.access import ClientAccess

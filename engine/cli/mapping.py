@@ -37,8 +37,8 @@ LIST_KINDS = (
 
 def _listing(what: str) -> dict:
     from engine.hardware import load_hardware, preset_names
-    from engine.partition import partitioners
-    from engine.placement import placers
+    from engine.mapping.partition import partitioners
+    from engine.mapping.placement import placers
     from engine.search import objectives, strategies
     from engine.search.pareto import algorithms
     from engine.specs import demo_files, workload_info
@@ -148,7 +148,7 @@ def cmd_evaluate(args) -> int:
         flows = _flows(mapped, ev, args.flows) if args.flows else None
         stages = None
         if args.stages:
-            from engine.stages import stage_breakdown
+            from engine.evaluate.stages import stage_breakdown
 
             stages = stage_breakdown(mapped)
         if args.simulate:
@@ -215,7 +215,7 @@ def cmd_evaluate(args) -> int:
 
 def _flows(mapped, ev, text: str) -> dict:
     """``--flows``: the link ``text`` names and every flow that crosses it."""
-    from engine.flows import flows_through, link_label, parse_link
+    from engine.evaluate.flows import flows_through, link_label, parse_link
 
     hardware = mapped.hardware
     link = parse_link(hardware, text, ev.link_us)  # max: the link that bounds the link term
@@ -232,7 +232,7 @@ def _flows(mapped, ev, text: str) -> dict:
 
 def flow_lines(flows: dict) -> str:
     """The ``--flows`` answer as a table."""
-    from engine.routing import ORDER_LABELS, ORDER_NAMES, routings
+    from engine.hardware.routing import ORDER_LABELS, ORDER_NAMES, routings
 
     rows = flows["flows"]
     head = (

@@ -88,7 +88,7 @@ def noc_constants(args, base: NocConstants | None = None) -> NocConstants:
 
 def _router_options(p) -> None:
     from engine.hardware import NOC_ALLOCATORS, NocConstants
-    from engine.routing import routings
+    from engine.hardware.routing import routings
 
     g = p.add_argument_group("router (default: the hardware's [noc], or BookSim2's reference)")
     for name, (flag, text) in ROUTER_OPTIONS.items():

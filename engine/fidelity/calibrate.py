@@ -29,8 +29,8 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from engine.cost import TERMS
 from engine.errors import InputFileError, SpecError
+from engine.evaluate.cost import TERMS
 from engine.fidelity.measurements import Measurement
 from engine.fidelity.predict import constants_vector, predict
 from engine.fidelity.stats import agreement

@@ -20,7 +20,7 @@ import numpy as np
 
 from engine.errors import MeshScopeError
 from engine.hardware import load_hardware
-from engine.mapping import Mapping, Placement
+from engine.mapping.assignment import Mapping, Placement
 from engine.pipeline import Mapped, build_mapping, resolve_network
 
 __all__ = ["KINDS", "Member", "PairSpec", "population", "simulated"]
@@ -105,7 +105,7 @@ def population(spec: PairSpec, *, size: str = "full", seed: int = 0) -> list[Mem
 
 def _placed(mapped: Mapped, placer: str, seed: int) -> Mapped:
     """``mapped``'s partition placed by ``placer`` (its partition graph reused)."""
-    from engine.placement import make_placement
+    from engine.mapping.placement import make_placement
 
     place = make_placement(mapped.graph, mapped.hardware, placer, seed=seed)
     mapping = Mapping(mapped.mapping.partition, place)

@@ -26,7 +26,7 @@ import numpy as np
 
 from engine.errors import CapacityError, OutputFileError, UnknownNameError
 from engine.hardware import Hardware
-from engine.resources import CoreUse, memory_bytes, overruns
+from engine.mapping.resources import CoreUse, memory_bytes, overruns
 
 __all__ = ["SUITES", "SuiteRun", "measurement_template", "suite_runs"]
 

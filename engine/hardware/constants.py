@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from engine.errors import InvalidHardwareError, UnknownNameError
-from engine.routing import routings
+from engine.hardware.routing import routings
 
 __all__ = [
     "MEMORY_MODELS",
@@ -49,7 +49,7 @@ class LinkSpec:
     multicast: bool = False
 
 
-MEMORY_MODELS = ("loihi", "senmap")  # how a core's memory is counted (engine.resources)
+MEMORY_MODELS = ("loihi", "senmap")  # how a core's memory is counted (engine.mapping.resources)
 SENMAP_CONSTANTS = (
     "state_bits",
     "output_bits",
@@ -62,7 +62,7 @@ SENMAP_CONSTANTS = (
 @dataclass(frozen=True)
 class ModelConstants:
     """The max-affine runtime model of Loihi 2 runtime model eq. 1, and the per-core memory
-    model: ``memory_model`` chooses it (``engine.resources.memory_bytes``).
+    model: ``memory_model`` chooses it (``engine.mapping.resources.memory_bytes``).
 
     ``"loihi"`` (the default): Loihi's synaptic memory layout (sparse entries or dense rows
     in ``synmem_word_bits`` words, ``sparse_index_bits`` a sparse entry), plus each neuron's
@@ -155,7 +155,7 @@ class NocConstants:
     credit_delay: int = 1  # a credit's processing at the upstream router
     allocator: str = "islip"  # VC and switch allocators: islip, or round-robin (separable)
     alloc_iters: int = 1  # iSLIP iterations
-    routing: str = "xy"  # a name of engine.routing's registry: xy (X first), yx, o1turn
+    routing: str = "xy"  # a name of engine.hardware.routing's registry: xy (X first), yx, o1turn
     ew_latency: int = 1  # a router link along x
     ns_latency: int = 1  # a router link along y
     local_latency: int = 1  # a core <-> router link, each way

@@ -77,10 +77,10 @@ import numpy as np
 
 from engine.arrays import csr_from_pairs
 from engine.hardware import load_hardware
+from engine.model.network import Network
 from engine.mosaic.memory import routing_memory
 from engine.mosaic.profile import hop_matrix, sequential_nt
 from engine.mosaic.rewire import Rewiring
-from engine.network import Network
 
 __all__ = [
     "LIF",

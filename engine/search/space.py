@@ -21,9 +21,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.cost import Evaluator
 from engine.errors import SpecError
-from engine.mapping import Placement
+from engine.evaluate.cost import Evaluator
+from engine.mapping.assignment import Placement
 from engine.search.genotype import Layout
 
 __all__ = [

@@ -12,7 +12,7 @@ output, chosen round robin as BookSim2 does. An output VC is free again once the
 left. Off-chip outputs send one flit every ``serialization`` cycles.
 
 Every packet carries a dimension order (``PK_ROUTE``: X then Y, or Y then X; the routing's,
-or for O1TURN drawn per packet, ``engine.routing``) and a *range* of its destination
+or for O1TURN drawn per packet, ``engine.hardware.routing``) and a *range* of its destination
 terminals in ``dest``, sorted in that order (X, Y, port for X then Y). Where the routing
 gives each order its own virtual channels (``cfg.vmask_x``, ``cfg.vmask_y``, as BookSim2's
 ``xy_yx_mesh``), a head asks only for its order's VCs of a router link. A router splits the
@@ -79,8 +79,8 @@ import numba
 import numpy as np
 from numba.cpython.unsafe.numbers import trailing_zeros
 
+from engine.hardware.routing import KERNEL_EITHER
 from engine.heap import pop, update
-from engine.routing import KERNEL_EITHER
 
 # isort: off
 from engine.simulate.records import (BR_HI, BR_LO, BR_OVC, BR_PK, BR_PORT, BR_SENT, BR_VAGR, CQ_T,

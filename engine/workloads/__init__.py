@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from engine.network import Network
+from engine.model.network import Network
 from engine.registry import Registry
 
 __all__ = ["ALL", "ON_CORES", "SIZES", "estimates", "register", "workloads"]

@@ -51,10 +51,10 @@ from bokeh.models import (
 from bokeh.plotting import figure
 from bokeh.transform import transform
 
-from engine.cost import Evaluation
 from engine.errors import MeshScopeError
+from engine.evaluate.cost import Evaluation
 from engine.hardware import LINK_KINDS, Hardware
-from engine.network import Network
+from engine.model.network import Network
 from explorer.state import ExplorerState, Inspection
 from explorer.views._page import (
     ICONS,

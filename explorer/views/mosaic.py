@@ -56,6 +56,8 @@ from bokeh.transform import dodge
 
 from engine.errors import MeshScopeError, SpecError
 from engine.hardware import Hardware, load_hardware, preset_names
+from engine.mapping.placement import placers
+from engine.model.network import Network
 from engine.mosaic import (
     MosaicGrid,
     Profile,
@@ -67,9 +69,7 @@ from engine.mosaic import (
 )
 from engine.mosaic.grid import NT, RT0, RT1, TILE_KINDS
 from engine.mosaic.profile import parse_target, random_network, sequential_nt
-from engine.network import Network
 from engine.pipeline import build_mapping
-from engine.placement import placers
 from engine.specs import demo_path, load_network_spec
 from explorer.access import ClientAccess
 from explorer.state import ExplorerState

@@ -15,8 +15,8 @@ from panel.models.reactive_html import DOMEvent
 
 from engine.errors import SpecError
 from engine.hardware import preset_names
-from engine.partition import partitioners
-from engine.placement import placers
+from engine.mapping.partition import partitioners
+from engine.mapping.placement import placers
 from engine.specs import demo_files
 from engine.workloads import workloads
 from explorer.access import UPLOAD_BYTES, ClientAccess, ClientLimits, message_bytes

@@ -9,12 +9,12 @@ import pytest
 from PIL import Image
 from playwright.sync_api import expect
 
-from engine.cost import model_evaluation
+from engine.evaluate.cost import model_evaluation
 from engine.hardware import load_hardware
-from engine.mapping import Mapping
-from engine.partition import make_partition
-from engine.partition_graph import partition_graph
-from engine.placement import make_placement
+from engine.mapping.assignment import Mapping
+from engine.mapping.partition import make_partition
+from engine.mapping.partition_graph import partition_graph
+from engine.mapping.placement import make_placement
 from engine.specs import load_network_spec
 from explorer.browser import DEMO, FIGURE_DRAWN
 from explorer.views.mesh_columns import IDLE_COLOR, LOAD_PALETTE, population_colors

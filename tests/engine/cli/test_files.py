@@ -24,7 +24,7 @@ import pytest
 from engine.cli import main
 from engine.io.network_file import save_network
 from engine.io.outputs import atomic_open
-from engine.mapping import mapping_to_dict
+from engine.mapping.assignment import mapping_to_dict
 from engine.pipeline import build_mapping
 
 NET = "linear-dense:M=2,N=8"

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from engine.errors import InvalidNetworkError, UnknownNameError
-from engine.mapping import layered_assignment
+from engine.mapping.assignment import layered_assignment
 from engine.specs import (
     build_workload,
     load_network_spec,

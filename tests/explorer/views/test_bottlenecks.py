@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from engine.evaluate.roofline import ridge, roof, roofline_point, roofline_xy
 from engine.hardware import load_hardware
-from engine.roofline import ridge, roof, roofline_point, roofline_xy
 from engine.search import ESConfig, Record
 from explorer.runner import SearchRunner
 from explorer.state import ExplorerState
