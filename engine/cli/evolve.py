@@ -42,18 +42,28 @@ HISTORY_FILE = (".csv", ".jsonl", ".ndjson", ".json")  # CSV, or JSON lines othe
 CHECKPOINT_FILE = (".ckpt", ".jsonl", ".json")  # JSON lines
 
 
-def cmd_evolve(args) -> int:
+def _check_run_files(args, outputs: list, grown: tuple[str, str | None, tuple, str]) -> None:
+    """Before a search starts: what it resumes readable, every file it writes writable.
+    ``grown``: (what, the option's file, its suffixes, what the resumed one is called) of the
+    file a resumed run grows in place, whatever the option named it (evolve's checkpoint,
+    pareto's history)."""
+    what, given, suffixes, resumed = grown
     if args.resume:
-        check_readable(args.resume, "checkpoint")
-    grows = args.resume and (not args.checkpoint or same_file(args.checkpoint, args.resume))
+        check_readable(args.resume, what)
+    grows = args.resume and (not given or same_file(given, args.resume))
     check_outputs(
-        ("mapping file", args.out, MAPPING_FILE),
-        ("history file", args.history, HISTORY_FILE),
-        # a resumed run's checkpoint grows in place, whatever it was called
-        ("checkpoint", args.resume, None) if grows else
-        ("checkpoint", args.checkpoint, CHECKPOINT_FILE),
-        inputs=inputs_of(args, *(() if grows else [("checkpoint to resume", args.resume)])),
-    )  # fmt: skip
+        *outputs,
+        (what, args.resume, None) if grows else (what, given, suffixes),
+        inputs=inputs_of(args, *(() if grows else [(resumed, args.resume)])),
+    )
+
+
+def cmd_evolve(args) -> int:
+    _check_run_files(
+        args,
+        [("mapping file", args.out, MAPPING_FILE), ("history file", args.history, HISTORY_FILE)],
+        ("checkpoint", args.checkpoint, CHECKPOINT_FILE, "checkpoint to resume"),
+    )
     with work(args):
         return _evolve(args)
 
@@ -193,16 +203,11 @@ def _print_evolution(run, summary: dict) -> None:
 def cmd_pareto(args) -> int:
     if args.start:
         check_readable(args.start, "mapping file")
-    if args.resume:
-        check_readable(args.resume, "history file")
-    grows = args.resume and (not args.history or same_file(args.history, args.resume))
-    check_outputs(
-        ("front file", args.out, (".json",)),
-        # a resumed run's history grows in place, whatever it was called
-        ("history file", args.resume, None) if grows else
-        ("history file", args.history, HISTORY_FILE),
-        inputs=inputs_of(args, *(() if grows else [("history to resume", args.resume)])),
-    )  # fmt: skip
+    _check_run_files(
+        args,
+        [("front file", args.out, (".json",))],
+        ("history file", args.history, HISTORY_FILE, "history to resume"),
+    )
     with work(args):
         return _pareto(args)
 
