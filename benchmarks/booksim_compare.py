@@ -3,8 +3,8 @@
 For each traffic pattern, the same 8×8 mesh and reference router (2 VCs × 8 flits, every
 delay one cycle, iSLIP; 1-flit packets; 5000 warm-up and 10000 measured cycles, BookSim2's
 ``sample_period = 5000; warmup_periods = 1; max_samples = 3``) is swept over the same
-offered rates by both simulators, routed by ``--routing`` (``engine.routing``: xy, X then Y,
-is BookSim2's ``dor``; o1turn its ``xy_yx_mesh``, each packet either order on half the VCs).
+offered rates by both simulators, routed by ``--routing`` (``engine.hardware.routing``: xy, X then
+Y, is BookSim2's ``dor``; o1turn its ``xy_yx_mesh``, each packet either order on half the VCs).
 Prints one JSON object — under ``patterns``, per pattern, both curves, each one's zero-load
 latency and saturation (the highest rate, counting up, that is stable with a latency under 3×
 zero-load), and the largest relative latency difference below saturation — and, with
@@ -35,7 +35,7 @@ from pathlib import Path
 from common import asset, finish, parser
 
 from engine.hardware import NocConstants
-from engine.routing import routings
+from engine.hardware.routing import routings
 from engine.simulate import SyntheticRun, parse_rates, sweep
 from engine.simulate.sweep import SATURATION_FACTOR
 

@@ -170,8 +170,8 @@ def mtkahypar_partition(network, hardware, k: int):
     import numpy as np
 
     from engine.io.hgr import write_hgr
-    from engine.mapping import Partition
-    from engine.resources import capacity
+    from engine.mapping.assignment import Partition
+    from engine.mapping.resources import capacity
 
     cap = capacity(network, hardware)
     with tempfile.TemporaryDirectory() as tmp:

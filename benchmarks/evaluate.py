@@ -16,13 +16,13 @@ import time
 import numpy as np
 from common import finish, parser
 
-from engine.cost import Evaluator
+from engine.evaluate.cost import Evaluator
+from engine.evaluate.traffic import link_summary, route_loads
 from engine.hardware import load_hardware
-from engine.mapping import Partition, Placement, layered_assignment
-from engine.partition.layer import min_cores
-from engine.partition_graph import partition_graph
+from engine.mapping.assignment import Partition, Placement, layered_assignment
+from engine.mapping.partition.layer import min_cores
+from engine.mapping.partition_graph import partition_graph
 from engine.specs import load_network_spec
-from engine.traffic import link_summary, route_loads
 
 
 def per_second(fn, items, min_seconds=1.0):

@@ -34,9 +34,9 @@ from scipy import stats
 
 from engine.errors import MeshScopeError
 from engine.fidelity.population import KINDS, PairSpec, population
-from engine.mapping import Placement
+from engine.mapping.assignment import Placement
+from engine.mapping.placement.fill import MEASURED_US
 from engine.pipeline import build_mapping, evaluator
-from engine.placement.fill import MEASURED_US
 from engine.predict import predictors
 from engine.simulate import draw_spikes, simulate_step
 

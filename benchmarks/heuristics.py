@@ -29,12 +29,12 @@ from dataclasses import replace
 import numpy as np
 from common import asset, finish, parser
 
+from engine.evaluate.stages import stage_breakdown
 from engine.fidelity.stats import agreement
+from engine.mapping.placement.fill import MEASURED_US
 from engine.pipeline import Mapped, build_mapping, evaluate
-from engine.placement.fill import MEASURED_US
 from engine.simulate import simulate_step
 from engine.specs import load_network_spec
-from engine.stages import stage_breakdown
 
 HARDWARE_US = MEASURED_US  # Loihi 2 mapping ES §5.2, measured on a Kapoho Point
 # simulator variants: name -> (options of simulate_step, a change to the hardware or None)

@@ -23,11 +23,11 @@ import re
 import numpy as np
 from common import asset, finish, parser
 
-from engine.cost import TERMS
+from engine.evaluate.cost import TERMS
 from engine.fidelity.calibrate import calibrate
 from engine.fidelity.predict import constants_vector, max_affine, predict
 from engine.fidelity.suites import suite_runs
-from engine.pipeline import resolve_hardware
+from engine.hardware import load_hardware
 
 LABELS = {
     "dendops": ("DendOp (Fig. 2b)", "N neurons", "ns per DendOp", 1e3),
@@ -43,7 +43,7 @@ def main() -> None:
     ap.add_argument("--figure", help="write the panels as a PNG (default assets/microbench.png)")
     args = ap.parse_args()
     args.figure = args.figure or asset(args, "microbench.png")
-    hw = resolve_hardware(args.hardware)
+    hw = load_hardware(args.hardware)
     runs = suite_runs("microbench", args.hardware)
     preds = predict(runs)
     theta = constants_vector(hw)

@@ -25,7 +25,7 @@ import time
 
 from common import RESULTS, finish, parser, spawn
 
-from engine.workloads import build_workload, workload_explicit, workload_size
+from engine.specs import build_workload, workload_explicit, workload_size
 from engine.workloads.cnn import ARCHITECTURES, CONNECTIONS_TOLERANCE, NODES_TOLERANCE, TABLE_III
 
 QUICK_SIZES = {"mobilenet-v1": 32, "alexnet": 8, "vgg11": 32, "lenet": 16}  # built, not counted

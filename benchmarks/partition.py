@@ -33,8 +33,8 @@ LAYERED = {"min", "natural"}  # need a layered network; parameterized ones have 
 
 def run_one(spec: str, hardware: str, partitioner: str) -> dict:
     from engine.hardware import load_hardware
-    from engine.partition import make_partition
-    from engine.partition_graph import partition_graph
+    from engine.mapping.partition import make_partition
+    from engine.mapping.partition_graph import partition_graph
     from engine.specs import load_network_spec
 
     net, hw = load_network_spec(spec), load_hardware(hardware)  # a saved .npz: cheap to load
@@ -55,7 +55,7 @@ def run_one(spec: str, hardware: str, partitioner: str) -> dict:
 
 def run_mtkahypar(spec: str, hardware: str, k: int) -> dict:
     from engine.hardware import load_hardware
-    from engine.partition_graph import partition_graph
+    from engine.mapping.partition_graph import partition_graph
     from engine.specs import load_network_spec
 
     net, hw = load_network_spec(spec), load_hardware(hardware)
@@ -107,7 +107,7 @@ def main():
         return
     if args.quick:
         args.sizes, args.timeout = ["4096:64"], 120
-    from engine.partition import partitioners
+    from engine.mapping.partition import partitioners
 
     names = [
         n
@@ -123,7 +123,7 @@ def main():
     except ImportError:
         have_mtk = False
     from engine.io.network_file import save_network
-    from engine.workloads import build_workload
+    from engine.specs import build_workload
 
     rows = []
     tmp = tempfile.TemporaryDirectory()

@@ -60,8 +60,8 @@ def main() -> None:
         )
 
     from engine.io.network_file import save_network
-    from engine.partition import partitioners
-    from engine.workloads import build_workload
+    from engine.mapping.partition import partitioners
+    from engine.specs import build_workload
 
     names = [
         n

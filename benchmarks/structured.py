@@ -29,8 +29,8 @@ from common import finish, parser
 
 from engine.hardware import load_hardware
 from engine.io.nir_graph import read_nir
-from engine.partition import make_partition
-from engine.partition_graph import partition_graph
+from engine.mapping.partition import make_partition
+from engine.mapping.partition_graph import partition_graph
 from engine.pipeline import build_mapping, evaluate
 
 

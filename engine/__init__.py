@@ -17,16 +17,16 @@ from engine.kernels import choose_cache
 choose_cache()  # before any kernel is declared: numba must have somewhere to cache them
 
 _WHERE = {  # name -> module: imported on first use, so ``meshscope --help`` stays light
-    "Evaluation": "engine.cost",
-    "Evaluator": "engine.cost",
+    "Evaluation": "engine.evaluate.cost",
+    "Evaluator": "engine.evaluate.cost",
     "MeshScopeError": "engine.errors",
     "Hardware": "engine.hardware",
     "load_hardware": "engine.hardware",
-    "Mapping": "engine.mapping",
-    "Partition": "engine.mapping",
-    "Placement": "engine.mapping",
-    "Network": "engine.network",
-    "PartitionGraph": "engine.partition_graph",
+    "Mapping": "engine.mapping.assignment",
+    "Partition": "engine.mapping.assignment",
+    "Placement": "engine.mapping.assignment",
+    "Network": "engine.model.network",
+    "PartitionGraph": "engine.mapping.partition_graph",
     "Mapped": "engine.pipeline",
     "build_mapping": "engine.pipeline",
     "evaluate": "engine.pipeline",

@@ -3,4 +3,4 @@ loading numpy or scipy, so the command line can build its help from them."""
 
 DEFAULT_NETWORK = "sparse-mlp-1"  # the built-in demo
 DEFAULT_HARDWARE = "loihi2"
-DEFAULT_PLACEMENT = "packed-row"
+DEFAULT_PLACER = "packed-row"

@@ -23,11 +23,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine.cost import Evaluation, Evaluator, checked_evaluator
 from engine.errors import SpecError
-from engine.hardware import Hardware
-from engine.io.files import write_text
-from engine.mapping import (
+from engine.evaluate.cost import Evaluation, Evaluator, checked_evaluator
+from engine.evaluate.traffic import message_loads
+from engine.hardware import Hardware, load_hardware
+from engine.io.outputs import write_text
+from engine.mapping.assignment import (
     Mapping,
     MappingFile,
     Partition,
@@ -35,15 +36,14 @@ from engine.mapping import (
     parse_split,
     read_mapping_file,
 )
-from engine.network import Network
-from engine.partition import make_partition
-from engine.partition_graph import PartitionGraph, partition_graph
-from engine.placement import make_placement
+from engine.mapping.partition import make_partition
+from engine.mapping.partition_graph import PartitionGraph, partition_graph
+from engine.mapping.placement import make_placement
+from engine.model.network import Network
+from engine.predict import evaluator_class
 from engine.progress import reporting
-from engine.specs import DEFAULT_HARDWARE, DEFAULT_NETWORK, DEFAULT_PLACEMENT, check_fits
-from engine.specs import load_hardware_spec as resolve_hardware
+from engine.specs import DEFAULT_HARDWARE, DEFAULT_NETWORK, DEFAULT_PLACER, check_fits
 from engine.specs import load_network_spec as resolve_network
-from engine.traffic import message_loads
 
 __all__ = [
     "PHASES",
@@ -51,7 +51,6 @@ __all__ = [
     "build_mapping",
     "evaluate",
     "evaluator",
-    "resolve_hardware",
     "resolve_network",
     "spike_loads",
     "write_mapping_file",
@@ -84,7 +83,7 @@ def _network(network: str | Network | None, default: str | None = DEFAULT_NETWOR
 
 
 def _hardware(hardware: str | Hardware | None, default: str | None = DEFAULT_HARDWARE):
-    return hardware if isinstance(hardware, Hardware) else resolve_hardware(hardware or default)
+    return hardware if isinstance(hardware, Hardware) else load_hardware(hardware or default)
 
 
 def build_mapping(
@@ -108,16 +107,17 @@ def build_mapping(
     (``A+force`` compositions too; default packed-row) and ``placement_params`` its keyword
     parameters (``{"rows": 4}`` for pairs-square). ``mapping_file``: a path or a
     parsed file, instead of ``partition``/``placement``. ``split``: how layer partitions
-    split each population (a ``--split`` spec or its parse, ``engine.mapping.parse_split``;
-    None: ``auto``). ``progress`` is called with the name of each of ``PHASES`` as it
-    starts, and with the name and the fraction done as a partitioner reports how far it got
-    (``engine.progress``; without ``progress`` the reports reach the caller's ``reporting``
-    block, if any). ``mesh_scheme``: after partitioning, size the mesh for the cores
+    split each population (a ``--split`` spec or its parse,
+    ``engine.mapping.assignment.parse_split``; None: ``auto``). ``progress`` is called with the name
+    of each of ``PHASES`` as it starts, and with the name and the fraction done as a partitioner
+    reports how far it got (``engine.progress``; without ``progress`` the reports reach the caller's
+    ``reporting`` block, if any). ``mesh_scheme``: after partitioning, size the mesh for the cores
     used by SENMap §IV-B's scheme (``engine.mesh_shape``) and place on that mesh
     (``hardware@RxC``): the hardware names the core and the most cores it may take.
     Raises ``MeshScopeError``.
     """
     say = progress or (lambda phase, fraction=None: None)
+    mf = None
     if mapping_file is not None:
         if partition is not None or placement is not None:
             raise SpecError("give either a mapping file or a partition/placement, not both")
@@ -126,16 +126,19 @@ def build_mapping(
             if isinstance(mapping_file, MappingFile)
             else read_mapping_file(mapping_file)
         )
-        hw = _hardware(hardware, mf.hardware_name)
-        check_fits(network or mf.network_name, hw, parts=len(mf.placement), source=mf.source)
-        net = _network(network, mf.network_name)
+    hw = _hardware(hardware, mf.hardware_name if mf else DEFAULT_HARDWARE)
+    spec, parts, source = (
+        (network or DEFAULT_NETWORK, None, "")
+        if mf is None
+        else (network or mf.network_name, len(mf.placement), mf.source)
+    )
+    check_fits(spec, hw, parts=parts, source=source)  # before it is generated
+    net = _network(spec)
+    if mf is not None:
         mapping = mf.build(net, hw)
         t0 = time.perf_counter()
         graph = partition_graph(net, hw, mapping.partition)
         return Mapped(net, hw, mapping, graph, {"partition_graph": time.perf_counter() - t0})
-    hw = _hardware(hardware)
-    check_fits(network or DEFAULT_NETWORK, hw)  # before it is generated
-    net = _network(network)
     say(PHASES[0])
     t0 = time.perf_counter()
     if not isinstance(partition, Partition):
@@ -152,7 +155,7 @@ def build_mapping(
     say(PHASES[2])
     t2 = time.perf_counter()
     place = make_placement(
-        graph, hw, placement or DEFAULT_PLACEMENT, seed=seed, **(placement_params or {})
+        graph, hw, placement or DEFAULT_PLACER, seed=seed, **(placement_params or {})
     )
     t3 = time.perf_counter()
     seconds = {"partition": t1 - t0, "partition_graph": t2 - t1, "place": t3 - t2}
@@ -180,7 +183,7 @@ def evaluator(
     step (``engine.predict.predictors``; None: ``DEFAULT_PREDICTOR``)."""
     return checked_evaluator(
         mapped.network, mapped.hardware, mapped.mapping, graph=mapped.graph,
-        multicast=multicast, predictor=predictor,
+        multicast=multicast, evaluator=evaluator_class(predictor),
     )  # fmt: skip
 
 
@@ -189,7 +192,7 @@ def evaluate(
 ) -> Evaluation:
     """The full cost of the mapping (checks feasibility first) by ``predictor`` (None: the
     default, the max-affine model; the ``Evaluation`` names it): the one ``evaluate``
-    (``engine.cost.model_evaluation`` takes the network, hardware and mapping apart)."""
+    (``engine.evaluate.cost.model_evaluation`` takes the network, hardware and mapping apart)."""
     return evaluator(mapped, multicast=multicast, predictor=predictor).evaluation()
 
 

@@ -1,5 +1,10 @@
 """Resolve the strings users type into engine objects (shared by the CLI and explorer).
 
+A workload spec is ``name`` or ``name:key=value,key=value`` (``linear-dense:M=8,N=64``): a
+generator of ``engine.workloads`` and its parameters. Here it is parsed, its size told
+before anything is generated (``workload_size``, ``check_workload_size``, ``check_fits``)
+and its network built; the network's ``name`` is the canonical spec.
+
 Generated workloads are kept per process, and those of ``CACHE_FROM_SYNAPSES`` synapses or
 more also on disk, content-addressed: the file is named by a hash of the canonical spec,
 the generators' and the engine's network source files, the numpy and numba versions and the
@@ -14,43 +19,193 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import inspect
 import os
+from collections.abc import Callable
 from pathlib import Path
 
-from engine.defaults import DEFAULT_HARDWARE, DEFAULT_NETWORK, DEFAULT_PLACEMENT
-from engine.errors import InputFileError, NotEnoughCoresError, OutputFileError
-from engine.hardware import Hardware, load_hardware
-from engine.io.files import ReadLimits, cut
+from engine.defaults import DEFAULT_HARDWARE, DEFAULT_NETWORK, DEFAULT_PLACER
+from engine.errors import (
+    InputFileError,
+    InvalidNetworkError,
+    NotEnoughCoresError,
+    OutputFileError,
+)
+from engine.hardware import Hardware
+from engine.io.files import MAX_NEURONS, MAX_SYNAPSES, ReadLimits, cut, shown
 from engine.io.network_file import VERSION as NETWORK_FILE_VERSION
 from engine.io.network_file import load_network, save_network
 from engine.memo import SharedCache
-from engine.network import Network
-from engine.workloads import (
-    build_workload,
-    check_workload_size,
-    workload_explicit,
-    workload_identity,
-    workload_on_cores,
-    workload_size,
-    workloads,
-)
+from engine.model.network import Network
+from engine.workloads import ON_CORES, SIZES, workloads
 
 __all__ = [
     "DEFAULT_HARDWARE",
     "DEFAULT_NETWORK",
-    "DEFAULT_PLACEMENT",
+    "DEFAULT_PLACER",
     "DEMO_DIR",
+    "build_workload",
+    "canonical_name",
+    "check_fits",
+    "check_workload_size",
     "demo_files",
     "demo_path",
-    "load_hardware_spec",
     "load_network_spec",
     "network_cache_bytes",
     "network_cache_dir",
     "prune_network_cache",
+    "parse_spec",
     "set_network_cache",
+    "workload_explicit",
+    "workload_identity",
+    "workload_info",
+    "workload_on_cores",
+    "workload_size",
 ]
 
 
+# ------------------------------------------------------------------ workload specs
+def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
+    name, _, rest = spec.strip().partition(":")
+    params = {}
+    if rest:
+        for item in rest.split(","):
+            key, eq, value = item.partition("=")
+            if not eq or not key.strip() or not value.strip():
+                raise InvalidNetworkError(
+                    f"malformed parameter {item!r} in {spec!r}; write name:key=value,key=value"
+                )
+            params[key.strip()] = value.strip()
+    return name, params
+
+
+def _signature(fn) -> dict[str, object]:
+    return {
+        p.name: p.default
+        for p in inspect.signature(fn).parameters.values()
+        if p.kind == p.KEYWORD_ONLY
+    }
+
+
+def workload_info() -> list[dict]:
+    return [
+        {"name": name, "params": _signature(fn), "description": (fn.__doc__ or "").split("\n")[0]}
+        for name, fn in sorted(workloads.items())
+    ]
+
+
+def _format(value) -> str:
+    """Shortest text that parses back to the same value (``0.15``, not ``0.15000000000000002``)."""
+    if isinstance(value, float):
+        short = f"{value:g}"
+        return short if float(short) == value else repr(value)
+    return str(value)
+
+
+def canonical_name(name: str, fn, params: dict) -> str:
+    defaults = _signature(fn)
+    shown = {
+        k: v for k, v in {**defaults, **params}.items() if k != "seed" or v != defaults.get("seed")
+    }
+    if not shown:
+        return name
+    return name + ":" + ",".join(f"{k}={_format(v)}" for k, v in shown.items())
+
+
+def _resolve(spec: str) -> tuple[str, Callable[..., Network], dict]:
+    """A spec's workload name, generator and typed parameters (raises for a bad spec)."""
+    name, raw = parse_spec(spec)
+    fn = workloads[name]  # an unknown name raises, listing the known ones
+    defaults = _signature(fn)
+    params = {}
+    for key, text in raw.items():
+        if key not in defaults:
+            raise InvalidNetworkError(
+                f"{name} has no parameter {key!r}; its parameters are "
+                + ", ".join(f"{k} (default {v})" for k, v in defaults.items())
+            )
+        kind = type(defaults[key])
+        try:
+            params[key] = kind(float(text)) if kind is int and "." not in text else kind(text)
+        except (ValueError, OverflowError):
+            raise InvalidNetworkError(
+                f"{name}: {key}={shown(text)} is not a {kind.__name__}"
+            ) from None
+    if params.get("seed", 0) < 0:
+        raise InvalidNetworkError(f"{name}: seed={raw['seed']} must be a whole number ≥ 0")
+    return name, fn, params
+
+
+def build_workload(spec: str) -> Network:
+    """Generate the network a spec names (raises a clear error for a bad spec, or for one
+    that would generate more than ``MAX_NEURONS`` neurons or ``MAX_SYNAPSES`` explicit
+    synapses — told by ``workload_size`` before anything is generated; a structured
+    convolution's synapses take no memory)."""
+    check_workload_size(spec, MAX_NEURONS, MAX_SYNAPSES, explicit=True)
+    name, fn, params = _resolve(spec)
+    network = fn(**params)
+    object.__setattr__(network, "name", canonical_name(name, fn, params))
+    return network
+
+
+def workload_identity(spec: str) -> tuple[str, list[Path]]:
+    """A spec's canonical name and the source files its network may depend on — every
+    generator module (they call each other's builders) and the engine modules they use —
+    what a cache of generated networks keys on."""
+    import engine.arrays
+    import engine.model.network
+    import engine.model.projection
+    import engine.workloads
+
+    name, fn, params = _resolve(spec)
+    generators = Path(engine.workloads.__file__).resolve().parent
+    used = (engine.arrays, engine.model.network, engine.model.projection)
+    sources = sorted(generators.glob("*.py")) + [Path(m.__file__).resolve() for m in used]
+    return canonical_name(name, fn, params), sources
+
+
+def workload_size(spec: str) -> tuple[int, int]:
+    """(neurons, synapses) the spec would generate — exactly, or as expected for random
+    generators — without generating it, so a server can refuse a request before spending
+    minutes and gigabytes on it."""
+    return _sizes(spec)[:2]
+
+
+def workload_explicit(spec: str) -> int:
+    """The synapses of the spec's network that are listed one by one (its structured
+    convolutions' are not), without generating it."""
+    return _sizes(spec)[2]
+
+
+def workload_on_cores(spec: str) -> int | None:
+    """How many of the spec's neurons sit on cores (not spike sources), without generating
+    it; None when its generator does not say."""
+    name, fn, params = _resolve(spec)
+    count = ON_CORES.get(name, lambda **_: None)(**{**_signature(fn), **params})
+    return None if count is None else int(count)
+
+
+def _sizes(spec: str) -> tuple[int, int, int]:
+    name, fn, params = _resolve(spec)
+    size = tuple(int(v) for v in SIZES[name](**{**_signature(fn), **params}))
+    return size if len(size) == 3 else (*size, size[1])
+
+
+def check_workload_size(spec: str, neurons: int, synapses: int, *, explicit: bool = False) -> None:
+    """``InvalidNetworkError`` if the spec would generate more than ``neurons`` neurons or
+    ``synapses`` synapses — with ``explicit``, synapses listed one by one (structured
+    convolutions aside) — (``workload_size``: nothing is generated)."""
+    n, s, e = _sizes(spec)
+    kind = "synapses listed one by one" if explicit and e < s else "synapses"
+    for what, count, most in (("neurons", n, neurons), (kind, e if explicit else s, synapses)):
+        if count > most:
+            raise InvalidNetworkError(
+                f"network {spec.strip()}: too many {what} ({count:,}; at most {most:,} are "
+                "generated here)"
+            )
+
+
+# ------------------------------------------------------------------ networks by name
 DEMO_DIR = Path(__file__).resolve().parent / "demo_networks"  # shipped in the package
 NETWORK_SUFFIXES = (".npz", ".hgr", ".nir")
 
@@ -241,7 +396,3 @@ def _workload(spec: str, limits: ReadLimits | None) -> Network:
     if limits is not None:
         check_workload_size(spec, limits.neurons, limits.synapses)
     return _cached_workload(spec)
-
-
-def load_hardware_spec(spec: str) -> Hardware:
-    return load_hardware(spec)

@@ -33,11 +33,11 @@ from pathlib import Path
 from engine.errors import CapacityError, InputFileError, SpecError
 from engine.hardware import MAX_CORES, Hardware, spec_cores
 from engine.io.files import ReadLimits, cut
-from engine.network import Network
-from engine.partition import parse_partition_spec
-from engine.placement import placers
-from engine.specs import demo_files
-from engine.workloads import parse_spec, workload_size, workloads
+from engine.mapping.partition import parse_partition_spec
+from engine.mapping.placement import placers
+from engine.model.network import Network
+from engine.specs import demo_files, parse_spec, workload_size
+from engine.workloads import workloads
 
 __all__ = [
     "UPLOAD_BYTES",

@@ -83,8 +83,7 @@ def network_needs(network_spec: str | None, hardware_spec: str | None, limits) -
     spec's cores; a file's sizes are unknown until it is read, so the most the client's
     ``limits`` let it load. Never raises (what is wrong with a spec, its load says)."""
     from engine.hardware import load_hardware, spec_cores
-    from engine.specs import demo_files
-    from engine.workloads import workload_size
+    from engine.specs import demo_files, workload_size
     from explorer.access import looks_like_path
 
     neurons, synapses = limits.neurons, limits.synapses

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.cost import Evaluation
 from engine.errors import SpecError
-from engine.flows import (
+from engine.evaluate.cost import Evaluation
+from engine.evaluate.flows import (
     FlowTable,
     core_flows,
     flows_through,
@@ -25,7 +25,7 @@ from engine.flows import (
     link_label,
     route_links,
 )
-from engine.resources import limits
+from engine.mapping.resources import limits
 
 __all__ = ["Inspection", "Inspector"]
 

@@ -28,14 +28,13 @@ from __future__ import annotations
 
 import param
 
-from engine.cost import Evaluation
+from engine.evaluate.cost import Evaluation
 from engine.hardware import Hardware
-from engine.mapping import Mapping
-from engine.network import Network
+from engine.mapping.assignment import Mapping
+from engine.model.network import Network
 from engine.predict import DEFAULT_PREDICTOR, predictors
 from engine.search import Record
-from engine.specs import DEFAULT_HARDWARE, DEFAULT_NETWORK
-from engine.specs import DEFAULT_PLACEMENT as DEFAULT_PLACER
+from engine.specs import DEFAULT_HARDWARE, DEFAULT_NETWORK, DEFAULT_PLACER
 
 __all__ = ["SPECS", "Inputs", "Search", "Shown", "Simulation"]
 

@@ -8,7 +8,7 @@ Two kinds:
 
 * ``"synthetic"``: a pattern on a mesh of the reference router ``side`` routers wide and
   ``rows`` deep (0, the default: as deep as wide), with ``pattern``, ``rate``,
-  ``packet_flits``, ``cycles``, ``routing`` (a name of ``engine.routing``'s registry: xy,
+  ``packet_flits``, ``cycles``, ``routing`` (a name of ``engine.hardware.routing``'s registry: xy,
   yx, o1turn), optionally a latency–load ``sweep``;
 * ``"mapping"``: a network on hardware placed by a placer (``network``, ``hardware``,
   ``placer``, ``partition``), whose time step is simulated (``mode``, ``multicast``); with
@@ -29,7 +29,7 @@ import json
 from dataclasses import dataclass, field
 
 from engine.errors import SpecError
-from engine.routing import routings
+from engine.hardware.routing import routings
 from engine.simulate import patterns
 from engine.simulate.step import MODES
 

@@ -27,25 +27,23 @@ from pathlib import Path
 import numpy as np
 import param
 
-from engine.cost import Evaluation, Evaluator
 from engine.errors import CapacityError, MeshScopeError, SpecError
-from engine.hardware import Hardware
-from engine.mapping import Mapping, mapping_to_dict, parse_mapping_dict
+from engine.evaluate.cost import Evaluation, Evaluator
+from engine.hardware import Hardware, load_hardware
+from engine.mapping.assignment import Mapping, mapping_to_dict, parse_mapping_dict
+from engine.mapping.partition_graph import partition_graph
 from engine.memo import SharedCache
-from engine.network import Network
-from engine.partition_graph import partition_graph
+from engine.model.network import Network
 from engine.pipeline import (
     Mapped,
     build_mapping,
     evaluate,
     evaluator,
-    resolve_hardware,
     resolve_network,
 )
 from engine.predict import predictors
 from engine.search import Record, resize_population
-from engine.specs import DEFAULT_HARDWARE, DEFAULT_NETWORK, demo_path
-from engine.specs import DEFAULT_PLACEMENT as DEFAULT_PLACER
+from engine.specs import DEFAULT_HARDWARE, DEFAULT_NETWORK, DEFAULT_PLACER, demo_path
 from explorer import uploads
 from explorer.access import ClientAccess
 from explorer.admission import OPEN, Gate, network_needs
@@ -707,7 +705,7 @@ class ExplorerState(param.Parameterized):
         network_spec = access.network(snap["network_spec"])
         hardware_spec = access.hardware(snap["hardware_spec"])
         network = resolve_network(demo_path(network_spec))
-        hardware = resolve_hardware(hardware_spec)
+        hardware = load_hardware(hardware_spec)
         access.check_network(network, network_spec)
         access.check_hardware(hardware, hardware_spec)
         mapping = parse_mapping_dict(snap["mapping"], "saved session").build(network, hardware)

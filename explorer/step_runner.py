@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 
 from engine.errors import Cancelled, MeshScopeError, failure_text
-from engine.partition_graph import partition_graph
+from engine.mapping.partition_graph import partition_graph
 from engine.pipeline import Mapped
 from engine.simulate import simulate_step
 from explorer.admission import STEP_BYTES

@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from engine.errors import Cancelled, SpecError, failure_text
-from engine.hardware import Hardware, NocConstants
-from engine.pipeline import Mapped, build_mapping, evaluate, resolve_hardware
-from engine.routing import routings
+from engine.hardware import Hardware, NocConstants, load_hardware
+from engine.hardware.routing import routings
+from engine.pipeline import Mapped, build_mapping, evaluate
 from engine.simulate import (
     SyntheticRun,
     Trace,
@@ -132,8 +132,8 @@ def simulate_traffic(
     ``multicast``; the session's cycle limit applies) or ``pattern`` on a mesh ``side``
     routers wide and ``rows`` deep (0: square) of the reference router at ``rate`` flits
     per node and cycle, measured for ``cycles`` cycles after no warm-up, routed
-    ``routing`` (a name of ``engine.routing``'s registry). Raises ``SpecError`` for what the
-    page may not ask;
+    ``routing`` (a name of ``engine.hardware.routing``'s registry). Raises ``SpecError`` for what
+    the page may not ask;
     deterministic for a seed. Off the page's thread, pass ``Current.of(state)`` taken on it.
     """
     if source == SOURCES[0]:
@@ -179,7 +179,7 @@ def simulate_traffic(
         raise SpecError(f"routing is one of {', '.join(routings)}, not {routing!r}")
     noc = replace(NocConstants(), routing=routing)
     result = run_synthetic(noc, run, seed=seed)
-    hardware = resolve_hardware(f"mesh:{width}x{height}")
+    hardware = load_hardware(f"mesh:{width}x{height}")
     title = f"{pattern} traffic on a {width}×{height} mesh at {rate:g} flits/node/cycle" + (
         f", {routings[routing].label}" if routing != NocConstants().routing else ""
     )

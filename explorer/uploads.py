@@ -18,9 +18,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from engine.errors import InputFileError, MeshScopeError, MeshScopeWarning
-from engine.mapping import parse_mapping_dict
-from engine.network import Network
-from engine.pipeline import build_mapping, resolve_hardware, resolve_network
+from engine.hardware import load_hardware
+from engine.mapping.assignment import parse_mapping_dict
+from engine.model.network import Network
+from engine.pipeline import build_mapping, resolve_network
 from engine.specs import DEFAULT_HARDWARE, demo_path
 from explorer.access import ClientAccess
 from explorer.admission import STEP_BYTES, network_needs
@@ -178,7 +179,7 @@ def _prepare_network_file(state, name: str, data: bytes, hardware):
             if issubclass(w.category, MeshScopeWarning)
         )
     access.check_network(network)
-    hardware = hardware or resolve_hardware(DEFAULT_HARDWARE)
+    hardware = hardware or load_hardware(DEFAULT_HARDWARE)
     mapped = build_mapping(network, hardware, placement=access.placer(state.inputs.placer))
     return state.prepared_from(
         mapped, "network", network_spec=network.name, hardware_spec=hardware.name,

@@ -103,7 +103,7 @@ def neighbourhood(graph, near: int = 4) -> dict[str, float]:
 
 
 def final(network, hardware, partition, seconds: float) -> dict:
-    from engine.partition_graph import partition_graph
+    from engine.mapping.partition_graph import partition_graph
 
     graph = partition_graph(network, hardware, partition)
     node = np.asarray(partition.assignment, dtype=np.int64)
@@ -120,21 +120,21 @@ def final(network, hardware, partition, seconds: float) -> dict:
 
 
 def trace_network(spec: str) -> dict:
-    from engine.partition import make_partition
-    from engine.partition.limits import checked_partition
-    from engine.partition.multilevel import coarsen, uncoarsen
-    from engine.partition.multilevel.coarsen import LIMITS
-    from engine.partition.multilevel.initial import pack, pack_order
-    from engine.partition.multilevel.level import caps_of
-    from engine.partition_graph import partition_graph
-    from engine.resources import capacity
+    from engine.mapping.partition import make_partition
+    from engine.mapping.partition.limits import checked_partition
+    from engine.mapping.partition.multilevel import coarsen, uncoarsen
+    from engine.mapping.partition.multilevel.coarsen import LIMITS
+    from engine.mapping.partition.multilevel.initial import pack, pack_order
+    from engine.mapping.partition.multilevel.level import caps_of
+    from engine.mapping.partition_graph import partition_graph
+    from engine.mapping.resources import capacity
     from engine.specs import load_network_spec
 
     net = load_network_spec(spec)
     hw = seed004_hardware(net)
     cap = capacity(net, hw)
-    # hierarchical() step by step (engine/partition/multilevel/__init__.py), as make_partition
-    # runs it: the network expanded, seed 0, the default window, rounds and passes
+    # hierarchical() step by step (engine/mapping/partition/multilevel/__init__.py), as
+    # make_partition runs it: the network expanded, seed 0, the default window, rounds and passes
     explicit = net.explicit(why="the hierarchical partitioner")
     rng = np.random.default_rng(0)
     trace: list = []

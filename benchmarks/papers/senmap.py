@@ -29,12 +29,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: com
 from common import asset, finish, parser  # noqa: E402
 from verdicts import order, order_summary, paper_row, value  # noqa: E402
 
-from engine.codesign import variant  # noqa: E402
 from engine.errors import CapacityError  # noqa: E402
 from engine.hardware import load_hardware  # noqa: E402
+from engine.hardware.codesign import variant  # noqa: E402
 from engine.mesh_shape import mesh_shape  # noqa: E402
 from engine.pipeline import Mapped, build_mapping, evaluate  # noqa: E402
-from engine.workloads import build_workload  # noqa: E402
+from engine.specs import build_workload  # noqa: E402
 
 PAPER = "SENMap"
 RATES = (0.05, 0.1, 0.2, 0.4)  # spikes per neuron per frame (activity); 1 − sparsity
@@ -197,7 +197,7 @@ def energy(sweep: dict) -> dict:
         f"1 NPE is a tie-break: at every core count and rate {npes} NPEs a core take the "
         f"same energy, for the step is bound by {', '.join(bounds)}, which NPEs do not divide "
         "(they divide SynOps and DendOps), and the energy model has no term for an NPE "
-        "(engine/codesign.py counts NPEs, it does not price them)"
+        "(engine/hardware/codesign.py counts NPEs, it does not price them)"
         if ties and bounds == ["synmem"] else "",
         f"the best takes {best[-1]['cores']} cores (the direct mapping {direct['cores']}); "
         "found by enumerating every (cores, NPEs) of the sweep, not by the paper's GA and "
@@ -221,16 +221,17 @@ def energy(sweep: dict) -> dict:
 
 def distortion_row() -> dict:
     """§IV-E eq. 2 and Table III: end signals compared by normalised cross-correlation —
-    implemented (``engine.distortion``), but Table III's signals are SENSIM's."""
+    implemented (``engine.evaluate.distortion``), but Table III's signals are SENSIM's."""
     return paper_row(
         "§IV-E eq. 2: inter-spike distortion by end-signal cross-correlation (Table III)",
         "§IV-E, §V Table III", "our method assesses signal integrity by comparing the "
         "correctness of two end signals, x(t) and y(t), using cross-correlation to produce a "
         "normalized correlated signal z(t)", "corr(fps = 30, fps = 60) 0.89, 1565 ms; … "
         "corr(fps = 0, fps = 120) 1, 0 ms", "—",
-        "engine.distortion.end_signal_correlation (tests/engine/test_distortion.py)",
+        "engine.evaluate.distortion.end_signal_correlation "
+        "(tests/engine/evaluate/test_distortion.py)",
         {"cannot": "SENSIM's PilotNet output signals"},
-        "eq. 2 is implemented (engine/distortion.py; tested on cases worked by hand), but "
+        "eq. 2 is implemented (engine/evaluate/distortion.py; tested on cases worked by hand), but "
         "Table III correlates the steering output of the trained PilotNet run in SENSIM at "
         "0, 30, 60 and 120 frames a second, whose event model and weights are in neither "
         "the paper nor this repository; MeshScope's model and simulator move spikes within a "

@@ -94,12 +94,12 @@ def one(network: str, partitioner: str, placers: list[str], k: int | None = None
     """One network and partitioner (``seed``: the partitioner's; the placers' is 0)."""
     from engine.errors import NotEnoughCoresError
     from engine.hardware import resized
-    from engine.mapping import Mapping
-    from engine.partition import make_partition
-    from engine.partition_graph import partition_graph
+    from engine.mapping.assignment import Mapping
+    from engine.mapping.partition import make_partition
+    from engine.mapping.partition_graph import partition_graph
+    from engine.mapping.placement import make_placement
+    from engine.mapping.resources import capacity, overruns
     from engine.pipeline import Mapped, evaluate
-    from engine.placement import make_placement
-    from engine.resources import capacity, overruns
     from engine.specs import load_network_spec
 
     net = load_network_spec(network)

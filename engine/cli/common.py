@@ -15,12 +15,13 @@ import signal
 import sys
 import threading
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 from engine.defaults import DEFAULT_HARDWARE, DEFAULT_NETWORK
 from engine.errors import OutputFileError, SpecError
-from engine.io.files import check_writable, cut, is_stream
+from engine.io.files import cut
+from engine.io.outputs import check_writable, is_stream
 
 __all__ = [
     "AnyBut",
@@ -37,6 +38,7 @@ __all__ = [
     "NETWORK_HELP",
     "PARTITION_HELP",
     "PLACEMENT_HELP",
+    "MappingSettings",
     "Parser",
     "Steps",
     "TEXT_FILE",
@@ -61,6 +63,7 @@ __all__ = [
     "step_options",
     "whole",
     "work",
+    "workload_options",
 ]
 
 NETWORK_HELP = (
@@ -468,51 +471,72 @@ EXPAND_HELP = (
 )
 
 
-def network_of(args, hardware=None):
+@dataclass(frozen=True)
+class MappingSettings:
+    """What the options that name a mapping say (``mapping_options``; a command without one
+    of them leaves its field at the default), typed once where the command line is read."""
+
+    network: str | None = None
+    hardware: str | None = None
+    rates: str | None = None
+    expand: bool = False
+    mapping: str | None = None  # a mapping file instead of partitioning and placing
+    partition: str | None = None
+    placement: str | None = None
+    split: str | None = None
+    mesh_scheme: str | None = None
+    seed: int = 0
+    default_partition: str | None = None  # the command's, where --partition is not given
+    default_placement: str | None = None
+
+    @classmethod
+    def of(cls, args: argparse.Namespace) -> MappingSettings:
+        """The settings a parsed command line gives (the options its parser declared)."""
+        given = vars(args)
+        return cls(**{f.name: given[f.name] for f in fields(cls) if f.name in given})
+
+
+def network_of(settings: MappingSettings, hardware=None):
     """The network ``--network`` names (the demo's by default), with ``--rates`` applied and,
     with ``--expand``, its structured convolutions expanded. ``hardware``: what it is to be
     mapped on — a workload too large for it is refused before it is generated."""
-    from engine.specs import DEFAULT_NETWORK, check_fits, load_network_spec
+    from engine.specs import check_fits, load_network_spec
 
+    spec = settings.network or DEFAULT_NETWORK
     if hardware is not None:
-        check_fits(args.network or DEFAULT_NETWORK, hardware)
-    network = load_network_spec(args.network or DEFAULT_NETWORK)
-    if getattr(args, "expand", False):
+        check_fits(spec, hardware)
+    network = load_network_spec(spec)
+    if settings.expand:
         network = network.explicit(why="--expand")
-    if getattr(args, "rates", None):
+    if settings.rates:
         from engine.io.rates import read_rate_table, with_rates
 
-        network = with_rates(network, read_rate_table(args.rates), where=args.rates)
+        network = with_rates(network, read_rate_table(settings.rates), where=settings.rates)
     return network
 
 
-def build(args, steps: Steps | None = None):
+def build(settings: MappingSettings, steps: Steps | None = None):
     """The ``Mapped`` the mapping options name (``engine.pipeline.build_mapping``)."""
-    from engine.pipeline import build_mapping, resolve_hardware
+    from engine.hardware import load_hardware
+    from engine.pipeline import build_mapping
 
-    expand = getattr(args, "expand", False)
-    network, hardware = args.network, args.hardware
-    if getattr(args, "rates", None) or expand:  # the network is made here: checked here
-        if not getattr(args, "mapping", None):
-            hardware = resolve_hardware(args.hardware or DEFAULT_HARDWARE)
-        network = network_of(args, hardware if not isinstance(hardware, str | None) else None)
-    if getattr(args, "mapping", None):
-        if (args.partition or args.placement or getattr(args, "split", None)
-                or getattr(args, "mesh_scheme", None)):  # fmt: skip
+    s = settings
+    network, hardware = s.network, s.hardware
+    if s.rates or s.expand:  # the network is made here: checked here
+        if not s.mapping:
+            hardware = load_hardware(s.hardware or DEFAULT_HARDWARE)
+        network = network_of(s, hardware if not isinstance(hardware, str | None) else None)
+    if s.mapping:
+        if s.partition or s.placement or s.split or s.mesh_scheme:
             raise SpecError(
                 "give either --mapping or --partition/--placement/--split/--mesh-scheme, not both"
             )
-        return build_mapping(network, hardware, mapping_file=args.mapping)
+        return build_mapping(network, hardware, mapping_file=s.mapping)
     return build_mapping(
-        network,
-        hardware,
-        partition=args.partition or args.default_partition,
-        placement=args.placement or args.default_placement,
-        seed=args.seed,
-        split=getattr(args, "split", None),
-        progress=steps,
-        mesh_scheme=getattr(args, "mesh_scheme", None),
-    )
+        network, hardware, partition=s.partition or s.default_partition,
+        placement=s.placement or s.default_placement, seed=s.seed, split=s.split,
+        progress=steps, mesh_scheme=s.mesh_scheme,
+    )  # fmt: skip
 
 
 def network_argument(p, *, required: bool = False, help: str = NETWORK_HELP) -> None:
@@ -563,11 +587,18 @@ def placement_option(p, *, help: str) -> None:
     p.add_argument("--placement", "--placer", dest="placement", help=help)
 
 
-def mapping_options(p, *, partition: str | None, placement: str):
-    """The options that name a mapping; ``--partitioner``/``--placer`` are aliases."""
+def workload_options(p) -> None:
+    """What is mapped, and on what: ``--network`` (with ``--no-cache``), ``--hardware``,
+    ``--rates``."""
     network_argument(p)
     hardware_option(p)
     rates_option(p)
+
+
+def mapping_options(p, *, partition: str | None, placement: str):
+    """The options that name a mapping (``MappingSettings``); ``--partitioner``/``--placer``
+    are aliases."""
+    workload_options(p)
     partition_option(p, help=PARTITION_HELP + (f" (default {partition})" if partition else ""))
     placement_option(p, help=f"{PLACEMENT_HELP} (default {placement})")
     p.add_argument("--split", metavar="SPLIT", help=SPLIT_HELP)

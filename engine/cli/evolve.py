@@ -11,30 +11,27 @@ import sys
 
 from engine.cli.common import (
     FIGURE,
-    HARDWARE_HELP,
     MAPPING_FILE,
     MAX_EVALUATIONS,
     MAX_GENERATION,
     PARTITION_HELP,
-    RATES_HELP,
     SPLIT_HELP,
+    MappingSettings,
     bar,
     build,
     check_outputs,
     executor_options,
-    hardware_option,
     inputs_of,
     json_option,
-    network_argument,
     network_of,
     partition_option,
     predictor_option,
     print_json,
-    rates_option,
     same_file,
     seed_option,
     whole,
     work,
+    workload_options,
 )
 from engine.defaults import DEFAULT_HARDWARE
 from engine.io.files import check_readable
@@ -45,18 +42,28 @@ HISTORY_FILE = (".csv", ".jsonl", ".ndjson", ".json")  # CSV, or JSON lines othe
 CHECKPOINT_FILE = (".ckpt", ".jsonl", ".json")  # JSON lines
 
 
-def cmd_evolve(args) -> int:
+def _check_run_files(args, outputs: list, grown: tuple[str, str | None, tuple, str]) -> None:
+    """Before a search starts: what it resumes readable, every file it writes writable.
+    ``grown``: (what, the option's file, its suffixes, what the resumed one is called) of the
+    file a resumed run grows in place, whatever the option named it (evolve's checkpoint,
+    pareto's history)."""
+    what, given, suffixes, resumed = grown
     if args.resume:
-        check_readable(args.resume, "checkpoint")
-    grows = args.resume and (not args.checkpoint or same_file(args.checkpoint, args.resume))
+        check_readable(args.resume, what)
+    grows = args.resume and (not given or same_file(given, args.resume))
     check_outputs(
-        ("mapping file", args.out, MAPPING_FILE),
-        ("history file", args.history, HISTORY_FILE),
-        # a resumed run's checkpoint grows in place, whatever it was called
-        ("checkpoint", args.resume, None) if grows else
-        ("checkpoint", args.checkpoint, CHECKPOINT_FILE),
-        inputs=inputs_of(args, *(() if grows else [("checkpoint to resume", args.resume)])),
-    )  # fmt: skip
+        *outputs,
+        (what, args.resume, None) if grows else (what, given, suffixes),
+        inputs=inputs_of(args, *(() if grows else [(resumed, args.resume)])),
+    )
+
+
+def cmd_evolve(args) -> int:
+    _check_run_files(
+        args,
+        [("mapping file", args.out, MAPPING_FILE), ("history file", args.history, HISTORY_FILE)],
+        ("checkpoint", args.checkpoint, CHECKPOINT_FILE, "checkpoint to resume"),
+    )
     with work(args):
         return _evolve(args)
 
@@ -107,12 +114,12 @@ def _given_settings(args) -> dict:
 
 
 def _evolve(args) -> int:
-    from engine.pipeline import resolve_hardware
+    from engine.hardware import load_hardware
     from engine.search import ESConfig
     from engine.search.runs import run_evolution
 
-    hardware = resolve_hardware(args.hardware or DEFAULT_HARDWARE)
-    network = network_of(args, hardware)
+    hardware = load_hardware(args.hardware or DEFAULT_HARDWARE)
+    network = network_of(MappingSettings.of(args), hardware)
     given = _given_settings(args)
     config = ESConfig(**{**given, "budget": args.budget, "segments": args.segments or 0})
     progress = _Progress(args, config.budget, lambda event: f"best {event.best.fitness:.3f}")
@@ -196,22 +203,17 @@ def _print_evolution(run, summary: dict) -> None:
 def cmd_pareto(args) -> int:
     if args.start:
         check_readable(args.start, "mapping file")
-    if args.resume:
-        check_readable(args.resume, "history file")
-    grows = args.resume and (not args.history or same_file(args.history, args.resume))
-    check_outputs(
-        ("front file", args.out, (".json",)),
-        # a resumed run's history grows in place, whatever it was called
-        ("history file", args.resume, None) if grows else
-        ("history file", args.history, HISTORY_FILE),
-        inputs=inputs_of(args, *(() if grows else [("history to resume", args.resume)])),
-    )  # fmt: skip
+    _check_run_files(
+        args,
+        [("front file", args.out, (".json",))],
+        ("history file", args.history, HISTORY_FILE, "history to resume"),
+    )
     with work(args):
         return _pareto(args)
 
 
 def _pareto(args) -> int:
-    from engine.pipeline import resolve_hardware
+    from engine.hardware import load_hardware
     from engine.search.pareto import ParetoConfig
     from engine.search.runs import run_pareto
 
@@ -221,8 +223,8 @@ def _pareto(args) -> int:
         population=args.population or 0, offspring=args.offspring or 0,
         init_k=ParetoConfig.init_k if args.init_k is None else args.init_k, seed=args.seed,
     )  # fmt: skip
-    hardware = resolve_hardware(args.hardware or DEFAULT_HARDWARE)
-    network = network_of(args, hardware)
+    hardware = load_hardware(args.hardware or DEFAULT_HARDWARE)
+    network = network_of(MappingSettings.of(args), hardware)
     codesign = [n.strip() for n in args.codesign.split(",")] if args.codesign else None
     progress = _Progress(args, config.budget)
     try:
@@ -289,7 +291,9 @@ def cmd_spread(args) -> int:
 
     check_outputs(("figure", args.figure, FIGURE), inputs=inputs_of(args))
     with work(args):
-        spread = placement_spread(build(args), samples=args.samples, seed=args.seed)
+        spread = placement_spread(
+            build(MappingSettings.of(args)), samples=args.samples, seed=args.seed
+        )
     if args.figure:
         spread.write_figure(args.figure)
     s = spread.summary()
@@ -329,6 +333,29 @@ def _unfit(e) -> str:
     return f" — does not fit: {layers:.0f} layers over a core limit, {beyond:.0f} cores too many"
 
 
+def _search_options(
+    p, *, budget: int, budget_help: str, seed: int | None, seed_help: str, init_k_help: str,
+    start_help: str, out_help: str, history_help: str, resume_help: str,
+) -> None:  # fmt: skip
+    """What ``evolve`` and ``pareto`` both take: the workload, the budget and seed, the
+    heuristics' start, where evaluations run and what rates them, the files a run reads and
+    writes (each command says what its own mean)."""
+    workload_options(p)
+    p.add_argument(
+        "--budget", type=whole(1, MAX_EVALUATIONS), default=budget, help=budget_help
+    )  # fmt: skip
+    p.add_argument("--seed", type=whole(0), default=seed, help=seed_help)
+    p.add_argument("--init-k", type=whole(0), default=None, help=init_k_help)
+    executor_options(p)
+    predictor_option(p, search=True)
+    for option, text in (
+        ("--start", start_help), ("--out", out_help), ("--history", history_help),
+        ("--resume", resume_help),
+    ):  # fmt: skip
+        p.add_argument(option, metavar="FILE", help=text)
+    json_option(p)
+
+
 def add_commands(sub) -> None:
     """``evolve``, ``spread`` and ``pareto``."""
     from engine.search import ESConfig, objectives, strategies
@@ -337,16 +364,20 @@ def add_commands(sub) -> None:
 
     d = ESConfig()
     es = sub.add_parser("evolve", help=COMMANDS["evolve"])
-    network_argument(es)
-    es.add_argument("--rates", metavar="CSV", help=RATES_HELP)
-    es.add_argument("--hardware", help=HARDWARE_HELP)
     # a setting's default is None here (ESConfig's applies): a resumed run must know which
     # were given, for its checkpoint's settings win and a different one is refused
-    es.add_argument(
-        "--budget", type=whole(1, MAX_EVALUATIONS), default=d.budget,
-        help=ESConfig.help("budget"),
+    _search_options(
+        es, budget=d.budget, budget_help=ESConfig.help("budget"), seed=None,
+        seed_help=ESConfig.help("seed"),
+        init_k_help=f"{ESConfig.help('init_k')} (default {d.init_k}; at most the cores beyond "
+        "the minimum partition)",
+        start_help="a mapping file (a hand-tuned mapping) to start from besides the heuristics; "
+        "its layers split uniformly into consecutive cores, as evolve and the layer partitioner "
+        "write them",
+        out_help="write the best mapping as a mapping file",
+        history_help="every evaluation, as .csv or JSON lines",
+        resume_help="continue the run of this checkpoint",
     )  # fmt: skip
-    es.add_argument("--seed", type=whole(0), help=ESConfig.help("seed"))
     es.add_argument(
         "--lambda-part", type=whole(1, MAX_GENERATION), help=ESConfig.help("lambda_part")
     )
@@ -355,11 +386,6 @@ def add_commands(sub) -> None:
     )
     es.add_argument("--no-reorder", action="store_true", help="ablation: no reordering operator")
     es.add_argument("--no-elitism", action="store_true", help="ablation: (1,λ) partitioning")
-    es.add_argument(
-        "--init-k", type=whole(0), default=None,
-        help=f"{ESConfig.help('init_k')} (default {d.init_k}; at most the cores beyond the "
-        "minimum partition)",
-    )  # fmt: skip
     es.add_argument(
         "--strategy", choices=strategies.names(), default="global",
         help="global: one search over every chip; chipwise: one search per chip (default global)",
@@ -372,25 +398,11 @@ def add_commands(sub) -> None:
     es.add_argument(
         "--objective", choices=objectives.names(), help=ESConfig.help("objective"),
     )  # fmt: skip
-    executor_options(es)
-    predictor_option(es, search=True)
-    es.add_argument(
-        "--start", metavar="FILE",
-        help="a mapping file (a hand-tuned mapping) to start from besides the heuristics; its "
-        "layers split uniformly into consecutive cores, as evolve and the layer partitioner "
-        "write them",
-    )  # fmt: skip
-    es.add_argument("--out", metavar="FILE", help="write the best mapping as a mapping file")
-    es.add_argument("--history", metavar="FILE", help="every evaluation, as .csv or JSON lines")
     es.add_argument("--checkpoint", metavar="FILE", help="write a checkpoint every generation")
-    es.add_argument("--resume", metavar="FILE", help="continue the run of this checkpoint")
-    json_option(es)
     es.set_defaults(func=cmd_evolve)
 
     sp = sub.add_parser("spread", help=COMMANDS["spread"])
-    network_argument(sp)
-    hardware_option(sp)
-    rates_option(sp)
+    workload_options(sp)
     partition_option(sp, help=PARTITION_HELP + " (default min+2, as the paper's searches start)")
     sp.add_argument("--split", metavar="SPLIT", help=SPLIT_HELP)
     sp.add_argument(
@@ -405,9 +417,18 @@ def add_commands(sub) -> None:
 
     pd = ParetoConfig()
     pa = sub.add_parser("pareto", help=COMMANDS["pareto"])
-    network_argument(pa)
-    pa.add_argument("--rates", metavar="CSV", help=RATES_HELP)
-    pa.add_argument("--hardware", help=HARDWARE_HELP)
+    _search_options(
+        pa, budget=pd.budget, budget_help="evaluations (default 2000)", seed=0,
+        seed_help="seed of every random choice",
+        init_k_help=f"the heuristics start from min+K (default {pd.init_k})",
+        start_help="a mapping file to evaluate first",
+        out_help="write the front as JSON: 'front' (objectives by name and the mapping of each "
+        "point), 'evaluations' (their count), the heuristics' points",
+        history_help="every evaluation, as .csv or JSON lines, written as the run goes (resume "
+        "a run from it)",
+        resume_help="continue the run whose history this is (same settings, a larger "
+        "--budget): its evaluations are taken, not repeated, and the file grows",
+    )  # fmt: skip
     pa.add_argument(
         "--objectives", default=",".join(pd.objectives), metavar="A,B[,C]",
         help=f"what to minimize, by name: {', '.join(objectives.names())} (default "
@@ -421,11 +442,6 @@ def add_commands(sub) -> None:
         + f" (default {pd.algorithm})",
     )  # fmt: skip
     pa.add_argument(
-        "--budget", type=whole(1, MAX_EVALUATIONS), default=pd.budget,
-        help="evaluations (default 2000)",
-    )  # fmt: skip
-    pa.add_argument("--seed", type=whole(0), default=0, help="seed of every random choice")
-    pa.add_argument(
         "--population", type=whole(2, MAX_GENERATION), default=None,
         help="population size (default the algorithm's: SENMap Table II's 40 for NSGA-II/III, "
         "30 for the GA; 25 PSO, 30 ISRES, 40 MOEA/D)",
@@ -436,32 +452,9 @@ def add_commands(sub) -> None:
         "MOEA/D, 7 × the population for ISRES; PSO moves its whole swarm)",
     )  # fmt: skip
     pa.add_argument(
-        "--init-k", type=whole(0), default=None,
-        help=f"the heuristics start from min+K (default {pd.init_k})",
-    )  # fmt: skip
-    executor_options(pa)
-    predictor_option(pa, search=True)
-    pa.add_argument(
         "--codesign", metavar="P[,Q…]|all",
         help="hardware co-design (SENMap §IV-H): choose these parameters of the hardware too, "
         "over the values its preset's [codesign] table gives (memory_kib, npes, clock_scale, "
         "flit_scale, state_bits, output_bits; e.g. --hardware seneca --codesign all)",
     )  # fmt: skip
-    pa.add_argument("--start", metavar="FILE", help="a mapping file to evaluate first")
-    pa.add_argument(
-        "--out", metavar="FILE",
-        help="write the front as JSON: 'front' (objectives by name and the mapping of each "
-        "point), 'evaluations' (their count), the heuristics' points",
-    )  # fmt: skip
-    pa.add_argument(
-        "--history", metavar="FILE",
-        help="every evaluation, as .csv or JSON lines, written as the run goes (resume a run "
-        "from it)",
-    )  # fmt: skip
-    pa.add_argument(
-        "--resume", metavar="FILE",
-        help="continue the run whose history this is (same settings, a larger --budget): its "
-        "evaluations are taken, not repeated, and the file grows",
-    )  # fmt: skip
-    json_option(pa)
     pa.set_defaults(func=cmd_pareto)

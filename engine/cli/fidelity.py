@@ -136,11 +136,11 @@ def cmd_validate(args) -> int:
 # ------------------------------------------------------------------ calibrate
 def cmd_calibrate(args) -> int:
     from engine.fidelity.calibrate import calibrate_runs
-    from engine.pipeline import resolve_hardware
-    from engine.provenance import write_preset
+    from engine.hardware import load_hardware
+    from engine.hardware.provenance import write_preset
 
     runs, skipped = _measured(args, "hardware file", args.out, (".toml",))
-    base = resolve_hardware(args.hardware)
+    base = load_hardware(args.hardware)
     with _over_runs(args, len(runs)) as tick:
         cal = calibrate_runs(
             runs, base, what=Path(args.measurements).name, name=Path(args.out).stem,

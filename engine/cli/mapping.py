@@ -6,6 +6,7 @@ from __future__ import annotations
 from engine.cli.common import (
     MAPPING_FILE,
     NETWORK_HELP,
+    MappingSettings,
     Steps,
     build,
     check_outputs,
@@ -23,7 +24,7 @@ from engine.cli.common import (
     step_options,
     work,
 )
-from engine.defaults import DEFAULT_PLACEMENT
+from engine.defaults import DEFAULT_PLACER
 from engine.errors import SpecError
 from engine.mesh_shape import SCHEMES, mesh_shape
 
@@ -36,12 +37,11 @@ LIST_KINDS = (
 
 def _listing(what: str) -> dict:
     from engine.hardware import load_hardware, preset_names
-    from engine.partition import partitioners
-    from engine.placement import placers
+    from engine.mapping.partition import partitioners
+    from engine.mapping.placement import placers
     from engine.search import objectives, strategies
     from engine.search.pareto import algorithms
-    from engine.specs import demo_files
-    from engine.workloads import workload_info
+    from engine.specs import demo_files, workload_info
 
     if what == "networks":
         return {"generators": workload_info(), "files": [str(p) for p in demo_files()]}
@@ -63,7 +63,7 @@ def _listing(what: str) -> dict:
 def _hardware_listing(args) -> int:
     """``list --hardware NAME [--constants]``: one hardware, and where its constants came from."""
     from engine.hardware import load_hardware
-    from engine.provenance import constants, source_detail
+    from engine.hardware.provenance import constants, source_detail
 
     hw = load_hardware(args.hardware)
     data = hw.summary()
@@ -138,7 +138,7 @@ def cmd_evaluate(args) -> int:
     step = None
     multicast = multicast_of(args)
     with work(args):
-        mapped = build(args)
+        mapped = build(MappingSettings.of(args))
         if mapped.hardware.links.multicast and multicast is None and (args.flows or args.stages):
             raise SpecError(
                 f"{mapped.hardware.name}'s NoC multicasts, and --flows and --stages read the "
@@ -148,7 +148,7 @@ def cmd_evaluate(args) -> int:
         flows = _flows(mapped, ev, args.flows) if args.flows else None
         stages = None
         if args.stages:
-            from engine.stages import stage_breakdown
+            from engine.evaluate.stages import stage_breakdown
 
             stages = stage_breakdown(mapped)
         if args.simulate:
@@ -215,7 +215,7 @@ def cmd_evaluate(args) -> int:
 
 def _flows(mapped, ev, text: str) -> dict:
     """``--flows``: the link ``text`` names and every flow that crosses it."""
-    from engine.flows import flows_through, link_label, parse_link
+    from engine.evaluate.flows import flows_through, link_label, parse_link
 
     hardware = mapped.hardware
     link = parse_link(hardware, text, ev.link_us)  # max: the link that bounds the link term
@@ -232,7 +232,7 @@ def _flows(mapped, ev, text: str) -> dict:
 
 def flow_lines(flows: dict) -> str:
     """The ``--flows`` answer as a table."""
-    from engine.routing import ORDER_LABELS, ORDER_NAMES, routings
+    from engine.hardware.routing import ORDER_LABELS, ORDER_NAMES, routings
 
     rows = flows["flows"]
     head = (
@@ -266,7 +266,7 @@ def cmd_map(args) -> int:
     steps = Steps(args, [*PHASES, "evaluate"])
     try:
         with work(args):
-            mapped = build(args, steps)
+            mapped = build(MappingSettings.of(args), steps)
             steps("evaluate")
             t0 = time.perf_counter()
             ev = evaluate(mapped)
@@ -346,7 +346,7 @@ def cmd_convert(args) -> int:
 
 
 def cmd_info(args) -> int:
-    network = network_of(args)
+    network = network_of(MappingSettings.of(args))
     info = network.summary()
     if args.json:
         print_json(info)
@@ -413,7 +413,7 @@ def add_commands(sub) -> None:
     nf.set_defaults(func=cmd_info)
 
     ev = sub.add_parser("evaluate", help=COMMANDS["evaluate"])
-    mapping_options(ev, partition=None, placement=DEFAULT_PLACEMENT)
+    mapping_options(ev, partition=None, placement=DEFAULT_PLACER)
     mapping_option(ev)
     ev.add_argument("--links", action="store_true", help="also report every loaded link")
     ev.add_argument(

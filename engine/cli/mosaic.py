@@ -16,6 +16,7 @@ from __future__ import annotations
 from engine.cli.common import (
     FIGURE,
     MAX_NETWORKS,
+    MappingSettings,
     check_outputs,
     hardware_option,
     inputs_of,
@@ -39,15 +40,15 @@ COMMANDS = {"mosaic": "Mosaic routing memory: check a network fits, rewire it to
 
 def _placed(args):
     """(network, hardware, nt_of) the options name (``engine.mosaic.check.tiles_of``)."""
+    from engine.hardware import load_hardware
     from engine.mosaic.check import tiles_of
-    from engine.pipeline import resolve_hardware
 
-    hardware = resolve_hardware(args.hardware or DEFAULT_MOSAIC)
-    network = network_of(args, hardware)
+    settings = MappingSettings.of(args)
+    hardware = load_hardware(settings.hardware or DEFAULT_MOSAIC)
+    network = network_of(settings, hardware)
     nt_of = tiles_of(
-        network, hardware, mapping_file=getattr(args, "mapping", None),
-        partition=getattr(args, "partition", None), placement=getattr(args, "placement", None),
-        seed=args.seed,
+        network, hardware, mapping_file=settings.mapping, partition=settings.partition,
+        placement=settings.placement, seed=settings.seed,
     )  # fmt: skip
     return network, hardware, nt_of
 
@@ -139,10 +140,10 @@ def cmd_rewire(args) -> int:
 
 
 def cmd_requirements(args) -> int:
+    from engine.hardware import load_hardware
     from engine.mosaic.profile import parse_target, requirements
-    from engine.pipeline import resolve_hardware
 
-    hardware = resolve_hardware(args.hardware or DEFAULT_MOSAIC)
+    hardware = load_hardware(args.hardware or DEFAULT_MOSAIC)
     target = parse_target(args.target)
     out = requirements(hardware, target, seeds=range(args.seed, args.seed + args.networks))
     out["hardware"] = hardware.name

@@ -23,6 +23,7 @@ from engine.cli.common import (
     MAX_TRACE_CELLS,
     MAX_WORKERS,
     TEXT_FILE,
+    MappingSettings,
     Steps,
     bar,
     build,
@@ -38,7 +39,7 @@ from engine.cli.common import (
     whole,
     work,
 )
-from engine.defaults import DEFAULT_PLACEMENT
+from engine.defaults import DEFAULT_PLACER
 from engine.errors import SpecError
 
 if TYPE_CHECKING:
@@ -87,7 +88,7 @@ def noc_constants(args, base: NocConstants | None = None) -> NocConstants:
 
 def _router_options(p) -> None:
     from engine.hardware import NOC_ALLOCATORS, NocConstants
-    from engine.routing import routings
+    from engine.hardware.routing import routings
 
     g = p.add_argument_group("router (default: the hardware's [noc], or BookSim2's reference)")
     for name, (flag, text) in ROUTER_OPTIONS.items():
@@ -188,9 +189,9 @@ def _simulate_pattern(args) -> int:
     check_size(run, run.rate, keep_packets=bool(args.walk))
     mesh = None  # the bare mesh as hardware, which names a walk's ends
     if args.walk is not None:
-        from engine.pipeline import resolve_hardware
+        from engine.hardware import load_hardware
 
-        mesh = resolve_hardware(f"mesh:{run.width}x{run.height}")
+        mesh = load_hardware(f"mesh:{run.width}x{run.height}")
     walk_ends = _walk_ends(args, mesh)
     progress = bar(args, run.warmup + run.cycles, unit="cycle", unit_scale=True)
     try:
@@ -307,7 +308,7 @@ def _simulate_step(args) -> int:
     steps = Steps(args, [*PHASES, "evaluate", "simulate"])
     try:
         with work(args):
-            mapped = build(args, steps)
+            mapped = build(MappingSettings.of(args), steps)
             steps("evaluate")  # (with the router options: --routing routes the model too)
             hw = dataclasses.replace(mapped.hardware, noc=noc_constants(args, mapped.hardware.noc))
             mapped = dataclasses.replace(mapped, hardware=hw)
@@ -506,7 +507,7 @@ def add_commands(sub) -> None:
         description="Simulate one time step of a mapping flit by flit (the mapping options), "
         "or synthetic traffic on a bare mesh (--pattern).",
     )
-    mapping_options(sm, partition=None, placement=DEFAULT_PLACEMENT)
+    mapping_options(sm, partition=None, placement=DEFAULT_PLACER)
     g = sm.add_argument_group("a mapping's time step")
     mapping_option(g)
     step_options(g)

@@ -6,7 +6,7 @@
 from pathlib import Path
 
 from engine.io.network_file import save_network
-from engine.workloads import build_workload
+from engine.specs import build_workload
 
 DEMOS = {
     "tiled-identity-8x1024.npz": "linear-tiled-identity:M=8,N=1024",

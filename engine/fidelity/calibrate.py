@@ -29,14 +29,14 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from engine.cost import TERMS
 from engine.errors import InputFileError, SpecError
+from engine.evaluate.cost import TERMS
 from engine.fidelity.measurements import Measurement
 from engine.fidelity.predict import constants_vector, predict
 from engine.fidelity.stats import agreement
 from engine.hardware import Hardware
+from engine.hardware.provenance import source_detail, source_kind
 from engine.pipeline import Mapped
-from engine.provenance import source_detail, source_kind
 
 __all__ = [
     "CONSTANT_OF",

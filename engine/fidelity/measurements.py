@@ -19,9 +19,10 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.cost import TERMS
 from engine.errors import InputFileError
-from engine.io.files import csv_header, csv_rows, cut, read_text, shown, write_text
+from engine.evaluate.cost import TERMS
+from engine.io.files import csv_header, csv_rows, cut, read_text, shown
+from engine.io.outputs import write_text
 
 __all__ = ["COLUMNS", "TEMPLATE_COLUMNS", "Measurement", "read_measurements", "write_template"]
 
@@ -56,7 +57,7 @@ class Measurement:
     seed: int = 0
     steps: int = 0  # 0: not given
     note: str = ""
-    saturates: str = ""  # a term of engine.cost.TERMS, or ""
+    saturates: str = ""  # a term of engine.evaluate.cost.TERMS, or ""
 
     @property
     def key(self) -> tuple:

@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from engine.errors import MeshScopeError
-from engine.mapping import Mapping, Placement
-from engine.pipeline import Mapped, build_mapping, resolve_hardware, resolve_network
+from engine.hardware import load_hardware
+from engine.mapping.assignment import Mapping, Placement
+from engine.pipeline import Mapped, build_mapping, resolve_network
 
 __all__ = ["KINDS", "Member", "PairSpec", "population", "simulated"]
 
@@ -66,7 +67,7 @@ def population(spec: PairSpec, *, size: str = "full", seed: int = 0) -> list[Mem
     """The mappings of ``spec`` to judge a predictor on (see the module); partitionings that
     do not fit the hardware are left out."""
     n_random, per_partition, budget, n_es, n_swaps = SIZES[size]
-    net, hw = resolve_network(spec.network), resolve_hardware(spec.hardware)
+    net, hw = resolve_network(spec.network), load_hardware(spec.hardware)
     rng = np.random.default_rng(seed)
     base = build_mapping(net, hw, partition=spec.partition, placement=HEURISTICS[0], seed=seed)
     out = [Member("heuristic", HEURISTICS[0], base)]
@@ -104,7 +105,7 @@ def population(spec: PairSpec, *, size: str = "full", seed: int = 0) -> list[Mem
 
 def _placed(mapped: Mapped, placer: str, seed: int) -> Mapped:
     """``mapped``'s partition placed by ``placer`` (its partition graph reused)."""
-    from engine.placement import make_placement
+    from engine.mapping.placement import make_placement
 
     place = make_placement(mapped.graph, mapped.hardware, placer, seed=seed)
     mapping = Mapping(mapped.mapping.partition, place)

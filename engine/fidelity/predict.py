@@ -19,10 +19,10 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from engine.cost import TERMS
 from engine.errors import InputFileError, MeshScopeError, SpecError
-from engine.hardware import Hardware
-from engine.pipeline import Mapped, build_mapping, evaluate, resolve_hardware
+from engine.evaluate.cost import TERMS
+from engine.hardware import Hardware, load_hardware
+from engine.pipeline import Mapped, build_mapping, evaluate
 
 __all__ = [
     "Prediction",
@@ -35,7 +35,7 @@ __all__ = [
 
 
 def counts(mapped: Mapped) -> np.ndarray:
-    """The five counts ``x`` of eq. 1 for a mapping, in the order of ``engine.cost.TERMS``:
+    """The five counts ``x`` of eq. 1 for a mapping, in the order of ``engine.evaluate.cost.TERMS``:
     DendOps, SynOps and SynMem reads of the busiest core, heaviest-link bits (at the mesh
     link's bandwidth), 1 for the barrier."""
     g, hw = mapped.graph, mapped.hardware
@@ -132,7 +132,7 @@ def predict(
     to use instead of those of the hardware each run names (same topology and limits).
     ``progress`` is called with the number of runs done."""
     if isinstance(hardware, str):
-        hardware = resolve_hardware(hardware)
+        hardware = load_hardware(hardware)
     built: dict = {}
     out = []
     for i, run in enumerate(runs):

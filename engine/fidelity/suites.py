@@ -26,7 +26,7 @@ import numpy as np
 
 from engine.errors import CapacityError, OutputFileError, UnknownNameError
 from engine.hardware import Hardware
-from engine.resources import CoreUse, memory_bytes, overruns
+from engine.mapping.resources import CoreUse, memory_bytes, overruns
 
 __all__ = ["SUITES", "SuiteRun", "measurement_template", "suite_runs"]
 
@@ -146,11 +146,11 @@ SUITES = {
 
 def suite_runs(name: str, hardware: str) -> list[SuiteRun]:
     """The runs of suite ``name`` (or ``all``) that fit ``hardware`` (a hardware spec)."""
-    from engine.specs import load_hardware_spec
+    from engine.hardware import load_hardware
 
     if name != "all" and name not in SUITES:
         raise UnknownNameError("suite", name, [*SUITES, "all"])
-    hw = load_hardware_spec(hardware)
+    hw = load_hardware(hardware)
     makers = SUITES.values() if name == "all" else [SUITES[name]]
     runs = [replace(r, hardware=hardware) for make in makers for r in make(hw)]
     if not runs:

@@ -8,13 +8,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine.cost import TERMS
+from engine.evaluate.cost import TERMS
 from engine.fidelity.measurements import Measurement
 from engine.fidelity.predict import Prediction, predict
 from engine.fidelity.stats import agreement
-from engine.hardware import Hardware
-from engine.io.files import atomic_open
-from engine.pipeline import resolve_hardware
+from engine.hardware import Hardware, load_hardware
+from engine.io.outputs import atomic_open
 
 __all__ = ["Validation", "validate"]
 
@@ -75,7 +74,7 @@ class Validation:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
-        from engine.roofline import ridge, roof
+        from engine.evaluate.roofline import ridge, roof
 
         hw = hardware or self.hardware or self.predictions[0].mapped.hardware
         m = self.measured
@@ -145,6 +144,6 @@ def validate(
 ) -> Validation:  # fmt: skip
     """Predict every measured run (with ``hardware``'s constants, if given) and compare."""
     if isinstance(hardware, str):
-        hardware = resolve_hardware(hardware)
+        hardware = load_hardware(hardware)
     preds = predict(runs, hardware=hardware, simulator=simulator, progress=progress)
     return Validation(list(runs), preds, skipped, hardware)

@@ -1,5 +1,4 @@
-"""Input files read within bounds; output files that are either whole or absent, or logs that
-grow whole lines at a time.
+"""Input files read within bounds (what MeshScope writes: ``engine.io.outputs``).
 
 Every reader opens its file through ``open_regular``: a regular file only (a FIFO, a device, a
 folder or a file of the kernel's /proc or /sys is refused at once, never waited on), no larger
@@ -7,19 +6,6 @@ than the caller's bound, read within that bound. ``ReadLimits`` carry the caller
 the bytes read and of the network a file describes — so that a file's declared sizes (an
 archive's inflated arrays, a header's counts) are checked before anything that large is
 allocated; the command line takes the generous defaults, a server its clients' limits.
-
-Every file MeshScope writes — mappings, converted networks, the start of a checkpoint — goes
-through ``atomic_open``: the bytes go to a temporary file beside the target, which
-replaces the target only once it is complete. A run killed mid-write leaves the old file
-(or none), never a truncated one. What a long run records as it goes (a search's
-``--history``, the rest of its checkpoint) is appended through ``appender``: a line at a
-time, unbuffered, whole or not at all, so a killed run leaves every line it finished and a
-full disk leaves no half line. ``check_writable`` tells before any work starts whether a
-path can be written at all, so a long run does not fail at its very end.
-
-An output replaces or grows a regular file only (a symbolic link to one is written
-through): an existing FIFO, device, socket, folder or file of /proc or /sys is refused, never
-replaced nor opened. ``-`` and ``/dev/stdout`` are written to standard output, as a stream.
 """
 
 from __future__ import annotations
@@ -32,8 +18,6 @@ import math
 import os
 import stat
 import struct
-import sys
-import tempfile
 import threading
 import tomllib
 import zipfile
@@ -41,28 +25,23 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import IO, BinaryIO
+from typing import BinaryIO
 
-from engine.errors import CapacityError, InputFileError, OutputFileError
+from engine.errors import CapacityError, InputFileError
 
 __all__ = [
     "MAX_FILE_BYTES",
     "MAX_NEURONS",
     "MAX_SYNAPSES",
     "ReadLimits",
-    "LineFile",
-    "STREAMS",
-    "appender",
-    "atomic_open",
     "check_fields",
     "check_readable",
-    "check_writable",
     "csv_field_limit",
     "csv_header",
     "csv_rows",
     "cut",
-    "is_stream",
     "nesting_of",
+    "os_reason",
     "open_regular",
     "parse_json",
     "parse_toml",
@@ -70,10 +49,9 @@ __all__ = [
     "read_json",
     "read_npz",
     "read_text",
+    "kernel_devices",
     "reason",
     "shown",
-    "standard_output",
-    "write_text",
 ]
 
 MAX_FILE_BYTES = 2 * 2**30  # a file read whole, or an archive's arrays inflated (2 GiB)
@@ -95,10 +73,6 @@ class ReadLimits:
     synapses: int = MAX_SYNAPSES
 
 
-_UMASK = os.umask(0o022)  # read once, at import (os.umask can only be read by setting it)
-os.umask(_UMASK)
-
-
 def check_readable(path, what: str = "input file") -> Path:
     """``path`` as a Path, after checking it is a regular file this process can read (asked
     of its status: nothing is opened, so a FIFO is refused without waiting on it)."""
@@ -108,9 +82,7 @@ def check_readable(path, what: str = "input file") -> Path:
     except FileNotFoundError:
         raise InputFileError(f"cannot read {what} {path}: it does not exist") from None
     except OSError as e:  # a loop of links, a name too long
-        raise InputFileError(
-            f"cannot read {what} {cut(str(path))}: {_os_reason(e, path)}"
-        ) from None
+        raise InputFileError(f"cannot read {what} {cut(str(path))}: {os_reason(e, path)}") from None
     except ValueError as e:  # a NUL byte
         raise InputFileError(f"cannot read {what} {path}: {reason(e)}") from None
     wrong = _not_regular(st)
@@ -134,13 +106,13 @@ def _not_regular(st: os.stat_result) -> str | None:
         return "it is a socket, not a file; MeshScope reads regular files only"
     if not stat.S_ISREG(mode):
         return "it is not a regular file; MeshScope reads regular files only"
-    if st.st_dev in _kernel_devices():
+    if st.st_dev in kernel_devices():
         return "it is a file of the kernel (/proc, /sys), not a data file"
     return None
 
 
 @cache
-def _kernel_devices() -> frozenset[int]:
+def kernel_devices() -> frozenset[int]:
     """The devices of /proc and /sys, whose files the kernel makes up as they are read."""
     out = set()
     for folder in ("/proc", "/sys"):
@@ -175,9 +147,7 @@ def open_regular(path, what: str = "input file", max_bytes: int = MAX_FILE_BYTES
     except PermissionError:
         raise InputFileError(f"cannot read {what} {path}: permission denied") from None
     except OSError as e:  # a device without its driver, a name too long …
-        raise InputFileError(
-            f"cannot read {what} {cut(str(path))}: {_os_reason(e, path)}"
-        ) from None
+        raise InputFileError(f"cannot read {what} {cut(str(path))}: {os_reason(e, path)}") from None
     except ValueError as e:  # a NUL byte
         raise InputFileError(f"cannot read {what} {path}: {reason(e)}") from None
     try:
@@ -224,6 +194,30 @@ def reason(error: BaseException) -> str:
     text = getattr(error, "strerror", None) or " ".join(str(error).split()) or type(error).__name__
     first = text.split(". ")[0]
     return first if len(first) <= 160 else first[:157] + "…"
+
+
+def os_reason(error: OSError, path) -> str:
+    """Why the system refused a path, in words (a name too long says how long it may be)."""
+    if error.errno == errno.ENAMETOOLONG:
+        longest = max((len(os.fsencode(p)) for p in Path(path).parts), default=0)
+        return (
+            f"the name is too long ({len(os.fsencode(str(path))):,} bytes, its longest part "
+            f"{longest:,}; a file's name may have at most {_name_max(path)} bytes); give a "
+            "shorter one"
+        )
+    return reason(error)
+
+
+def _name_max(path) -> int:
+    """The longest file name (in bytes) the file system of ``path``'s folder takes."""
+    folder = Path(path).parent
+    while True:
+        try:
+            return os.pathconf(folder, "PC_NAME_MAX")
+        except (OSError, ValueError):
+            if folder == folder.parent:
+                return 255
+            folder = folder.parent
 
 
 def shown(value, limit: int = 60) -> str:
@@ -596,317 +590,3 @@ def _npy_size(z: zipfile.ZipFile, member: str, label: str, name: str, most: int,
             f"than the {_size(most)} read here{why}"
         )
     return size
-
-
-STREAMS = ("-", "/dev/stdout")  # outputs written to standard output, as a stream, by name
-
-
-def is_stream(path) -> bool:
-    """Whether an output path names standard output (``-`` or ``/dev/stdout``, as typed):
-    written to as a stream, never created or replaced."""
-    return str(path) in STREAMS
-
-
-def standard_output():
-    """The text stream an output named ``-`` goes to: the process's standard output (the
-    command line's, not its report's: see ``engine.cli.common.Printable``)."""
-    return getattr(sys.stdout, "unfiltered", sys.stdout)
-
-
-def _os_reason(error: OSError, path) -> str:
-    """Why the system refused a path, in words (a name too long says how long it may be)."""
-    if error.errno == errno.ENAMETOOLONG:
-        longest = max((len(os.fsencode(p)) for p in Path(path).parts), default=0)
-        return (
-            f"the name is too long ({len(os.fsencode(str(path))):,} bytes, its longest part "
-            f"{longest:,}; a file's name may have at most {_name_max(path)} bytes); give a "
-            "shorter one"
-        )
-    return reason(error)
-
-
-def _name_max(path) -> int:
-    """The longest file name (in bytes) the file system of ``path``'s folder takes."""
-    folder = Path(path).parent
-    while True:
-        try:
-            return os.pathconf(folder, "PC_NAME_MAX")
-        except (OSError, ValueError):
-            if folder == folder.parent:
-                return 255
-            folder = folder.parent
-
-
-def _not_writable_kind(st: os.stat_result) -> str | None:
-    """Why an existing file of status ``st`` is no output MeshScope may replace, or None."""
-    mode = st.st_mode
-    if stat.S_ISDIR(mode):
-        return "it is a folder; give a file name"
-    kind = (
-        "a FIFO (a named pipe)" if stat.S_ISFIFO(mode)
-        else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
-        else "a socket" if stat.S_ISSOCK(mode)
-        else "not a regular file" if not stat.S_ISREG(mode)
-        else "a file of the kernel (/proc, /sys)" if st.st_dev in _kernel_devices()
-        else None
-    )  # fmt: skip
-    if kind is None:
-        return None
-    return (
-        f"it is {kind}, which an output never replaces or writes into; give the name of a "
-        "regular file (or - for standard output)"
-    )
-
-
-def _output_target(path: Path, what: str) -> Path:
-    """The file an output path writes: the path itself, or the regular file its symbolic
-    link points to (written through, the link kept). ``OutputFileError`` when the path is
-    too long, or names something other than a regular file (a FIFO, a device, a socket, a
-    folder, a file of /proc or /sys, a link to one or to nothing)."""
-    try:
-        st = os.lstat(path)
-    except (FileNotFoundError, NotADirectoryError):  # (a folder missing: said below)
-        return path
-    except (OSError, ValueError) as e:  # a name too long, a NUL byte, a loop of links …
-        raise OutputFileError(f"{what} {cut(str(path))}: {_os_reason(e, path)}") from None
-    if not stat.S_ISLNK(st.st_mode):
-        wrong = _not_writable_kind(st)
-        if wrong:
-            raise OutputFileError(f"{what} {path}: {wrong}")
-        return path
-    try:
-        to = os.readlink(path)
-    except OSError:
-        to = "?"
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        raise OutputFileError(
-            f"{what} {path} is a symbolic link to {cut(to)}, which does not exist; give the "
-            "file's own name"
-        ) from None
-    except (OSError, ValueError) as e:
-        raise OutputFileError(f"{what} {path}: {_os_reason(e, path)}") from None
-    wrong = _not_writable_kind(st) or _through_kernel(path)
-    if wrong:
-        raise OutputFileError(f"{what} {path} is a symbolic link to {cut(to)}: {wrong}")
-    return Path(os.path.realpath(path))
-
-
-def _through_kernel(path: Path) -> str | None:
-    """Why a symbolic link may not be written through — one of its links leads into /proc
-    or /sys (``/proc/self/fd/1`` is whatever the process's standard output is) — or None."""
-    hop = str(path)
-    for _ in range(40):  # as many links as the system follows
-        if not os.path.islink(hop):
-            return None
-        hop = os.path.join(os.path.dirname(hop), os.readlink(hop))
-        try:
-            if os.stat(os.path.dirname(hop) or ".").st_dev in _kernel_devices():
-                return (
-                    "it leads into /proc or /sys, which an output never writes into; give the "
-                    "name of a regular file (or - for standard output)"
-                )
-        except OSError:
-            return None
-    return None
-
-
-def check_writable(path, what: str = "output file") -> Path:
-    """``path`` as a Path, after checking it can be created or replaced: the file it will
-    write (a symbolic link's regular file), or, for ``-`` and ``/dev/stdout``, the stream.
-
-    Raises ``OutputFileError`` naming the path and the reason: its folder is missing or
-    not writable, its name is too long, or it exists and is not a regular file (a folder,
-    a FIFO, a device, a socket, a file of /proc or /sys — an output never replaces one, nor
-    writes into one, which could wait for ever or reach a system's device).
-    """
-    if is_stream(path):
-        return Path(path)
-    path = Path(path)
-    target = _output_target(path, what)
-    folder = target.parent if str(target.parent) else Path(".")
-    try:
-        if folder.exists() and not folder.is_dir():
-            raise OutputFileError(f"{what} {path}: {folder} is a file, not a folder")
-        if not folder.is_dir():
-            raise OutputFileError(f"{what} {path}: folder {folder} does not exist")
-    except OSError as e:  # a folder's name too long, a loop of links
-        raise OutputFileError(f"{what} {cut(str(path))}: {_os_reason(e, path)}") from None
-    if not os.access(folder, os.W_OK | os.X_OK) or folder.stat().st_dev in _kernel_devices():
-        raise OutputFileError(f"{what} {path}: folder {folder} is not writable")
-    if target.exists() and not os.access(target, os.W_OK):
-        raise OutputFileError(f"{what} {path} exists and is not writable")
-    return target
-
-
-def _temp_prefix(path: Path) -> str:
-    """The start of the name of ``path``'s temporary files: a dot, the start of its name
-    (kept short, so a name near the longest allowed still has room), the writer's pid."""
-    return f".{path.name[:40]}.{os.getpid()}."
-
-
-@contextlib.contextmanager
-def atomic_open(path, mode: str = "w", *, what: str = "output file") -> Iterator[IO]:
-    """Open a temporary file beside ``path``; on success it replaces ``path`` atomically.
-
-    If the body raises (or the process dies), ``path`` is untouched and the temporary
-    file is removed (a killed process may leave a ``.*.tmp`` file, never a partial target;
-    the next write of ``path`` removes what writers no longer alive left). A symbolic link
-    to a regular file is written through (its file replaced, the link kept); ``-`` and
-    ``/dev/stdout`` are written to standard output as a stream; anything else that is
-    not a regular file is refused (``check_writable``).
-    """
-    if is_stream(path):
-        yield from _streamed(path, mode, what)
-        return
-    given = path
-    path = check_writable(path, what)
-    _remove_stale_temps(path)
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(path), suffix=".tmp", dir=path.parent)
-    except OSError as e:
-        raise OutputFileError(f"cannot write {what} {given}: {_os_reason(e, given)}") from None
-    try:
-        with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as f:
-            yield f
-            f.flush()
-            os.fsync(f.fileno())
-        try:
-            st = os.lstat(path)
-        except FileNotFoundError:
-            st = None
-        if st is not None and _not_writable_kind(st):  # made a FIFO, a device … meanwhile
-            raise OutputFileError(f"{what} {given}: {_not_writable_kind(st)}")
-        if st is not None:  # keep the target's permissions, not mkstemp's 0600
-            os.chmod(tmp, st.st_mode & 0o777)
-        else:
-            os.chmod(tmp, 0o666 & ~_UMASK)
-        os.replace(tmp, path)
-    except OSError as e:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise OutputFileError(f"cannot write {what} {given}: {_os_reason(e, given)}") from None
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
-def _streamed(path, mode: str, what: str) -> Iterator[IO]:
-    """Standard output, for an ``atomic_open`` of ``-`` or ``/dev/stdout``: written as it
-    goes (a stream cannot be replaced whole), flushed at the end, never closed."""
-    out = standard_output()
-    try:
-        out.flush()
-        stream = out.buffer if "b" in mode else out
-        yield stream
-        stream.flush()
-    except BrokenPipeError:  # the reader left (``… --save - | head``): the caller stops quietly
-        raise
-    except OSError as e:
-        raise OutputFileError(f"cannot write {what} to standard output: {reason(e)}") from None
-
-
-def _remove_stale_temps(path: Path) -> None:
-    """Remove the temporary files of ``path`` whose writer (the pid in their name) is gone."""
-    prefix = f".{path.name[:40]}."
-    with contextlib.suppress(OSError):
-        for entry in os.scandir(path.parent or "."):
-            name = entry.name
-            if not (name.startswith(prefix) and name.endswith(".tmp")):
-                continue
-            pid = name[len(prefix) :].split(".", 1)[0]
-            if pid.isdigit() and not _alive(int(pid)):
-                with contextlib.suppress(OSError):
-                    os.unlink(entry.path)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's process
-        return True
-    return True
-
-
-def write_text(path, text: str, *, what: str = "output file") -> None:
-    """Write ``text`` to ``path`` atomically."""
-    with atomic_open(path, "w", what=what) as f:
-        f.write(text)
-
-
-class LineFile:
-    """An output that grows by whole lines (``appender``): each ``write`` goes to the file at
-    once, unbuffered, whole or not at all — a write the disk cannot take (full, over a
-    quota) is cut back off, so the file keeps only whole lines, and the error names the
-    file. ``flush`` has nothing to do; ``close`` never writes."""
-
-    def __init__(self, fd: int, path, what: str):
-        self.fd, self.path, self.what = fd, path, what
-
-    def write(self, text: str) -> int:
-        data = memoryview(text.encode("utf-8"))
-        if self.fd < 0:
-            raise OutputFileError(f"cannot write {self.what} {self.path}: it is closed")
-        start = None
-        try:
-            start = os.lseek(self.fd, 0, os.SEEK_END)
-            while data:
-                data = data[os.write(self.fd, data) :]
-        except OSError as e:
-            if start is not None:
-                with contextlib.suppress(OSError):
-                    os.ftruncate(self.fd, start)  # nothing of the line that did not fit
-            raise OutputFileError(
-                f"cannot write {self.what} {self.path}: {_os_reason(e, self.path)}"
-            ) from None
-        return len(text)
-
-    def flush(self) -> None:
-        """Nothing is buffered."""
-
-    def fileno(self) -> int:
-        return self.fd
-
-    @property
-    def closed(self) -> bool:
-        return self.fd < 0
-
-    def close(self) -> None:
-        if self.fd >= 0:
-            fd, self.fd = self.fd, -1
-            with contextlib.suppress(OSError):  # nothing buffered: nothing to lose
-                os.close(fd)
-
-
-def appender(path, *, what: str = "output file", fresh: bool = False) -> LineFile:
-    """``path`` opened to append text (emptied first when ``fresh``), a ``LineFile``: each
-    write whole or not at all; errors name the file.
-
-    Only a regular file (or a link to one) is opened, and without waiting: a FIFO is
-    refused, not blocked on. Write whole lines: a process killed in the middle of a write
-    can leave only its last line unfinished.
-    """
-    if is_stream(path):
-        raise OutputFileError(
-            f"{what} {path}: it grows as the run goes and is read back to resume one; give a "
-            "file name, not standard output"
-        )
-    target = check_writable(path, what)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(target, flags | (os.O_TRUNC if fresh else 0), 0o666)
-    except OSError as e:  # ENXIO: a FIFO made meanwhile, with no reader
-        raise OutputFileError(f"cannot write {what} {path}: {_os_reason(e, path)}") from None
-    try:
-        wrong = _not_writable_kind(os.fstat(fd))
-        if wrong:
-            raise OutputFileError(f"{what} {path}: {wrong}")
-        os.set_blocking(fd, True)
-    except BaseException:
-        os.close(fd)
-        raise
-    return LineFile(fd, path, what)

@@ -26,8 +26,9 @@ import numpy as np
 
 from engine.arrays import distinct
 from engine.errors import CapacityError, InputFileError
-from engine.io.files import MAX_FILE_BYTES, ReadLimits, atomic_open, read_bytes
-from engine.network import Network
+from engine.io.files import MAX_FILE_BYTES, ReadLimits, read_bytes
+from engine.io.outputs import atomic_open
+from engine.model.network import Network
 
 __all__ = ["RATE_SCALE", "write_hgr", "read_hgr", "read_partition_file"]
 

@@ -16,8 +16,9 @@ from pathlib import Path
 import numpy as np
 
 from engine.errors import InputFileError, MeshScopeError
-from engine.io.files import ReadLimits, atomic_open, parse_json, read_npz
-from engine.network import Network
+from engine.io.files import ReadLimits, parse_json, read_npz
+from engine.io.outputs import atomic_open
+from engine.model.network import Network
 
 __all__ = ["save_network", "load_network", "FORMAT"]
 

@@ -18,7 +18,7 @@ snnTorch, Norse, Sinabs, Rockpool, Lava-dl and SpikingJelly export NIR: a graph 
 Shapes are inferred from the ``Input`` nodes forward — what a node's parameters imply
 (a conv's geometry, a neuron's parameter arrays) is checked against what reaches it rather
 than trusted from ``input_type``. A convolution (with the pools after it) of more than
-``EXPAND_ABOVE`` synapses stays structured (``engine.projection.ConvProjection``: its
+``EXPAND_ABOVE`` synapses stays structured (``engine.model.projection.ConvProjection``: its
 kernel and geometry, never its synapses one by one); every other projection is explicit
 (CSR), built with sparse products, and a graph whose explicit synapses would exceed
 ``max_synapses`` is refused with the layer to blame. A file that fails nir's own type
@@ -42,8 +42,8 @@ import scipy.sparse as sp
 from engine.errors import CapacityError, InputFileError, MeshScopeWarning, SpecError
 from engine.io.files import MAX_NESTING, ReadLimits, open_regular
 from engine.io.rates import with_rates
-from engine.network import Network
-from engine.projection import ConvProjection
+from engine.model.network import Network
+from engine.model.projection import ConvProjection
 
 __all__ = ["DEFAULT_RATE", "EXPAND_ABOVE", "MAX_SYNAPSES", "NIR_VERSION", "NirWarning", "read_nir"]
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from engine.errors import InputFileError, SpecError
 from engine.io.files import csv_header, csv_rows, read_text, shown
-from engine.network import Network
+from engine.model.network import Network
 
 __all__ = ["rates_from_trace", "read_rate_table", "with_rates"]
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine.arrays import distinct
+from engine.model.network import Network
 from engine.mosaic.grid import MosaicGrid
 from engine.mosaic.memory import (
     RoutingMemory,
@@ -16,7 +17,6 @@ from engine.mosaic.memory import (
     routing_memory,
 )
 from engine.mosaic.profile import profile_of, sequential_nt
-from engine.network import Network
 from engine.pipeline import build_mapping
 
 __all__ = ["check", "in_order", "tiles_of"]

@@ -77,10 +77,10 @@ import numpy as np
 
 from engine.arrays import csr_from_pairs
 from engine.hardware import load_hardware
+from engine.model.network import Network
 from engine.mosaic.memory import routing_memory
 from engine.mosaic.profile import hop_matrix, sequential_nt
 from engine.mosaic.rewire import Rewiring
-from engine.network import Network
 
 __all__ = [
     "LIF",
@@ -581,7 +581,7 @@ def figure(result: dict, path) -> None:
         f"RSNN on {result['hardware']}",
         fontsize=9,
     )
-    from engine.io.files import atomic_open
+    from engine.io.outputs import atomic_open
 
     with atomic_open(path, "wb", what="figure") as f:  # whole or not at all, a regular file
         fig.savefig(f, format=str(path).rsplit(".", 1)[-1].lower(), dpi=120)

@@ -22,8 +22,8 @@ import numpy as np
 
 from engine.arrays import distinct
 from engine.errors import CapacityError
+from engine.model.network import Network
 from engine.mosaic.grid import NT, TILE_KINDS, MosaicGrid
-from engine.network import Network
 
 __all__ = ["RoutingMemory", "nt_of_neurons", "removal_plan", "removals", "routing_memory"]
 

@@ -20,9 +20,9 @@ import numpy as np
 
 from engine.arrays import csr_from_pairs, distinct
 from engine.errors import SpecError
+from engine.model.network import Network
 from engine.mosaic.grid import MosaicGrid
 from engine.mosaic.memory import routing_memory
-from engine.network import Network
 
 __all__ = [
     "Profile",

@@ -24,9 +24,9 @@ import numpy as np
 
 from engine.arrays import csr_from_pairs, distinct
 from engine.errors import CapacityError, SpecError
+from engine.model.network import Network
 from engine.mosaic.check import check
 from engine.mosaic.profile import MAX_DENSE, capacities, hop_matrix
-from engine.network import Network
 
 __all__ = ["Rewiring", "RewireResult", "rewire", "rewire_checked", "rewire_network"]
 

@@ -33,14 +33,14 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from engine.cost import Evaluation, Evaluator
+from engine.evaluate.cost import Evaluation, Evaluator
+from engine.evaluate.traffic import port_cores
 from engine.hardware import OFF_CHIP, Hardware
-from engine.mapping import Partition, Placement
-from engine.network import Network
-from engine.partition_graph import PartitionGraph, partition_graph
+from engine.hardware.routing import YX, routing_of
+from engine.mapping.assignment import Partition, Placement
+from engine.mapping.partition_graph import PartitionGraph, partition_graph
+from engine.model.network import Network
 from engine.predict.fluid import fluid_step, last_arrivals, unit_links
-from engine.routing import YX, routing_of
-from engine.traffic import port_cores
 
 __all__ = ["FlowEvaluator", "FlowModel", "FlowTerms", "link_us_per_message"]
 
@@ -200,7 +200,7 @@ def _trees(msgs, rate, n_parts) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.
 
 
 class FlowEvaluator(Evaluator):
-    """The flow predictor as an ``engine.cost.Evaluator``: the max-affine model's loads,
+    """The flow predictor as an ``engine.evaluate.cost.Evaluator``: the max-affine model's loads,
     terms and energy books, kept incrementally under swaps, and the step's time from the
     ``FlowModel`` of the placement (its routes and fluid schedule computed again: a few
     hundred µs on sparse-mlp-1). ``evaluation()`` names the predictor and adds its figures

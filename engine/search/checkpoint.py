@@ -19,7 +19,8 @@ import json
 from dataclasses import dataclass
 
 from engine.errors import InputFileError
-from engine.io.files import appender, atomic_open, parse_json, read_text
+from engine.io.files import parse_json, read_text
+from engine.io.outputs import appender, atomic_open
 
 __all__ = ["FORMAT", "Checkpoint", "CheckpointWriter", "read_checkpoint"]
 

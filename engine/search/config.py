@@ -18,7 +18,7 @@ from typing import ClassVar
 
 from engine.errors import SpecError
 from engine.io.files import check_fields
-from engine.placement import placers
+from engine.mapping.placement import placers
 from engine.registry import Registry
 from engine.search.evaluators import ModelEvaluator, Outcome, SimulatorEvaluator
 from engine.search.operators import OperatorParams

@@ -6,7 +6,7 @@ its partitions — to an ``Outcome``. ``evaluate_batch`` evaluates the offspring
 generation, in parallel when ``workers > 1``; results come back in order, so a run
 does not depend on the number of workers.
 
-External command protocol: the mapping JSON (``engine.mapping.mapping_to_dict``) on the
+External command protocol: the mapping JSON (``engine.mapping.assignment.mapping_to_dict``) on the
 command's stdin; one JSON object ``{"latency_us": …, "energy_uj": …}`` (optionally
 ``"power_w"``) on its stdout. A non-zero exit, a time-out or anything unparsable is a
 failed evaluation: recorded, never selected, and the run goes on.
@@ -23,14 +23,14 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from engine.cost import Evaluator
 from engine.errors import EvaluatorError, MeshScopeError, SpecError
+from engine.evaluate.cost import Evaluator
 from engine.executors import ProcessExecutor, Setup
 from engine.hardware import Hardware
 from engine.io.process import ProcessGroups, run_bounded
-from engine.layered_graph import LayeredGraphs
-from engine.mapping import Mapping, Partition, Placement, mapping_to_dict
-from engine.network import Network
+from engine.mapping.assignment import Mapping, Partition, Placement, mapping_to_dict
+from engine.mapping.layered_graph import LayeredGraphs
+from engine.model.network import Network
 
 __all__ = [
     "Candidate", "Outcome", "ModelEvaluator", "SimulatorEvaluator", "CommandEvaluator",
@@ -55,7 +55,8 @@ class Outcome:
     simulated_us: float = math.nan  # the simulated step, when the simulator rated it
     # what else is known of the mapping, by name: ``cores_used`` always (from the candidate);
     # from the model also ``chips_used``, ``max_link_utilization`` (the busiest link's share
-    # of the step) and the SNN hypergraphs paper's metrics (``engine.cost.Evaluation.metrics``)
+    # of the step) and the SNN hypergraphs paper's metrics
+    # (``engine.evaluate.cost.Evaluation.metrics``)
     metrics: dict = field(default_factory=dict)
 
     @property
@@ -100,7 +101,7 @@ class ModelEvaluator:
     """The engine's model — the max-affine model, or another predictor of
     ``engine.predict.predictors`` (``predictor``) —; partition statistics cached per core
     split, and built from the per-layer-pair blocks a new split changes
-    (``engine.layered_graph``)."""
+    (``engine.mapping.layered_graph``)."""
 
     name = "model"
 

@@ -25,9 +25,9 @@ import numpy as np
 
 from engine.errors import InputFileError, SpecError
 from engine.hardware import Hardware
-from engine.mapping import Mapping
-from engine.network import Network
-from engine.placement.fill import core_order
+from engine.mapping.assignment import Mapping
+from engine.mapping.placement.fill import core_order
+from engine.model.network import Network
 from engine.search.checkpoint import FORMAT, VERSION, CheckpointWriter, read_checkpoint
 from engine.search.config import (
     ESConfig,

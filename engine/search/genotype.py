@@ -17,8 +17,8 @@ import numpy as np
 
 from engine.errors import CapacityError, SpecError
 from engine.hardware import Hardware
-from engine.mapping import Mapping, Partition, Placement
-from engine.network import Network
+from engine.mapping.assignment import Mapping, Partition, Placement
+from engine.model.network import Network
 
 __all__ = ["Layout", "PartitionGenotype", "decode", "encode", "layout_for", "to_mapping"]
 
@@ -203,7 +203,7 @@ def to_mapping(network: Network, cores_per_population, placement) -> Mapping:
 def check_init_k(network: Network, hardware: Hardware, k: int) -> None:
     """Refuse a min+k start that asks more extra cores of one layer than the hardware has
     beyond the minimum partition (``min_plus`` trims what fits; this is for a k asked for)."""
-    from engine.partition.layer import min_cores
+    from engine.mapping.partition.layer import min_cores
 
     need = int(np.sum(min_cores(network, hardware)))
     spare = hardware.n_cores - need
@@ -226,9 +226,9 @@ def layout_for(
 ) -> Layout:
     """The search layout of (some populations of) a network on (some) cores. ``splits``: the
     populations' ``PopulationSplit`` objects, shared by layouts of hardware whose memory is
-    counted alike (``engine.resources.memory_key``: a co-design search's variants)."""
-    from engine.partition.layer import min_cores
-    from engine.resources import PopulationSplit
+    counted alike (``engine.mapping.resources.memory_key``: a co-design search's variants)."""
+    from engine.mapping.partition.layer import min_cores
+    from engine.mapping.resources import PopulationSplit
 
     free = network.core_populations if free is None else np.asarray(free)
     if np.any(np.asarray(network.spike_source)[free]):

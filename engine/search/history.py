@@ -30,8 +30,6 @@ from dataclasses import dataclass, field
 
 from engine.errors import AllFailedError, InputFileError, OutputFileError
 from engine.io.files import (
-    appender,
-    atomic_open,
     csv_field_limit,
     csv_rows,
     cut,
@@ -40,6 +38,7 @@ from engine.io.files import (
     read_text,
     reason,
 )
+from engine.io.outputs import appender, atomic_open
 from engine.search.record import Record
 
 __all__ = [

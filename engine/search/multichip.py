@@ -19,10 +19,10 @@ import numpy as np
 
 from engine.errors import CapacityError, SpecError
 from engine.hardware import Hardware
-from engine.mapping import Partition
-from engine.network import Network
-from engine.partition_graph import partition_graph
-from engine.placement.fill import ORDERS, core_order
+from engine.mapping.assignment import Partition
+from engine.mapping.partition_graph import partition_graph
+from engine.mapping.placement.fill import ORDERS, core_order
+from engine.model.network import Network
 from engine.search.config import ESConfig, default_evaluator, strategies
 from engine.search.evolution import ESResult, NestedES
 from engine.search.genotype import layout_for

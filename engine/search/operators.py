@@ -12,8 +12,8 @@ import numpy as np
 
 from engine.errors import CapacityError
 from engine.hardware import Hardware
-from engine.mapping import Mapping, Partition, Placement
-from engine.network import Network
+from engine.mapping.assignment import Mapping, Partition, Placement
+from engine.model.network import Network
 from engine.search.genotype import Layout, PartitionGenotype
 
 __all__ = [

@@ -16,7 +16,7 @@ import math
 from dataclasses import asdict, dataclass, field
 
 from engine.io.files import check_fields
-from engine.mapping import Mapping
+from engine.mapping.assignment import Mapping
 from engine.search.evaluators import Outcome
 from engine.search.genotype import to_mapping
 

@@ -21,13 +21,13 @@ import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from engine.codesign import Codesign
-from engine.cost import Evaluation
 from engine.errors import AllFailedError, Cancelled, MeshScopeWarning, SpecError
+from engine.evaluate.cost import Evaluation
 from engine.hardware import Hardware
-from engine.io.files import atomic_open
-from engine.mapping import Mapping, mapping_to_dict
-from engine.network import Network
+from engine.hardware.codesign import Codesign
+from engine.io.outputs import atomic_open
+from engine.mapping.assignment import Mapping, mapping_to_dict
+from engine.model.network import Network
 from engine.pipeline import Mapped, build_mapping, evaluate, write_mapping_file
 from engine.search.config import ESConfig, default_evaluator, objectives, require_command_reports
 from engine.search.evaluators import CommandEvaluator

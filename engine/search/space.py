@@ -21,9 +21,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.cost import Evaluator
 from engine.errors import SpecError
-from engine.mapping import Placement
+from engine.evaluate.cost import Evaluator
+from engine.mapping.assignment import Placement
 from engine.search.genotype import Layout
 
 __all__ = [
@@ -103,7 +103,7 @@ class PlacementSpread:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
-        from engine.io.files import atomic_open
+        from engine.io.outputs import atomic_open
 
         s = self.summary()
         fig, ax = plt.subplots(figsize=(6, 3.6), layout="constrained")

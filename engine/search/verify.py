@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.errors import MeshScopeError
-from engine.mapping import Mapping
-from engine.network import Network
+from engine.mapping.assignment import Mapping
+from engine.model.network import Network
 
 __all__ = ["SimulatorCheck", "finalists", "simulated_front", "simulator_check"]
 

@@ -1,7 +1,7 @@
 """The cycle-level mesh simulator: routers, virtual channels and credits, flit by flit.
 
-The engine's second traffic model beside the analytic one (``engine.traffic``,
-``engine.cost``): where the analytic model bounds a step by its heaviest link, the
+The engine's second traffic model beside the analytic one (``engine.evaluate.traffic``,
+``engine.evaluate.cost``): where the analytic model bounds a step by its heaviest link, the
 simulator moves every flit through input-queued wormhole routers (BookSim2's
 ``iq_router``) and reports when the step really ends, where packets queued and why.
 
@@ -15,12 +15,13 @@ simulator moves every flit through input-queued wormhole routers (BookSim2's
 Modules, in pipeline order: ``topology`` (the mesh as arrays), ``patterns`` (BookSim2's
 synthetic traffic), ``kernel`` (the numba cycle loop), ``machine`` (its state in Python),
 ``zeroload`` (a lone packet's latency), ``synthetic`` and ``sweep`` (NoC-paper runs), ``step``
-(a mapping's step), ``packets`` (given packets at given cycles), ``trace``
-(window-by-window records, ``.npz``), ``export`` (BookSim2 and Noxim files).
+(a mapping's step; its vocabularies in ``modes``), ``packets`` (given packets at given cycles),
+``trace`` (window-by-window records, ``.npz``), ``export`` (BookSim2 and Noxim files).
 """
 
 from engine.simulate.export import booksim_files, noxim_table
 from engine.simulate.machine import Machine, SimulationError
+from engine.simulate.modes import MODES, SPIKES
 from engine.simulate.packets import PacketRun, run_packets
 from engine.simulate.patterns import build_pattern, channel_load_bound, patterns
 from engine.simulate.sweep import SweepResult, parse_rates, read_curve, sweep
@@ -29,12 +30,8 @@ from engine.simulate.topology import Topology
 from engine.simulate.trace import Trace, frame_window, load_trace
 from engine.simulate.zeroload import zero_load_cycles
 
-# a step's two vocabularies, here so the command line offers them without importing the step
-MODES = ("pipelined", "fall-through")  # when a step's packets are released
-SPIKES = ("sample", "expected")  # how a step's spike counts are drawn from the rates
-
-# a mapping's step needs the engine's mapping side (engine.cost, scipy): imported when first
-# asked for, so a synthetic run on the command line starts without it
+# a mapping's step needs the engine's mapping side (engine.evaluate.cost, scipy): imported when
+# first asked for, so a synthetic run on the command line starts without it
 _FROM_STEP = ("StepResult", "draw_spikes", "simulate_step", "traced_step")
 
 

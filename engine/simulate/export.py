@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.io.files import atomic_open
+from engine.io.outputs import atomic_open
 
 __all__ = ["booksim_files", "noxim_table", "step_packets"]
 

@@ -27,7 +27,7 @@ import numpy as np
 
 from engine.errors import EvaluatorError
 from engine.hardware import NocConstants
-from engine.routing import routings
+from engine.hardware.routing import routings
 from engine.simulate import kernel
 from engine.simulate import records as F  # noqa: N812 - the kernel's fields and layout
 from engine.simulate.patterns import Pattern, build_pattern
@@ -273,8 +273,8 @@ class Machine:
         groups (``group[k]``, default all 0): group g opens at ``opened[g]`` when that is
         ≥ 0, else once group g − 1 is wholly processed, and packet k enters its source's
         queue ``release[k]`` cycles after its group opened (default 0). ``order[k]``: its
-        dimension order (``engine.routing.XY``/``YX``; default: the routing's, drawn from the
-        machine's seed where packets take either, ``Routing.choose``), which a multicast
+        dimension order (``engine.hardware.routing.XY``/``YX``; default: the routing's, drawn from
+        the machine's seed where packets take either, ``Routing.choose``), which a multicast
         packet's destinations follow.
         """
         src = np.asarray(src, dtype=np.int64)

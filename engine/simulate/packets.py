@@ -19,7 +19,7 @@ import numpy as np
 
 from engine.errors import SpecError
 from engine.hardware import NocConstants
-from engine.routing import XY, YX
+from engine.hardware.routing import XY, YX
 from engine.simulate import records as F  # noqa: N812 - the kernel's fields and layout
 from engine.simulate.machine import Machine
 from engine.simulate.topology import Topology
@@ -61,8 +61,8 @@ def run_packets(
 ) -> PacketRun:
     """Simulate unicast packets ``src[k] → dst[k]`` (terminal ids) of ``flits`` flits (one
     number or one per packet), packet k ready at its source at cycle ``ready[k]`` (default
-    0) and routed in dimension order ``order[k]`` (``engine.routing.XY``/``YX``; default the
-    routing's, drawn from ``seed`` where its packets take either). Packets of one source
+    0) and routed in dimension order ``order[k]`` (``engine.hardware.routing.XY``/``YX``; default
+    the routing's, drawn from ``seed`` where its packets take either). Packets of one source
     leave in the order of their ready cycles."""
     src = np.atleast_1d(np.asarray(src, dtype=np.int64))
     dst = np.atleast_1d(np.asarray(dst, dtype=np.int64))

@@ -21,9 +21,9 @@ from pathlib import Path
 import numpy as np
 
 from engine.errors import InputFileError, SpecError
+from engine.hardware.routing import YX, routings
 from engine.io.files import MAX_FILE_BYTES, read_text
 from engine.registry import Registry
-from engine.routing import YX, routings
 
 __all__ = ["Pattern", "build_pattern", "channel_load_bound", "patterns"]
 
@@ -86,8 +86,8 @@ def channel_load_bound(pattern: Pattern, width: int, height: int, routing: str =
     """The highest injection rate (flits per terminal and cycle) the pattern's routes allow
     on a ``width × height`` mesh with one terminal per router: one over the load of its
     busiest channel (mesh links, and the terminals' own links) per unit rate. The routes are
-    ``routing``'s (``engine.routing``): X then Y by default; where packets take either order,
-    each carries its share of every flow. For uniform traffic on a k × k mesh (k even) that
+    ``routing``'s (``engine.hardware.routing``): X then Y by default; where packets take either
+    order, each carries its share of every flow. For uniform traffic on a k × k mesh (k even) that
     is 4/k. It bounds the rate every terminal can inject at once; past it, the flows that
     avoid the busiest channel may still be served faster (the average accepted rate of a
     permutation can exceed it), the ones through it cannot: together they get at most the

@@ -44,8 +44,8 @@ class Config(NamedTuple):
     cd: int
     alloc: int  # 0 iSLIP, 1 separable input-first round robin
     iters: int  # allocator iterations
-    routing: int  # the routing's kernel id (``engine.routing``, ``Routing.kernel``): a synthetic
-    # packet's dimension order (``PK_ROUTE``) is X first (0), Y first (1), or either (2)
+    routing: int  # the routing's kernel id (``engine.hardware.routing``, ``Routing.kernel``): a
+    # synthetic packet's dimension order (``PK_ROUTE``) is X first (0), Y first (1), or either (2)
     vmask_x: int  # the output VCs (bit masks) an X-first and a Y-first packet may take on a
     vmask_y: int  # router link (``Routing.vc_masks``; every VC into a core)
     sink: int  # 0: a terminal takes a flit at once; 1: a core's server, packet by packet

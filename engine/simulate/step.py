@@ -45,18 +45,18 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine.cost import link_rows
 from engine.errors import Cancelled, SpecError
+from engine.evaluate.cost import link_rows
+from engine.evaluate.traffic import port_cores
 from engine.hardware import Hardware
-from engine.partition_graph import Messages
-from engine.routing import YX, routings
-from engine.simulate import MODES, SPIKES
+from engine.hardware.routing import YX, routings
+from engine.mapping.partition_graph import Messages
 from engine.simulate import records as F  # noqa: N812 - the kernel's fields and layout
 from engine.simulate.machine import Machine
+from engine.simulate.modes import MODES, SPIKES
 from engine.simulate.topology import Topology
 from engine.simulate.trace import Trace, frame_window, make_trace
 from engine.simulate.zeroload import zero_load_cycles
-from engine.traffic import port_cores
 
 __all__ = [
     "MODES", "SPIKES", "StepResult", "draw_spikes", "service_cycles", "simulate_step",

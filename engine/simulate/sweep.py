@@ -29,7 +29,7 @@ import numpy as np
 from engine.errors import SpecError
 from engine.executors import local_pool, stop_pool
 from engine.hardware import NocConstants
-from engine.io.files import atomic_open
+from engine.io.outputs import atomic_open
 from engine.simulate.patterns import build_pattern, channel_load_bound
 from engine.simulate.synthetic import SyntheticRun, run_synthetic
 

@@ -33,11 +33,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.hardware import OFF_CHIP, Hardware, NocConstants
+from engine.hardware.geometry import grid_neighbours
 
-__all__ = ["DX", "DY", "Topology"]
-
-DX = np.array([1, -1, 0, 0], dtype=np.int64)  # E, W, S, N
-DY = np.array([0, 0, 1, -1], dtype=np.int64)
+__all__ = ["Topology"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -231,11 +229,9 @@ class Topology:
         if node_mesh is not None:  # (a copy: the hardware's own table stays writeable)
             node_mesh = np.array(node_mesh, dtype=np.int64)
         r = np.arange(n_r)
-        x, y = r % width, r // width
         nbr = np.full((n_r, n_p), -1, dtype=np.int64)
-        nx, ny = x[:, None] + DX[None, :], y[:, None] + DY[None, :]
-        inside = (nx >= 0) & (nx < width) & (ny >= 0) & (ny < height)
-        nbr[:, :4] = np.where(inside, ny * width + nx, -1)
+        nbr[:, :4] = grid_neighbours(width, height)  # the hardware's own grid
+        inside = nbr[:, :4] >= 0
         out_node = np.full((n_r, n_p), -1, dtype=np.int64)
         out_node[node_router, 4 + node_slot] = np.arange(n_n)
         link_id = np.full((n_r, n_p), -1, dtype=np.int64)

@@ -34,7 +34,8 @@ from pathlib import Path
 import numpy as np
 
 from engine.errors import InputFileError
-from engine.io.files import MAX_FILE_BYTES, atomic_open, parse_json, read_npz
+from engine.io.files import MAX_FILE_BYTES, parse_json, read_npz
+from engine.io.outputs import atomic_open
 
 __all__ = ["PACKET_COLUMNS", "WAIT_REASONS", "Trace", "frame_window", "load_trace", "make_trace"]
 

@@ -31,7 +31,7 @@ import numpy as np
 
 from engine.errors import SpecError
 from engine.hardware import Hardware, NocConstants
-from engine.routing import ORDER_LABELS, ORDER_NAMES
+from engine.hardware.routing import ORDER_LABELS, ORDER_NAMES
 from engine.simulate import records as F  # noqa: N812 - the kernel's fields and layout
 from engine.simulate.synthetic import SyntheticRun, run_synthetic
 from engine.simulate.zeroload import zero_load_cycles
@@ -127,7 +127,7 @@ class PacketWalk:
     tail_lag: int  # cycles its tail reached the last router's switch later than alone
     candidates: int  # packets of this pair in the run
     choice: str
-    route: str = "xy"  # its dimension order (engine.routing's ORDER_NAMES)
+    route: str = "xy"  # its dimension order (engine.hardware.routing's ORDER_NAMES)
 
     @property
     def latency(self) -> int:

@@ -10,7 +10,7 @@ finished serializing, and once the buffer ahead has returned the credit of the f
 places before it. The simulator's tests hold both to a lone simulated packet, for every
 pair of routers.
 
-A packet's route depends on its dimension order (``engine.routing``): X then Y or Y then X,
+A packet's route depends on its dimension order (``engine.hardware.routing``): X then Y or Y then X,
 given per packet (a simulated packet's ``route``), or the routing's — for a routing whose
 packets take either order (O1TURN), the mean of both orders' latencies.
 
@@ -25,7 +25,7 @@ import numba
 import numpy as np
 
 from engine.hardware import NocConstants
-from engine.routing import YX, routings
+from engine.hardware.routing import YX, routings
 from engine.simulate.topology import Topology
 
 __all__ = ["zero_load_cycles"]
@@ -34,8 +34,8 @@ __all__ = ["zero_load_cycles"]
 def zero_load_cycles(topology: Topology, noc: NocConstants, src, dst, flits: int = 1,
                      order=None):  # fmt: skip
     """Cycles from creation to the tail's arrival of a lone packet (see the module), routed in
-    ``order`` (per packet, ``engine.routing.XY``/``YX``; None: the routing's, and for a routing
-    whose packets take either, the mean of its orders' latencies, as floats).
+    ``order`` (per packet, ``engine.hardware.routing.XY``/``YX``; None: the routing's, and for a
+    routing whose packets take either, the mean of its orders' latencies, as floats).
 
     ``inject latency + 1`` to reach the first router, then per router crossed
     ``routing + VC alloc + switch alloc + traversal`` plus the latency of the link it leaves

@@ -52,7 +52,7 @@ layer's border neurons hold the constant zero and never spike.
 ``inputs=cores`` (default): the input layer is a population on cores, as the paper maps
 every node; ``inputs=port``: it is a spike source whose spikes enter at the hardware's input
 port. Convolutions of more than ``EXPAND_ABOVE`` synapses (and the pools composed into them)
-stay structured (``engine.projection.ConvProjection``); smaller ones, pools, paddings and the
+stay structured (``engine.model.projection.ConvProjection``); smaller ones, pools, paddings and the
 dense layers are explicit synapses.
 """
 
@@ -64,8 +64,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.io.nir_graph import EXPAND_ABOVE
-from engine.network import Network
-from engine.projection import ConvProjection, valid_positions
+from engine.model.network import Network
+from engine.model.projection import ConvProjection, valid_positions
 from engine.workloads import estimates, register
 from engine.workloads._build import require
 from engine.workloads.rand import lognormal_rates

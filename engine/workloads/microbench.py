@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.network import Network
+from engine.model.network import Network
 from engine.workloads import ALL, estimates, register
 from engine.workloads._build import require
 from engine.workloads.linear import _linear

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.network import Network
+from engine.model.network import Network
 from engine.workloads import estimates, register
 from engine.workloads._build import require
 

@@ -9,7 +9,7 @@ drawn by ``BottleneckView``:
 * ``heaviest_links``: the top links by time per step (``np.argpartition``, never a
   Python loop over all links), drawn as a table;
 * the roofline of the Loihi 2 runtime model paper's Fig. 5b: the current mapping, the
-  starting one and every mapping a search evaluated, placed by ``engine.roofline``.
+  starting one and every mapping a search evaluated, placed by ``engine.evaluate.roofline``.
 """
 
 from __future__ import annotations
@@ -36,10 +36,10 @@ from bokeh.models import (
 from bokeh.plotting import figure
 from bokeh.transform import dodge, factor_cmap
 
-from engine.cost import TERM_LABELS, TERMS, Evaluation
+from engine.evaluate.cost import TERM_LABELS, TERMS, Evaluation
+from engine.evaluate.roofline import ridge, roof, roofline_constants, roofline_point, roofline_xy
 from engine.hardware import CORE_TO_ROUTER, DIRECTIONS, LINK_KINDS, OFF_CHIP, ROUTER, Hardware
-from engine.network import Network
-from engine.roofline import ridge, roof, roofline_constants, roofline_point, roofline_xy
+from engine.model.network import Network
 from engine.search import Record
 from explorer.state import ExplorerState
 from explorer.views._page import FONT, on_page, style_figure

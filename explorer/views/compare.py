@@ -33,10 +33,10 @@ from bokeh.models import (
 )
 from bokeh.plotting import figure
 
-from engine.cost import TERM_LABELS, Evaluation
 from engine.errors import MeshScopeError
+from engine.evaluate.cost import TERM_LABELS, Evaluation
 from engine.hardware import Hardware
-from engine.network import Network
+from engine.model.network import Network
 from explorer.state import ExplorerState
 from explorer.views._page import FONT, notify_error, off_page, on_page
 from explorer.views.mesh_columns import (

@@ -18,9 +18,9 @@ import param
 from panel.reactive import ReactiveHTML
 
 from engine.hardware import preset_names
-from engine.mapping import SPLITS
-from engine.partition import partitioners
-from engine.placement import placement_choices
+from engine.mapping.assignment import SPLITS
+from engine.mapping.partition import partitioners
+from engine.mapping.placement import placement_choices
 from engine.progress import reporting
 from engine.specs import demo_files
 from engine.workloads import workloads

@@ -19,7 +19,7 @@ import param
 from bokeh.models import CustomJS
 from bokeh.models.widgets.tables import NumberFormatter
 
-from engine.routing import ORDER_LABELS, routing_of
+from engine.hardware.routing import ORDER_LABELS, routing_of
 from explorer.views._page import LiveHTML, fill_when_shown
 
 __all__ = ["InspectView", "flow_frame"]

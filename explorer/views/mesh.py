@@ -27,8 +27,8 @@ from bokeh.events import Tap
 from bokeh.models import ColumnDataSource, HoverTool, Range1d
 from bokeh.plotting import figure
 
-from engine.cost import Evaluation
 from engine.errors import MeshScopeError
+from engine.evaluate.cost import Evaluation
 from engine.hardware import Hardware
 from explorer.inspection import Inspection
 from explorer.state import ExplorerState

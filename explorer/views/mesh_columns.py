@@ -17,9 +17,9 @@ from functools import lru_cache
 
 import numpy as np
 
-from engine.cost import TERM_LABELS, Evaluation
+from engine.evaluate.cost import TERM_LABELS, Evaluation
 from engine.hardware import CORE_TO_ROUTER, DIRECTIONS, LINK_KINDS, OFF_CHIP, ROUTER, Hardware
-from engine.network import Network
+from engine.model.network import Network
 
 __all__ = [
     "BOTTLENECK_COLOR",

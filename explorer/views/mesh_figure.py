@@ -39,9 +39,9 @@ from bokeh.models import (
 from bokeh.plotting import figure
 from bokeh.transform import transform
 
-from engine.cost import Evaluation
+from engine.evaluate.cost import Evaluation
 from engine.hardware import LINK_KINDS, Hardware
-from engine.network import Network
+from engine.model.network import Network
 from explorer.views.mesh_columns import (
     BOTTLENECK_COLOR,
     COLOR_MODES,

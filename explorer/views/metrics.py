@@ -7,7 +7,7 @@ Each card's markup carries ``data-testid`` attributes (``metric-latency`` …, v
 ``metric-latency-value``) so a browser test can read the rendered text inside the shadow
 DOM. A card whose number depends on a constant the hardware preset marks illustrative (or
 gives no source for) carries a small "illustrative" badge, whose tooltip names those
-constants (``engine.provenance``); a calibrated preset's fitted constants lose it. The
+constants (``engine.hardware.provenance``); a calibrated preset's fitted constants lose it. The
 cards are a ``LiveHTML``: text that changes on every drag goes to the browser alone and
 is written in place, without a new layout of the page.
 """
@@ -20,9 +20,9 @@ from html import escape
 import panel as pn
 import param
 
-from engine.cost import TERM_LABELS, Evaluation
+from engine.evaluate.cost import TERM_LABELS, Evaluation
 from engine.hardware import Hardware
-from engine.provenance import ENERGY_CONSTANTS, LATENCY_CONSTANTS, illustrative_inputs
+from engine.hardware.provenance import ENERGY_CONSTANTS, LATENCY_CONSTANTS, illustrative_inputs
 from explorer.admission import place_text
 from explorer.state import ExplorerState
 from explorer.views._page import LiveHTML

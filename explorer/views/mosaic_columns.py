@@ -18,6 +18,8 @@ import pandas as pd
 
 from engine.errors import SpecError
 from engine.hardware import Hardware, load_hardware, preset_names
+from engine.mapping.placement import placers
+from engine.model.network import Network
 from engine.mosaic import (
     MosaicGrid,
     Profile,
@@ -29,9 +31,7 @@ from engine.mosaic import (
 )
 from engine.mosaic.grid import NT, RT0, RT1, TILE_KINDS
 from engine.mosaic.profile import parse_target, random_network, sequential_nt
-from engine.network import Network
 from engine.pipeline import build_mapping
-from engine.placement import placers
 from engine.specs import demo_path, load_network_spec
 from explorer.access import ClientAccess
 from explorer.views.mesh_columns import interpolate_palette

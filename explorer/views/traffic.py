@@ -40,7 +40,7 @@ from bokeh.models import (
 from bokeh.plotting import figure
 
 from engine.hardware import NocConstants
-from engine.routing import routings
+from engine.hardware.routing import routings
 from engine.simulate import MODES
 from explorer import scenes
 from explorer.admission import place_text
@@ -109,7 +109,7 @@ class TrafficView(pn.viewable.Viewer):
     packet_flits = param.Integer(default=1, bounds=(1, 32))
     cycles = param.Integer(default=2000, bounds=(10, 200_000), doc="measured cycles")
     routing = param.Selector(default="xy", objects=routings.names(),
-                             doc="how packets are routed (engine.routing)")  # fmt: skip
+                             doc="how packets are routed (engine.hardware.routing)")  # fmt: skip
     seed = param.Integer(default=0, bounds=(0, None))
     running = param.Boolean(default=False)
     run = param.ClassSelector(class_=TrafficRun, default=None, allow_None=True)

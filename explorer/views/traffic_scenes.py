@@ -20,7 +20,7 @@ import panel as pn
 import param
 
 from engine.errors import MeshScopeError
-from engine.placement.fill import MEASURED_US
+from engine.mapping.placement.fill import MEASURED_US
 from explorer.scenes import SCENES, Scene, encode_scene, parse_scene
 from explorer.state import ExplorerState
 from explorer.traffic_runner import SOURCES, TrafficRunner, compare_placers

@@ -1,4 +1,5 @@
-"""SENMap §IV-B's compression schemes (``engine.mesh_shape``) and ``meshscope mesh-shape``."""
+"""SENMap §IV-B's compression schemes (``engine.mesh_shape``) and ``meshscope
+mesh-shape``."""
 
 from __future__ import annotations
 

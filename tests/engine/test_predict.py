@@ -24,8 +24,8 @@ import pytest
 
 from engine.errors import UnknownNameError
 from engine.hardware import OFF_CHIP, load_hardware
-from engine.mapping import Mapping, Partition, Placement
-from engine.network import Network
+from engine.mapping.assignment import Mapping, Partition, Placement
+from engine.model.network import Network
 from engine.pipeline import Mapped, build_mapping, evaluate, evaluator
 from engine.predict import DEFAULT_PREDICTOR, predictors
 from engine.predict.flow import link_us_per_message

@@ -14,23 +14,22 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from engine.cost import Evaluator, model_evaluation
 from engine.errors import CapacityError, InputFileError, InvalidHardwareError, InvalidNetworkError
-from engine.flows import flows_through, layer_link_messages
+from engine.evaluate.cost import Evaluator, model_evaluation
+from engine.evaluate.flows import flows_through, layer_link_messages
+from engine.evaluate.stages import stage_loads
 from engine.hardware import hardware_from_dict, load_hardware
+from engine.hardware.provenance import preset_text
 from engine.io.network_file import load_network, save_network
-from engine.mapping import Mapping, Partition, Placement
-from engine.network import Network
-from engine.partition import make_partition
-from engine.partition.layer import min_cores
-from engine.partition_graph import partition_graph
+from engine.mapping.assignment import Mapping, Partition, Placement
+from engine.mapping.partition import make_partition
+from engine.mapping.partition.layer import min_cores
+from engine.mapping.partition_graph import FIXED, partition_graph
+from engine.model.network import Network
 from engine.pipeline import Mapped, build_mapping
-from engine.provenance import preset_text
 from engine.search.genotype import layout_for
 from engine.simulate import draw_spikes, simulate_step
 from engine.specs import load_network_spec
-from engine.stages import stage_loads
-from engine.traffic import FIXED
 
 
 def fan_in(n_src=3, n_dst=2, rate=0.5, *, name="fan-in") -> Network:

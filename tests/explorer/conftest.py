@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.mapping import Mapping, Placement
+from engine.mapping.assignment import Mapping, Placement
 from explorer.state import ExplorerState
 
 SMALL_NETWORK = "mlp:widths=64-128-32-10"

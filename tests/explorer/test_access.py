@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from engine.errors import CapacityError, InputFileError, MeshScopeError, SpecError
 from engine.io.network_file import save_network
-from engine.mapping import mapping_to_dict
+from engine.mapping.assignment import mapping_to_dict
 from engine.search import ESConfig
 from engine.specs import demo_path, load_network_spec
 from explorer.access import ClientAccess, ClientLimits, looks_like_path

@@ -15,8 +15,8 @@ from panel.models.reactive_html import DOMEvent
 
 from engine.errors import SpecError
 from engine.hardware import preset_names
-from engine.partition import partitioners
-from engine.placement import placers
+from engine.mapping.partition import partitioners
+from engine.mapping.placement import placers
 from engine.specs import demo_files
 from engine.workloads import workloads
 from explorer.access import UPLOAD_BYTES, ClientAccess, ClientLimits, message_bytes
@@ -137,7 +137,7 @@ def test_cards_mark_numbers_that_rest_on_illustrative_constants(tmp_path):
     from dataclasses import replace
 
     from engine.hardware import load_hardware
-    from engine.provenance import LATENCY_CONSTANTS, write_preset
+    from engine.hardware.provenance import LATENCY_CONSTANTS, write_preset
 
     state = ExplorerState.from_specs(NET, "loihi2")
     cards = MetricsView(state=state)

@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.errors import SpecError
+from engine.hardware.routing import routings
+from engine.mapping.placement.fill import MEASURED_US
 from engine.pipeline import build_mapping, evaluate
-from engine.placement.fill import MEASURED_US
-from engine.routing import routings
 from explorer.scenes import (
     SCENES,
     Scene,

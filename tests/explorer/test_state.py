@@ -11,10 +11,10 @@ import threading
 import numpy as np
 import pytest
 
-from engine.cost import model_evaluation
 from engine.errors import CapacityError, InputFileError, MeshScopeError, SpecError, UnknownNameError
+from engine.evaluate.cost import model_evaluation
 from engine.io.network_file import save_network
-from engine.mapping import Mapping, Placement, mapping_to_dict
+from engine.mapping.assignment import Mapping, Placement, mapping_to_dict
 from engine.search import ESConfig
 from engine.specs import load_network_spec
 from explorer.access import ClientAccess

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
-from engine.mapping import Partition, Placement
-from engine.network import Network
+from engine.mapping.assignment import Partition, Placement
+from engine.model.network import Network
 
 # meshes of one and of several chips, square and not, one to four cores per router
 hardware_specs = st.sampled_from(["mesh:3x2x1", "mesh:4x4x2", "mesh:2x3x4@2x2", "mesh:5x1x1@1x3"])

@@ -2,8 +2,8 @@
 README's screenshot of the main view.
 
 The demo (sparse-mlp-1 on loihi2, packed-row placement) is served in-process; every
-expected number comes from the engine alone (``engine.cost.model_evaluation``), and every wait is
-on a condition in the page.
+expected number comes from the engine alone (``engine.evaluate.cost.model_evaluation``), and every
+wait is on a condition in the page.
 """
 
 from __future__ import annotations
@@ -15,14 +15,15 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from engine.cost import model_evaluation
-from engine.mapping import Mapping, Placement
-from engine.partition import make_partition
-from engine.partition_graph import partition_graph
+from engine.evaluate.cost import model_evaluation
+from engine.hardware import load_hardware
+from engine.mapping.assignment import Mapping, Placement
+from engine.mapping.partition import make_partition
+from engine.mapping.partition_graph import partition_graph
+from engine.mapping.placement import make_placement
 from engine.pipeline import Mapped
-from engine.placement import make_placement
 from engine.simulate import simulate_step
-from engine.specs import load_hardware_spec, load_network_spec
+from engine.specs import load_network_spec
 from explorer.browser import (
     CORE_XY,
     DEMO,
@@ -42,7 +43,7 @@ SESSION = re.compile(r"[?&]session=([\w-]+)")
 def demo():
     """The demo's starting mapping, and the swap of the input core with a layer3 core."""
     network = load_network_spec(DEMO["network"])
-    hardware = load_hardware_spec(DEMO["hardware"])
+    hardware = load_hardware(DEMO["hardware"])
     partition = make_partition(network, hardware, None)
     placement = make_placement(
         partition_graph(network, hardware, partition), hardware, "packed-row"

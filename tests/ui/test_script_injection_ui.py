@@ -19,8 +19,8 @@ import pytest
 from playwright.sync_api import expect
 
 from engine.io.network_file import save_network
-from engine.mapping import mapping_to_dict
-from engine.network import Network
+from engine.mapping.assignment import mapping_to_dict
+from engine.model.network import Network
 from engine.pipeline import build_mapping
 from explorer.browser import CORE_XY, FIGURE_DRAWN, HOT_LINK_XY, WEBSOCKET_OPEN, open_in
 from explorer.scenes import FORMAT, VERSION, Scene, encode_scene

@@ -9,12 +9,13 @@ import pytest
 from PIL import Image
 from playwright.sync_api import expect
 
-from engine.cost import model_evaluation
-from engine.mapping import Mapping
-from engine.partition import make_partition
-from engine.partition_graph import partition_graph
-from engine.placement import make_placement
-from engine.specs import load_hardware_spec, load_network_spec
+from engine.evaluate.cost import model_evaluation
+from engine.hardware import load_hardware
+from engine.mapping.assignment import Mapping
+from engine.mapping.partition import make_partition
+from engine.mapping.partition_graph import partition_graph
+from engine.mapping.placement import make_placement
+from engine.specs import load_network_spec
 from explorer.browser import DEMO, FIGURE_DRAWN
 from explorer.views.mesh_columns import IDLE_COLOR, LOAD_PALETTE, population_colors
 from explorer.views.metrics import format_quantity
@@ -24,7 +25,7 @@ from explorer.views.metrics import format_quantity
 def expected():
     """The default demo evaluated by the engine alone, as DESIGN.md's pipeline says."""
     network = load_network_spec(DEMO["network"])
-    hardware = load_hardware_spec(DEMO["hardware"])
+    hardware = load_hardware(DEMO["hardware"])
     partition = make_partition(network, hardware, None)
     stats = partition_graph(network, hardware, partition)
     placement = make_placement(stats, hardware, "packed-row")

@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import expect
 
 from engine.io.network_file import save_network
-from engine.mapping import mapping_to_dict
+from engine.mapping.assignment import mapping_to_dict
 from engine.pipeline import build_mapping
 from engine.specs import demo_path, load_network_spec
 from explorer.browser import CHROMIUM, CHROMIUM_ARGS, WEBSOCKET_OPEN, open_in

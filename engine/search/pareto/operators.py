@@ -24,7 +24,7 @@ from pymoo.operators.crossover.sbx import SBX
 from pymoo.operators.mutation.pm import PM
 
 from engine.hardware import Hardware
-from engine.placement.fill import core_order
+from engine.mapping.placement.fill import core_order
 from engine.search.genotype import PartitionGenotype
 from engine.search.operators import OperatorParams, mutate_partition, mutate_placement, reorder
 from engine.search.pareto.problem import MappingProblem, row_key

@@ -2,7 +2,7 @@
 
 A row is ``L + K + C`` genes: the extra cores of each of the ``L`` layers (the partitioning
 genotype of the Loihi 2 mapping ES), the index of each co-design parameter's value
-(``engine.codesign``; none without co-design), then ω, the placement genotype: a
+(``engine.hardware.codesign``; none without co-design), then ω, the placement genotype: a
 permutation of the ``C`` cores the layers may use.
 
 The algorithms that work on the mapping operators (``engine.search.pareto.operators``) keep

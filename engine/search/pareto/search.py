@@ -26,12 +26,12 @@ import numpy as np
 from pymoo.core.evaluator import Evaluator
 from pymoo.util.nds.non_dominated_sorting import NonDominatedSorting
 
-from engine.codesign import Codesign, core_cap, hardware_metrics, variant
 from engine.errors import AllFailedError, InputFileError, SpecError
 from engine.hardware import Hardware
-from engine.mapping import Mapping
-from engine.network import Network
-from engine.resources import memory_key
+from engine.hardware.codesign import Codesign, core_cap, hardware_metrics, variant
+from engine.mapping.assignment import Mapping
+from engine.mapping.resources import memory_key
+from engine.model.network import Network
 from engine.search.config import (
     default_evaluator,
     objectives,

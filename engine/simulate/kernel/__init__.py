@@ -12,7 +12,7 @@ output, chosen round robin as BookSim2 does. An output VC is free again once the
 left. Off-chip outputs send one flit every ``serialization`` cycles.
 
 Every packet carries a dimension order (``PK_ROUTE``: X then Y, or Y then X; the routing's,
-or for O1TURN drawn per packet, ``engine.routing``) and a *range* of its destination
+or for O1TURN drawn per packet, ``engine.hardware.routing``) and a *range* of its destination
 terminals in ``dest``, sorted in that order (X, Y, port for X then Y). Where the routing
 gives each order its own virtual channels (``cfg.vmask_x``, ``cfg.vmask_y``, as BookSim2's
 ``xy_yx_mesh``), a head asks only for its order's VCs of a router link. A router splits the

@@ -10,8 +10,8 @@ import numba
 import numpy as np
 from numba.cpython.unsafe.numbers import trailing_zeros
 
+from engine.hardware.routing import KERNEL_EITHER
 from engine.heap import pop, update
-from engine.routing import KERNEL_EITHER
 from engine.simulate.kernel.base import _ix
 
 # isort: off

@@ -22,9 +22,9 @@ import numpy as np
 import pytest
 
 from engine.cli import main
-from engine.io.files import atomic_open
 from engine.io.network_file import save_network
-from engine.mapping import mapping_to_dict
+from engine.io.outputs import atomic_open
+from engine.mapping.assignment import mapping_to_dict
 from engine.pipeline import build_mapping
 
 NET = "linear-dense:M=2,N=8"

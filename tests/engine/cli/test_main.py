@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from engine.cost import TERMS, model_evaluation
+from engine.evaluate.cost import TERMS, model_evaluation
 from engine.hardware import load_hardware, preset_names
-from engine.mapping import Mapping, read_mapping_file
-from engine.partition import make_partition, partitioners
-from engine.partition_graph import partition_graph
-from engine.placement import make_placement, placers
+from engine.mapping.assignment import Mapping, read_mapping_file
+from engine.mapping.partition import make_partition, partitioners
+from engine.mapping.partition_graph import partition_graph
+from engine.mapping.placement import make_placement, placers
 from engine.search import objectives, strategies
 from engine.search.pareto import algorithms
 from engine.specs import load_network_spec
@@ -379,7 +379,8 @@ def test_the_top_level_help_loads_no_engine_kernels():
         "import sys\n"
         "from explorer.cli import main\n"
         "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
-        "print(sorted(m for m in ('numpy', 'scipy', 'numba', 'engine.cost') if m in sys.modules))"
+        "print(sorted(m for m in ('numpy', 'scipy', 'numba', 'engine.evaluate.cost')\n"
+        "             if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip().splitlines()[-1] == "[]"

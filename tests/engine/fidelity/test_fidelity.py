@@ -13,16 +13,16 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from engine.cost import TERMS
 from engine.errors import CapacityError, InputFileError, UnknownNameError
+from engine.evaluate.cost import TERMS
 from engine.fidelity.calibrate import calibrate, fit_clock, fit_max_affine
 from engine.fidelity.measurements import read_measurements
 from engine.fidelity.predict import constants_vector, max_affine, predict
 from engine.fidelity.stats import agreement
 from engine.fidelity.suites import suite_runs
 from engine.hardware import ROUTER, load_hardware
+from engine.hardware.provenance import write_preset
 from engine.pipeline import build_mapping, evaluate
-from engine.provenance import write_preset
 from engine.simulate import simulate_step
 from tests.support.cli import run
 

@@ -37,8 +37,8 @@ from engine.io.hgr import read_hgr, read_partition_file, write_hgr
 from engine.io.network_file import load_network, save_network
 from engine.io.nir_graph import read_nir
 from engine.io.rates import read_rate_table
-from engine.mapping import Mapping, mapping_to_dict, read_mapping_file
-from engine.network import Network
+from engine.mapping.assignment import Mapping, mapping_to_dict, read_mapping_file
+from engine.model.network import Network
 from engine.pipeline import build_mapping
 from engine.search.checkpoint import read_checkpoint
 from engine.search.pareto import read_history

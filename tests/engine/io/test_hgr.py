@@ -13,7 +13,7 @@ from engine.errors import CapacityError, InputFileError
 from engine.hardware import load_hardware
 from engine.io.files import ReadLimits
 from engine.io.hgr import read_hgr, read_partition_file, write_hgr
-from engine.partition import make_partition
+from engine.mapping.partition import make_partition
 from engine.specs import load_network_spec
 
 

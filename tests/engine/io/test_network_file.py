@@ -13,9 +13,10 @@ import pytest
 
 from engine.errors import CapacityError, InputFileError, InvalidNetworkError
 from engine.hardware import load_hardware
-from engine.io.files import ReadLimits, write_text
+from engine.io.files import ReadLimits
 from engine.io.network_file import FORMAT, load_network, save_network
-from engine.mapping import (
+from engine.io.outputs import write_text
+from engine.mapping.assignment import (
     Mapping,
     Partition,
     Placement,
@@ -23,12 +24,11 @@ from engine.mapping import (
     parse_mapping_dict,
     read_mapping_file,
 )
-from engine.network import Network
-from engine.partition import make_partition
-from engine.partition_graph import partition_graph
-from engine.placement import make_placement
-from engine.specs import demo_files, load_network_spec
-from engine.workloads import build_workload
+from engine.mapping.partition import make_partition
+from engine.mapping.partition_graph import partition_graph
+from engine.mapping.placement import make_placement
+from engine.model.network import Network
+from engine.specs import build_workload, demo_files, load_network_spec
 
 
 def weighted_network() -> Network:

@@ -11,6 +11,7 @@ import pytest
 
 from engine.errors import CapacityError, InputFileError, InvalidHardwareError, SpecError
 from engine.hardware import PRESET_DIR, load_hardware
+from engine.model.network import Network
 from engine.mosaic import (
     MosaicGrid,
     Rewiring,
@@ -26,7 +27,6 @@ from engine.mosaic.check import check, in_order, tiles_of
 from engine.mosaic.grid import NT, RT0, RT1
 from engine.mosaic.profile import parse_target, sequential_nt
 from engine.mosaic.rewire import rewire_network
-from engine.network import Network
 from engine.specs import load_network_spec
 from tests.support.cli import run, run_json
 from tests.support.networks import random_network as random_graph

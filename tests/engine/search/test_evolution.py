@@ -13,10 +13,10 @@ import threading
 import numpy as np
 import pytest
 
-from engine.cost import model_evaluation
 from engine.errors import InputFileError, MeshScopeError
+from engine.evaluate.cost import model_evaluation
 from engine.hardware import load_hardware
-from engine.mapping import parse_mapping_dict
+from engine.mapping.assignment import parse_mapping_dict
 from engine.search import CommandEvaluator, ESConfig, ModelEvaluator, NestedES, heuristics
 from engine.search.record import Record
 from engine.specs import load_network_spec
@@ -545,8 +545,8 @@ def test_failed_evaluations_are_recorded_but_never_accepted(mlp_small_mesh, tmp_
 def hand_tuned(network, hardware):
     """A layered mapping no heuristic makes: 2 extra cores on the first layer on cores,
     cores reversed."""
-    from engine.mapping import Mapping, Partition, Placement
-    from engine.partition.layer import min_cores
+    from engine.mapping.assignment import Mapping, Partition, Placement
+    from engine.mapping.partition.layer import min_cores
 
     counts = np.asarray(min_cores(network, hardware))
     counts[network.core_populations[0]] += 2
@@ -571,7 +571,7 @@ def test_encode_then_decode_gives_the_mapping_back(mlp_small_mesh):
 
 def test_a_search_cannot_start_from_a_partition_it_cannot_express(mlp_small_mesh):
     from engine.errors import SpecError
-    from engine.mapping import Mapping, Partition
+    from engine.mapping.assignment import Mapping, Partition
 
     net, hw = mlp_small_mesh
     mapping = hand_tuned(net, hw)

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from engine.cli import main
-from engine.cost import model_evaluation
 from engine.errors import CapacityError, MeshScopeError
+from engine.evaluate.cost import model_evaluation
 from engine.hardware import load_hardware
 from engine.search import ChipwiseSearch, ESConfig, make_search
 from engine.search.multichip import fewest_segments, segment_layers

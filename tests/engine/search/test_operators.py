@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from engine.errors import SpecError
 from engine.hardware import load_hardware
-from engine.network import Network
-from engine.partition_graph import partition_graph
+from engine.mapping.partition_graph import partition_graph
+from engine.model.network import Network
 from engine.search.genotype import Layout, PartitionGenotype, decode, layout_for, to_mapping
 from engine.search.operators import OperatorParams, mutate_partition, mutate_placement, reorder
 from engine.specs import load_network_spec

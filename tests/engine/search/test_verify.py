@@ -21,7 +21,8 @@ import numpy as np
 import pytest
 
 from engine.cli import main
-from engine.pipeline import Mapped, build_mapping, resolve_hardware, resolve_network
+from engine.hardware import load_hardware
+from engine.pipeline import Mapped, build_mapping, resolve_network
 from engine.search import ESConfig
 from engine.search.history import read_history
 from engine.search.pareto import ParetoConfig
@@ -35,7 +36,7 @@ NET, HW = "sparse-mlp-1", "loihi2"
 
 @cache
 def network_and_hardware():
-    return resolve_network(NET), resolve_hardware(HW)
+    return resolve_network(NET), load_hardware(HW)
 
 
 def simulated(mapping, seed=0) -> float:

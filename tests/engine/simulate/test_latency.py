@@ -24,7 +24,7 @@ import pytest
 
 from engine.errors import SpecError
 from engine.hardware import NocConstants, load_hardware
-from engine.routing import XY, YX
+from engine.hardware.routing import XY, YX
 from engine.simulate import (
     SyntheticRun,
     Topology,

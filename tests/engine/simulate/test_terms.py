@@ -28,8 +28,8 @@ import numpy as np
 import pytest
 
 from engine.hardware import OFF_CHIP, load_hardware
-from engine.mapping import Mapping, Partition, Placement
-from engine.network import Network
+from engine.mapping.assignment import Mapping, Partition, Placement
+from engine.model.network import Network
 from engine.pipeline import Mapped, build_mapping, evaluate
 from engine.simulate import simulate_step
 

@@ -8,8 +8,7 @@ import pytest
 
 from engine.errors import InvalidNetworkError
 from engine.io.files import ReadLimits
-from engine.specs import load_network_spec
-from engine.workloads import build_workload, workload_explicit, workload_size
+from engine.specs import build_workload, load_network_spec, workload_explicit, workload_size
 from engine.workloads.cnn import (
     ARCHITECTURES,
     CONNECTIONS_TOLERANCE,

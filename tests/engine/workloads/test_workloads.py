@@ -8,16 +8,16 @@ import numpy as np
 import pytest
 
 from engine.errors import InvalidNetworkError, UnknownNameError
-from engine.mapping import layered_assignment
-from engine.specs import load_network_spec
-from engine.workloads import (
+from engine.mapping.assignment import layered_assignment
+from engine.specs import (
     build_workload,
+    load_network_spec,
     parse_spec,
     workload_info,
     workload_on_cores,
     workload_size,
-    workloads,
 )
+from engine.workloads import workloads
 from engine.workloads.rand import RATE_CV, RATE_MEDIAN, lognormal_rates
 
 # small parameters per generator; a generator not listed here is built with its defaults

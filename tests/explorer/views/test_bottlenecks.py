@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.roofline import ridge, roof, roofline_point, roofline_xy
+from engine.evaluate.roofline import ridge, roof, roofline_point, roofline_xy
+from engine.hardware import load_hardware
 from engine.search import ESConfig, Record
-from engine.specs import load_hardware_spec
 from explorer.runner import SearchRunner
 from explorer.state import ExplorerState
 from explorer.views.bottlenecks import (
@@ -112,7 +112,7 @@ def test_links_table_html(demo_state):
 
 # ------------------------------------------------------------------ (c) roofline
 def test_roof_is_min_of_flat_and_slope():
-    hw = load_hardware_spec("loihi2")
+    hw = load_hardware("loihi2")
     t_so, b = hw.model.synop_ns * 1e-3, hw.links.router_bits_per_us
     knee = ridge(hw)
     assert knee == pytest.approx(1 / (t_so * b))
@@ -173,7 +173,7 @@ def record(latency_us, synops_us, link_us, bound) -> Record:
 
 
 def test_search_columns_from_records():
-    hw = load_hardware_spec("loihi2")
+    hw = load_hardware("loihi2")
     rows = [record(10.0, 5.0, 10.0, "link"), record(4.0, 4.0, 0.0, "synops")]
     cols = search_roofline_columns(hw, rows)
     t_so, b = hw.model.synop_ns * 1e-3, hw.links.router_bits_per_us
@@ -225,7 +225,7 @@ def test_view_on_two_chips(two_chip_state):
 
 
 def test_no_synops_or_no_traffic_has_no_roofline_point():
-    hw = load_hardware_spec("loihi2")
+    hw = load_hardware("loihi2")
     x, y = roofline_xy(hw, [0.0, 1.0, 1.0], [1.0, 0.0, 1.0], [2.0, 2.0, 2.0])
     assert np.isnan(x[:2]).all() and np.isnan(y[:2]).all()
     assert np.isfinite(x[2]) and np.isfinite(y[2])

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from bokeh.models import ColorBar, PointDrawTool
 
-from engine.mapping import mapping_to_dict
+from engine.mapping.assignment import mapping_to_dict
 from engine.search import ESConfig
 from explorer.runner import SearchRunner
 from explorer.state import ExplorerState

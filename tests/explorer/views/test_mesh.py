@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 from bokeh.models import ColorBar, HoverTool, Legend, LinearColorMapper
 
-from engine.cost import model_evaluation
+from engine.evaluate.cost import model_evaluation
 from engine.hardware import CORE_TO_ROUTER, LINK_KINDS, OFF_CHIP, ROUTER, ROUTER_TO_CORE
-from engine.mapping import Mapping, Placement
-from engine.partition_graph import partition_graph
-from engine.placement import make_placement
+from engine.mapping.assignment import Mapping, Placement
+from engine.mapping.partition_graph import partition_graph
+from engine.mapping.placement import make_placement
 from explorer.state import ExplorerState
 from explorer.views.mesh import MeshView
 from explorer.views.mesh_columns import (

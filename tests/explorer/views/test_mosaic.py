@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from engine.hardware import load_hardware
+from engine.mapping.placement import placers
 from engine.mosaic import MosaicGrid, nt_of_neurons, profile_of, removals, routing_memory
 from engine.mosaic.profile import parse_target, random_network, sequential_nt
 from engine.pipeline import build_mapping
-from engine.placement import placers
 from engine.specs import load_network_spec
 from explorer.state import ExplorerState
 from explorer.views.mosaic import (

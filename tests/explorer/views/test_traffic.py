@@ -11,8 +11,8 @@ import pytest
 
 from engine.errors import SpecError
 from engine.hardware import NocConstants
+from engine.hardware.routing import routings
 from engine.pipeline import Mapped
-from engine.routing import routings
 from engine.simulate import SyntheticRun, frame_window, run_synthetic, simulate_step
 from engine.simulate.trace import WAIT_REASONS
 from explorer.state import ExplorerState

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from engine.errors import SpecError
-from engine.pipeline import resolve_hardware
+from engine.hardware import load_hardware
 from engine.simulate.walk import endpoint_text, terminals_at
 from explorer.state import ExplorerState
 from explorer.traffic_runner import SOURCES, simulate_traffic
@@ -21,12 +21,12 @@ def state():
 
 
 def test_a_router_names_its_cores_and_a_core_itself():
-    hw = resolve_hardware("mesh:4x4x2")  # two cores per router
+    hw = load_hardware("mesh:4x4x2")  # two cores per router
     assert terminals_at(hw, "1,2").tolist() == [18, 19]
     assert terminals_at(hw, " (1, 2, 1) ").tolist() == [19]
     assert endpoint_text(hw, 19) == "1,2,1"
-    assert endpoint_text(resolve_hardware("mesh:4x4"), 9) == "1,2"
-    board = resolve_hardware("loihi2-x8")  # several chips: the whole board's coordinates
+    assert endpoint_text(load_hardware("mesh:4x4"), 9) == "1,2"
+    board = load_hardware("loihi2-x8")  # several chips: the whole board's coordinates
     for core in (0, board.n_cores // 2 + 5, board.n_cores - 1):
         assert core in terminals_at(board, endpoint_text(board, core)).tolist()
 
@@ -37,7 +37,7 @@ def test_a_router_names_its_cores_and_a_core_itself():
 )
 def test_a_badly_named_end_says_what_to_write(text, words):
     with pytest.raises(SpecError, match=words):
-        terminals_at(resolve_hardware("mesh:4x4x2"), text)
+        terminals_at(load_hardware("mesh:4x4x2"), text)
 
 
 @pytest.mark.parametrize("source", SOURCES)

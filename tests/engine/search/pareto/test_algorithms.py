@@ -13,7 +13,7 @@ import pytest
 from engine.cli import main
 from engine.errors import SpecError
 from engine.hardware import load_hardware
-from engine.mapping import mapping_to_dict, parse_mapping_dict
+from engine.mapping.assignment import mapping_to_dict, parse_mapping_dict
 from engine.pipeline import build_mapping, evaluate
 from engine.search.pareto import ParetoConfig, ParetoSearch, algorithms, read_history
 from engine.search.pareto.history import write_history

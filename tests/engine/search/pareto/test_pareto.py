@@ -17,7 +17,7 @@ from engine.cli import main
 from engine.errors import SpecError
 from engine.executors import DaskExecutor, ProcessExecutor, Setup
 from engine.hardware import load_hardware
-from engine.mapping import parse_mapping_dict
+from engine.mapping.assignment import parse_mapping_dict
 from engine.mesh_shape import mesh_slots
 from engine.pipeline import build_mapping, evaluate
 from engine.search import ESConfig, ModelEvaluator, NestedES, objectives
