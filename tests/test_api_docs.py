@@ -86,3 +86,12 @@ def test_the_examples_of_docs_api_run(tmp_path, monkeypatch):
         except Exception as e:
             raise AssertionError(f"docs/api.md, python block {i + 1} fails:\n{block}") from e
     assert (tmp_path / "best.json").exists() and (tmp_path / "found.json").exists()
+
+
+def test_the_readme_s_five_lines_run(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (block,) = python_blocks((ROOT / "README.md").read_text())
+    assert len([line for line in block.splitlines() if line.strip()]) == 5
+    namespace: dict = {}
+    exec(compile(block, "README.md", "exec"), namespace)  # noqa: S102
+    assert namespace["view"].mapped.network.name == "sparse-mlp-1"
