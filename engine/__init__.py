@@ -8,6 +8,11 @@ The pipeline, one module each::
 ``pipeline.build_mapping`` runs it from the names a user types and ``pipeline.evaluate``
 costs the result; ``resources`` is the one per-core limit model every step checks against.
 The engine never imports the explorer or any UI toolkit.
+
+From Python, the names of ``__all__`` are the public API (``engine.api`` adds networks from
+arrays, hardware from keywords, the simulator, flows and searches to the pipeline's own);
+docs/api.md shows each one. Every name is imported when first used, so ``import engine``
+stays light.
 """
 
 from importlib import import_module
@@ -31,6 +36,26 @@ _WHERE = {  # name -> module: imported on first use, so ``meshscope --help`` sta
     "build_mapping": "engine.pipeline",
     "evaluate": "engine.pipeline",
     "write_mapping_file": "engine.pipeline",
+    **dict.fromkeys(
+        (
+            "Convolution",
+            "Population",
+            "SearchResult",
+            "link_flows",
+            "load_network",
+            "make_hardware",
+            "names",
+            "network_from_arrays",
+            "read_mapping_file",
+            "save_network",
+            "evolve",
+            "simulate_step",
+            "simulate_pattern",
+            "swap_cores",
+            "sweep_pattern",
+        ),
+        "engine.api",
+    ),  # fmt: skip
 }
 
 
@@ -40,7 +65,12 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'engine' has no attribute {name!r}")
 
 
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_WHERE])
+
+
 __all__ = [
+    "Convolution",
     "Evaluation",
     "Evaluator",
     "Hardware",
@@ -51,8 +81,22 @@ __all__ = [
     "Partition",
     "PartitionGraph",
     "Placement",
+    "Population",
+    "SearchResult",
     "build_mapping",
     "evaluate",
+    "evolve",
+    "link_flows",
     "load_hardware",
+    "load_network",
+    "make_hardware",
+    "names",
+    "network_from_arrays",
+    "read_mapping_file",
+    "save_network",
+    "simulate_pattern",
+    "simulate_step",
+    "swap_cores",
+    "sweep_pattern",
     "write_mapping_file",
 ]

@@ -46,6 +46,7 @@ __all__ = [
     "SnapshotStore",
     "build_app",
     "lazy_tabs",
+    "page",
     "serve",
     "settle_heap",
     "session_state",
@@ -347,6 +348,13 @@ def build_app(
     scene, problem = _scene_from_request()
     if problem:
         pn.state.onload(lambda: notify_error(problem))
+    return page(state, scene)
+
+
+def page(state: ExplorerState, scene: Scene | None = None) -> pn.Column:
+    """The page of a loaded ``state``: header, sidebar controls and tabs (with ``scene``: the
+    Traffic tab open on it). ``build_app`` serves it; ``explorer.notebook`` shows it in a
+    notebook, so both are one page."""
     controls = ControlsView(state=state)
     traffic_views: list = []  # the Traffic tab's view, once built (with a scene: at once)
     entries = tabs(state, scene, on_traffic=traffic_views.append)
@@ -356,7 +364,7 @@ def build_app(
         sizing_mode="stretch_width",
     )  # fmt: skip
     _sidebar_follows_traffic(controls, page_tabs, traffic_at, traffic_views)
-    page = pn.Column(
+    return pn.Column(
         _header(state),
         pn.Row(
             controls,
@@ -367,7 +375,6 @@ def build_app(
         stylesheets=[_PAGE_CSS],
         margin=0,
     )
-    return page
 
 
 def websocket_origins(address: str, port: int, allow: tuple[str, ...] = ()) -> list[str]:

@@ -280,6 +280,8 @@ class Placement:
 
 @dataclass(frozen=True, eq=False)
 class Mapping:
+    """A partition (neuron → partition id) and its placement (partition id → global core)."""
+
     partition: Partition
     placement: Placement
 
