@@ -31,8 +31,11 @@ from engine.traffic import FIXED
 __all__ = ["FEATURES", "FIT", "FittedEvaluator", "fit_log_linear", "predict_log_linear"]
 
 FEATURES = ("flow", "max-affine", "links5")
-# fitted by benchmarks/fidelity_sim.py (its "fitted" → "fit"), every pair's mappings
-FIT = {"intercept": 0.0, "weights": {"flow": 0.55, "max-affine": 0.45, "links5": 0.0}}
+# benchmarks/fidelity_sim.py's fit of every pair's mappings (its JSON: "fitted" → "fit")
+FIT = {
+    "intercept": -0.006973,
+    "weights": {"flow": 0.276767, "max-affine": 0.907992, "links5": -0.060199},
+}
 
 
 def fit_log_linear(features: np.ndarray, steps_us: np.ndarray) -> dict:
