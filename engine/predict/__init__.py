@@ -63,7 +63,8 @@ def _register_fitted() -> None:
     predictors.add(
         "fitted", Predictor("fitted", "fitted surrogate", FittedEvaluator),
         doc="a surrogate fitted to simulated steps (SENMap §IV-F): the flow and max-affine "
-        "steps and the five busiest links, blended in log time (benchmarks/fidelity_sim.py)",
+        "steps and the five busiest links, blended in log time; on pairs it was not fitted "
+        "to it ranks no better than max-affine (docs/fidelity.md)",
     )  # fmt: skip
 
 
