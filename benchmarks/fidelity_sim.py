@@ -11,22 +11,30 @@ the predictor's best mapping simulates within 2 % of the simulator's best. Besid
 simulator against itself: τ of seed 0's steps against the others' mean, the most any
 prediction of the mean could expect of one sample.
 
+The fitted predictor (``engine.predict.fitted``) is judged held out: each pair's mappings
+by a fit of every other pair's (leave-one-pair-out). Every member's row is recorded
+(kind, label, simulated steps per seed, each predictor's step, the fitted features), and
+so is the fit of every pair's, the coefficients the predictor ships.
+
 Also: the issue's own table (4 heuristics + 24 random placements, seed 0's step: the
 figures the issue quoted, before and after); each predictor's speed on sparse-mlp-1 (full
 evaluations of new placements, and single swaps, per second); and each predictor's order
 of the four Loihi 2 heuristics of Loihi 2 mapping ES §5.2 against the latencies measured
 on the chip (to which no constant is fitted).
 
-    .venv/bin/python benchmarks/fidelity_sim.py [--seeds 3]
+    .venv/bin/python benchmarks/fidelity_sim.py [--seeds 3] [--jobs 2]
 
-``--quick``: two small pairs and few mappings, the same code and keys, nothing written.
+``--jobs N``: N pairs at once, each in a process of its own. ``--quick``: two small pairs
+and few mappings, the same code and keys, nothing written.
 """
 
 from __future__ import annotations
 
 import contextlib
+import multiprocessing as mp
 import os
 import time
+from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 from common import finish, parser
@@ -38,6 +46,7 @@ from engine.mapping.assignment import Placement
 from engine.mapping.placement.fill import MEASURED_US
 from engine.pipeline import build_mapping, evaluator
 from engine.predict import predictors
+from engine.predict.fitted import FEATURES, FittedEvaluator, fit_log_linear, predict_log_linear
 from engine.simulate import draw_spikes, simulate_step
 
 PLACERS = ("hilbert", "random", "spectral")
@@ -66,6 +75,14 @@ QUICK_PAIRS = (
     PairSpec("rand:n=1024,card=16", "seneca", "overlap", ("sequential",), PLACERS,
              name="rand/seneca (multicast)", evolve=False),
 )  # fmt: skip
+# about how long each pair takes (s, 3 seeds, one core): --jobs starts the longest first
+COST = {
+    "sparse-mlp-2/loihi2-x8": 380,
+    "pilotnet/seneca (multicast)": 270,
+    "lenet/hypergraph-small": 180,
+    "sparse-mlp-1/loihi2": 105,
+    "rand/hypergraph-small": 55,
+}
 # the issue's table: 4 heuristics + 24 random placements, simulated with seed 0
 ISSUE = (
     ("sparse-mlp-1", "loihi2", "min+2"),
@@ -97,18 +114,29 @@ def _stat(fn, p, s):
     return float(fn(p, s).statistic)
 
 
-def predict(members, name: str) -> np.ndarray:
-    """Every member's step by predictor ``name`` (one evaluator per partition)."""
+def predict(members, name: str, fit: dict | None = None) -> np.ndarray:
+    """Every member's step by predictor ``name`` (one evaluator per partition); for
+    ``fitted``, also every member's features (rows × ``FEATURES``), and with ``fit`` its
+    coefficients rather than the shipped ones."""
     evaluators: dict[int, object] = {}
-    out = []
+    out, feats = [], []
     for m in members:
         ev = evaluators.get(id(m.mapped.graph))
         if ev is None:
-            ev = evaluators[id(m.mapped.graph)] = evaluator(m.mapped, predictor=name)
+            ev = evaluators[id(m.mapped.graph)] = _evaluator(m.mapped, name, fit)
         else:
             ev.set_placement(m.mapped.mapping.placement)
         out.append(ev.latency_us)
-    return np.array(out)
+        if name == "fitted":
+            feats.append(ev.features())
+    return (np.array(out), np.array(feats)) if name == "fitted" else np.array(out)
+
+
+def _evaluator(mapped, name: str, fit: dict | None = None):
+    if name == "fitted" and fit is not None:
+        return FittedEvaluator(mapped.network, mapped.hardware, mapped.mapping.partition,
+                               mapped.mapping.placement, graph=mapped.graph, fit=fit)  # fmt: skip
+    return evaluator(mapped, predictor=name)
 
 
 def simulate(members, seeds) -> np.ndarray:
@@ -124,12 +152,16 @@ def simulate(members, seeds) -> np.ndarray:
 
 
 def pair_figures(spec: PairSpec, size: str, seeds) -> dict:
+    """One pair's population, simulated and predicted: the figures of every predictor but
+    ``fitted`` (judged held-out once every pair is done: ``held_out``), and every member's
+    row (kind, label, simulated steps per seed, predictions, the fitted features)."""
     t0 = time.perf_counter()
     members = population(spec, size=size)
     steps = simulate(members, seeds)
     ok = np.all(np.isfinite(steps), axis=0)
     truth = steps[:, ok].mean(axis=0)
-    kinds = np.array([m.kind for m in members])[ok]
+    kept = [m for m, good in zip(members, ok, strict=True) if good]
+    kinds = np.array([m.kind for m in kept])
     out = {
         "pair": spec.label, "network": spec.network, "hardware": spec.hardware,
         "mappings": int(ok.sum()), "failed_simulations": int((~ok).sum()),
@@ -144,14 +176,42 @@ def pair_figures(spec: PairSpec, size: str, seeds) -> dict:
             "kendall_tau": _stat(stats.kendalltau, steps[0, ok], rest),
             "mape": float(100 * np.mean(np.abs(steps[0, ok] - rest) / rest)),
         }
+    rows = {"kind": kinds.tolist(), "label": [m.label for m in kept],
+            "simulated_us": steps[:, ok].T.tolist(), "predicted_us": {}}  # fmt: skip
     for name in predictors:
-        p = predict([m for m, good in zip(members, ok, strict=True) if good], name)
-        out["predictors"][name] = judge(p, truth)
+        if name == "fitted":
+            p, feats = predict(kept, name)
+            rows["features"] = feats.tolist()
+        else:
+            p = predict(kept, name)
+            out["predictors"][name] = judge(p, truth)
+        rows["predicted_us"][name] = p.tolist()
+    out["members"] = rows
     out["seconds"] = time.perf_counter() - t0
     return out
 
 
-def issue_table(quick: bool) -> list[dict]:
+def held_out(pairs: list[dict]) -> dict:
+    """The fitted predictor judged leave-one-pair-out: each pair's mappings predicted by a
+    fit of every other pair's (``fit_log_linear``), and the fit of every pair's — the
+    coefficients ``engine.predict.fitted.FIT`` ships."""
+    feats = [np.array(p["members"]["features"]) for p in pairs]
+    truth = [np.mean(p["members"]["simulated_us"], axis=1) for p in pairs]
+    for i, pair in enumerate(pairs):
+        others = [j for j in range(len(pairs)) if j != i]
+        fit = fit_log_linear(np.vstack([feats[j] for j in others]),
+                             np.concatenate([truth[j] for j in others]))  # fmt: skip
+        judged = judge(predict_log_linear(feats[i], fit), truth[i])
+        pair["predictors"]["fitted"] = {**judged, "held_out": True, "fit": fit}
+    return fit_log_linear(np.vstack(feats), np.concatenate(truth))
+
+
+def _run_pair(args) -> dict:
+    spec, size, seeds = args
+    return pair_figures(spec, size, seeds)
+
+
+def issue_table(quick: bool, fit: dict) -> list[dict]:
     """The issue's rows: 4 heuristics + 24 random placements, seed 0's step."""
     rows = []
     cases = ISSUE[:1] if quick else ISSUE
@@ -172,7 +232,7 @@ def issue_table(quick: bool) -> list[dict]:
         row = {"network": net, "hardware": hw, "partition": part, "mappings": len(mapped),
                "predictors": {}}  # fmt: skip
         for name in predictors:
-            ev = evaluator(base, predictor=name)
+            ev = _evaluator(base, name, fit)
             p = []
             for m in mapped:
                 ev.set_placement(m.mapping.placement)
@@ -210,7 +270,7 @@ def speed(quick: bool) -> dict:
     return out
 
 
-def heuristics_000() -> dict:
+def heuristics_000(fit: dict) -> dict:
     """Each predictor's order of Loihi 2 mapping ES §5.2's four heuristics (sparse-mlp-1,
     min+2, one chip) against the hardware's measured latencies: a held-out check."""
     names = list(MEASURED_US)
@@ -218,7 +278,7 @@ def heuristics_000() -> dict:
     out = {"measured_us": dict(MEASURED_US), "predictors": {}}
     base = build_mapping("sparse-mlp-1", "loihi2", partition="min+2", placement=names[0])
     for name in predictors:
-        ev = evaluator(base, predictor=name)
+        ev = _evaluator(base, name, fit)
         us = {}
         for p in names:
             placed = build_mapping(base.network, base.hardware,
@@ -237,16 +297,27 @@ def heuristics_000() -> dict:
 def main() -> None:
     ap = parser(__doc__)
     ap.add_argument("--seeds", type=int, default=3, help="spike samples per simulated step")
+    ap.add_argument("--jobs", type=int, default=1, help="pairs simulated side by side")
     args = ap.parse_args()
     seeds = list(range(2 if args.quick else args.seeds))
     size = "quick" if args.quick else "full"
-    pairs = [pair_figures(spec, size, seeds) for spec in (QUICK_PAIRS if args.quick else PAIRS)]
+    specs = QUICK_PAIRS if args.quick else PAIRS
+    jobs = [(spec, size, seeds) for spec in specs]
+    if args.jobs > 1:  # pairs side by side, each in a process of its own, longest first
+        order = sorted(range(len(jobs)), key=lambda i: -COST.get(specs[i].label, 0))
+        with ProcessPoolExecutor(args.jobs, mp_context=mp.get_context("fork")) as pool:
+            done = dict(zip(order, pool.map(_run_pair, [jobs[i] for i in order]), strict=True))
+        pairs = [done[i] for i in range(len(jobs))]
+    else:
+        pairs = [_run_pair(job) for job in jobs]
+    fit = held_out(pairs)
     out = {
         "seeds": seeds,
         "pairs": pairs,
-        "issue_table": issue_table(args.quick),
+        "fitted": {"features": list(FEATURES), "fit": fit},
+        "issue_table": issue_table(args.quick, fit),
         "speed": speed(args.quick),
-        "heuristics_000": heuristics_000(),
+        "heuristics_000": heuristics_000(fit),
     }
     finish(args, "fidelity_sim", out)
 

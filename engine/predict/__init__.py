@@ -8,7 +8,9 @@ swaps of one partition, an ``Evaluation`` that names it (``Evaluation.predictor`
   SynMem reads, the heaviest link and the barrier, each alone (``engine.evaluate.cost``);
 * ``flow``: the step as a fluid of messages through links and cores' servers, as the
   cycle-level simulator runs it — blocked heads, flow control, serial cores, the
-  pipeline's fill (``engine.predict.flow``).
+  pipeline's fill (``engine.predict.flow``);
+* ``fitted``: a surrogate fitted to simulated steps, the flow and max-affine steps and the
+  five busiest links blended in log time (``engine.predict.fitted``).
 
 How each ranks mappings against the simulated step: ``benchmarks/fidelity_sim.py``,
 docs/fidelity.md.
@@ -53,6 +55,20 @@ def _register_flow() -> None:
 
 
 _register_flow()
+
+
+def _register_fitted() -> None:
+    from engine.predict.fitted import FittedEvaluator
+
+    predictors.add(
+        "fitted", Predictor("fitted", "fitted surrogate", FittedEvaluator),
+        doc="a surrogate fitted to simulated steps (SENMap §IV-F): the flow and max-affine "
+        "steps and the five busiest links, blended in log time; on pairs it was not fitted "
+        "to it ranks no better than max-affine (docs/fidelity.md)",
+    )  # fmt: skip
+
+
+_register_fitted()
 
 DEFAULT_PREDICTOR = "max-affine"
 
