@@ -16,8 +16,8 @@ import time
 import numpy as np
 from common import finish, parser
 
-from engine.evaluate.cost import Evaluator
-from engine.evaluate.traffic import link_summary, route_loads
+from engine.evaluation.cost import Evaluator
+from engine.evaluation.traffic import link_summary, route_loads
 from engine.hardware import load_hardware
 from engine.mapping.assignment import Partition, Placement, layered_assignment
 from engine.mapping.partition.layer import min_cores

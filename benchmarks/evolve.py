@@ -18,7 +18,7 @@ import time
 
 from common import RESULTS, asset, finish, parser
 
-from engine.evaluate.cost import model_evaluation
+from engine.evaluation.cost import model_evaluation
 from engine.hardware import load_hardware
 from engine.search import ESConfig, NestedES, make_search
 from engine.specs import load_network_spec

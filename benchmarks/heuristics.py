@@ -29,7 +29,7 @@ from dataclasses import replace
 import numpy as np
 from common import asset, finish, parser
 
-from engine.evaluate.stages import stage_breakdown
+from engine.evaluation.stages import stage_breakdown
 from engine.fidelity.stats import agreement
 from engine.mapping.placement.fill import MEASURED_US
 from engine.pipeline import Mapped, build_mapping, evaluate

@@ -23,7 +23,7 @@ import re
 import numpy as np
 from common import asset, finish, parser
 
-from engine.evaluate.cost import TERMS
+from engine.evaluation.cost import TERMS
 from engine.fidelity.calibrate import calibrate
 from engine.fidelity.predict import constants_vector, max_affine, predict
 from engine.fidelity.suites import suite_runs

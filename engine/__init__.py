@@ -22,8 +22,8 @@ from engine.kernels import choose_cache
 choose_cache()  # before any kernel is declared: numba must have somewhere to cache them
 
 _WHERE = {  # name -> module: imported on first use, so ``meshscope --help`` stays light
-    "Evaluation": "engine.evaluate.cost",
-    "Evaluator": "engine.evaluate.cost",
+    "Evaluation": "engine.evaluation.cost",
+    "Evaluator": "engine.evaluation.cost",
     "MeshScopeError": "engine.errors",
     "Hardware": "engine.hardware",
     "load_hardware": "engine.hardware",

@@ -3,7 +3,7 @@
 Everything here is a thin layer over the engine's own modules — ``engine.model.network`` and
 ``engine.model.projection`` hold a network, ``engine.specs`` and ``engine.hardware`` resolve the
 names users type, ``engine.pipeline`` partitions, places and evaluates, ``engine.simulate``
-runs the cycle-level simulator, ``engine.evaluate.flows`` explains a hot link, ``engine.search``
+runs the cycle-level simulator, ``engine.evaluation.flows`` explains a hot link, ``engine.search``
 runs the nested evolutionary strategy — so a mapping built here is the mapping the command line
 and the explorer build. Options are keyword-only; every error is one of ``engine.errors``
 (catch ``MeshScopeError``), its message saying what is wrong and what to do::
@@ -33,7 +33,7 @@ import numpy as np
 from engine.errors import Cancelled, InvalidHardwareError, InvalidNetworkError, SpecError
 
 if TYPE_CHECKING:  # the real imports are deferred to the functions that use them
-    from engine.evaluate.cost import Evaluation
+    from engine.evaluation.cost import Evaluation
     from engine.hardware import Hardware
     from engine.model.network import Network
     from engine.pipeline import Mapped
@@ -505,7 +505,7 @@ def link_flows(mapped: Mapped, link: str | int = "max") -> list[dict]:
     prints it (``"E (1,0)->(2,0)"``, ``"core 5 out"``, ``"core 5 in"``) or a link id. Each
     row: source and destination layer, partition and core ``[chip, x, y, slot]``,
     ``messages`` per step, ``share`` of the link's load, ``hops`` and ``route``."""
-    from engine.evaluate.flows import flows_through, parse_link
+    from engine.evaluation.flows import flows_through, parse_link
     from engine.pipeline import evaluate
 
     loads = evaluate(mapped).link_us if link == "max" else None

@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from engine.errors import SpecError
-from engine.evaluate.cost import Evaluation, Evaluator, checked_evaluator
-from engine.evaluate.traffic import message_loads
+from engine.evaluation.cost import Evaluation, Evaluator, checked_evaluator
+from engine.evaluation.traffic import message_loads
 from engine.hardware import Hardware, load_hardware
 from engine.io.outputs import write_text
 from engine.mapping.assignment import (
@@ -192,7 +192,7 @@ def evaluate(
 ) -> Evaluation:
     """The full cost of the mapping (checks feasibility first) by ``predictor`` (None: the
     default, the max-affine model; the ``Evaluation`` names it): the one ``evaluate``
-    (``engine.evaluate.cost.model_evaluation`` takes the network, hardware and mapping apart)."""
+    (``engine.evaluation.cost.model_evaluation`` takes the network, hardware and mapping apart)."""
     return evaluator(mapped, multicast=multicast, predictor=predictor).evaluation()
 
 

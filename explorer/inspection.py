@@ -16,8 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.errors import SpecError
-from engine.evaluate.cost import Evaluation
-from engine.evaluate.flows import (
+from engine.evaluation.cost import Evaluation
+from engine.evaluation.flows import (
     FlowTable,
     core_flows,
     flows_through,

@@ -26,7 +26,7 @@ from explorer.access import ClientAccess
 from explorer.state import ExplorerState, Prepared
 
 if TYPE_CHECKING:
-    from engine.evaluate.cost import Evaluation
+    from engine.evaluation.cost import Evaluation
     from engine.mapping.assignment import Mapping
     from engine.simulate import SweepResult
 
@@ -62,7 +62,7 @@ def _prepared(state: ExplorerState, mapped: Mapped, *, edit: bool) -> Prepared:
         "hardware_spec": mapped.hardware.name,
         "mapping_path": None,
         "partition_spec": None,
-        "placer": state.placer,
+        "placer": state.inputs.placer,
     }
     return Prepared(mapped, evaluator, specs, edit=edit, evaluation=evaluator.evaluation())
 
@@ -125,10 +125,11 @@ def show(mapped: Mapped) -> Explorer:
 def show_mesh(mapped: Mapped) -> pn.viewable.Viewable:
     """The mesh of ``mapped`` alone — cards, routers, cores, links coloured by load — a
     small view for reports (the explorer's Mesh tab, dragging included)."""
-    from explorer.app import mesh_tab
+    from explorer.tabs import TABS, TabPage
 
     _extension()
-    return mesh_tab(_state(mapped))
+    mesh = next(tab for tab in TABS if tab.title == "Mesh")
+    return mesh.view(_state(mapped), TabPage())
 
 
 def show_sweep(result: SweepResult) -> pn.viewable.Viewable:

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import param
 
-from engine.evaluate.cost import Evaluation
+from engine.evaluation.cost import Evaluation
 from engine.hardware import Hardware
 from engine.mapping.assignment import Mapping
 from engine.model.network import Network

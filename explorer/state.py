@@ -28,7 +28,7 @@ import numpy as np
 import param
 
 from engine.errors import CapacityError, MeshScopeError, SpecError
-from engine.evaluate.cost import Evaluation, Evaluator
+from engine.evaluation.cost import Evaluation, Evaluator
 from engine.hardware import Hardware, load_hardware
 from engine.mapping.assignment import Mapping, mapping_to_dict, parse_mapping_dict
 from engine.mapping.partition_graph import partition_graph

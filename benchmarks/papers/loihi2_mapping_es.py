@@ -24,7 +24,7 @@ import numpy as np  # noqa: E402
 from common import es_curves, finish, parser  # noqa: E402
 from verdicts import order, order_summary, paper_row, seeds_text, spread, value  # noqa: E402
 
-from engine.evaluate.cost import model_evaluation  # noqa: E402
+from engine.evaluation.cost import model_evaluation  # noqa: E402
 from engine.hardware import load_hardware  # noqa: E402
 from engine.pipeline import build_mapping  # noqa: E402
 from engine.search import ESConfig, make_search  # noqa: E402

@@ -221,17 +221,18 @@ def energy(sweep: dict) -> dict:
 
 def distortion_row() -> dict:
     """§IV-E eq. 2 and Table III: end signals compared by normalised cross-correlation —
-    implemented (``engine.evaluate.distortion``), but Table III's signals are SENSIM's."""
+    implemented (``engine.evaluation.distortion``), but Table III's signals are SENSIM's."""
     return paper_row(
         "§IV-E eq. 2: inter-spike distortion by end-signal cross-correlation (Table III)",
         "§IV-E, §V Table III", "our method assesses signal integrity by comparing the "
         "correctness of two end signals, x(t) and y(t), using cross-correlation to produce a "
         "normalized correlated signal z(t)", "corr(fps = 30, fps = 60) 0.89, 1565 ms; … "
         "corr(fps = 0, fps = 120) 1, 0 ms", "—",
-        "engine.evaluate.distortion.end_signal_correlation "
-        "(tests/engine/evaluate/test_distortion.py)",
+        "engine.evaluation.distortion.end_signal_correlation "
+        "(tests/engine/evaluation/test_distortion.py)",
         {"cannot": "SENSIM's PilotNet output signals"},
-        "eq. 2 is implemented (engine/evaluate/distortion.py; tested on cases worked by hand), but "
+        "eq. 2 is implemented (engine/evaluation/distortion.py; tested on cases worked by "
+        "hand), but "
         "Table III correlates the steering output of the trained PilotNet run in SENSIM at "
         "0, 30, 60 and 120 frames a second, whose event model and weights are in neither "
         "the paper nor this repository; MeshScope's model and simulator move spikes within a "

@@ -148,7 +148,7 @@ def cmd_evaluate(args) -> int:
         flows = _flows(mapped, ev, args.flows) if args.flows else None
         stages = None
         if args.stages:
-            from engine.evaluate.stages import stage_breakdown
+            from engine.evaluation.stages import stage_breakdown
 
             stages = stage_breakdown(mapped)
         if args.simulate:
@@ -215,7 +215,7 @@ def cmd_evaluate(args) -> int:
 
 def _flows(mapped, ev, text: str) -> dict:
     """``--flows``: the link ``text`` names and every flow that crosses it."""
-    from engine.evaluate.flows import flows_through, link_label, parse_link
+    from engine.evaluation.flows import flows_through, link_label, parse_link
 
     hardware = mapped.hardware
     link = parse_link(hardware, text, ev.link_us)  # max: the link that bounds the link term

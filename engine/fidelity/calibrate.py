@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from engine.errors import InputFileError, SpecError
-from engine.evaluate.cost import TERMS
+from engine.evaluation.cost import TERMS
 from engine.fidelity.measurements import Measurement
 from engine.fidelity.predict import constants_vector, predict
 from engine.fidelity.stats import agreement

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engine.errors import InputFileError
-from engine.evaluate.cost import TERMS
+from engine.evaluation.cost import TERMS
 from engine.io.files import csv_header, csv_rows, cut, read_text, shown
 from engine.io.outputs import write_text
 
@@ -57,7 +57,7 @@ class Measurement:
     seed: int = 0
     steps: int = 0  # 0: not given
     note: str = ""
-    saturates: str = ""  # a term of engine.evaluate.cost.TERMS, or ""
+    saturates: str = ""  # a term of engine.evaluation.cost.TERMS, or ""
 
     @property
     def key(self) -> tuple:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from engine.errors import InputFileError, MeshScopeError, SpecError
-from engine.evaluate.cost import TERMS
+from engine.evaluation.cost import TERMS
 from engine.hardware import Hardware, load_hardware
 from engine.pipeline import Mapped, build_mapping, evaluate
 
@@ -35,9 +35,9 @@ __all__ = [
 
 
 def counts(mapped: Mapped) -> np.ndarray:
-    """The five counts ``x`` of eq. 1 for a mapping, in the order of ``engine.evaluate.cost.TERMS``:
-    DendOps, SynOps and SynMem reads of the busiest core, heaviest-link bits (at the mesh
-    link's bandwidth), 1 for the barrier."""
+    """The five counts ``x`` of eq. 1 for a mapping, in the order of
+    ``engine.evaluation.cost.TERMS``: DendOps, SynOps and SynMem reads of the busiest core,
+    heaviest-link bits (at the mesh link's bandwidth), 1 for the barrier."""
     g, hw = mapped.graph, mapped.hardware
     ev = evaluate(mapped)
     bits = ev.terms_us["link"] * hw.links.router_bits_per_us  # µs × bits/µs

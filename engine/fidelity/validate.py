@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine.evaluate.cost import TERMS
+from engine.evaluation.cost import TERMS
 from engine.fidelity.measurements import Measurement
 from engine.fidelity.predict import Prediction, predict
 from engine.fidelity.stats import agreement
@@ -74,7 +74,7 @@ class Validation:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
-        from engine.evaluate.roofline import ridge, roof
+        from engine.evaluation.roofline import ridge, roof
 
         hw = hardware or self.hardware or self.predictions[0].mapped.hardware
         m = self.measured

@@ -6,14 +6,14 @@ column) or Y then X (``YX``: along its source's column, then along its destinati
 An entry (``Routing``) names the *orders* its packets take, each equally likely, and
 everything that routes reads it:
 
-* the analytic model (``engine.evaluate.traffic``, ``engine.evaluate.cost``) gives each order its
-  share of a flow's expected messages (``Routing.split``) and routes it there (``dor_loads``);
+* the analytic model (``engine.evaluation.traffic``, ``engine.evaluation.cost``) gives each order
+  its share of a flow's expected messages (``Routing.split``) and routes it there (``dor_loads``);
   O1TURN's loads are half X-then-Y and half Y-then-X;
 * the simulator (``engine.simulate``) gives each packet one order — drawn per packet from
   the run's seed when there are several (``Routing.choose``; synthetic sources draw it in
   the kernel, whose routing id is ``Routing.kernel``) — and, with ``vc_classes``, keeps
   each order on its own class of virtual channels on the router links (``vc_masks``);
-* flows (``engine.evaluate.flows``) list a flow once per order, each with its share of the
+* flows (``engine.evaluation.flows``) list a flow once per order, each with its share of the
   messages; a route's links are ``dor_path``, the flows that cross a link ``dor_crosses``;
 * the simulator's channel-load bound and zero-load latency follow every order;
 * the command line (``--routing``), presets (``[noc] routing``), scenes and the explorer's

@@ -49,7 +49,9 @@ __all__ = [
     "FIXED", "Messages", "PartitionGraph", "count_matrix", "partition_graph", "structured_counts",
 ]  # fmt: skip
 
-FIXED = 1 << 20  # fixed-point units a message (``engine.evaluate.traffic`` keeps its loads in them)
+FIXED = (
+    1 << 20
+)  # fixed-point units a message (``engine.evaluation.traffic`` keeps its loads in them)
 
 
 @dataclass(frozen=True, eq=False)
@@ -134,7 +136,7 @@ class PartitionGraph:
     # ------------------------------------------------------------ messages
     @cached_property
     def pair_fixed(self) -> np.ndarray:
-        """``pair_messages`` in the fixed-point units of ``engine.evaluate.traffic``."""
+        """``pair_messages`` in the fixed-point units of ``engine.evaluation.traffic``."""
         return np.rint(self.pair_messages * FIXED).astype(np.int64)
 
     @cached_property
@@ -151,14 +153,14 @@ class PartitionGraph:
 
     @cached_property
     def input_fixed(self) -> np.ndarray:
-        """``input_messages`` in the fixed-point units of ``engine.evaluate.traffic``."""
+        """``input_messages`` in the fixed-point units of ``engine.evaluation.traffic``."""
         return np.rint(self.input_messages * FIXED).astype(np.int64)
 
     @cached_property
     def routed_pairs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(src, dst, fixed) of every pair whose messages the mesh carries: the pairs between
         partitions, then the input port's, whose source is id ``n_parts`` (on the hardware's
-        input core: ``engine.evaluate.traffic.port_cores``)."""
+        input core: ``engine.evaluation.traffic.port_cores``)."""
         n_in = self.input_dst.size
         return (
             np.concatenate([self.pair_src, np.full(n_in, self.n_parts, dtype=np.int64)]),

@@ -1,11 +1,11 @@
 """Predictors of a mapping's time step: the registry the command line, the searches and the
 explorer choose from (issue 55).
 
-A predictor is an ``engine.evaluate.cost.Evaluator`` class — full evaluations, re-placements and
+A predictor is an ``engine.evaluation.cost.Evaluator`` class — full evaluations, re-placements and
 swaps of one partition, an ``Evaluation`` that names it (``Evaluation.predictor``):
 
 * ``max-affine``: the Loihi 2 runtime model's eq. 1, the busiest core's DendOps, SynOps and
-  SynMem reads, the heaviest link and the barrier, each alone (``engine.evaluate.cost``);
+  SynMem reads, the heaviest link and the barrier, each alone (``engine.evaluation.cost``);
 * ``flow``: the step as a fluid of messages through links and cores' servers, as the
   cycle-level simulator runs it — blocked heads, flow control, serial cores, the
   pipeline's fill (``engine.predict.flow``);
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.evaluate.cost import Evaluator
+from engine.evaluation.cost import Evaluator
 from engine.registry import Registry
 
 __all__ = ["DEFAULT_PREDICTOR", "Predictor", "evaluator_class", "predictors"]

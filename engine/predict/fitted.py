@@ -6,7 +6,7 @@ predictors know (issue 55, docs/fidelity.md): in log time, a least-squares blend
 
 * ``flow``: the flow predictor's step (``engine.predict.flow``): the step's scale where
   flow control, a core's serial work and the pipeline's fill decide it;
-* ``max-affine``: the max-affine model's step (``engine.evaluate.cost``): the busiest resource
+* ``max-affine``: the max-affine model's step (``engine.evaluation.cost``): the busiest resource
   alone, which orders mappings as well as the flow does or better where contention decides;
 * ``links5``: the mean time of the five busiest links (each at the bandwidth its flow
   control leaves it): how many links contend for the step, not only the busiest;
@@ -60,7 +60,7 @@ def predict_log_linear(features: np.ndarray, fit: dict) -> np.ndarray:
 
 
 class FittedEvaluator(FlowEvaluator):
-    """The fitted predictor as an ``engine.evaluate.cost.Evaluator`` (see the module): the flow
+    """The fitted predictor as an ``engine.evaluation.cost.Evaluator`` (see the module): the flow
     predictor's books and schedule, then the blend. ``fit``: coefficients other than
     ``FIT`` (the benchmark's held-out fits)."""
 

@@ -33,8 +33,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from engine.evaluate.cost import Evaluation, Evaluator
-from engine.evaluate.traffic import port_cores
+from engine.evaluation.cost import Evaluation, Evaluator
+from engine.evaluation.traffic import port_cores
 from engine.hardware import OFF_CHIP, Hardware
 from engine.hardware.routing import YX, routing_of
 from engine.mapping.assignment import Partition, Placement
@@ -200,7 +200,7 @@ def _trees(msgs, rate, n_parts) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.
 
 
 class FlowEvaluator(Evaluator):
-    """The flow predictor as an ``engine.evaluate.cost.Evaluator``: the max-affine model's loads,
+    """The flow predictor as an ``engine.evaluation.cost.Evaluator``: the max-affine model's loads,
     terms and energy books, kept incrementally under swaps, and the step's time from the
     ``FlowModel`` of the placement (its routes and fluid schedule computed again: a few
     hundred µs on sparse-mlp-1). ``evaluation()`` names the predictor and adds its figures

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from engine.errors import EvaluatorError, MeshScopeError, SpecError
-from engine.evaluate.cost import Evaluator
+from engine.evaluation.cost import Evaluator
 from engine.executors import ProcessExecutor, Setup
 from engine.hardware import Hardware
 from engine.io.process import ProcessGroups, run_bounded
@@ -56,7 +56,7 @@ class Outcome:
     # what else is known of the mapping, by name: ``cores_used`` always (from the candidate);
     # from the model also ``chips_used``, ``max_link_utilization`` (the busiest link's share
     # of the step) and the SNN hypergraphs paper's metrics
-    # (``engine.evaluate.cost.Evaluation.metrics``)
+    # (``engine.evaluation.cost.Evaluation.metrics``)
     metrics: dict = field(default_factory=dict)
 
     @property

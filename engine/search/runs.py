@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from engine.errors import AllFailedError, Cancelled, MeshScopeWarning, SpecError
-from engine.evaluate.cost import Evaluation
+from engine.evaluation.cost import Evaluation
 from engine.hardware import Hardware
 from engine.hardware.codesign import Codesign
 from engine.io.outputs import atomic_open

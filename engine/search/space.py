@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.errors import SpecError
-from engine.evaluate.cost import Evaluator
+from engine.evaluation.cost import Evaluator
 from engine.mapping.assignment import Placement
 from engine.search.genotype import Layout
 

@@ -1,7 +1,7 @@
 """The cycle-level mesh simulator: routers, virtual channels and credits, flit by flit.
 
-The engine's second traffic model beside the analytic one (``engine.evaluate.traffic``,
-``engine.evaluate.cost``): where the analytic model bounds a step by its heaviest link, the
+The engine's second traffic model beside the analytic one (``engine.evaluation.traffic``,
+``engine.evaluation.cost``): where the analytic model bounds a step by its heaviest link, the
 simulator moves every flit through input-queued wormhole routers (BookSim2's
 ``iq_router``) and reports when the step really ends, where packets queued and why.
 
@@ -30,7 +30,7 @@ from engine.simulate.topology import Topology
 from engine.simulate.trace import Trace, frame_window, load_trace
 from engine.simulate.zeroload import zero_load_cycles
 
-# a mapping's step needs the engine's mapping side (engine.evaluate.cost, scipy): imported when
+# a mapping's step needs the engine's mapping side (engine.evaluation.cost, scipy): imported when
 # first asked for, so a synthetic run on the command line starts without it
 _FROM_STEP = ("StepResult", "draw_spikes", "simulate_step", "traced_step")
 

@@ -46,8 +46,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from engine.errors import Cancelled, SpecError
-from engine.evaluate.cost import link_rows
-from engine.evaluate.traffic import port_cores
+from engine.evaluation.cost import link_rows
+from engine.evaluation.traffic import port_cores
 from engine.hardware import Hardware
 from engine.hardware.routing import YX, routings
 from engine.mapping.partition_graph import Messages

@@ -9,7 +9,7 @@ drawn by ``BottleneckView``:
 * ``heaviest_links``: the top links by time per step (``np.argpartition``, never a
   Python loop over all links), drawn as a table;
 * the roofline of the Loihi 2 runtime model paper's Fig. 5b: the current mapping, the
-  starting one and every mapping a search evaluated, placed by ``engine.evaluate.roofline``.
+  starting one and every mapping a search evaluated, placed by ``engine.evaluation.roofline``.
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ from bokeh.models import (
 from bokeh.plotting import figure
 from bokeh.transform import dodge, factor_cmap
 
-from engine.evaluate.cost import TERM_LABELS, TERMS, Evaluation
-from engine.evaluate.roofline import ridge, roof, roofline_constants, roofline_point, roofline_xy
+from engine.evaluation.cost import TERM_LABELS, TERMS, Evaluation
+from engine.evaluation.roofline import ridge, roof, roofline_constants, roofline_point, roofline_xy
 from engine.hardware import CORE_TO_ROUTER, DIRECTIONS, LINK_KINDS, OFF_CHIP, ROUTER, Hardware
 from engine.model.network import Network
 from engine.search import Record

@@ -34,7 +34,7 @@ from bokeh.models import (
 from bokeh.plotting import figure
 
 from engine.errors import MeshScopeError
-from engine.evaluate.cost import TERM_LABELS, Evaluation
+from engine.evaluation.cost import TERM_LABELS, Evaluation
 from engine.hardware import Hardware
 from engine.model.network import Network
 from explorer.state import ExplorerState

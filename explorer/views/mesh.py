@@ -28,7 +28,7 @@ from bokeh.models import ColumnDataSource, HoverTool, Range1d
 from bokeh.plotting import figure
 
 from engine.errors import MeshScopeError
-from engine.evaluate.cost import Evaluation
+from engine.evaluation.cost import Evaluation
 from engine.hardware import Hardware
 from explorer.inspection import Inspection
 from explorer.state import ExplorerState

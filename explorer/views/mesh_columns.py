@@ -17,7 +17,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from engine.evaluate.cost import TERM_LABELS, Evaluation
+from engine.evaluation.cost import TERM_LABELS, Evaluation
 from engine.hardware import CORE_TO_ROUTER, DIRECTIONS, LINK_KINDS, OFF_CHIP, ROUTER, Hardware
 from engine.model.network import Network
 

@@ -39,7 +39,7 @@ from bokeh.models import (
 from bokeh.plotting import figure
 from bokeh.transform import transform
 
-from engine.evaluate.cost import Evaluation
+from engine.evaluation.cost import Evaluation
 from engine.hardware import LINK_KINDS, Hardware
 from engine.model.network import Network
 from explorer.views.mesh_columns import (

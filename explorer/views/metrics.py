@@ -20,7 +20,7 @@ from html import escape
 import panel as pn
 import param
 
-from engine.evaluate.cost import TERM_LABELS, Evaluation
+from engine.evaluation.cost import TERM_LABELS, Evaluation
 from engine.hardware import Hardware
 from engine.hardware.provenance import ENERGY_CONSTANTS, LATENCY_CONSTANTS, illustrative_inputs
 from explorer.admission import place_text

@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 from engine.errors import CapacityError, InputFileError, InvalidHardwareError, InvalidNetworkError
-from engine.evaluate.cost import Evaluator, model_evaluation
-from engine.evaluate.flows import flows_through, layer_link_messages
-from engine.evaluate.stages import stage_loads
+from engine.evaluation.cost import Evaluator, model_evaluation
+from engine.evaluation.flows import flows_through, layer_link_messages
+from engine.evaluation.stages import stage_loads
 from engine.hardware import hardware_from_dict, load_hardware
 from engine.hardware.provenance import preset_text
 from engine.io.network_file import load_network, save_network

@@ -63,7 +63,7 @@ def test_a_pushed_mapping_is_shown_and_can_be_undone(mapped):
     tuned = engine.swap_cores(mapped, a, b)
     view.push(tuned)
     assert (view.mapping.placement.cores == tuned.mapping.placement.cores).all()
-    assert view.state.can_undo
+    assert view.state.inputs.can_undo
     view.state.undo()
     assert (view.mapping.placement.cores == mapped.mapping.placement.cores).all()
     other = engine.build_mapping("mlp:widths=16-8", mapped.hardware, partition="min")

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from engine.errors import CapacityError, InputFileError, MeshScopeError, SpecError, UnknownNameError
-from engine.evaluate.cost import model_evaluation
+from engine.evaluation.cost import model_evaluation
 from engine.io.network_file import save_network
 from engine.mapping.assignment import Mapping, Placement, mapping_to_dict
 from engine.search import ESConfig

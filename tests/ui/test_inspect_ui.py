@@ -67,7 +67,7 @@ def test_the_layer_filter_narrows_the_heatmap(page, demo_url):
 @pytest.mark.ui
 def test_the_flows_of_a_clicked_link_download_as_csv(page, demo_url):
     """The CSV holds every flow the engine finds through the clicked link, heaviest first."""
-    from engine.evaluate.flows import flows_through, parse_link
+    from engine.evaluation.flows import flows_through, parse_link
     from engine.mapping.partition_graph import partition_graph
     from explorer.state import ExplorerState
 

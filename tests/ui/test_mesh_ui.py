@@ -2,7 +2,7 @@
 README's screenshot of the main view.
 
 The demo (sparse-mlp-1 on loihi2, packed-row placement) is served in-process; every
-expected number comes from the engine alone (``engine.evaluate.cost.model_evaluation``), and every
+expected number comes from the engine alone (``engine.evaluation.cost.model_evaluation``), and every
 wait is on a condition in the page.
 """
 
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from engine.evaluate.cost import model_evaluation
+from engine.evaluation.cost import model_evaluation
 from engine.hardware import load_hardware
 from engine.mapping.assignment import Mapping, Placement
 from engine.mapping.partition import make_partition

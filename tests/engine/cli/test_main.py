@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.evaluate.cost import TERMS, model_evaluation
+from engine.evaluation.cost import TERMS, model_evaluation
 from engine.hardware import load_hardware, preset_names
 from engine.mapping.assignment import Mapping, read_mapping_file
 from engine.mapping.partition import make_partition, partitioners
@@ -379,7 +379,7 @@ def test_the_top_level_help_loads_no_engine_kernels():
         "import sys\n"
         "from explorer.cli import main\n"
         "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
-        "print(sorted(m for m in ('numpy', 'scipy', 'numba', 'engine.evaluate.cost')\n"
+        "print(sorted(m for m in ('numpy', 'scipy', 'numba', 'engine.evaluation.cost')\n"
         "             if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -342,7 +342,7 @@ def test_keep_going_runs_past_saturation_to_the_end(capsys):
 
 def test_a_synthetic_run_starts_without_the_mapping_side():
     """``meshscope simulate --pattern`` is a process a student runs many times: it imports the
-    simulator and not the mapping machinery (engine.pipeline, engine.evaluate.cost, scipy's sparse
+    simulator and not the mapping machinery (engine.pipeline, engine.evaluation.cost, scipy's sparse
     matrices and KD-trees), which a step needs and a bare mesh does not."""
     import subprocess
     import sys
@@ -352,7 +352,7 @@ def test_a_synthetic_run_starts_without_the_mapping_side():
         "from explorer.cli import main\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
         "    assert main(['simulate', *sys.argv[1:], '--json']) == 0\n"
-        "heavy = ('engine.pipeline', 'engine.evaluate.cost', 'engine.simulate.step',\n"
+        "heavy = ('engine.pipeline', 'engine.evaluation.cost', 'engine.simulate.step',\n"
         "         'scipy.sparse', 'scipy.spatial')\n"
         "print(' '.join(m for m in heavy if m in sys.modules))\n"
     )

@@ -14,7 +14,7 @@ import pytest
 from scipy import stats
 
 from engine.errors import CapacityError, InputFileError, UnknownNameError
-from engine.evaluate.cost import TERMS
+from engine.evaluation.cost import TERMS
 from engine.fidelity.calibrate import calibrate, fit_clock, fit_max_affine
 from engine.fidelity.measurements import read_measurements
 from engine.fidelity.predict import constants_vector, max_affine, predict

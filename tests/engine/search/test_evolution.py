@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from engine.errors import InputFileError, MeshScopeError
-from engine.evaluate.cost import model_evaluation
+from engine.evaluation.cost import model_evaluation
 from engine.hardware import load_hardware
 from engine.mapping.assignment import parse_mapping_dict
 from engine.search import CommandEvaluator, ESConfig, ModelEvaluator, NestedES, heuristics

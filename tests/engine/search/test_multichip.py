@@ -10,7 +10,7 @@ import pytest
 
 from engine.cli import main
 from engine.errors import CapacityError, MeshScopeError
-from engine.evaluate.cost import model_evaluation
+from engine.evaluation.cost import model_evaluation
 from engine.hardware import load_hardware
 from engine.search import ChipwiseSearch, ESConfig, make_search
 from engine.search.multichip import fewest_segments, segment_layers

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from engine.evaluate.cost import model_evaluation
+from engine.evaluation.cost import model_evaluation
 from engine.mapping.assignment import Mapping, Placement
 from engine.pipeline import build_mapping
 from engine.search.space import log10_partitionings, log10_placements, placement_spread

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.evaluate.roofline import ridge, roof, roofline_point, roofline_xy
+from engine.evaluation.roofline import ridge, roof, roofline_point, roofline_xy
 from engine.hardware import load_hardware
 from engine.search import ESConfig, Record
 from explorer.runner import SearchRunner

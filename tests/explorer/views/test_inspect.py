@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from engine.evaluate.flows import route_links
+from engine.evaluation.flows import route_links
 from explorer.state import ExplorerState
 from explorer.views.inspect import InspectView
 from explorer.views.mesh import MeshView

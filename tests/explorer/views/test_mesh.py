@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from bokeh.models import ColorBar, HoverTool, Legend, LinearColorMapper
 
-from engine.evaluate.cost import model_evaluation
+from engine.evaluation.cost import model_evaluation
 from engine.hardware import CORE_TO_ROUTER, LINK_KINDS, OFF_CHIP, ROUTER, ROUTER_TO_CORE
 from engine.mapping.assignment import Mapping, Placement
 from engine.mapping.partition_graph import partition_graph

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from engine.errors import CapacityError, UnknownNameError
-from engine.evaluate.cost import model_evaluation
+from engine.evaluation.cost import model_evaluation
 from engine.hardware import load_hardware
 from engine.mapping.assignment import Mapping, Partition, Placement
 from engine.mapping.ordering import partition_order

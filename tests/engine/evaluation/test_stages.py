@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from engine.cli import main
-from engine.evaluate.stages import stage_breakdown, stage_loads
+from engine.evaluation.stages import stage_breakdown, stage_loads
 from engine.pipeline import build_mapping, evaluate, evaluator
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.evaluate.cost import Evaluation
+from engine.evaluation.cost import Evaluation
 from engine.hardware import Hardware
 
 __all__ = ["ridge", "roof", "roofline_constants", "roofline_point", "roofline_xy"]

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.errors import CapacityError
-from engine.evaluate.cost import TERMS, Evaluator, model_evaluation
+from engine.evaluation.cost import TERMS, Evaluator, model_evaluation
 from engine.hardware import load_hardware
 from engine.mapping.assignment import Mapping, Partition, Placement
 from engine.mapping.partition import make_partition
@@ -98,7 +98,7 @@ def test_latency_is_the_max_of_the_five_terms(mlp_eval):
 def busiest_mesh_link_messages(net, hw, mapping) -> float:
     """The heaviest link's messages on the busier of Loihi 2's two meshes, routed here by
     hand: a message takes the mesh of its source core's slot parity (the preset's rule)."""
-    from engine.evaluate.traffic import router_loads
+    from engine.evaluation.traffic import router_loads
     from engine.mapping.partition_graph import FIXED
 
     g = partition_graph(net, hw, mapping.partition)

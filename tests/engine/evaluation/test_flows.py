@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from engine.errors import SpecError
-from engine.evaluate.flows import (
+from engine.evaluation.flows import (
     core_flows,
     flows_through,
     layer_link_messages,
@@ -18,7 +18,7 @@ from engine.evaluate.flows import (
     parse_link,
     route_links,
 )
-from engine.evaluate.traffic import port_cores
+from engine.evaluation.traffic import port_cores
 from engine.hardware import load_hardware
 from engine.hardware.routing import XY, YX
 from engine.pipeline import build_mapping, evaluate

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.evaluate.cost import TERMS
-from engine.evaluate.traffic import port_cores, route_loads
+from engine.evaluation.cost import TERMS
+from engine.evaluation.traffic import port_cores, route_loads
 from engine.mapping.partition_graph import FIXED
 
 __all__ = ["StageBreakdown", "stage_breakdown", "stage_loads"]
@@ -50,7 +50,7 @@ class StageBreakdown:
 
 
 def stage_loads(mapped, layer: int, mesh: int | None = None) -> np.ndarray:
-    """Per link id, the load (fixed point, ``engine.evaluate.traffic.FIXED`` per message) of the
+    """Per link id, the load (fixed point, ``engine.evaluation.traffic.FIXED`` per message) of the
     expected messages into the cores of population ``layer`` (on one of the hardware's
     parallel meshes, or all), a spike source's from the input port; over every layer they
     sum to the whole step's loads."""

@@ -35,7 +35,7 @@ import numba
 import numpy as np
 
 from engine.errors import CapacityError
-from engine.evaluate.traffic import (
+from engine.evaluation.traffic import (
     link_summary,
     mesh_route_loads,
     multicast_loads,

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.evaluate.cost import Evaluator
-from engine.evaluate.traffic import message_loads, multicast_loads, port_cores, route_loads
+from engine.evaluation.cost import Evaluator
+from engine.evaluation.traffic import message_loads, multicast_loads, port_cores, route_loads
 from engine.hardware import CORE_TO_ROUTER, OFF_CHIP, ROUTER, ROUTER_TO_CORE, load_hardware
 from engine.hardware.routing import XY, YX, routings
 from engine.mapping.assignment import Partition, Placement

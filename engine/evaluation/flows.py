@@ -5,7 +5,7 @@ its messages go from the source's core to the destination's core over the core�
 link, the router links of its route and the router→core link. Routes are the hardware's
 routing's (``engine.hardware.routing``): X then Y by default; where packets take either dimension
 order (O1TURN) a flow is listed once per order (``FlowTable.route``), each row with its
-share of the messages — the analytic model's split (``engine.evaluate.traffic``). A spike source's
+share of the messages — the analytic model's split (``engine.evaluation.traffic``). A spike source's
 flows leave from the hardware's input port (source partition ``n_parts``, on
 ``Hardware.input_core``). ``flows_through`` finds every flow that
 crosses one link — the answer to "why is this link hot" — and ``core_flows`` the flows
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.errors import SpecError
-from engine.evaluate.traffic import port_cores, route_loads
+from engine.evaluation.traffic import port_cores, route_loads
 from engine.hardware import DIRECTIONS, Hardware
 from engine.hardware.routing import ORDER_NAMES, XY, dor_crosses, dor_path, routing_of
 from engine.mapping.partition_graph import FIXED

@@ -1,6 +1,5 @@
-"""SENMap eq. 2 (engine.evaluate.distortion): end signals compared by normalised cross-correlation,
-on
-cases worked by hand."""
+"""SENMap eq. 2 (engine.evaluation.distortion): end signals compared by normalised
+cross-correlation, on cases worked by hand."""
 
 from __future__ import annotations
 
@@ -8,7 +7,7 @@ import numpy as np
 import pytest
 
 from engine.errors import SpecError
-from engine.evaluate.distortion import end_signal_correlation
+from engine.evaluation.distortion import end_signal_correlation
 
 
 def test_a_delayed_signal_peaks_at_its_delay():
