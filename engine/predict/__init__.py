@@ -21,6 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from engine.evaluation.cost import Evaluator
+from engine.predict.fitted import FittedEvaluator
+from engine.predict.flow import FlowEvaluator
 from engine.registry import Registry
 
 __all__ = ["DEFAULT_PREDICTOR", "Predictor", "evaluator_class", "predictors"]
@@ -43,32 +45,22 @@ predictors.add(
 )  # fmt: skip
 
 
-def _register_flow() -> None:
-    from engine.predict.flow import FlowEvaluator
-
-    predictors.add(
-        "flow", Predictor("flow", "flow model", FlowEvaluator),
-        doc="the step as a fluid of messages: sources held by their busiest route, links at "
-        "the bandwidth flow control leaves them, cores serving one message after another, "
-        "the pipeline's fill (predicts the simulated step)",
-    )  # fmt: skip
+def _register(name: str, label: str, evaluator: type[Evaluator], doc: str) -> None:
+    predictors.add(name, Predictor(name, label, evaluator), doc=doc)
 
 
-_register_flow()
-
-
-def _register_fitted() -> None:
-    from engine.predict.fitted import FittedEvaluator
-
-    predictors.add(
-        "fitted", Predictor("fitted", "fitted surrogate", FittedEvaluator),
-        doc="a surrogate fitted to simulated steps (SENMap §IV-F): the flow and max-affine "
-        "steps and the five busiest links, blended in log time; on pairs it was not fitted "
-        "to it ranks no better than max-affine (docs/fidelity.md)",
-    )  # fmt: skip
-
-
-_register_fitted()
+_register(
+    "flow", "flow model", FlowEvaluator,
+    "the step as a fluid of messages: sources held by their busiest route, links at the "
+    "bandwidth flow control leaves them, cores serving one message after another, the "
+    "pipeline's fill (predicts the simulated step)",
+)  # fmt: skip
+_register(
+    "fitted", "fitted surrogate", FittedEvaluator,
+    "a surrogate fitted to simulated steps (SENMap §IV-F): the flow and max-affine steps and "
+    "the five busiest links, blended in log time; on pairs it was not fitted to it ranks no "
+    "better than max-affine (docs/fidelity.md)",
+)  # fmt: skip
 
 DEFAULT_PREDICTOR = "max-affine"
 
