@@ -88,14 +88,18 @@ class SearchTab(pn.viewable.Viewer):
     def adopt_button(self) -> pn.widgets.Button:
         return self._adopt_button
 
+    # the interface the buttons call; Evolution and Pareto each define all three
     def start(self) -> None:
-        raise NotImplementedError
+        """Start button: a subclass starts its search (``new_runner`` gives the runner)."""
+        raise NotImplementedError(f"{type(self).__name__} must define start")
 
     def stop(self) -> None:
-        raise NotImplementedError
+        """Stop button: a subclass stops its running search."""
+        raise NotImplementedError(f"{type(self).__name__} must define stop")
 
     def adopt(self) -> None:
-        raise NotImplementedError
+        """Adopt button: a subclass puts the search's pick on the mesh."""
+        raise NotImplementedError(f"{type(self).__name__} must define adopt")
 
     def new_runner(self, listener=None) -> SearchRunner:
         """A runner of this session's searches that publishes on the page's thread;
