@@ -53,6 +53,7 @@ from explorer.views.mesh_columns import (
     hit_test,
     link_loads_frame,
     load_colors,
+    moved_cores,
     population_colors,
 )
 from explorer.views.mesh_figure import bokeh_data, mesh_figure
@@ -424,6 +425,11 @@ class MeshView(pn.viewable.Viewer):
         """The browser left the cores at ``xs, ys``: swap or move the dragged core onto the
         nearest slot, then redraw from the state. Returns whether the mapping changed."""
         s = self.state
+        moved = moved_cores(s.hardware, xs, ys)
+        if moved is not None and moved.size == 0:
+            # every core on its slot: our own write coming back (a notebook's comm sends the
+            # browser's copy back); snapping back would write it again, and again
+            return False
         target = drop_target(s.hardware, xs, ys)
         changed = False
         if target is not None and self.following_search:

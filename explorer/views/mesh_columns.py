@@ -125,6 +125,17 @@ def core_positions(hardware: Hardware) -> tuple[np.ndarray, np.ndarray]:
     return ct["gx"] + dx[ct["slot"]], ct["gy"] + dy[ct["slot"]]
 
 
+def moved_cores(hardware: Hardware, xs, ys) -> np.ndarray | None:
+    """The rows of the cores that ``xs, ys`` (positions, row = global core id) put off their
+    slots: empty when every core sits on its slot (a write of ours coming back), None when
+    the columns do not have one row per core."""
+    x0, y0 = core_positions(hardware)
+    xs, ys = np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)
+    if xs.shape != x0.shape or ys.shape != y0.shape:
+        return None
+    return np.flatnonzero((np.abs(xs - x0) > 1e-9) | (np.abs(ys - y0) > 1e-9))
+
+
 def drop_target(
     hardware: Hardware, xs, ys, *, radius: float = DROP_RADIUS
 ) -> tuple[int, int] | None:
@@ -137,10 +148,8 @@ def drop_target(
     """
     x0, y0 = core_positions(hardware)
     xs, ys = np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)
-    if xs.shape != x0.shape or ys.shape != y0.shape:
-        return None
-    moved = np.flatnonzero((np.abs(xs - x0) > 1e-9) | (np.abs(ys - y0) > 1e-9))
-    if moved.size != 1:
+    moved = moved_cores(hardware, xs, ys)
+    if moved is None or moved.size != 1:
         return None
     src = int(moved[0])
     distance = np.hypot(x0 - xs[src], y0 - ys[src])

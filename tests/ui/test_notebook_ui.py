@@ -91,6 +91,13 @@ def test_a_drag_in_the_notebook_changes_the_mapping_the_next_cell_reads(page, ju
     page.mouse.move(x1, y1, steps=8)
     page.mouse.up()
     expect(undo).to_be_enabled(timeout=60_000)  # the page's state took the drag
+    # the kernel settles after the drag: the browser's copy of the page's sources comes back
+    # through the comm, and the view must not answer it by writing them again (it once did,
+    # four times a second, and the next cell never ran)
+    idle = page.get_by_text("Python 3 (ipykernel) | Idle")
+    expect(idle).to_be_visible(timeout=120_000)
+    page.wait_for_timeout(2_000)
+    expect(idle).to_be_visible()
 
     # the next code cell (after its markdown cell) reads the mapping from Python
     # (its own editor clicked: no keystroke is spent on the markdown cell before it, which a

@@ -491,6 +491,20 @@ def test_a_drop_that_goes_nowhere_snaps_back_and_changes_nothing():
     np.testing.assert_array_equal(view._sources.cores.data["x"], x)
 
 
+def test_the_browser_echoing_our_own_write_back_writes_nothing():
+    # a notebook's comm sends the browser's copy of a source back after every write of ours;
+    # answering it with a snap-back (five sources rewritten) started an endless echo
+    state, view, errors = _view()
+    before = (state.mapping, state.shown.revision)
+    writes = []
+    for source in (view._sources.cores, view._sources.links):
+        source.on_change("data", lambda attr, old, new: writes.append(attr))
+    x, y = core_positions(state.hardware)
+    assert not view.drop(x.tolist(), y.tolist())
+    assert (state.mapping, state.shown.revision) == before and not errors
+    assert writes == []
+
+
 def test_dragging_an_empty_core_onto_an_empty_slot_says_why_and_snaps_back():
     state, view, errors = _view()
     empty = np.setdiff1d(np.arange(state.hardware.n_cores), state.mapping.placement.cores)
