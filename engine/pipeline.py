@@ -16,6 +16,7 @@ functions, so a mapping is built the same way wherever it is asked for.
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Callable
 from contextlib import nullcontext
@@ -69,6 +70,9 @@ class Mapped:
     mapping: Mapping
     graph: PartitionGraph = field(repr=False)
     seconds: dict = field(default_factory=dict)  # partition, partition_graph, place
+    # how it was made: {"partition": spec or None (the default), "placement": placer} or
+    # {"mapping_file": path}; empty for a mapping given as such (``Mapped.of``)
+    recipe: dict = field(default_factory=dict)
 
     @classmethod
     def of(cls, network: Network, hardware: Hardware, mapping: Mapping) -> Mapped:
@@ -138,9 +142,15 @@ def build_mapping(
         mapping = mf.build(net, hw)
         t0 = time.perf_counter()
         graph = partition_graph(net, hw, mapping.partition)
-        return Mapped(net, hw, mapping, graph, {"partition_graph": time.perf_counter() - t0})
+        seconds = {"partition_graph": time.perf_counter() - t0}
+        path = mapping_file if isinstance(mapping_file, str | os.PathLike) else mf.source
+        return Mapped(net, hw, mapping, graph, seconds, {"mapping_file": str(path)})
     say(PHASES[0])
     t0 = time.perf_counter()
+    recipe = {
+        "partition": partition if isinstance(partition, str | None) else "given",
+        "placement": placement or DEFAULT_PLACER,
+    }
     if not isinstance(partition, Partition):
         if isinstance(split, str):
             split = parse_split(split)
@@ -159,7 +169,7 @@ def build_mapping(
     )
     t3 = time.perf_counter()
     seconds = {"partition": t1 - t0, "partition_graph": t2 - t1, "place": t3 - t2}
-    return Mapped(net, hw, Mapping(partition, place), graph, seconds)
+    return Mapped(net, hw, Mapping(partition, place), graph, seconds, recipe)
 
 
 def compressed(hardware: Hardware, cores: int, scheme: str) -> Hardware:

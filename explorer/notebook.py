@@ -57,12 +57,14 @@ def _prepared(state: ExplorerState, mapped: Mapped, *, edit: bool) -> Prepared:
     evaluator = state._make_evaluator(  # noqa: SLF001 - the state's own evaluator recipe
         mapped.network, mapped.hardware, mapped.mapping, mapped.graph
     )
+    recipe = mapped.recipe  # how the notebook built it: what the page's subtitle says
+    partition = recipe.get("partition")
     specs = {
         "network_spec": mapped.network.name,
         "hardware_spec": mapped.hardware.name,
-        "mapping_path": None,
-        "partition_spec": None,
-        "placer": state.inputs.placer,
+        "mapping_path": recipe.get("mapping_file"),
+        "partition_spec": partition if partition != "given" else None,
+        "placer": recipe.get("placement", state.inputs.placer),
     }
     return Prepared(mapped, evaluator, specs, edit=edit, evaluation=evaluator.evaluation())
 

@@ -82,3 +82,16 @@ def test_the_small_views(mapped):
     figure = explorer.show_sweep(curve)
     html = figure[1].object
     assert "Zero-load latency" in html and f"{curve.zero_load_latency:,.1f}" in html
+
+
+def test_the_subtitle_says_how_the_notebook_built_the_mapping(mapped, tmp_path):
+    from explorer.app import _subtitle
+
+    assert mapped.recipe == {"partition": "min", "placement": "packed-row"}
+    assert "min partition, started from <b>packed-row</b>" in _subtitle(explorer.show(mapped).state)
+    spread = engine.build_mapping(mapped.network, mapped.hardware, placement="random", seed=1)
+    assert "default partition, started from <b>random</b>" in _subtitle(explorer.show(spread).state)
+    path = tmp_path / "m.json"
+    engine.write_mapping_file(str(path), spread)
+    read = engine.build_mapping(mapped.network, mapped.hardware, mapping_file=str(path))
+    assert f"from mapping file <b>{path}</b>" in _subtitle(explorer.show(read).state)
