@@ -77,6 +77,10 @@ def test_a_drag_in_the_notebook_changes_the_mapping_the_next_cell_reads(page, ju
     expect(latency).not_to_have_text("", timeout=60_000)
     undo = page.get_by_role("button", name="↶ Undo")
     expect(undo).to_be_disabled()
+    # the step simulated in the background, as on a served page (the kernel's loop runs it)
+    simulated = page.get_by_test_id("metric-simulated")
+    expect(simulated).to_contain_text("vs start", timeout=120_000)
+    simulated_at_start = simulated.text_content()
 
     # core 0 (the first partition, packed-row) onto the last core, empty on this mesh
     page.evaluate(f"() => {{ {MESH_PLOT} plot.el.scrollIntoView({{block: 'center'}}); }}")
@@ -98,6 +102,8 @@ def test_a_drag_in_the_notebook_changes_the_mapping_the_next_cell_reads(page, ju
     expect(idle).to_be_visible(timeout=120_000)
     page.wait_for_timeout(2_000)
     expect(idle).to_be_visible()
+
+    expect(simulated).not_to_have_text(simulated_at_start, timeout=120_000)  # simulated again
 
     # the next code cell (after its markdown cell) reads the mapping from Python
     # (its own editor clicked: no keystroke is spent on the markdown cell before it, which a
