@@ -17,6 +17,7 @@ stays light.
 
 from importlib import import_module
 
+from engine._api_names import API_NAMES
 from engine.kernels import choose_cache
 
 choose_cache()  # before any kernel is declared: numba must have somewhere to cache them
@@ -36,26 +37,7 @@ _WHERE = {  # name -> module: imported on first use, so ``meshscope --help`` sta
     "build_mapping": "engine.pipeline",
     "evaluate": "engine.pipeline",
     "write_mapping_file": "engine.pipeline",
-    **dict.fromkeys(
-        (
-            "Convolution",
-            "Population",
-            "SearchResult",
-            "link_flows",
-            "load_network",
-            "make_hardware",
-            "names",
-            "network_from_arrays",
-            "read_mapping_file",
-            "save_network",
-            "evolve",
-            "simulate_step",
-            "simulate_pattern",
-            "swap_cores",
-            "sweep_pattern",
-        ),
-        "engine.api",
-    ),  # fmt: skip
+    **dict.fromkeys(API_NAMES, "engine.api"),
 }
 
 

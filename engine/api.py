@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from engine._api_names import API_NAMES
 from engine.errors import Cancelled, InvalidHardwareError, InvalidNetworkError, SpecError
 
 if TYPE_CHECKING:  # the real imports are deferred to the functions that use them
@@ -40,23 +41,7 @@ if TYPE_CHECKING:  # the real imports are deferred to the functions that use the
     from engine.search.record import Event
     from engine.simulate import StepResult, SweepResult, SyntheticResult
 
-__all__ = [
-    "Convolution",
-    "Population",
-    "SearchResult",
-    "evolve",
-    "link_flows",
-    "load_network",
-    "make_hardware",
-    "names",
-    "network_from_arrays",
-    "read_mapping_file",
-    "save_network",
-    "simulate_pattern",
-    "simulate_step",
-    "swap_cores",
-    "sweep_pattern",
-]
+__all__ = list(API_NAMES)  # engine/_api_names.py: engine/__init__.py lists them too
 
 
 # ------------------------------------------------------------------ networks from arrays
