@@ -120,35 +120,26 @@ class Explorer(pn.viewable.Viewer):
 
 def _notebook_steps(state: ExplorerState, page):
     """The simulated-step card's background runner, as ``meshscope serve`` starts one per
-    page: its results are published on the kernel's event loop (the thread that runs the
-    cells and the page's messages) with the output's document current and held, then sent
-    to the output (``push_notebook``). Published without the hold, the changes stayed held
-    and the next drag's reply never reached the browser."""
-    from panel.io.state import set_curdoc
+    page: its results are published on the kernel's event loop, to the output that shows
+    the page (``_page.notebook_scheduler``); before the page is shown, on the loop alone."""
     from tornado.ioloop import IOLoop
 
     from explorer.app import STEP_DELAY_S
     from explorer.step_runner import StepRunner
-
-    def docs(viewable):  # the documents Panel keeps for the page's outputs (its own table)
-        views = pn.state._views  # noqa: SLF001 - what pn.io.push_notebook reads too
-        return [views[ref][2] for ref in viewable._models if ref in views]  # noqa: SLF001
+    from explorer.views._page import notebook_comms, notebook_scheduler
 
     loop = IOLoop.current()
 
-    def on_kernel_loop(fn) -> None:
-        def run():
-            doc = next(iter(docs(page)), None)
-            if doc is None:
-                return fn()
-            with set_curdoc(doc), pn.io.hold(doc):
-                fn()
-            pn.io.push_notebook(page)
+    def schedule(fn) -> None:
+        views = pn.state._views  # noqa: SLF001 - the outputs that show the page
+        docs = [views[ref][2] for ref in page._models if ref in views]  # noqa: SLF001
+        if not docs:
+            loop.add_callback(fn)
+            return
+        notebook_scheduler(docs[0], notebook_comms(docs[0]), loop)(fn)
 
-        loop.add_callback(run)
-
-    steps = StepRunner(state, on_kernel_loop, delay=STEP_DELAY_S)
-    on_kernel_loop(steps.request)
+    steps = StepRunner(state, schedule, delay=STEP_DELAY_S)
+    schedule(steps.request)
     return steps
 
 

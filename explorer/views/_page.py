@@ -273,9 +273,40 @@ def session_scheduler(doc) -> Callable[[Callable[[], None]], None]:
             doc.add_next_tick_callback(fn)
 
     loop = _document_loop(doc)
-    if loop is None:  # not a server's session: the document's own method
-        return add
+    if loop is None:
+        comms = notebook_comms(doc)
+        if comms:  # a notebook's output: the kernel's loop, then the output's comm
+            return notebook_scheduler(doc, comms)
+        return add  # not a server's session: the document's own method
     return lambda fn: loop.add_callback(add, fn)
+
+
+def notebook_comms(doc) -> list:
+    """The comms of the notebook outputs that show ``doc`` (Panel's table of them)."""
+    views = pn.state._views  # noqa: SLF001 - what pn.io.push_notebook reads too
+    return [comm for _, _, d, comm in list(views.values()) if d is doc and comm is not None]
+
+
+def notebook_scheduler(
+    doc, comms, loop: IOLoop | None = None
+) -> Callable[[Callable[[], None]], None]:
+    """A ``schedule`` for a notebook's output: the call runs on the kernel's event loop (the
+    one that runs the cells and the output's messages; tornado's ``add_callback``, safe
+    from any thread) with ``doc`` current and held, and what it changed goes to the output
+    (``panel.io.notebook.push``). A notebook's document has no next tick: added there, the
+    call never ran; run without the hold, its changes stayed held and the next drag's reply
+    never reached the browser. ``loop``: the kernel's (default: this thread's)."""
+    from panel.io.notebook import push
+
+    loop = loop or IOLoop.current()
+
+    def run(fn: Callable[[], None]) -> None:
+        with set_curdoc(doc), pn.io.hold(doc):
+            fn()
+        for comm in comms:
+            push(doc, comm)
+
+    return lambda fn: loop.add_callback(run, fn)
 
 
 def off_page(

@@ -116,3 +116,31 @@ def test_a_drag_in_the_notebook_changes_the_mapping_the_next_cell_reads(page, ju
     now = float(re.search(r"([\d.]+) µs now", out.text_content()).group(1))
     card = float(latency.text_content().split()[0].replace(",", ""))
     assert now == pytest.approx(card, rel=2e-3)  # the card and Python agree
+
+
+@pytest.mark.ui
+def test_a_search_runs_in_the_notebooks_explorer_and_its_best_can_be_adopted(page, jupyterlab):
+    """The Evolution tab inside the notebook: its search runs in a worker thread of the
+    kernel and reports on the kernel's loop, and the adopted best becomes the page's
+    mapping (an edit Undo takes back)."""
+    url, _ = jupyterlab
+    page.set_viewport_size({"width": 1500, "height": 1000})
+    page.goto(url)
+    expect(page.get_by_text("Python 3 (ipykernel) | Idle")).to_be_visible(timeout=120_000)
+    page.locator(".jp-Notebook .jp-Cell").first.click()
+    for _ in range(CELLS_TO_THE_VIEW):
+        page.keyboard.press("Shift+Enter")
+    page.wait_for_function(FIGURE_DRAWN, timeout=180_000)
+    latency = page.get_by_test_id("metric-latency-value")
+    expect(latency).not_to_have_text("", timeout=60_000)
+    page.locator(".bk-tab").filter(has_text="Evolution").first.click()
+    status = page.get_by_test_id("search-status")
+    expect(status).to_contain_text("No search yet")
+    page.get_by_role("button", name="Start", exact=True).click()
+    expect(status).to_contain_text(re.compile(r"done after \d+ evaluations"), timeout=180_000)
+    best = float(re.search(r"best ([\d.,]+) µs", status.text_content()).group(1).replace(",", ""))
+    page.get_by_role("button", name="Adopt", exact=True).click()
+    expect(page.get_by_role("button", name="↶ Undo")).to_be_enabled(timeout=60_000)
+    page.locator(".bk-tab").filter(has_text="Mesh").first.click()
+    card = float(latency.text_content().split()[0].replace(",", ""))
+    assert card == pytest.approx(best, rel=2e-3)  # the adopted best is the page's mapping now
