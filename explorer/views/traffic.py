@@ -532,6 +532,12 @@ def _drained(trace) -> str:
     offered = trace.offered_cycles
     if offered is None or offered >= trace.cycles:
         return ""
+    warm = int(trace.meta.get("warmup", 0))
+    if warm:  # the warm-up's packets are not measured, but they are drawn
+        return (
+            f" (traffic offered for {warm:,} warm-up and {offered - warm:,} measured cycles, "
+            "then the packets under way drain)"
+        )
     return f" (traffic offered for {offered:,}, then the packets under way drain)"
 
 

@@ -435,8 +435,8 @@ def test_the_transpose_scene_teaches_its_terms_and_its_numbers_agree(page, demo_
     box = int(page.get_by_label("cycles", exact=True).input_value())
     total = int(re.search(r"of ([\d,]+) \(", counter.text_content()).group(1).replace(",", ""))
     # the counter counts the drain too, and says so with the box's own number
-    expect(counter).to_contain_text(f"traffic offered for {box:,}, then the packets")
-    assert total > box == 3000
+    expect(counter).to_contain_text(f"warm-up and {box:,} measured cycles, then the packets")
+    assert total > box == 10000
     shown = page.evaluate(TERMS_SHOWN)
     for term, sentence in GLOSSARY.items():
         assert any(t["title"] == sentence for t in shown), (term, shown)

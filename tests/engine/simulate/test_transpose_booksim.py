@@ -35,14 +35,15 @@ from engine.simulate import SyntheticRun, run_synthetic, sweep
 
 BOOKSIM_ZERO_LOAD = {"xy": 33.64, "yx": 33.64, "o1turn": 33.68}  # at 0.02
 BOOKSIM_SATURATION = 0.09  # every routing, on the rates above
-RUN = SyntheticRun("transpose", 8, 8, warmup=2000, cycles=5000)  # the page's sweep's runs
+# `meshscope simulate`'s defaults, and the Traffic tab's sweep's runs and transpose scenes
+RUN = SyntheticRun("transpose", 8, 8, warmup=5000, cycles=10000)
 COARSE = [0.02, 0.06, 0.08, 0.10, 0.12]  # a grid of 0.02 near saturation: refined to 0.01
 
 
 @pytest.fixture(scope="module", params=["xy", "yx", "o1turn"])
 def curve(request):
     noc = NocConstants(routing=request.param)
-    return request.param, noc, sweep(noc, RUN, COARSE, seed=1, workers=1, refine=0.01)
+    return request.param, noc, sweep(noc, RUN, COARSE, seed=0, workers=1, refine=0.01)
 
 
 def test_the_sweep_locates_saturation_within_001_of_booksim2(curve):
@@ -66,7 +67,7 @@ def test_a_single_run_says_what_the_sweep_says_of_its_rate(curve):
         if point["rate"] not in (result.saturation_rate, 0.10, 0.12):
             continue
         single = run_synthetic(noc, SyntheticRun(**{**RUN.__dict__, "rate": point["rate"]}),
-                               seed=1)  # fmt: skip
+                               seed=0)  # fmt: skip
         assert single.latency_avg == point["latency_avg"]
         assert single.saturated == point["saturated"]
         assert single.saturated == (point["rate"] > result.saturation_rate)
