@@ -40,6 +40,7 @@ def test_a_mapping_scenes_question_and_buttons_fit_the_window(page, demo_url):
     page.set_viewport_size(WIDE)
     open_in(page, demo_url)
     drag_core(page, 0, 8)
+    expect(page.get_by_test_id("metric-change-value")).not_to_have_text("0 %")  # edited
     traffic_tab(page)
     page.get_by_role("button", name="layer as a square").click()
     expect(page.get_by_test_id("scene-ask")).to_contain_text("Load it?")
