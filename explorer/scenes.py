@@ -222,18 +222,19 @@ _BUILT_IN = [
         "diagonal's far side, so the load gathers on links above the diagonal; the "
         "routes' bound is 1/7 (0.14) flit per node. That bound counts only the hot links' "
         "capacity, as if each carried a flit every cycle; the mesh saturates well below "
-        "it, near 0.08 (the sweep below), because packets queued to turn hold buffers and "
+        "it, near 0.09 (the sweep below), because packets queued to turn hold buffers and "
         "virtual channels the packets behind them need, so the hot links idle some cycles. "
         "At 0.12 the run is past saturation. Compare with the Y-first and O1TURN scenes.",
-        pattern="transpose", rate=0.12, cycles=3000, sweep=True,
+        pattern="transpose", rate=0.12, cycles=10000, sweep=True,
     ),
     Scene(
         name="transpose-yx",
         title="Transpose, Y then X",
         text="The same traffic with Y-first routing: the mirror image — the hot links are "
-        "now below the diagonal. The pattern is symmetric, so neither order wins; a "
-        "pattern that is not symmetric would favour one.",
-        pattern="transpose", rate=0.12, cycles=3000, routing="yx",
+        "now below the diagonal. The pattern is symmetric, so neither order wins: the sweep "
+        "finds saturation near 0.09 again (a run's packets differ by chance, so the curves "
+        "differ a little). A pattern that is not symmetric would favour one order.",
+        pattern="transpose", rate=0.12, cycles=10000, routing="yx", sweep=True,
     ),
     Scene(
         name="transpose-o1turn",
@@ -241,8 +242,12 @@ _BUILT_IN = [
         text="The same traffic again, each packet going X then Y or Y then X as a coin "
         "falls, each order on its own half of the virtual channels. Half the load above "
         "the diagonal moves to its mirror image below it: the hot links carry half as "
-        "much, and the routes' bound doubles to 2/7 flit per node.",
-        pattern="transpose", rate=0.12, cycles=3000, routing="o1turn",
+        "much, and the routes' bound doubles to 2/7 flit per node. Yet the sweep finds "
+        "saturation near 0.09 again, no better than one order: this router has two "
+        "virtual channels per port, so each order gets one, and a packet stuck behind "
+        "another of its order has no second lane to pass in. The bound counts links; "
+        "here buffers and virtual channels decide first (BookSim2 finds the same).",
+        pattern="transpose", rate=0.12, cycles=10000, routing="o1turn", sweep=True,
     ),
     Scene(
         name="square",

@@ -149,7 +149,7 @@ def stable_line(res) -> str:
         return (f"UNSTABLE by {test} ({res.unfinished_packets} measured packets not delivered, "
                 "or the latency over the threshold): past saturation")  # fmt: skip
     ratio = res.latency_avg / res.zero_load_latency if res.zero_load_latency > 0 else 0.0
-    past = ratio >= SATURATION_FACTOR
+    past = res.saturated
     return (f"stable by {test}; average latency {ratio:.1f}x zero-load, "
             + (f"past the {SATURATION_FACTOR:g}x 'sweep' calls saturation" if past
                else f"under the {SATURATION_FACTOR:g}x 'sweep' calls saturation"))  # fmt: skip
@@ -415,7 +415,8 @@ def cmd_sweep(args) -> int:
 
     try:
         with work(args):
-            result = sweep(noc, base, rates, seed=args.seed, workers=args.workers, progress=advance)
+            result = sweep(noc, base, rates, seed=args.seed, workers=args.workers, progress=advance,
+                           refine=args.refine)  # fmt: skip
     finally:
         if progress is not None:
             progress.close()
@@ -431,12 +432,12 @@ def cmd_sweep(args) -> int:
         f"{b.pattern} traffic on a {b.width}x{b.height} mesh, {b.packet_flits}-flit packets "
         f"({noc.vcs} VCs x {noc.buf} flits, {noc.allocator}, {noc.routing.upper()})"
     )
-    print("   offered  accepted  latency avg  network  hops  stable")
+    print("   offered  accepted  latency avg  network  hops  stable  saturated")
     for p in result.points:
         print(
             f"  {p['rate']:8.4f}  {p['accepted_flit_rate']:8.4f}  {p['latency_avg']:11.2f}  "
             f"{p['network_latency_avg']:7.2f}  {p['hops_avg']:4.2f}  "
-            f"{'yes' if p['stable'] else 'no'}"
+            f"{'yes' if p['stable'] else 'no':>6}  {'yes' if p['saturated'] else 'no':>9}"
         )
     sat = "none (the lowest rate is already past it)" if result.saturation_rate is None else (
         f"{result.saturation_rate:g} flits/node/cycle"
@@ -450,6 +451,19 @@ def cmd_sweep(args) -> int:
 
 
 # ------------------------------------------------------------------ parsers
+def _rate_step(text: str) -> float:
+    """``--refine``: a rate step in (0, 1)."""
+    import argparse
+
+    try:
+        step = float(text)
+    except ValueError:
+        step = float("nan")
+    if not 0 < step < 1:
+        raise argparse.ArgumentTypeError(f"a rate step in (0, 1), e.g. 0.01, not {text!r}")
+    return step
+
+
 def _traffic_options(p, *, sweep: bool) -> None:
     from engine.simulate import patterns
 
@@ -560,6 +574,11 @@ def add_commands(sub) -> None:
     sw.add_argument(
         "--workers", type=whole(1, MAX_WORKERS), default=None,
         help="processes running rates in parallel (default: every core)",
+    )  # fmt: skip
+    sw.add_argument(
+        "--refine", type=_rate_step, default=None, metavar="STEP",
+        help="once the rates bracket saturation, bisect between the last rate below it and the "
+        "first past it on a grid of STEP (e.g. 0.01) until saturation is located within STEP",
     )  # fmt: skip
     sw.add_argument("--csv", metavar="FILE", help="write every point as CSV")
     sw.add_argument(

@@ -8,7 +8,15 @@ but the wall time), and reads the curve the way NoC papers do:
   anything;
 * **saturation**: the highest rate, counting up from the lowest, whose run is stable with
   an average latency under three times the zero-load latency (as the BookSim2
-  reference figures define it, README: Simulating the mesh);
+  reference figures define it, README: Simulating the mesh). A run's ``stable`` is only
+  BookSim2's test (every measured packet delivered, latency under its threshold), which a
+  run just past saturation still passes with a latency several times zero-load's; a point
+  is *saturated* (``saturated``) when it fails that test or its latency is three times
+  zero-load's or more, and a single run says the same of itself (``SyntheticResult``);
+* **refinement**: with ``refine``, once the rates asked for have bracketed saturation, the
+  sweep adds rates halfway between the last one below it and the first one past it, on a
+  grid of ``refine``, until the two are ``refine`` apart — saturation located to within
+  ``refine`` in a few more runs;
 * **channel-load bound**: the throughput the pattern's routes (the router's routing) allow
   at best (``patterns.channel_load_bound``): the rate every terminal can inject at once. Past
   saturation the average accepted rate of uniform traffic stays under it; a permutation's
@@ -31,9 +39,9 @@ from engine.executors import local_pool, stop_pool
 from engine.hardware import NocConstants
 from engine.io.outputs import atomic_open
 from engine.simulate.patterns import build_pattern, channel_load_bound
-from engine.simulate.synthetic import SyntheticRun, run_synthetic
+from engine.simulate.synthetic import SATURATION_FACTOR, SyntheticRun, run_synthetic
 
-__all__ = ["SweepResult", "parse_rates", "read_curve", "sweep"]
+__all__ = ["SATURATION_FACTOR", "SweepResult", "parse_rates", "read_curve", "saturated", "sweep"]
 
 CSV_COLUMNS = (
     "rate",
@@ -46,11 +54,11 @@ CSV_COLUMNS = (
     "queueing_avg",
     "hops_avg",
     "stable",
+    "saturated",
     "measured_packets",
     "cycles",
     "wall_s",
 )
-SATURATION_FACTOR = 3.0
 MAX_RATES = 1000  # runs a sweep may ask for
 
 
@@ -130,9 +138,10 @@ class SweepResult:
         left.plot([p["rate"] for p in stable], [p["latency_avg"] for p in stable], "o-",
                   color="#1f77b4", label="stable")  # fmt: skip
         gone = [p for p in self.points if not p["stable"]]
-        if gone:
-            left.plot([p["rate"] for p in gone], [p["latency_avg"] for p in gone], "x",
-                      color="#d62728", label="unstable (past saturation)")  # fmt: skip
+        if gone:  # no latency of its own: the run stopped while its queues still grew
+            left.plot([p["rate"] for p in gone], [1.0] * len(gone), "x", color="#d62728",
+                      transform=left.get_xaxis_transform(), clip_on=False,
+                      label="unstable: latency grows without end")  # fmt: skip
         left.axhline(self.zero_load_latency, color="gray", lw=0.8, ls=":",
                      label=f"zero-load {self.zero_load_latency:.1f} cycles")  # fmt: skip
         if self.saturation_rate is not None:
@@ -175,13 +184,17 @@ def sweep(
     progress: Callable[[dict], None] | None = None,
     cancel: threading.Event | None = None,
     stop_unstable: int | None = None,
+    refine: float | None = None,
 ) -> SweepResult:
     """Run ``base`` at every rate, lowest first (in ``workers`` processes; default: every
     core), handing each point to ``progress`` as it comes, in the order of the rates.
 
     The sweep ends early, with the points so far, once ``cancel`` is set or, with
     ``stop_unstable``, once that many rates in a row were past saturation (the curve has
-    shown what it can; the runs still under way are dropped)."""
+    shown what it can; the runs still under way are dropped). With ``refine`` (a rate step,
+    e.g. 0.01), the rates between the last one below saturation and the first one past it
+    are then bisected on that step, one run at a time, until saturation is located to
+    within it (see the module's text); ``progress`` hears of these points too."""
     if not rates:
         raise SpecError("a sweep needs at least one rate")
     pattern = build_pattern(base.pattern, base.width, base.height, base.width * base.height)
@@ -216,8 +229,41 @@ def sweep(
             stop_pool(pool)
             raise
         pool.shutdown()
+    if refine:
+        _refine(noc, base, points, refine, seed, progress, cancel)
     zero, saturation = read_curve(points)
     return SweepResult(base, tuple(points), zero, saturation, bound)
+
+
+def _refine(noc, base, points, step, seed, progress, cancel) -> None:
+    """Add runs to ``points`` (sorted by rate after each) halfway between the last rate below
+    saturation and the first past it, on a grid of ``step``, until they are ``step`` apart."""
+    while not (cancel is not None and cancel.is_set()):
+        points.sort(key=lambda p: p["rate"])
+        zero, below = read_curve(points)
+        if below is None or not np.isfinite(zero):
+            return
+        past = [p["rate"] for p in points if p["rate"] > below]
+        if not past or past[0] - below <= step * (1 + 1e-6):
+            return
+        mid = round(round((below + past[0]) / 2 / step) * step, 10)
+        if not below < mid < past[0]:
+            return
+        point = _one((noc, replace(base, rate=mid), seed))
+        points.append(point)
+        if progress:
+            progress(point)
+    points.sort(key=lambda p: p["rate"])
+
+
+def saturated(point: dict, zero: float = float("nan")) -> bool:
+    """Whether a run (``SyntheticResult.to_dict``) is past saturation: BookSim2's test failed,
+    or its latency is ``SATURATION_FACTOR`` times the zero-load latency of its routes (its
+    ``zero_load_latency``; ``zero`` for a point without one) or more. The one test a
+    single run (``SyntheticResult.saturated``) and a sweep apply."""
+    own = point.get("zero_load_latency")
+    reference = own if own is not None and np.isfinite(own) and own > 0 else zero
+    return not point["stable"] or not point["latency_avg"] < SATURATION_FACTOR * reference
 
 
 def read_curve(points: Sequence[dict]) -> tuple[float, float | None]:
@@ -227,7 +273,7 @@ def read_curve(points: Sequence[dict]) -> tuple[float, float | None]:
     zero = carried[0]["latency_avg"] if carried else float("nan")
     saturation = None
     for p in carried:
-        if not p["stable"] or not p["latency_avg"] < SATURATION_FACTOR * zero:
+        if saturated(p, zero):
             break
         saturation = p["rate"]
     return zero, saturation

@@ -50,6 +50,7 @@ __all__ = ["SyntheticResult", "SyntheticRun", "run_synthetic", "zero_load_cycles
 PROGRESS_CYCLES = 2000  # cycles between two progress calls
 SAMPLE_PERIOD = 5000  # cycles between two latency checks (the reference's sample_period)
 DRAIN_CHECK = 1000  # cycles between two latency checks in the drain (BookSim2's)
+SATURATION_FACTOR = 3.0  # a latency this many times zero-load's is past saturation
 
 
 @dataclass(frozen=True)
@@ -112,6 +113,15 @@ class SyntheticResult:
     stopped: dict | None = None
 
     @property
+    def saturated(self) -> bool:
+        """Past saturation: not ``stable`` (BookSim2's test), or an average latency
+        ``SATURATION_FACTOR`` times the zero-load latency or more — which a run just past
+        saturation shows while it still passes BookSim2's test (its queues grow, but not yet
+        to the threshold). A sweep reads its curve with the same test
+        (``engine.simulate.sweep.saturated``)."""
+        return not self.stable or not self.latency_avg < SATURATION_FACTOR * self.zero_load_latency
+
+    @property
     def cycles_per_s(self) -> float:
         return self.cycles / self.wall_s if self.wall_s > 0 else float("inf")
 
@@ -134,6 +144,7 @@ class SyntheticResult:
             "accepted_flit_rate": self.accepted_flit_rate,
             "hops_avg": self.hops_avg,
             "stable": self.stable,
+            "saturated": self.saturated,
             "measured_packets": self.measured_packets,
             "unfinished_packets": self.unfinished_packets,
             "warmup": r.warmup,

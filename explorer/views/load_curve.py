@@ -6,11 +6,12 @@ from __future__ import annotations
 import numpy as np
 import panel as pn
 import param
-from bokeh.models import ColumnDataSource, FixedTicker, Range1d, Span
+from bokeh.models import ColumnDataSource, FixedTicker, HoverTool, Range1d, Span
 from bokeh.plotting import figure
 
 from engine.errors import MeshScopeError
 from engine.simulate import build_pattern, channel_load_bound, read_curve
+from engine.simulate.sweep import SATURATION_FACTOR, saturated
 from explorer.admission import place_text
 from explorer.traffic_runner import TrafficRunner, mesh_shape, sweep_points, synthetic_spec
 from explorer.views._page import LiveHTML, notify_error, session_scheduler, style_figure
@@ -29,18 +30,22 @@ def curve_sentences(points, bound: float) -> tuple[str, str]:
         "mesh — each router's pipeline and each link on its route, and its flits one after "
         "another — measured at the lowest load."
     )
+    past = [p["rate"] for p in points if saturation is not None and p["rate"] > saturation]
     if saturation is None:
         second = "<b>Saturated from the lowest rate</b>: even this load is more than it carries."
-    elif len(points) == 0 or points[-1]["stable"] and points[-1]["rate"] == saturation:
+    elif not past:
         second = (
-            f"Stable up to {saturation:.2f} flits/node/cycle so far (the routes' channel-load "
-            f"bound allows at most {bound:.2f})."
+            f"Below saturation up to {saturation:.2f} flits/node/cycle so far (the routes' "
+            f"channel-load bound allows at most {bound:.2f})."
         )
     else:
         second = (
-            f"<b>Saturation at {saturation:.2f} flits/node/cycle</b>: beyond it packets arrive "
-            "faster than the busiest channels drain them, queues grow without end and latency "
-            f"explodes (the channel-load bound of these routes is {bound:.2f})."
+            f"<b>Saturation at {saturation:.2f} flits/node/cycle</b> (the next rate run, "
+            f"{min(past):.2f}, is past it): beyond it packets arrive faster than the busiest "
+            "channels drain them, queues grow without end and latency explodes — orange, "
+            f"{SATURATION_FACTOR:g}× zero-load or more; a cross along the top, a run whose "
+            "latency never settled (BookSim2's test). The channel-load bound of these "
+            f"routes is {bound:.2f}."
         )
     return first, second
 
@@ -82,12 +87,23 @@ class LoadCurve(pn.viewable.Viewer):
             ticks=[m * 10**e for e in range(7) for m in (1, 2, 5)], minor_ticks=[]
         )
         p.line("rate", "latency", source=self.points, line_color="#6b7280")
-        p.scatter("rate", "latency", source=self.points, size=7, fill_color="color",
-                  line_color="white", name="curve")  # fmt: skip
+        curve = p.scatter("rate", "latency", source=self.points, size=7, fill_color="color",
+                          line_color="white", name="curve")  # fmt: skip
+        # a run that failed BookSim2's test has no latency to plot (it stopped while its queues
+        # still grew, so what it had then falls as the rate rises): a cross along the top
+        self.unstable = ColumnDataSource({"rate": [], "top": [], "accepted": []})
+        gone = p.scatter("rate", "top", source=self.unstable, marker="x", size=11,
+                         line_color=FULL_COLOR, line_width=2, name="unstable")  # fmt: skip
         p.hover.tooltips = [
             ("offered", "@rate{0.00}"), ("latency", "@latency{0,0.0} cycles"),
             ("accepted", "@accepted{0.000}"),
         ]  # fmt: skip
+        gone_hover = HoverTool(renderers=[gone], tooltips=[
+            ("offered", "@rate{0.00}"), ("unstable", "latency grows without end"),
+            ("accepted", "@accepted{0.000}"),
+        ])  # fmt: skip
+        p.add_tools(gone_hover)
+        p.hover.renderers = [curve]
         self.zero_line = Span(dimension="width", line_dash="dashed", line_color="#2171b5",
                               location=None)  # fmt: skip
         self.saturation_line = Span(dimension="height", line_dash="dashed",
@@ -102,6 +118,7 @@ class LoadCurve(pn.viewable.Viewer):
             width=330,
         )  # fmt: skip
         self._points: list[dict] = []
+        self._setup: tuple = ()  # the settings the curve drawn was swept with
         self._bound = float("nan")
 
     def _on_click(self, event=None) -> None:
@@ -129,7 +146,9 @@ class LoadCurve(pn.viewable.Viewer):
         self._generation += 1
         generation = self._generation
         self._points = []
+        self._setup = self.setup_of(t)
         self.points.data = {"rate": [], "latency": [], "accepted": [], "color": []}
+        self.unstable.data = {"rate": [], "top": [], "accepted": []}
         self.zero_line.location = self.saturation_line.location = None
         self.sweeping = True
         self.button.label = "Stop"
@@ -148,13 +167,44 @@ class LoadCurve(pn.viewable.Viewer):
             notify_error(message)
             self._done(generation, list(swept))
 
-        options = {"seed": t.seed, "routing": t.routing, "rows": t.rows}
+        options = {"seed": t.seed, "routing": t.routing, "rows": t.rows, "cycles": t.cycles}
         self._runner.start(
             lambda cancel: sweep_points(t.pattern, t.side, t.packet_flits, cancel=cancel,
                                         on_point=on_point, **options),
             lambda points: self._done(generation, points),
             failed,
         )  # fmt: skip
+
+    @staticmethod
+    def setup_of(traffic) -> tuple:
+        """What a sweep of ``traffic`` depends on (its rate aside)."""
+        t = traffic
+        return (t.pattern, t.side, t.rows, t.packet_flits, t.cycles, t.routing, t.seed)
+
+    def cancel(self, why: str = "") -> None:
+        """Stop the sweep under way at once, dropping what it still sends (a scene that
+        takes over the tab); ``why`` is said in the curve's text."""
+        if not self.sweeping:
+            return
+        self._generation += 1  # its late points and its end are dropped
+        self._runner.stop()
+        self.sweeping = False
+        self.button.label = "Sweep offered load"
+        self.text.object = f"<span class='muted'>Sweep stopped{why}.</span>"
+
+    def stale(self) -> bool:
+        """Whether the curve drawn is of other settings than the tab's now."""
+        return bool(self._points) and self._setup != self.setup_of(self.traffic)
+
+    def clear(self, why: str) -> None:
+        """Drop the curve (``why``: the sentence in its place)."""
+        self.cancel()
+        self._generation += 1
+        self._points = []
+        self.points.data = {"rate": [], "latency": [], "accepted": [], "color": []}
+        self.unstable.data = {"rate": [], "top": [], "accepted": []}
+        self.zero_line.location = self.saturation_line.location = None
+        self.text.object = f"<span class='muted' data-testid='curve-stale'>{why}</span>"
 
     def add(self, point: dict, generation: int | None = None) -> None:
         """Draw one more point (see ``show``)."""
@@ -169,23 +219,30 @@ class LoadCurve(pn.viewable.Viewer):
         if len(points) <= len(self._points):
             return
         pts = self._points = sorted(points, key=lambda p: p["rate"])
+        zero, saturation = read_curve(pts)
+        kept = [p for p in pts if p["stable"]]  # at the rate each was offered (measured)
+        gone = [p for p in pts if not p["stable"]]  # at the rate swept: no latency to show
         self.points.data = {
-            "rate": [p["offered_flit_rate"] for p in pts],
-            "latency": [p["latency_avg"] for p in pts],
-            "accepted": [p["accepted_flit_rate"] for p in pts],
-            "color": ["#2171b5" if p["stable"] else FULL_COLOR for p in pts],
+            "rate": [p["offered_flit_rate"] for p in kept],
+            "latency": [p["latency_avg"] for p in kept],
+            "accepted": [p["accepted_flit_rate"] for p in kept],
+            "color": [FULL_COLOR if saturated(p, zero) else "#2171b5" for p in kept],
         }
         latency = np.array(self.points.data["latency"], dtype=float)
         latency = latency[np.isfinite(latency) & (latency > 0)]
         if latency.size:
-            self.figure.y_range.update(start=latency.min() / 1.4, end=latency.max() * 1.4)
-        self.figure.x_range.update(start=0, end=1.08 * max(self.points.data["rate"]))
-        zero, saturation = read_curve(pts)
+            self.figure.y_range.update(start=latency.min() / 1.4, end=latency.max() * 2.0)
+        top = self.figure.y_range.end / 1.25  # (the log axis: just under the top)
+        self.unstable.data = {
+            "rate": [p["rate"] for p in gone], "top": [top] * len(gone),
+            "accepted": [p["accepted_flit_rate"] for p in gone],
+        }  # fmt: skip
+        self.figure.x_range.update(start=0, end=1.08 * max(p["rate"] for p in pts))
         self.zero_line.location = zero if np.isfinite(zero) else None
-        done = not pts[-1]["stable"]
-        self.saturation_line.location = saturation if (saturation and done) else None
+        done = saturation is not None and any(p["rate"] > saturation for p in pts)
+        self.saturation_line.location = saturation if done else None
         first, second = curve_sentences(pts, self._bound)
-        self.text.object = f"{first}<br><br>{second}"
+        self.text.object = f"<span data-testid='curve-text'>{first}<br><br>{second}</span>"
 
     def _done(self, generation: int | None = None, points: list[dict] | None = None) -> None:
         if generation is not None and generation != self._generation:

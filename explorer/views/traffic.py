@@ -530,8 +530,20 @@ def _share_bar(palette, title: str) -> ColorBar:
 def _drained(trace) -> str:
     """The counter's word on a synthetic run's cycles past those asked for (its drain)."""
     offered = trace.offered_cycles
-    if offered is None or offered >= trace.cycles:
+    if offered is None or offered == trace.cycles:
         return ""
+    warm = int(trace.meta.get("warmup", 0))
+    if offered > trace.cycles:  # stopped past saturation, as BookSim2 stops
+        return (
+            f" (stopped there, of the {offered:,} asked for, {warm:,} warm-up and "
+            f"{offered - warm:,} measured cycles: its latency passed BookSim2's threshold, past "
+            "saturation)"
+        )
+    if warm:  # the warm-up's packets are not measured, but they are drawn
+        return (
+            f" (traffic offered for {warm:,} warm-up and {offered - warm:,} measured cycles, "
+            "then the packets under way drain)"
+        )
     return f" (traffic offered for {offered:,}, then the packets under way drain)"
 
 

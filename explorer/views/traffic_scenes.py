@@ -59,7 +59,11 @@ class SceneBar(pn.viewable.Viewer):
         self._comparer = TrafficRunner(
             self.traffic.schedule, what="the comparison", gate=self.state.gate
         )
+        self._queued: Scene | None = None  # a scene clicked while a run was under way
         self._build_widgets()
+        self.traffic.param.watch(self._after_run, "running")
+        self.param.watch(self._after_run, "loading")
+        self.traffic.param.watch(self._on_run, "run")
 
     def _build_widgets(self) -> None:
         self._scene_note = ""  # the scene's text while another one loads
@@ -84,6 +88,17 @@ class SceneBar(pn.viewable.Viewer):
         )  # fmt: skip
         self._share_link = pn.widgets.TextInput(placeholder="link to this setup",
                                                 width=200, margin=(2, 5))  # fmt: skip
+        # the title and notes a shared setup carries, editable (a scene loaded fills them)
+        self._title_box = pn.widgets.TextInput(
+            label="scene title", placeholder="A shared setup", width=300, margin=(2, 5),
+            max_length=120,
+        )  # fmt: skip
+        self._notes_box = pn.widgets.TextAreaInput(
+            label="notes for the class", placeholder="what to look for (saved in the link and "
+            "the file)", width=420, height=90, margin=(2, 5), max_length=2000,
+        )  # fmt: skip
+        self._notes_box.param.watch(self._on_notes, "value")
+        self._title_box.param.watch(self._on_notes, "value")
         share = pn.widgets.Button(label="Share as link", width=200, margin=(2, 5))
         share.on_click(lambda event: self._on_share())
         self._scene_download = pn.widgets.FileDownload(
@@ -96,6 +111,7 @@ class SceneBar(pn.viewable.Viewer):
         self._scene_upload.param.watch(self._on_scene_file, "value")
         self._share = pn.Card(
             pn.FlexBox(
+                pn.Column(self._title_box, self._notes_box, margin=0),
                 pn.Column(share, self._share_link, margin=0), self._scene_download,
                 pn.Column(
                     pn.pane.HTML("<div class='traffic-summary'>Open a scene file:</div>",
@@ -108,17 +124,24 @@ class SceneBar(pn.viewable.Viewer):
             sizing_mode="stretch_width",
         )  # fmt: skip
 
+        # the question wraps within the tab and the buttons wrap below it when the row is
+        # narrow: an HTML model without a width is laid out as wide as its text (issue 59:
+        # the buttons sat at x = 1356–1666 px of a 1366-px window)
         self._ask_text = LiveHTML(
-            "", css=TRAFFIC_CSS, div_params={"css_classes": ["traffic-summary"]}, margin=(4, 5)
-        )
+            "", css=TRAFFIC_CSS, div_params={"css_classes": ["traffic-summary"], "width": 620},
+            width=620, margin=(4, 5),
+        )  # fmt: skip
         self._ask_yes = pn.widgets.Button(label="Load the scene", color="warning",
                                           margin=(2, 5), width=150)  # fmt: skip
         self._ask_no = pn.widgets.Button(label="Keep my mapping", margin=(2, 5), width=150)
         self._ask_no.on_click(lambda event: self._answer(None))
         self._asked: Scene | None = None
         self._ask_yes.on_click(lambda event: self._answer(self._asked))
-        self._ask = pn.Row(self._ask_text, self._ask_yes, self._ask_no, visible=False,
-                           margin=(0, 5), css_classes=["scene-ask"])  # fmt: skip
+        self._ask = pn.FlexBox(
+            self._ask_text, pn.Row(self._ask_yes, self._ask_no, margin=0, align="center"),
+            visible=False, margin=(0, 5), css_classes=["scene-ask"], flex_wrap="wrap",
+            align_items="center", sizing_mode="stretch_width",
+        )  # fmt: skip
 
     def _on_scene(self, scene: Scene) -> None:
         """A scene's button: a scene that would replace the user's edited mapping asks first
@@ -151,16 +174,24 @@ class SceneBar(pn.viewable.Viewer):
         worker thread (``off_page``) — a page opened with a scene link is answered at once
         — and the rest follows on the page. Returns whether the scene was taken."""
         s, traffic = self.state, self.traffic
-        if traffic.running or traffic.curve.sweeping or self.loading:
-            notify_error(
-                "a simulation, a sweep or a scene is under way: wait for it, or stop the sweep"
-            )
-            return False
         try:
             s.access.scene(scene)
         except MeshScopeError as e:
             self._scene_failed(scene, str(e))
             return False
+        if traffic.running or self.loading:
+            # a run cannot be stopped half-way: the scene waits for it (the last one clicked
+            # wins), and says so where the scene's text goes (issue 59: clicks were refused
+            # for seconds with only a fading notification)
+            self._queued = scene
+            traffic.curve.cancel(f": the scene {escape(scene.title)} comes next")
+            self._scene_text.object = (
+                f"<span class='muted' data-testid='scene-queued'>Next: <b>"
+                f"{escape(scene.title)}</b>, once the run under way ends…</span>"
+            )
+            return True
+        self._queued = None
+        traffic.curve.cancel(f": the scene {escape(scene.title)} took over")
         if scene.kind != "mapping":
             self._set_scene(scene)
             return True
@@ -178,6 +209,15 @@ class SceneBar(pn.viewable.Viewer):
             what="loading the scene", name="meshscope-scene",
         )  # fmt: skip
         return True
+
+    def _after_run(self, event=None) -> None:
+        """The run under way (or the scene loading) ended: load the scene clicked meanwhile."""
+        scene = self._queued
+        if scene is None or self.traffic.running or self.loading:
+            return
+        self._queued = None
+        with pn.io.hold():
+            self.load_scene(scene)
 
     def _scene_loaded(self, scene: Scene, prepared) -> None:
         with pn.io.hold():
@@ -209,6 +249,7 @@ class SceneBar(pn.viewable.Viewer):
         traffic = self.traffic
         traffic.param.update(**settings)
         self.scene = scene
+        self._title_box.value, self._notes_box.value = scene.title, scene.text
         self._scene_text.object = (
             f"<span data-testid='scene-text'><b>{escape(scene.title)}.</b> "
             f"{with_terms(escape(scene.text))}</span>"
@@ -230,7 +271,9 @@ class SceneBar(pn.viewable.Viewer):
     def current_scene(self) -> Scene:
         """The Traffic view's setup as a scene (the last scene loaded, if nothing changed)."""
         s, t = self.state, self.traffic
-        common = {"seed": t.seed, "title": "A shared setup", "text": "(no notes yet)"}
+        title = " ".join(self._title_box.value.split()) or "A shared setup"
+        notes = self._notes_box.value.strip() or "(no notes yet)"
+        common = {"seed": t.seed, "title": title, "text": notes}
         if t.source == SOURCES[1]:
             scene = Scene(
                 kind="synthetic", pattern=t.pattern, side=t.side, rows=t.rows, rate=t.rate,
@@ -244,12 +287,53 @@ class SceneBar(pn.viewable.Viewer):
             )  # fmt: skip
         last = self.scene
         if last is not None:
-            same = replace(
-                scene, title=last.title, text=last.text, sweep=last.sweep, compare=last.compare
-            )
+            same = replace(scene, sweep=last.sweep, compare=last.compare)
             if same == last:
                 return last
+            if replace(same, title=last.title, text=last.text) == last:  # new words only
+                return replace(same, name="")
         return scene
+
+    def _on_notes(self, event) -> None:
+        """The lecturer's title or notes: the scene's text shows them as typed (escaped)."""
+        if self.scene is None and not (self._title_box.value or self._notes_box.value):
+            return
+        title = " ".join(self._title_box.value.split()) or "A shared setup"
+        notes = self._notes_box.value.strip() or "(no notes yet)"
+        self._scene_text.object = (
+            f"<span data-testid='scene-text'><b>{escape(title)}.</b> "
+            f"{with_terms(escape(notes))}</span>"
+        )
+
+    def _on_run(self, event) -> None:
+        """A new run is shown: a scene's text or a sweep made for other settings is marked
+        as such, not left beside it as if it spoke of this run (issue 59)."""
+        last, traffic = self.scene, self.traffic
+        if event.new is None:
+            return
+        if last is not None and self._differs(last):
+            self.scene = None
+            self._compare.object = ""
+            if (self._title_box.value, self._notes_box.value) == (last.title, last.text):
+                self._title_box.value = self._notes_box.value = ""
+                self._scene_text.object = (
+                    "<span data-testid='scene-stale' class='muted'>The settings changed since "
+                    f"the scene <b>{escape(last.title)}</b>; its text spoke of that setup, not "
+                    "of this run. Write your own notes under <i>Share this setup</i>.</span>"
+                )
+            # else: the lecturer's own notes stay, and go with this setup when shared
+        if traffic.curve.stale():
+            traffic.curve.clear(
+                "The curve shown was swept with other settings; it is gone. Sweep again for "
+                "this setup."
+            )
+
+    def _differs(self, scene: Scene) -> bool:
+        """Whether the tab's settings are no longer ``scene``'s."""
+        now = self.current_scene()
+        keep = {"title": scene.title, "text": scene.text, "sweep": scene.sweep,
+                "compare": scene.compare, "name": scene.name}  # fmt: skip
+        return replace(now, **keep) != scene
 
     def share_query(self) -> str:
         """The ``?scene=`` value of the current setup: a built-in's name, or the scene."""

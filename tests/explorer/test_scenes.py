@@ -179,7 +179,8 @@ def test_a_sweep_started_during_another_draws_only_its_own_points(view):
     points = view.curve._points
     rates = [p["rate"] for p in points]
     assert rates == sorted(set(rates)) and rates[0] == 0.02  # one sweep, in order
-    alone = sweep_points("uniform", 4, rates=rates)  # X then Y, as the second asked
+    # X then Y, as the second asked, measuring the tab's cycles
+    alone = sweep_points("uniform", 4, rates=rates, cycles=view.cycles)
     assert [p["latency_avg"] for p in points] == [p["latency_avg"] for p in alone]
     assert not view.curve.sweeping and view.curve.button.label == "Sweep offered load"
 
@@ -235,3 +236,54 @@ def test_the_o1turn_scene_runs_o1turn(scenes, view):
     assert scene_from_arg(scenes.share_query()) is SCENES["transpose-o1turn"]
     for name in routings:
         assert parse_scene({**SCENES["hotspot"].to_dict(), "routing": name}).routing == name
+
+
+# ------------------------------------------------------------------ issue 59
+def test_a_scene_clicked_during_a_run_waits_for_it_and_stops_the_sweep(scenes, view):
+    """Item 4: a scene clicked while a run and a sweep are under way was refused. It now
+    waits for the run (saying so where the scene's text goes), stops the sweep, and loads."""
+    sweeping = Scene(title="Sweeps", text="A run and a sweep. Then another scene.",
+                     pattern="uniform", side=4, rate=0.3, cycles=3000, sweep=True)  # fmt: skip
+    assert scenes.load_scene(sweeping)
+    assert view.running and view.curve.sweeping
+    assert scenes.load_scene(SCENES["hotspot"])  # taken, not refused
+    assert "Next: <b>A hotspot</b>" in scenes._scene_text.object
+    settle(view)
+    assert scenes.scene is SCENES["hotspot"] and view.pattern == "hotspot"
+    assert "A hotspot." in scenes._scene_text.object
+    assert not view.curve.sweeping and view.run is not None and "hotspot" in view.run.title
+
+
+def test_new_settings_mark_the_scene_text_and_drop_a_sweep_of_other_settings(scenes, view):
+    """Item 3: after the settings changed and Simulate, the scene's text and its sweep stayed
+    beside the new run as if they spoke of it."""
+    swept = Scene(title="Small sweep", text="Uniform on 4×4. Swept.", pattern="uniform",
+                  side=4, rate=0.1, cycles=500, sweep=True)  # fmt: skip
+    assert scenes.load_scene(swept)
+    settle(view, 300)
+    assert view.curve._points and "Small sweep." in scenes._scene_text.object
+    view.side = 5
+    view.start_run()
+    settle(view)
+    assert "The settings changed since the scene <b>Small sweep</b>" in scenes._scene_text.object
+    assert scenes.scene is None
+    assert view.curve._points == [] and "Sweep again" in view.curve.text.object
+    assert list(view.curve.points.data["rate"]) == []
+
+
+def test_the_lecturers_title_and_notes_go_in_the_link_and_come_back_escaped(scenes, view):
+    """Item 3: a shared setup was "A shared setup. (no notes yet)" with no way to write any."""
+    assert scenes.load_scene(SCENES["hotspot"])
+    settle(view)
+    assert scenes._title_box.value == SCENES["hotspot"].title  # the scene's, to edit
+    scenes._title_box.value = "Week 3 <b>hot</b>"
+    scenes._notes_box.value = "Which links fill first?"
+    assert "Week 3 &lt;b&gt;hot&lt;/b&gt;." in scenes._scene_text.object  # escaped
+    shared = scene_from_arg(scenes.share_query())
+    assert (shared.title, shared.text) == ("Week 3 <b>hot</b>", "Which links fill first?")
+    assert shared.pattern == "hotspot" and shared.name == ""
+    other = TrafficTab(ExplorerState.from_specs("sparse-mlp-1", "loihi2")).scenes
+    assert other.load_scene(shared)
+    settle(other.traffic)
+    assert other._notes_box.value == "Which links fill first?"
+    assert "Which links fill first?" in other._scene_text.object

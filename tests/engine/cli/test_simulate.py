@@ -182,6 +182,30 @@ def test_sweep_text(capsys):
     assert "zero-load latency" in out and "channel-load bound 1.0000" in out
 
 
+def test_a_run_past_saturation_that_passes_booksim2s_test_says_saturated(capsys):
+    """Issue 59: transpose 8×8 at 0.10 averaged 203 cycles, six times zero-load, and said only
+    "stable": true. It now says "saturated" too (the sweep's test); 0.08 is not."""
+    past = run_json(capsys, "simulate", "--pattern", "transpose", "--mesh", "8x8", "--rate",
+                    "0.1", "--json")  # fmt: skip
+    assert past["stable"] and past["saturated"]
+    assert past["latency_avg"] >= 3 * past["zero_load_latency"]
+    below = run_json(capsys, "simulate", "--pattern", "transpose", "--mesh", "8x8", "--rate",
+                     "0.08", "--json")  # fmt: skip
+    assert below["stable"] and not below["saturated"]
+
+
+def test_sweep_refine_locates_saturation_within_its_step(capsys):
+    data = run_json(capsys, "sweep", "--pattern", "transpose", "--mesh", "8x8", "--rates",
+                    "0.02,0.06,0.12", "--refine", "0.01", "--workers", "1", "--json")  # fmt: skip
+    rates = [p["rate"] for p in data["points"]]
+    assert rates == sorted(rates) and len(rates) > 3  # rates added between 0.06 and 0.12
+    sat = data["saturation_rate"]
+    assert abs(sat - 0.09) <= 0.01 + 1e-9  # BookSim2: 0.09 (test_transpose_booksim.py)
+    assert min(r for r in rates if r > sat) - sat == pytest.approx(0.01)
+    code, _, err = run(capsys, "sweep", "--rates", "0.1", "--refine", "2")
+    assert code == 2 and "--refine" in err
+
+
 def test_walk_one_packet_from_the_command_line(capsys, mapped):
     """``--walk`` follows a packet of the same run: the slowest by default, or one between
     two named ends, in JSON and as text."""

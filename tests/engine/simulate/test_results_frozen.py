@@ -42,7 +42,8 @@ SECRET_KEYS = ("wall_s", "cycles_per_s", "flits_per_s")  # timings: not figures
 # 0 and 1 by at least 7e-6 of itself (test_a_one_cycle_change_to_one_latency_fails_...). 1e-12
 # lies between, thousands of times from either side.
 FLOAT_REL_TOL = 1e-12
-NEW_KEYS = ("stopped",)  # said since the recording (when a run stopped past saturation)
+NEW_KEYS = ("stopped", "saturated")  # said since the recording (stopped: when a run stopped
+# past saturation; saturated: BookSim2's test failed or latency 3× zero-load, issue 59)
 
 # name -> (pattern, width, height, rate, packet flits, warmup, cycles, drain limit, window,
 #          router changes, seed)
