@@ -215,7 +215,7 @@ def cmd_evaluate(args) -> int:
 
 def _flows(mapped, ev, text: str) -> dict:
     """``--flows``: the link ``text`` names and every flow that crosses it."""
-    from engine.evaluation.flows import flows_through, link_label, parse_link
+    from engine.evaluation.flows import chip_note, flows_through, link_label, parse_link
 
     hardware = mapped.hardware
     link = parse_link(hardware, text, ev.link_us)  # max: the link that bounds the link term
@@ -223,6 +223,7 @@ def _flows(mapped, ev, text: str) -> dict:
     return {
         "link": link_label(hardware, link),
         "id": link,
+        **({"chips": chip_note(hardware, link)} if hardware.n_chips > 1 else {}),
         "messages": float(ev.link_messages[link]),
         "utilization": float(ev.link_utilization[link]),
         "routing": hardware.noc.routing,
@@ -236,7 +237,9 @@ def flow_lines(flows: dict) -> str:
 
     rows = flows["flows"]
     head = (
-        f"  flows through {flows['link']} (link {flows['id']}): {flows['messages']:.1f} "
+        f"  flows through {flows['link']} (link {flows['id']}"
+        + (f", {flows['chips']}" if flows.get("chips") else "")
+        + f"): {flows['messages']:.1f} "
         f"messages/step, {flows['utilization']:.1%} of the step, {len(rows)} flows"
     )
     if not rows:
@@ -424,7 +427,9 @@ def add_commands(sub) -> None:
     ev.add_argument(
         "--flows", metavar="LINK",
         help='the flows that cross one link, heaviest first: "E (x,y)->(x+1,y)" (E, W, S or N '
-        'between global routers), "core C out" / "core C in", a link id, or "max"',
+        'between global routers), "(x,y):s->(x,y)" / "(x,y)->(x,y):s" (out of / into the core '
+        'in slot s of router (x,y)), a link id, or "max"; routers and cores are printed the '
+        'same way',
     )  # fmt: skip
     ev.add_argument(
         "--simulate", action="store_true",

@@ -67,7 +67,7 @@ def test_the_layer_filter_narrows_the_heatmap(page, demo_url):
 @pytest.mark.ui
 def test_the_flows_of_a_clicked_link_download_as_csv(page, demo_url):
     """The CSV holds every flow the engine finds through the clicked link, heaviest first."""
-    from engine.evaluation.flows import flows_through, parse_link
+    from engine.evaluation.flows import core_label, flows_through, parse_link
     from engine.mapping.partition_graph import partition_graph
     from explorer.state import ExplorerState
 
@@ -94,7 +94,7 @@ def test_the_flows_of_a_clicked_link_download_as_csv(page, demo_url):
     names = state.network.population_names
 
     def core(c: int) -> str:
-        return "({}, {}, {}, {})".format(*hw.core_address(c))
+        return core_label(hw, c)
 
     columns = (flows.src_pop, flows.src_core, flows.dst_pop, flows.dst_core, flows.messages,
                flows.share, flows.hops)  # fmt: skip
