@@ -74,7 +74,7 @@ def drag():
 def test_a_drag_that_leaves_the_latency_says_which_mesh_still_bounds_it(page, demo_url, drag):
     page.set_viewport_size(VIEWPORT)
     open_in(page, demo_url)
-    hw, before, after, b = drag["hw"], drag["before"], drag["after"], drag["link"]
+    before, after, b = drag["before"], drag["after"], drag["link"]
     latency = page.get_by_test_id("metric-latency-value")
     expect(latency).to_have_text(format_quantity(before.latency_us))
     caption = page.get_by_test_id("mesh-caption")
@@ -120,9 +120,7 @@ def test_a_drag_that_leaves_the_latency_says_which_mesh_still_bounds_it(page, de
     # the colours can show one mesh's copy of every link
     page.get_by_role("button", name="messages / step").click()
     page.get_by_role("button", name=f"mesh {1 - busier}").click()
-    page.wait_for_function(
-        f"() => ({LINK_COLUMN})(['value', {b}]) === {float(now[1 - busier])!r}"
-    )
+    page.wait_for_function(f"() => ({LINK_COLUMN})(['value', {b}]) === {float(now[1 - busier])!r}")
     page.get_by_role("button", name="busier mesh").click()
     page.wait_for_function(f"() => ({LINK_COLUMN})(['value', {b}]) === {float(now[busier])!r}")
 
