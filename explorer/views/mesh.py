@@ -69,6 +69,10 @@ _CAPTION_CSS = """
                   font-size: 13px; color: #1f2933; background: #fdf2f8;
                   border-left: 4px solid #ff1f8e; padding: 4px 10px; margin-top: 4px;
                   max-width: 900px; }
+.mesh-unchanged-short { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
+                        font-size: 13px; color: #1f2933; background: #fdf2f8;
+                        border-left: 4px solid #ff1f8e; padding: 1px 8px;
+                        white-space: nowrap; }
 .mesh-caption { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
                 font-size: 13px; color: #374151; border-left: 4px solid #ff1f8e;
                 padding: 2px 10px; max-width: 900px; }
@@ -92,6 +96,10 @@ def _label(text: str, margin, title: str = "") -> pn.pane.HTML:
     )  # fmt: skip
 
 
+_DRAG_HINT = (
+    '<span class="mesh-label"><b>Drag a core</b> onto another core to swap them, onto an '
+    "empty slot to move it; <b>click</b> a link or a core to see its flows.</span>"
+)
 _HINT = (
     "Each direction of a link has its own lane; arrows show the direction of travel. "
     "Hover over a core or a link for its numbers; click one to see the flows through it and "
@@ -139,6 +147,10 @@ class MeshView(pn.viewable.Viewer):
         self._sources = None
         self._figures_of = self._figures = None  # the simulated step and its link figures
         self._unchanged = ""  # after a change that left the step's time: what still bounds it
+        # the line above the mesh: how to drag, or (after such a change) that line in short
+        self._top_line = LiveHTML(css=_CAPTION_CSS, margin=(0, 0, 0, 10), div_params={
+            "height": 20, "width": 1000})  # fmt: skip
+        self._top_line.object = _DRAG_HINT
         self._writing = False  # re-entry guard: our own writes fire the source's on_change
         self._pane = pn.pane.Bokeh(margin=(0, 10))
         self._caption = LiveHTML(css=_CAPTION_CSS, margin=(4, 10, 0, 10))
@@ -246,9 +258,19 @@ class MeshView(pn.viewable.Viewer):
         figures = self._simulated_figures()
         same_figure = s.hardware is self._hardware and s.network is self._network and self._sources
         if not same_figure:
-            self._unchanged = ""
+            self._unchanged = short = ""
         elif shown is not self._shown and self._shown is not None:
             self._unchanged = unchanged_text(s.hardware, self._shown, shown, s.network)
+            short = unchanged_text(s.hardware, self._shown, shown, s.network, short=True)
+        else:
+            short = None  # as it is
+        if short is not None:  # one line, always there: the mesh never moves under a drag
+            self._top_line.object = (
+                f'<span class="mesh-unchanged-short" data-testid="mesh-unchanged-short">'
+                f"{escape(short)}</span>"
+                if short
+                else _DRAG_HINT
+            )
         color_by = self.color_by
         simulated_mode = color_by in SIMULATED_MODES
         if simulated_mode and figures is None:
@@ -548,11 +570,7 @@ class MeshView(pn.viewable.Viewer):
                 self._layer_choice,
             ),  # fmt: skip
             self._mesh_row,
-            _label(
-                "<b>Drag a core</b> onto another core to swap them, onto an empty slot to move "
-                "it; <b>click</b> a link or a core to see its flows.",
-                (0, 0, 0, 10),
-            ),  # fmt: skip
+            self._top_line,
             self._search_row,
             self._overview_row,
             self._pane,

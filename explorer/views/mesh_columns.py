@@ -723,10 +723,12 @@ def _heaviest_link_text(hardware: Hardware, e: Evaluation) -> str:
 
 
 def unchanged_text(
-    hardware: Hardware, before: Evaluation, after: Evaluation, network: Network | None = None
-) -> str:
+    hardware: Hardware, before: Evaluation, after: Evaluation, network: Network | None = None,
+    *, short: bool = False,
+) -> str:  # fmt: skip
     """After a change of the mapping that moved link loads but not the step's time: a
-    sentence naming what still bounds the step (empty when the time moved or no link did).
+    sentence naming what still bounds the step (empty when the time moved or no link did);
+    ``short``: the same in one line, for above the mesh.
 
     On parallel meshes the usual answer is the other mesh: a drag that lightens one mesh's
     copy of the bottleneck link leaves the link's time, its busier copy's, as it was.
@@ -743,6 +745,8 @@ def unchanged_text(
             part = int(np.flatnonzero(after.cores == after.bottleneck_core)[0])
             who = f" ({network.population_names[int(after.population[part])]})" if network else ""
             what = f"the {what} of core {core_label(hardware, after.bottleneck_core)}{who}"
+        if short:
+            return f"Latency unchanged at {t}: {what} bounds the step, not a link."
         return (
             f"The step stays at {t}: the drag changed {changed.size:,} link loads, but "
             f"{what} bounds the step, not a link."
@@ -750,7 +754,7 @@ def unchanged_text(
     b = after.bottleneck_link
     per_after, per_before = after.mesh_messages[b], before.mesh_messages[b]
     busier = int(np.argmax(per_after))
-    name = link_name(hardware, b)
+    name, label = link_name(hardware, b), link_label(hardware, b)
     if per_after.size > 1 and np.any(per_after != per_before):
         was, now = before.link_messages[b], after.link_messages[b]
         lighter = [m for m in range(per_after.size) if per_after[m] < per_before[m]]
@@ -760,6 +764,11 @@ def unchanged_text(
             if lighter and busier not in lighter
             else f"its copy on mesh {busier}"
         )
+        if short:
+            return (
+                f"Latency unchanged at {t}: {other.replace('this link', label)} (mesh "
+                f"{busier}) still carries {per_after[busier]:,.0f} messages / step."
+            )
         return (
             f"The step stays at {t}: the pink {name} got {moved} ({was:,.0f} → {now:,.0f} "
             f"messages / step over both meshes), but {other} (mesh {busier}) still carries "
@@ -767,11 +776,18 @@ def unchanged_text(
         )
     if b == before.bottleneck_link:
         on = f" on mesh {busier}" if per_after.size > 1 else ""
+        if short:
+            return (
+                f"Latency unchanged at {t}: the pink link {label} still carries "
+                f"{per_after[busier]:,.0f} messages / step{on}."
+            )
         return (
             f"The step stays at {t}: the drag changed {changed.size:,} link loads, but not "
             f"the pink {name}, which still carries {per_after[busier]:,.0f} messages / step"
             f"{on} and bounds the step."
         )
+    if short:
+        return f"Latency unchanged at {t}: the pink link {label} now bounds it, as busy."
     return (
         f"The step stays at {t}: the pink {name} now bounds it, as busy as the link that "
         "bounded it before."

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from playwright.sync_api import expect
 
-from engine.evaluation.flows import core_label, flows_through, parse_link
+from engine.evaluation.flows import core_label, flows_through, link_label, parse_link
 from explorer.app import build_app
 from explorer.browser import DEMO, MESH_PLOT, drag_core, open_in, served_view
 from explorer.state import ExplorerState
@@ -102,7 +102,14 @@ def test_a_drag_that_leaves_the_latency_says_which_mesh_still_bounds_it(page, de
     expect(sentence).to_contain_text(
         f"the other mesh's copy of this link (mesh {busier}) still carries {now[busier]:,.0f}"
     )
-    assert sentence.bounding_box()["y"] < VIEWPORT["height"] * 2  # under the mesh, near it
+    # … and in one line above the mesh, in view at 1366×768 without scrolling
+    short = page.get_by_test_id("mesh-unchanged-short")
+    expect(short).to_be_in_viewport()
+    expect(short).to_have_text(
+        f"Latency unchanged at {after.latency_us:,.3f} µs: the other mesh's copy of "
+        f"{link_label(drag['hw'], b)} (mesh {busier}) still carries {now[busier]:,.0f} "
+        "messages / step."
+    )
 
     # the link's tooltip: both meshes and which one is busier
     x, y = page.evaluate(LINK_AT, b)
