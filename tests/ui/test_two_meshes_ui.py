@@ -11,7 +11,9 @@ Every expected number comes from the engine alone (the page's demo, as it opens)
 
 from __future__ import annotations
 
+import os
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -178,3 +180,26 @@ def test_header_caption_and_flow_rows_share_one_notation_on_eight_chips(page, bo
     assert cores == want and all(re.fullmatch(r"\(\d+,\d+\):\d", c) for c in cores)
     # the legend explains the notation once
     assert "(x,y) router · (x,y):s core in slot s" in page.evaluate(LEGEND_LABELS)
+
+
+SCREENSHOT = Path(__file__).resolve().parents[2] / "assets" / "explorer-two-meshes.png"
+
+
+@pytest.mark.ui
+def test_screenshot_of_the_two_meshes(browser, demo_url, drag, tmp_path):
+    """docs/explorer.md's picture at 1366×768: the issue's drag done, the pink link's tooltip
+    with both meshes, the one-line sentence above the mesh. Written to the docs' assets only
+    with UPDATE_SCREENSHOTS=1 (a test run leaves the tree as it was)."""
+    target = SCREENSHOT if os.environ.get("UPDATE_SCREENSHOTS") == "1" else tmp_path / "shot.png"
+    context = browser.new_context(viewport=VIEWPORT)
+    page = context.new_page()
+    try:
+        open_in(page, demo_url)
+        drag_core(page, drag["core"], drag["slot"], watch="mesh-caption")
+        expect(page.get_by_test_id("mesh-unchanged-short")).to_be_in_viewport()
+        page.mouse.move(*page.evaluate(LINK_AT, drag["link"]))
+        expect(page.locator(".bk-tooltip-content").first).to_contain_text("per mesh")
+        page.screenshot(path=target)
+        assert target.stat().st_size > 10_000
+    finally:
+        context.close()
