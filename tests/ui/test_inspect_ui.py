@@ -121,7 +121,10 @@ def test_clicking_a_core_shows_its_terms_memory_and_routes(page, demo_url):
     open_in(page, demo_url)
     page.mouse.click(*page.evaluate(CORE_XY, [core])[0])
     header = page.get_by_test_id("inspect-header")
-    expect(header).to_contain_text(f"Core {core} (chip", timeout=15_000)
+    from engine.evaluation.flows import core_label
+
+    label = core_label(state.hardware, core)  # (x,y):s, as every caption and table names it
+    expect(header).to_contain_text(f"Core {label}", timeout=15_000)
     for label, value in want.facts.items():  # terms, memory "… of limit (share)"
         expect(header).to_contain_text(f"{label} {value}")
     expect(page.get_by_text(f"outbound flows: {len(want.tables[0][1]):,}")).to_be_visible()
