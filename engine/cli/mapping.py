@@ -225,6 +225,11 @@ def _flows(mapped, ev, text: str) -> dict:
         "id": link,
         **({"chips": chip_note(hardware, link)} if hardware.n_chips > 1 else {}),
         "messages": float(ev.link_messages[link]),
+        **(
+            {"mesh_messages": ev.link_mesh_messages[link].tolist()}
+            if ev.link_mesh_messages is not None
+            else {}
+        ),
         "utilization": float(ev.link_utilization[link]),
         "routing": hardware.noc.routing,
         "flows": table.rows(hardware, mapped.graph),
@@ -242,6 +247,9 @@ def flow_lines(flows: dict) -> str:
         + f"): {flows['messages']:.1f} "
         f"messages/step, {flows['utilization']:.1%} of the step, {len(rows)} flows"
     )
+    if len(flows.get("mesh_messages", ())) > 1:  # the busier mesh times the link
+        each = ", ".join(f"{m:.1f} on mesh {k}" for k, m in enumerate(flows["mesh_messages"]))
+        head += f"\n    per mesh: {each} (the busier mesh times the link)"
     if not rows:
         return head + "\n    (no flow crosses this link)"
     # a routing whose packets take either dimension order lists a flow once per route

@@ -113,14 +113,18 @@ class Evaluation:
         return self.link_us / self.latency_us
 
     def links(self, hardware: Hardware, *, nonzero: bool = True) -> list[dict]:
-        """Every link as a dict: id, kind, direction, src, dst, messages, bits, utilization."""
+        """Every link as a dict: id, kind, direction, src, dst, messages, bits, utilization,
+        and on parallel meshes ``mesh_messages`` (each mesh's messages)."""
         kind = hardware.link_table["kind"]
         ids = np.flatnonzero((kind >= 0) & ((self.link_messages > 0) if nonzero else True))
         util = self.link_utilization
         bits = hardware.links.message_bits
         rows = link_rows(hardware, ids)
+        per_mesh = self.link_mesh_messages
         for row, i in zip(rows, ids.tolist(), strict=True):
             row["messages"] = float(self.link_messages[i])
+            if per_mesh is not None:  # each parallel mesh's share; the busier times the link
+                row["mesh_messages"] = per_mesh[i].tolist()
             row["bits"] = float(self.link_messages[i] * bits)
             row["utilization"] = float(util[i])
         return rows

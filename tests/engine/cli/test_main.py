@@ -652,9 +652,14 @@ def test_evaluate_flows_name_routers_and_cores_in_one_notation_on_a_board(capsys
             x, y, slot = (int(v) for v in core.match(f[f"{end}_core"]).groups())
             chip = (y // hw.height) * hw.chips_x + x // hw.width
             assert f[f"{end}_chip"] == chip and slot < hw.cores_per_router
+    # Loihi 2's two meshes: each one's messages on the link, the busier timing it
+    assert len(flows["mesh_messages"]) == 2
+    assert sum(flows["mesh_messages"]) == pytest.approx(flows["messages"])
     code, text, _ = run(capsys, *args, "--flows", flows["link"])
     assert code == 0
     assert f"flows through {flows['link']} (link {flows['id']}, {flows['chips']})" in text
+    m0, m1 = flows["mesh_messages"]
+    assert f"per mesh: {m0:.1f} on mesh 0, {m1:.1f} on mesh 1" in text
     rows = text.split("msgs/step  share hops\n", 1)[1].splitlines()
     for row, f in zip(rows, flows["flows"], strict=True):
         assert f" {f['src_core']} " in row and f" {f['dst_core']} " in row

@@ -315,6 +315,8 @@ def test_per_mesh_loads_are_each_meshs_own_routes(multicast):
     np.testing.assert_allclose(
         per.max(axis=1) * hw.link_table["us_per_message"], ev.link_us, rtol=1e-12
     )
+    for row in ev.links(hw):  # and in the rows the CLI's --links --json prints
+        assert row["mesh_messages"] == per[row["id"]].tolist()
 
 
 def test_one_mesh_has_one_column_of_per_mesh_loads(mlp_eval):
