@@ -257,7 +257,7 @@ class MeshView(pn.viewable.Viewer):
         names = s.network.population_names
         figures = self._simulated_figures()
         same_figure = s.hardware is self._hardware and s.network is self._network and self._sources
-        if not same_figure:
+        if not same_figure or self.following_search:  # (a search's best is no edit of yours)
             self._unchanged = short = ""
         elif shown is not self._shown and self._shown is not None:
             self._unchanged = unchanged_text(s.hardware, self._shown, shown, s.network)

@@ -748,7 +748,7 @@ def unchanged_text(
         if short:
             return f"Latency unchanged at {t}: {what} bounds the step, not a link."
         return (
-            f"The step stays at {t}: the drag changed {changed.size:,} link loads, but "
+            f"The step stays at {t}: the change moved {changed.size:,} link loads, but "
             f"{what} bounds the step, not a link."
         )
     b = after.bottleneck_link
@@ -782,7 +782,7 @@ def unchanged_text(
                 f"{per_after[busier]:,.0f} messages / step{on}."
             )
         return (
-            f"The step stays at {t}: the drag changed {changed.size:,} link loads, but not "
+            f"The step stays at {t}: the change moved {changed.size:,} link loads, but not "
             f"the pink {name}, which still carries {per_after[busier]:,.0f} messages / step"
             f"{on} and bounds the step."
         )

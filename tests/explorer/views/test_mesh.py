@@ -818,3 +818,22 @@ def test_a_drag_that_lightens_one_mesh_says_the_other_still_bounds_the_step():
 def test_no_sentence_when_nothing_on_the_links_changed(demo_state):
     ev = demo_state.evaluation
     assert unchanged_text(demo_state.hardware, ev, ev) == ""
+
+
+def test_a_change_under_a_compute_bound_step_names_the_core_that_bounds_it():
+    state, view, _ = _view("mlp:widths=256-512-256-10", "loihi2")
+    hw, before = state.hardware, state.evaluation
+    assert before.bottleneck in ("dendops", "synops", "synmem")
+    cores = state.mapping.placement.cores
+    empty = int(np.setdiff1d(np.arange(hw.n_cores), cores)[-1])
+    moved = next(int(c) for c in cores if c != before.bottleneck_core)
+    state.swap_cores(moved, empty)  # links change, the busiest core does not
+    after = state.evaluation
+    assert after.latency_us == before.latency_us
+    assert np.any(after.link_messages != before.link_messages)
+    where = core_label(hw, after.bottleneck_core)
+    text = unchanged_text(hw, before, after, state.network)
+    assert "the change moved" in text and f"of core {where} (" in text
+    assert text.endswith("bounds the step, not a link.")
+    assert f"of core {where} (" in view._top_line.object  # the short line says it too
+    assert "not a link" in view._top_line.object
