@@ -487,9 +487,10 @@ def link_flows(mapped: Mapped, link: str | int = "max") -> list[dict]:
     """Every flow whose route crosses ``link``, heaviest first — why a link is hot.
 
     ``link``: ``"max"`` (the link that bounds the link term), a label as the command line
-    prints it (``"E (1,0)->(2,0)"``, ``"core 5 out"``, ``"core 5 in"``) or a link id. Each
-    row: source and destination layer, partition and core ``[chip, x, y, slot]``,
-    ``messages`` per step, ``share`` of the link's load, ``hops`` and ``route``."""
+    prints it (``"E (1,0)->(2,0)"``, ``"(1,0):2->(1,0)"`` out of a core, ``"(1,0)->(1,0):2"``
+    into it) or a link id. Each row: source and destination layer, partition, core
+    ``"(x,y):s"`` (global router coordinates and slot) and chip, ``messages`` per step,
+    ``share`` of the link's load, ``hops`` and ``route``."""
     from engine.evaluation.flows import flows_through, parse_link
     from engine.pipeline import evaluate
 

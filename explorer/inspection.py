@@ -19,9 +19,11 @@ from engine.errors import SpecError
 from engine.evaluation.cost import Evaluation
 from engine.evaluation.flows import (
     FlowTable,
+    chip_note,
     core_flows,
+    core_label,
     flows_through,
-    layer_link_messages,
+    layer_mesh_messages,
     link_label,
     route_links,
 )
@@ -84,12 +86,14 @@ class Inspector:
         """The shown evaluation with its link loads narrowed to the flows that leave the
         populations ``layers`` (everything else — latency, terms, the bottleneck — as is)."""
         hw, ev, mapping, graph = self._shown()
-        messages = layer_link_messages(hw, graph, mapping.placement.cores, layers)
+        per_mesh = layer_mesh_messages(hw, graph, mapping.placement.cores, layers)
+        messages = per_mesh.sum(axis=1)
         existing = hw.link_table["kind"] >= 0
         return dataclasses.replace(
             ev,
             link_messages=messages,
-            link_us=messages * hw.link_table["us_per_message"],
+            link_us=per_mesh.max(axis=1) * hw.link_table["us_per_message"],
+            link_mesh_messages=per_mesh if per_mesh.shape[1] > 1 else None,
             max_link_messages=float(messages[existing].max()) if existing.any() else 0.0,
         )
 
@@ -100,12 +104,19 @@ class Inspector:
             raise SpecError(f"link {link} does not exist on {hw.name}")
         table = flows_through(hw, graph, mapping.placement.cores, link)
         label = link_label(hw, link)
-        facts = {
-            "messages / step": f"{ev.link_messages[link]:,.1f}",
-            "busy": f"{ev.link_utilization[link]:.1%} of the step",
-            "flows": f"{len(table):,}",
-        }
-        return Inspection("link", int(link), f"Link {label}", facts, [("flows", table)],
+        chips = chip_note(hw, link)
+        per = ev.mesh_messages[link]
+        facts = {"messages / step": f"{ev.link_messages[link]:,.1f}"}
+        if per.size > 1:  # parallel meshes: each one's copy, the busier one times the link
+            facts["messages / step"] += " over both meshes"
+            busier = int(np.argmax(per))
+            for m in range(per.size):
+                facts[f"mesh {m}"] = f"{per[m]:,.1f}" + (" (busier: times the link)"
+                                                        if m == busier else "")  # fmt: skip
+        facts["busy"] = f"{ev.link_utilization[link]:.1%} of the step"
+        facts["flows"] = f"{len(table):,}"
+        title = f"Link {label}" + (f" ({chips})" if chips else "")
+        return Inspection("link", int(link), title, facts, [("flows", table)],
                           [self._routes(table)], self.state.network.population_names)  # fmt: skip
 
     def core(self, core: int) -> Inspection:
@@ -117,9 +128,11 @@ class Inspector:
             raise SpecError(f"cores lie in 0..{hw.n_cores - 1}")
         cores = mapping.placement.cores
         held = np.flatnonzero(cores == core)
-        address = "(chip {}, x {}, y {}, slot {})".format(*hw.core_address(core))
+        address = core_label(hw, core) + (
+            f" on chip {int(hw.core_table['chip'][core])}" if hw.n_chips > 1 else ""
+        )
         if held.size == 0:
-            return Inspection("core", int(core), f"Core {core} {address}: empty", {}, [], [])
+            return Inspection("core", int(core), f"Core {address}: empty", {}, [], [])
         part = int(held[0])
         facts = {
             "partition": f"{part} of {net.population_names[graph.population[part]]}",
@@ -132,5 +145,5 @@ class Inspector:
         out, inbound = core_flows(hw, graph, cores, core)
         tables = [("outbound flows", out), ("inbound flows", inbound)]
         routes = [self._routes(t) for _, t in tables]
-        return Inspection("core", int(core), f"Core {core} {address}", facts, tables, routes,
+        return Inspection("core", int(core), f"Core {address}", facts, tables, routes,
                           net.population_names)  # fmt: skip

@@ -215,7 +215,7 @@ def cmd_evaluate(args) -> int:
 
 def _flows(mapped, ev, text: str) -> dict:
     """``--flows``: the link ``text`` names and every flow that crosses it."""
-    from engine.evaluation.flows import flows_through, link_label, parse_link
+    from engine.evaluation.flows import chip_note, flows_through, link_label, parse_link
 
     hardware = mapped.hardware
     link = parse_link(hardware, text, ev.link_us)  # max: the link that bounds the link term
@@ -223,7 +223,13 @@ def _flows(mapped, ev, text: str) -> dict:
     return {
         "link": link_label(hardware, link),
         "id": link,
+        **({"chips": chip_note(hardware, link)} if hardware.n_chips > 1 else {}),
         "messages": float(ev.link_messages[link]),
+        **(
+            {"mesh_messages": ev.link_mesh_messages[link].tolist()}
+            if ev.link_mesh_messages is not None
+            else {}
+        ),
         "utilization": float(ev.link_utilization[link]),
         "routing": hardware.noc.routing,
         "flows": table.rows(hardware, mapped.graph),
@@ -236,9 +242,14 @@ def flow_lines(flows: dict) -> str:
 
     rows = flows["flows"]
     head = (
-        f"  flows through {flows['link']} (link {flows['id']}): {flows['messages']:.1f} "
+        f"  flows through {flows['link']} (link {flows['id']}"
+        + (f", {flows['chips']}" if flows.get("chips") else "")
+        + f"): {flows['messages']:.1f} "
         f"messages/step, {flows['utilization']:.1%} of the step, {len(rows)} flows"
     )
+    if len(flows.get("mesh_messages", ())) > 1:  # the busier mesh times the link
+        each = ", ".join(f"{m:.1f} on mesh {k}" for k, m in enumerate(flows["mesh_messages"]))
+        head += f"\n    per mesh: {each} (the busier mesh times the link)"
     if not rows:
         return head + "\n    (no flow crosses this link)"
     # a routing whose packets take either dimension order lists a flow once per route
@@ -424,7 +435,9 @@ def add_commands(sub) -> None:
     ev.add_argument(
         "--flows", metavar="LINK",
         help='the flows that cross one link, heaviest first: "E (x,y)->(x+1,y)" (E, W, S or N '
-        'between global routers), "core C out" / "core C in", a link id, or "max"',
+        'between global routers), "(x,y):s->(x,y)" / "(x,y)->(x,y):s" (out of / into the core '
+        'in slot s of router (x,y)), a link id, or "max"; routers and cores are printed the '
+        'same way',
     )  # fmt: skip
     ev.add_argument(
         "--simulate", action="store_true",

@@ -90,10 +90,22 @@ class Evaluation:
     # per link id
     link_messages: np.ndarray = field(repr=False)
     link_us: np.ndarray = field(repr=False)
+    # per link id (rows) and mesh (columns, ``links.meshes`` of them): the messages per step
+    # each mesh carries (their sum over the meshes is ``link_messages``; a link's time is
+    # its busiest mesh's). None: one mesh, ``link_messages`` as one column
+    link_mesh_messages: np.ndarray | None = field(default=None, repr=False)
     # which predictor produced ``latency_us`` (``engine.predict.predictors``) and its own
     # figures beside the max-affine terms (µs; none for the max-affine model itself)
     predictor: str = "max-affine"
     predictor_terms_us: dict = field(default_factory=dict)
+
+    @property
+    def mesh_messages(self) -> np.ndarray:
+        """Messages per step of every link id (rows) on each parallel mesh (columns): one
+        column on hardware with one mesh."""
+        if self.link_mesh_messages is None:
+            return self.link_messages[:, None]
+        return self.link_mesh_messages
 
     @property
     def link_utilization(self) -> np.ndarray:
@@ -101,14 +113,18 @@ class Evaluation:
         return self.link_us / self.latency_us
 
     def links(self, hardware: Hardware, *, nonzero: bool = True) -> list[dict]:
-        """Every link as a dict: id, kind, direction, src, dst, messages, bits, utilization."""
+        """Every link as a dict: id, kind, direction, src, dst, messages, bits, utilization,
+        and on parallel meshes ``mesh_messages`` (each mesh's messages)."""
         kind = hardware.link_table["kind"]
         ids = np.flatnonzero((kind >= 0) & ((self.link_messages > 0) if nonzero else True))
         util = self.link_utilization
         bits = hardware.links.message_bits
         rows = link_rows(hardware, ids)
+        per_mesh = self.link_mesh_messages
         for row, i in zip(rows, ids.tolist(), strict=True):
             row["messages"] = float(self.link_messages[i])
+            if per_mesh is not None:  # each parallel mesh's share; the busier times the link
+                row["mesh_messages"] = per_mesh[i].tolist()
             row["bits"] = float(self.link_messages[i] * bits)
             row["utilization"] = float(util[i])
         return rows
@@ -235,10 +251,13 @@ class Evaluator:
                 per_mesh = [self._mesh_loads(cores, m) for m in range(self._meshes)]
             else:
                 per_mesh = self._all_mesh_loads(cores)
-            self.loads = np.sum(per_mesh, axis=0)
+            self._per_mesh = np.asarray(per_mesh)
+            self.loads = self._per_mesh.sum(axis=0)
             # (a core sends on one mesh; it receives from each on a port of that mesh's own)
-            self._time_loads = np.max(per_mesh, axis=0)
-        elif self.multicast:  # one packet per spike, replicated where its routes part
+            self._time_loads = self._per_mesh.max(axis=0)
+            return self._placed()
+        self._per_mesh = None  # one mesh: ``loads`` is its row (a swap updates it in place)
+        if self.multicast:  # one packet per spike, replicated where its routes part
             self.loads = self._time_loads = multicast_loads(
                 self.hardware, cores[self._mc_src], self._mc_ptr, cores[self._mc_dst],
                 self._mc_fixed,
@@ -247,6 +266,9 @@ class Evaluator:
             self.loads = self._time_loads = route_loads(
                 self.hardware, cores[self._pair_src], cores[self._pair_dst], self._pair_fixed
             )
+        return self._placed()
+
+    def _placed(self) -> tuple[float, float]:
         self._chip_count = np.bincount(  # the chips the partitions use (not the port's)
             self._chip[self.core_of_part], minlength=self.hardware.n_chips
         )
@@ -410,6 +432,7 @@ class Evaluator:
             core_terms_us=self._core_terms,
             link_messages=messages,
             link_us=link_us,
+            link_mesh_messages=None if self._per_mesh is None else self._per_mesh.T / FIXED,
         )
 
     def connection_locality(self) -> float:

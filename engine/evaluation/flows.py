@@ -12,10 +12,15 @@ crosses one link — the answer to "why is this link hot" — and ``core_flows``
 that leave or reach one core. Both are vectorized over all flows; ``route_links`` lists
 one flow's links in order, for drawing it.
 
-Links are named as the command line prints and reads them (``link_label``,
-``parse_link``): a router link ``E (x,y)->(x+1,y)`` by its direction and the global
-router coordinates at both ends, a core's links ``core C out`` (core→router) and ``core C
-in`` (router→core), or its id; ``max`` is the most loaded link.
+One notation names routers, cores and links everywhere — the command line, its JSON, the
+explorer's captions, tooltips and tables (``router_label``, ``core_label``, ``link_label``;
+``parse_link`` reads a link back): a router is ``(x,y)``, its global router coordinates
+(the mesh's axes; x grows to the E, y to the S, across every chip of a board), a core
+``(x,y):s`` (its router's and its slot), a router link ``E (x,y)->(x+1,y)`` by its direction
+and both ends, a core's links ``(x,y):s->(x,y)`` (core→router) and ``(x,y)->(x,y):s``
+(router→core). On a board of several chips ``chip_note`` adds the chip where it helps
+("chip 1", or "chip 1 -> chip 0" for an off-chip link). ``parse_link`` also reads ``core C
+out``/``core C in`` (C a global core id), a link id, and ``max``, the most loaded link.
 """
 
 from __future__ import annotations
@@ -32,31 +37,72 @@ from engine.hardware.routing import ORDER_NAMES, XY, dor_crosses, dor_path, rout
 from engine.mapping.partition_graph import FIXED
 
 __all__ = [
-    "FlowTable", "core_flows", "flows_through", "layer_link_messages", "link_label",
-    "parse_link", "route_links",
+    "FlowTable", "chip_note", "core_flows", "core_label", "flows_through",
+    "layer_link_messages", "layer_mesh_messages", "link_label", "parse_link", "route_links",
+    "router_label",
 ]  # fmt: skip
 
 _STEP = {0: (1, 0), 1: (-1, 0), 2: (0, 1), 3: (0, -1)}  # E W S N (y grows downwards)
 
 
 # ------------------------------------------------------------------ naming links
+def router_label(hardware: Hardware, router: int) -> str:
+    """A router by its global coordinates: ``(x,y)``."""
+    rt = hardware.router_table
+    return f"({int(rt['gx'][router])},{int(rt['gy'][router])})"
+
+
+def core_label(hardware: Hardware, core: int) -> str:
+    """A core by its router's global coordinates and its slot: ``(x,y):s``."""
+    ct = hardware.core_table
+    return f"({int(ct['gx'][core])},{int(ct['gy'][core])}):{int(ct['slot'][core])}"
+
+
 def link_label(hardware: Hardware, link: int) -> str:
     """The name of a link id, as ``parse_link`` reads it back."""
     link = int(link)
     n_r4 = 4 * hardware.n_routers
     if link >= n_r4:
         core = (link - n_r4) % hardware.n_cores
-        return f"core {core} {'out' if link - n_r4 < hardware.n_cores else 'in'}"
+        c, r = (
+            core_label(hardware, core),
+            router_label(hardware, hardware.core_table["router"][core]),
+        )
+        return f"{c}->{r}" if link - n_r4 < hardware.n_cores else f"{r}->{c}"
     router, d = divmod(link, 4)
     x, y = router % hardware.grid_width, router // hardware.grid_width
     sx, sy = _STEP[d]
     return f"{DIRECTIONS[d]} ({x},{y})->({x + sx},{y + sy})"
 
 
+def chip_note(hardware: Hardware, link: int) -> str:
+    """The chip of a link of a board of several chips, ``chip 1`` (``chip 1 -> chip 0`` for
+    an off-chip link); empty on one chip."""
+    if hardware.n_chips < 2:
+        return ""
+    lt, chip = hardware.link_table, hardware.router_table["chip"]
+    a = int(chip[lt["src_router"][link]])
+    b = int(chip[max(int(lt["dst_router"][link]), 0)])
+    return f"chip {a}" if a == b else f"chip {a} -> chip {b}"
+
+
 _ROUTER_LINK = re.compile(
     r"^\s*([EWSN])\s*\(\s*(\d+)\s*,\s*(\d+)\s*\)\s*(?:->\s*\(\s*(\d+)\s*,\s*(\d+)\s*\))?\s*$"
 )
 _CORE_LINK = re.compile(r"^\s*core\s+(\d+)\s+(in|out)\s*$")
+_XY = r"\(\s*(\d+)\s*,\s*(\d+)\s*\)"
+_CORE_OUT = re.compile(rf"^\s*{_XY}\s*:\s*(\d+)\s*->\s*{_XY}\s*$")  # (x,y):s->(x,y)
+_CORE_IN = re.compile(rf"^\s*{_XY}\s*->\s*{_XY}\s*:\s*(\d+)\s*$")  # (x,y)->(x,y):s
+
+
+def _core_at(hardware: Hardware, text: str, gx: int, gy: int, slot: int) -> int:
+    """The core id of global router (gx, gy)'s slot ``slot``."""
+    gw, gh, k = hardware.grid_width, hardware.grid_height, hardware.cores_per_router
+    if not (gx < gw and gy < gh and slot < k):
+        raise SpecError(f"{text!r}: routers lie at x 0..{gw - 1}, y 0..{gh - 1}, slots 0..{k - 1}")
+    w, h = hardware.width, hardware.height
+    chip = (gy // h) * hardware.chips_x + gx // w
+    return hardware.core_id(chip, gx % w, gy % h, slot)
 
 
 def parse_link(hardware: Hardware, text: str, loads: np.ndarray | None = None) -> int:
@@ -68,7 +114,8 @@ def parse_link(hardware: Hardware, text: str, loads: np.ndarray | None = None) -
     kind = hardware.link_table["kind"]
     how = (
         'write a router link as "E (x,y)->(x+1,y)" (E, W, S or N; global router x and y), '
-        'a core\'s links as "core C out" or "core C in", a link id, or "max"'
+        'a core\'s links as "(x,y):s->(x,y)" (out of core) or "(x,y)->(x,y):s" (into it), '
+        'a link id, or "max"'
     )
     if text == "max":
         if loads is None or not np.any(np.asarray(loads) > 0):
@@ -85,6 +132,15 @@ def parse_link(hardware: Hardware, text: str, loads: np.ndarray | None = None) -
         if core >= hardware.n_cores:
             raise SpecError(f"{text!r}: {hardware.name} has cores 0..{hardware.n_cores - 1}")
         return 4 * hardware.n_routers + (hardware.n_cores if m.group(2) == "in" else 0) + core
+    for pattern, into in ((_CORE_OUT, False), (_CORE_IN, True)):
+        m = pattern.match(text)
+        if m:
+            g = [int(v) for v in m.groups()]
+            (rx, ry), (x, y, slot) = (g[:2], g[2:]) if into else (g[3:], g[:3])
+            if (rx, ry) != (x, y):
+                raise SpecError(f"{text!r}: core ({x},{y}):{slot} links to router ({x},{y})")
+            core = _core_at(hardware, text, x, y, slot)
+            return 4 * hardware.n_routers + (hardware.n_cores if into else 0) + core
     m = _ROUTER_LINK.match(text)
     if not m:
         raise SpecError(f"{text!r} is not a link; {how}")
@@ -127,16 +183,19 @@ class FlowTable:
         return int(self.pair.size)
 
     def rows(self, hardware: Hardware, graph) -> list[dict]:
-        """The table as dicts, with layer names and core addresses ``[chip, x, y, slot]``."""
+        """The table as dicts, with layer names, cores as ``core_label`` names them and
+        their chips."""
         names = graph.network.population_names
         return [
             {
                 "src_layer": names[sl],
                 "src_partition": int(s) if s < graph.n_parts else None,
-                "src_core": list(hardware.core_address(int(cs))),
+                "src_core": core_label(hardware, int(cs)),
+                "src_chip": int(hardware.core_table["chip"][cs]),
                 "dst_layer": names[dl],
                 "dst_partition": int(d),
-                "dst_core": list(hardware.core_address(int(cd))),
+                "dst_core": core_label(hardware, int(cd)),
+                "dst_chip": int(hardware.core_table["chip"][cd]),
                 "messages": float(m),
                 "share": float(f),
                 "hops": int(h),
@@ -242,6 +301,20 @@ def route_links(hardware: Hardware, src_core: int, dst_core: int, order: int = X
         [[n_r4 + src_core], dor_path(gw, sx, sy, dx, dy, order),
          [n_r4 + hardware.n_cores + dst_core]]
     ).astype(np.int64)  # fmt: skip
+
+
+def layer_mesh_messages(hardware: Hardware, graph, cores, layers) -> np.ndarray:
+    """``layer_link_messages`` per parallel mesh: per link id (rows) and mesh (columns), the
+    messages of the flows from ``layers`` whose source core sends on that mesh."""
+    cores = port_cores(hardware, cores)
+    pair_src, pair_dst, fixed = graph.routed_pairs
+    keep = np.isin(graph.routed_populations[0], np.asarray(list(layers), dtype=np.int64))
+    src, dst, fixed = cores[pair_src[keep]], cores[pair_dst[keep]], fixed[keep]
+    mesh = hardware.core_table["mesh"][src]
+    return np.stack(
+        [route_loads(hardware, src[mesh == m], dst[mesh == m], fixed[mesh == m]) / FIXED
+         for m in range(hardware.links.meshes)], axis=1,
+    )  # fmt: skip
 
 
 def layer_link_messages(hardware: Hardware, graph, cores, layers) -> np.ndarray:

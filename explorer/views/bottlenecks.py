@@ -37,6 +37,7 @@ from bokeh.plotting import figure
 from bokeh.transform import dodge, factor_cmap
 
 from engine.evaluation.cost import TERM_LABELS, TERMS, Evaluation
+from engine.evaluation.flows import core_label, router_label
 from engine.evaluation.roofline import ridge, roof, roofline_constants, roofline_point, roofline_xy
 from engine.hardware import CORE_TO_ROUTER, DIRECTIONS, LINK_KINDS, OFF_CHIP, ROUTER, Hardware
 from engine.model.network import Network
@@ -72,10 +73,8 @@ TOP_LINKS = 15
 
 # ------------------------------------------------------------------ (a) terms per core
 def _core_labels(hardware: Hardware, cores: np.ndarray) -> list[str]:
-    ct = hardware.core_table
-    fields = ("chip", "x", "y", "slot") if hardware.n_chips > 1 else ("x", "y", "slot")
-    cols = np.column_stack([ct[f][cores] for f in fields])
-    return ["(" + ",".join(map(str, row)) + ")" for row in cols.tolist()]
+    """Cores as every view names them: ``(x,y):s`` (``engine.evaluation.flows.core_label``)."""
+    return [core_label(hardware, c) for c in np.asarray(cores).tolist()]
 
 
 def core_term_columns(
@@ -116,22 +115,18 @@ def bound_sentence(hardware: Hardware, evaluation: Evaluation) -> str:
 
 
 # ------------------------------------------------------------------ (b) heaviest links
-def _address(values: Sequence[int]) -> str:
-    return "(" + ", ".join(str(int(v)) for v in values) + ")"
-
-
 def _link_rows(hardware: Hardware, evaluation: Evaluation, ids: np.ndarray) -> dict:
     """Kind, direction and end points of a few links (a loop over ``ids`` only)."""
     lt = hardware.link_table
     kinds, directions, src, dst = [], [], [], []
     for i in ids.tolist():
         k = int(lt["kind"][i])
-        a = _address(hardware.router_address(int(lt["src_router"][i])))
-        b = _address(hardware.router_address(int(max(lt["dst_router"][i], 0))))
+        a = router_label(hardware, int(lt["src_router"][i]))
+        b = router_label(hardware, int(max(lt["dst_router"][i], 0)))
         if k == CORE_TO_ROUTER:
-            a = _address(hardware.core_address(int(lt["core"][i])))
+            a = core_label(hardware, int(lt["core"][i]))
         elif k not in (ROUTER, OFF_CHIP):
-            b = _address(hardware.core_address(int(lt["core"][i])))
+            b = core_label(hardware, int(lt["core"][i]))
         kinds.append(LINK_KINDS[k])
         directions.append(DIRECTIONS[i % 4] if k in (ROUTER, OFF_CHIP) else "")
         src.append(a)
@@ -296,7 +291,7 @@ class _TermsPlot:
         self.source.data = cols
         p = self.figure
         p.x_range.factors = list(cols["core"])
-        address = "(chip, x, y, slot)" if hardware.n_chips > 1 else "(x, y, slot)"
+        address = "(x,y):slot"
         shown = len(cols["core"])
         p.xaxis.axis_label = (
             f"core {address}, busiest first"

@@ -19,6 +19,7 @@ import param
 from bokeh.models import CustomJS
 from bokeh.models.widgets.tables import NumberFormatter
 
+from engine.evaluation.flows import core_label
 from engine.hardware.routing import ORDER_LABELS, routing_of
 from explorer.views._page import LiveHTML, fill_when_shown
 
@@ -42,8 +43,8 @@ def flow_frame(hardware, layer_names, table) -> pd.DataFrame:
     population names; a spike source's flows come from the input port's core), with each
     row's route ("X then Y") where the hardware's routing has more than one."""
 
-    def where(cores):
-        return ["({}, {}, {}, {})".format(*hardware.core_address(int(c))) for c in cores.tolist()]
+    def where(cores):  # (x,y):s, as every caption and tooltip names a core
+        return [core_label(hardware, int(c)) for c in cores.tolist()]
 
     columns = {
         "from layer": [layer_names[k] for k in table.src_pop.tolist()],

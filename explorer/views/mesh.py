@@ -43,6 +43,7 @@ from explorer.views._page import (
 from explorer.views.inspect import InspectView
 from explorer.views.layer_filter import LayerFilter
 from explorer.views.mesh_columns import (
+    BUSIER,
     COLOR_MODES,
     SIMULATED_MODES,
     bottleneck_text,
@@ -55,6 +56,7 @@ from explorer.views.mesh_columns import (
     load_colors,
     moved_cores,
     population_colors,
+    unchanged_text,
 )
 from explorer.views.mesh_figure import bokeh_data, mesh_figure
 
@@ -63,6 +65,14 @@ __all__ = ["MeshView"]
 OVERVIEW_PX = 120  # the chip overview's longer side at most, in px
 
 _CAPTION_CSS = """
+.mesh-unchanged { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
+                  font-size: 13px; color: #1f2933; background: #fdf2f8;
+                  border-left: 4px solid #ff1f8e; padding: 4px 10px; margin-top: 4px;
+                  max-width: 900px; }
+.mesh-unchanged-short { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
+                        font-size: 13px; color: #1f2933; background: #fdf2f8;
+                        border-left: 4px solid #ff1f8e; padding: 1px 8px;
+                        white-space: nowrap; }
 .mesh-caption { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
                 font-size: 13px; color: #374151; border-left: 4px solid #ff1f8e;
                 padding: 2px 10px; max-width: 900px; }
@@ -86,6 +96,10 @@ def _label(text: str, margin, title: str = "") -> pn.pane.HTML:
     )  # fmt: skip
 
 
+_DRAG_HINT = (
+    '<span class="mesh-label"><b>Drag a core</b> onto another core to swap them, onto an '
+    "empty slot to move it; <b>click</b> a link or a core to see its flows.</span>"
+)
 _HINT = (
     "Each direction of a link has its own lane; arrows show the direction of travel. "
     "Hover over a core or a link for its numbers; click one to see the flows through it and "
@@ -103,7 +117,14 @@ class MeshView(pn.viewable.Viewer):
 
     state = param.ClassSelector(class_=ExplorerState)
     color_by = param.Selector(
-        default="messages", objects=list(COLOR_MODES), doc="what the link colours show"
+        default="utilization", objects=list(COLOR_MODES),
+        doc="what the link colours show: by default the time a link costs (its busy share "
+        "of the step, on its busier mesh), which is what bounds the step",
+    )  # fmt: skip
+    mesh = param.Parameter(
+        default=BUSIER,
+        doc="on parallel meshes (Loihi 2's two), the mesh whose copy of each link the colours "
+        "show: an index, or 'busier' (each link's busier copy, which times it)",
     )
     notify = param.Callable(default=None, doc="error reporter (default: a notification)")
     layers = param.List(
@@ -125,6 +146,11 @@ class MeshView(pn.viewable.Viewer):
         self._shown = None
         self._sources = None
         self._figures_of = self._figures = None  # the simulated step and its link figures
+        self._unchanged = ""  # after a change that left the step's time: what still bounds it
+        # the line above the mesh: how to drag, or (after such a change) that line in short
+        self._top_line = LiveHTML(css=_CAPTION_CSS, margin=(0, 0, 0, 10), div_params={
+            "height": 20, "width": 1000})  # fmt: skip
+        self._top_line.object = _DRAG_HINT
         self._writing = False  # re-entry guard: our own writes fire the source's on_change
         self._pane = pn.pane.Bokeh(margin=(0, 10))
         self._caption = LiveHTML(css=_CAPTION_CSS, margin=(4, 10, 0, 10))
@@ -161,12 +187,23 @@ class MeshView(pn.viewable.Viewer):
         self._switch = pn.widgets.RadioButtonGroup.from_param(
             self.param.color_by,
             options={
-                "messages / step": "messages", "utilization": "utilization",
+                "time (busy share)": "utilization", "messages / step": "messages",
                 "simulated flits": "flits", "simulated busy": "busy",
                 "buffer peak": "buffer",
             },
             label="", margin=(4, 10), variant="outline", color="primary", description=None,
             stylesheets=[":host .bk-btn { font-size: 12px; padding: 3px 10px; }"],
+        )  # fmt: skip
+        self._mesh_switch = pn.widgets.RadioButtonGroup(
+            options={"busier mesh": BUSIER, "mesh 0": 0, "mesh 1": 1}, value=BUSIER,
+            margin=(4, 10), variant="outline", color="primary", description=None,
+            stylesheets=[":host .bk-btn { font-size: 12px; padding: 3px 10px; }"],
+        )  # fmt: skip
+        self._mesh_switch.param.watch(lambda e: setattr(self, "mesh", e.new), "value")
+        self._mesh_row = pn.Row(
+            _label("Show", (9, 0, 0, 10), "Loihi 2 has two parallel meshes; a message travels "
+                   "on its source core's (slot parity), and a link's time is its busier mesh's"),
+            self._mesh_switch, visible=False,
         )  # fmt: skip
         self._layer_choice = LayerFilter(width=200, height=30, margin=(4, 10))
         self._layer_choice.param.watch(lambda e: setattr(self, "layers", list(e.new)), "value")
@@ -185,7 +222,7 @@ class MeshView(pn.viewable.Viewer):
                     "picked_evaluation"],
             simulation=["step", "running"],
         )  # fmt: skip
-        self.param.watch(self._refresh, ["color_by"])
+        self.param.watch(self._refresh, ["color_by", "mesh"])
         self.param.watch(self._layers_changed, ["layers"])
 
     # ------------------------------------------------------------ state → figure
@@ -219,6 +256,21 @@ class MeshView(pn.viewable.Viewer):
             return
         names = s.network.population_names
         figures = self._simulated_figures()
+        same_figure = s.hardware is self._hardware and s.network is self._network and self._sources
+        if not same_figure or self.following_search:  # (a search's best is no edit of yours)
+            self._unchanged = short = ""
+        elif shown is not self._shown and self._shown is not None:
+            self._unchanged = unchanged_text(s.hardware, self._shown, shown, s.network)
+            short = unchanged_text(s.hardware, self._shown, shown, s.network, short=True)
+        else:
+            short = None  # as it is
+        if short is not None:  # one line, always there: the mesh never moves under a drag
+            self._top_line.object = (
+                f'<span class="mesh-unchanged-short" data-testid="mesh-unchanged-short">'
+                f"{escape(short)}</span>"
+                if short
+                else _DRAG_HINT
+            )
         color_by = self.color_by
         simulated_mode = color_by in SIMULATED_MODES
         if simulated_mode and figures is None:
@@ -233,14 +285,21 @@ class MeshView(pn.viewable.Viewer):
         self._caption.object = (
             f'<div class="mesh-caption" data-testid="mesh-caption">'
             f"{escape(bottleneck_text(s.hardware, shown, s.network))}</div>"
+            + (
+                f'<div class="mesh-unchanged" data-testid="mesh-unchanged">'
+                f"{escape(self._unchanged)}</div>"
+                if self._unchanged
+                else ""
+            )
             + self._simulated_note(figures)
             + f'<div class="mesh-hint">{escape(only + _HINT)}</div>'
         )
-        same_figure = s.hardware is self._hardware and s.network is self._network and self._sources
+        mesh = self.mesh if s.hardware.links.meshes > 1 else BUSIER
         if same_figure:
             if (
                 shown is self._shown
                 and self._sources.color_by == color_by
+                and self._sources.mesh == mesh
                 and self._sources.simulated is figures
             ):
                 return
@@ -248,7 +307,7 @@ class MeshView(pn.viewable.Viewer):
             self._write(
                 lambda: self._sources.update(
                     s.hardware, s.network, coloured, color_by=color_by, simulated=figures,
-                    links_only=shown is self._shown,
+                    links_only=shown is self._shown, mesh=mesh,
                 )
             )  # fmt: skip
             if s.hardware.n_chips > 1 and shown is not self._shown:
@@ -264,7 +323,7 @@ class MeshView(pn.viewable.Viewer):
                 self.layers = []
             fig, self._sources = mesh_figure(
                 s.hardware, s.network, self._coloured(shown), color_by=color_by,
-                simulated=figures,
+                simulated=figures, mesh=mesh,
             )  # fmt: skip
             self._sources.cores.on_change("data", self._on_cores_change)
             fig.on_event(Tap, self._on_tap)
@@ -273,6 +332,11 @@ class MeshView(pn.viewable.Viewer):
             self._pane.object = fig
             self._overview.object = self._overview_figure(s.hardware)
             self._overview_row.visible = s.hardware.n_chips > 1
+            self._mesh_row.visible = s.hardware.links.meshes > 1
+            self._mesh_switch.options = {
+                "busier mesh": BUSIER,
+                **{f"mesh {m}": m for m in range(s.hardware.links.meshes)},
+            }
             self.inspection = None
         self._shown = shown
 
@@ -505,11 +569,8 @@ class MeshView(pn.viewable.Viewer):
                 ),
                 self._layer_choice,
             ),  # fmt: skip
-            _label(
-                "<b>Drag a core</b> onto another core to swap them, onto an empty slot to move "
-                "it; <b>click</b> a link or a core to see its flows.",
-                (0, 0, 0, 10),
-            ),  # fmt: skip
+            self._mesh_row,
+            self._top_line,
             self._search_row,
             self._overview_row,
             self._pane,

@@ -18,6 +18,7 @@ from functools import lru_cache
 import numpy as np
 
 from engine.evaluation.cost import TERM_LABELS, Evaluation
+from engine.evaluation.flows import chip_note, core_label, link_label
 from engine.hardware import CORE_TO_ROUTER, DIRECTIONS, LINK_KINDS, OFF_CHIP, ROUTER, Hardware
 from engine.model.network import Network
 
@@ -39,6 +40,11 @@ __all__ = [
     "bottleneck_columns",
     "bottleneck_core_columns",
     "bottleneck_text",
+    "BUSIER",
+    "link_name",
+    "mesh_split_text",
+    "mesh_values",
+    "unchanged_text",
     "chip_columns",
     "color_scale",
     "core_columns",
@@ -94,12 +100,13 @@ DROP_RADIUS = 0.25  # a dragged core lands on the slot nearest its drop point wi
 # What the link colours can show: column of ``link_columns``, colour-bar title, tick format.
 COLOR_MODES = {
     "messages": ("messages / step", "0,0"),
-    "utilization": ("busy share of the step", "0%"),
+    "utilization": ("time: busy share of the step", "0%"),
     "flits": ("simulated flits / step", "0,0"),
     "busy": ("simulated busy share of the step", "0%"),
     "buffer": ("fullest input buffer (flits)", "0,0"),
 }
 SIMULATED_MODES = ("flits", "busy", "buffer")  # read from StepResult.link_figures()
+BUSIER = "busier"  # the mesh choice that shows each link's busier mesh (what times it)
 # what ``link_geometry``'s ``direction_code`` names: a router link's, then a core link's
 LINK_DIRECTIONS = (*DIRECTIONS, "into core", "out of core")
 
@@ -322,14 +329,15 @@ def router_columns(hardware: Hardware) -> dict[str, np.ndarray]:
 # arrays of its nodes; eight boards at most, since every page of a board sends them again
 @lru_cache(maxsize=8)
 def node_address_parts(hardware: Hardware) -> tuple[np.ndarray, ...]:
-    """``(chip, x, y, slot)`` of every node a link joins, routers first (node = router id,
-    slot -1), then cores (node = ``n_routers`` + core id): a node's address is
-    ``(chip, x, y)`` for a router, ``(chip, x, y, slot)`` for a core."""
+    """``(chip, x, y, slot)`` of every node a link joins, x and y its router's global
+    coordinates (the mesh's axes), routers first (node = router id, slot -1), then cores
+    (node = ``n_routers`` + core id): a node's name is ``(x,y)`` for a router, ``(x,y):s``
+    for a core (``engine.evaluation.flows.core_label``: one notation everywhere)."""
     rt, ct = hardware.router_table, hardware.core_table
     parts = (
         np.concatenate([rt["chip"], ct["chip"]]),
-        np.concatenate([rt["x"], ct["x"]]),
-        np.concatenate([rt["y"], ct["y"]]),
+        np.concatenate([rt["gx"], ct["gx"]]),
+        np.concatenate([rt["gy"], ct["gy"]]),
         np.concatenate([np.full(hardware.n_routers, -1), ct["slot"]]),
     )
     return tuple(np.asarray(a, dtype=np.int32) for a in parts)
@@ -338,10 +346,10 @@ def node_address_parts(hardware: Hardware) -> tuple[np.ndarray, ...]:
 # shared by every session, bounded as node_address_parts: the addresses as text
 @lru_cache(maxsize=8)
 def _node_addresses(hardware: Hardware) -> np.ndarray:
-    """The address of every node (``node_address_parts``) as the tooltips write it."""
+    """The name of every node (``node_address_parts``) as the tooltips write it."""
     return np.array([
-        "(" + ", ".join(str(int(v)) for v in (c, x, y, *([s] if s >= 0 else []))) + ")"
-        for c, x, y, s in zip(*(a.tolist() for a in node_address_parts(hardware)), strict=True)
+        f"({x},{y})" + (f":{s}" if s >= 0 else "")
+        for _, x, y, s in zip(*(a.tolist() for a in node_address_parts(hardware)), strict=True)
     ])  # fmt: skip
 
 
@@ -396,9 +404,34 @@ def core_columns(
     }
 
 
+def mesh_values(
+    hardware: Hardware, evaluation: Evaluation, color_by: str, mesh: int | str | None = None
+) -> np.ndarray:
+    """Per link id, what the analytic colourings show of one parallel mesh (``mesh``: its
+    index), of each link's busier one (``BUSIER``) or of all together (None): its messages
+    per step (``"messages"``) or the share of the step it is busy (``"utilization"``). On
+    one mesh, for None, or for ``BUSIER`` under ``"utilization"`` (a link's time is its
+    busier mesh's), the evaluation's own figures."""
+    per = evaluation.mesh_messages
+    if per.shape[1] == 1 or mesh is None:
+        return (
+            evaluation.link_utilization if color_by == "utilization" else evaluation.link_messages
+        )
+    if mesh == BUSIER:
+        if color_by == "utilization":
+            return evaluation.link_utilization
+        return per.max(axis=1)
+    messages = per[:, int(mesh)]
+    if color_by == "utilization":
+        us = hardware.link_table["us_per_message"]
+        return messages * us / evaluation.latency_us if evaluation.latency_us > 0 else 0 * us
+    return messages
+
+
 def color_scale(
-    evaluation: Evaluation, color_by: str = "messages", simulated: dict | None = None
-) -> float:
+    evaluation: Evaluation, color_by: str = "messages", simulated: dict | None = None,
+    shown: np.ndarray | None = None,
+) -> float:  # fmt: skip
     """The value at the top of the link colour scale: the heaviest link's messages (or
     simulated flits) per step, 1 (busy the whole step) for a busy share, so that 100 %
     always looks the same, and a port's buffers for the fullest buffer."""
@@ -412,6 +445,8 @@ def color_scale(
         if color_by == "buffer":
             return float(simulated["buffer_capacity"])
         return float(simulated["flits"].max(initial=0))
+    if shown is not None:
+        return float(np.max(shown, initial=0.0))
     return float(evaluation.max_link_messages)
 
 
@@ -510,6 +545,7 @@ def link_columns(
     vmax: float | None = None,
     color_by: str = "messages",
     simulated: dict | None = None,
+    mesh: int | str | None = None,
 ) -> dict[str, np.ndarray]:
     """One row per existing link (kind >= 0), as a segment with its load and colour.
 
@@ -520,11 +556,23 @@ def link_columns(
     simulated figures are columns too when given (``sim_flits``, ``sim_busy``,
     ``sim_buffer``), for the tooltips. ``vmax``: the value at the top of the colour scale
     (default: ``color_scale``).
+
+    On hardware with parallel meshes (Loihi 2's two) ``mesh`` picks what the analytic
+    colourings show (``mesh_values``): one mesh's copy of each link, the busier copy
+    (``BUSIER``, what times the link), or all meshes together (None); ``mesh_0``,
+    ``mesh_1``, … hold each mesh's messages and ``busier`` the index of the busier one, for
+    the tooltips and captions.
     """
     columns = link_geometry(hardware)
     ids, on_mesh = columns["link"], columns.pop("on_mesh")
     messages = evaluation.link_messages[ids]
     utilization = evaluation.link_utilization[ids]
+    per = evaluation.mesh_messages[ids]
+    mesh_columns = {}
+    if per.shape[1] > 1:
+        mesh_columns = {f"mesh_{m}": per[:, m] for m in range(per.shape[1])}
+        mesh_columns["busier"] = np.argmax(per, axis=1).astype(np.int8)
+    shown = None
     sim = simulated_link_columns(simulated, ids)
     if color_by in SIMULATED_MODES:
         if simulated is None:
@@ -532,10 +580,13 @@ def link_columns(
         value = np.maximum(sim[f"sim_{color_by}"], 0.0)
         loaded = sim["sim_flits"] > 0
     else:
-        value = utilization if color_by == "utilization" else messages
+        full = mesh_values(hardware, evaluation, color_by, mesh)
+        value = np.asarray(full)[ids]
+        if color_by == "messages" and per.shape[1] > 1 and mesh is not None:
+            shown = value
         loaded = messages > 0
     if vmax is None:
-        vmax = color_scale(evaluation, color_by, simulated)
+        vmax = color_scale(evaluation, color_by, simulated, shown)
     relative = np.minimum(value / vmax, 1.0) if vmax > 0 else np.zeros(ids.size)
     base = np.where(on_mesh, 1.0, 0.55)
     columns.update(
@@ -545,6 +596,7 @@ def link_columns(
         color=load_colors(value, vmax),
         width=base * np.where(loaded, 1.0 + 1.2 * relative, 0.7),
         loaded=loaded,
+        **mesh_columns,
         **sim,
     )
     return columns
@@ -630,7 +682,7 @@ def bottleneck_text(
         who = f" ({network.population_names[int(e.population[part])]})" if network else ""
         bound = (
             f"{step}, bound by the {TERM_LABELS.get(e.bottleneck, e.bottleneck)} of the core "
-            f"outlined in pink, {_core_addresses(hardware)[e.bottleneck_core]}{who}."
+            f"outlined in pink, {core_label(hardware, e.bottleneck_core)}{who}."
         )
     else:
         bound = f"{step}, bound by {TERM_LABELS.get(e.bottleneck, e.bottleneck)}."
@@ -639,18 +691,106 @@ def bottleneck_text(
     return f"{bound} Heaviest link: {link}."
 
 
+def link_name(hardware: Hardware, link: int) -> str:
+    """A link as every place on the page names it: its kind and ``link_label``
+    (``W (4,0)->(3,0)``, ``(2,1):1->(2,1)``), and on a board of several chips its chip(s)."""
+    kind = LINK_KINDS[int(hardware.link_table["kind"][link])]
+    chips = chip_note(hardware, link)
+    return f"{kind} link {link_label(hardware, link)}" + (f" ({chips})" if chips else "")
+
+
+def mesh_split_text(hardware: Hardware, e: Evaluation, link: int) -> str:
+    """A link's messages per step on each parallel mesh, busier first:
+    ``20,753 on mesh 1 and 16,293 on mesh 0``; empty on one mesh."""
+    per = e.mesh_messages[link]
+    if per.size < 2:
+        return ""
+    order = np.argsort(-per, kind="stable")
+    return " and ".join(f"{per[m]:,.0f} on mesh {m}" for m in order.tolist())
+
+
 def _heaviest_link_text(hardware: Hardware, e: Evaluation) -> str:
     i = e.bottleneck_link
     if i < 0:
         return ""
-    links = link_columns(hardware, e)
-    row = int(np.flatnonzero(links["link"] == i)[0])
-    kind, direction = links["kind"][row], links["direction"][row]
-    what = f"{kind} link {direction}" if kind in ("router", "off-chip") else f"{kind} link"
+    split = mesh_split_text(hardware, e, i)
+    load = (
+        f"{e.link_messages[i]:,.0f} messages / step ({split}; the busier mesh times it)"
+        if split
+        else f"{e.link_messages[i]:,.0f} messages / step"
+    )
+    return f"{link_name(hardware, i)}, {load}, busy {e.link_utilization[i]:.0%} of the step"
+
+
+def unchanged_text(
+    hardware: Hardware, before: Evaluation, after: Evaluation, network: Network | None = None,
+    *, short: bool = False,
+) -> str:  # fmt: skip
+    """After a change of the mapping that moved link loads but not the step's time: a
+    sentence naming what still bounds the step (empty when the time moved or no link did);
+    ``short``: the same in one line, for above the mesh.
+
+    On parallel meshes the usual answer is the other mesh: a drag that lightens one mesh's
+    copy of the bottleneck link leaves the link's time, its busier copy's, as it was.
+    """
+    if after.latency_us != before.latency_us:
+        return ""
+    changed = np.flatnonzero(np.any(before.mesh_messages != after.mesh_messages, axis=1))
+    if changed.size == 0:
+        return ""
+    t = f"{after.latency_us:,.3f} µs"
+    if after.bottleneck != "link" or after.bottleneck_link < 0:
+        what = TERM_LABELS.get(after.bottleneck, after.bottleneck)
+        if after.bottleneck_core >= 0:
+            part = int(np.flatnonzero(after.cores == after.bottleneck_core)[0])
+            who = f" ({network.population_names[int(after.population[part])]})" if network else ""
+            what = f"the {what} of core {core_label(hardware, after.bottleneck_core)}{who}"
+        if short:
+            return f"Latency unchanged at {t}: {what} bounds the step, not a link."
+        return (
+            f"The step stays at {t}: the change moved {changed.size:,} link loads, but "
+            f"{what} bounds the step, not a link."
+        )
+    b = after.bottleneck_link
+    per_after, per_before = after.mesh_messages[b], before.mesh_messages[b]
+    busier = int(np.argmax(per_after))
+    name, label = link_name(hardware, b), link_label(hardware, b)
+    if per_after.size > 1 and np.any(per_after != per_before):
+        was, now = before.link_messages[b], after.link_messages[b]
+        lighter = [m for m in range(per_after.size) if per_after[m] < per_before[m]]
+        moved = "lighter" if now < was else "heavier" if now > was else "changed"
+        other = (
+            "the other mesh's copy of this link"
+            if lighter and busier not in lighter
+            else f"its copy on mesh {busier}"
+        )
+        if short:
+            return (
+                f"Latency unchanged at {t}: {other.replace('this link', label)} (mesh "
+                f"{busier}) still carries {per_after[busier]:,.0f} messages / step."
+            )
+        return (
+            f"The step stays at {t}: the pink {name} got {moved} ({was:,.0f} → {now:,.0f} "
+            f"messages / step over both meshes), but {other} (mesh {busier}) still carries "
+            f"{per_after[busier]:,.0f}, and a link's time is its busier mesh's."
+        )
+    if b == before.bottleneck_link:
+        on = f" on mesh {busier}" if per_after.size > 1 else ""
+        if short:
+            return (
+                f"Latency unchanged at {t}: the pink link {label} still carries "
+                f"{per_after[busier]:,.0f} messages / step{on}."
+            )
+        return (
+            f"The step stays at {t}: the change moved {changed.size:,} link loads, but not "
+            f"the pink {name}, which still carries {per_after[busier]:,.0f} messages / step"
+            f"{on} and bounds the step."
+        )
+    if short:
+        return f"Latency unchanged at {t}: the pink link {label} now bounds it, as busy."
     return (
-        f"{what} {links['src'][row]} → {links['dst'][row]}, "
-        f"{links['messages'][row]:,.0f} messages / step, busy "
-        f"{links['utilization'][row]:.0%} of the step"
+        f"The step stays at {t}: the pink {name} now bounds it, as busy as the link that "
+        "bounded it before."
     )
 
 

@@ -61,6 +61,7 @@ from explorer.views.mesh_columns import (
     core_positions,
     core_size,
     link_columns,
+    mesh_values,
     node_address_parts,
     population_colors,
     router_columns,
@@ -91,7 +92,7 @@ _CORE_INFO_DYNAMIC = (
 _CORE_INFO = ("x", "y", "core", *_CORE_INFO_DYNAMIC)
 _LINK_DYNAMIC = (
     "messages", "utilization", "value", "shade", "width", "width_px", "arrow_px", "loaded",
-    "sim_flits", "sim_busy", "sim_buffer",
+    "sim_flits", "sim_busy", "sim_buffer", "busier",
 )  # fmt: skip
 # What the tooltips show as text goes as numbers, written out in the browser
 # (``_tooltip_formats``): a column of 3,000 strings took the page ~10 ms to send and read.
@@ -102,6 +103,7 @@ _SIM_COLUMNS = ("sim_flits", "sim_busy", "sim_buffer")  # NaN (not simulated) se
 
 
 PORT_COLOR = "#0b7a3e"  # the input port's outline
+_KEEP = object()  # ``_MeshSources.update``: the mesh shown stays as it is
 
 
 PATCH_ROWS = 64  # a column with at most this many changed rows is patched, not re-sent
@@ -174,9 +176,12 @@ class _MeshSources:
     """
 
     def __init__(
-        self, hardware, network, evaluation, *, link_px: float, color_by: str, simulated=None
-    ):
+        self, hardware, network, evaluation, *, link_px: float, color_by: str, simulated=None,
+        mesh=None,
+    ):  # fmt: skip
         self.link_px = link_px
+        self.mesh = mesh  # the parallel mesh the links show (BUSIER: each link's busier; None
+        # all together)
         self.cores = ColumnDataSource()  # what is drawn and dragged
         self.core_info = ColumnDataSource()  # what the tooltip shows
         self.links = ColumnDataSource()
@@ -202,13 +207,17 @@ class _MeshSources:
         full: bool = False,
         simulated: dict | None = None,
         links_only: bool = False,
+        mesh=_KEEP,
     ) -> None:
         """Refresh the sources from ``evaluation``; ``links_only``: the mapping is the same
         and only what the links show changed, so the cores are left alone (rewriting them
         would snap back a core the person is dragging at that moment)."""
         self.color_by = color_by or self.color_by
+        self.mesh = self.mesh if mesh is _KEEP else mesh
         self.simulated = simulated
-        links = link_columns(hardware, evaluation, color_by=self.color_by, simulated=simulated)
+        links = link_columns(
+            hardware, evaluation, color_by=self.color_by, simulated=simulated, mesh=self.mesh
+        )
         links["width_px"] = links["width"] * self.link_px
         on_mesh = (links["kind"] == "router") | (links["kind"] == "off-chip")
         links["arrow_px"] = np.where(
@@ -220,8 +229,9 @@ class _MeshSources:
                 self.sim_format.args = {"capacity": capacity}
         links["shade"] = np.where(links["value"] > 0, links["value"], np.nan)
         links = {k: v for k, v in links.items() if k not in _LINK_TEXT}
+        dynamic = tuple(k for k in links if k in _LINK_DYNAMIC or k.startswith("mesh_"))
         links.update({k: np.nan_to_num(links[k], nan=-1.0) for k in _SIM_COLUMNS})
-        parts = [(self.links, links, _LINK_DYNAMIC)]  # unchanged columns are not sent
+        parts = [(self.links, links, dynamic)]  # unchanged columns are not sent
         if not links_only:
             info = core_columns(hardware, network, evaluation)
             drawn = {k: info[k] for k in _CORE_DRAWN}
@@ -240,7 +250,15 @@ class _MeshSources:
                 self.cores.selected.indices = []
             self.bottleneck_core.data = bottleneck_core_columns(hardware, evaluation)
         self.bottleneck.data = bokeh_data(bottleneck_columns(links, evaluation))
-        vmax = color_scale(evaluation, self.color_by, simulated)
+        shown = None
+        if (
+            self.color_by == "messages"
+            and evaluation.mesh_messages.shape[1] > 1
+            and self.mesh is not None
+        ):
+            exists = hardware.link_table["kind"] >= 0
+            shown = mesh_values(hardware, evaluation, "messages", self.mesh)[exists]
+        vmax = color_scale(evaluation, self.color_by, simulated, shown)
         self.mapper.high = vmax if vmax > 0 else 1.0
         if self.color_bar is not None:
             title, fmt = COLOR_MODES[self.color_by]
@@ -291,15 +309,18 @@ def mesh_figure(
     color_by: str = "messages",
     title: str | None = None,
     simulated: dict | None = None,
+    mesh: int | str | None = None,
 ):
     """A Bokeh figure of the mesh, and the sources to refresh it: ``(figure, sources)``.
-    ``simulated``: a simulated step's ``link_figures()``, for its colour modes and tooltips."""
+    ``simulated``: a simulated step's ``link_figures()``, for its colour modes and tooltips;
+    ``mesh``: the parallel mesh the links show (``link_columns``)."""
     gw, gh = hardware.grid_width, hardware.grid_height
     ppr = _pixels_per_router(hardware)
     link_px = max(1.0, 0.045 * ppr)
     sources = _MeshSources(
-        hardware, network, evaluation, link_px=link_px, color_by=color_by, simulated=simulated
-    )
+        hardware, network, evaluation, link_px=link_px, color_by=color_by, simulated=simulated,
+        mesh=mesh,
+    )  # fmt: skip
     pad = MESH_PAD
     x0, x1, y0, y1 = chip_view(hardware)  # the whole board; row 0 at the top
     p = mesh_canvas(
@@ -388,14 +409,14 @@ def mesh_figure(
             x0="x0", y0="y0", x1="x1", y1="y1", line_width="width_px", line_alpha=0,
         ), view=CDSView(filter=IndexFilter(rows.tolist())), name=name)  # fmt: skip
         p.add_tools(HoverTool(
-            renderers=[target], line_policy="interp", tooltips=_LINK_TOOLTIPS,
+            renderers=[target], line_policy="interp", tooltips=_link_tooltips(hardware),
             formatters=link_formats, attachment=attachment,
         ))  # fmt: skip
     p.toolbar.active_drag = drag
     # the toolbar's own (``p.select_one`` would walk every model of the figure to find it)
     save = next(t for t in p.toolbar.tools if isinstance(t, SaveTool))
     save.filename = f"{network.name}-on-{hardware.name}"  # no prompt
-    legend = _legend(p, network, link_px)
+    legend = _legend(p, network, link_px, hardware.links.meshes)
     p.add_layout(legend, "right")
     title_text, fmt = COLOR_MODES[color_by]
     sources.color_bar = ColorBar(
@@ -481,13 +502,24 @@ _LINK_TOOLTIPS = [
     ("simulated", "@sim_flits{flits}@sim_busy{busy}@sim_buffer{buffer}"),
 ]
 
-# A node's address as ``mesh_columns`` writes it: "(chip, x, y)" for a router, "(chip, x,
-# y, slot)" for a core; the value is a node ({node}) or a core id ({core}).
+
+def _link_tooltips(hardware: Hardware) -> list:
+    """``_LINK_TOOLTIPS``, and on parallel meshes each mesh's messages and which is busier
+    (what times the link)."""
+    if hardware.links.meshes < 2:
+        return _LINK_TOOLTIPS
+    rows = list(_LINK_TOOLTIPS)
+    rows[2] = ("messages / step", "@messages{0,0.0} over both meshes")
+    each = " · ".join(f"mesh {m}: @mesh_{m}{{0,0.0}}" for m in range(hardware.links.meshes))
+    rows.insert(3, ("per mesh", f"{each} (busier: mesh @busier, it times the link)"))
+    return rows
+
+
+# A node's name as ``mesh_columns`` writes it: "(x,y)" for a router (global coordinates),
+# "(x,y):s" for a core; the value is a node ({node}) or a core id ({core}).
 _ADDRESS = """
 const i = format == "core" ? value + routers : value;
-const parts = [chip[i], x[i], y[i]];
-if (slot[i] >= 0) parts.push(slot[i]);
-return `(${parts.join(", ")})`;
+return `(${x[i]},${y[i]})` + (slot[i] >= 0 ? `:${slot[i]}` : "");
 """
 # ``mesh_columns.simulated_link_text``, from the sim_ columns (-1: none)
 _SIM_TEXT = """
@@ -546,8 +578,9 @@ def _draw_chips(p, hardware: Hardware) -> None:
     )  # fmt: skip
 
 
-def _legend(p, network: Network, link_px: float) -> Legend:
-    """Population colours, empty cores, idle and heaviest links, bottleneck core: stand-ins.
+def _legend(p, network: Network, link_px: float, meshes: int = 1) -> Legend:
+    """Population colours, empty cores, idle and heaviest links, bottleneck core, and the
+    notation of routers and cores every caption, tooltip and table uses: stand-ins.
 
     Each stand-in holds one point at NaN (drawn nowhere), so the legend never depends on
     which cores hold which population and a new placement cannot leave it stale.
@@ -592,10 +625,16 @@ def _legend(p, network: Network, link_px: float) -> Legend:
             line_width=2.5,
         ))  # fmt: skip
         items.append(LegendItem(label="input port (spike sources enter)", renderers=[port]))
+    notation = _draw(p, points, Scatter(x="x", y="y", marker="dot", size=1, line_color=None))
     items += [
         LegendItem(label="idle link", renderers=[idle]),
-        LegendItem(label="heaviest link", renderers=[hot]),
-        LegendItem(label="bottleneck core", renderers=[hot_core]),
+        # pink: what the caption calls "the pink link" / "the core outlined in pink"
+        LegendItem(
+            label="pink link: busiest in time" + (" (its busier mesh)" if meshes > 1 else ""),
+            renderers=[hot],
+        ),
+        LegendItem(label="pink core: bounds the step", renderers=[hot_core]),
+        LegendItem(label="(x,y) router · (x,y):s core in slot s", renderers=[notation]),
     ]
     return Legend(
         items=items, title="cores by population", location="top_left",

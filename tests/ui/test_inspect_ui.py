@@ -67,7 +67,7 @@ def test_the_layer_filter_narrows_the_heatmap(page, demo_url):
 @pytest.mark.ui
 def test_the_flows_of_a_clicked_link_download_as_csv(page, demo_url):
     """The CSV holds every flow the engine finds through the clicked link, heaviest first."""
-    from engine.evaluation.flows import flows_through, parse_link
+    from engine.evaluation.flows import core_label, flows_through, parse_link
     from engine.mapping.partition_graph import partition_graph
     from explorer.state import ExplorerState
 
@@ -94,7 +94,7 @@ def test_the_flows_of_a_clicked_link_download_as_csv(page, demo_url):
     names = state.network.population_names
 
     def core(c: int) -> str:
-        return "({}, {}, {}, {})".format(*hw.core_address(c))
+        return core_label(hw, c)
 
     columns = (flows.src_pop, flows.src_core, flows.dst_pop, flows.dst_core, flows.messages,
                flows.share, flows.hops)  # fmt: skip
@@ -121,7 +121,10 @@ def test_clicking_a_core_shows_its_terms_memory_and_routes(page, demo_url):
     open_in(page, demo_url)
     page.mouse.click(*page.evaluate(CORE_XY, [core])[0])
     header = page.get_by_test_id("inspect-header")
-    expect(header).to_contain_text(f"Core {core} (chip", timeout=15_000)
+    from engine.evaluation.flows import core_label
+
+    label = core_label(state.hardware, core)  # (x,y):s, as every caption and table names it
+    expect(header).to_contain_text(f"Core {label}", timeout=15_000)
     for label, value in want.facts.items():  # terms, memory "… of limit (share)"
         expect(header).to_contain_text(f"{label} {value}")
     expect(page.get_by_text(f"outbound flows: {len(want.tables[0][1]):,}")).to_be_visible()

@@ -630,3 +630,41 @@ def test_a_spec_of_5000_digits_is_not_echoed_whole(capsys):
 def test_an_argument_of_5000_characters_is_not_echoed_whole(capsys):
     code, _, err = run(capsys, "evolve", "--budget", "9" * 5000)
     assert code == 2 and err.count("\n") == 1 and len(err) < 600, err[:300]
+
+
+def test_evaluate_flows_name_routers_and_cores_in_one_notation_on_a_board(capsys):
+    """On loihi2-x8 (4×8-router chips, 4×2 of them): routers by global (x,y), cores
+    (x,y):slot, in the text and the JSON alike, and the link's chips named once."""
+    import re
+
+    from engine.hardware import load_hardware
+
+    hw = load_hardware("loihi2-x8")
+    args = ["evaluate", "--network", "mlp:widths=64-256-128-32", "--hardware", "loihi2-x8",
+            "--placement", "spread-col"]  # fmt: skip
+    code, out, err = run(capsys, *args, "--flows", "max", "--json")
+    assert code == 0, err
+    flows = json.loads(out)["flows"]
+    core = re.compile(r"^\((\d+),(\d+)\):(\d+)$")
+    assert flows["flows"]
+    for f in flows["flows"]:
+        for end in ("src", "dst"):
+            x, y, slot = (int(v) for v in core.match(f[f"{end}_core"]).groups())
+            chip = (y // hw.height) * hw.chips_x + x // hw.width
+            assert f[f"{end}_chip"] == chip and slot < hw.cores_per_router
+    # Loihi 2's two meshes: each one's messages on the link, the busier timing it
+    assert len(flows["mesh_messages"]) == 2
+    assert sum(flows["mesh_messages"]) == pytest.approx(flows["messages"])
+    code, text, _ = run(capsys, *args, "--flows", flows["link"])
+    assert code == 0
+    assert f"flows through {flows['link']} (link {flows['id']}, {flows['chips']})" in text
+    m0, m1 = flows["mesh_messages"]
+    assert f"per mesh: {m0:.1f} on mesh 0, {m1:.1f} on mesh 1" in text
+    rows = text.split("msgs/step  share hops\n", 1)[1].splitlines()
+    for row, f in zip(rows, flows["flows"], strict=True):
+        assert f" {f['src_core']} " in row and f" {f['dst_core']} " in row
+    # an off-chip link between chips 0 and 1, by the routers' global coordinates
+    code, out, _ = run(capsys, *args, "--flows", "E (3,0)->(4,0)", "--json")
+    assert code == 0
+    d = json.loads(out)["flows"]
+    assert d["link"] == "E (3,0)->(4,0)" and d["chips"] == "chip 0 -> chip 1"

@@ -20,7 +20,10 @@ from engine.model.network import Network
 from engine.specs import load_network_spec
 from tests.support.networks import hardware_specs, random_mapping
 
-ARRAY_FIELDS = ("cores", "neurons", "synops", "synmem_reads", "link_messages", "link_us")
+ARRAY_FIELDS = (
+    "cores", "neurons", "synops", "synmem_reads", "link_messages", "link_us",
+    "link_mesh_messages",
+)  # fmt: skip
 
 
 def assert_same_evaluation(a, b):
@@ -267,5 +270,57 @@ def test_swaps_on_two_meshes_equal_a_full_evaluation(multicast):
     got = ev.evaluation()
     assert got.latency_us == full.latency_us and got.energy_uj == pytest.approx(full.energy_uj)
     np.testing.assert_array_equal(got.link_us, full.link_us)
+    np.testing.assert_array_equal(got.link_mesh_messages, full.link_mesh_messages)
     one = Evaluator(net, _with_meshes(hw, 1), part, ev.placement, multicast=multicast)
     assert got.terms_us["link"] <= one.evaluation().terms_us["link"]  # never slower
+
+
+@pytest.mark.parametrize("multicast", [False, True], ids=["unicast", "multicast"])
+def test_per_mesh_loads_are_each_meshs_own_routes(multicast):
+    """``link_mesh_messages``: per link and mesh, the messages of the pairs whose source core
+    sits on that mesh (slot parity), routed by hand here; the meshes add up to
+    ``link_messages`` and the busier one times the link (``link_us``)."""
+    from engine.evaluation.traffic import multicast_loads, port_cores, route_loads
+    from engine.mapping.partition_graph import FIXED
+
+    net = load_network_spec("sparse-mlp-1")
+    hw = load_hardware("loihi2")
+    part = make_partition(net, hw, "min+2")
+    g = partition_graph(net, hw, part)
+    place = make_placement(g, hw, "random", seed=5)
+    ev = Evaluator(net, hw, part, place, multicast=multicast).evaluation()
+    per = ev.link_mesh_messages
+    assert per.shape == (hw.n_link_ids, 2) and ev.mesh_messages is per
+    cores = port_cores(hw, place.cores)
+    mesh_of = hw.core_table["slot"] % 2
+    for m in (0, 1):
+        if multicast:
+            msgs = g.messages(hw.model)
+            starts = np.flatnonzero(np.diff(msgs.neuron, prepend=-1))
+            ptr = np.append(starts, msgs.size)
+            on = mesh_of[cores[msgs.src[starts]]] == m
+            sizes = np.diff(ptr)[on]
+            dst = cores[msgs.dst[np.repeat(on, np.diff(ptr))]]
+            want = multicast_loads(
+                hw, cores[msgs.src[starts][on]], np.concatenate([[0], np.cumsum(sizes)]), dst,
+                np.rint(net.rate[msgs.neuron[starts][on]] * FIXED),
+            )  # fmt: skip
+        else:
+            src, dst, fixed = g.routed_pairs
+            on = mesh_of[cores[src]] == m
+            want = route_loads(hw, cores[src[on]], cores[dst[on]], fixed[on])
+        np.testing.assert_array_equal(per[:, m], want / FIXED)
+    assert per[:, 0].any() and per[:, 1].any()  # both meshes carry some
+    np.testing.assert_allclose(per.sum(axis=1), ev.link_messages, rtol=1e-12)
+    np.testing.assert_allclose(
+        per.max(axis=1) * hw.link_table["us_per_message"], ev.link_us, rtol=1e-12
+    )
+    for row in ev.links(hw):  # and in the rows the CLI's --links --json prints
+        assert row["mesh_messages"] == per[row["id"]].tolist()
+
+
+def test_one_mesh_has_one_column_of_per_mesh_loads(mlp_eval):
+    net, hw, mapping, _ = mlp_eval
+    ev = model_evaluation(net, _with_meshes(hw, 1), mapping)
+    assert ev.link_mesh_messages is None
+    np.testing.assert_array_equal(ev.mesh_messages[:, 0], ev.link_messages)

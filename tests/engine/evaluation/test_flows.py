@@ -11,12 +11,15 @@ import pytest
 
 from engine.errors import SpecError
 from engine.evaluation.flows import (
+    chip_note,
     core_flows,
+    core_label,
     flows_through,
     layer_link_messages,
     link_label,
     parse_link,
     route_links,
+    router_label,
 )
 from engine.evaluation.traffic import port_cores
 from engine.hardware import load_hardware
@@ -68,8 +71,8 @@ def test_a_route_is_x_first_then_y_and_ends_at_the_cores():
     hw = load_hardware("mesh:4x3")
     src, dst = hw.core_id(0, 3, 0, 0), hw.core_id(0, 1, 2, 0)
     labels = [link_label(hw, i) for i in route_links(hw, src, dst)]
-    assert labels == [f"core {src} out", "W (3,0)->(2,0)", "W (2,0)->(1,0)",
-                      "S (1,0)->(1,1)", "S (1,1)->(1,2)", f"core {dst} in"]  # fmt: skip
+    assert labels == ["(3,0):0->(3,0)", "W (3,0)->(2,0)", "W (2,0)->(1,0)",
+                      "S (1,0)->(1,1)", "S (1,1)->(1,2)", "(1,2)->(1,2):0"]  # fmt: skip
 
 
 def test_a_cores_flows_are_its_partitions_messages(mapped):
@@ -96,11 +99,40 @@ def test_rows_name_layers_and_core_addresses(mapped):
         m.hardware, m.graph
     )
     assert rows and set(rows[0]) == {
-        "src_layer", "src_partition", "src_core", "dst_layer", "dst_partition", "dst_core",
-        "messages", "share", "hops", "route",
+        "src_layer", "src_partition", "src_core", "src_chip", "dst_layer", "dst_partition",
+        "dst_core", "dst_chip", "messages", "share", "hops", "route",
     }  # fmt: skip
     assert {r["route"] for r in rows} == {"xy"}  # (the presets route X then Y)
-    assert rows[0]["src_layer"] in m.network.population_names and len(rows[0]["src_core"]) == 4
+    assert rows[0]["src_layer"] in m.network.population_names
+    table = flows_through(m.hardware, m.graph, m.mapping.placement.cores, link)
+    ct = m.hardware.core_table
+    for r, c in zip(rows, table.src_core.tolist(), strict=True):  # (x,y):s of the global grid
+        assert r["src_core"] == f"({ct['gx'][c]},{ct['gy'][c]}):{ct['slot'][c]}"
+        assert r["src_chip"] == ct["chip"][c]
+
+
+def test_one_notation_on_a_board_of_chips():
+    """Routers by global (x,y), cores (x,y):slot, the chip only where it helps."""
+    hw = load_hardware("mesh:2x2x2@2x1")  # two chips side by side, routers (0..3, 0..1)
+    core = hw.core_id(1, 0, 1, 1)  # chip 1's router (0,1) is the board's (2,1)
+    assert (
+        core_label(hw, core) == "(2,1):1"
+        and router_label(hw, hw.core_table["router"][core]) == "(2,1)"
+    )
+    west = parse_link(hw, "W (2,1)->(1,1)")
+    assert hw.link_table["kind"][west] == 1  # off-chip
+    assert chip_note(hw, west) == "chip 1 -> chip 0"
+    assert chip_note(hw, parse_link(hw, "(2,1):1->(2,1)")) == "chip 1"
+    assert chip_note(load_hardware("mesh:3x2x2"), 0) == ""
+    assert parse_link(hw, "(2,1):1->(2,1)") == 4 * hw.n_routers + core
+    assert parse_link(hw, "(2,1)->(2,1):1") == 4 * hw.n_routers + hw.n_cores + core
+    assert parse_link(hw, f"core {core} in") == parse_link(hw, "(2,1)->(2,1):1")
+
+
+@pytest.mark.parametrize("text", ["(2,1):1->(1,1)", "(9,1):0->(9,1)", "(2,1)->(2,1):7"])
+def test_a_bad_core_link_is_refused(text):
+    with pytest.raises(SpecError):
+        parse_link(load_hardware("mesh:2x2x2@2x1"), text)
 
 
 @pytest.mark.parametrize("hardware", ["mesh:3x2x2", "mesh:2x2@2x1"])
@@ -205,5 +237,5 @@ def test_a_route_y_first():
     hw = load_hardware("mesh:4x3")
     src, dst = hw.core_id(0, 3, 0, 0), hw.core_id(0, 1, 2, 0)
     labels = [link_label(hw, i) for i in route_links(hw, src, dst, YX)]
-    assert labels == [f"core {src} out", "S (3,0)->(3,1)", "S (3,1)->(3,2)",
-                      "W (3,2)->(2,2)", "W (2,2)->(1,2)", f"core {dst} in"]  # fmt: skip
+    assert labels == ["(3,0):0->(3,0)", "S (3,0)->(3,1)", "S (3,1)->(3,2)",
+                      "W (3,2)->(2,2)", "W (2,2)->(1,2)", "(1,2)->(1,2):0"]  # fmt: skip

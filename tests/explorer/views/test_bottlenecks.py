@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
+from engine.evaluation.flows import link_label
 from engine.evaluation.roofline import ridge, roof, roofline_point, roofline_xy
 from engine.hardware import load_hardware
 from engine.search import ESConfig, Record
@@ -55,8 +58,10 @@ def test_bound_sentence_names_the_term_and_where(demo_state, state):
     assert f"{ev.latency_us:,.3f} µs" in text
     ev2 = state.evaluation
     assert ev2.bottleneck == "synmem"
-    x, y, slot = state.hardware.core_address(ev2.bottleneck_core)[1:]
-    assert f"SynMem reads on core ({x},{y},{slot})" in bound_sentence(state.hardware, ev2)
+    ct = state.hardware.core_table  # (x,y):s, the global router grid's, as every view names it
+    c = ev2.bottleneck_core
+    where = f"({ct['gx'][c]},{ct['gy'][c]}):{ct['slot'][c]}"
+    assert f"SynMem reads on core {where}" in bound_sentence(state.hardware, ev2)
 
 
 # ------------------------------------------------------------------ (b) heaviest links
@@ -93,8 +98,9 @@ def test_link_rows_name_kind_and_end_points(two_chip_state):
     for i, link in enumerate(table["link"].tolist()):
         d = reference[link]
         assert table["kind"][i] == d["kind"]
-        assert table["from"][i] == "(" + ", ".join(map(str, d["src"])) + ")"
-        assert table["to"][i] == "(" + ", ".join(map(str, d["dst"])) + ")"
+        # the ends in the one notation: "E (x,y)->(x+1,y)", "(x,y):s->(x,y)", …
+        assert link_label(hw, link).endswith(f"{table['from'][i]}->{table['to'][i]}")
+        assert re.fullmatch(r"\(\d+,\d+\)(:\d+)?", table["from"][i])
         assert table["direction"][i] == (d["direction"] or "")
 
 
@@ -220,7 +226,7 @@ def test_view_follows_the_evaluation_reference_and_start(state):
 def test_view_on_two_chips(two_chip_state):
     view = BottleneckView(state=two_chip_state)
     hw, ev = two_chip_state.hardware, two_chip_state.evaluation
-    assert view.terms_plot.figure.xaxis[0].axis_label.startswith("core (chip, x, y, slot)")
+    assert view.terms_plot.figure.xaxis[0].axis_label.startswith("core (x,y):slot")
     assert view.link_table["link"].tolist() == _brute_force(hw, ev, 15)
 
 

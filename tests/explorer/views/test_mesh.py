@@ -9,6 +9,7 @@ import pytest
 from bokeh.models import ColorBar, HoverTool, Legend, LinearColorMapper
 
 from engine.evaluation.cost import model_evaluation
+from engine.evaluation.flows import core_label
 from engine.hardware import CORE_TO_ROUTER, LINK_KINDS, OFF_CHIP, ROUTER, ROUTER_TO_CORE
 from engine.mapping.assignment import Mapping, Placement
 from engine.mapping.partition_graph import partition_graph
@@ -32,11 +33,13 @@ from explorer.views.mesh_columns import (
     drop_target,
     link_columns,
     load_colors,
+    mesh_split_text,
     node_address_parts,
     population_colors,
     router_columns,
     simulated_link_text,
     srgb_to_lab,
+    unchanged_text,
 )
 from explorer.views.mesh_figure import DETAIL_PX, core_color_mappers, mesh_figure
 
@@ -286,9 +289,12 @@ def test_the_tooltip_numbers_name_what_the_text_columns_say(two_chip_state):
     assert list(links["direction"]) == [LINK_DIRECTIONS[d] for d in links["direction_code"]]
     chip, x, y, slot = node_address_parts(hw)
 
-    def address(node: int) -> str:  # as the page's formatter writes it
-        parts = [chip[node], x[node], y[node]] + ([slot[node]] if slot[node] >= 0 else [])
-        return f"({', '.join(str(int(v)) for v in parts)})"
+    def address(node: int) -> str:  # as the page's formatter writes it: (x,y) or (x,y):s
+        return f"({x[node]},{y[node]})" + (f":{slot[node]}" if slot[node] >= 0 else "")
+
+    ct = hw.core_table  # the board's global router coordinates, as engine.evaluation.flows
+    assert address(hw.n_routers + 9) == core_label(hw, 9)
+    assert (x[hw.n_routers :] == ct["gx"]).all() and (ct["chip"] > 0).any()
 
     assert list(links["src"]) == [address(n) for n in links["src_node"]]
     assert list(links["dst"]) == [address(n) for n in links["dst_node"]]
@@ -583,7 +589,18 @@ def test_the_switch_changes_colours_and_the_colour_bar():
     assert mapped_colors(sources.mapper, shade) == list(util["color"])
     view.color_by = "messages"
     assert sources.color_bar.title == "messages / step"
-    assert sources.mapper.high == pytest.approx(state.evaluation.max_link_messages)
+    # Loihi 2's two meshes: by default each link's busier copy, the one that times it
+    ev, existing = state.evaluation, state.hardware.link_table["kind"] >= 0
+    busier = ev.link_mesh_messages.max(axis=1)
+    assert sources.mapper.high == pytest.approx(busier[existing].max())
+    assert busier[existing].max() < ev.max_link_messages  # not both meshes together
+    ids = np.asarray(sources.links.data["link"])
+    np.testing.assert_array_equal(sources.links.data["value"], busier[ids])
+    view.mesh = 1  # one mesh's copy of every link
+    np.testing.assert_array_equal(sources.links.data["value"], ev.link_mesh_messages[ids, 1])
+    view.color_by = "utilization"
+    want = ev.link_mesh_messages[ids, 1] * state.hardware.link_table["us_per_message"][ids]
+    np.testing.assert_allclose(sources.links.data["value"], want / ev.latency_us)
 
 
 def _simulate_shown(state):
@@ -691,9 +708,9 @@ def test_a_compute_bound_mapping_outlines_its_bottleneck_core():
     x, y = core_positions(state.hardware)
     assert list(ring["core"]) == [ev.bottleneck_core]
     assert ring["x"][0] == x[ev.bottleneck_core] and ring["y"][0] == y[ev.bottleneck_core]
-    address = ", ".join(str(v) for v in state.hardware.core_address(ev.bottleneck_core))
     text = view._caption.object
-    assert f"({address})" in text and "outlined in pink" in text
+    assert f"{core_label(state.hardware, ev.bottleneck_core)} (" in text
+    assert "outlined in pink" in text
     demo, demo_view, _ = _view()  # link-bound: no core outlined, the link is
     assert len(demo_view._sources.bottleneck_core.data["core"]) == 0
     assert "bound by the pink link" in demo_view._caption.object
@@ -702,7 +719,10 @@ def test_a_compute_bound_mapping_outlines_its_bottleneck_core():
 def test_core_link_addresses_are_not_cut_short(demo_state):
     links = link_columns(demo_state.hardware, demo_state.evaluation)
     out = links["kind"] == "core-to-router"
-    assert all(s.count(",") == 3 and s.endswith(")") for s in links["src"][out])
+    hw = demo_state.hardware
+    cores = hw.link_table["core"][links["link"][out]]
+    assert list(links["src"][out]) == [core_label(hw, c) for c in cores]
+    assert all(re.fullmatch(r"\(\d+,\d+\):\d", s) for s in links["src"][out])
 
 
 def test_a_board_of_chips_has_an_overview_that_jumps_to_a_chip():
@@ -751,3 +771,69 @@ def test_a_mesh_too_fine_to_read_starts_without_its_fine_detail(hardware, detail
     assert [r.visible for r in fig.renderers if r.name in ("links", "cores")] == [True, True]
     legend = next(m for m in fig.right if isinstance(m, Legend))
     assert ("zoom in for" in legend.title) != detailed  # the legend says what is left out
+
+
+# ------------------------------------------------------------------ Loihi 2's two meshes
+def test_a_drag_that_lightens_one_mesh_says_the_other_still_bounds_the_step():
+    """Issue 57's drag: the lower-left layer2 core of router (1,0) onto the empty top-left
+    slot of router (1,3). The pink link gets lighter over both meshes, but the step's time
+    is its busier mesh's, which the drag left alone: the page says so."""
+    state, view, errors = _view()
+    hw = state.hardware
+    before = state.evaluation
+    b = before.bottleneck_link
+    assert before.bottleneck == "link" and hw.links.meshes == 2
+    assert "mesh-unchanged" not in view._caption.object
+    dragged, slot = hw.core_id(0, 1, 0, 3), hw.core_id(0, 1, 3, 0)
+    assert view.drop(*_dropped(hw, dragged, slot)) and not errors
+    after = state.evaluation
+    assert after.latency_us == before.latency_us and after.bottleneck_link == b
+    assert after.link_messages[b] < before.link_messages[b]  # lighter over both meshes …
+    busier = int(np.argmax(after.link_mesh_messages[b]))
+    kept = after.link_mesh_messages[b, busier]
+    assert kept == before.link_mesh_messages[b, busier]  # … but not on its busier mesh
+    text = view._caption.object
+    assert 'data-testid="mesh-unchanged"' in text
+    assert f"got lighter ({before.link_messages[b]:,.0f} → {after.link_messages[b]:,.0f}" in text
+    assert (
+        f"the other mesh&#x27;s copy of this link (mesh {busier}) still carries {kept:,.0f}" in text
+    )
+    # the caption and the inspector give both meshes' figures
+    split = mesh_split_text(hw, after, b)
+    assert f"{kept:,.0f} on mesh {busier}" in split and split in text
+    view.inspect("link", b)
+    facts = view.inspection.facts
+    assert (
+        facts[f"mesh {busier}"].startswith(f"{kept:,.1f}") and "busier" in facts[f"mesh {busier}"]
+    )
+    assert facts[f"mesh {1 - busier}"] == f"{after.link_mesh_messages[b, 1 - busier]:,.1f}"
+    # a change that moves the time says nothing of the kind
+    assert unchanged_text(hw, before, state.evaluation) != ""
+    cores = state.mapping.placement.cores
+    state.swap_cores(int(cores[0]), int(cores[-1]))
+    if state.evaluation.latency_us != after.latency_us:
+        assert "mesh-unchanged" not in view._caption.object
+
+
+def test_no_sentence_when_nothing_on_the_links_changed(demo_state):
+    ev = demo_state.evaluation
+    assert unchanged_text(demo_state.hardware, ev, ev) == ""
+
+
+def test_a_change_under_a_compute_bound_step_names_the_core_that_bounds_it():
+    state, view, _ = _view("mlp:widths=256-512-256-10", "loihi2")
+    hw, before = state.hardware, state.evaluation
+    assert before.bottleneck in ("dendops", "synops", "synmem")
+    cores = state.mapping.placement.cores
+    empty = int(np.setdiff1d(np.arange(hw.n_cores), cores)[-1])
+    moved = next(int(c) for c in cores if c != before.bottleneck_core)
+    state.swap_cores(moved, empty)  # links change, the busiest core does not
+    after = state.evaluation
+    assert after.latency_us == before.latency_us
+    assert np.any(after.link_messages != before.link_messages)
+    where = core_label(hw, after.bottleneck_core)
+    text = unchanged_text(hw, before, after, state.network)
+    assert "the change moved" in text and f"of core {where} (" in text
+    assert text.endswith("bounds the step, not a link.")
+    assert f"of core {where} (" in view._top_line.object  # the short line says it too
+    assert "not a link" in view._top_line.object
