@@ -23,8 +23,9 @@ surcharge per chip-to-chip hop.
 ``model_evaluation(network, hardware, mapping)`` is pure (``engine.pipeline.evaluate`` is
 the same for a ``Mapped``, whose partition graph it reuses). ``Evaluator`` keeps what
 depends only on the partition, so a new placement costs one routing pass and a swap of two
-cores touches only the pairs of the two partitions; ``Evaluator.evaluation()`` equals
-``model_evaluation`` exactly.
+cores walks again only the pairs (or multicast trees) of the two partitions, each on its
+source core's mesh (``engine.evaluation.incremental``), on any hardware;
+``Evaluator.evaluation()`` equals ``model_evaluation`` exactly, after any swaps.
 """
 
 from __future__ import annotations
@@ -193,6 +194,17 @@ class Evaluator:
         hop = np.where(kind == OFF_CHIP, e.route_pj + e.transmit_pj + e.offchip_pj, hop)
         hop = np.where(kind == CORE_TO_ROUTER, e.route_pj, hop)  # the "+ E_R" of every message
         self._energy_per_fixed = hop * 1e-6 / FIXED
+        # … per kind of link (its time and energy depend on nothing else), for mesh_summary
+        n_slots = 4 * hardware.n_routers
+        self._slot_kind = np.where(kind[:n_slots] == OFF_CHIP, OFF_CHIP, ROUTER).astype(np.int64)
+        self._kind_factors = []
+        for per_link in (self._us_per_fixed, self._energy_per_fixed):
+            of_kind = np.zeros(len(LINK_KINDS))
+            for k in range(len(LINK_KINDS)):
+                values = np.unique(per_link[kind == k])
+                assert values.size <= 1, "a link's cost factors depend on its kind alone"
+                of_kind[k] = values[0] if values.size else 0.0
+            self._kind_factors.append(of_kind)
         # the message pairs, with the input port as one more partition (id n_parts) that sends
         # the spike sources' messages and never moves (no core of part_of_core holds it)
         self._port = hardware.input_core
@@ -251,7 +263,7 @@ class Evaluator:
             self._per_mesh, self._core_ext, self.part_of_core, self._chip, self._chip_count,
             *self._part_units, self._touched, *self._units, self._gx, self._gy, self._mesh,
             hw.grid_width, 4 * hw.n_routers, hw.n_cores, self._orders, self._scratch,
-            self._us_per_fixed, self._energy_per_fixed,
+            self._slot_kind, *self._kind_factors,
         )  # fmt: skip
         return self._summarize()
 
@@ -315,9 +327,7 @@ class Evaluator:
     # ------------------------------------------------------------ results
     def _summarize(self) -> tuple[float, float]:
         if self._pending is None:
-            link_us, routing_uj = mesh_summary(
-                self._per_mesh, self._us_per_fixed, self._energy_per_fixed
-            )
+            link_us, routing_uj = mesh_summary(self._per_mesh, self._slot_kind, *self._kind_factors)
             chips = int(np.count_nonzero(self._chip_count))
         else:  # a swap's, computed as it ended
             link_us, routing_uj, chips = self._pending

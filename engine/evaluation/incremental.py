@@ -22,6 +22,7 @@ import numba
 import numpy as np
 
 from engine.evaluation.traffic import _walk
+from engine.hardware import CORE_TO_ROUTER, OFF_CHIP, ROUTER, ROUTER_TO_CORE
 from engine.hardware.routing import YX
 
 __all__ = ["mesh_summary", "scratch_for", "swap_units", "units_of_parts"]
@@ -51,7 +52,7 @@ def scratch_for(width: int, height: int) -> np.ndarray:
     return out
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def _tree(loads, cores, dst, lo, hi, cs, gx, gy, gw, m, yx, scratch):
     """Add ``m`` to the router links of the tree from core ``cs`` to the cores of
     ``dst[lo:hi]`` routed first along a (x; y where ``yx``), then along b. ``scratch``:
@@ -98,7 +99,7 @@ def _leg(loads, a0, b0, a1, b1, gw, m, yx):
         _walk(loads, a0, b0, a1, b1, gw, m, False)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def _add_unit(per_mesh, u, sign, cores, unit_src, unit_ptr, unit_dst, unit_fixed,
               gx, gy, mesh, gw, n_router_slots, n_cores, orders, scratch):  # fmt: skip
     lo, hi = unit_ptr[u], unit_ptr[u + 1]
@@ -120,7 +121,7 @@ def _add_unit(per_mesh, u, sign, cores, unit_src, unit_ptr, unit_dst, unit_fixed
               scratch)  # fmt: skip
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def _units_of(
     per_mesh, pa, pb, sign, cores, part_ptr, part_units, touched, unit_src, unit_ptr, unit_dst,
     unit_fixed, gx, gy, mesh, gw, n_router_slots, n_cores, orders, scratch,
@@ -143,15 +144,15 @@ def _units_of(
 def swap_units(
     core_a, core_b, per_mesh, cores, part_of_core, chip, chip_count, part_ptr, part_units,
     touched, unit_src, unit_ptr, unit_dst, unit_fixed, gx, gy, mesh, gw, n_router_slots,
-    n_cores, orders, scratch, us_per_fixed, energy_per_fixed,
+    n_cores, orders, scratch, link_kind, us_of_kind, energy_of_kind,
 ):  # fmt: skip
     """Exchange the contents of cores ``core_a`` and ``core_b`` (either may be empty) and
     update ``per_mesh`` (meshes × link ids) in place: the units of their partitions
     (``part_ptr``/``part_units``, ``units_of_parts``) taken away, the partitions moved
     (``cores``: partition id → core, the input port's last; ``part_of_core``; ``chip_count``:
     partitions per chip, ``chip`` the chip of each core), the units added back. ``touched``:
-    a zeroed work array, one per unit. Returns ``mesh_summary`` of the new loads and the
-    chips in use."""
+    a zeroed work array, one per unit. Returns ``mesh_summary`` of the new loads (its
+    ``link_kind``, ``us_of_kind``, ``energy_of_kind``) and the chips in use."""
     pa, pb = part_of_core[core_a], part_of_core[core_b]
     if core_a != core_b and (pa >= 0 or pb >= 0):
         _units_of(per_mesh, pa, pb, -1, cores, part_ptr, part_units, touched, unit_src,
@@ -169,27 +170,49 @@ def swap_units(
         _units_of(per_mesh, pa, pb, 1, cores, part_ptr, part_units, touched, unit_src,
                   unit_ptr, unit_dst, unit_fixed, gx, gy, mesh, gw, n_router_slots, n_cores,
                   orders, scratch)  # fmt: skip
-    link_us, energy = mesh_summary(per_mesh, us_per_fixed, energy_per_fixed)
+    link_us, energy = mesh_summary(per_mesh, link_kind, us_of_kind, energy_of_kind)
     return link_us, energy, np.count_nonzero(chip_count)
 
 
 @numba.njit(cache=True, nogil=True)
-def mesh_summary(per_mesh, us_per_fixed, energy_per_fixed):
-    """(time of the busiest link of any mesh in µs, Σ over links of the meshes' load ×
-    energy factor): a link's time is its busiest mesh's, its energy all meshes' messages'."""
+def mesh_summary(per_mesh, link_kind, us_of_kind, energy_of_kind):
+    """(time of the busiest link of any mesh in µs, routing energy in µJ) of loads kept per
+    mesh: a link's time is its busiest mesh's load times its kind's µs per fixed-point
+    message, its energy every mesh's load times its kind's µJ. ``link_kind``: per router
+    link slot, ``ROUTER`` or ``OFF_CHIP`` (an edge slot, never loaded, either); then come
+    every core's link to its router and every router's link to its core (``n_cores`` each).
+    The sums are integers per kind, so the answer depends only on the loads."""
+    meshes, n_links = per_mesh.shape
+    n_slots = link_kind.size
+    n_cores = (n_links - n_slots) // 2
+    most = np.zeros(4, dtype=np.int64)  # per kind: the largest load of one mesh
+    total = np.zeros(4, dtype=np.int64)  # per kind: all loads
+    offchip = np.any(link_kind == OFF_CHIP)
+    for m in range(meshes):
+        row = per_mesh[m]
+        for k, lo, hi in ((CORE_TO_ROUTER, n_slots, n_slots + n_cores),
+                          (ROUTER_TO_CORE, n_slots + n_cores, n_links)):  # fmt: skip
+            big, sum_ = 0, 0
+            for i in range(lo, hi):
+                big = max(big, row[i])
+                sum_ += row[i]
+            most[k] = max(most[k], big)
+            total[k] += sum_
+        if offchip:
+            for i in range(n_slots):
+                k = link_kind[i]
+                most[k] = max(most[k], row[i])
+                total[k] += row[i]
+        else:
+            big, sum_ = 0, 0
+            for i in range(n_slots):
+                big = max(big, row[i])
+                sum_ += row[i]
+            most[ROUTER] = max(most[ROUTER], big)
+            total[ROUTER] += sum_
     worst = 0.0
     energy = 0.0
-    meshes, n_links = per_mesh.shape
-    for i in range(n_links):
-        total = 0
-        busiest = 0
-        for m in range(meshes):
-            v = per_mesh[m, i]
-            total += v
-            busiest = max(busiest, v)
-        if total != 0:
-            t = busiest * us_per_fixed[i]
-            if t > worst:
-                worst = t
-            energy += total * energy_per_fixed[i]
+    for k in range(4):
+        worst = max(worst, most[k] * us_of_kind[k])
+        energy += total[k] * energy_of_kind[k]
     return worst, energy

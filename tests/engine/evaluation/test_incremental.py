@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.evaluation.cost import Evaluator
+from engine.evaluation.incremental import mesh_summary
 from engine.hardware import OFF_CHIP, load_hardware
 from engine.hardware.loading import preset_names
 from engine.mapping.partition import make_partition
@@ -121,3 +122,36 @@ def test_loihi2s_two_meshes_on_the_demo(multicast):
     for mesh in range(2):
         np.testing.assert_array_equal(ev._per_mesh[mesh], ev._mesh_loads(ev._core_ext, mesh))
     assert (ev._per_mesh > 0).sum(axis=1).min() > 0  # both meshes carry messages
+
+
+@pytest.mark.parametrize("preset", ["loihi2", "loihi2-x8", "hypergraph-small"])
+@pytest.mark.parametrize("meshes", [1, 2])
+def test_the_summary_times_the_busiest_mesh_and_counts_every_message(preset, meshes):
+    """``mesh_summary`` of random loads on every link of every mesh: the link term is the
+    largest load of one mesh on one link times that link's µs per message, the routing
+    energy every mesh's messages on every link times that link's energy (link by link, in
+    numpy)."""
+    rng = np.random.default_rng(meshes)
+    hw = variant(load_hardware(preset), meshes)
+    network, partition, placement = random_mapping(rng, hw)
+    ev = Evaluator(network, hw, partition, placement, check=False)
+    for _ in range(5):
+        per_mesh = rng.integers(0, 2**40, size=(meshes, hw.n_link_ids))
+        per_mesh[:, hw.link_table["kind"] < 0] = 0  # (edge slots lead nowhere)
+        link_us, routing_uj = mesh_summary(per_mesh, ev._slot_kind, *ev._kind_factors)
+        assert link_us == (per_mesh.max(axis=0) * ev._us_per_fixed).max()
+        assert routing_uj == pytest.approx(
+            (per_mesh.sum(axis=0) * ev._energy_per_fixed).sum(), rel=1e-12
+        )
+        busiest = np.unravel_index(np.argmax(per_mesh * ev._us_per_fixed), per_mesh.shape)
+        per_mesh[busiest] = 0  # the next busiest now bounds it
+        assert mesh_summary(per_mesh, ev._slot_kind, *ev._kind_factors)[0] < link_us
+    # a spike of load on any one link, the first and last of each kind among them, bounds it
+    kind = hw.link_table["kind"]
+    ends = [np.flatnonzero(kind == k)[[0, -1]] for k in np.unique(kind[kind >= 0])]
+    for link in [*np.concatenate(ends), *rng.choice(np.flatnonzero(kind >= 0), 20)]:
+        per_mesh = rng.integers(0, 2**20, size=(meshes, hw.n_link_ids))
+        per_mesh[:, kind < 0] = 0
+        per_mesh[rng.integers(meshes), link] = 2**50
+        link_us, _ = mesh_summary(per_mesh, ev._slot_kind, *ev._kind_factors)
+        assert link_us == 2**50 * ev._us_per_fixed[link]
