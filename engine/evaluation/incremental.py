@@ -52,7 +52,7 @@ def scratch_for(width: int, height: int) -> np.ndarray:
     return out
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@numba.njit(cache=True, nogil=True)
 def _tree(loads, cores, dst, lo, hi, cs, gx, gy, gw, m, yx, scratch):
     """Add ``m`` to the router links of the tree from core ``cs`` to the cores of
     ``dst[lo:hi]`` routed first along a (x; y where ``yx``), then along b. ``scratch``:
@@ -99,47 +99,6 @@ def _leg(loads, a0, b0, a1, b1, gw, m, yx):
         _walk(loads, a0, b0, a1, b1, gw, m, False)
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
-def _add_unit(per_mesh, u, sign, cores, unit_src, unit_ptr, unit_dst, unit_fixed,
-              gx, gy, mesh, gw, n_router_slots, n_cores, orders, scratch):  # fmt: skip
-    lo, hi = unit_ptr[u], unit_ptr[u + 1]
-    if hi == lo:
-        return
-    cs = cores[unit_src[u]]
-    row = per_mesh[mesh[cs]]
-    f = unit_fixed[u]
-    row[n_router_slots + cs] += sign * f
-    for j in range(lo, hi):
-        row[n_router_slots + n_cores + cores[unit_dst[j]]] += sign * f
-    n = orders.size
-    if n == 1:
-        _tree(row, cores, unit_dst, lo, hi, cs, gx, gy, gw, sign * f, orders[0] == YX, scratch)
-        return
-    for k in range(n):
-        part = (f * (k + 1)) // n - (f * k) // n
-        _tree(row, cores, unit_dst, lo, hi, cs, gx, gy, gw, sign * part, orders[k] == YX,
-              scratch)  # fmt: skip
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _units_of(
-    per_mesh, pa, pb, sign, cores, part_ptr, part_units, touched, unit_src, unit_ptr, unit_dst,
-    unit_fixed, gx, gy, mesh, gw, n_router_slots, n_cores, orders, scratch,
-):  # fmt: skip
-    """Add (``sign`` 1) or take away (-1) every unit of partitions ``pa`` and ``pb`` (-1:
-    none) once: taking away marks them in ``touched``, adding clears the marks."""
-    mark = 1 if sign < 0 else 0
-    for p in (pa, pb):
-        if p < 0:
-            continue
-        for k in range(part_ptr[p], part_ptr[p + 1]):
-            u = part_units[k]
-            if touched[u] != mark:  # (a unit of both partitions, once)
-                touched[u] = mark
-                _add_unit(per_mesh, u, sign, cores, unit_src, unit_ptr, unit_dst, unit_fixed,
-                          gx, gy, mesh, gw, n_router_slots, n_cores, orders, scratch)  # fmt: skip
-
-
 @numba.njit(cache=True, nogil=True)
 def swap_units(
     core_a, core_b, per_mesh, cores, part_of_core, chip, chip_count, part_ptr, part_units,
@@ -152,24 +111,69 @@ def swap_units(
     (``cores``: partition id → core, the input port's last; ``part_of_core``; ``chip_count``:
     partitions per chip, ``chip`` the chip of each core), the units added back. ``touched``:
     a zeroed work array, one per unit. Returns ``mesh_summary`` of the new loads (its
-    ``link_kind``, ``us_of_kind``, ``energy_of_kind``) and the chips in use."""
+    ``link_kind``, ``us_of_kind``, ``energy_of_kind``) and the chips in use.
+
+    One flat loop: numba counts references to every array handed to a helper, which cost
+    more than the walk itself; only trees (and routings of two orders) call one."""
     pa, pb = part_of_core[core_a], part_of_core[core_b]
+    n_orders = orders.size
+    yx = orders[0] == YX
+    into = n_router_slots + n_cores  # first router→core link
     if core_a != core_b and (pa >= 0 or pb >= 0):
-        _units_of(per_mesh, pa, pb, -1, cores, part_ptr, part_units, touched, unit_src,
-                  unit_ptr, unit_dst, unit_fixed, gx, gy, mesh, gw, n_router_slots, n_cores,
-                  orders, scratch)  # fmt: skip
-        if pa >= 0:
-            cores[pa] = core_b
-            chip_count[chip[core_a]] -= 1
-            chip_count[chip[core_b]] += 1
-        if pb >= 0:
-            cores[pb] = core_a
-            chip_count[chip[core_b]] -= 1
-            chip_count[chip[core_a]] += 1
-        part_of_core[core_a], part_of_core[core_b] = pb, pa
-        _units_of(per_mesh, pa, pb, 1, cores, part_ptr, part_units, touched, unit_src,
-                  unit_ptr, unit_dst, unit_fixed, gx, gy, mesh, gw, n_router_slots, n_cores,
-                  orders, scratch)  # fmt: skip
+        for phase in range(2):  # take the units away, move, add them back
+            sign = -1 if phase == 0 else 1
+            if phase == 1:
+                if pa >= 0:
+                    cores[pa] = core_b
+                    chip_count[chip[core_a]] -= 1
+                    chip_count[chip[core_b]] += 1
+                if pb >= 0:
+                    cores[pb] = core_a
+                    chip_count[chip[core_b]] -= 1
+                    chip_count[chip[core_a]] += 1
+                part_of_core[core_a], part_of_core[core_b] = pb, pa
+            for which in range(2):
+                p = pa if which == 0 else pb
+                if p < 0:
+                    continue
+                for k in range(part_ptr[p], part_ptr[p + 1]):
+                    u = part_units[k]
+                    if touched[u] != phase:  # (a unit of both partitions, once)
+                        continue
+                    touched[u] = 1 - phase
+                    lo, hi = unit_ptr[u], unit_ptr[u + 1]
+                    if hi == lo:
+                        continue
+                    cs = cores[unit_src[u]]
+                    m = mesh[cs]
+                    f = sign * unit_fixed[u]
+                    per_mesh[m, n_router_slots + cs] += f
+                    for j in range(lo, hi):
+                        per_mesh[m, into + cores[unit_dst[j]]] += f
+                    if hi - lo == 1 and n_orders == 1:  # a pair: its one route, here
+                        cd = cores[unit_dst[lo]]
+                        sx, sy, dx, dy = gx[cs], gy[cs], gx[cd], gy[cd]
+                        line, col = (dy, sx) if yx else (sy, dx)
+                        x = sx
+                        while x < dx:
+                            per_mesh[m, (line * gw + x) * 4] += f
+                            x += 1
+                        while x > dx:
+                            per_mesh[m, (line * gw + x) * 4 + 1] += f
+                            x -= 1
+                        y = sy
+                        while y < dy:
+                            per_mesh[m, (y * gw + col) * 4 + 2] += f
+                            y += 1
+                        while y > dy:
+                            per_mesh[m, (y * gw + col) * 4 + 3] += f
+                            y -= 1
+                        continue
+                    w = unit_fixed[u]
+                    for o in range(n_orders):
+                        share = (w * (o + 1)) // n_orders - (w * o) // n_orders
+                        _tree(per_mesh[m], cores, unit_dst, lo, hi, cs, gx, gy, gw, sign * share,
+                              orders[o] == YX, scratch)  # fmt: skip
     link_us, energy = mesh_summary(per_mesh, link_kind, us_of_kind, energy_of_kind)
     return link_us, energy, np.count_nonzero(chip_count)
 
