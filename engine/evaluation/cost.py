@@ -209,6 +209,7 @@ class Evaluator:
         # the spike sources' messages and never moves (no core of part_of_core holds it)
         self._port = hardware.input_core
         self._pair_src, self._pair_dst, self._pair_fixed = s.routed_pairs
+        self._pair_fixed64 = self._pair_fixed.astype(np.int64)
         ct = hardware.core_table
         self._gx, self._gy = ct["gx"].astype(np.int64), ct["gy"].astype(np.int64)
         self._orders = np.asarray(routing_of(hardware).orders, dtype=np.int64)  # a swap's routes
@@ -301,9 +302,9 @@ class Evaluator:
         each mesh, equal to the last bit)."""
         hw = self.hardware
         return mesh_route_loads(
-            cores[self._pair_src], cores[self._pair_dst], self._pair_fixed.astype(np.int64),
-            self._mesh.astype(np.int64), self._gx, self._gy, hw.grid_width, 4 * hw.n_routers,
-            hw.n_cores, hw.n_link_ids, self._meshes, self._orders,
+            cores[self._pair_src], cores[self._pair_dst], self._pair_fixed64, self._mesh,
+            self._gx, self._gy, hw.grid_width, 4 * hw.n_routers, hw.n_cores, hw.n_link_ids,
+            self._meshes, self._orders,
         )  # fmt: skip
 
     @property

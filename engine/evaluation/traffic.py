@@ -212,11 +212,25 @@ def mesh_route_loads(
     n_orders = orders.size
     for i in range(src_core.size):
         cs, cd, f = src_core[i], dst_core[i], fixed[i]
-        row = out[core_mesh[cs]]
-        row[n_router_slots + cs] += f
-        row[n_router_slots + n_cores + cd] += f
-        for k in range(n_orders):
+        m = core_mesh[cs]
+        out[m, n_router_slots + cs] += f
+        out[m, n_router_slots + n_cores + cd] += f
+        sx, sy, dx, dy = core_gx[cs], core_gy[cs], core_gx[cd], core_gy[cd]
+        for k in range(n_orders):  # (walked here: an array handed to a helper costs more)
             part = (f * (k + 1)) // n_orders - (f * k) // n_orders
-            _walk(row, core_gx[cs], core_gy[cs], core_gx[cd], core_gy[cd], gw, part,
-                  orders[k] == YX)  # fmt: skip
+            line, col = (dy, sx) if orders[k] == YX else (sy, dx)
+            x = sx
+            while x < dx:
+                out[m, (line * gw + x) * 4] += part
+                x += 1
+            while x > dx:
+                out[m, (line * gw + x) * 4 + 1] += part
+                x -= 1
+            y = sy
+            while y < dy:
+                out[m, (y * gw + col) * 4 + 2] += part
+                y += 1
+            while y > dy:
+                out[m, (y * gw + col) * 4 + 3] += part
+                y -= 1
     return out
