@@ -153,7 +153,11 @@ def suggest(
     deadline = t0 + budget_s
     done = 0
     for i, (a, b) in enumerate(pairs.tolist()):
-        if i >= len(first) and i % _CHECK_EVERY == 0 and time.perf_counter() > deadline:
+        if (
+            i >= len(first)
+            and (i == len(first) or i % _CHECK_EVERY == 0)
+            and time.perf_counter() > deadline
+        ):
             break
         latency[i], energy[i] = ev.swap_cores(a, b)
         ev.swap_cores(a, b)  # back: the integers return exactly
@@ -169,7 +173,7 @@ def suggest(
         moves.append(
             Move(
                 a, b, "swap" if occupied[b] else "move", float(latency[i]), float(energy[i]),
-                base[0] - float(latency[i]), base[1] - float(energy[i]),
+                float(base[0] - latency[i]), float(base[1] - energy[i]),
             )
         )  # fmt: skip
     return Suggestions(
