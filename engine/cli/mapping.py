@@ -424,8 +424,8 @@ COMMANDS = {  # name -> one line of help (the top-level help needs nothing more)
     "list": "list networks, hardware, partitioners, placers …",
     "info": "a network's neurons, synapses and populations (any spec, NIR included)",
     "evaluate": "latency, energy and link loads of one mapping",
-    "map": "partition and place with the SNN hypergraphs algorithms, timed",
     "suggest": "the swaps and moves of single cores that lower a mapping's latency most",
+    "map": "partition and place with the SNN hypergraphs algorithms, timed",
     "convert": "write a network as hMETIS .hgr or MeshScope .npz",
     "mesh-shape": "the mesh (rows x columns) for a number of cores (SENMap §IV-B)",
 }
