@@ -3,7 +3,10 @@
 Prints one JSON object: ``partition_per_s`` (a new layered partition, evaluated at a
 random placement), ``placement_per_s`` (a new placement of a fixed partition),
 ``swap_per_s`` (an incremental exchange of two cores, occupied or empty), and
-``breakdown_us``: where the time of each goes. Pinned to one core.
+``breakdown_us``: where the time of each goes; ``beside``: new placements and swaps of the
+same kind on other hardware — eight Loihi 2 chips (two meshes, off-chip links), Loihi 2's
+model with multicast trees, and a multicast preset (mosaic-8x8, with a network that fits
+it). Pinned to one core.
 
     .venv/bin/python benchmarks/evaluate.py [--quick]
 """
@@ -17,7 +20,8 @@ import numpy as np
 from common import finish, parser
 
 from engine.evaluation.cost import Evaluator
-from engine.evaluation.traffic import link_summary, route_loads
+from engine.evaluation.incremental import mesh_summary
+from engine.evaluation.traffic import route_loads
 from engine.hardware import load_hardware
 from engine.mapping.assignment import Partition, Placement, layered_assignment
 from engine.mapping.partition.layer import min_cores
@@ -43,6 +47,38 @@ def mean_us(fn, items):
     for item in items:
         fn(item)
     return 1e6 * (time.perf_counter() - start) / len(items)
+
+
+BESIDE = (  # (network, hardware, partition, multicast: None = as the hardware's NoC does)
+    ("sparse-mlp-1", "loihi2-x8", "min", None),
+    ("sparse-mlp-1", "loihi2", "min", True),
+    ("mlp:widths=240-240-10,density=0.05", "mosaic-8x8", "min", None),
+)
+
+
+def beside(network: str, hardware: str, partition: str, multicast, rng, args, seconds) -> dict:
+    """New placements and swaps per second of ``network`` on ``hardware``."""
+    from engine.mapping.partition import make_partition
+
+    net, hw = load_network_spec(network), load_hardware(hardware)
+    part = make_partition(net, hw, partition)
+    placements = [
+        Placement(rng.permutation(hw.n_cores)[: part.n_parts])
+        for _ in range(20 if args.quick else 200)
+    ]
+    ev = Evaluator(net, hw, part, placements[0], multicast=multicast)
+    swaps = rng.integers(0, hw.n_cores, size=(200 if args.quick else 20000, 2)).tolist()
+    return {
+        "network": net.name,
+        "hardware": hw.name,
+        "cores": hw.n_cores,
+        "meshes": hw.links.meshes,
+        "chips": hw.n_chips,
+        "multicast": ev.multicast,
+        "partitions": part.n_parts,
+        "placement_per_s": per_second(ev.set_placement, placements, seconds),
+        "swap_per_s": per_second(lambda ab: ev.swap_cores(*ab), swaps, seconds),
+    }
 
 
 def main():
@@ -79,19 +115,22 @@ def main():
         "swap_per_s": per_second(lambda ab: ev.swap_cores(*ab), swaps, seconds),
     }
 
+    figures["setup_multicast"] = ev.multicast
+    figures["beside"] = [beside(*case, rng, args, seconds) for case in BESIDE]
+
     stats = partition_graph(net, hw, partitions[0])
     cores = placements[0].cores
     src, dst = cores[stats.pair_src], cores[stats.pair_dst]
     loads = route_loads(hw, src, dst, stats.pair_fixed)
-    us_fixed = hw.link_table["us_per_message"]
+    kinds = ev._slot_kind, *ev._kind_factors
     figures["breakdown_us"] = {
         "partition.layered_assignment": mean_us(lambda g: layered_assignment(net, g), genotypes),
         "partition.partition_graph": mean_us(lambda p: partition_graph(net, hw, p), partitions),
         "placement.route_loads": mean_us(
             lambda _: route_loads(hw, src, dst, stats.pair_fixed), range(20 if args.quick else 500)
         ),
-        "placement.link_summary": mean_us(
-            lambda _: link_summary(loads, us_fixed, us_fixed), range(20 if args.quick else 2000)
+        "placement.mesh_summary": mean_us(
+            lambda _: mesh_summary(loads[None, :], *kinds), range(20 if args.quick else 2000)
         ),
         "placement.total": 1e6 / figures["placement_per_s"],
         "swap.total": 1e6 / figures["swap_per_s"],
@@ -99,6 +138,8 @@ def main():
     figures["setup"] = {
         "network": net.name,
         "hardware": hw.name,
+        "meshes": hw.links.meshes,
+        "multicast": figures.pop("setup_multicast"),
         "neurons": net.n_neurons,
         "synapses": net.n_synapses,
         "partitions_at_min": int(base.sum()),

@@ -20,6 +20,24 @@ def evaluate_speed(d: dict) -> Table:
     )
 
 
+def evaluate_beside(d: dict) -> Table:
+    """The same two figures on the headline case and beside it, other hardware."""
+    s = d["setup"]
+    head = {**s, "chips": 1, "partitions": s["partitions_at_min"], **d}
+    rows = []
+    for r in [head, *d.get("beside", [])]:
+        rows.append(
+            [
+                f"{r['network']} on {r['hardware']}",
+                f"{r['meshes']}, {'trees' if r['multicast'] else 'unicast'}, {r['chips']}",
+                whole(r["placement_per_s"]),
+                whole(r["swap_per_s"]),
+            ]
+        )
+    return Table(["case", "meshes, messages, chips", "placements/s", "swaps/s"], rows)
+
+
 FEEDS = {  # table (its markers in the docs) -> the results file it reads, and its layout
     "performance.evaluate": ("evaluate", evaluate_speed),
+    "performance.evaluate-beside": ("evaluate", evaluate_beside),
 }

@@ -6,6 +6,7 @@
     meshscope evaluate [--network SPEC] [--hardware SPEC] [--partition SPEC]
                        [--placement NAME | --mapping FILE] [--links] [--simulate] [--multicast]
                        [--json] [--save FILE]
+    meshscope suggest [--mapping FILE | mapping options] [--top K] [--budget S] [--json]
     meshscope map [--network SPEC] [--hardware SPEC] [--partition SPEC] [--placement NAME]
                   [--json] [--save FILE]
     meshscope convert --network SPEC --out FILE.hgr|FILE.npz

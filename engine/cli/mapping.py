@@ -1,5 +1,5 @@
-"""``list``, ``evaluate``, ``map`` and ``convert``: one mapping at a time; ``mesh-shape``: the
-mesh for a number of cores (SENMap §IV-B)."""
+"""``list``, ``evaluate``, ``suggest``, ``map`` and ``convert``: one mapping at a time;
+``mesh-shape``: the mesh for a number of cores (SENMap §IV-B)."""
 
 from __future__ import annotations
 
@@ -329,6 +329,42 @@ def cmd_map(args) -> int:
     return 0
 
 
+def cmd_suggest(args) -> int:
+    """``suggest``: the single moves of a mapping that lower its latency most."""
+    from engine.search.suggest import suggest
+
+    try:
+        top = int(args.top)
+    except ValueError:
+        top = 0
+    if top < 1:
+        raise SpecError(f"--top must be a whole number, 1 or more, not {args.top!r}: how many "
+                        "moves to list")  # fmt: skip
+    try:
+        budget = float(args.budget)
+    except ValueError:
+        budget = 0.0
+    if not budget > 0:
+        raise SpecError(f"--budget must be seconds above 0, not {args.budget!r}")
+    with work(args):
+        mapped = build(MappingSettings.of(args))
+        found = suggest(mapped, top=top, budget_s=budget, seed=args.seed,
+                        predictor=args.predictor)  # fmt: skip
+    hardware = mapped.hardware
+    if args.json:
+        print_json({"network": mapped.network.name, "hardware": hardware.name,
+                    **found.to_dict(hardware)})  # fmt: skip
+        return 0
+    print(f"{mapped.network.name} on {hardware.name}: {found.latency_us:.3f} us/step, bound by "
+          f"{found.bottleneck}")  # fmt: skip
+    for k, m in enumerate(found.moves, 1):
+        d = m.to_dict(hardware)
+        print(f"  {k}. {m.kind} core {d['from']} -> {d['to']}: {m.latency_us:.3f} us/step "
+              f"(-{m.gain_us:.4g} us), energy {m.energy_uj:.3f} uJ")  # fmt: skip
+    print(f"  {found.verdict}")
+    return 0
+
+
 # ------------------------------------------------------------------ convert
 def cmd_convert(args) -> int:
     from pathlib import Path
@@ -399,6 +435,7 @@ COMMANDS = {  # name -> one line of help (the top-level help needs nothing more)
     "list": "list networks, hardware, partitioners, placers …",
     "info": "a network's neurons, synapses and populations (any spec, NIR included)",
     "evaluate": "latency, energy and link loads of one mapping",
+    "suggest": "the swaps and moves of single cores that lower a mapping's latency most",
     "map": "partition and place with the SNN hypergraphs algorithms, timed",
     "convert": "write a network as hMETIS .hgr or MeshScope .npz",
     "mesh-shape": "the mesh (rows x columns) for a number of cores (SENMap §IV-B)",
@@ -447,6 +484,17 @@ def add_commands(sub) -> None:
     step_options(ev)
     predictor_option(ev)
     ev.set_defaults(func=cmd_evaluate)
+
+    sg = sub.add_parser("suggest", help=COMMANDS["suggest"])
+    mapping_options(sg, partition=None, placement=DEFAULT_PLACER)
+    mapping_option(sg)
+    sg.add_argument("--top", default="5", metavar="K", help="how many moves to list (default 5)")
+    sg.add_argument(
+        "--budget", default="2", metavar="SECONDS",
+        help="time for moves beyond those around the bottleneck (always all scanned; default 2)",
+    )  # fmt: skip
+    predictor_option(sg)
+    sg.set_defaults(func=cmd_suggest)
 
     mp = sub.add_parser("map", help=COMMANDS["map"])
     mapping_options(mp, partition="overlap", placement="spectral+force")

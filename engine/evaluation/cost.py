@@ -23,8 +23,9 @@ surcharge per chip-to-chip hop.
 ``model_evaluation(network, hardware, mapping)`` is pure (``engine.pipeline.evaluate`` is
 the same for a ``Mapped``, whose partition graph it reuses). ``Evaluator`` keeps what
 depends only on the partition, so a new placement costs one routing pass and a swap of two
-cores touches only the pairs of the two partitions; ``Evaluator.evaluation()`` equals
-``model_evaluation`` exactly.
+cores walks again only the pairs (or multicast trees) of the two partitions, each on its
+source core's mesh (``engine.evaluation.incremental``), on any hardware;
+``Evaluator.evaluation()`` equals ``model_evaluation`` exactly, after any swaps.
 """
 
 from __future__ import annotations
@@ -35,14 +36,8 @@ import numba
 import numpy as np
 
 from engine.errors import CapacityError
-from engine.evaluation.traffic import (
-    link_summary,
-    mesh_route_loads,
-    multicast_loads,
-    port_cores,
-    route_loads,
-    swap_cores_inplace,
-)
+from engine.evaluation.incremental import mesh_summary, scratch_for, swap_units, units_of_parts
+from engine.evaluation.traffic import mesh_route_loads, multicast_loads, port_cores, route_loads
 from engine.hardware import CORE_TO_ROUTER, DIRECTIONS, LINK_KINDS, OFF_CHIP, ROUTER, Hardware
 from engine.hardware.routing import routing_of
 from engine.mapping.assignment import Mapping, Partition, Placement
@@ -201,6 +196,9 @@ class Evaluator:
             "synmem": s.synmem_reads * (m.synmem_read_ns * 1e-3),
         }
         self._compute_max = {k: float(v.max()) for k, v in self._core_terms.items()}
+        self._floor_us = max(*self._compute_max.values(), hardware.model.barrier_us)
+        self._static_core_w = e.static_power_per_core_w * s.n_parts
+        self._static_chip_w = e.static_power_per_chip_w
         self._compute_energy_uj = 1e-6 * (
             e.dendop_pj * s.neurons.sum() + e.synop_pj * s.synops.sum()
             + e.synmem_read_pj * s.synmem_reads.sum()
@@ -212,24 +210,43 @@ class Evaluator:
         hop = np.where(kind == OFF_CHIP, e.route_pj + e.transmit_pj + e.offchip_pj, hop)
         hop = np.where(kind == CORE_TO_ROUTER, e.route_pj, hop)  # the "+ E_R" of every message
         self._energy_per_fixed = hop * 1e-6 / FIXED
+        # … per kind of link (its time and energy depend on nothing else), for mesh_summary
+        n_slots = 4 * hardware.n_routers
+        self._slot_kind = np.where(kind[:n_slots] == OFF_CHIP, OFF_CHIP, ROUTER).astype(np.int64)
+        self._kind_factors = []
+        for per_link in (self._us_per_fixed, self._energy_per_fixed):
+            of_kind = np.zeros(len(LINK_KINDS))
+            for k in range(len(LINK_KINDS)):
+                values = np.unique(per_link[kind == k])
+                assert values.size <= 1, "a link's cost factors depend on its kind alone"
+                of_kind[k] = values[0] if values.size else 0.0
+            self._kind_factors.append(of_kind)
         # the message pairs, with the input port as one more partition (id n_parts) that sends
         # the spike sources' messages and never moves (no core of part_of_core holds it)
         self._port = hardware.input_core
-        self._port_fixed = int(s.input_fixed.sum())
         self._pair_src, self._pair_dst, self._pair_fixed = s.routed_pairs
-        self._pp_indptr, self._pp_ids = s.pairs_of_part
+        self._pair_fixed64 = self._pair_fixed.astype(np.int64)
         ct = hardware.core_table
         self._gx, self._gy = ct["gx"].astype(np.int64), ct["gy"].astype(np.int64)
         self._orders = np.asarray(routing_of(hardware).orders, dtype=np.int64)  # a swap's routes
         self._chip = ct["chip"]
-        if self.multicast:  # every neuron's destination partitions, its expected spikes the weight
-            msgs = s.messages(hardware.model)
-            starts = np.flatnonzero(np.diff(msgs.neuron, prepend=-1)) if msgs.size else msgs.src
-            self._mc_ptr = np.append(starts, msgs.size).astype(np.int64)
-            self._mc_src, self._mc_dst = msgs.src[starts], msgs.dst  # -1: the input port
-            self._mc_fixed = np.rint(network.rate[msgs.neuron[starts]] * FIXED)
         self._meshes = hardware.links.meshes
-        self._mesh = hardware.core_table["mesh"]
+        self._mesh = ct["mesh"].astype(np.int64)
+        # the units a swap walks again (``engine.evaluation.incremental``): the pairs, or the
+        # trees (every spike's destination partitions; spikes of one source partition to the
+        # same partitions are one tree of their summed weight)
+        if self.multicast:
+            self._mc_src, self._mc_ptr, self._mc_dst, self._mc_fixed = _trees(s, network, m)
+            units = self._mc_src, self._mc_ptr, self._mc_dst, self._mc_fixed
+        else:
+            n = self._pair_src.size
+            units = (self._pair_src, np.arange(n + 1, dtype=np.int64), self._pair_dst,
+                     self._pair_fixed.astype(np.int64))  # fmt: skip
+        self._units = tuple(np.ascontiguousarray(u, dtype=np.int64) for u in units)
+        self._part_units = units_of_parts(*self._units[:3], s.n_parts)
+        self._touched = np.zeros(self._units[0].size, dtype=np.int64)
+        self._scratch = scratch_for(hardware.grid_width, hardware.grid_height)
+        self._pending = None  # a swap's (link µs, routing µJ), for _summarize
         if placement is None:
             placement = Placement(np.arange(s.n_parts))
         self.set_placement(placement)
@@ -246,33 +263,37 @@ class Evaluator:
         self.part_of_core = np.full(self.hardware.n_cores, -1, dtype=np.int64)
         self.part_of_core[cores] = np.arange(s.n_parts)
         cores = self._core_ext
-        if self._meshes > 1:  # every mesh on its own; a link's time is its busiest mesh's
-            if self.multicast:
-                per_mesh = [self._mesh_loads(cores, m) for m in range(self._meshes)]
-            else:
-                per_mesh = self._all_mesh_loads(cores)
-            self._per_mesh = np.asarray(per_mesh)
-            self.loads = self._per_mesh.sum(axis=0)
-            # (a core sends on one mesh; it receives from each on a port of that mesh's own)
-            self._time_loads = self._per_mesh.max(axis=0)
-            return self._placed()
-        self._per_mesh = None  # one mesh: ``loads`` is its row (a swap updates it in place)
         if self.multicast:  # one packet per spike, replicated where its routes part
-            self.loads = self._time_loads = multicast_loads(
-                self.hardware, cores[self._mc_src], self._mc_ptr, cores[self._mc_dst],
-                self._mc_fixed,
-            )  # fmt: skip
+            self._per_mesh = np.stack([self._mesh_loads(cores, m) for m in range(self._meshes)])
+        elif self._meshes > 1:  # every mesh on its own; a link's time is its busiest mesh's
+            self._per_mesh = self._all_mesh_loads(cores)
         else:
-            self.loads = self._time_loads = route_loads(
+            self._per_mesh = route_loads(
                 self.hardware, cores[self._pair_src], cores[self._pair_dst], self._pair_fixed
-            )
-        return self._placed()
-
-    def _placed(self) -> tuple[float, float]:
+            )[None, :]
         self._chip_count = np.bincount(  # the chips the partitions use (not the port's)
             self._chip[self.core_of_part], minlength=self.hardware.n_chips
         )
+        self._pending = None
+        hw = self.hardware
+        self._swap_args = (  # swap_units's arrays and sizes, in its order
+            self._per_mesh, self._core_ext, self.part_of_core, self._chip, self._chip_count,
+            *self._part_units, self._touched, *self._units, self._gx, self._gy, self._mesh,
+            hw.grid_width, 4 * hw.n_routers, hw.n_cores, self._orders, self._scratch,
+            self._slot_kind, *self._kind_factors,
+        )  # fmt: skip
         return self._summarize()
+
+    @property
+    def loads(self) -> np.ndarray:
+        """Per link id, its load (int64 fixed point): every mesh's messages together."""
+        return self._per_mesh[0] if self._meshes == 1 else self._per_mesh.sum(axis=0)
+
+    @property
+    def _time_loads(self) -> np.ndarray:
+        """Per link id, the load that takes its time: its busiest mesh's (a core sends on one
+        mesh; it receives from each on a port of that mesh's own)."""
+        return self._per_mesh[0] if self._meshes == 1 else self._per_mesh.max(axis=0)
 
     def _mesh_loads(self, cores: np.ndarray, mesh: int) -> np.ndarray:
         """The loads of the messages that travel on ``mesh`` (their source core's);
@@ -280,6 +301,10 @@ class Evaluator:
         hw = self.hardware
         if self.multicast:  # a spike's tree on the mesh of its source core
             on = self._mesh[cores[self._mc_src]] == mesh
+            if on.all():
+                return multicast_loads(
+                    hw, cores[self._mc_src], self._mc_ptr, cores[self._mc_dst], self._mc_fixed
+                )
             sizes = np.diff(self._mc_ptr)
             dst = cores[self._mc_dst[np.repeat(on, sizes)]]
             ptr = np.concatenate([[0], np.cumsum(sizes[on])]).astype(np.int64)
@@ -293,9 +318,9 @@ class Evaluator:
         each mesh, equal to the last bit)."""
         hw = self.hardware
         return mesh_route_loads(
-            cores[self._pair_src], cores[self._pair_dst], self._pair_fixed.astype(np.int64),
-            self._mesh.astype(np.int64), self._gx, self._gy, hw.grid_width, 4 * hw.n_routers,
-            hw.n_cores, hw.n_link_ids, self._meshes, self._orders,
+            cores[self._pair_src], cores[self._pair_dst], self._pair_fixed64, self._mesh,
+            self._gx, self._gy, hw.grid_width, 4 * hw.n_routers, hw.n_cores, hw.n_link_ids,
+            self._meshes, self._orders,
         )  # fmt: skip
 
     @property
@@ -313,56 +338,25 @@ class Evaluator:
             raise CapacityError(
                 f"cores {core_a} and {core_b}: {self.hardware.name} has cores 0..{n - 1}"
             )
-        pa, pb = self.part_of_core[core_a], self.part_of_core[core_b]
-        if pa < 0 and pb < 0 or core_a == core_b:
-            return self._summarize()
-        if (pa < 0) != (pb < 0):
-            ca, cb = self._chip[core_a], self._chip[core_b]
-            if ca != cb:
-                moved_from, moved_to = (ca, cb) if pa >= 0 else (cb, ca)
-                self._chip_count[moved_from] -= 1
-                self._chip_count[moved_to] += 1
-        hw = self.hardware
-        if self.multicast or self._meshes > 1:  # trees, or meshes, change as a whole: again
-            cores = self.core_of_part.copy()
-            if pa >= 0:
-                cores[pa] = core_b
-            if pb >= 0:
-                cores[pb] = core_a
-            return self.set_placement(Placement(cores))
-        # the input port's messages enter through its core's link, whoever is on that core
-        port_link = 4 * hw.n_routers + self._port
-        port = self._port_fixed if self._port in (core_a, core_b) else 0
-        self.loads[port_link] -= port
-        swap_cores_inplace(
-            self.loads, self._core_ext, self.part_of_core, core_a, core_b,
-            self._pp_indptr, self._pp_ids, self._pair_src, self._pair_dst, self._pair_fixed,
-            self._gx, self._gy, hw.grid_width, 4 * hw.n_routers, hw.n_cores, self._orders,
-        )  # fmt: skip
-        self.loads[port_link] += port
+        self._pending = swap_units(core_a, core_b, *self._swap_args)
         return self._summarize()
 
     # ------------------------------------------------------------ results
     def _summarize(self) -> tuple[float, float]:
-        link_us, routing_uj = link_summary(self.loads, self._us_per_fixed, self._energy_per_fixed)
-        if self._time_loads is not self.loads:  # parallel meshes: time by the busier one
-            link_us = float((self._time_loads * self._us_per_fixed).max(initial=0.0))
-        self._link_us, self._routing_uj = link_us, routing_uj
-        t = max(
-            self._compute_max["dendops"],
-            self._compute_max["synops"],
-            self._compute_max["synmem"],
-            link_us,
-            self.hardware.model.barrier_us,
-        )
+        if self._pending is None:
+            link_us, routing_uj = mesh_summary(self._per_mesh, self._slot_kind, *self._kind_factors)
+            chips = int(np.count_nonzero(self._chip_count))
+        else:  # a swap's, computed as it ended
+            link_us, routing_uj, chips = self._pending
+            self._pending = None
+        self._link_us, self._routing_uj, self._chips = link_us, routing_uj, chips
+        t = max(self._floor_us, link_us)  # the terms no placement changes, and the link's
         self.latency_us = t
         self.energy_uj = self._static_w() * t + self._compute_energy_uj + routing_uj
         return self.latency_us, self.energy_uj
 
     def _static_w(self) -> float:
-        e = self.hardware.energy
-        chips = int(np.count_nonzero(self._chip_count))
-        return e.static_power_per_core_w * self.graph.n_parts + e.static_power_per_chip_w * chips
+        return self._static_core_w + self._static_chip_w * self._chips
 
     def evaluation(self, *, locality: bool = True) -> Evaluation:
         s, hw, e = self.graph, self.hardware, self.hardware.energy
@@ -420,7 +414,7 @@ class Evaluator:
             },
             max_link_messages=float(messages[kind >= 0].max()) if messages.size else 0.0,
             cores_used=s.n_parts,
-            chips_used=int(np.count_nonzero(self._chip_count)),
+            chips_used=self._chips,
             bottleneck_core=bottleneck_core,
             bottleneck_link=int(np.argmax(link_us)) if self._link_us > 0 else -1,
             metrics=metrics,
@@ -432,7 +426,7 @@ class Evaluator:
             core_terms_us=self._core_terms,
             link_messages=messages,
             link_us=link_us,
-            link_mesh_messages=None if self._per_mesh is None else self._per_mesh.T / FIXED,
+            link_mesh_messages=None if self._meshes == 1 else self._per_mesh.T / FIXED,
         )
 
     def connection_locality(self) -> float:
@@ -475,6 +469,37 @@ def link_rows(hardware: Hardware, ids) -> list[dict]:
             }
         )
     return out
+
+
+def _trees(graph: PartitionGraph, network: Network, model) -> tuple[np.ndarray, ...]:
+    """The multicast trees of every spike, the spikes of one source partition (the input
+    port: ``n_parts``) to the same destination partitions merged into one tree: (source,
+    CSR ptr, destination partitions, weight in fixed point). A merged tree weighs the sum of
+    its spikes' integer weights, so every load is the same integer as theirs one by one."""
+    msgs = graph.messages(model)
+    if msgs.size == 0:
+        z = np.zeros(0, dtype=np.int64)
+        return z, np.zeros(1, dtype=np.int64), z, z
+    starts = np.flatnonzero(np.diff(msgs.neuron, prepend=-1))
+    sizes = np.diff(np.append(starts, msgs.size))
+    src = np.where(msgs.src[starts] < 0, graph.n_parts, msgs.src[starts]).astype(np.int64)
+    dst = np.asarray(msgs.dst, dtype=np.int64)  # (each spike's in increasing order)
+    fixed = np.rint(network.rate[msgs.neuron[starts]] * FIXED).astype(np.int64)
+    # a destination set's fingerprint: two random hashes of its partitions; then checked
+    keys = np.random.default_rng(0).integers(1, 2**62, size=(2, graph.n_parts), dtype=np.int64)
+    h = [np.add.reduceat(k[dst], starts) for k in keys]
+    table = np.stack([src, sizes, h[0], h[1]], axis=1)
+    _, first, tree = np.unique(table, axis=0, return_index=True, return_inverse=True)
+    tree = tree.ravel()
+    same = np.repeat(starts[first[tree]] - starts, sizes) + np.arange(dst.size)
+    if not np.array_equal(dst[same], dst):  # two sets with one fingerprint: keep every spike
+        return src, np.append(starts, msgs.size).astype(np.int64), dst, fixed
+    weight = np.zeros(first.size, dtype=np.int64)
+    np.add.at(weight, tree, fixed)
+    lo, n = starts[first], sizes[first]
+    ptr = np.concatenate([[0], np.cumsum(n)]).astype(np.int64)
+    take = np.repeat(lo - ptr[:-1], n) + np.arange(ptr[-1])
+    return src[first], ptr, dst[take], weight
 
 
 def _placement_problems(cores: np.ndarray, hardware: Hardware, n_parts: int) -> list[str]:

@@ -24,14 +24,12 @@ from engine.hardware import Hardware
 from engine.hardware.routing import YX, dor_loads, routing_of
 
 __all__ = [
-    "link_summary",
     "mesh_route_loads",
     "message_loads",
     "multicast_loads",
     "port_cores",
     "route_loads",
     "router_loads",
-    "swap_cores_inplace",
 ]
 
 
@@ -179,7 +177,7 @@ def message_loads(
     return multicast_loads(hardware, src[starts], ptr, dst, np.ones(starts.size), order)
 
 
-# --------------------------------------------------------- incremental swap
+# ------------------------------------------------- walking routes one by one
 @numba.njit(cache=True, nogil=True)
 def _walk(loads, sx, sy, dx, dy, gw, m, yx):
     """Add ``m`` to every router link on the path (sx, sy) -> (dx, dy): X then Y, or Y then X
@@ -202,51 +200,6 @@ def _walk(loads, sx, sy, dx, dy, gw, m, yx):
 
 
 @numba.njit(cache=True, nogil=True)
-def swap_cores_inplace(
-    loads, core_of_part, part_of_core, core_a, core_b,
-    pp_indptr, pp_ids, pair_src, pair_dst, pair_fixed,
-    core_gx, core_gy, gw, n_router_slots, n_cores, orders,
-):  # fmt: skip
-    """Exchange the contents of two physical cores (either may be empty) and update loads.
-
-    ``orders``: the routing's dimension orders (``Routing.orders``); a pair's weight is
-    shared over them as ``Routing.split`` shares it."""
-    n_orders = orders.size
-    pa = part_of_core[core_a]
-    pb = part_of_core[core_b]
-    for sign in (-1, 1):
-        if sign == 1:  # move the partitions, then add their new routes
-            if pa >= 0:
-                core_of_part[pa] = core_b
-            if pb >= 0:
-                core_of_part[pb] = core_a
-            part_of_core[core_a] = pb
-            part_of_core[core_b] = pa
-        for which in range(2):
-            p = pa if which == 0 else pb
-            if p < 0:
-                continue
-            for k in range(pp_indptr[p], pp_indptr[p + 1]):
-                i = pp_ids[k]
-                s = pair_src[i]
-                d = pair_dst[i]
-                if which == 1 and (s == pa or d == pa):
-                    continue  # a pair between pa and pb was handled with pa
-                cs = core_of_part[s]
-                cd = core_of_part[d]
-                f = pair_fixed[i]
-                for k in range(n_orders):
-                    part = (f * (k + 1)) // n_orders - (f * k) // n_orders
-                    _walk(loads, core_gx[cs], core_gy[cs], core_gx[cd], core_gy[cd], gw,
-                          sign * part, orders[k] == YX)  # fmt: skip
-    # core links travel with their partitions
-    for base in (n_router_slots, n_router_slots + n_cores):
-        t = loads[base + core_a]
-        loads[base + core_a] = loads[base + core_b]
-        loads[base + core_b] = t
-
-
-@numba.njit(cache=True, nogil=True)
 def mesh_route_loads(
     src_core, dst_core, fixed, core_mesh, core_gx, core_gy, gw, n_router_slots, n_cores,
     n_link_ids, meshes, orders,
@@ -259,26 +212,25 @@ def mesh_route_loads(
     n_orders = orders.size
     for i in range(src_core.size):
         cs, cd, f = src_core[i], dst_core[i], fixed[i]
-        row = out[core_mesh[cs]]
-        row[n_router_slots + cs] += f
-        row[n_router_slots + n_cores + cd] += f
-        for k in range(n_orders):
+        m = core_mesh[cs]
+        out[m, n_router_slots + cs] += f
+        out[m, n_router_slots + n_cores + cd] += f
+        sx, sy, dx, dy = core_gx[cs], core_gy[cs], core_gx[cd], core_gy[cd]
+        for k in range(n_orders):  # (walked here: an array handed to a helper costs more)
             part = (f * (k + 1)) // n_orders - (f * k) // n_orders
-            _walk(row, core_gx[cs], core_gy[cs], core_gx[cd], core_gy[cd], gw, part,
-                  orders[k] == YX)  # fmt: skip
+            line, col = (dy, sx) if orders[k] == YX else (sy, dx)
+            x = sx
+            while x < dx:
+                out[m, (line * gw + x) * 4] += part
+                x += 1
+            while x > dx:
+                out[m, (line * gw + x) * 4 + 1] += part
+                x -= 1
+            y = sy
+            while y < dy:
+                out[m, (y * gw + col) * 4 + 2] += part
+                y += 1
+            while y > dy:
+                out[m, (y * gw + col) * 4 + 3] += part
+                y -= 1
     return out
-
-
-@numba.njit(cache=True, nogil=True)
-def link_summary(loads, us_per_fixed, energy_per_fixed):
-    """(max link time in µs, Σ load × energy factor) over all links."""
-    worst = 0.0
-    energy = 0.0
-    for i in range(loads.size):
-        v = loads[i]
-        if v != 0:
-            t = v * us_per_fixed[i]
-            if t > worst:
-                worst = t
-            energy += v * energy_per_fixed[i]
-    return worst, energy
