@@ -1,0 +1,86 @@
+"""Debugging a placement at 1366×768 (issue 57, items 2, 4, 5, 6 and 7): the page works with
+the network blocked, a click on a link neither scrolls its routes away nor turns the wheel
+into a zoom, a saved mapping is named for what it is, and what the page says is whole."""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import urlsplit
+
+import pytest
+from playwright.sync_api import expect
+
+from explorer.browser import HOT_LINK_XY, TABLE_ROWS, open_in
+from tests.support.pages import tab
+
+VIEWPORT = {"width": 1366, "height": 768}
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+IN_PAGE = ("data", "blob", "about")  # schemes with no network behind them
+
+
+@pytest.fixture
+def browser_context_args(browser_context_args):
+    return {**browser_context_args, "viewport": VIEWPORT, "accept_downloads": True}
+
+
+MOSAIC_TILES = """() => {
+  const r = Bokeh.documents[0].get_model_by_name("mosaic-nt");
+  return r ? r.data_source.get_length() : -1;
+}"""  # the Mosaic tab's Neuron Tiles drawn (-1: no grid yet)
+
+
+@pytest.mark.ui
+def test_every_tab_works_with_the_network_blocked_and_logs_no_warning(page, demo_url):
+    """Item 5: an air-gapped lab. Every request but the server's is aborted; the page walks
+    every tab, loads a scene that replaces the mapping ("layer as a square": the spinner's
+    loading.css came from cdn.holoviz.org), shows a link's flows and a simulation, and asks
+    nothing of the internet — no request, no stylesheet the browser refused — and logs no
+    warning (Choices.js' allowHTML deprecation came with the Pareto tab's objectives)."""
+    asked: list[str] = []  # every request and socket the page opened
+    said: list[str] = []  # console errors and warnings
+
+    def only_local(route):
+        if urlsplit(route.request.url).hostname in LOCAL_HOSTS:
+            route.continue_()
+        else:
+            route.abort()
+
+    page.on("request", lambda request: asked.append(request.url))
+    page.on("websocket", lambda socket: asked.append(socket.url))
+    page.on("console", lambda m: said.append(m.text) if m.type in ("error", "warning") else None)
+    page.route("**/*", only_local)
+    open_in(page, demo_url)
+    page.mouse.click(*page.evaluate(HOT_LINK_XY))  # its flow table
+    expect(page.get_by_test_id("inspect-header")).to_contain_text("Link", timeout=15_000)
+    page.wait_for_function(f"() => ({TABLE_ROWS})() > 0")
+    tab(page, "Traffic").click()
+    page.get_by_role("button", name="layer as a square").click()  # a scene with a mapping
+    expect(page.get_by_test_id("scene-text")).to_contain_text("square", timeout=90_000)
+    expect(page.get_by_test_id("traffic-counter")).to_contain_text("window 1 of", timeout=90_000)
+    tab(page, "Mosaic").click()
+    expect(page.get_by_test_id("mosaic-summary")).to_be_visible(timeout=30_000)
+    page.wait_for_function(f"() => ({MOSAIC_TILES})() > 0")
+    for name, text in (("Pareto", "No search yet: choose"), ("Evolution", "No search yet"),
+                       ("Bottlenecks", "heaviest links"), ("Compare", "Reference"),
+                       ("Mesh", "Colour links by")):  # fmt: skip
+        tab(page, name).click()
+        expect(page.get_by_text(text).first).to_be_visible(timeout=30_000)
+    page.wait_for_timeout(500)  # (late stylesheets of the last tab shown: a short grace)
+    local = [u for u in asked if urlsplit(u).hostname in LOCAL_HOSTS]
+    assert any(u.startswith("ws://") for u in local)  # the session's socket was seen
+    outside = [u for u in asked if u not in local and urlsplit(u).scheme not in IN_PAGE]
+    assert outside == []
+    assert [u for u in asked if "cdn" in u] == []
+    assert said == [], "\n".join(said)  # a refused stylesheet or font is an error here too
+
+
+@pytest.mark.ui
+def test_a_saved_mapping_is_named_for_what_it_is(page, demo_url):
+    """Item 7: network, hardware, latency and date in the file's name, not one fixed name."""
+    open_in(page, demo_url)
+    latency = page.get_by_test_id("metric-latency-value").text_content().replace(",", "")
+    with page.expect_download() as saved:
+        page.get_by_role("button", name="Save mapping (JSON)").click()
+    name = saved.value.suggested_filename
+    pattern = rf"sparse-mlp-1_loihi2_{re.escape(latency)}us_\d{{4}}-\d\d-\d\d-\d{{4}}-mapping\.json"
+    assert re.fullmatch(pattern, name), name
