@@ -512,9 +512,9 @@ class MeshView(pn.viewable.Viewer):
             ),  # fmt: skip
             self._search_row,
             self._overview_row,
-            self._pane,
+            # a click's flows open beside the mesh, level with it: its routes stay in view
+            pn.Row(self._pane, InspectView(mesh=self), margin=0, sizing_mode="stretch_width"),
             self._caption,
             pn.Row(self._download, self._svg, margin=(0, 0, 4, 0)),
-            InspectView(mesh=self),
             sizing_mode="stretch_width",
         )

@@ -42,6 +42,7 @@ from bokeh.transform import transform
 from engine.evaluation.cost import Evaluation
 from engine.hardware import LINK_KINDS, Hardware
 from engine.model.network import Network
+from explorer.views._page import keep_tools
 from explorer.views.mesh_columns import (
     BOTTLENECK_COLOR,
     COLOR_MODES,
@@ -275,6 +276,7 @@ def mesh_canvas(
         axis.axis_label_text_color = "#555555"
         axis.axis_label_text_font_style = "normal"
     p.toolbar.logo = None
+    keep_tools(p)  # a click (to inspect a link) must not turn the wheel into a zoom
     if p.title is not None:
         p.title.text_font_size = "13px"
     return p
@@ -396,7 +398,10 @@ def mesh_figure(
     save = next(t for t in p.toolbar.tools if isinstance(t, SaveTool))
     save.filename = f"{network.name}-on-{hardware.name}"  # no prompt
     legend = _legend(p, network, link_px)
-    p.add_layout(legend, "right")
+    # under the mesh, in columns: beside it at 1366 px the flows of a clicked link need
+    # the room (issue 57: they opened a screen further down, the routes scrolled away)
+    legend.ncols = 3
+    p.add_layout(legend, "below")
     title_text, fmt = COLOR_MODES[color_by]
     sources.color_bar = ColorBar(
         color_mapper=sources.mapper, title=title_text, title_text_font_size="12px",

@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.sync_api import expect
 
-from explorer.browser import HOT_LINK_XY, TABLE_ROWS, open_in
+from explorer.browser import HOT_LINK_XY, MESH_PLOT, TABLE_ROWS, open_in, scroll_settled
 from tests.support.pages import tab
 
 VIEWPORT = {"width": 1366, "height": 768}
@@ -84,3 +84,44 @@ def test_a_saved_mapping_is_named_for_what_it_is(page, demo_url):
     name = saved.value.suggested_filename
     pattern = rf"sparse-mlp-1_loihi2_{re.escape(latency)}us_\d{{4}}-\d\d-\d\d-\d{{4}}-mapping\.json"
     assert re.fullmatch(pattern, name), name
+
+
+# The mesh figure's x range, whether any of its wheel tools is on, and its frame's right edge.
+MESH_STATE = """() => {
+  PLOT
+  const r = plot.model.x_range;
+  const wheel = plot.model.toolbar.tools.filter((t) => t.event_types.includes("scroll"));
+  const canvas = plot.canvas_view.el.getBoundingClientRect();
+  return {range: [r.start, r.end], wheel: wheel.length, on: wheel.some((t) => t.active),
+          right: canvas.left + plot.frame.bbox.right};
+}""".replace("PLOT", MESH_PLOT)
+
+
+@pytest.mark.ui
+def test_a_click_on_a_link_keeps_its_routes_in_view_and_the_wheel_a_scroll(page, demo_url):
+    """Item 2: clicking the bottleneck link scrolled the page 844 px down to its flows (the
+    routes left the view) and turned Bokeh's wheel zoom on, so wheeling back up over the
+    mesh zoomed into blank space. Now the flows open beside the mesh, the page does not
+    move, and the wheel over the mesh still scrolls the page, not the plot."""
+    open_in(page, demo_url)
+    before = page.evaluate(MESH_STATE)
+    assert before["wheel"] >= 1 and not before["on"]
+    x, y = page.evaluate(HOT_LINK_XY)
+    page.mouse.click(x, y)
+    header = page.get_by_test_id("inspect-header")
+    expect(header).to_contain_text("Link", timeout=15_000)
+    page.wait_for_function(f"() => ({TABLE_ROWS})() > 0")
+    expect(page.locator(".tabulator-row").first).to_be_in_viewport()
+    assert scroll_settled(page) == 0  # the page stayed where it was: the routes in view
+    assert page.evaluate("() => [window.scrollX, document.documentElement.scrollWidth]") == [
+        0, VIEWPORT["width"],
+    ]  # fmt: skip
+    box = header.bounding_box()
+    after = page.evaluate(MESH_STATE)
+    assert box["x"] >= after["right"] and box["y"] + box["height"] <= VIEWPORT["height"]
+    assert not after["on"]  # the click changed no tool
+    page.mouse.move(x, y + 40)
+    page.mouse.wheel(0, -300)  # wheel up over the mesh: no zoom
+    page.mouse.wheel(0, 300)
+    scroll_settled(page)
+    assert page.evaluate(MESH_STATE)["range"] == before["range"]
