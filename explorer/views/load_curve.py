@@ -40,7 +40,7 @@ def curve_sentences(points, bound: float) -> tuple[str, str]:
         second = (
             f"<b>Saturation at {saturation:.2f} flits/node/cycle</b>: beyond it packets arrive "
             "faster than the busiest channels drain them, queues grow without end and latency "
-            f"explodes (the channel-load bound of these routes is {bound:.2f})."
+            f"explodes (the channel-load bound of these routes is {bound:.2f} flits/node/cycle)."
         )
     return first, second
 

@@ -506,7 +506,7 @@ if (format == "busy") {  // a whole per cent, a tie to the even one as Python's 
   if (r - p == 0.5 && r % 2 != 0) r -= 1;
   return `, busy ${r}%`;
 }
-return `, buffer peak ${Math.round(value)} of ${capacity}`;
+return `, buffer peak ${Math.round(value)} of ${capacity} flits`;
 """
 
 

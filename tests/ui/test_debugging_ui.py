@@ -10,7 +10,14 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.sync_api import expect
 
-from explorer.browser import HOT_LINK_XY, MESH_PLOT, TABLE_ROWS, open_in, scroll_settled
+from explorer.browser import (
+    HOT_LINK_XY,
+    MESH_PLOT,
+    TABLE_ROWS,
+    open_in,
+    scroll_settled,
+    served_view,
+)
 from tests.support.pages import tab
 
 VIEWPORT = {"width": 1366, "height": 768}
@@ -125,3 +132,35 @@ def test_a_click_on_a_link_keeps_its_routes_in_view_and_the_wheel_a_scroll(page,
     page.mouse.wheel(0, 300)
     scroll_settled(page)
     assert page.evaluate(MESH_STATE)["range"] == before["range"]
+
+
+@pytest.mark.ui
+def test_the_bound_by_card_says_every_term_whole_in_the_narrowest_card(page):
+    """Item 4: the 'Bound by' card read "SynMem reac" (149 px needed, 109 px given). Every
+    term of the model, in a card as narrow as seven on a 1366-px row make it, is whole, and
+    the card is as tall whatever the term (a new term never moves the page)."""
+    import panel as pn
+
+    from engine.evaluation.cost import TERM_LABELS
+    from explorer.views.metrics import CARD_CSS, card_html
+
+    def app():
+        cards = "".join(
+            card_html("bottleneck", "Bound by", label, "1.00 µs term")
+            for label in TERM_LABELS.values()
+        )
+        html = f'<div class="metric-row" style="width: 132px; flex-direction: column">{cards}</div>'
+        return pn.pane.HTML(html, stylesheets=[CARD_CSS])
+
+    with served_view("cards", app, "cards") as url:
+        page.goto(url)
+        values = page.locator(".metric-value")
+        expect(values).to_have_count(len(TERM_LABELS))
+        seen = values.evaluate_all(CUT)
+    assert {v["text"] for v in seen} == set(TERM_LABELS.values())
+    assert [v for v in seen if v["cut"]] == []
+    assert len({v["height"] for v in seen}) == 1, seen
+
+
+CUT = """(els) => els.map((e) => ({text: e.textContent, height: e.getBoundingClientRect().height,
+  cut: e.scrollWidth > e.clientWidth + 1 || e.scrollHeight > e.clientHeight + 1}))"""

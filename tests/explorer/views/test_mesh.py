@@ -131,9 +131,20 @@ def test_population_colours_stay_distinct_past_the_palette():
 
 
 def test_the_palette_comes_first_unchanged():
-    assert population_colors(10) == list(POPULATION_PALETTE[:10])  # screenshots stay valid
+    assert population_colors(7) == list(POPULATION_PALETTE[:7])  # screenshots stay valid
     assert population_colors(len(POPULATION_PALETTE)) == list(POPULATION_PALETTE)
     assert population_colors(64)[: len(POPULATION_PALETTE)] == list(POPULATION_PALETTE)
+
+
+def test_thirteen_layers_have_thirteen_distinct_colours():
+    """Issue 57: on sparse-mlp-2 (13 populations) layer3/layer9 and layer4/layer10 looked
+    alike (10 and 4 ΔE*76 apart). Every pair is now clearly apart."""
+    colors = population_colors(13)
+    rgb = np.array([[int(c[i : i + 2], 16) for i in (1, 3, 5)] for c in colors]) / 255
+    lab = srgb_to_lab(rgb)
+    gap = np.linalg.norm(lab[:, None] - lab[None], axis=-1)
+    np.fill_diagonal(gap, np.inf)
+    assert gap.min() > 15, gap.min()
 
 
 def test_extra_population_colours_are_far_from_each_other_and_from_other_meanings():
@@ -749,5 +760,5 @@ def test_a_mesh_too_fine_to_read_starts_without_its_fine_detail(hardware, detail
     assert (fill.nan_color == EMPTY_COLOR) == detailed  # empty slots
     assert (line.palette[0] != "rgba(0, 0, 0, 0)") == detailed
     assert [r.visible for r in fig.renderers if r.name in ("links", "cores")] == [True, True]
-    legend = next(m for m in fig.right if isinstance(m, Legend))
+    legend = next(m for m in fig.below if isinstance(m, Legend))
     assert ("zoom in for" in legend.title) != detailed  # the legend says what is left out
