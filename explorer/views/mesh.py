@@ -93,6 +93,9 @@ _HINT = (
 )
 
 
+_FILTER_HINT = "Show only the load of the flows that leave these layers"
+
+
 class MeshView(pn.viewable.Viewer):
     """The mesh of a state's hardware, kept in step with what the state shows.
 
@@ -168,7 +171,7 @@ class MeshView(pn.viewable.Viewer):
             label="", margin=(4, 10), variant="outline", color="primary", description=None,
             stylesheets=[":host .bk-btn { font-size: 12px; padding: 3px 10px; }"],
         )  # fmt: skip
-        self._layer_choice = LayerFilter(width=200, height=30, margin=(4, 10))
+        self._layer_choice = LayerFilter(width=200, height=30, margin=(4, 10), hint=_FILTER_HINT)
         self._layer_choice.param.watch(lambda e: setattr(self, "layers", list(e.new)), "value")
         self._download = pn.widgets.FileDownload(
             callback=self.link_loads_csv, filename="link-loads.csv", label="Link loads as CSV",
@@ -500,9 +503,7 @@ class MeshView(pn.viewable.Viewer):
             pn.Row(
                 _label("Colour links by", (9, 0, 0, 10)),
                 self._switch,
-                _label(
-                    "from", (9, 0, 0, 4), "Show only the load of the flows that leave these layers"
-                ),
+                _label("from", (9, 0, 0, 4), _FILTER_HINT),
                 self._layer_choice,
             ),  # fmt: skip
             _label(

@@ -164,3 +164,22 @@ def test_the_bound_by_card_says_every_term_whole_in_the_narrowest_card(page):
 
 CUT = """(els) => els.map((e) => ({text: e.textContent, height: e.getBoundingClientRect().height,
   cut: e.scrollWidth > e.clientWidth + 1 || e.scrollHeight > e.clientHeight + 1}))"""
+
+
+@pytest.mark.ui
+def test_the_layer_filter_says_what_it_does_and_no_empty_bar_waits_under_start(page, demo_url):
+    """Item 4: the layer filter ("from [all layers]") never showed its hint — its button's
+    tooltip said only "all layers"; and an empty progress bar sat under Start before any
+    search."""
+    open_in(page, demo_url)
+    toggle = page.locator(".lf-toggle")
+    expect(toggle).to_have_attribute("title", re.compile(r"^Show only the load of the flows"))
+    expect(toggle).to_have_attribute("title", re.compile(r"Now: all layers$"))
+    tab(page, "Evolution").click()
+    status = page.get_by_test_id("search-status")
+    expect(status).to_contain_text("No search yet")
+    expect(page.locator("progress")).to_be_hidden()
+    page.get_by_label("budget (evaluations)").fill("12")
+    page.get_by_role("button", name="Start").click()
+    expect(status).to_contain_text("done after 12", timeout=60_000)
+    expect(page.locator("progress")).to_be_visible()
