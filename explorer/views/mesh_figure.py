@@ -293,11 +293,14 @@ def mesh_figure(
     color_by: str = "messages",
     title: str | None = None,
     simulated: dict | None = None,
+    max_frame: tuple[int, int] = (560, 720),
 ):
     """A Bokeh figure of the mesh, and the sources to refresh it: ``(figure, sources)``.
-    ``simulated``: a simulated step's ``link_figures()``, for its colour modes and tooltips."""
+    ``simulated``: a simulated step's ``link_figures()``, for its colour modes and tooltips;
+    ``max_frame``: the most the mesh's frame may take, (width, height) in px (Compare's
+    meshes are smaller, to stand side by side)."""
     gw, gh = hardware.grid_width, hardware.grid_height
-    ppr = _pixels_per_router(hardware)
+    ppr = _pixels_per_router(hardware, *max_frame)
     link_px = max(1.0, 0.045 * ppr)
     sources = _MeshSources(
         hardware, network, evaluation, link_px=link_px, color_by=color_by, simulated=simulated

@@ -14,6 +14,7 @@ from explorer.browser import (
     HOT_LINK_XY,
     MESH_PLOT,
     TABLE_ROWS,
+    layout_settled,
     open_in,
     scroll_settled,
     served_view,
@@ -183,3 +184,35 @@ def test_the_layer_filter_says_what_it_does_and_no_empty_bar_waits_under_start(p
     page.get_by_role("button", name="Start").click()
     expect(status).to_contain_text("done after 12", timeout=60_000)
     expect(page.locator("progress")).to_be_visible()
+
+
+# Every Bokeh figure shown: its title and where its canvas lies on the page.
+FIGURE_BOXES = """() => [...Bokeh.index.all_views()].flatMap(function walk(v) {
+  const mine = v.model.type === "Figure" && v.el.isConnected
+    ? [{title: v.model.title ? v.model.title.text : "",
+        box: (({left, top, right, bottom}) => ({left, top, right, bottom}))(
+          v.canvas_view.el.getBoundingClientRect())}]
+    : [];
+  return mine.concat(...(v.child_views ?? []).map(walk));
+}).filter((f) => f.box.right > f.box.left)"""
+
+
+@pytest.mark.ui
+def test_compare_shows_both_meshes_and_their_difference_side_by_side(page, demo_url):
+    """Item 6: at 1366 px the reference mesh stacked below the current one, starting at
+    y ≈ 1,250. The current mesh, the per-link difference and the reference now stand in one
+    row, smaller, all of them starting on the first screen and none past its right edge."""
+    open_in(page, demo_url)
+    tab(page, "Compare").click()
+    expect(page.get_by_test_id("compare-summary")).to_be_visible(timeout=30_000)
+    page.wait_for_function(f"() => ({FIGURE_BOXES})().length >= 3")
+    layout_settled(page)
+    figures = page.evaluate(FIGURE_BOXES)
+    row = [
+        next(f["box"] for f in figures if f["title"].startswith(start))
+        for start in ("Current mapping", "Δ", "Reference")
+    ]
+    assert max(b["top"] for b in row) - min(b["top"] for b in row) <= 2, row  # one row
+    assert row[0]["right"] <= row[1]["left"] and row[1]["right"] <= row[2]["left"], row
+    assert row[2]["right"] <= VIEWPORT["width"] and row[2]["top"] < VIEWPORT["height"], row
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= VIEWPORT["width"]

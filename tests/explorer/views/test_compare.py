@@ -169,11 +169,10 @@ def test_both_meshes_share_one_colour_scale(reference_is_lighter):
     assert shared_load_scale(current, reference) == top
 
     sides = [view._current_sources, view._reference_sources]
-    bar_models = [
-        next(obj for obj in fig.right if isinstance(obj, ColorBar))
-        for fig in (view._current, view._reference)
-    ]
-    assert bar_models[0].color_mapper is bar_models[1].color_mapper  # one scale, one mapper
+    # one scale, one bar: under the current mesh (issue 57: the meshes stand side by side)
+    assert not [m for m in view._reference.right + view._reference.below if isinstance(m, ColorBar)]
+    bar_models = [obj for obj in view._current.below if isinstance(obj, ColorBar)]
+    assert len(bar_models) == 1 and bar_models[0].color_mapper is view._load_mapper
     assert bar_models[0].color_mapper.high == top and bar_models[0].color_mapper.low == 0
     assert all(bar.title == SHARED_SCALE_TITLE for bar in bar_models)
     for sources, evaluation in zip(sides, (current, reference), strict=True):
