@@ -216,3 +216,30 @@ def test_compare_shows_both_meshes_and_their_difference_side_by_side(page, demo_
     assert row[0]["right"] <= row[1]["left"] and row[1]["right"] <= row[2]["left"], row
     assert row[2]["right"] <= VIEWPORT["width"] and row[2]["top"] < VIEWPORT["height"], row
     assert page.evaluate("() => document.documentElement.scrollWidth") <= VIEWPORT["width"]
+
+
+# The chip overview's colour bar: its range, and whether it is drawn inside the page.
+CHIP_SCALE = """() => {
+  const bar = Bokeh.documents[0].get_model_by_name("chip-scale");
+  if (!bar) return null;
+  const view = [...Bokeh.index.all_views()].find(
+    (v) => v.model.type === "Figure" && v.model.right.includes(bar));
+  const box = view ? view.el.getBoundingClientRect() : null;
+  return {low: bar.color_mapper.low, high: bar.color_mapper.high,
+          shown: !!box && box.width > 0 && box.right <= window.innerWidth};
+}"""
+
+
+@pytest.mark.ui
+def test_the_chip_map_shows_its_colour_scale(page):
+    """Item 4: the chip map's colours had no scale. A board of two chips shows one beside
+    its chips, from 0 to the heaviest link of any chip (as its tooltip counts them)."""
+    from explorer.app import build_app
+
+    app = lambda: build_app("mlp:widths=64-128-32-10", "mesh:2x2x2@2x1")  # noqa: E731
+    with served_view("chips", app, "MeshScope") as url:
+        open_in(page, url)
+        page.wait_for_function(f"() => ({CHIP_SCALE})() !== null")
+        scale = page.evaluate(CHIP_SCALE)
+        expect(page.get_by_text("the scale beside it")).to_be_visible()
+    assert scale["shown"] and scale["low"] == 0 and scale["high"] > 0, scale

@@ -762,3 +762,19 @@ def test_a_mesh_too_fine_to_read_starts_without_its_fine_detail(hardware, detail
     assert [r.visible for r in fig.renderers if r.name in ("links", "cores")] == [True, True]
     legend = next(m for m in fig.below if isinstance(m, Legend))
     assert ("zoom in for" in legend.title) != detailed  # the legend says what is left out
+
+
+def test_the_chip_overview_has_a_colour_scale_up_to_its_heaviest_chip(two_chip_state):
+    """Issue 57, item 4: the chip map's colours had no scale. Its colour bar runs from 0 to
+    the heaviest chip's heaviest link, the top of the colours the chips get."""
+    from bokeh.models import ColorBar
+
+    from explorer.views.mesh import MeshView
+
+    view = MeshView(state=two_chip_state)
+    fig = view._overview.object
+    (bar,) = [m for m in fig.right if isinstance(m, ColorBar)]
+    loads = np.asarray(view._chips.data["load"], float)
+    assert loads.max() > 0 and bar.color_mapper.high == loads.max() and bar.color_mapper.low == 0
+    heaviest = int(np.argmax(loads))
+    assert view._chips.data["color"][heaviest] == bar.color_mapper.palette[-1]
