@@ -38,7 +38,7 @@ from engine.evaluation.cost import TERM_LABELS, Evaluation
 from engine.hardware import Hardware
 from engine.model.network import Network
 from explorer.state import ExplorerState
-from explorer.views._page import FONT, notify_error, off_page, on_page
+from explorer.views._page import FONT, keep_tools, notify_error, off_page, on_page
 from explorer.views.mesh_columns import (
     LOAD_PALETTE,
     TILE_SIZE,
@@ -245,6 +245,7 @@ class _DifferencePlot:
             outline_line_color=None,
         )  # fmt: skip
         p.toolbar.logo = None
+        keep_tools(p)  # no toolbar here: a click must not turn its wheel zoom on for good
         p.title.text_font_size = "14px"
         p.title.text_color = "#374151"
         p.axis.visible = False

@@ -293,3 +293,11 @@ def test_a_bad_upload_through_the_widget_is_cleared(state, errors):
     assert not view._file.value
     assert not view.choose("file")  # nothing to compare with until a file is chosen
     assert len(errors) == 1 and state.shown.reference is None
+
+
+def test_a_click_turns_no_wheel_zoom_on_in_any_panel():
+    """Issue 57, item 2: Bokeh turns a plot's wheel zoom on when it is clicked ('auto');
+    the difference panel has no toolbar to turn it off again. No panel leaves it to Bokeh."""
+    _, view = _uneven_view(True)
+    for fig in (view._current, view._reference, view._diff.figure):
+        assert fig.toolbar.active_scroll is None
