@@ -172,7 +172,7 @@ class MeshView(pn.viewable.Viewer):
                          "pans and zooms as usual. A chip's colour: its heaviest link, in "
                          "messages / step (the scale beside it).</span>",
                          stylesheets=[_CAPTION_CSS],
-                         margin=(10, 4)),
+                         margin=(10, 4), width=420),  # (wraps: the row stays on screen)
             visible=False,
         )  # fmt: skip
         self._switch = pn.widgets.RadioButtonGroup.from_param(
