@@ -210,7 +210,7 @@ _BUILT_IN = [
         name="hotspot",
         title="A hotspot",
         text="Every router sends to the one near the centre. That router can take one flit "
-        "per cycle, so the mesh saturates at 1/64 of a flit per node; at 0.03 a tree of "
+        "per cycle, so the mesh saturates at 1/64 of a flit per node per cycle; at 0.03 a tree of "
         "full buffers grows back from it along the routes, and packets far from it wait "
         "on links they do not even need for long.",
         pattern="hotspot", rate=0.03, cycles=3000,
@@ -220,9 +220,9 @@ _BUILT_IN = [
         title="Transpose, X then Y",
         text="Router (x, y) sends to (y, x). With X-first routing every packet turns at the "
         "diagonal's far side, so the load gathers on links above the diagonal; the "
-        "routes' bound is 1/7 (0.14) flit per node. That bound counts only the hot links' "
-        "capacity, as if each carried a flit every cycle; the mesh saturates well below "
-        "it, near 0.09 (the sweep below), because packets queued to turn hold buffers and "
+        "routes' bound is 1/7 (0.14) flit per node per cycle. That bound counts only the "
+        "hot links' capacity, as if each carried a flit every cycle; the mesh saturates well "
+        "below it, near 0.09 (the sweep below), because packets queued to turn hold buffers and "
         "virtual channels the packets behind them need, so the hot links idle some cycles. "
         "At 0.12 the run is past saturation. Compare with the Y-first and O1TURN scenes.",
         pattern="transpose", rate=0.12, cycles=10000, sweep=True,
@@ -242,7 +242,7 @@ _BUILT_IN = [
         text="The same traffic again, each packet going X then Y or Y then X as a coin "
         "falls, each order on its own half of the virtual channels. Half the load above "
         "the diagonal moves to its mirror image below it: the hot links carry half as "
-        "much, and the routes' bound doubles to 2/7 flit per node. Yet the sweep finds "
+        "much, and the routes' bound doubles to 2/7 flit per node per cycle. Yet the sweep finds "
         "saturation near 0.09 again, no better than one order: this router has two "
         "virtual channels per port, so each order gets one, and a packet stuck behind "
         "another of its order has no second lane to pass in. The bound counts links; "

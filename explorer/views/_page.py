@@ -40,6 +40,7 @@ __all__ = [
     "LiveHTML",
     "fill_when_shown",
     "in_document",
+    "keep_tools",
     "notify_error",
     "notify_when_up",
     "off_page",
@@ -125,8 +126,18 @@ def fit_range(rng, extent: Extent, padding: float = 0.08) -> None:
     rng.update(start=start, end=end, reset_start=start, reset_end=end)
 
 
+def keep_tools(p) -> None:
+    """Leave ``p``'s active tools as its toolbar shows them: by default (``"auto"``) Bokeh
+    turns its wheel zoom on when the plot is clicked, so the wheel that scrolled the page
+    zoomed the plot instead once a link or a point had been clicked (issue 57). The wheel
+    zooms only when its tool is chosen on the toolbar."""
+    p.toolbar.active_scroll = None
+
+
 def style_figure(p, x_label: str, y_label: str) -> None:
-    """Quiet axes, labels and grid in the page's font."""
+    """Quiet axes, labels and grid in the page's font; a click changes no tool
+    (``keep_tools``)."""
+    keep_tools(p)
     p.toolbar.logo = None
     p.title.text_font_size = "14px"
     p.title.text_color = "#374151"

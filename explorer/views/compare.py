@@ -38,7 +38,7 @@ from engine.evaluation.cost import TERM_LABELS, Evaluation
 from engine.hardware import Hardware
 from engine.model.network import Network
 from explorer.state import ExplorerState
-from explorer.views._page import FONT, notify_error, off_page, on_page
+from explorer.views._page import FONT, keep_tools, notify_error, off_page, on_page
 from explorer.views.mesh_columns import (
     LOAD_PALETTE,
     TILE_SIZE,
@@ -67,7 +67,10 @@ __all__ = [
 _DIFF_ANCHORS = ("#2166ac", "#67a9cf", "#d1e5f0", "#f4f4f4", "#fddbc7", "#ef8a62", "#b2182b")
 SAME_COLOR = "#d4d4d4"  # a link whose load did not change
 CHANGED_CORE_COLOR = "#374151"
-SHARED_SCALE_TITLE = "messages / step (one scale, both meshes)"
+SHARED_SCALE_TITLE = "messages / step, both meshes"
+# the most a Compare mesh's frame takes (width, height), px: the current mesh, the
+# difference and the reference side by side beside the sidebar at 1366 px (issue 57)
+MESH_FRAME = (190, 400)
 
 
 DIFF_PALETTE = interpolate_palette(_DIFF_ANCHORS, 255)  # odd: the middle colour is exactly 0
@@ -234,7 +237,7 @@ class _DifferencePlot:
         ppr = like.frame_width / (like.x_range.end - like.x_range.start)
         self.link_px = max(1.0, 0.045 * ppr)
         p = figure(
-            title="Δ link load: current − reference",
+            title="Δ load: current − reference",
             width=None, height=None, frame_width=like.frame_width,
             frame_height=like.frame_height, x_range=like.x_range, y_range=like.y_range,
             tools="pan,wheel_zoom,box_zoom,reset,save", toolbar_location=None,
@@ -242,6 +245,7 @@ class _DifferencePlot:
             outline_line_color=None,
         )  # fmt: skip
         p.toolbar.logo = None
+        keep_tools(p)  # no toolbar here: a click must not turn its wheel zoom on for good
         p.title.text_font_size = "14px"
         p.title.text_color = "#374151"
         p.axis.visible = False
@@ -313,11 +317,7 @@ class _DifferencePlot:
             "line_width": np.where(changed, 1.8, 1.0),
         }
         same = limit == 0
-        self.figure.title.text = (
-            "Δ link load: none, every link as in the reference"
-            if same
-            else "Δ link load: current − reference"
-        )
+        self.figure.title.text = "Δ load: none changed" if same else "Δ load: current − reference"
 
 
 def _view_only(fig) -> None:
@@ -480,13 +480,14 @@ class CompareView(pn.viewable.Viewer):
         s = self.state
         self._hardware = hardware
         self._current, self._current_sources = mesh_figure(
-            hardware, network, s.evaluation, title="Current mapping"
+            hardware, network, s.evaluation, title="Current mapping", max_frame=MESH_FRAME
         )
         self._reference, self._reference_sources = mesh_figure(
-            hardware, network, reference, title="Reference"
+            hardware, network, reference, title="Reference", max_frame=MESH_FRAME
         )
         share_view(self._reference, self._current)  # one zoom for all three panels
-        _without_legend(self._reference)  # the current mesh's legend serves both
+        for fig in (self._current, self._reference):
+            _without_legend(fig)  # the Mesh tab's legend: the same colours, room here
         for fig in (self._current, self._reference):
             _view_only(fig)
         # Both colour bars show one mapper, which this view owns: the sources would set it
@@ -495,11 +496,20 @@ class CompareView(pn.viewable.Viewer):
         for sources in (self._current_sources, self._reference_sources):
             sources.color_bar.update(color_mapper=self._load_mapper, title=SHARED_SCALE_TITLE)
             sources.color_bar = None
+        # one colour bar for the one scale, under the current mesh, as wide as its frame (the
+        # reference's would repeat it; beside the small mesh its title did not fit)
+        self._reference.right = [m for m in self._reference.right if not isinstance(m, ColorBar)]
+        bar = next(m for m in self._current.right if isinstance(m, ColorBar))
+        self._current.right = [m for m in self._current.right if m is not bar]
+        bar.update(orientation="horizontal", height=12, width=self._current.frame_width - 20,
+                   location="top_left", padding=6, title_standoff=4)  # fmt: skip
+        self._current.add_layout(bar, "below")
         self._diff = _DifferencePlot(hardware, network, self._current)
+        # side by side at 1366 px, the difference between the two meshes it compares
         self._row[:] = [
-            pn.pane.Bokeh(self._current),
-            pn.pane.Bokeh(self._reference),
-            pn.pane.Bokeh(self._diff.figure),
+            pn.pane.Bokeh(self._current, margin=(0, 4)),
+            pn.pane.Bokeh(self._diff.figure, margin=(0, 4)),
+            pn.pane.Bokeh(self._reference, margin=(0, 4)),
         ]
 
     def _share_load_scale(self, hardware, current: Evaluation, reference: Evaluation) -> None:
@@ -534,12 +544,13 @@ class CompareView(pn.viewable.Viewer):
             self._reference_text,
         )
         note = pn.pane.HTML(
-            '<div class="cmp-note">The three panels zoom and pan together. On the right, a '
+            '<div class="cmp-note">The three panels zoom and pan together. In the middle, a '
             "red link carries more messages per step in the current mapping than in the "
             "reference, a blue one fewer (colours saturate at the 95th percentile of the "
             "changes; the width keeps growing); a dark outline marks a core whose contents "
             "differ. Both meshes colour their links on one scale, up to the heaviest link of "
-            "either, so a colour is the same load in both."
+            "either, so a colour is the same load in both; cores are coloured by layer as on the "
+            "Mesh tab (its legend names them)."
             "</div>",
             stylesheets=[_CSS],
         )

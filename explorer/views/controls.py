@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import re
+from datetime import UTC, datetime
 from html import escape
 
 import panel as pn
@@ -97,10 +98,28 @@ def placer_choices() -> list[str]:
     return placement_choices()
 
 
-def download_name(network_name: str) -> str:
-    """A file name for the mapping of ``network_name`` (specs carry ':' and '=')."""
-    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", network_name).strip("_.") or "mapping"
-    return f"{stem}-mapping.json"
+def _file_word(text: str, empty: str) -> str:
+    """``text`` as a piece of a file name (specs carry ':', '=' and ',')."""
+    return re.sub(r"[^A-Za-z0-9.-]+", "_", text).strip("_.") or empty
+
+
+def download_name(
+    network_name: str,
+    hardware_name: str = "",
+    latency_us: float | None = None,
+    when: datetime | None = None,
+) -> str:
+    """What a saved mapping's file is called: what it maps, onto what, how fast, and when
+    (UTC, to the minute), e.g. ``sparse-mlp-1_loihi2_34.95us_2026-12-07-2117-mapping.json``:
+    two saves of one network differ by their latency or their time, never by chance."""
+    words = [_file_word(network_name, "network")]
+    if hardware_name:
+        words.append(_file_word(hardware_name, "hardware"))
+    if latency_us is not None:
+        words.append(f"{latency_us:.2f}us")
+    if when is not None:
+        words.append(when.astimezone(UTC).strftime("%Y-%m-%d-%H%M"))
+    return "_".join(words) + "-mapping.json"
 
 
 def _spec_choice(spec: str, options) -> str:
@@ -282,7 +301,7 @@ class ControlsView(pn.viewable.Viewer):
             access=s.access, accept=".json,.npz,.hgr,.nir", width=WIDTH, notify=self.notify
         )
         self.download = pn.widgets.FileDownload(
-            callback=self._mapping_file, filename=download_name(s.network.name),
+            callback=self._mapping_file, filename=download_name(s.network.name, s.hardware.name),
             label="Save mapping (JSON)", embed=False, width=WIDTH, variant="outline",
         )  # fmt: skip
         self.undo_button = pn.widgets.Button(label="↶ Undo", width=WIDTH // 2 - 5)
@@ -424,7 +443,13 @@ class ControlsView(pn.viewable.Viewer):
             self.change_cores(population, delta)
 
     def _mapping_file(self) -> io.StringIO:
-        return io.StringIO(self.state.mapping_json())
+        s = self.state
+        data = s.mapping_json()  # (raises, as a notification, when nothing is loaded)
+        # read by FileDownload after this call: the name of the mapping saved now
+        self.download.filename = download_name(
+            s.network.name, s.hardware.name, s.evaluation.latency_us, datetime.now(UTC)
+        )
+        return io.StringIO(data)
 
     # ------------------------------------------------------------ widget → state
     def _pick_network(self, event) -> None:
@@ -450,7 +475,7 @@ class ControlsView(pn.viewable.Viewer):
 
     def _loaded(self, *events) -> None:
         s = self.state
-        self.download.filename = download_name(s.network.name)
+        self.download.filename = download_name(s.network.name, s.hardware.name)
         for select, text, spec in (
             (self.network_select, self.network_text, s.inputs.network_spec),
             (self.hardware_select, self.hardware_text, s.inputs.hardware_spec),

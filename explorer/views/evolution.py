@@ -235,7 +235,7 @@ class EvolutionView(SearchTab):
         self.state.shown.param.watch(self._follow_edits, ["revision"])
         self._progress = pn.indicators.Progress(
             value=0, max=self.budget, bar_color="warning", width=2 * w + 10, height=10,
-            margin=(8, 10, 2, 10),
+            margin=(8, 10, 2, 10), visible=False,  # before a search: no empty bar (issue 57)
         )  # fmt: skip
 
     # ------------------------------------------------------------ actions
@@ -258,7 +258,7 @@ class EvolutionView(SearchTab):
             notify_error(f"{e}{hint}")
             return
         self.runner = runner
-        self._progress.max = config.budget
+        self._progress.param.update(max=config.budget, visible=True)
         self.trace_figure.x_range.update(start=0, end=config.budget, reset_end=config.budget)
         self._set_objective(config.objective)
 
@@ -323,6 +323,7 @@ class EvolutionView(SearchTab):
         self._trace_fit.add(ys=trace_columns(sent)["best"])
         self._fit_trace()
         self._progress.value = min(len(rows), self._progress.max)
+        self._progress.visible = self._progress.visible or bool(rows)
 
     def _fit_trace(self) -> None:
         self._trace_fit.fit(ys=self._current_line.data["value"])

@@ -26,6 +26,7 @@ from explorer.views._page import LiveHTML, fill_when_shown
 __all__ = ["InspectView", "flow_frame"]
 
 MAX_ROWS = 500  # rows a table shows (the heaviest); the CSV has them all
+MIN_WIDTH = 380  # px of the flows beside the mesh (a table wider than that scrolls across)
 
 _CSS = """
 .ins { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #1f2933;
@@ -65,7 +66,7 @@ let frames = 0;  // the header's view may be built a few frames later (its first
 const into_view = () => {
   const view = [...Bokeh.index.all_views()].find((v) => v.model === cb_obj);
   if (view && view.el.isConnected && view.el.getBoundingClientRect().height > 0)
-    view.el.scrollIntoView({block: "center", behavior: "smooth"});
+    view.el.scrollIntoView({block: "nearest", behavior: "smooth"});
   else if (frames++ < 120)
     requestAnimationFrame(into_view);
 };
@@ -89,12 +90,17 @@ class InspectView(pn.viewable.Viewer):
             width=140, margin=(4, 10), variant="outline",
         )  # fmt: skip
         self._clear.on_click(lambda _: self.mesh.clear_inspection())
-        self._layout = pn.Column(visible=False, margin=0)  # filled at the first inspection
+        # filled at the first inspection; beside the mesh, and kept in view while a tall
+        # mesh scrolls (sticky), so a click never needs to scroll the page (issue 57)
+        self._layout = pn.Column(
+            visible=False, margin=0, min_width=MIN_WIDTH, sizing_mode="stretch_width",
+            styles={"position": "sticky", "top": "0", "align-self": "flex-start"},
+        )  # fmt: skip
         fill_when_shown(self._layout, [self._header, pn.Row(self._clear, self._download),
                                        self._tables])  # fmt: skip
         self.mesh.param.watch(self._render, "inspection")
-        # a click's flows open below the mesh, a screen further down: bring them into view
-        # (the header to the middle of the window, the mesh's highlighted routes above it)
+        # a click's flows open beside the mesh: bring them into view only if they are not
+        # (a window narrower than the mesh and the flows together wraps them below it)
         self._header.model.js_on_change("tags", CustomJS(code=_INTO_VIEW))
         self.mesh.param.watch(self._clicked, "clicks")
         self._render()
@@ -149,7 +155,8 @@ class InspectView(pn.viewable.Viewer):
                                         stylesheets=[_CSS], margin=(6, 10, 0, 10)))  # fmt: skip
             widget = pn.widgets.Tabulator(
                 frame.head(MAX_ROWS), selectable="checkbox", disabled=True, show_index=False,
-                height=min(300, 36 + 30 * min(len(frame), MAX_ROWS)), width=880,
+                height=min(300, 36 + 30 * min(len(frame), MAX_ROWS)),
+                min_width=MIN_WIDTH - 20, sizing_mode="stretch_width",
                 layout="fit_data_table", margin=(2, 10),
                 formatters={
                     "messages / step": NumberFormatter(format="0,0.0"),

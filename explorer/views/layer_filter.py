@@ -46,8 +46,8 @@ const said = chosen.size === 0 ? data.none_text
   : chosen.size === 1 ? names[[...chosen][0]]
   : `${chosen.size} layers`;
 toggle.textContent = `${said} \u25be`;
-toggle.title = chosen.size === 0 ? data.none_text
-  : [...chosen].sort((a, b) => a - b).map((k) => names[k]).join(", ");
+toggle.title = (data.hint ? `${data.hint}. Now: ` : "") + (chosen.size === 0 ? data.none_text
+  : [...chosen].sort((a, b) => a - b).map((k) => names[k]).join(", "));
 const all = element("label", "lf-item lf-all");
 const every = document.createElement("input");
 every.type = "checkbox";
@@ -91,6 +91,7 @@ class LayerFilter(ReactiveHTML):
     colors = param.List(default=[], item_type=str, doc="each layer's colour (its swatch)")
     value = param.List(default=[], item_type=int, doc="indices of the chosen layers; []: all")
     none_text = param.String(default="all layers", doc="what the button says with none chosen")
+    hint = param.String(default="", doc="what the filter does: the button's tooltip says it")
 
     _template = (
         '<div id="root" class="lf">'
@@ -104,6 +105,7 @@ class LayerFilter(ReactiveHTML):
         "names": _DRAW,
         "colors": _DRAW,
         "value": _DRAW,
+        "hint": _DRAW,
         "open": "menu.hidden = !menu.hidden;",
         "picked": _PICKED,
     }

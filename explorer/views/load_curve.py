@@ -45,7 +45,7 @@ def curve_sentences(points, bound: float) -> tuple[str, str]:
             "channels drain them, queues grow without end and latency explodes — orange, "
             f"{SATURATION_FACTOR:g}× zero-load or more; a cross along the top, a run whose "
             "latency never settled (BookSim2's test). The channel-load bound of these "
-            f"routes is {bound:.2f}."
+            f"routes is {bound:.2f} flits/node/cycle."
         )
     return first, second
 

@@ -24,7 +24,15 @@ import numpy as np
 import panel as pn
 import param
 from bokeh.events import Tap
-from bokeh.models import ColumnDataSource, HoverTool, Range1d
+from bokeh.models import (
+    BasicTicker,
+    ColorBar,
+    ColumnDataSource,
+    HoverTool,
+    LinearColorMapper,
+    NumeralTickFormatter,
+    Range1d,
+)
 from bokeh.plotting import figure
 
 from engine.errors import MeshScopeError
@@ -45,6 +53,7 @@ from explorer.views.layer_filter import LayerFilter
 from explorer.views.mesh_columns import (
     BUSIER,
     COLOR_MODES,
+    LOAD_PALETTE,
     SIMULATED_MODES,
     bottleneck_text,
     chip_columns,
@@ -63,6 +72,7 @@ from explorer.views.mesh_figure import bokeh_data, mesh_figure
 __all__ = ["MeshView"]
 
 OVERVIEW_PX = 120  # the chip overview's longer side at most, in px
+CHIP_SCALE_PX = 44  # … and the room its colour scale takes beside it
 
 _CAPTION_CSS = """
 .mesh-unchanged { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
@@ -105,6 +115,9 @@ _HINT = (
     "Hover over a core or a link for its numbers; click one to see the flows through it and "
     "their routes; the toolbar saves the plot as PNG (or SVG, ticked below)."
 )
+
+
+_FILTER_HINT = "Show only the load of the flows that leave these layers"
 
 
 class MeshView(pn.viewable.Viewer):
@@ -173,6 +186,8 @@ class MeshView(pn.viewable.Viewer):
         fill_when_shown(self._search_row, [self._follow, self._adopt, self._unpick, self._banner])
         # boards of several chips: an overview to jump to one chip, and back to the board
         self._chips = ColumnDataSource()
+        # the chips' colours as a scale (issue 57: they had none): 0 → the heaviest link
+        self._chip_mapper = LinearColorMapper(palette=list(LOAD_PALETTE), low=0, high=1)
         self._chips.selected.on_change("indices", self._on_chip_tap)
         self._overview = pn.pane.Bokeh(None, margin=(0, 10))
         self._whole = pn.widgets.Button(label="Whole board", width=110, margin=(6, 4))
@@ -180,8 +195,10 @@ class MeshView(pn.viewable.Viewer):
         self._overview_row = pn.Row(
             self._overview, self._whole,
             pn.pane.HTML('<span class="mesh-label">Click a chip to look at it; the mesh '
-                         "pans and zooms as usual.</span>", stylesheets=[_CAPTION_CSS],
-                         margin=(10, 4)),
+                         "pans and zooms as usual. A chip's colour: its heaviest link, in "
+                         "messages / step (the scale beside it).</span>",
+                         stylesheets=[_CAPTION_CSS],
+                         margin=(10, 4), width=420),  # (wraps: the row stays on screen)
             visible=False,
         )  # fmt: skip
         self._switch = pn.widgets.RadioButtonGroup.from_param(
@@ -205,7 +222,7 @@ class MeshView(pn.viewable.Viewer):
                    "on its source core's (slot parity), and a link's time is its busier mesh's"),
             self._mesh_switch, visible=False,
         )  # fmt: skip
-        self._layer_choice = LayerFilter(width=200, height=30, margin=(4, 10))
+        self._layer_choice = LayerFilter(width=200, height=30, margin=(4, 10), hint=_FILTER_HINT)
         self._layer_choice.param.watch(lambda e: setattr(self, "layers", list(e.new)), "value")
         self._download = pn.widgets.FileDownload(
             callback=self.link_loads_csv, filename="link-loads.csv", label="Link loads as CSV",
@@ -352,7 +369,8 @@ class MeshView(pn.viewable.Viewer):
         # that on a laptop's screen the board's mesh starts above the fold (230 px did not)
         px = max(4.0, min(14.0, OVERVIEW_PX / max(hardware.grid_width, hardware.grid_height)))
         p = figure(
-            width=int(px * hardware.grid_width) + 10, height=int(px * hardware.grid_height) + 10,
+            width=int(px * hardware.grid_width) + 10 + CHIP_SCALE_PX,
+            height=int(px * hardware.grid_height) + 10,
             x_range=Range1d(-0.6, hardware.grid_width - 0.4),
             y_range=Range1d(hardware.grid_height - 0.4, -0.6), tools="tap",
             toolbar_location=None, min_border=0, outline_line_color=None,
@@ -368,11 +386,18 @@ class MeshView(pn.viewable.Viewer):
         p.add_tools(HoverTool(renderers=[rects], tooltips=[
             ("chip", "@chip"), ("heaviest link", "@load{0,0} messages / step"),
         ]))  # fmt: skip
+        p.add_layout(ColorBar(
+            color_mapper=self._chip_mapper, width=8, padding=4, bar_line_color=None,
+            major_label_text_font_size="9px", ticker=BasicTicker(desired_num_ticks=3),
+            formatter=NumeralTickFormatter(format="0.[0]a"), name="chip-scale",
+        ), "right")  # fmt: skip
         return p
 
     def _chip_colours(self, hardware: Hardware) -> dict:
         loads = chip_loads(hardware, self.shown)
-        return {"load": loads, "color": load_colors(loads, max(float(loads.max()), 1e-12))}
+        top = max(float(loads.max()), 1e-12)
+        self._chip_mapper.high = top
+        return {"load": loads, "color": load_colors(loads, top)}
 
     def _on_chip_tap(self, attr, old, new) -> None:
         in_document(self._chips, self.zoom_to_chip, new[0] if new else None)
@@ -564,18 +589,16 @@ class MeshView(pn.viewable.Viewer):
             pn.Row(
                 _label("Colour links by", (9, 0, 0, 10)),
                 self._switch,
-                _label(
-                    "from", (9, 0, 0, 4), "Show only the load of the flows that leave these layers"
-                ),
+                _label("from", (9, 0, 0, 4), _FILTER_HINT),
                 self._layer_choice,
             ),  # fmt: skip
             self._mesh_row,
             self._top_line,
             self._search_row,
             self._overview_row,
-            self._pane,
+            # a click's flows open beside the mesh, level with it: its routes stay in view
+            pn.Row(self._pane, InspectView(mesh=self), margin=0, sizing_mode="stretch_width"),
             self._caption,
             pn.Row(self._download, self._svg, margin=(0, 0, 4, 0)),
-            InspectView(mesh=self),
             sizing_mode="stretch_width",
         )

@@ -42,6 +42,7 @@ from bokeh.transform import transform
 from engine.evaluation.cost import Evaluation
 from engine.hardware import LINK_KINDS, Hardware
 from engine.model.network import Network
+from explorer.views._page import keep_tools
 from explorer.views.mesh_columns import (
     BOTTLENECK_COLOR,
     COLOR_MODES,
@@ -293,6 +294,7 @@ def mesh_canvas(
         axis.axis_label_text_color = "#555555"
         axis.axis_label_text_font_style = "normal"
     p.toolbar.logo = None
+    keep_tools(p)  # a click (to inspect a link) must not turn the wheel into a zoom
     if p.title is not None:
         p.title.text_font_size = "13px"
     return p
@@ -310,12 +312,15 @@ def mesh_figure(
     title: str | None = None,
     simulated: dict | None = None,
     mesh: int | str | None = None,
+    max_frame: tuple[int, int] = (560, 720),
 ):
     """A Bokeh figure of the mesh, and the sources to refresh it: ``(figure, sources)``.
     ``simulated``: a simulated step's ``link_figures()``, for its colour modes and tooltips;
-    ``mesh``: the parallel mesh the links show (``link_columns``)."""
+    ``mesh``: the parallel mesh the links show (``link_columns``); ``max_frame``: the most
+    the mesh's frame may take, (width, height) in px (Compare's meshes are smaller, to stand
+    side by side)."""
     gw, gh = hardware.grid_width, hardware.grid_height
-    ppr = _pixels_per_router(hardware)
+    ppr = _pixels_per_router(hardware, *max_frame)
     link_px = max(1.0, 0.045 * ppr)
     sources = _MeshSources(
         hardware, network, evaluation, link_px=link_px, color_by=color_by, simulated=simulated,
@@ -417,7 +422,10 @@ def mesh_figure(
     save = next(t for t in p.toolbar.tools if isinstance(t, SaveTool))
     save.filename = f"{network.name}-on-{hardware.name}"  # no prompt
     legend = _legend(p, network, link_px, hardware.links.meshes)
-    p.add_layout(legend, "right")
+    # under the mesh, in columns: beside it at 1366 px the flows of a clicked link need
+    # the room (issue 57: they opened a screen further down, the routes scrolled away)
+    legend.ncols = 3
+    p.add_layout(legend, "below")
     title_text, fmt = COLOR_MODES[color_by]
     sources.color_bar = ColorBar(
         color_mapper=sources.mapper, title=title_text, title_text_font_size="12px",
@@ -533,7 +541,7 @@ if (format == "busy") {  // a whole per cent, a tie to the even one as Python's 
   if (r - p == 0.5 && r % 2 != 0) r -= 1;
   return `, busy ${r}%`;
 }
-return `, buffer peak ${Math.round(value)} of ${capacity}`;
+return `, buffer peak ${Math.round(value)} of ${capacity} flits`;
 """
 
 

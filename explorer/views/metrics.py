@@ -55,12 +55,16 @@ CARD_CSS = """
 .metric-card.search { background: #fff7ed; }
 .metric-label { font-size: 11px; color: #6b7280; text-transform: uppercase; letter-spacing: .02em; }
 .metric-value { font-size: 26px; font-weight: 600; color: #1f2933; line-height: 31px; }
-.metric-card.bound .metric-value { font-size: 18px; }  /* words, not a number */
+/* words, not a number: two lines always held for them ("SynMem reads" needs 149 px at
+   18 px and was cut to "SynMem reac" in a 132-px card), so a change of term never moves
+   the page */
+.metric-card.bound .metric-value { font-size: 17px; line-height: 19px; min-height: 38px;
+  white-space: normal; overflow-wrap: anywhere; }
 .metric-unit { font-size: 12px; color: #6b7280; }
 /* one fixed size per card, whatever it says (a new value never moves the page), and nothing
    cut: a label or the line below the value wraps onto a second line it always has room for;
    a long value takes a smaller font */
-.metric-value { white-space: nowrap; }
+.metric-card:not(.bound) .metric-value { white-space: nowrap; }
 .metric-label, .metric-unit { white-space: normal; overflow-wrap: anywhere; line-height: 1.25; }
 .metric-label { min-height: 2.5em; }
 .metric-unit { min-height: 2.5em; }

@@ -177,9 +177,11 @@ class ParetoView(SearchTab):
     # ------------------------------------------------------------ widgets
     def _build_widgets(self) -> None:
         w = 128
-        self._objectives = pn.widgets.MultiChoice.from_param(
-            self.param.chosen, name="objectives (2 or 3: across, up, colour)", max_items=3,
-            width=2 * w + 10, solid=False,
+        # a native list (Ctrl/Shift-click picks several): Bokeh's MultiChoice is Choices.js,
+        # which logs a deprecation warning on every page that Bokeh gives no way to silence
+        self._objectives = pn.widgets.MultiSelect.from_param(
+            self.param.chosen, name="objectives (2 or 3: across, up, colour; Ctrl-click)",
+            size=5, width=2 * w + 10,
         )  # fmt: skip
         self._algorithm = pn.widgets.Select.from_param(self.param.algorithm, width=w)
         self._budget = pn.widgets.IntInput.from_param(
@@ -200,6 +202,11 @@ class ParetoView(SearchTab):
         if self.running:
             return
         try:
+            if len(self.chosen) > 3:
+                raise MeshScopeError(
+                    f"{len(self.chosen)} objectives chosen: a front shows two or three "
+                    "(across, up, colour); Ctrl-click to unchoose the others"
+                )
             if len(self.chosen) < 2 and algorithms[self.algorithm].objectives != "one":
                 single = [a.label for _, a in algorithms.items() if a.objectives == "one"]
                 raise MeshScopeError(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 import json
 import re
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -353,6 +354,22 @@ def test_choices_come_from_the_registries():
 def test_download_names_are_file_names():
     assert download_name("sparse-mlp-1") == "sparse-mlp-1-mapping.json"
     assert download_name("qubo:n=2000,seed=0") == "qubo_n_2000_seed_0-mapping.json"
+    when = datetime(2026, 12, 7, 21, 17, 30, tzinfo=UTC)
+    assert (
+        download_name("qubo:n=2000,seed=0", "mesh:8x8", 34.954, when)
+        == "qubo_n_2000_seed_0_mesh_8x8_34.95us_2026-12-07-2117-mapping.json"
+    )
+
+
+def test_a_saved_mapping_is_named_for_what_it_is(controls):
+    """Network, hardware, the latency saved and the time: not one fixed name (issue 57)."""
+    state, view, _ = controls
+    data = view._mapping_file().read()
+    name = view.download.filename
+    latency = f"{state.evaluation.latency_us:.2f}us"
+    assert name.startswith(f"mlp_widths_256-512-256-10_density_0.15_loihi2_{latency}_20")
+    assert re.fullmatch(r".*_\d{4}-\d{2}-\d{2}-\d{4}-mapping\.json", name)
+    assert json.loads(data)  # the file itself is unchanged
 
 
 @pytest.fixture
@@ -372,7 +389,7 @@ def test_load_uses_the_form_and_the_text_field_wins(controls):
     assert view.load() and not errors
     assert state.network.n_neurons == 4 * 64 and state.inputs.placer == "spread-row"
     assert state.inputs.partition_spec == "natural"
-    assert view.download.filename == download_name(state.network.name)
+    assert view.download.filename == download_name(state.network.name, state.hardware.name)
 
 
 def test_a_load_shows_its_partitioners_progress_on_the_button(controls):

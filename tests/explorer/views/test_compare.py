@@ -169,11 +169,10 @@ def test_both_meshes_share_one_colour_scale(reference_is_lighter):
     assert shared_load_scale(current, reference) == top
 
     sides = [view._current_sources, view._reference_sources]
-    bar_models = [
-        next(obj for obj in fig.right if isinstance(obj, ColorBar))
-        for fig in (view._current, view._reference)
-    ]
-    assert bar_models[0].color_mapper is bar_models[1].color_mapper  # one scale, one mapper
+    # one scale, one bar: under the current mesh (issue 57: the meshes stand side by side)
+    assert not [m for m in view._reference.right + view._reference.below if isinstance(m, ColorBar)]
+    bar_models = [obj for obj in view._current.below if isinstance(obj, ColorBar)]
+    assert len(bar_models) == 1 and bar_models[0].color_mapper is view._load_mapper
     assert bar_models[0].color_mapper.high == top and bar_models[0].color_mapper.low == 0
     assert all(bar.title == SHARED_SCALE_TITLE for bar in bar_models)
     for sources, evaluation in zip(sides, (current, reference), strict=True):
@@ -294,3 +293,11 @@ def test_a_bad_upload_through_the_widget_is_cleared(state, errors):
     assert not view._file.value
     assert not view.choose("file")  # nothing to compare with until a file is chosen
     assert len(errors) == 1 and state.shown.reference is None
+
+
+def test_a_click_turns_no_wheel_zoom_on_in_any_panel():
+    """Issue 57, item 2: Bokeh turns a plot's wheel zoom on when it is clicked ('auto');
+    the difference panel has no toolbar to turn it off again. No panel leaves it to Bokeh."""
+    _, view = _uneven_view(True)
+    for fig in (view._current, view._reference, view._diff.figure):
+        assert fig.toolbar.active_scroll is None

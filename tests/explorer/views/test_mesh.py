@@ -134,9 +134,20 @@ def test_population_colours_stay_distinct_past_the_palette():
 
 
 def test_the_palette_comes_first_unchanged():
-    assert population_colors(10) == list(POPULATION_PALETTE[:10])  # screenshots stay valid
+    assert population_colors(7) == list(POPULATION_PALETTE[:7])  # screenshots stay valid
     assert population_colors(len(POPULATION_PALETTE)) == list(POPULATION_PALETTE)
     assert population_colors(64)[: len(POPULATION_PALETTE)] == list(POPULATION_PALETTE)
+
+
+def test_thirteen_layers_have_thirteen_distinct_colours():
+    """Issue 57: on sparse-mlp-2 (13 populations) layer3/layer9 and layer4/layer10 looked
+    alike (10 and 4 ΔE*76 apart). Every pair is now clearly apart."""
+    colors = population_colors(13)
+    rgb = np.array([[int(c[i : i + 2], 16) for i in (1, 3, 5)] for c in colors]) / 255
+    lab = srgb_to_lab(rgb)
+    gap = np.linalg.norm(lab[:, None] - lab[None], axis=-1)
+    np.fill_diagonal(gap, np.inf)
+    assert gap.min() > 15, gap.min()
 
 
 def test_extra_population_colours_are_far_from_each_other_and_from_other_meanings():
@@ -769,7 +780,7 @@ def test_a_mesh_too_fine_to_read_starts_without_its_fine_detail(hardware, detail
     assert (fill.nan_color == EMPTY_COLOR) == detailed  # empty slots
     assert (line.palette[0] != "rgba(0, 0, 0, 0)") == detailed
     assert [r.visible for r in fig.renderers if r.name in ("links", "cores")] == [True, True]
-    legend = next(m for m in fig.right if isinstance(m, Legend))
+    legend = next(m for m in fig.below if isinstance(m, Legend))
     assert ("zoom in for" in legend.title) != detailed  # the legend says what is left out
 
 
@@ -837,3 +848,19 @@ def test_a_change_under_a_compute_bound_step_names_the_core_that_bounds_it():
     assert text.endswith("bounds the step, not a link.")
     assert f"of core {where} (" in view._top_line.object  # the short line says it too
     assert "not a link" in view._top_line.object
+
+
+def test_the_chip_overview_has_a_colour_scale_up_to_its_heaviest_chip(two_chip_state):
+    """Issue 57, item 4: the chip map's colours had no scale. Its colour bar runs from 0 to
+    the heaviest chip's heaviest link, the top of the colours the chips get."""
+    from bokeh.models import ColorBar
+
+    from explorer.views.mesh import MeshView
+
+    view = MeshView(state=two_chip_state)
+    fig = view._overview.object
+    (bar,) = [m for m in fig.right if isinstance(m, ColorBar)]
+    loads = np.asarray(view._chips.data["load"], float)
+    assert loads.max() > 0 and bar.color_mapper.high == loads.max() and bar.color_mapper.low == 0
+    heaviest = int(np.argmax(loads))
+    assert view._chips.data["color"][heaviest] == bar.color_mapper.palette[-1]

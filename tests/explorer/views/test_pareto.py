@@ -74,6 +74,16 @@ def test_one_objective_is_refused_for_a_front_and_the_state_is_kept(view, monkey
     assert view.runner is None and not view.running
 
 
+def test_four_objectives_are_refused_with_a_way_out(view, monkeypatch):
+    """The native list the page offers (no Choices.js: issue 57) has no cap of three."""
+    shown = []
+    monkeypatch.setattr("explorer.views.pareto.notify_error", shown.append)
+    view.chosen = ["latency", "energy", "cores", "area"]
+    view.start()
+    assert shown and "4 objectives chosen" in shown[0] and "Ctrl-click" in shown[0]
+    assert view.runner is None and not view.running
+
+
 def test_columns_take_cores_as_colour_without_a_third_objective(view):
     run(view)
     cols = evaluation_columns(view.evaluations, ("latency", "energy"))
