@@ -27,6 +27,7 @@ __all__ = [
     "AnyBut",
     "FIGURE",
     "HARDWARE_HELP",
+    "link_name",
     "MAPPING_FILE",
     "MAX_CYCLES",
     "MAX_EVALUATIONS",
@@ -683,3 +684,9 @@ def multicast_of(args):
     if getattr(args, "multicast", False):
         return True
     return False if getattr(args, "unicast", False) else None
+
+
+def link_name(link: dict) -> str:
+    """A link row's name (``Evaluation.links``) in the page's notation, with its chips on a
+    board of several: ``E (3,0)->(4,0) (chip 0 -> chip 1)``."""
+    return f"{link['name']} ({link['chips']})" if link.get("chips") else link["name"]

@@ -13,6 +13,7 @@ from engine.cli.common import (
     hardware_option,
     inputs_of,
     json_option,
+    link_name,
     mapping_option,
     mapping_options,
     multicast_of,
@@ -199,10 +200,10 @@ def cmd_evaluate(args) -> int:
                   f"{t['synops']:.3f}, dendops {t['dendops']:.3f})")  # fmt: skip
     print(metrics_line(ev.metrics))
     if args.links:
-        print("  links (kind src -> dst: messages, utilization):")
+        print("  links (kind name: messages, utilization):")
         for link in sorted(ev.links(hardware), key=lambda d: -d["messages"]):
             print(
-                f"    {link['kind']:<15} {link['src']} -> {link['dst']}: "
+                f"    {link['kind']:<15} {link_name(link)}: "
                 f"{link['messages']:.1f}, {link['utilization']:.1%}"
             )
     if flows is not None:

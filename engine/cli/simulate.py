@@ -30,6 +30,7 @@ from engine.cli.common import (
     check_outputs,
     inputs_of,
     json_option,
+    link_name,
     mapping_option,
     mapping_options,
     multicast_of,
@@ -359,9 +360,11 @@ def _simulate_step(args) -> int:
 
 def step_lines(step, hardware) -> list[str]:
     """The simulated step as text lines (``simulate`` and ``evaluate --simulate``)."""
+    from engine.evaluation.flows import core_label
+
     where = ""
     if step.bound_core >= 0:
-        where = f" at core {hardware.core_address(step.bound_core)}"
+        where = f" at core {core_label(hardware, step.bound_core)}"
     lat = step.latency
     lines = [
         f"  simulated {step.step_us:10.3f} us/step   {step.step_cycles} cycles, {step.mode}"
@@ -386,9 +389,9 @@ def _print_step(mapped, ev, step, args) -> None:
         print(line)
     links = sorted(step.links(hw), key=lambda d: -d["flits"])
     shown = links if args.links else links[:8]
-    print(f"  {'every' if args.links else 'busiest'} links (kind src -> dst: flits):")
+    print(f"  {'every' if args.links else 'busiest'} links (kind name: flits):")
     for link in shown:
-        print(f"    {link['kind']:<15} {link['src']} -> {link['dst']}: {link['flits']}")
+        print(f"    {link['kind']:<15} {link_name(link)}: {link['flits']}")
     print(
         f"  simulated {step.cycles} cycles in {step.wall_s:.2f} s ({step.cycles_per_s:,.0f} "
         "cycles/s)"
@@ -550,7 +553,7 @@ def add_commands(sub) -> None:
     o.add_argument(
         "--walk", metavar="SRC->DST",
         help="follow one packet hop by hop and say why it waited: 'slowest' (the run's "
-        "slowest packet) or its ends as routers x,y or cores x,y,core, e.g. 0,0->3,2",
+        "slowest packet) or its ends as routers (x,y) or cores (x,y):s, e.g. '(0,0)->(3,2):1'",
     )  # fmt: skip
     o.add_argument(
         "--walk-which", choices=CHOICES, default=None,

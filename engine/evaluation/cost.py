@@ -144,11 +144,11 @@ class Evaluation:
             "metrics": dict(self.metrics),
         }
         if hardware is not None:
-            d["bottleneck_core"] = (
-                list(hardware.core_address(self.bottleneck_core))
-                if self.bottleneck_core >= 0
-                else None
-            )
+            from engine.evaluation.flows import core_label
+
+            core = self.bottleneck_core
+            d["bottleneck_core"] = list(hardware.core_address(core)) if core >= 0 else None
+            d["bottleneck_core_name"] = core_label(hardware, core) if core >= 0 else None
             if links:
                 d["links"] = self.links(hardware)
         return d
@@ -446,8 +446,12 @@ class Evaluator:
 
 
 def link_rows(hardware: Hardware, ids) -> list[dict]:
-    """Link ids as dicts: id, kind, direction (router links), src and dst addresses (a core's
-    ``[chip, x, y, slot]`` or a router's ``[chip, x, y]``)."""
+    """Link ids as dicts: id, name (the page's notation, ``flows.link_label``: ``E (1,0)->(2,0)``,
+    ``(1,0):3->(1,0)``; with ``chips`` on a board of several: ``chip 1 -> chip 0``), kind,
+    direction (router links), and src and dst addresses as data (a core's ``[chip, x, y,
+    slot]`` or a router's ``[chip, x, y]``)."""
+    from engine.evaluation.flows import chip_note, link_label
+
     lt = hardware.link_table
     kind = lt["kind"]
     out = []
@@ -462,6 +466,8 @@ def link_rows(hardware: Hardware, ids) -> list[dict]:
         out.append(
             {
                 "id": i,
+                "name": link_label(hardware, i),
+                **({"chips": chip_note(hardware, i)} if hardware.n_chips > 1 else {}),
                 "kind": LINK_KINDS[k],
                 "direction": DIRECTIONS[i % 4] if k in (ROUTER, OFF_CHIP) else None,
                 "src": src,

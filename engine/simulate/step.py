@@ -174,9 +174,11 @@ class StepResult:
             "cycles_per_s": self.cycles_per_s,
         }
         if hardware is not None:
-            d["bound_core"] = (
-                list(hardware.core_address(self.bound_core)) if self.bound_core >= 0 else None
-            )
+            from engine.evaluation.flows import core_label
+
+            core = self.bound_core
+            d["bound_core"] = list(hardware.core_address(core)) if core >= 0 else None
+            d["bound_core_name"] = core_label(hardware, core) if core >= 0 else None
             if links:
                 d["links"] = self.links(hardware)
         return d

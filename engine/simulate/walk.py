@@ -204,14 +204,14 @@ class PacketWalk:
 
 def _names(terminals, topo) -> str:
     """Terminals as a person named them: a router ``(x,y)`` (all its cores, or its one), or
-    cores ``(x,y,core)``."""
+    cores ``(x,y):s`` (the page's notation: router and slot)."""
     t = np.unique(np.atleast_1d(terminals))
     routers = topo.node_router[t]
     xy = [(int(r % topo.width), int(r // topo.width)) for r in routers]
     if np.unique(routers).size == 1 and (t.size == topo.local or topo.local == 1):
         return f"router ({xy[0][0]},{xy[0][1]})"
     slots = topo.node_port[t] - 4
-    named = ", ".join(f"({x},{y},{int(c)})" for (x, y), c in zip(xy, slots, strict=True))
+    named = ", ".join(f"({x},{y}):{int(c)}" for (x, y), c in zip(xy, slots, strict=True))
     return f"core{'s' if t.size > 1 else ''} {named}"
 
 
@@ -219,17 +219,19 @@ def _times(n: int) -> str:
     return "once" if n == 1 else f"{n} times"
 
 
-_ADDRESS = re.compile(r"^\s*\(?\s*(\d+)\s*,\s*(\d+)\s*(?:,\s*(\d+)\s*)?\)?\s*$")
+# (x,y) or (x,y):s, the page's notation; x,y and x,y,s (the older form) too
+_ADDRESS = re.compile(r"^\s*\(?\s*(\d+)\s*,\s*(\d+)\s*(?:,\s*(\d+)\s*)?\)?\s*(?::\s*(\d+)\s*)?$")
 
 
 def terminals_at(hardware: Hardware, text: str) -> np.ndarray:
-    """The cores (global ids, the simulator's terminals) ``text`` names: ``x,y`` — every
-    core of the router at (x, y) of the whole board — or ``x,y,core``. Raises
-    ``SpecError`` saying what to write."""
+    """The cores (global ids, the simulator's terminals) ``text`` names: ``(x,y)`` — every
+    core of the router at (x, y) of the whole board — or ``(x,y):s``, its slot ``s`` (the
+    page's notation; ``x,y`` and ``x,y,s`` are read too). Raises ``SpecError`` saying what
+    to write."""
     m = _ADDRESS.match(text or "")
-    if m is None:
+    if m is None or (m[3] is not None and m[4] is not None):
         raise SpecError(
-            f"name a router as x,y or a core as x,y,core (e.g. 3,1 or 3,1,0), not {text!r}"
+            f"name a router as (x,y) or a core as (x,y):slot (e.g. (3,1) or (3,1):0), not {text!r}"
         )
     x, y = int(m[1]), int(m[2])
     gw, gh = hardware.grid_width, hardware.grid_height
@@ -237,19 +239,20 @@ def terminals_at(hardware: Hardware, text: str) -> np.ndarray:
         raise SpecError(f"({x},{y}) is off the {gw}×{gh} mesh: x is 0–{gw - 1}, y 0–{gh - 1}")
     table = hardware.core_table
     cores = np.flatnonzero(table["router"] == y * gw + x)
-    if m[3] is not None:
+    slot = m[3] if m[3] is not None else m[4]
+    if slot is not None:
         k = hardware.cores_per_router
-        if int(m[3]) >= k:
-            raise SpecError(f"router ({x},{y}) has cores 0–{k - 1}, not {m[3]}")
-        cores = cores[table["slot"][cores] == int(m[3])]
+        if int(slot) >= k:
+            raise SpecError(f"router ({x},{y}) has cores 0–{k - 1}, not {slot}")
+        cores = cores[table["slot"][cores] == int(slot)]
     return cores
 
 
 def endpoint_text(hardware: Hardware, core: int) -> str:
-    """How ``terminals_at`` names ``core``: ``x,y``, with ``,core`` when a router has several."""
+    """How ``terminals_at`` names ``core``: ``(x,y)``, with ``:s`` when a router has several."""
     t = hardware.core_table
-    text = f"{t['gx'][core]},{t['gy'][core]}"
-    return text + (f",{t['slot'][core]}" if hardware.cores_per_router > 1 else "")
+    text = f"({t['gx'][core]},{t['gy'][core]})"
+    return text + (f":{t['slot'][core]}" if hardware.cores_per_router > 1 else "")
 
 
 def parse_walk(hardware: Hardware, text: str):

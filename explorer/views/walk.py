@@ -2,7 +2,7 @@
 pipeline stages, and why it waited where it waited (``engine.simulate.walk``).
 
 A person names a source and a destination — a router as ``x,y`` (any of its cores) or a
-core as ``x,y,core``, in the mesh's coordinates — and which of the packets between them to
+core as ``(x,y):s``, in the mesh's coordinates — and which of the packets between them to
 follow (the slowest by default; after a run the fields hold the run's slowest packet). The
 walk is simulated again in the background (the same seeded run, the packet tracked); the
 tab then draws the route on its mesh, a dot per router sized by the wait there, moves the
@@ -73,8 +73,8 @@ class WalkView(pn.viewable.Viewer):
         self.traffic = traffic
         self._doc = pn.state.curdoc if pn.state.curdoc and pn.state.curdoc.session_context else None
         self._schedule = session_scheduler(self._doc)
-        self.source = pn.widgets.TextInput(label="from", placeholder="x,y or x,y,core", width=110)
-        self.destination = pn.widgets.TextInput(label="to", placeholder="x,y or x,y,core",
+        self.source = pn.widgets.TextInput(label="from", placeholder="(x,y) or (x,y):s", width=110)
+        self.destination = pn.widgets.TextInput(label="to", placeholder="(x,y) or (x,y):s",
                                                 width=110)  # fmt: skip
         self.which = pn.widgets.Select(label="which packet", options=list(CHOICES), width=100)
         self.button = pn.widgets.Button(label="Walk", width=80, disabled=True, margin=(22, 5))

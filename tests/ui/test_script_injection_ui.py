@@ -255,7 +255,7 @@ def test_the_mosaic_and_walk_boxes_run_no_script(page, demo_url):
     page.get_by_role("button", name="Simulate").click()
     walk = page.get_by_role("button", name="Walk", exact=True)
     expect(walk).to_be_enabled(timeout=60_000)
-    source = page.get_by_placeholder("x,y or x,y,core").first
+    source = page.get_by_placeholder("(x,y) or (x,y):s").first
     source.fill(payload(41))
     source.press("Enter")
     walk.click()

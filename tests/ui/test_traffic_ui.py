@@ -283,7 +283,7 @@ def test_walk_the_slowest_packet_hop_by_hop(page, demo_url):
     expect(page.get_by_test_id("traffic-summary")).to_contain_text("Packet latency",
                                                                    timeout=60_000)  # fmt: skip
     source = page.get_by_label("from", exact=True)
-    expect(source).to_have_value(re.compile(r"^\d+,\d+$"))  # the run's slowest packet
+    expect(source).to_have_value(re.compile(r"^\(\d+,\d+\)$"))  # the run's slowest packet
     page.get_by_role("button", name="Walk", exact=True).click()
     report = page.get_by_test_id("walk-report")
     expect(report).to_contain_text("The slowest of", timeout=60_000)

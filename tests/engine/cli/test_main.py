@@ -185,7 +185,8 @@ def test_evaluate_text_output(capsys):
     code, out, err = run(capsys, "evaluate", "--network", SMALL, "--links")
     assert code == 0 and err == ""
     assert out.startswith(f"{SMALL},bits=1 on loihi2: 4 cores on 1 chip(s)")
-    assert "bound by barrier" in out and "links (kind src -> dst" in out
+    assert "bound by barrier" in out and "links (kind name:" in out
+    assert "router-to-core  (0,0)->(0,0):2: 16.0" in out  # the page's notation
 
 
 def test_save_and_evaluate_the_saved_mapping(capsys, tmp_path):

@@ -42,8 +42,9 @@ SECRET_KEYS = ("wall_s", "cycles_per_s", "flits_per_s")  # timings: not figures
 # 0 and 1 by at least 7e-6 of itself (test_a_one_cycle_change_to_one_latency_fails_...). 1e-12
 # lies between, thousands of times from either side.
 FLOAT_REL_TOL = 1e-12
-NEW_KEYS = ("stopped", "saturated")  # said since the recording (stopped: when a run stopped
-# past saturation; saturated: BookSim2's test failed or latency 3× zero-load, issue 59)
+NEW_KEYS = ("stopped", "saturated", "bound_core_name")  # said since the recording (stopped:
+# when a run stopped past saturation; saturated: BookSim2's test failed or latency 3× zero-load,
+# issue 59; bound_core_name: the bound core in the page's notation, issue 57)
 
 # name -> (pattern, width, height, rate, packet flits, warmup, cycles, drain limit, window,
 #          router changes, seed)
@@ -168,7 +169,12 @@ def step_figures(name: str) -> dict:
     mode, multicast, window, seed = STEPS[name]
     mapped = _mapped()
     step = simulate_step(mapped, mode=mode, multicast=multicast, seed=seed, window=window)
-    out = {k: v for k, v in step.to_dict(mapped.hardware).items() if k not in SECRET_KEYS}
+    out = {
+        k: v for k, v in step.to_dict(mapped.hardware).items() if k not in SECRET_KEYS + NEW_KEYS
+    }
+    for row in out.get("links", ()):  # a link's name in the page's notation: said since, too
+        row.pop("name", None)
+        row.pop("chips", None)
     out["link_flits"] = _ints(step.link_flits)
     out["stall_arrays"] = {k: _ints(v) for k, v in step.stalls.items()}
     if step.trace is not None:

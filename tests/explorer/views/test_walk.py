@@ -23,9 +23,11 @@ def state():
 def test_a_router_names_its_cores_and_a_core_itself():
     hw = load_hardware("mesh:4x4x2")  # two cores per router
     assert terminals_at(hw, "1,2").tolist() == [18, 19]
-    assert terminals_at(hw, " (1, 2, 1) ").tolist() == [19]
-    assert endpoint_text(hw, 19) == "1,2,1"
-    assert endpoint_text(load_hardware("mesh:4x4"), 9) == "1,2"
+    assert terminals_at(hw, " (1, 2, 1) ").tolist() == [19]  # the older form, still read
+    assert terminals_at(hw, "(1,2):1").tolist() == [19]  # the page's notation
+    assert terminals_at(hw, "(1,2)").tolist() == [18, 19]
+    assert endpoint_text(hw, 19) == "(1,2):1"
+    assert endpoint_text(load_hardware("mesh:4x4"), 9) == "(1,2)"
     board = load_hardware("loihi2-x8")  # several chips: the whole board's coordinates
     for core in (0, board.n_cores // 2 + 5, board.n_cores - 1):
         assert core in terminals_at(board, endpoint_text(board, core)).tolist()
@@ -33,7 +35,14 @@ def test_a_router_names_its_cores_and_a_core_itself():
 
 @pytest.mark.parametrize(
     "text, words",
-    [("", "x,y or"), ("3;1", "x,y or"), ("4,0", "off the 4×4 mesh"), ("1,1,2", "cores 0–1")],
+    [
+        ("", r"\(x,y\) or"),
+        ("3;1", r"\(x,y\) or"),
+        ("(1,1,0):1", r"\(x,y\):slot"),
+        ("4,0", "off the 4×4 mesh"),
+        ("1,1,2", "cores 0–1"),
+        ("(1,1):2", "cores 0–1"),
+    ],  # fmt: skip
 )
 def test_a_badly_named_end_says_what_to_write(text, words):
     with pytest.raises(SpecError, match=words):
