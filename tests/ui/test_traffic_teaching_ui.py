@@ -95,15 +95,19 @@ def test_simulate_and_the_sweep_agree_and_unstable_points_have_no_latency(page, 
 @pytest.mark.ui
 def test_a_scene_click_during_a_run_and_sweep_is_queued_not_refused(page, demo_url):
     """Item 4: for ~3 s after "uniform, beyond" (a run and a sweep), scene clicks were
-    refused with a fading toast. Now the click says what comes next, the sweep stops, and
-    the scene loads as soon as the run ends."""
+    refused with a fading toast. Now the click says what comes next (or, the run over, the
+    sweep gives way at once), the sweep stops, and the scene loads as soon as the run ends."""
     page.set_viewport_size(WIDE)
     open_in(page, demo_url)
     traffic_tab(page)
     page.get_by_role("button", name="uniform, beyond").click()
     expect(page.get_by_role("button", name="Stop")).to_be_visible(timeout=30_000)  # sweeping
-    page.get_by_role("button", name="hotspot").click()  # while the run is under way
-    expect(page.get_by_test_id("scene-queued")).to_contain_text("Next: A hotspot")
+    page.get_by_role("button", name="hotspot").click()  # while the run or the sweep is under way
+    # queued while the run lasts (it says what comes next); once the run is over, the sweep
+    # alone gives way at once (a fast machine gets there first: CI did)
+    queued = page.get_by_test_id("scene-queued").filter(has_text="Next: A hotspot")
+    loaded = page.get_by_test_id("scene-text").filter(has_text="A hotspot")
+    expect(queued.or_(loaded).first).to_be_visible()
     expect(page.get_by_test_id("scene-text")).to_contain_text("A hotspot", timeout=60_000)
     page.wait_for_function(
         """() => [...Bokeh.documents[0].all_models].some(m => m.type === "Title"

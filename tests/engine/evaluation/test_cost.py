@@ -18,24 +18,8 @@ from engine.mapping.partition_graph import partition_graph
 from engine.mapping.placement import make_placement
 from engine.model.network import Network
 from engine.specs import load_network_spec
+from tests.support.evaluations import assert_same_evaluation
 from tests.support.networks import hardware_specs, random_mapping
-
-ARRAY_FIELDS = (
-    "cores", "neurons", "synops", "synmem_reads", "link_messages", "link_us",
-    "link_mesh_messages",
-)  # fmt: skip
-
-
-def assert_same_evaluation(a, b):
-    for f in dataclasses.fields(a):
-        x, y = getattr(a, f.name), getattr(b, f.name)
-        if f.name in ARRAY_FIELDS:
-            np.testing.assert_array_equal(x, y, err_msg=f.name)
-        elif f.name == "core_terms_us":
-            for k in x:
-                np.testing.assert_array_equal(x[k], y[k], err_msg=k)
-        elif f.name != "population":
-            assert x == y, f.name
 
 
 @settings(max_examples=30, deadline=None)

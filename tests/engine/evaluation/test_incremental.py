@@ -19,7 +19,7 @@ from engine.mapping.partition import make_partition
 from engine.mapping.partition_graph import partition_graph
 from engine.mapping.placement import make_placement
 from engine.specs import load_network_spec
-from tests.engine.evaluation.test_cost import assert_same_evaluation
+from tests.support.evaluations import assert_same_evaluation
 from tests.support.networks import random_mapping
 
 PRESETS = preset_names()
