@@ -165,7 +165,7 @@ class MeshView(pn.viewable.Viewer):
             "height": 20, "width": 1000})  # fmt: skip
         self._top_line.object = _DRAG_HINT
         self._writing = False  # re-entry guard: our own writes fire the source's on_change
-        self._pane = pn.pane.Bokeh(margin=(0, 10))
+        self._pane = pn.pane.Bokeh(margin=(0, 10), sizing_mode="fixed")  # its frame sets its size
         self._caption = LiveHTML(css=_CAPTION_CSS, margin=(4, 10, 0, 10))
         self._banner = LiveHTML(css=_CAPTION_CSS, margin=(0, 10), div_params={"width": 620})
         self._follow = pn.widgets.Checkbox.from_param(

@@ -285,3 +285,23 @@ def test_a_drag_after_clicking_another_core_is_not_ignored(page, demo_url, demo)
     scroll_settled(page)
     drag_core(page, demo["b"], demo["a"])
     expect(latency).to_have_text(demo["tuned"], timeout=10_000)  # the first drag counts
+
+
+@pytest.mark.ui
+def test_the_mesh_keeps_its_routers_square_and_whole_at_1366_by_768(page, demo_url):
+    """With the flows beside it, the mesh's figure was stretched sideways (200 px a router
+    across, 90 down) and cut at its pane's edge, its colour bar and last column hidden. A
+    router is as wide as it is tall, and the whole frame is inside the pane."""
+    page.set_viewport_size({"width": 1366, "height": 768})
+    open_in(page, demo_url)
+    hw = load_hardware("loihi2")  # the demo's: 4×8 routers of 4 cores
+    k, gw = hw.cores_per_router, hw.grid_width
+    last_x = (gw - 1) * k  # slot 0 of the last router of the first row
+    (x0, y0), (x1, _), (_, y1) = page.evaluate(CORE_XY, [0, last_x, gw * k])
+    across, down = (x1 - x0) / (gw - 1), y1 - y0
+    assert across == pytest.approx(down, rel=0.02), (across, down)
+    pane = page.evaluate(f"""() => {{ {MESH_PLOT}
+        const r = plot.el.getBoundingClientRect(), f = plot.frame.bbox;
+        const c = plot.canvas_view.el.getBoundingClientRect();
+        return {{pane_right: r.right, frame_right: c.left + f.right}}; }}""")
+    assert pane["frame_right"] <= pane["pane_right"] + 1, pane
