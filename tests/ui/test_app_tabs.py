@@ -18,7 +18,7 @@ from explorer.browser import (
     open_in,
     served_view,
 )
-from tests.support.pages import tab
+from tests.support.pages import tab, visit_the_other_tabs
 
 TRACE_ROWS = """() => {
   const s = Bokeh.documents[0].get_model_by_name("evolution-trace");
@@ -83,11 +83,6 @@ def test_a_search_from_a_hand_tuned_mapping_stays_on_the_mesh_until_adopted(page
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 
-MOSAIC_TILES = """() => {
-  const r = Bokeh.documents[0].get_model_by_name("mosaic-nt");
-  return r ? r.data_source.get_length() : -1;
-}"""  # the Mosaic tab's Neuron Tiles drawn (-1: no grid yet)
-
 
 @pytest.mark.ui
 def test_the_page_works_with_the_network_blocked(page, demo_url):
@@ -112,14 +107,7 @@ def test_the_page_works_with_the_network_blocked(page, demo_url):
     tab(page, "Traffic").click()  # a simulation to its first frame
     page.get_by_role("button", name="Simulate").click()
     expect(page.get_by_test_id("traffic-counter")).to_contain_text("window 1 of", timeout=60_000)
-    tab(page, "Mosaic").click()
-    expect(page.get_by_test_id("mosaic-summary")).to_be_visible(timeout=30_000)
-    page.wait_for_function(f"() => ({MOSAIC_TILES})() > 0")
-    for name, text in (("Pareto", "No search yet: choose"), ("Evolution", "No search yet"),
-                       ("Bottlenecks", "heaviest links"), ("Compare", "Reference"),
-                       ("Mesh", "Colour links by")):  # fmt: skip
-        tab(page, name).click()
-        expect(page.get_by_text(text).first).to_be_visible(timeout=30_000)
+    visit_the_other_tabs(page)  # Mosaic drawn, then every tab's first words
     local = [u for u in asked if urlsplit(u).hostname in LOCAL_HOSTS]
     assert any(u.startswith("ws://") for u in local)  # the session's socket was seen
     in_page = ("data", "blob", "about")  # no network behind these

@@ -19,7 +19,7 @@ from explorer.browser import (
     scroll_settled,
     served_view,
 )
-from tests.support.pages import tab
+from tests.support.pages import tab, visit_the_other_tabs
 
 VIEWPORT = {"width": 1366, "height": 768}
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
@@ -29,12 +29,6 @@ IN_PAGE = ("data", "blob", "about")  # schemes with no network behind them
 @pytest.fixture
 def browser_context_args(browser_context_args):
     return {**browser_context_args, "viewport": VIEWPORT, "accept_downloads": True}
-
-
-MOSAIC_TILES = """() => {
-  const r = Bokeh.documents[0].get_model_by_name("mosaic-nt");
-  return r ? r.data_source.get_length() : -1;
-}"""  # the Mosaic tab's Neuron Tiles drawn (-1: no grid yet)
 
 
 @pytest.mark.ui
@@ -65,14 +59,7 @@ def test_every_tab_works_with_the_network_blocked_and_logs_no_warning(page, demo
     page.get_by_role("button", name="layer as a square").click()  # a scene with a mapping
     expect(page.get_by_test_id("scene-text")).to_contain_text("square", timeout=90_000)
     expect(page.get_by_test_id("traffic-counter")).to_contain_text("window 1 of", timeout=90_000)
-    tab(page, "Mosaic").click()
-    expect(page.get_by_test_id("mosaic-summary")).to_be_visible(timeout=30_000)
-    page.wait_for_function(f"() => ({MOSAIC_TILES})() > 0")
-    for name, text in (("Pareto", "No search yet: choose"), ("Evolution", "No search yet"),
-                       ("Bottlenecks", "heaviest links"), ("Compare", "Reference"),
-                       ("Mesh", "Colour links by")):  # fmt: skip
-        tab(page, name).click()
-        expect(page.get_by_text(text).first).to_be_visible(timeout=30_000)
+    visit_the_other_tabs(page)  # Mosaic drawn, then every tab's first words
     page.wait_for_timeout(500)  # (late stylesheets of the last tab shown: a short grace)
     local = [u for u in asked if urlsplit(u).hostname in LOCAL_HOSTS]
     assert any(u.startswith("ws://") for u in local)  # the session's socket was seen
